@@ -1,0 +1,31 @@
+// ONNX import and export (DLAS layer 2). The IR follows ONNX opset-13 forms;
+// import normalises opsets 7-18 into them, export writes opset 13.
+#pragma once
+
+#include <map>
+#include <string>
+#include <string_view>
+
+#include "dlas/model/graph.h"
+
+namespace dlas {
+
+struct OnnxImportOptions {
+  // Overrides the shape of named graph inputs (dynamic dims must be overridden or
+  // default to 1 for a leading batch dimension).
+  std::map<std::string, Shape> input_shapes;
+};
+
+// Parses a model. The graph is not yet folded or inferred (see load_model in
+// dlas/system/loader.h, which does both). Throws kInvalidInput for corrupt or
+// truncated files and kUnsupported for unsupported ops/dtypes, naming the node.
+Graph import_onnx_file(const std::string& path, const OnnxImportOptions& options = {});
+Graph import_onnx_bytes(std::string_view bytes, const std::string& source_name,
+                        const OnnxImportOptions& options = {});
+
+// Serialises an inferred graph as an ONNX model (opset 13). The file is written
+// to a temporary name and renamed, so a failure never leaves a partial file.
+std::string export_onnx_bytes(const Graph& graph);
+void export_onnx_file(const Graph& graph, const std::string& path);
+
+}  // namespace dlas

@@ -1,0 +1,10 @@
+#!/usr/bin/env bash
+# The main job: set-up, build, then run a zoo model end to end and print its summary.
+# (Later issues grow this into the across-stack study.)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/build.sh
+BUILD_DIR=${DLAS_BUILD_DIR:-build}
+MODEL=${1:-resnet18-cifar}
+"$BUILD_DIR/bin/dlas" info "$MODEL"
+"$BUILD_DIR/bin/dlas" run "$MODEL" --seed 1
