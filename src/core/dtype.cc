@@ -34,6 +34,32 @@ std::optional<DType> dtype_from_name(std::string_view name) {
   return std::nullopt;
 }
 
+std::optional<DType> dtype_from_onnx(int code) {
+  switch (code) {
+    case 1: return DType::kF32;
+    case 2: return DType::kU8;
+    case 3: return DType::kS8;
+    case 6: return DType::kS32;
+    case 7: return DType::kS64;
+    case 10: return DType::kF16;
+    case 16: return DType::kBF16;
+    default: return std::nullopt;
+  }
+}
+
+int dtype_to_onnx(DType t) {
+  switch (t) {
+    case DType::kF32: return 1;
+    case DType::kU8: return 2;
+    case DType::kS8: return 3;
+    case DType::kS32: return 6;
+    case DType::kS64: return 7;
+    case DType::kF16: return 10;
+    case DType::kBF16: return 16;
+  }
+  return 0;
+}
+
 bool is_float(DType t) { return t == DType::kF32 || t == DType::kF16 || t == DType::kBF16; }
 
 uint16_t f32_to_f16(float f) {

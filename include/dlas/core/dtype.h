@@ -18,6 +18,10 @@ size_t dtype_size(DType t);
 const char* dtype_name(DType t);
 std::optional<DType> dtype_from_name(std::string_view name);
 bool is_float(DType t);
+// ONNX TensorProto.DataType codes (FLOAT=1, UINT8=2, INT8=3, INT32=6, INT64=7,
+// FLOAT16=10, BFLOAT16=16). nullopt for codes dlas has no dtype for.
+std::optional<DType> dtype_from_onnx(int code);
+int dtype_to_onnx(DType t);
 
 // IEEE binary16 <-> binary32, round to nearest even; NaN/Inf preserved.
 uint16_t f32_to_f16(float f);
