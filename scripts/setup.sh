@@ -6,7 +6,7 @@ set -euo pipefail
 PACKAGES=(
   cmake ninja-build g++ pkg-config git         # build
   libprotobuf-dev protobuf-compiler libonnx-dev # ONNX protobuf classes (import/export)
-  nlohmann-json3-dev                            # JSON output, knob files
+  nlohmann-json3-dev libcli11-dev               # JSON output; command-line parsing
   libtorch-dev                                  # independent reference + later training engine
   libgtest-dev libgmock-dev libbenchmark-dev    # tests and microbenchmarks
   libonnx-testdata                              # ONNX backend conformance cases

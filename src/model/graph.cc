@@ -158,7 +158,7 @@ void Graph::infer_node(size_t index) {
   }
 }
 
-void Graph::infer() {
+void Graph::begin_inference() {
   values_.clear();
   std::unordered_set<std::string> seen;
   for (const auto& in : inputs) {
@@ -174,6 +174,10 @@ void Graph::infer() {
     set_value(in);
   }
   for (const auto& [k, t] : initializers) set_value({k, t.dtype(), t.shape()});
+}
+
+void Graph::infer() {
+  begin_inference();
   topo_sort();
   for (size_t i = 0; i < nodes.size(); ++i) infer_node(i);
   DLAS_CHECK(!outputs.empty(), ErrorKind::kInvalidInput, "graph '", name, "' has no outputs");

@@ -58,6 +58,9 @@ class Graph {
   // Sorts nodes topologically, validates (unique names, defined inputs, arity,
   // attributes) and infers every value's dtype and shape. Throws Error naming the node.
   void infer();
+  // Validates the graph inputs and resets the value table to inputs + initializers;
+  // infer() starts with it, passes that infer node by node call it first.
+  void begin_inference();
   // Infers one node whose inputs are already known (used by passes that fold as they go).
   void infer_node(size_t index);
   // Sorts nodes topologically; throws on cycles or undefined inputs.

@@ -1,0 +1,152 @@
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <cstdio>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <numeric>
+#include <random>
+
+#include "cli.h"
+#include "dlas/core/npy.h"
+#include "dlas/system/executor.h"
+
+namespace dlas::cli {
+
+namespace {
+
+// Seeded random input: N(0, 1) for floats, integers in [0, 10) otherwise.
+Tensor random_input(const ValueInfo& vi, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  Tensor f(DType::kF32, vi.shape);
+  float* p = f.data<float>();
+  if (is_float(vi.dtype)) {
+    std::normal_distribution<float> dist(0.f, 1.f);
+    for (int64_t i = 0; i < f.numel(); ++i) p[i] = dist(rng);
+  } else {
+    std::uniform_int_distribution<int> dist(0, 9);
+    for (int64_t i = 0; i < f.numel(); ++i) p[i] = static_cast<float>(dist(rng));
+  }
+  return f.cast(vi.dtype);
+}
+
+struct Stats {
+  double min, max, mean;
+};
+Stats stats(const Tensor& t) {
+  Stats s{INFINITY, -INFINITY, 0};
+  for (int64_t i = 0; i < t.numel(); ++i) {
+    const double v = t.get_as_double(i);
+    s.min = std::min(s.min, v);
+    s.max = std::max(s.max, v);
+    s.mean += v;
+  }
+  if (t.numel()) s.mean /= static_cast<double>(t.numel());
+  return s;
+}
+
+// Top-k (index, value) of row 0 of a [N, C] output.
+std::vector<std::pair<int64_t, double>> top_k(const Tensor& t, int k) {
+  std::vector<std::pair<int64_t, double>> v;
+  const int64_t c = t.shape().back();
+  for (int64_t i = 0; i < c; ++i) v.emplace_back(i, t.get_as_double(i));
+  k = std::min<int>(k, static_cast<int>(v.size()));
+  std::partial_sort(v.begin(), v.begin() + k, v.end(),
+                    [](const auto& a, const auto& b) { return a.second > b.second; });
+  v.resize(static_cast<size_t>(k));
+  return v;
+}
+
+}  // namespace
+
+void add_run_command(CLI::App& app, Action& run) {
+  auto* cmd = app.add_subcommand("run", "Run a model once on an input (.npy or seeded random)");
+  auto args = std::make_shared<ModelArgs>();
+  auto inputs = std::make_shared<std::vector<std::string>>();
+  auto outputs = std::make_shared<std::vector<std::string>>();
+  auto input_seed = std::make_shared<uint64_t>(0);
+  auto json = std::make_shared<bool>(false);
+  add_model_args(*cmd, *args);
+  cmd->add_option("--input", *inputs, "input .npy, one per model input in order (default: random)");
+  cmd->add_option("--output", *outputs, "write outputs as .npy, one path per model output in order");
+  cmd->add_option("--input-seed", *input_seed, "seed of the random input (default 0)");
+  cmd->add_flag("--json", *json, "print one JSON object");
+  cmd->callback([&run, args, inputs, outputs, input_seed, json] {
+    run = [args, inputs, outputs, input_seed, json] {
+      // Check the output folders before any work so a bad path fails fast.
+      for (const auto& path : *outputs) {
+        const std::filesystem::path dir = std::filesystem::path(path).parent_path();
+        DLAS_CHECK(dir.empty() || std::filesystem::is_directory(dir), ErrorKind::kInvalidInput,
+                   path, ": folder '", dir.string(), "' does not exist");
+      }
+      const Graph g = load_model_from_args(*args);
+      DLAS_CHECK(inputs->empty() || inputs->size() == g.inputs.size(), ErrorKind::kUsage,
+                 "--input given ", inputs->size(), " time(s), the model has ", g.inputs.size(),
+                 " input(s)");
+      DLAS_CHECK(outputs->size() <= g.outputs.size(), ErrorKind::kUsage, "--output given ",
+                 outputs->size(), " time(s), the model has ", g.outputs.size(), " output(s)");
+      std::vector<Tensor> in;
+      for (size_t i = 0; i < g.inputs.size(); ++i) {
+        const ValueInfo& vi = g.inputs[i];
+        if (inputs->empty()) {
+          in.push_back(random_input(vi, *input_seed + i));
+          continue;
+        }
+        Tensor t = read_npy((*inputs)[i]);
+        if (t.dtype() != vi.dtype && is_float(t.dtype()) && is_float(vi.dtype)) t = t.cast(vi.dtype);
+        DLAS_CHECK(t.dtype() == vi.dtype && t.shape() == vi.shape, ErrorKind::kInvalidInput,
+                   (*inputs)[i], ": model input '", vi.name, "' must be ", dtype_name(vi.dtype),
+                   shape_str(vi.shape), ", the file holds ", t.describe());
+        in.push_back(std::move(t));
+      }
+      const ReferenceExecutor exec(g);
+      const auto t0 = std::chrono::steady_clock::now();
+      const std::vector<Tensor> out = exec.run(in);
+      const double ms =
+          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+      for (size_t i = 0; i < outputs->size(); ++i) write_npy((*outputs)[i], out[i]);
+
+      nlohmann::json j;
+      j["model"] = args->model;
+      j["runtime"] = "reference";
+      j["latency_ms"] = ms;
+      j["outputs"] = nlohmann::json::array();
+      for (size_t i = 0; i < out.size(); ++i) {
+        const Stats s = stats(out[i]);
+        nlohmann::json o = {{"name", g.outputs[i]},  {"dtype", dtype_name(out[i].dtype())},
+                            {"shape", out[i].shape()}, {"min", s.min},
+                            {"max", s.max},            {"mean", s.mean}};
+        if (out[i].rank() == 2 && is_float(out[i].dtype())) {
+          o["top5"] = nlohmann::json::array();
+          for (auto [idx, v] : top_k(out[i], 5)) o["top5"].push_back({{"class", idx}, {"score", v}});
+        }
+        if (i < outputs->size()) o["file"] = (*outputs)[i];
+        j["outputs"].push_back(o);
+      }
+      if (*json) {
+        std::cout << j.dump(2) << "\n";
+        return 0;
+      }
+      std::printf("ran %s on the reference runtime in %.1f ms (%s input)\n", args->model.c_str(), ms,
+                  inputs->empty() ? "random" : "given");
+      for (const auto& o : j["outputs"]) {
+        std::printf("output %s: %s%s  min %.4g  max %.4g  mean %.4g\n",
+                    o["name"].get<std::string>().c_str(), o["dtype"].get<std::string>().c_str(),
+                    shape_str(o["shape"].get<Shape>()).c_str(), o["min"].get<double>(),
+                    o["max"].get<double>(), o["mean"].get<double>());
+        if (o.contains("top5")) {
+          std::printf("  top-5 (batch 0):");
+          for (const auto& t : o["top5"])
+            std::printf("  %lld:%.4g", static_cast<long long>(t["class"].get<int64_t>()),
+                        t["score"].get<double>());
+          std::printf("\n");
+        }
+        if (o.contains("file")) std::printf("  wrote %s\n", o["file"].get<std::string>().c_str());
+      }
+      return 0;
+    };
+  });
+}
+
+}  // namespace dlas::cli

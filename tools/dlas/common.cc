@@ -1,0 +1,62 @@
+#include <algorithm>
+#include <sstream>
+
+#include "cli.h"
+
+namespace dlas::cli {
+
+std::string with_commas(int64_t v) {
+  std::string s = std::to_string(v < 0 ? -v : v);
+  for (int i = static_cast<int>(s.size()) - 3; i > 0; i -= 3) s.insert(static_cast<size_t>(i), ",");
+  return v < 0 ? "-" + s : s;
+}
+
+void add_model_args(CLI::App& cmd, ModelArgs& a) {
+  cmd.add_option("MODEL", a.model, "zoo name (see `dlas zoo`) or path to an .onnx file")->required();
+  cmd.add_option("--input-shape", a.input_shapes,
+                 "ONNX: static shape for an input, NAME=1x3x224x224 (or just 1x3x224x224 for the "
+                 "first input); repeatable");
+  cmd.add_option("--batch", a.batch, "zoo: batch size")->check(CLI::Range(int64_t{1}, int64_t{4096}));
+  cmd.add_option("--in-channels", a.in_channels, "zoo: input channels (default: the model's)");
+  cmd.add_option("--image-size", a.image_size, "zoo: input height = width (default: the model's)");
+  cmd.add_option("--classes", a.num_classes, "zoo: number of classes (default: the model's)");
+  cmd.add_option("--width-mult", a.width_mult, "zoo: channel width multiplier");
+  cmd.add_option("--seed", a.seed, "zoo: weight initialisation seed");
+}
+
+namespace {
+Shape parse_dims(const std::string& text, const std::string& flag) {
+  Shape s;
+  std::stringstream ss(text);
+  std::string item;
+  while (std::getline(ss, item, 'x')) {
+    DLAS_CHECK(!item.empty() && item.size() <= 12 &&
+                   std::all_of(item.begin(), item.end(), [](char c) { return c >= '0' && c <= '9'; }),
+               ErrorKind::kUsage, flag, ": '", text, "' is not a shape like 1x3x224x224");
+    s.push_back(std::stoll(item));
+  }
+  DLAS_CHECK(!s.empty(), ErrorKind::kUsage, flag, ": empty shape");
+  return s;
+}
+}  // namespace
+
+Graph load_model_from_args(const ModelArgs& a) {
+  LoadOptions o;
+  o.zoo.batch = a.batch;
+  o.zoo.in_channels = a.in_channels;
+  o.zoo.image_size = a.image_size;
+  o.zoo.num_classes = a.num_classes;
+  o.zoo.width_mult = a.width_mult;
+  o.zoo.seed = a.seed;
+  for (const std::string& spec : a.input_shapes) {
+    const size_t eq = spec.find('=');
+    if (eq == std::string::npos) {
+      o.onnx.input_shapes[""] = parse_dims(spec, "--input-shape");
+    } else {
+      o.onnx.input_shapes[spec.substr(0, eq)] = parse_dims(spec.substr(eq + 1), "--input-shape");
+    }
+  }
+  return load_model(a.model, o);
+}
+
+}  // namespace dlas::cli

@@ -1,0 +1,42 @@
+// dlas: the Deep Learning Acceleration Stack toolkit.
+#include <cstdio>
+#include <iostream>
+#include <new>
+
+#include "cli.h"
+#include "dlas/core/version.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{"dlas: perturb every layer of the Deep Learning Acceleration Stack and measure it"};
+  app.set_version_flag("--version", std::string("dlas ") + DLAS_VERSION + " (" + DLAS_GIT_SHA + ")");
+  app.require_subcommand(1);
+  dlas::cli::Action run;
+  dlas::cli::add_zoo_command(app, run);
+  dlas::cli::add_info_command(app, run);
+  dlas::cli::add_run_command(app, run);
+  dlas::cli::add_export_command(app, run);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    app.exit(e);
+    return 2;
+  }
+  try {
+    return run ? run() : 2;
+  } catch (const dlas::Error& e) {
+    std::cerr << "dlas: error: " << e.what() << "\n";
+    return e.exit_code();
+  } catch (const std::bad_alloc&) {
+    std::cerr << "dlas: error: out of memory\n";
+    return 1;
+  } catch (const std::exception& e) {
+    std::cerr << "dlas: internal error: " << e.what() << "\n";
+    return 1;
+  }
+}
