@@ -108,8 +108,8 @@ TEST_F(Cli, ExportRunRoundTrip) {
   Tensor in(DType::kF32, {1, 3, 32, 32});
   for (int64_t i = 0; i < in.numel(); ++i) in.data<float>()[i] = static_cast<float>((i * 37 % 101) - 50) / 25.f;
   write_npy(x, in);
-  ASSERT_EQ(dlas("export mobilenetv2-cifar --seed 3 -o " + onnx).code, 0);
-  Result a = dlas("run mobilenetv2-cifar --seed 3 --input " + x + " --output " + y1);
+  ASSERT_EQ(dlas("export resnet18-cifar --seed 3 -o " + onnx).code, 0);
+  Result a = dlas("run resnet18-cifar --seed 3 --input " + x + " --output " + y1);
   ASSERT_EQ(a.code, 0) << a.err;
   Result b = dlas("run " + onnx + " --input " + x + " --output " + y2 + " --json");
   ASSERT_EQ(b.code, 0) << b.err;
@@ -122,9 +122,9 @@ TEST_F(Cli, ExportRunRoundTrip) {
 
 TEST_F(Cli, RandomInputIsSeeded) {
   const std::string y1 = path("a.npy"), y2 = path("b.npy"), y3 = path("c.npy");
-  ASSERT_EQ(dlas("run mobilenetv1-cifar --input-seed 5 --output " + y1).code, 0);
-  ASSERT_EQ(dlas("run mobilenetv1-cifar --input-seed 5 --output " + y2).code, 0);
-  ASSERT_EQ(dlas("run mobilenetv1-cifar --input-seed 6 --output " + y3).code, 0);
+  ASSERT_EQ(dlas("run resnet18-cifar --input-seed 5 --output " + y1).code, 0);
+  ASSERT_EQ(dlas("run resnet18-cifar --input-seed 5 --output " + y2).code, 0);
+  ASSERT_EQ(dlas("run resnet18-cifar --input-seed 6 --output " + y3).code, 0);
   EXPECT_EQ(read_npy(y1).to_float_vector(), read_npy(y2).to_float_vector());
   EXPECT_NE(read_npy(y1).to_float_vector(), read_npy(y3).to_float_vector());
 }
