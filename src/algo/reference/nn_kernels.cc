@@ -1,0 +1,758 @@
+// Reference kernels of the neural-network ops (schemas in src/model/ops/nn_ops.cc).
+// Every kernel is written once for f32; f16, bf16 (and the s8/u8 inputs MaxPool
+// accepts) are converted to f32, computed, and rounded back (in_f32 below).
+// Shapes were validated by inference; kernels re-derive only what they need
+// (window pads) from the attributes and the preallocated output shapes.
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <string>
+
+#include "algo/reference/kernels_internal.h"
+
+namespace dlas::reference {
+namespace {
+
+using Tensors = std::vector<Tensor>;
+
+bool computed_as_f32(DType t) {
+  return t == DType::kF16 || t == DType::kBF16 || t == DType::kS8 || t == DType::kU8;
+}
+
+// Runs the f32 kernel Fn on f32 copies of 16-bit / 8-bit inputs and outputs.
+template <KernelFn Fn>
+void in_f32(const Node& node, const Tensors& inputs, Tensors& outputs) {
+  bool convert = false;
+  for (const Tensor& t : inputs) convert |= t.defined() && computed_as_f32(t.dtype());
+  for (const Tensor& t : outputs) convert |= t.defined() && computed_as_f32(t.dtype());
+  if (!convert) return Fn(node, inputs, outputs);
+  Tensors in(inputs.size()), out(outputs.size());
+  for (size_t i = 0; i < inputs.size(); ++i)
+    in[i] = inputs[i].defined() && computed_as_f32(inputs[i].dtype()) ? inputs[i].cast(DType::kF32)
+                                                                      : inputs[i];
+  for (size_t i = 0; i < outputs.size(); ++i)
+    out[i] = outputs[i].defined() && computed_as_f32(outputs[i].dtype())
+                 ? Tensor(DType::kF32, outputs[i].shape())
+                 : outputs[i];
+  Fn(node, in, out);
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    if (!outputs[i].defined() || !computed_as_f32(outputs[i].dtype())) continue;
+    const Tensor back = out[i].cast(outputs[i].dtype());
+    std::memcpy(outputs[i].raw(), back.raw(), back.nbytes());
+  }
+}
+
+bool has_output(const Tensors& outputs, size_t i) {
+  return i < outputs.size() && outputs[i].defined();
+}
+
+int64_t floor_div(int64_t a, int64_t b) {
+  int64_t q = a / b;
+  if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
+  return q;
+}
+
+// Indices i in [lo, hi) within [0, count) such that 0 <= i * step + offset < limit.
+struct Range {
+  int64_t lo, hi;
+};
+Range valid_range(int64_t count, int64_t step, int64_t offset, int64_t limit) {
+  const int64_t lo = std::max<int64_t>(0, floor_div(-offset + step - 1, step));
+  const int64_t hi = std::min<int64_t>(count, floor_div(limit - 1 - offset, step) + 1);
+  return {lo, std::max(lo, hi)};
+}
+
+// ---------------------------------------------------------------------------
+// Window geometry, normalised to 3 spatial dims (leading dims of size 1).
+// ---------------------------------------------------------------------------
+
+struct Geometry {
+  int64_t in[3] = {1, 1, 1}, out[3] = {1, 1, 1}, k[3] = {1, 1, 1};
+  int64_t s[3] = {1, 1, 1}, d[3] = {1, 1, 1};
+  int64_t pb[3] = {0, 0, 0}, pe[3] = {0, 0, 0};  // pads at the begin and end
+  int64_t in_size() const { return in[0] * in[1] * in[2]; }
+  int64_t out_size() const { return out[0] * out[1] * out[2]; }
+  int64_t k_size() const { return k[0] * k[1] * k[2]; }
+};
+
+// Geometry of Conv / pooling: input spatial dims `in`, output `out` (as inferred).
+Geometry window_geometry(const Node& node, const Shape& x, const Shape& y, const Shape& kernel) {
+  const size_t n = x.size() - 2, off = 3 - n;
+  const auto strides = node.attr_ints("strides", std::vector<int64_t>(n, 1));
+  const auto dil = node.attr_ints("dilations", std::vector<int64_t>(n, 1));
+  const auto pads = node.attr_ints("pads", std::vector<int64_t>(2 * n, 0));
+  std::string auto_pad = node.attr_string("auto_pad", "NOTSET");
+  Geometry g;
+  for (size_t i = 0; i < n; ++i) {
+    const size_t j = i + off;
+    g.in[j] = x[i + 2];
+    g.out[j] = y[i + 2];
+    g.k[j] = kernel[i];
+    g.s[j] = strides[i];
+    g.d[j] = dil[i];
+    if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
+      const int64_t eff = (g.k[j] - 1) * g.d[j] + 1;
+      const int64_t total = std::max<int64_t>(0, (g.out[j] - 1) * g.s[j] + eff - g.in[j]);
+      g.pb[j] = auto_pad == "SAME_UPPER" ? total / 2 : total - total / 2;
+      g.pe[j] = total - g.pb[j];
+    } else if (auto_pad != "VALID") {
+      g.pb[j] = pads[i];
+      g.pe[j] = pads[i + n];
+    }
+  }
+  return g;
+}
+
+// ---------------------------------------------------------------------------
+// Conv: direct loop nest. For each output plane, every (input channel, tap)
+// adds w * shifted input rows; the innermost loop runs along a contiguous
+// output row, and its valid range is computed up front (no bounds checks).
+// ---------------------------------------------------------------------------
+
+void conv_f32(const Node& node, const Tensors& inputs, Tensors& outputs) {
+  const Tensor& x = inputs[0];
+  const Tensor& w = inputs[1];
+  Tensor& y = outputs[0];
+  const Shape kernel(w.shape().begin() + 2, w.shape().end());
+  const Geometry g = window_geometry(node, x.shape(), y.shape(), kernel);
+  const int64_t batch = x.dim(0), c_in = x.dim(1), m_out = w.dim(0);
+  const int64_t group = node.attr_int("group", 1);
+  const int64_t cg = c_in / group, mg = m_out / group;
+  const int64_t in_size = g.in_size(), out_size = g.out_size(), k_size = g.k_size();
+  const float* xd = x.data<float>();
+  const float* wd = w.data<float>();
+  const float* bd = inputs.size() > 2 && inputs[2].defined() ? inputs[2].data<float>() : nullptr;
+  float* yd = y.data<float>();
+  for (int64_t n = 0; n < batch; ++n) {
+    for (int64_t m = 0; m < m_out; ++m) {
+      const int64_t grp = m / mg;
+      float* yp = yd + (n * m_out + m) * out_size;
+      std::fill(yp, yp + out_size, bd ? bd[m] : 0.0f);
+      for (int64_t c = 0; c < cg; ++c) {
+        const float* xp = xd + (n * c_in + grp * cg + c) * in_size;
+        const float* wp = wd + (m * cg + c) * k_size;
+        for (int64_t k0 = 0; k0 < g.k[0]; ++k0) {
+          const Range r0 = valid_range(g.out[0], g.s[0], k0 * g.d[0] - g.pb[0], g.in[0]);
+          for (int64_t k1 = 0; k1 < g.k[1]; ++k1) {
+            const Range r1 = valid_range(g.out[1], g.s[1], k1 * g.d[1] - g.pb[1], g.in[1]);
+            for (int64_t k2 = 0; k2 < g.k[2]; ++k2) {
+              const float wv = wp[(k0 * g.k[1] + k1) * g.k[2] + k2];
+              const int64_t off2 = k2 * g.d[2] - g.pb[2];
+              const Range r2 = valid_range(g.out[2], g.s[2], off2, g.in[2]);
+              for (int64_t o0 = r0.lo; o0 < r0.hi; ++o0) {
+                const int64_t i0 = o0 * g.s[0] + k0 * g.d[0] - g.pb[0];
+                for (int64_t o1 = r1.lo; o1 < r1.hi; ++o1) {
+                  const int64_t i1 = o1 * g.s[1] + k1 * g.d[1] - g.pb[1];
+                  const int64_t xb = (i0 * g.in[1] + i1) * g.in[2] + off2;
+                  float* yr = yp + (o0 * g.out[1] + o1) * g.out[2];
+                  if (g.s[2] == 1) {  // the common case, kept separate so it vectorises
+                    for (int64_t o2 = r2.lo; o2 < r2.hi; ++o2) yr[o2] += wv * xp[xb + o2];
+                  } else {
+                    const int64_t s2 = g.s[2];
+                    for (int64_t o2 = r2.lo; o2 < r2.hi; ++o2) yr[o2] += wv * xp[xb + o2 * s2];
+                  }
+                }
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------
+// ConvTranspose: the adjoint scatter of Conv. Input position i with tap k lands
+// on output position i * stride + k * dilation - pad_begin.
+// ---------------------------------------------------------------------------
+
+void conv_transpose_f32(const Node& node, const Tensors& inputs, Tensors& outputs) {
+  const Tensor& x = inputs[0];
+  const Tensor& w = inputs[1];
+  Tensor& y = outputs[0];
+  const size_t n_sp = x.shape().size() - 2, off = 3 - n_sp;
+  const int64_t batch = x.dim(0), c_in = x.dim(1), m_out = y.dim(1);
+  const int64_t group = node.attr_int("group", 1);
+  const int64_t cg = c_in / group, mg = m_out / group;
+  Geometry g;
+  const auto strides = node.attr_ints("strides", std::vector<int64_t>(n_sp, 1));
+  const auto dil = node.attr_ints("dilations", std::vector<int64_t>(n_sp, 1));
+  const auto pads = node.attr_ints("pads", std::vector<int64_t>(2 * n_sp, 0));
+  const auto out_pad = node.attr_ints("output_padding", std::vector<int64_t>(n_sp, 0));
+  const std::string auto_pad = node.attr_string("auto_pad", "NOTSET");
+  const bool same = auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER";
+  for (size_t i = 0; i < n_sp; ++i) {
+    const size_t j = i + off;
+    g.in[j] = x.dim(static_cast<int>(i + 2));
+    g.out[j] = y.dim(static_cast<int>(i + 2));
+    g.k[j] = w.dim(static_cast<int>(i + 2));
+    g.s[j] = strides[i];
+    g.d[j] = dil[i];
+    if (node.has_attr("output_shape") || same) {
+      // ONNX: total = s * (in - 1) + output_padding + eff_kernel - out; SAME_UPPER puts
+      // floor(total / 2) at the begin, every other mode puts the larger half there.
+      const int64_t total =
+          g.s[j] * (g.in[j] - 1) + out_pad[i] + (g.k[j] - 1) * g.d[j] + 1 - g.out[j];
+      g.pb[j] = auto_pad == "SAME_UPPER" ? floor_div(total, 2) : total - floor_div(total, 2);
+    } else if (auto_pad != "VALID") {
+      g.pb[j] = pads[i];
+    }
+  }
+  const int64_t in_size = g.in_size(), out_size = g.out_size(), k_size = g.k_size();
+  const float* xd = x.data<float>();
+  const float* wd = w.data<float>();
+  const float* bd = inputs.size() > 2 && inputs[2].defined() ? inputs[2].data<float>() : nullptr;
+  float* yd = y.data<float>();
+  for (int64_t n = 0; n < batch; ++n) {
+    for (int64_t m = 0; m < m_out; ++m) {
+      const int64_t grp = m / mg, mo = m % mg;
+      float* yp = yd + (n * m_out + m) * out_size;
+      std::fill(yp, yp + out_size, bd ? bd[m] : 0.0f);
+      for (int64_t c = 0; c < cg; ++c) {
+        const int64_t ci = grp * cg + c;
+        const float* xp = xd + (n * c_in + ci) * in_size;
+        const float* wp = wd + (ci * mg + mo) * k_size;
+        for (int64_t k0 = 0; k0 < g.k[0]; ++k0) {
+          const Range r0 = valid_range(g.in[0], g.s[0], k0 * g.d[0] - g.pb[0], g.out[0]);
+          for (int64_t k1 = 0; k1 < g.k[1]; ++k1) {
+            const Range r1 = valid_range(g.in[1], g.s[1], k1 * g.d[1] - g.pb[1], g.out[1]);
+            for (int64_t k2 = 0; k2 < g.k[2]; ++k2) {
+              const float wv = wp[(k0 * g.k[1] + k1) * g.k[2] + k2];
+              const int64_t off2 = k2 * g.d[2] - g.pb[2];
+              const Range r2 = valid_range(g.in[2], g.s[2], off2, g.out[2]);
+              for (int64_t i0 = r0.lo; i0 < r0.hi; ++i0) {
+                const int64_t o0 = i0 * g.s[0] + k0 * g.d[0] - g.pb[0];
+                for (int64_t i1 = r1.lo; i1 < r1.hi; ++i1) {
+                  const int64_t o1 = i1 * g.s[1] + k1 * g.d[1] - g.pb[1];
+                  const float* xr = xp + (i0 * g.in[1] + i1) * g.in[2];
+                  const int64_t yb = (o0 * g.out[1] + o1) * g.out[2] + off2;
+                  for (int64_t i2 = r2.lo; i2 < r2.hi; ++i2) yp[yb + i2 * g.s[2]] += wv * xr[i2];
+                }
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------
+// BatchNormalization (inference): y = (x - mean) / sqrt(var + eps) * scale + B.
+// ---------------------------------------------------------------------------
+
+void batch_norm_f32(const Node& node, const Tensors& inputs, Tensors& outputs) {
+  const Tensor& x = inputs[0];
+  const float eps = node.attr_float("epsilon", 1e-5f);
+  const float* scale = inputs[1].data<float>();
+  const float* bias = inputs[2].data<float>();
+  const float* mean = inputs[3].data<float>();
+  const float* var = inputs[4].data<float>();
+  const int64_t batch = x.dim(0), channels = x.dim(1);
+  const int64_t inner = channels ? x.numel() / (batch * channels) : 0;
+  const float* xd = x.data<float>();
+  float* yd = outputs[0].data<float>();
+  for (int64_t n = 0; n < batch; ++n) {
+    for (int64_t c = 0; c < channels; ++c) {
+      const double a = scale[c] / std::sqrt(static_cast<double>(var[c]) + eps);
+      const float mul = static_cast<float>(a);
+      const float add = static_cast<float>(bias[c] - mean[c] * a);
+      const float* xp = xd + (n * channels + c) * inner;
+      float* yp = yd + (n * channels + c) * inner;
+      for (int64_t i = 0; i < inner; ++i) yp[i] = xp[i] * mul + add;
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Pooling
+// ---------------------------------------------------------------------------
+
+void max_pool_f32(const Node& node, const Tensors& inputs, Tensors& outputs) {
+  const Tensor& x = inputs[0];
+  Tensor& y = outputs[0];
+  const Geometry g =
+      window_geometry(node, x.shape(), y.shape(), node.attr_ints("kernel_shape", {}));
+  const int64_t planes = x.dim(0) * x.dim(1);
+  const int64_t in_size = g.in_size(), out_size = g.out_size();
+  const bool column_major = node.attr_int("storage_order", 0) != 0;
+  int64_t* idx = has_output(outputs, 1) ? outputs[1].data<int64_t>() : nullptr;
+  const float* xd = x.data<float>();
+  float* yd = y.data<float>();
+  for (int64_t p = 0; p < planes; ++p) {
+    const float* xp = xd + p * in_size;
+    for (int64_t o0 = 0; o0 < g.out[0]; ++o0)
+      for (int64_t o1 = 0; o1 < g.out[1]; ++o1)
+        for (int64_t o2 = 0; o2 < g.out[2]; ++o2) {
+          float best = -std::numeric_limits<float>::infinity();
+          int64_t b0 = -1, b1 = -1, b2 = -1;
+          for (int64_t k0 = 0; k0 < g.k[0]; ++k0) {
+            const int64_t i0 = o0 * g.s[0] + k0 * g.d[0] - g.pb[0];
+            if (i0 < 0 || i0 >= g.in[0]) continue;
+            for (int64_t k1 = 0; k1 < g.k[1]; ++k1) {
+              const int64_t i1 = o1 * g.s[1] + k1 * g.d[1] - g.pb[1];
+              if (i1 < 0 || i1 >= g.in[1]) continue;
+              for (int64_t k2 = 0; k2 < g.k[2]; ++k2) {
+                const int64_t i2 = o2 * g.s[2] + k2 * g.d[2] - g.pb[2];
+                if (i2 < 0 || i2 >= g.in[2]) continue;
+                const float v = xp[(i0 * g.in[1] + i1) * g.in[2] + i2];
+                if (b0 < 0 || v > best || (std::isnan(v) && !std::isnan(best))) {
+                  best = v;
+                  b0 = i0, b1 = i1, b2 = i2;
+                }
+              }
+            }
+          }
+          const int64_t o = (o0 * g.out[1] + o1) * g.out[2] + o2;
+          yd[p * out_size + o] = best;
+          if (idx) {
+            // Flat index into the input; storage_order=1 makes the spatial part column-major.
+            const int64_t sp = column_major ? b2 * g.in[1] * g.in[0] + b1 * g.in[0] + b0
+                                            : (b0 * g.in[1] + b1) * g.in[2] + b2;
+            idx[p * out_size + o] = b0 < 0 ? -1 : p * in_size + sp;
+          }
+        }
+  }
+}
+
+void average_pool_f32(const Node& node, const Tensors& inputs, Tensors& outputs) {
+  const Tensor& x = inputs[0];
+  Tensor& y = outputs[0];
+  const Geometry g =
+      window_geometry(node, x.shape(), y.shape(), node.attr_ints("kernel_shape", {}));
+  const bool include_pad = node.attr_int("count_include_pad", 0) != 0;
+  const int64_t planes = x.dim(0) * x.dim(1);
+  const int64_t in_size = g.in_size(), out_size = g.out_size();
+  const float* xd = x.data<float>();
+  float* yd = y.data<float>();
+  // Taps of a window along one dim: those inside the input, and (count_include_pad) those
+  // inside the padded input.
+  auto taps = [&](int dim, int64_t o, bool padded) {
+    int64_t count = 0;
+    for (int64_t k = 0; k < g.k[dim]; ++k) {
+      const int64_t i = o * g.s[dim] + k * g.d[dim] - g.pb[dim];
+      const int64_t lo = padded ? -g.pb[dim] : 0, hi = padded ? g.in[dim] + g.pe[dim] : g.in[dim];
+      count += i >= lo && i < hi;
+    }
+    return count;
+  };
+  for (int64_t p = 0; p < planes; ++p) {
+    const float* xp = xd + p * in_size;
+    for (int64_t o0 = 0; o0 < g.out[0]; ++o0)
+      for (int64_t o1 = 0; o1 < g.out[1]; ++o1)
+        for (int64_t o2 = 0; o2 < g.out[2]; ++o2) {
+          float sum = 0.0f;
+          for (int64_t k0 = 0; k0 < g.k[0]; ++k0) {
+            const int64_t i0 = o0 * g.s[0] + k0 * g.d[0] - g.pb[0];
+            if (i0 < 0 || i0 >= g.in[0]) continue;
+            for (int64_t k1 = 0; k1 < g.k[1]; ++k1) {
+              const int64_t i1 = o1 * g.s[1] + k1 * g.d[1] - g.pb[1];
+              if (i1 < 0 || i1 >= g.in[1]) continue;
+              for (int64_t k2 = 0; k2 < g.k[2]; ++k2) {
+                const int64_t i2 = o2 * g.s[2] + k2 * g.d[2] - g.pb[2];
+                if (i2 < 0 || i2 >= g.in[2]) continue;
+                sum += xp[(i0 * g.in[1] + i1) * g.in[2] + i2];
+              }
+            }
+          }
+          const int64_t count =
+              taps(0, o0, include_pad) * taps(1, o1, include_pad) * taps(2, o2, include_pad);
+          yd[p * out_size + (o0 * g.out[1] + o1) * g.out[2] + o2] =
+              count > 0 ? sum / static_cast<float>(count) : 0.0f;
+        }
+  }
+}
+
+template <bool kMax>
+void global_pool_f32(const Node& node, const Tensors& inputs, Tensors& outputs) {
+  const Tensor& x = inputs[0];
+  const int64_t planes = x.dim(0) * x.dim(1);
+  const int64_t inner = planes ? x.numel() / planes : 0;
+  const float* xd = x.data<float>();
+  float* yd = outputs[0].data<float>();
+  for (int64_t p = 0; p < planes; ++p) {
+    const float* xp = xd + p * inner;
+    if (kMax) {
+      float best = -std::numeric_limits<float>::infinity();
+      for (int64_t i = 0; i < inner; ++i)
+        if (xp[i] > best || std::isnan(xp[i])) best = xp[i];
+      yd[p] = best;
+    } else {
+      double sum = 0;
+      for (int64_t i = 0; i < inner; ++i) sum += xp[i];
+      yd[p] = inner ? static_cast<float>(sum / static_cast<double>(inner)) : 0.0f;
+    }
+  }
+}
+
+// LRN: y = x / (bias + alpha / size * sum of x^2 over the channel window) ^ beta.
+void lrn_f32(const Node& node, const Tensors& inputs, Tensors& outputs) {
+  const Tensor& x = inputs[0];
+  const float alpha = node.attr_float("alpha", 1e-4f);
+  const float beta = node.attr_float("beta", 0.75f);
+  const float bias = node.attr_float("bias", 1.0f);
+  const int64_t size = node.attr_int("size", 1);
+  const int64_t batch = x.dim(0), channels = x.dim(1);
+  const int64_t inner = channels ? x.numel() / (batch * channels) : 0;
+  const int64_t before = (size - 1) / 2, after = size - 1 - before;  // floor, ceil of (size-1)/2
+  const float* xd = x.data<float>();
+  float* yd = outputs[0].data<float>();
+  std::vector<float> sq(static_cast<size_t>(inner));
+  for (int64_t n = 0; n < batch; ++n)
+    for (int64_t c = 0; c < channels; ++c) {
+      std::fill(sq.begin(), sq.end(), 0.0f);
+      for (int64_t j = std::max<int64_t>(0, c - before); j <= std::min(channels - 1, c + after);
+           ++j) {
+        const float* xj = xd + (n * channels + j) * inner;
+        for (int64_t i = 0; i < inner; ++i) sq[static_cast<size_t>(i)] += xj[i] * xj[i];
+      }
+      const float* xc = xd + (n * channels + c) * inner;
+      float* yc = yd + (n * channels + c) * inner;
+      for (int64_t i = 0; i < inner; ++i)
+        yc[i] =
+            xc[i] /
+            std::pow(bias + alpha / static_cast<float>(size) * sq[static_cast<size_t>(i)], beta);
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Gemm, MatMul
+// ---------------------------------------------------------------------------
+
+void gemm_f32(const Node& node, const Tensors& inputs, Tensors& outputs) {
+  const Tensor& a = inputs[0];
+  const Tensor& b = inputs[1];
+  Tensor& y = outputs[0];
+  const bool ta = node.attr_int("transA", 0) != 0, tb = node.attr_int("transB", 0) != 0;
+  const float alpha = node.attr_float("alpha", 1.0f), beta = node.attr_float("beta", 1.0f);
+  const int64_t m = y.dim(0), n = y.dim(1), k = ta ? a.dim(0) : a.dim(1);
+  const float* ad = a.data<float>();
+  const float* bd = b.data<float>();
+  float* yd = y.data<float>();
+  std::vector<float> acc(static_cast<size_t>(n));
+  for (int64_t i = 0; i < m; ++i) {
+    std::fill(acc.begin(), acc.end(), 0.0f);
+    if (tb) {  // B is [N, K]: dot products along contiguous rows
+      for (int64_t j = 0; j < n; ++j) {
+        float s = 0.0f;
+        for (int64_t p = 0; p < k; ++p) s += (ta ? ad[p * m + i] : ad[i * k + p]) * bd[j * k + p];
+        acc[static_cast<size_t>(j)] = s;
+      }
+    } else {  // B is [K, N]: axpy of B's rows
+      for (int64_t p = 0; p < k; ++p) {
+        const float av = ta ? ad[p * m + i] : ad[i * k + p];
+        const float* br = bd + p * n;
+        for (int64_t j = 0; j < n; ++j) acc[static_cast<size_t>(j)] += av * br[j];
+      }
+    }
+    for (int64_t j = 0; j < n; ++j) yd[i * n + j] = alpha * acc[static_cast<size_t>(j)];
+  }
+  if (inputs.size() > 2 && inputs[2].defined()) {
+    const Tensor& c = inputs[2];
+    const float* cd = c.data<float>();
+    // Unidirectional broadcast of C (rank <= 2) to [M, N].
+    const int64_t cr = c.rank() == 2 ? c.dim(0) : 1;
+    const int64_t cc = c.rank() >= 1 ? c.dim(-1) : 1;
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < n; ++j)
+        yd[i * n + j] += beta * cd[(cr == 1 ? 0 : i) * cc + (cc == 1 ? 0 : j)];
+  }
+}
+
+void matmul_f32(const Node& node, const Tensors& inputs, Tensors& outputs) {
+  Shape as = inputs[0].shape(), bs = inputs[1].shape();
+  if (as.size() == 1) as.insert(as.begin(), 1);
+  if (bs.size() == 1) bs.push_back(1);
+  const int64_t m = as[as.size() - 2], k = as.back(), n = bs.back();
+  const size_t ra = as.size() - 2, rb = bs.size() - 2, nb = std::max(ra, rb);
+  // Batch dims right-aligned, with strides 0 where a side broadcasts.
+  std::vector<int64_t> dims(nb), sa(nb, 0), sb(nb, 0);
+  int64_t stride_a = m * k, stride_b = k * n;
+  for (size_t t = nb; t-- > 0;) {
+    const int64_t da = t + ra >= nb ? as[t + ra - nb] : 1;
+    const int64_t db = t + rb >= nb ? bs[t + rb - nb] : 1;
+    dims[t] = std::max(da, db);
+    if (da != 1) sa[t] = stride_a;
+    if (db != 1) sb[t] = stride_b;
+    stride_a *= da;
+    stride_b *= db;
+  }
+  int64_t batches = 1;
+  for (int64_t d : dims) batches *= d;
+  const float* ad = inputs[0].data<float>();
+  const float* bd = inputs[1].data<float>();
+  float* yd = outputs[0].data<float>();
+  std::vector<int64_t> index(nb, 0);
+  for (int64_t bt = 0; bt < batches; ++bt) {
+    int64_t oa = 0, ob = 0;
+    for (size_t t = 0; t < nb; ++t) oa += index[t] * sa[t], ob += index[t] * sb[t];
+    const float* ap = ad + oa;
+    const float* bp = bd + ob;
+    float* yp = yd + bt * m * n;
+    for (int64_t i = 0; i < m; ++i) {
+      float* yr = yp + i * n;
+      std::fill(yr, yr + n, 0.0f);
+      for (int64_t p = 0; p < k; ++p) {
+        const float av = ap[i * k + p];
+        const float* br = bp + p * n;
+        for (int64_t j = 0; j < n; ++j) yr[j] += av * br[j];
+      }
+    }
+    for (size_t t = nb; t-- > 0;) {
+      if (++index[t] < dims[t]) break;
+      index[t] = 0;
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Softmax / LogSoftmax along one axis (max-subtracted).
+// ---------------------------------------------------------------------------
+
+template <bool kLog>
+void softmax_f32(const Node& node, const Tensors& inputs, Tensors& outputs) {
+  const Tensor& x = inputs[0];
+  int64_t axis = node.attr_int("axis", -1);
+  if (axis < 0) axis += x.rank();
+  int64_t outer = 1, inner = 1;
+  for (int i = 0; i < axis; ++i) outer *= x.dim(i);
+  for (int i = static_cast<int>(axis) + 1; i < x.rank(); ++i) inner *= x.dim(i);
+  const int64_t len = x.dim(static_cast<int>(axis));
+  const float* xd = x.data<float>();
+  float* yd = outputs[0].data<float>();
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t in = 0; in < inner; ++in) {
+      const float* xp = xd + o * len * inner + in;
+      float* yp = yd + o * len * inner + in;
+      float mx = -std::numeric_limits<float>::infinity();
+      for (int64_t i = 0; i < len; ++i) mx = std::max(mx, xp[i * inner]);
+      double sum = 0;
+      for (int64_t i = 0; i < len; ++i) sum += std::exp(static_cast<double>(xp[i * inner] - mx));
+      if (kLog) {
+        const double lse = std::log(sum);
+        for (int64_t i = 0; i < len; ++i)
+          yp[i * inner] = static_cast<float>(static_cast<double>(xp[i * inner] - mx) - lse);
+      } else {
+        for (int64_t i = 0; i < len; ++i)
+          yp[i * inner] =
+              static_cast<float>(std::exp(static_cast<double>(xp[i * inner] - mx)) / sum);
+      }
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Pad: any dtype, byte copies. Output index o along a dim maps to input o - begin,
+// folded back inside by the mode (edge clamps, reflect mirrors, wrap is periodic);
+// in constant mode an index outside the input takes the constant.
+// ---------------------------------------------------------------------------
+
+int64_t pad_source(int64_t i, int64_t n, int mode) {  // mode 1 reflect, 2 edge, 3 wrap
+  if (i >= 0 && i < n) return i;
+  switch (mode) {
+    case 1: {
+      if (n == 1) return 0;
+      const int64_t period = 2 * (n - 1);
+      int64_t j = i % period;
+      if (j < 0) j += period;
+      return j < n ? j : period - j;
+    }
+    case 2:
+      return i < 0 ? 0 : n - 1;
+    case 3: {
+      int64_t j = i % n;
+      return j < 0 ? j + n : j;
+    }
+    default:
+      return -1;
+  }
+}
+
+void pad_kernel(const Node& node, const Tensors& inputs, Tensors& outputs) {
+  const Tensor& x = inputs[0];
+  Tensor& y = outputs[0];
+  const int r = x.rank();
+  const std::string mode_name = node.attr_string("mode", "constant");
+  const int mode = mode_name == "reflect" ? 1
+                   : mode_name == "edge"  ? 2
+                   : mode_name == "wrap"  ? 3
+                                          : 0;
+  std::vector<int64_t> pads = inputs.size() > 1 && inputs[1].defined() ? inputs[1].to_int64_vector()
+                                                                       : node.attr_ints("pads", {});
+  std::vector<int64_t> begin(static_cast<size_t>(r), 0);
+  if (inputs.size() > 3 && inputs[3].defined()) {
+    const auto axes = inputs[3].to_int64_vector();
+    for (size_t i = 0; i < axes.size(); ++i)
+      begin[static_cast<size_t>(axes[i] < 0 ? axes[i] + r : axes[i])] = pads[i];
+  } else {
+    for (int i = 0; i < r; ++i) begin[static_cast<size_t>(i)] = pads[static_cast<size_t>(i)];
+  }
+  const size_t es = dtype_size(x.dtype());
+  // The constant as one element of x's dtype.
+  std::vector<unsigned char> fill(es, 0);
+  if (inputs.size() > 2 && inputs[2].defined()) {
+    std::memcpy(fill.data(), inputs[2].raw(), es);
+  } else if (node.has_attr("value")) {
+    Tensor v = Tensor::scalar_f32(node.attr_float("value", 0.0f)).cast(x.dtype());
+    std::memcpy(fill.data(), v.raw(), es);
+  }
+  if (y.numel() == 0) return;
+  const auto* xd = static_cast<const unsigned char*>(x.raw());
+  auto* yd = static_cast<unsigned char*>(y.raw());
+  if (r == 0) {
+    std::memcpy(yd, xd, es);
+    return;
+  }
+  std::vector<int64_t> xstride(static_cast<size_t>(r), 1);
+  for (int i = r - 2; i >= 0; --i) xstride[static_cast<size_t>(i)] = xstride[i + 1] * x.dim(i + 1);
+  const int64_t row = y.dim(r - 1), rows = y.numel() / row, xlast = x.dim(r - 1);
+  std::vector<int64_t> index(static_cast<size_t>(r - 1), 0);  // output index of the row
+  for (int64_t rw = 0; rw < rows; ++rw) {
+    unsigned char* yr = yd + static_cast<size_t>(rw * row) * es;
+    int64_t src = 0;
+    bool outside = false;
+    for (int i = 0; i < r - 1; ++i) {
+      const int64_t s =
+          pad_source(index[static_cast<size_t>(i)] - begin[static_cast<size_t>(i)], x.dim(i), mode);
+      if (s < 0) outside = true;
+      src += s * xstride[static_cast<size_t>(i)];
+    }
+    for (int64_t o = 0; o < row; ++o) {
+      const int64_t s =
+          outside ? -1 : pad_source(o - begin[static_cast<size_t>(r - 1)], xlast, mode);
+      const unsigned char* from = s < 0 ? fill.data() : xd + static_cast<size_t>(src + s) * es;
+      std::memcpy(yr + static_cast<size_t>(o) * es, from, es);
+    }
+    for (int i = r - 2; i >= 0; --i) {
+      if (++index[static_cast<size_t>(i)] < y.dim(i)) break;
+      index[static_cast<size_t>(i)] = 0;
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Reductions. The reduced axes are recovered from the input and output shapes and
+// the attributes; accumulation is in double.
+// ---------------------------------------------------------------------------
+
+enum class Reduce { kMean, kSum, kMax, kMin, kProd, kL1, kL2, kLogSum, kLogSumExp, kSumSquare };
+
+template <Reduce kOp>
+void reduce_f32(const Node& node, const Tensors& inputs, Tensors& outputs) {
+  const Tensor& x = inputs[0];
+  const int r = x.rank();
+  std::vector<int64_t> axes = inputs.size() > 1 && inputs[1].defined() ? inputs[1].to_int64_vector()
+                                                                       : node.attr_ints("axes", {});
+  const bool noop = node.attr_int("noop_with_empty_axes", 0) != 0;
+  std::vector<bool> reduced(static_cast<size_t>(r), axes.empty() && !noop);
+  for (int64_t a : axes) reduced[static_cast<size_t>(a < 0 ? a + r : a)] = true;
+  // Output strides over the input's dims (0 on reduced dims).
+  std::vector<int64_t> ostride(static_cast<size_t>(r), 0);
+  int64_t s = 1;
+  for (int i = r - 1; i >= 0; --i)
+    if (!reduced[static_cast<size_t>(i)]) {
+      ostride[static_cast<size_t>(i)] = s;
+      s *= x.dim(i);
+    }
+  const int64_t out_n = outputs[0].numel();
+  const int64_t count = out_n ? x.numel() / out_n : 0;
+  double init = 0;
+  if (kOp == Reduce::kMax || kOp == Reduce::kLogSumExp) init = -INFINITY;
+  if (kOp == Reduce::kMin) init = INFINITY;
+  if (kOp == Reduce::kProd) init = 1;
+  std::vector<double> acc(static_cast<size_t>(out_n), init);
+  const float* xd = x.data<float>();
+  // Visits x in order with the output offset of each element.
+  auto walk = [&](auto&& body) {
+    std::vector<int64_t> index(static_cast<size_t>(r), 0);
+    int64_t o = 0;
+    for (int64_t i = 0; i < x.numel(); ++i) {
+      body(static_cast<double>(xd[i]), static_cast<size_t>(o));
+      for (int t = r - 1; t >= 0; --t) {
+        const size_t tt = static_cast<size_t>(t);
+        o += ostride[tt];
+        if (++index[tt] < x.dim(t)) break;
+        o -= ostride[tt] * index[tt];
+        index[tt] = 0;
+      }
+    }
+  };
+  if (kOp == Reduce::kLogSumExp) {
+    // log(sum(exp(x))) = max + log(sum(exp(x - max))); an infinite max is used as is.
+    walk([&](double v, size_t o) { acc[o] = std::max(acc[o], v); });
+    const std::vector<double> mx = acc;
+    std::fill(acc.begin(), acc.end(), 0.0);
+    walk([&](double v, size_t o) { acc[o] += std::exp(std::isinf(mx[o]) ? v : v - mx[o]); });
+    for (size_t i = 0; i < acc.size(); ++i)
+      acc[i] = std::isinf(mx[i]) ? std::log(acc[i]) : mx[i] + std::log(acc[i]);
+  } else {
+    walk([&](double v, size_t o) {
+      double& a = acc[o];
+      switch (kOp) {
+        case Reduce::kMax:
+          a = (v > a || std::isnan(v)) ? v : a;
+          break;
+        case Reduce::kMin:
+          a = (v < a || std::isnan(v)) ? v : a;
+          break;
+        case Reduce::kProd:
+          a *= v;
+          break;
+        case Reduce::kL1:
+          a += std::fabs(v);
+          break;
+        case Reduce::kL2:
+        case Reduce::kSumSquare:
+          a += v * v;
+          break;
+        default:
+          a += v;
+          break;
+      }
+    });
+  }
+  float* yd = outputs[0].data<float>();
+  for (int64_t i = 0; i < out_n; ++i) {
+    double a = acc[static_cast<size_t>(i)];
+    if (kOp == Reduce::kMean) a = count ? a / static_cast<double>(count) : NAN;
+    if (kOp == Reduce::kL2) a = std::sqrt(a);
+    if (kOp == Reduce::kLogSum) a = std::log(a);
+    yd[i] = static_cast<float>(a);
+  }
+}
+
+// Dropout in inference: a copy of the input.
+void dropout_kernel(const Node& node, const Tensors& inputs, Tensors& outputs) {
+  std::memcpy(outputs[0].raw(), inputs[0].raw(), inputs[0].nbytes());
+}
+
+}  // namespace
+
+void append_nn_kernels(std::vector<KernelEntry>& table) {
+  table.push_back({"Conv", in_f32<conv_f32>});
+  table.push_back({"ConvTranspose", in_f32<conv_transpose_f32>});
+  table.push_back({"BatchNormalization", in_f32<batch_norm_f32>});
+  table.push_back({"MaxPool", in_f32<max_pool_f32>});
+  table.push_back({"AveragePool", in_f32<average_pool_f32>});
+  table.push_back({"GlobalAveragePool", in_f32<global_pool_f32<false>>});
+  table.push_back({"GlobalMaxPool", in_f32<global_pool_f32<true>>});
+  table.push_back({"LRN", in_f32<lrn_f32>});
+  table.push_back({"Gemm", in_f32<gemm_f32>});
+  table.push_back({"MatMul", in_f32<matmul_f32>});
+  table.push_back({"Softmax", in_f32<softmax_f32<false>>});
+  table.push_back({"LogSoftmax", in_f32<softmax_f32<true>>});
+  table.push_back({"Pad", pad_kernel});
+  table.push_back({"ReduceMean", in_f32<reduce_f32<Reduce::kMean>>});
+  table.push_back({"ReduceSum", in_f32<reduce_f32<Reduce::kSum>>});
+  table.push_back({"ReduceMax", in_f32<reduce_f32<Reduce::kMax>>});
+  table.push_back({"ReduceMin", in_f32<reduce_f32<Reduce::kMin>>});
+  table.push_back({"ReduceProd", in_f32<reduce_f32<Reduce::kProd>>});
+  table.push_back({"ReduceL1", in_f32<reduce_f32<Reduce::kL1>>});
+  table.push_back({"ReduceL2", in_f32<reduce_f32<Reduce::kL2>>});
+  table.push_back({"ReduceLogSum", in_f32<reduce_f32<Reduce::kLogSum>>});
+  table.push_back({"ReduceLogSumExp", in_f32<reduce_f32<Reduce::kLogSumExp>>});
+  table.push_back({"ReduceSumSquare", in_f32<reduce_f32<Reduce::kSumSquare>>});
+  table.push_back({"Dropout", dropout_kernel});
+}
+
+}  // namespace dlas::reference

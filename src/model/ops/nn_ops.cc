@@ -1,0 +1,525 @@
+// Schemas of the neural-network ops: convolution, normalisation, pooling, dense
+// products, softmax, padding and reductions. Semantics and output-shape formulas
+// are ONNX opset 13's (with the later additive forms: Pad's axes input, reduction
+// axes as an input, AveragePool dilations).
+#include <algorithm>
+#include <cstdint>
+#include <set>
+#include <string>
+
+#include "model/ops/ops_internal.h"
+
+namespace dlas::ops {
+namespace {
+
+// ---------------------------------------------------------------------------
+// Shared checks
+// ---------------------------------------------------------------------------
+
+[[noreturn]] void unsupported(const InferContext& ctx, const std::string& what) {
+  fail(ErrorKind::kUnsupported, ctx.node().label(), ": ", what);
+}
+
+// Input i must be f32, f16 or bf16 (the reference kernels compute in float).
+void require_float(const InferContext& ctx, int i, const char* what) {
+  const DType t = ctx.dtype(i);
+  if (!is_float(t))
+    unsupported(ctx,
+                str(what, " has dtype ", dtype_name(t), "; only f32, f16 and bf16 are supported"));
+}
+
+// Input i must exist and have the same dtype as input 0.
+void require_same_dtype(const InferContext& ctx, int i, const char* what) {
+  ctx.check(ctx.dtype(i) == ctx.dtype(0), what, " has dtype ", dtype_name(ctx.dtype(i)),
+            " but the input has dtype ", dtype_name(ctx.dtype(0)));
+}
+
+int64_t floor_div(int64_t a, int64_t b) {
+  int64_t q = a / b;
+  if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
+  return q;
+}
+int64_t ceil_div(int64_t a, int64_t b) { return -floor_div(-a, b); }
+
+// ---------------------------------------------------------------------------
+// Sliding-window geometry (Conv, ConvTranspose, pooling)
+// ---------------------------------------------------------------------------
+
+struct Window {
+  std::vector<int64_t> kernel, strides, dilations;
+  std::vector<int64_t> pads;  // [b_1, ..., b_n, e_1, ..., e_n]
+  std::string auto_pad;
+  bool explicit_pads = false;
+};
+
+// Reads an ints attribute of length n with every value >= min_value (default fill otherwise).
+std::vector<int64_t> sized_ints(const InferContext& ctx, const char* key, size_t n, int64_t fill,
+                                int64_t min_value) {
+  std::vector<int64_t> v = ctx.node().attr_ints(key, std::vector<int64_t>(n, fill));
+  ctx.check(v.size() == n, "attribute '", key, "' has ", v.size(), " values, expected ", n);
+  for (int64_t x : v) ctx.check(x >= min_value, "attribute '", key, "' has invalid value ", x);
+  return v;
+}
+
+Window read_window(const InferContext& ctx, std::vector<int64_t> kernel) {
+  const size_t n = kernel.size();
+  Window w;
+  w.kernel = std::move(kernel);
+  for (int64_t k : w.kernel) ctx.check(k >= 1, "kernel size ", k, " must be positive");
+  w.strides = sized_ints(ctx, "strides", n, 1, 1);
+  w.dilations = sized_ints(ctx, "dilations", n, 1, 1);
+  w.explicit_pads = ctx.node().has_attr("pads");
+  w.pads = sized_ints(ctx, "pads", 2 * n, 0, 0);
+  w.auto_pad = ctx.node().attr_string("auto_pad", "NOTSET");
+  if (w.auto_pad.empty()) w.auto_pad = "NOTSET";
+  ctx.check(w.auto_pad == "NOTSET" || w.auto_pad == "SAME_UPPER" || w.auto_pad == "SAME_LOWER" ||
+                w.auto_pad == "VALID",
+            "unknown auto_pad '", w.auto_pad, "'");
+  if (w.auto_pad != "NOTSET" && w.explicit_pads) {
+    for (int64_t p : w.pads)
+      ctx.check(p == 0, "pads cannot be given together with auto_pad ", w.auto_pad);
+  }
+  return w;
+}
+
+// Output spatial dims of a convolution or pooling window over `in` (ONNX formulas).
+std::vector<int64_t> window_output(const InferContext& ctx, const Window& w,
+                                   const std::vector<int64_t>& in, bool ceil_mode) {
+  std::vector<int64_t> out(in.size());
+  const size_t n = in.size();
+  for (size_t i = 0; i < n; ++i) {
+    const int64_t eff = (w.kernel[i] - 1) * w.dilations[i] + 1;
+    const int64_t s = w.strides[i];
+    if (w.auto_pad == "SAME_UPPER" || w.auto_pad == "SAME_LOWER") {
+      out[i] = ceil_div(in[i], s);
+    } else if (w.auto_pad == "VALID") {
+      ctx.check(in[i] >= eff, "window of extent ", eff, " (kernel ", w.kernel[i], ", dilation ",
+                w.dilations[i], ") is larger than input dimension ", in[i]);
+      out[i] = floor_div(in[i] - eff, s) + 1;
+    } else {
+      const int64_t padded = in[i] + w.pads[i] + w.pads[i + n];
+      ctx.check(padded >= eff, "window of extent ", eff, " (kernel ", w.kernel[i], ", dilation ",
+                w.dilations[i], ") is larger than padded input dimension ", padded);
+      if (ceil_mode) {
+        out[i] = ceil_div(padded - eff, s) + 1;
+        // A last window starting in the end padding is dropped (PyTorch and ONNX agree).
+        if ((out[i] - 1) * s >= in[i] + w.pads[i]) --out[i];
+      } else {
+        out[i] = floor_div(padded - eff, s) + 1;
+      }
+    }
+  }
+  return out;
+}
+
+Shape spatial_of(const Shape& s) { return Shape(s.begin() + 2, s.end()); }
+
+void check_spatial_rank(const InferContext& ctx, int i, const char* what) {
+  const int r = ctx.rank(i);
+  ctx.check(r >= 3 && r <= 5, what, " must have rank 3 to 5 (N, C and 1 to 3 spatial dims), got ",
+            shape_str(ctx.shape(i)));
+}
+
+// ---------------------------------------------------------------------------
+// Conv
+// ---------------------------------------------------------------------------
+
+void infer_conv(InferContext& ctx) {
+  check_spatial_rank(ctx, 0, "X");
+  require_float(ctx, 0, "X");
+  require_same_dtype(ctx, 1, "W");
+  const Shape& x = ctx.shape(0);
+  const Shape& w = ctx.shape(1);
+  ctx.check(w.size() == x.size(), "W ", shape_str(w), " must have the rank of X ", shape_str(x));
+  const int64_t group = ctx.node().attr_int("group", 1);
+  ctx.check(group >= 1, "group ", group, " must be positive");
+  const int64_t c = x[1], m = w[0];
+  ctx.check(c % group == 0, "input channels ", c, " are not divisible by group ", group);
+  ctx.check(w[1] * group == c, "W ", shape_str(w), " expects ", w[1] * group,
+            " input channels (W[1] * group ", group, ") but X ", shape_str(x), " has ", c);
+  ctx.check(m >= 1 && m % group == 0, "output channels ", m, " are not divisible by group ", group);
+  Shape kernel = spatial_of(w);
+  if (ctx.node().has_attr("kernel_shape")) {
+    const auto ks = ctx.node().attr_ints("kernel_shape", {});
+    ctx.check(ks == kernel, "kernel_shape ", shape_str(ks), " does not match W ", shape_str(w));
+  }
+  if (ctx.has_input(2)) {
+    require_same_dtype(ctx, 2, "B");
+    ctx.check(ctx.shape(2) == Shape{m}, "B ", shape_str(ctx.shape(2)), " must have shape [", m,
+              "]");
+  }
+  const Window win = read_window(ctx, kernel);
+  Shape y = {x[0], m};
+  for (int64_t d : window_output(ctx, win, spatial_of(x), false)) y.push_back(d);
+  ctx.set_output(0, ctx.dtype(0), y);
+}
+
+int64_t conv_macs(const Graph& g, const Node& n) {
+  const Shape& w = g.value(n.inputs[1]).shape;
+  return shape_numel(g.value(n.outputs[0]).shape) * (shape_numel(w) / std::max<int64_t>(w[0], 1));
+}
+
+// ---------------------------------------------------------------------------
+// ConvTranspose
+// ---------------------------------------------------------------------------
+
+void infer_conv_transpose(InferContext& ctx) {
+  check_spatial_rank(ctx, 0, "X");
+  require_float(ctx, 0, "X");
+  require_same_dtype(ctx, 1, "W");
+  const Shape& x = ctx.shape(0);
+  const Shape& w = ctx.shape(1);
+  const size_t n = x.size() - 2;
+  ctx.check(w.size() == x.size(), "W ", shape_str(w), " must have the rank of X ", shape_str(x));
+  const int64_t group = ctx.node().attr_int("group", 1);
+  ctx.check(group >= 1, "group ", group, " must be positive");
+  const int64_t c = x[1];
+  ctx.check(c % group == 0, "input channels ", c, " are not divisible by group ", group);
+  ctx.check(w[0] == c, "W ", shape_str(w), " expects ", w[0], " input channels but X ",
+            shape_str(x), " has ", c);
+  const int64_t m = w[1] * group;
+  Shape kernel = spatial_of(w);
+  if (ctx.node().has_attr("kernel_shape")) {
+    const auto ks = ctx.node().attr_ints("kernel_shape", {});
+    ctx.check(ks == kernel, "kernel_shape ", shape_str(ks), " does not match W ", shape_str(w));
+  }
+  if (ctx.has_input(2)) {
+    require_same_dtype(ctx, 2, "B");
+    ctx.check(ctx.shape(2) == Shape{m}, "B ", shape_str(ctx.shape(2)), " must have shape [", m,
+              "]");
+  }
+  const Window win = read_window(ctx, kernel);
+  const auto out_pad = sized_ints(ctx, "output_padding", n, 0, 0);
+  Shape y = {x[0], m};
+  if (ctx.node().has_attr("output_shape")) {
+    auto os = ctx.node().attr_ints("output_shape", {});
+    if (os.size() == n + 2) os.erase(os.begin(), os.begin() + 2);
+    ctx.check(os.size() == n, "output_shape has ", os.size(), " values, expected ", n);
+    for (int64_t d : os) ctx.check(d >= 1, "output_shape value ", d, " must be positive");
+    y.insert(y.end(), os.begin(), os.end());
+  } else {
+    for (size_t i = 0; i < n; ++i) {
+      const int64_t eff = (kernel[i] - 1) * win.dilations[i] + 1;
+      int64_t d;
+      if (win.auto_pad == "SAME_UPPER" || win.auto_pad == "SAME_LOWER") {
+        d = x[i + 2] * win.strides[i];
+      } else if (win.auto_pad == "VALID") {
+        d = win.strides[i] * (x[i + 2] - 1) + out_pad[i] + eff;
+      } else {
+        d = win.strides[i] * (x[i + 2] - 1) + out_pad[i] + eff - win.pads[i] - win.pads[i + n];
+      }
+      ctx.check(d >= 1, "output dimension ", i, " would be ", d, " (pads too large)");
+      y.push_back(d);
+    }
+  }
+  ctx.set_output(0, ctx.dtype(0), y);
+}
+
+int64_t conv_transpose_macs(const Graph& g, const Node& n) {
+  const Shape& w = g.value(n.inputs[1]).shape;
+  return shape_numel(g.value(n.inputs[0]).shape) * (shape_numel(w) / std::max<int64_t>(w[0], 1));
+}
+
+// ---------------------------------------------------------------------------
+// BatchNormalization (inference)
+// ---------------------------------------------------------------------------
+
+void infer_batch_norm(InferContext& ctx) {
+  if (ctx.node().attr_int("training_mode", 0) != 0)
+    unsupported(ctx, "training_mode=1 is not supported (inference only)");
+  if (ctx.num_outputs() > 1)
+    for (int i = 1; i < ctx.num_outputs(); ++i)
+      if (!ctx.node().outputs[static_cast<size_t>(i)].empty())
+        unsupported(ctx, "outputs beyond Y (running or saved statistics) exist only in training");
+  ctx.check(ctx.rank(0) >= 2, "X ", shape_str(ctx.shape(0)), " must have rank >= 2 (N, C, ...)");
+  require_float(ctx, 0, "X");
+  const int64_t c = ctx.shape(0)[1];
+  const char* names[] = {"", "scale", "B", "mean", "var"};
+  for (int i = 1; i <= 4; ++i) {
+    require_float(ctx, i, names[i]);
+    ctx.check(ctx.shape(i) == Shape{c}, names[i], " ", shape_str(ctx.shape(i)),
+              " must have shape [", c, "]");
+  }
+  const float eps = ctx.node().attr_float("epsilon", 1e-5f);
+  ctx.check(eps >= 0, "epsilon ", eps, " must not be negative");
+  ctx.set_output(0, ctx.dtype(0), ctx.shape(0));
+}
+
+// ---------------------------------------------------------------------------
+// Pooling
+// ---------------------------------------------------------------------------
+
+void infer_pool(InferContext& ctx, bool is_max) {
+  check_spatial_rank(ctx, 0, "X");
+  const DType t = ctx.dtype(0);
+  if (!(is_float(t) || (is_max && (t == DType::kS8 || t == DType::kU8))))
+    unsupported(ctx, str("X has dtype ", dtype_name(t), "; supported: f32, f16, bf16",
+                         is_max ? ", s8, u8" : ""));
+  const Shape& x = ctx.shape(0);
+  const size_t n = x.size() - 2;
+  ctx.check(ctx.node().has_attr("kernel_shape"), "attribute 'kernel_shape' is required");
+  const auto kernel = ctx.node().attr_ints("kernel_shape", {});
+  ctx.check(kernel.size() == n, "kernel_shape has ", kernel.size(), " values but X ", shape_str(x),
+            " has ", n, " spatial dims");
+  const Window win = read_window(ctx, kernel);
+  const int64_t ceil_mode = ctx.node().attr_int("ceil_mode", 0);
+  ctx.check(ceil_mode == 0 || ceil_mode == 1, "ceil_mode must be 0 or 1");
+  if (is_max) {
+    const int64_t so = ctx.node().attr_int("storage_order", 0);
+    ctx.check(so == 0 || so == 1, "storage_order must be 0 or 1");
+  } else {
+    const int64_t cip = ctx.node().attr_int("count_include_pad", 0);
+    ctx.check(cip == 0 || cip == 1, "count_include_pad must be 0 or 1");
+  }
+  for (size_t i = 0; i < n; ++i)
+    ctx.check(win.pads[i] < (kernel[i] - 1) * win.dilations[i] + 1 &&
+                  win.pads[i + n] < (kernel[i] - 1) * win.dilations[i] + 1,
+              "pads must be smaller than the pooling window");
+  Shape y = {x[0], x[1]};
+  for (int64_t d : window_output(ctx, win, spatial_of(x), ceil_mode != 0)) y.push_back(d);
+  ctx.set_output(0, t, y);
+  if (is_max) ctx.set_output(1, DType::kS64, y);  // Indices, when requested
+}
+
+void infer_max_pool(InferContext& ctx) { infer_pool(ctx, true); }
+void infer_average_pool(InferContext& ctx) { infer_pool(ctx, false); }
+
+void infer_global_pool(InferContext& ctx) {
+  check_spatial_rank(ctx, 0, "X");
+  require_float(ctx, 0, "X");
+  Shape y = ctx.shape(0);
+  for (size_t i = 2; i < y.size(); ++i) y[i] = 1;
+  ctx.set_output(0, ctx.dtype(0), y);
+}
+
+void infer_lrn(InferContext& ctx) {
+  ctx.check(ctx.rank(0) >= 2, "X ", shape_str(ctx.shape(0)), " must have rank >= 2 (N, C, ...)");
+  require_float(ctx, 0, "X");
+  ctx.check(ctx.node().has_attr("size"), "attribute 'size' is required");
+  const int64_t size = ctx.node().attr_int("size", 0);
+  ctx.check(size >= 1, "size ", size, " must be positive");
+  ctx.set_output(0, ctx.dtype(0), ctx.shape(0));
+}
+
+// ---------------------------------------------------------------------------
+// Gemm, MatMul
+// ---------------------------------------------------------------------------
+
+void infer_gemm(InferContext& ctx) {
+  require_float(ctx, 0, "A");
+  require_same_dtype(ctx, 1, "B");
+  ctx.check(ctx.rank(0) == 2, "A ", shape_str(ctx.shape(0)), " must be a matrix");
+  ctx.check(ctx.rank(1) == 2, "B ", shape_str(ctx.shape(1)), " must be a matrix");
+  const bool ta = ctx.node().attr_int("transA", 0) != 0;
+  const bool tb = ctx.node().attr_int("transB", 0) != 0;
+  const Shape& a = ctx.shape(0);
+  const Shape& b = ctx.shape(1);
+  const int64_t m = ta ? a[1] : a[0], k = ta ? a[0] : a[1];
+  const int64_t kb = tb ? b[1] : b[0], n = tb ? b[0] : b[1];
+  ctx.check(k == kb, "inner dimensions differ: A", ta ? "^T " : " ", shape_str(a), " and B",
+            tb ? "^T " : " ", shape_str(b));
+  if (ctx.has_input(2)) {
+    require_same_dtype(ctx, 2, "C");
+    const Shape& c = ctx.shape(2);
+    ctx.check(c.size() <= 2, "C ", shape_str(c), " must have rank <= 2");
+    const Shape want = {m, n};
+    for (size_t i = 0; i < c.size(); ++i) {
+      const int64_t cd = c[c.size() - 1 - i], wd = want[1 - i];
+      ctx.check(cd == wd || cd == 1, "C ", shape_str(c), " cannot be broadcast to ",
+                shape_str(want));
+    }
+  }
+  ctx.set_output(0, ctx.dtype(0), {m, n});
+}
+
+int64_t gemm_macs(const Graph& g, const Node& nd) {
+  const Shape& a = g.value(nd.inputs[0]).shape;
+  const Shape& y = g.value(nd.outputs[0]).shape;
+  const int64_t k = nd.attr_int("transA", 0) ? a[0] : a[1];
+  return y[0] * y[1] * k;
+}
+
+// Output shape of NumPy matmul; fails naming the node on mismatch.
+Shape matmul_shape(const InferContext& ctx) {
+  Shape a = ctx.shape(0), b = ctx.shape(1);
+  ctx.check(!a.empty() && !b.empty(), "MatMul inputs must have rank >= 1, got ", shape_str(a),
+            " and ", shape_str(b));
+  const bool a_vec = a.size() == 1, b_vec = b.size() == 1;
+  if (a_vec) a.insert(a.begin(), 1);
+  if (b_vec) b.push_back(1);
+  ctx.check(a.back() == b[b.size() - 2], "inner dimensions differ: A ", shape_str(ctx.shape(0)),
+            " and B ", shape_str(ctx.shape(1)));
+  const size_t ba = a.size() - 2, bb = b.size() - 2, nb = std::max(ba, bb);
+  Shape y(nb);
+  for (size_t i = 0; i < nb; ++i) {
+    const int64_t da = i + ba >= nb ? a[i + ba - nb] : 1;
+    const int64_t db = i + bb >= nb ? b[i + bb - nb] : 1;
+    ctx.check(da == db || da == 1 || db == 1, "batch dimensions of A ", shape_str(ctx.shape(0)),
+              " and B ", shape_str(ctx.shape(1)), " do not broadcast");
+    y[i] = da == 1 ? db : da;
+  }
+  if (!a_vec) y.push_back(a[a.size() - 2]);
+  if (!b_vec) y.push_back(b.back());
+  return y;
+}
+
+void infer_matmul(InferContext& ctx) {
+  require_float(ctx, 0, "A");
+  require_same_dtype(ctx, 1, "B");
+  ctx.set_output(0, ctx.dtype(0), matmul_shape(ctx));
+}
+
+int64_t matmul_macs(const Graph& g, const Node& nd) {
+  const Shape& a = g.value(nd.inputs[0]).shape;
+  if (a.empty()) return 0;
+  // numel(Y) counts batch * M * N; each output element takes K MACs.
+  return shape_numel(g.value(nd.outputs[0]).shape) * a.back();
+}
+
+// ---------------------------------------------------------------------------
+// Softmax, LogSoftmax (opset 13: one axis)
+// ---------------------------------------------------------------------------
+
+void infer_softmax(InferContext& ctx) {
+  require_float(ctx, 0, "input");
+  ctx.normalize_axis(ctx.node().attr_int("axis", -1), ctx.rank(0));
+  ctx.set_output(0, ctx.dtype(0), ctx.shape(0));
+}
+
+// ---------------------------------------------------------------------------
+// Pad
+// ---------------------------------------------------------------------------
+
+void infer_pad(InferContext& ctx) {
+  const Shape& x = ctx.shape(0);
+  const int r = ctx.rank(0);
+  const std::string mode = ctx.node().attr_string("mode", "constant");
+  ctx.check(mode == "constant" || mode == "reflect" || mode == "edge" || mode == "wrap",
+            "unknown mode '", mode, "'");
+  std::vector<int64_t> pads;
+  if (ctx.has_input(1)) {
+    const Tensor& p = ctx.require_constant(1, "pads");
+    ctx.check(p.dtype() == DType::kS64 || p.dtype() == DType::kS32, "pads must be int64, got ",
+              dtype_name(p.dtype()));
+    ctx.check(p.rank() == 1, "pads must be 1-D, got ", p.describe());
+    pads = p.to_int64_vector();
+  } else {
+    ctx.check(ctx.node().has_attr("pads"), "pads (input 1 or attribute) is required");
+    pads = ctx.node().attr_ints("pads", {});
+  }
+  if (ctx.has_input(2)) {
+    ctx.check(ctx.dtype(2) == ctx.dtype(0), "constant_value has dtype ", dtype_name(ctx.dtype(2)),
+              " but data has ", dtype_name(ctx.dtype(0)));
+    ctx.check(shape_numel(ctx.shape(2)) == 1, "constant_value must hold one value, got ",
+              shape_str(ctx.shape(2)));
+  }
+  // Optional axes (opset 18): pads then has 2 * len(axes) values.
+  std::vector<int> axes;
+  if (ctx.has_input(3)) {
+    const Tensor& a = ctx.require_constant(3, "axes");
+    for (int64_t v : a.to_int64_vector()) axes.push_back(ctx.normalize_axis(v, r));
+  } else {
+    for (int i = 0; i < r; ++i) axes.push_back(i);
+  }
+  const size_t na = axes.size();
+  ctx.check(pads.size() == 2 * na, "pads has ", pads.size(), " values, expected ", 2 * na,
+            " for data ", shape_str(x));
+  std::vector<int64_t> begin(static_cast<size_t>(r), 0), end(static_cast<size_t>(r), 0);
+  std::set<int> seen;
+  for (size_t i = 0; i < na; ++i) {
+    ctx.check(seen.insert(axes[i]).second, "axis ", axes[i], " is repeated");
+    begin[static_cast<size_t>(axes[i])] = pads[i];
+    end[static_cast<size_t>(axes[i])] = pads[i + na];
+  }
+  Shape y(x);
+  for (size_t i = 0; i < y.size(); ++i) {
+    y[i] = x[i] + begin[i] + end[i];
+    ctx.check(y[i] >= 0, "pads ", begin[i], ", ", end[i], " make dimension ", i, " negative");
+    if (mode != "constant" && y[i] > 0 && (begin[i] > 0 || end[i] > 0))
+      ctx.check(x[i] > 0, "mode '", mode, "' cannot pad empty dimension ", i);
+  }
+  ctx.set_output(0, ctx.dtype(0), y);
+}
+
+// ---------------------------------------------------------------------------
+// Reductions
+// ---------------------------------------------------------------------------
+
+void infer_reduce(InferContext& ctx) {
+  require_float(ctx, 0, "data");
+  const int r = ctx.rank(0);
+  std::vector<int64_t> axes;
+  const bool attr_axes = ctx.node().has_attr("axes");
+  if (ctx.has_input(1)) {
+    ctx.check(!attr_axes, "axes are given both as attribute and as input");
+    const Tensor& a = ctx.require_constant(1, "axes");
+    ctx.check(!is_float(a.dtype()), "axes must be integers, got ", dtype_name(a.dtype()));
+    axes = a.to_int64_vector();
+  } else if (attr_axes) {
+    axes = ctx.node().attr_ints("axes", {});
+  }
+  const bool keepdims = ctx.node().attr_int("keepdims", 1) != 0;
+  const bool noop = ctx.node().attr_int("noop_with_empty_axes", 0) != 0;
+  std::vector<bool> reduced(static_cast<size_t>(r), false);
+  if (axes.empty()) {
+    if (!noop) reduced.assign(static_cast<size_t>(r), true);
+  } else {
+    for (int64_t a : axes) {
+      const int ax = ctx.normalize_axis(a, r);
+      ctx.check(!reduced[static_cast<size_t>(ax)], "axis ", a, " is repeated");
+      reduced[static_cast<size_t>(ax)] = true;
+    }
+  }
+  Shape y;
+  for (int i = 0; i < r; ++i) {
+    if (!reduced[static_cast<size_t>(i)])
+      y.push_back(ctx.shape(0)[static_cast<size_t>(i)]);
+    else if (keepdims)
+      y.push_back(1);
+  }
+  ctx.set_output(0, ctx.dtype(0), y);
+}
+
+// ---------------------------------------------------------------------------
+// Dropout (inference: identity)
+// ---------------------------------------------------------------------------
+
+void infer_dropout(InferContext& ctx) {
+  if (ctx.num_outputs() > 1 && !ctx.node().outputs[1].empty())
+    unsupported(ctx, "the mask output is not supported (dlas has no bool dtype)");
+  if (ctx.has_input(2)) {
+    const Tensor* t = ctx.constant(2);
+    if (!t) unsupported(ctx, "training_mode must be a constant");
+    if (t->numel() > 0 && t->get_as_double(0) != 0)
+      unsupported(ctx, "training_mode=true is not supported (inference only)");
+  }
+  if (ctx.node().attr_int("is_test", 1) == 0)
+    unsupported(ctx, "is_test=0 (training) is not supported");
+  if (ctx.has_input(1)) ctx.check(is_float(ctx.dtype(1)), "ratio must be a float");
+  ctx.set_output(0, ctx.dtype(0), ctx.shape(0));
+}
+
+}  // namespace
+
+void append_nn_ops(std::vector<OpSchema>& table) {
+  table.push_back({"Conv", 2, 3, 1, 1, infer_conv, conv_macs});
+  table.push_back({"ConvTranspose", 2, 3, 1, 1, infer_conv_transpose, conv_transpose_macs});
+  table.push_back({"BatchNormalization", 5, 5, 1, 3, infer_batch_norm, nullptr, {3, 4}});
+  table.push_back({"MaxPool", 1, 1, 1, 2, infer_max_pool});
+  table.push_back({"AveragePool", 1, 1, 1, 1, infer_average_pool});
+  table.push_back({"GlobalAveragePool", 1, 1, 1, 1, infer_global_pool});
+  table.push_back({"GlobalMaxPool", 1, 1, 1, 1, infer_global_pool});
+  table.push_back({"LRN", 1, 1, 1, 1, infer_lrn});
+  table.push_back({"Gemm", 2, 3, 1, 1, infer_gemm, gemm_macs});
+  table.push_back({"MatMul", 2, 2, 1, 1, infer_matmul, matmul_macs});
+  table.push_back({"Softmax", 1, 1, 1, 1, infer_softmax});
+  table.push_back({"LogSoftmax", 1, 1, 1, 1, infer_softmax});
+  table.push_back({"Pad", 1, 4, 1, 1, infer_pad});
+  for (const char* op :
+       {"ReduceMean", "ReduceSum", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL1", "ReduceL2",
+        "ReduceLogSum", "ReduceLogSumExp", "ReduceSumSquare"})
+    table.push_back({op, 1, 2, 1, 1, infer_reduce});
+  table.push_back({"Dropout", 1, 3, 1, 2, infer_dropout});
+}
+
+}  // namespace dlas::ops
