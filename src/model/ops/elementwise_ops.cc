@@ -1,0 +1,131 @@
+// Elementwise op schemas: activations and unary math (same shape out), binary and
+// variadic arithmetic with NumPy multidirectional broadcasting.
+#include <limits>
+
+#include "model/ops/ops_internal.h"
+#include "model/ops/shape_math.h"
+
+namespace dlas::ops {
+namespace {
+
+constexpr int kVariadic = std::numeric_limits<int>::max();
+
+// Integer arithmetic covers the index/shape dtypes (s32, s64) and 8-bit image data.
+bool is_arith_dtype(DType t) {
+  return t == DType::kF32 || t == DType::kS8 || t == DType::kU8 || t == DType::kS32 ||
+         t == DType::kS64;
+}
+
+[[noreturn]] void unsupported_dtype(const InferContext& ctx, int i, const char* allowed) {
+  fail(ErrorKind::kUnsupported, ctx.node().label(), ": input ", i, " has dtype ",
+       dtype_name(ctx.dtype(i)), "; ", ctx.node().op, " supports ", allowed);
+}
+
+void require_f32(const InferContext& ctx, int i) {
+  if (ctx.dtype(i) != DType::kF32) unsupported_dtype(ctx, i, "f32 only");
+}
+
+void require_arith(const InferContext& ctx, int i) {
+  if (!is_arith_dtype(ctx.dtype(i))) unsupported_dtype(ctx, i, "f32, s8, u8, s32 and s64");
+}
+
+Shape broadcast_inputs(const InferContext& ctx) {
+  Shape out = ctx.shape(0);
+  for (int i = 1; i < ctx.num_inputs(); ++i) {
+    auto b = shape_math::broadcast_shapes(out, ctx.shape(i));
+    if (!b)
+      ctx.fail("cannot broadcast input shapes ", shape_str(out), " and ", shape_str(ctx.shape(i)),
+               " (input ", i, ")");
+    out = *b;
+  }
+  return out;
+}
+
+void require_same_dtypes(const InferContext& ctx) {
+  for (int i = 1; i < ctx.num_inputs(); ++i)
+    ctx.check(ctx.dtype(i) == ctx.dtype(0), "input ", i, " has dtype ", dtype_name(ctx.dtype(i)),
+              " but input 0 has ", dtype_name(ctx.dtype(0)), "; inputs must have one dtype");
+}
+
+void infer_unary_f32(InferContext& ctx) {
+  require_f32(ctx, 0);
+  ctx.set_output(0, ctx.dtype(0), ctx.shape(0));
+}
+
+void infer_unary_arith(InferContext& ctx) {
+  require_arith(ctx, 0);
+  ctx.set_output(0, ctx.dtype(0), ctx.shape(0));
+}
+
+// Binary and variadic ops over f32 and integers (Add, Sub, Mul, Div, Max, Min).
+void infer_broadcast_arith(InferContext& ctx) {
+  require_same_dtypes(ctx);
+  require_arith(ctx, 0);
+  ctx.set_output(0, ctx.dtype(0), broadcast_inputs(ctx));
+}
+
+// Sum and Mean: f32 only.
+void infer_broadcast_f32(InferContext& ctx) {
+  require_same_dtypes(ctx);
+  require_f32(ctx, 0);
+  ctx.set_output(0, ctx.dtype(0), broadcast_inputs(ctx));
+}
+
+// Pow: base and exponent are f32, s32 or s64, independently; the output has the base's type.
+void infer_pow(InferContext& ctx) {
+  for (int i = 0; i < 2; ++i) {
+    const DType t = ctx.dtype(i);
+    if (t != DType::kF32 && t != DType::kS32 && t != DType::kS64)
+      unsupported_dtype(ctx, i, "f32, s32 and s64");
+  }
+  ctx.set_output(0, ctx.dtype(0), broadcast_inputs(ctx));
+}
+
+// PRelu: slope broadcasts unidirectionally to X.
+void infer_prelu(InferContext& ctx) {
+  require_same_dtypes(ctx);
+  require_f32(ctx, 0);
+  auto b = shape_math::broadcast_shapes(ctx.shape(0), ctx.shape(1));
+  ctx.check(b && *b == ctx.shape(0), "slope shape ", shape_str(ctx.shape(1)),
+            " does not broadcast to input shape ", shape_str(ctx.shape(0)));
+  ctx.set_output(0, ctx.dtype(0), ctx.shape(0));
+}
+
+// Clip (opset 11+): optional scalar min and max inputs of X's dtype.
+void infer_clip(InferContext& ctx) {
+  require_arith(ctx, 0);
+  for (int i = 1; i < 3; ++i) {
+    if (!ctx.has_input(i)) continue;
+    ctx.check(ctx.dtype(i) == ctx.dtype(0), i == 1 ? "min" : "max", " has dtype ",
+              dtype_name(ctx.dtype(i)), " but the input has ", dtype_name(ctx.dtype(0)));
+    ctx.check(shape_numel(ctx.shape(i)) == 1, i == 1 ? "min" : "max",
+              " must be a scalar, got shape ", shape_str(ctx.shape(i)));
+  }
+  ctx.set_output(0, ctx.dtype(0), ctx.shape(0));
+}
+
+}  // namespace
+
+void append_elementwise_ops(std::vector<OpSchema>& t) {
+  for (const char* op :
+       {"Relu",    "LeakyRelu",   "ThresholdedRelu", "Elu",      "Selu",     "Celu",
+        "Sigmoid", "HardSigmoid", "HardSwish",       "Softplus", "Softsign", "Mish",
+        "Sign",    "Reciprocal",  "Round",           "Exp",      "Log",      "Sqrt",
+        "Tanh",    "Erf",         "Floor",           "Ceil",     "Sin",      "Cos",
+        "Tan",     "Atan"})
+    t.push_back({op, 1, 1, 1, 1, infer_unary_f32});
+  t.push_back({"Neg", 1, 1, 1, 1, infer_unary_arith});
+  t.push_back({"Abs", 1, 1, 1, 1, infer_unary_arith});
+  // Clip bounds and Pow exponents are constants, not trainable parameters (param_count).
+  t.push_back({"Clip", 1, 3, 1, 1, infer_clip, nullptr, {1, 2}});
+  t.push_back({"PRelu", 2, 2, 1, 1, infer_prelu});
+  for (const char* op : {"Add", "Sub", "Mul", "Div"})
+    t.push_back({op, 2, 2, 1, 1, infer_broadcast_arith});
+  t.push_back({"Pow", 2, 2, 1, 1, infer_pow, nullptr, {1}});
+  t.push_back({"Max", 1, kVariadic, 1, 1, infer_broadcast_arith});
+  t.push_back({"Min", 1, kVariadic, 1, 1, infer_broadcast_arith});
+  t.push_back({"Sum", 1, kVariadic, 1, 1, infer_broadcast_f32});
+  t.push_back({"Mean", 1, kVariadic, 1, 1, infer_broadcast_f32});
+}
+
+}  // namespace dlas::ops
