@@ -26,7 +26,7 @@ class InferContext {
   int rank(int i) const { return static_cast<int>(shape(i).size()); }
   // Constant value of input i (an initializer), or nullptr.
   const Tensor* constant(int i) const;
-  // Constant value of input i; fails naming the node when it is not constant.
+  // Constant value of input i; fails (kUnsupported, naming the node) when it is not constant.
   const Tensor& require_constant(int i, std::string_view what) const;
   void set_output(int i, DType dtype, Shape shape);
   const std::vector<ValueInfo>& outputs() const { return outputs_; }

@@ -18,7 +18,10 @@ const Tensor* InferContext::constant(int i) const {
 
 const Tensor& InferContext::require_constant(int i, std::string_view what) const {
   const Tensor* t = constant(i);
-  if (!t) fail(what, " (input ", i, ") must be a constant; dlas needs static shapes");
+  // A valid model, but dlas compiles static shapes: unsupported, not invalid.
+  if (!t)
+    ::dlas::fail(ErrorKind::kUnsupported, node_.label(), ": ", what, " (input ", i,
+                 ") must be a constant; dlas needs static shapes");
   return *t;
 }
 

@@ -1,0 +1,112 @@
+// dlas::Graph -> ONNX ModelProto (IR version 8, default-domain opset 13).
+#include <type_traits>
+
+#include <onnx/onnx_pb.h>
+
+#include "dlas/core/npy.h"
+#include "dlas/core/version.h"
+#include "dlas/model/onnx.h"
+#include "model/onnx/onnx_tensor.h"
+
+namespace dlas {
+namespace {
+
+constexpr int64_t kExportIrVersion = 8;
+constexpr int64_t kExportOpset = 13;
+
+void set_value_info(const ValueInfo& info, onnx::ValueInfoProto* proto) {
+  proto->set_name(info.name);
+  auto* tt = proto->mutable_type()->mutable_tensor_type();
+  tt->set_elem_type(dtype_to_onnx(info.dtype));
+  auto* shape = tt->mutable_shape();
+  for (int64_t d : info.shape) shape->add_dim()->set_dim_value(d);
+}
+
+void set_attribute(const std::string& name, const Attribute& value, const Node& node,
+                   onnx::AttributeProto* proto) {
+  using AP = onnx::AttributeProto;
+  proto->set_name(name);
+  std::visit(
+      [&](const auto& v) {
+        using T = std::decay_t<decltype(v)>;
+        if constexpr (std::is_same_v<T, int64_t>) {
+          proto->set_type(AP::INT);
+          proto->set_i(v);
+        } else if constexpr (std::is_same_v<T, float>) {
+          proto->set_type(AP::FLOAT);
+          proto->set_f(v);
+        } else if constexpr (std::is_same_v<T, std::string>) {
+          proto->set_type(AP::STRING);
+          proto->set_s(v);
+        } else if constexpr (std::is_same_v<T, std::vector<int64_t>>) {
+          proto->set_type(AP::INTS);
+          for (int64_t x : v) proto->add_ints(x);
+        } else if constexpr (std::is_same_v<T, std::vector<float>>) {
+          proto->set_type(AP::FLOATS);
+          for (float x : v) proto->add_floats(x);
+        } else if constexpr (std::is_same_v<T, std::vector<std::string>>) {
+          proto->set_type(AP::STRINGS);
+          for (const auto& x : v) proto->add_strings(x);
+        } else {
+          static_assert(std::is_same_v<T, Tensor>);
+          DLAS_CHECK(v.defined(), ErrorKind::kInternal, node.label(), ": attribute '", name,
+                     "' holds an undefined tensor");
+          proto->set_type(AP::TENSOR);
+          onnx_io::tensor_to_proto(v, "", proto->mutable_t());
+        }
+      },
+      value);
+}
+
+}  // namespace
+
+std::string export_onnx_bytes(const Graph& graph) {
+  onnx::ModelProto model;
+  model.set_ir_version(kExportIrVersion);
+  model.set_producer_name("dlas");
+  model.set_producer_version(DLAS_VERSION);
+  auto* opset = model.add_opset_import();
+  opset->set_domain("");
+  opset->set_version(kExportOpset);
+
+  onnx::GraphProto* g = model.mutable_graph();
+  g->set_name(graph.name);
+  for (const ValueInfo& in : graph.inputs) set_value_info(in, g->add_input());
+  for (const std::string& out : graph.outputs) {
+    if (graph.has_value(out)) {
+      set_value_info(graph.value(out), g->add_output());
+    } else if (const Tensor* c = graph.constant(out)) {
+      set_value_info({out, c->dtype(), c->shape()}, g->add_output());
+    } else {
+      fail(ErrorKind::kInternal, "export: graph output '", out,
+           "' has no known type; infer the graph first");
+    }
+  }
+  for (const auto& [name, t] : graph.initializers)
+    onnx_io::tensor_to_proto(t, name, g->add_initializer());
+  for (const Node& n : graph.nodes) {
+    onnx::NodeProto* np = g->add_node();
+    np->set_name(n.name);
+    np->set_op_type(n.op);
+    for (const auto& in : n.inputs) np->add_input(in);
+    for (const auto& out : n.outputs) np->add_output(out);
+    for (const auto& [key, value] : n.attrs) set_attribute(key, value, n, np->add_attribute());
+    // Intermediate types help viewers and other runtimes; outputs are listed already.
+    for (const auto& out : n.outputs) {
+      if (out.empty() || !graph.has_value(out)) continue;
+      if (std::find(graph.outputs.begin(), graph.outputs.end(), out) != graph.outputs.end())
+        continue;
+      set_value_info(graph.value(out), g->add_value_info());
+    }
+  }
+  std::string bytes;
+  DLAS_CHECK(model.SerializeToString(&bytes), ErrorKind::kRuntime, "export of graph '", graph.name,
+             "': protobuf serialisation failed (model larger than 2 GiB?)");
+  return bytes;
+}
+
+void export_onnx_file(const Graph& graph, const std::string& path) {
+  write_file_atomic(path, export_onnx_bytes(graph));
+}
+
+}  // namespace dlas
