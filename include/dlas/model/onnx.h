@@ -11,8 +11,9 @@
 namespace dlas {
 
 struct OnnxImportOptions {
-  // Overrides the shape of named graph inputs (dynamic dims must be overridden or
-  // default to 1 for a leading batch dimension).
+  // Overrides the shape of named graph inputs; the empty name "" means the first
+  // runtime input. Dynamic dims must be overridden, except a leading (batch) one,
+  // which defaults to 1.
   std::map<std::string, Shape> input_shapes;
 };
 

@@ -124,11 +124,14 @@ void conv_f32(const Node& node, const Tensors& inputs, Tensors& outputs) {
   const float* wd = w.data<float>();
   const float* bd = inputs.size() > 2 && inputs[2].defined() ? inputs[2].data<float>() : nullptr;
   float* yd = y.data<float>();
+  // Each output plane accumulates in double: the oracle should be more accurate
+  // than any fast kernel it checks, whatever the reduction length.
+  std::vector<double> plane(static_cast<size_t>(out_size));
   for (int64_t n = 0; n < batch; ++n) {
     for (int64_t m = 0; m < m_out; ++m) {
       const int64_t grp = m / mg;
-      float* yp = yd + (n * m_out + m) * out_size;
-      std::fill(yp, yp + out_size, bd ? bd[m] : 0.0f);
+      double* yp = plane.data();
+      std::fill(yp, yp + out_size, bd ? static_cast<double>(bd[m]) : 0.0);
       for (int64_t c = 0; c < cg; ++c) {
         const float* xp = xd + (n * c_in + grp * cg + c) * in_size;
         const float* wp = wd + (m * cg + c) * k_size;
@@ -137,7 +140,7 @@ void conv_f32(const Node& node, const Tensors& inputs, Tensors& outputs) {
           for (int64_t k1 = 0; k1 < g.k[1]; ++k1) {
             const Range r1 = valid_range(g.out[1], g.s[1], k1 * g.d[1] - g.pb[1], g.in[1]);
             for (int64_t k2 = 0; k2 < g.k[2]; ++k2) {
-              const float wv = wp[(k0 * g.k[1] + k1) * g.k[2] + k2];
+              const double wv = wp[(k0 * g.k[1] + k1) * g.k[2] + k2];
               const int64_t off2 = k2 * g.d[2] - g.pb[2];
               const Range r2 = valid_range(g.out[2], g.s[2], off2, g.in[2]);
               for (int64_t o0 = r0.lo; o0 < r0.hi; ++o0) {
@@ -145,12 +148,14 @@ void conv_f32(const Node& node, const Tensors& inputs, Tensors& outputs) {
                 for (int64_t o1 = r1.lo; o1 < r1.hi; ++o1) {
                   const int64_t i1 = o1 * g.s[1] + k1 * g.d[1] - g.pb[1];
                   const int64_t xb = (i0 * g.in[1] + i1) * g.in[2] + off2;
-                  float* yr = yp + (o0 * g.out[1] + o1) * g.out[2];
+                  double* yr = yp + (o0 * g.out[1] + o1) * g.out[2];
                   if (g.s[2] == 1) {  // the common case, kept separate so it vectorises
-                    for (int64_t o2 = r2.lo; o2 < r2.hi; ++o2) yr[o2] += wv * xp[xb + o2];
+                    for (int64_t o2 = r2.lo; o2 < r2.hi; ++o2)
+                      yr[o2] += wv * static_cast<double>(xp[xb + o2]);
                   } else {
                     const int64_t s2 = g.s[2];
-                    for (int64_t o2 = r2.lo; o2 < r2.hi; ++o2) yr[o2] += wv * xp[xb + o2 * s2];
+                    for (int64_t o2 = r2.lo; o2 < r2.hi; ++o2)
+                      yr[o2] += wv * static_cast<double>(xp[xb + o2 * s2]);
                   }
                 }
               }
@@ -158,6 +163,8 @@ void conv_f32(const Node& node, const Tensors& inputs, Tensors& outputs) {
           }
         }
       }
+      float* out = yd + (n * m_out + m) * out_size;
+      for (int64_t i = 0; i < out_size; ++i) out[i] = static_cast<float>(yp[i]);
     }
   }
 }
@@ -430,23 +437,25 @@ void gemm_f32(const Node& node, const Tensors& inputs, Tensors& outputs) {
   const float* ad = a.data<float>();
   const float* bd = b.data<float>();
   float* yd = y.data<float>();
-  std::vector<float> acc(static_cast<size_t>(n));
+  std::vector<double> acc(static_cast<size_t>(n));  // double accumulation, as in Conv
   for (int64_t i = 0; i < m; ++i) {
-    std::fill(acc.begin(), acc.end(), 0.0f);
+    std::fill(acc.begin(), acc.end(), 0.0);
     if (tb) {  // B is [N, K]: dot products along contiguous rows
       for (int64_t j = 0; j < n; ++j) {
-        float s = 0.0f;
-        for (int64_t p = 0; p < k; ++p) s += (ta ? ad[p * m + i] : ad[i * k + p]) * bd[j * k + p];
+        double s = 0.0;
+        for (int64_t p = 0; p < k; ++p)
+          s += static_cast<double>(ta ? ad[p * m + i] : ad[i * k + p]) * bd[j * k + p];
         acc[static_cast<size_t>(j)] = s;
       }
     } else {  // B is [K, N]: axpy of B's rows
       for (int64_t p = 0; p < k; ++p) {
-        const float av = ta ? ad[p * m + i] : ad[i * k + p];
+        const double av = ta ? ad[p * m + i] : ad[i * k + p];
         const float* br = bd + p * n;
         for (int64_t j = 0; j < n; ++j) acc[static_cast<size_t>(j)] += av * br[j];
       }
     }
-    for (int64_t j = 0; j < n; ++j) yd[i * n + j] = alpha * acc[static_cast<size_t>(j)];
+    for (int64_t j = 0; j < n; ++j)
+      yd[i * n + j] = static_cast<float>(alpha * acc[static_cast<size_t>(j)]);
   }
   if (inputs.size() > 2 && inputs[2].defined()) {
     const Tensor& c = inputs[2];
@@ -484,6 +493,7 @@ void matmul_f32(const Node& node, const Tensors& inputs, Tensors& outputs) {
   const float* bd = inputs[1].data<float>();
   float* yd = outputs[0].data<float>();
   std::vector<int64_t> index(nb, 0);
+  std::vector<double> acc(static_cast<size_t>(n));
   for (int64_t bt = 0; bt < batches; ++bt) {
     int64_t oa = 0, ob = 0;
     for (size_t t = 0; t < nb; ++t) oa += index[t] * sa[t], ob += index[t] * sb[t];
@@ -491,13 +501,13 @@ void matmul_f32(const Node& node, const Tensors& inputs, Tensors& outputs) {
     const float* bp = bd + ob;
     float* yp = yd + bt * m * n;
     for (int64_t i = 0; i < m; ++i) {
-      float* yr = yp + i * n;
-      std::fill(yr, yr + n, 0.0f);
+      std::fill(acc.begin(), acc.end(), 0.0);  // double accumulation, as in Conv
       for (int64_t p = 0; p < k; ++p) {
-        const float av = ap[i * k + p];
+        const double av = ap[i * k + p];
         const float* br = bp + p * n;
-        for (int64_t j = 0; j < n; ++j) yr[j] += av * br[j];
+        for (int64_t j = 0; j < n; ++j) acc[static_cast<size_t>(j)] += av * br[j];
       }
+      for (int64_t j = 0; j < n; ++j) yp[i * n + j] = static_cast<float>(acc[static_cast<size_t>(j)]);
     }
     for (size_t t = nb; t-- > 0;) {
       if (++index[t] < dims[t]) break;

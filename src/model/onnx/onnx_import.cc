@@ -179,6 +179,8 @@ void Importer::read_inputs() {
 
     ValueInfo info{name, *dtype, {}};
     auto override_it = options_.input_shapes.find(name);
+    if (override_it == options_.input_shapes.end() && runtime.size() == 1)
+      override_it = options_.input_shapes.find("");  // an unnamed override is for the first input
     if (override_it != options_.input_shapes.end()) {
       const Shape& s = override_it->second;
       for (int64_t d : s)
@@ -210,7 +212,7 @@ void Importer::read_inputs() {
     graph_.inputs.push_back(std::move(info));
   }
   for (const auto& [name, shape] : options_.input_shapes) {
-    if (runtime.count(name)) continue;
+    if (runtime.count(name) || (name.empty() && !runtime.empty())) continue;
     if (graph_.initializers.count(name))
       fail(ErrorKind::kInvalidInput, "--input-shape names '", name,
            "', which is an initializer, not a runtime input");
