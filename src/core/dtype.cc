@@ -4,26 +4,40 @@ namespace dlas {
 
 size_t dtype_size(DType t) {
   switch (t) {
-    case DType::kF32: return 4;
-    case DType::kF16: return 2;
-    case DType::kBF16: return 2;
-    case DType::kS8: return 1;
-    case DType::kU8: return 1;
-    case DType::kS32: return 4;
-    case DType::kS64: return 8;
+    case DType::kF32:
+      return 4;
+    case DType::kF16:
+      return 2;
+    case DType::kBF16:
+      return 2;
+    case DType::kS8:
+      return 1;
+    case DType::kU8:
+      return 1;
+    case DType::kS32:
+      return 4;
+    case DType::kS64:
+      return 8;
   }
   return 0;
 }
 
 const char* dtype_name(DType t) {
   switch (t) {
-    case DType::kF32: return "f32";
-    case DType::kF16: return "f16";
-    case DType::kBF16: return "bf16";
-    case DType::kS8: return "s8";
-    case DType::kU8: return "u8";
-    case DType::kS32: return "s32";
-    case DType::kS64: return "s64";
+    case DType::kF32:
+      return "f32";
+    case DType::kF16:
+      return "f16";
+    case DType::kBF16:
+      return "bf16";
+    case DType::kS8:
+      return "s8";
+    case DType::kU8:
+      return "u8";
+    case DType::kS32:
+      return "s32";
+    case DType::kS64:
+      return "s64";
   }
   return "?";
 }
@@ -36,26 +50,41 @@ std::optional<DType> dtype_from_name(std::string_view name) {
 
 std::optional<DType> dtype_from_onnx(int code) {
   switch (code) {
-    case 1: return DType::kF32;
-    case 2: return DType::kU8;
-    case 3: return DType::kS8;
-    case 6: return DType::kS32;
-    case 7: return DType::kS64;
-    case 10: return DType::kF16;
-    case 16: return DType::kBF16;
-    default: return std::nullopt;
+    case 1:
+      return DType::kF32;
+    case 2:
+      return DType::kU8;
+    case 3:
+      return DType::kS8;
+    case 6:
+      return DType::kS32;
+    case 7:
+      return DType::kS64;
+    case 10:
+      return DType::kF16;
+    case 16:
+      return DType::kBF16;
+    default:
+      return std::nullopt;
   }
 }
 
 int dtype_to_onnx(DType t) {
   switch (t) {
-    case DType::kF32: return 1;
-    case DType::kU8: return 2;
-    case DType::kS8: return 3;
-    case DType::kS32: return 6;
-    case DType::kS64: return 7;
-    case DType::kF16: return 10;
-    case DType::kBF16: return 16;
+    case DType::kF32:
+      return 1;
+    case DType::kU8:
+      return 2;
+    case DType::kS8:
+      return 3;
+    case DType::kS32:
+      return 6;
+    case DType::kS64:
+      return 7;
+    case DType::kF16:
+      return 10;
+    case DType::kBF16:
+      return 16;
   }
   return 0;
 }
@@ -67,9 +96,9 @@ uint16_t f32_to_f16(float f) {
   std::memcpy(&x, &f, 4);
   const uint32_t sign = (x >> 16) & 0x8000u;
   x &= 0x7fffffffu;
-  if (x > 0x7f800000u) return static_cast<uint16_t>(sign | 0x7e00u);  // NaN
+  if (x > 0x7f800000u) return static_cast<uint16_t>(sign | 0x7e00u);   // NaN
   if (x >= 0x477ff000u) return static_cast<uint16_t>(sign | 0x7c00u);  // overflow -> Inf
-  if (x < 0x38800000u) {  // result is subnormal or zero
+  if (x < 0x38800000u) {                                      // result is subnormal or zero
     if (x < 0x33000000u) return static_cast<uint16_t>(sign);  // below half of min subnormal
     const uint32_t e = x >> 23;
     const uint32_t m = (x & 0x7fffffu) | 0x800000u;

@@ -4,11 +4,16 @@ namespace dlas {
 
 const char* error_kind_name(ErrorKind kind) {
   switch (kind) {
-    case ErrorKind::kInvalidInput: return "invalid input";
-    case ErrorKind::kUnsupported: return "unsupported";
-    case ErrorKind::kUsage: return "usage";
-    case ErrorKind::kRuntime: return "runtime";
-    case ErrorKind::kInternal: return "internal";
+    case ErrorKind::kInvalidInput:
+      return "invalid input";
+    case ErrorKind::kUnsupported:
+      return "unsupported";
+    case ErrorKind::kUsage:
+      return "usage";
+    case ErrorKind::kRuntime:
+      return "runtime";
+    case ErrorKind::kInternal:
+      return "internal";
   }
   return "unknown";
 }
@@ -17,8 +22,10 @@ int Error::exit_code() const {
   switch (kind_) {
     case ErrorKind::kInvalidInput:
     case ErrorKind::kUnsupported:
-    case ErrorKind::kUsage: return 2;
-    default: return 1;
+    case ErrorKind::kUsage:
+      return 2;
+    default:
+      return 1;
   }
 }
 

@@ -1,19 +1,18 @@
 #include "dlas/core/npy.h"
 
+#include <unistd.h>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <random>
 #include <sstream>
-#include <unistd.h>
 
 namespace dlas {
 
 std::string read_file(const std::string& path) {
   std::error_code ec;
-  DLAS_CHECK(std::filesystem::exists(path, ec), ErrorKind::kInvalidInput, path,
-             ": no such file");
+  DLAS_CHECK(std::filesystem::exists(path, ec), ErrorKind::kInvalidInput, path, ": no such file");
   DLAS_CHECK(!std::filesystem::is_directory(path, ec), ErrorKind::kInvalidInput, path,
              ": is a directory, expected a file");
   std::ifstream in(path, std::ios::binary);
@@ -36,7 +35,8 @@ void write_file_atomic(const std::string& path, std::string_view bytes) {
   tmp += str(".tmp-", ::getpid(), "-", rd());
   {
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out.good()) fail(ErrorKind::kRuntime, path, ": cannot open '", tmp.string(), "' for writing");
+    if (!out.good())
+      fail(ErrorKind::kRuntime, path, ": cannot open '", tmp.string(), "' for writing");
     out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
     out.flush();
     if (!out.good()) {
@@ -62,13 +62,20 @@ struct NpyType {
 // NumPy descr for each dlas dtype (bf16 is written as f32).
 const char* npy_descr(DType t) {
   switch (t) {
-    case DType::kF32: return "<f4";
-    case DType::kF16: return "<f2";
-    case DType::kS8: return "|i1";
-    case DType::kU8: return "|u1";
-    case DType::kS32: return "<i4";
-    case DType::kS64: return "<i8";
-    case DType::kBF16: return "<f4";
+    case DType::kF32:
+      return "<f4";
+    case DType::kF16:
+      return "<f2";
+    case DType::kS8:
+      return "|i1";
+    case DType::kU8:
+      return "|u1";
+    case DType::kS32:
+      return "<i4";
+    case DType::kS64:
+      return "<i8";
+    case DType::kBF16:
+      return "<f4";
   }
   return "";
 }
@@ -113,7 +120,8 @@ Tensor parse_npy(std::string_view bytes, const std::string& source) {
   const uint8_t major = static_cast<uint8_t>(bytes[6]);
   size_t header_len, offset;
   if (major == 1) {
-    header_len = static_cast<uint8_t>(bytes[8]) | (static_cast<size_t>(static_cast<uint8_t>(bytes[9])) << 8);
+    header_len =
+        static_cast<uint8_t>(bytes[8]) | (static_cast<size_t>(static_cast<uint8_t>(bytes[9])) << 8);
     offset = 10;
   } else if (major == 2 || major == 3) {
     DLAS_CHECK(bytes.size() >= 12, ErrorKind::kInvalidInput, source, ": truncated .npy header");
@@ -122,7 +130,8 @@ Tensor parse_npy(std::string_view bytes, const std::string& source) {
       header_len |= static_cast<size_t>(static_cast<uint8_t>(bytes[8 + i])) << (8 * i);
     offset = 12;
   } else {
-    fail(ErrorKind::kUnsupported, source, ": .npy format version ", int(major), " is not supported");
+    fail(ErrorKind::kUnsupported, source, ": .npy format version ", int(major),
+         " is not supported");
   }
   DLAS_CHECK(header_len <= bytes.size() - offset, ErrorKind::kInvalidInput, source,
              ": truncated .npy header");
@@ -148,26 +157,37 @@ Tensor parse_npy(std::string_view bytes, const std::string& source) {
       while (!item.empty() && (item.back() == ' ' || item.back() == 'L')) item.pop_back();
       DLAS_CHECK(!item.empty() && item.find_first_not_of("0123456789") == std::string::npos &&
                      item.size() <= 15,
-                 ErrorKind::kInvalidInput, source, ": malformed shape ", shape_text, " in .npy header");
+                 ErrorKind::kInvalidInput, source, ": malformed shape ", shape_text,
+                 " in .npy header");
       shape.push_back(std::stoll(item));
     }
   }
   // descr: byte order + kind + size; '=' and '|' mean native/not applicable.
-  DLAS_CHECK(descr.size() >= 3, ErrorKind::kInvalidInput, source, ": malformed dtype '", descr, "'");
+  DLAS_CHECK(descr.size() >= 3, ErrorKind::kInvalidInput, source, ": malformed dtype '", descr,
+             "'");
   const char order = descr[0];
   const std::string kind = descr.substr(1);
   DLAS_CHECK(order != '>' || kind == "i1" || kind == "u1" || kind == "b1", ErrorKind::kUnsupported,
              source, ": big-endian arrays are not supported");
   enum class Src { kF32, kF16, kF64, kS8, kU8, kS32, kS64, kBool } src;
-  if (kind == "f4") src = Src::kF32;
-  else if (kind == "f2") src = Src::kF16;
-  else if (kind == "f8") src = Src::kF64;
-  else if (kind == "i1") src = Src::kS8;
-  else if (kind == "u1") src = Src::kU8;
-  else if (kind == "i4") src = Src::kS32;
-  else if (kind == "i8") src = Src::kS64;
-  else if (kind == "b1") src = Src::kBool;
-  else fail(ErrorKind::kUnsupported, source, ": .npy dtype '", descr, "' is not supported");
+  if (kind == "f4")
+    src = Src::kF32;
+  else if (kind == "f2")
+    src = Src::kF16;
+  else if (kind == "f8")
+    src = Src::kF64;
+  else if (kind == "i1")
+    src = Src::kS8;
+  else if (kind == "u1")
+    src = Src::kU8;
+  else if (kind == "i4")
+    src = Src::kS32;
+  else if (kind == "i8")
+    src = Src::kS64;
+  else if (kind == "b1")
+    src = Src::kBool;
+  else
+    fail(ErrorKind::kUnsupported, source, ": .npy dtype '", descr, "' is not supported");
 
   const int64_t n = shape_numel(shape);
   const size_t esize = (src == Src::kF64 || src == Src::kS64)   ? 8
@@ -209,8 +229,8 @@ std::string serialize_npy(const Tensor& tensor) {
   for (size_t i = 0; i < t.shape().size(); ++i)
     shape += (i ? ", " : "") + std::to_string(t.shape()[i]);
   shape += t.shape().size() == 1 ? ",)" : ")";
-  std::string header = str("{'descr': '", npy_descr(t.dtype()), "', 'fortran_order': False, 'shape': ",
-                           shape, ", }");
+  std::string header = str("{'descr': '", npy_descr(t.dtype()),
+                           "', 'fortran_order': False, 'shape': ", shape, ", }");
   // Pad with spaces so data starts at a multiple of 64 bytes; header ends with '\n'.
   const size_t total = 10 + header.size() + 1;
   header.append((64 - total % 64) % 64, ' ');

@@ -38,7 +38,8 @@ Tensor::Tensor(DType dtype, Shape shape) : dtype_(dtype), shape_(std::move(shape
   void* p = std::aligned_alloc(kTensorAlignment, alloc);
   if (!p) fail(ErrorKind::kRuntime, "out of memory allocating ", alloc, " bytes for ", describe());
   std::memset(p, 0, alloc);
-  storage_ = std::shared_ptr<std::byte>(static_cast<std::byte*>(p), [](std::byte* q) { std::free(q); });
+  storage_ =
+      std::shared_ptr<std::byte>(static_cast<std::byte*>(p), [](std::byte* q) { std::free(q); });
 }
 
 void Tensor::check_type(DType t) const {
@@ -48,8 +49,8 @@ void Tensor::check_type(DType t) const {
 }
 
 uint16_t* Tensor::bits16() {
-  DLAS_CHECK(dtype_ == DType::kF16 || dtype_ == DType::kBF16, ErrorKind::kInternal,
-             "bits16() on ", dtype_name(dtype_), " tensor");
+  DLAS_CHECK(dtype_ == DType::kF16 || dtype_ == DType::kBF16, ErrorKind::kInternal, "bits16() on ",
+             dtype_name(dtype_), " tensor");
   return static_cast<uint16_t*>(raw());
 }
 const uint16_t* Tensor::bits16() const { return const_cast<Tensor*>(this)->bits16(); }
@@ -72,13 +73,20 @@ Tensor Tensor::reshaped(Shape shape) const {
 double Tensor::get_as_double(int64_t i) const {
   const void* p = raw();
   switch (dtype_) {
-    case DType::kF32: return static_cast<const float*>(p)[i];
-    case DType::kF16: return f16_to_f32(static_cast<const uint16_t*>(p)[i]);
-    case DType::kBF16: return bf16_to_f32(static_cast<const uint16_t*>(p)[i]);
-    case DType::kS8: return static_cast<const int8_t*>(p)[i];
-    case DType::kU8: return static_cast<const uint8_t*>(p)[i];
-    case DType::kS32: return static_cast<const int32_t*>(p)[i];
-    case DType::kS64: return static_cast<double>(static_cast<const int64_t*>(p)[i]);
+    case DType::kF32:
+      return static_cast<const float*>(p)[i];
+    case DType::kF16:
+      return f16_to_f32(static_cast<const uint16_t*>(p)[i]);
+    case DType::kBF16:
+      return bf16_to_f32(static_cast<const uint16_t*>(p)[i]);
+    case DType::kS8:
+      return static_cast<const int8_t*>(p)[i];
+    case DType::kU8:
+      return static_cast<const uint8_t*>(p)[i];
+    case DType::kS32:
+      return static_cast<const int32_t*>(p)[i];
+    case DType::kS64:
+      return static_cast<double>(static_cast<const int64_t*>(p)[i]);
   }
   return 0;
 }
@@ -100,22 +108,44 @@ Tensor Tensor::cast(DType to) const {
     if (int_to_int) {
       const int64_t v = get_as_int64(i);
       switch (to) {
-        case DType::kS8: static_cast<int8_t*>(q)[i] = static_cast<int8_t>(v); break;
-        case DType::kU8: static_cast<uint8_t*>(q)[i] = static_cast<uint8_t>(v); break;
-        case DType::kS32: static_cast<int32_t*>(q)[i] = static_cast<int32_t>(v); break;
-        default: static_cast<int64_t*>(q)[i] = v; break;
+        case DType::kS8:
+          static_cast<int8_t*>(q)[i] = static_cast<int8_t>(v);
+          break;
+        case DType::kU8:
+          static_cast<uint8_t*>(q)[i] = static_cast<uint8_t>(v);
+          break;
+        case DType::kS32:
+          static_cast<int32_t*>(q)[i] = static_cast<int32_t>(v);
+          break;
+        default:
+          static_cast<int64_t*>(q)[i] = v;
+          break;
       }
       continue;
     }
     const double v = get_as_double(i);
     switch (to) {
-      case DType::kF32: static_cast<float*>(q)[i] = static_cast<float>(v); break;
-      case DType::kF16: static_cast<uint16_t*>(q)[i] = f32_to_f16(static_cast<float>(v)); break;
-      case DType::kBF16: static_cast<uint16_t*>(q)[i] = f32_to_bf16(static_cast<float>(v)); break;
-      case DType::kS8: static_cast<int8_t*>(q)[i] = static_cast<int8_t>(v); break;
-      case DType::kU8: static_cast<uint8_t*>(q)[i] = static_cast<uint8_t>(v); break;
-      case DType::kS32: static_cast<int32_t*>(q)[i] = static_cast<int32_t>(v); break;
-      case DType::kS64: static_cast<int64_t*>(q)[i] = static_cast<int64_t>(v); break;
+      case DType::kF32:
+        static_cast<float*>(q)[i] = static_cast<float>(v);
+        break;
+      case DType::kF16:
+        static_cast<uint16_t*>(q)[i] = f32_to_f16(static_cast<float>(v));
+        break;
+      case DType::kBF16:
+        static_cast<uint16_t*>(q)[i] = f32_to_bf16(static_cast<float>(v));
+        break;
+      case DType::kS8:
+        static_cast<int8_t*>(q)[i] = static_cast<int8_t>(v);
+        break;
+      case DType::kU8:
+        static_cast<uint8_t*>(q)[i] = static_cast<uint8_t>(v);
+        break;
+      case DType::kS32:
+        static_cast<int32_t*>(q)[i] = static_cast<int32_t>(v);
+        break;
+      case DType::kS64:
+        static_cast<int64_t*>(q)[i] = static_cast<int64_t>(v);
+        break;
     }
   }
   return t;
@@ -129,7 +159,8 @@ std::vector<int64_t> Tensor::to_int64_vector() const {
 
 std::vector<float> Tensor::to_float_vector() const {
   std::vector<float> v(static_cast<size_t>(numel_));
-  for (int64_t i = 0; i < numel_; ++i) v[static_cast<size_t>(i)] = static_cast<float>(get_as_double(i));
+  for (int64_t i = 0; i < numel_; ++i)
+    v[static_cast<size_t>(i)] = static_cast<float>(get_as_double(i));
   return v;
 }
 

@@ -86,8 +86,8 @@ void Graph::topo_sort() {
   for (size_t i = 0; i < nodes.size(); ++i) {
     const Node& n = nodes[i];
     DLAS_CHECK(!n.name.empty(), ErrorKind::kInvalidInput, "a ", n.op, " node has no name");
-    DLAS_CHECK(node_names.insert(n.name).second, ErrorKind::kInvalidInput,
-               "two nodes are named '", n.name, "'");
+    DLAS_CHECK(node_names.insert(n.name).second, ErrorKind::kInvalidInput, "two nodes are named '",
+               n.name, "'");
     for (const auto& o : n.outputs) {
       if (o.empty()) continue;
       DLAS_CHECK(!available.count(o) && !producer.count(o), ErrorKind::kInvalidInput, n.label(),
@@ -123,8 +123,7 @@ void Graph::topo_sort() {
   }
   if (order.size() != nodes.size()) {
     for (size_t i = 0; i < nodes.size(); ++i)
-      if (pending[i] > 0)
-        fail(ErrorKind::kInvalidInput, nodes[i].label(), " is part of a cycle");
+      if (pending[i] > 0) fail(ErrorKind::kInvalidInput, nodes[i].label(), " is part of a cycle");
   }
   std::vector<Node> sorted;
   sorted.reserve(nodes.size());

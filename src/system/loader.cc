@@ -11,8 +11,8 @@ Graph load_model(const std::string& model, const LoadOptions& options) {
   if (!looks_like_path) {
     std::string names;
     for (const auto& e : zoo_models()) names += (names.empty() ? "" : ", ") + e.name;
-    fail(ErrorKind::kInvalidInput, "unknown model '", model,
-         "': not a zoo model (", names, ") and not an .onnx path");
+    fail(ErrorKind::kInvalidInput, "unknown model '", model, "': not a zoo model (", names,
+         ") and not an .onnx path");
   }
   Graph g = import_onnx_file(model, options.onnx);
   try {

@@ -307,8 +307,8 @@ TEST(TensorKernels, SliceMultiAxisDefaultsAndErrors) {
                ErrorKind::kInvalidInput, "repeated");
   expect_error("Slice", {rt(x), cst(s64({1}, {0})), cst(s64({1}, {2})), cst(s64({1}, {2}))}, {},
                ErrorKind::kInvalidInput, "out of range");
-  expect_error("Slice", {rt(x), rt(s64({1}, {0})), cst(s64({1}, {2}))}, {},
-               ErrorKind::kUnsupported, "must be a constant");
+  expect_error("Slice", {rt(x), rt(s64({1}, {0})), cst(s64({1}, {2}))}, {}, ErrorKind::kUnsupported,
+               "must be a constant");
 }
 
 TEST(TensorKernels, GatherAxesAndNegativeIndices) {

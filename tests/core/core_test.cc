@@ -101,8 +101,9 @@ TEST(CoreDType, NamesAndOnnxCodes) {
 
 class CoreNpy : public ::testing::Test {
  protected:
-  std::filesystem::path dir_ = std::filesystem::temp_directory_path() /
-                               ("dlas_npy_test_" + std::to_string(::testing::UnitTest::GetInstance()->random_seed()));
+  std::filesystem::path dir_ =
+      std::filesystem::temp_directory_path() /
+      ("dlas_npy_test_" + std::to_string(::testing::UnitTest::GetInstance()->random_seed()));
   void SetUp() override { std::filesystem::create_directories(dir_); }
   void TearDown() override { std::filesystem::remove_all(dir_); }
 };
@@ -138,7 +139,8 @@ TEST_F(CoreNpy, ScalarAndOneDimShapes) {
 
 TEST_F(CoreNpy, ReadsFloat64AndBoolAsSupportedTypes) {
   std::string header = "{'descr': '<f8', 'fortran_order': False, 'shape': (2,), }";
-  std::string bytes = std::string("\x93NUMPY\x01\x00", 8) + static_cast<char>(header.size()) + '\0' + header;
+  std::string bytes =
+      std::string("\x93NUMPY\x01\x00", 8) + static_cast<char>(header.size()) + '\0' + header;
   double v[2] = {1.25, -3.5};
   bytes.append(reinterpret_cast<const char*>(v), sizeof v);
   Tensor t = parse_npy(bytes, "f8");
@@ -157,7 +159,8 @@ TEST_F(CoreNpy, BadFilesGiveInvalidInput) {
       EXPECT_NE(std::string(e.what()).find("bad.npy"), std::string::npos) << e.what();
     }
   };
-  for (size_t cut : {0ul, 5ul, 9ul, 30ul, good.size() - 1}) expect_kind(good.substr(0, cut), ErrorKind::kInvalidInput);
+  for (size_t cut : {0ul, 5ul, 9ul, 30ul, good.size() - 1})
+    expect_kind(good.substr(0, cut), ErrorKind::kInvalidInput);
   std::string fortran = good;
   fortran.replace(fortran.find("False"), 5, "True ");
   expect_kind(fortran, ErrorKind::kUnsupported);

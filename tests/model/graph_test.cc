@@ -151,7 +151,8 @@ TEST(GraphPasses, ParamCountExcludesBatchNormStatistics) {
   for (const char* k : {"scale", "bias", "mean", "var"})
     g.initializers[k] = Tensor::from_vector<float>({2}, {1, 1});
   g.initializers["shape"] = Tensor::from_vector<int64_t>({2}, {1, -1});
-  g.nodes.push_back(make_node("bn", "BatchNormalization", {"x", "scale", "bias", "mean", "var"}, {"y"}));
+  g.nodes.push_back(
+      make_node("bn", "BatchNormalization", {"x", "scale", "bias", "mean", "var"}, {"y"}));
   g.nodes.push_back(make_node("flat", "Reshape", {"y", "shape"}, {"z"}));
   g.outputs = {"z"};
   g.infer();

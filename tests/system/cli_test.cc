@@ -5,11 +5,11 @@
 
 #include <algorithm>
 #include <array>
-#include <set>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "dlas/core/npy.h"
 
@@ -33,7 +33,8 @@ class Cli : public ::testing::Test {
   fs::path dir_;
   void SetUp() override {
     dir_ = fs::temp_directory_path() /
-           ("dlas_cli_" + std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
+           ("dlas_cli_" +
+            std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
     fs::remove_all(dir_);
     fs::create_directories(dir_);
   }
@@ -43,7 +44,8 @@ class Cli : public ::testing::Test {
     const std::string out = (dir_ / "stdout.txt").string(), err = (dir_ / "stderr.txt").string();
     const std::string cmd = std::string(DLAS_CLI_PATH) + " " + args + " >" + out + " 2>" + err;
     const int status = std::system(cmd.c_str());
-    Result r{WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status), slurp(out), slurp(err)};
+    Result r{WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status), slurp(out),
+             slurp(err)};
     fs::remove(out);
     fs::remove(err);
     return r;
@@ -69,9 +71,9 @@ TEST_F(Cli, HelpAndVersion) {
 TEST_F(Cli, BadUsageExitsTwo) {
   EXPECT_EQ(dlas("").code, 2);
   EXPECT_EQ(dlas("frobnicate").code, 2);
-  EXPECT_EQ(dlas("info").code, 2);                        // MODEL missing
+  EXPECT_EQ(dlas("info").code, 2);                         // MODEL missing
   EXPECT_EQ(dlas("info resnet18-cifar --bogus").code, 2);  // unknown flag
-  EXPECT_EQ(dlas("export resnet18-cifar").code, 2);       // -o missing
+  EXPECT_EQ(dlas("export resnet18-cifar").code, 2);        // -o missing
   Result r = dlas("info no-such-model");
   EXPECT_EQ(r.code, 2);
   EXPECT_NE(r.err.find("no-such-model"), std::string::npos) << r.err;
@@ -104,9 +106,11 @@ TEST_F(Cli, InfoJsonHasParamsAndMacs) {
 
 TEST_F(Cli, ExportRunRoundTrip) {
   // Same weights through the zoo and through its exported ONNX file give identical outputs.
-  const std::string onnx = path("m.onnx"), x = path("x.npy"), y1 = path("y1.npy"), y2 = path("y2.npy");
+  const std::string onnx = path("m.onnx"), x = path("x.npy"), y1 = path("y1.npy"),
+                    y2 = path("y2.npy");
   Tensor in(DType::kF32, {1, 3, 32, 32});
-  for (int64_t i = 0; i < in.numel(); ++i) in.data<float>()[i] = static_cast<float>((i * 37 % 101) - 50) / 25.f;
+  for (int64_t i = 0; i < in.numel(); ++i)
+    in.data<float>()[i] = static_cast<float>((i * 37 % 101) - 50) / 25.f;
   write_npy(x, in);
   ASSERT_EQ(dlas("export resnet18-cifar --seed 3 -o " + onnx).code, 0);
   Result a = dlas("run resnet18-cifar --seed 3 --input " + x + " --output " + y1);

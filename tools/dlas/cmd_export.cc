@@ -5,7 +5,8 @@
 namespace dlas::cli {
 
 void add_export_command(CLI::App& app, Action& run) {
-  auto* cmd = app.add_subcommand("export", "Write a model (zoo or ONNX) as an ONNX file (opset 13)");
+  auto* cmd =
+      app.add_subcommand("export", "Write a model (zoo or ONNX) as an ONNX file (opset 13)");
   auto args = std::make_shared<ModelArgs>();
   auto out = std::make_shared<std::string>();
   add_model_args(*cmd, *args);

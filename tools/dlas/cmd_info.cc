@@ -56,7 +56,9 @@ void add_info_command(CLI::App& app, Action& run) {
         for (const auto& o : g.outputs) j["outputs"].push_back(value_json(g.value(o)));
         j["layers"] = nlohmann::json::array();
         for (const Node& n : g.nodes) {
-          nlohmann::json l = {{"name", n.name}, {"op", n.op}, {"params", node_params(g, n)},
+          nlohmann::json l = {{"name", n.name},
+                              {"op", n.op},
+                              {"params", node_params(g, n)},
                               {"macs", g.node_macs(n)}};
           l["output_shape"] = n.outputs.empty() || n.outputs[0].empty()
                                   ? nlohmann::json(nullptr)
@@ -82,8 +84,9 @@ void add_info_command(CLI::App& app, Action& run) {
       for (const Node& n : g.nodes) {
         const int64_t p = node_params(g, n), m = g.node_macs(n);
         if (!*all && p == 0 && m == 0) continue;
-        const std::string shape =
-            n.outputs.empty() || n.outputs[0].empty() ? "-" : shape_str(g.value(n.outputs[0]).shape);
+        const std::string shape = n.outputs.empty() || n.outputs[0].empty()
+                                      ? "-"
+                                      : shape_str(g.value(n.outputs[0]).shape);
         std::string name = n.name.size() > 44 ? "..." + n.name.substr(n.name.size() - 41) : n.name;
         std::printf("%-44s %-20s %-22s %12s %15s %5.1f%%\n", name.c_str(), n.op.c_str(),
                     shape.c_str(), with_commas(p).c_str(), with_commas(m).c_str(),

@@ -1,8 +1,8 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <filesystem>
 #include <cstdio>
+#include <filesystem>
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <numeric>
@@ -69,7 +69,8 @@ void add_run_command(CLI::App& app, Action& run) {
   auto json = std::make_shared<bool>(false);
   add_model_args(*cmd, *args);
   cmd->add_option("--input", *inputs, "input .npy, one per model input in order (default: random)");
-  cmd->add_option("--output", *outputs, "write outputs as .npy, one path per model output in order");
+  cmd->add_option("--output", *outputs,
+                  "write outputs as .npy, one path per model output in order");
   cmd->add_option("--input-seed", *input_seed, "seed of the random input (default 0)");
   cmd->add_flag("--json", *json, "print one JSON object");
   cmd->callback([&run, args, inputs, outputs, input_seed, json] {
@@ -94,7 +95,8 @@ void add_run_command(CLI::App& app, Action& run) {
           continue;
         }
         Tensor t = read_npy((*inputs)[i]);
-        if (t.dtype() != vi.dtype && is_float(t.dtype()) && is_float(vi.dtype)) t = t.cast(vi.dtype);
+        if (t.dtype() != vi.dtype && is_float(t.dtype()) && is_float(vi.dtype))
+          t = t.cast(vi.dtype);
         DLAS_CHECK(t.dtype() == vi.dtype && t.shape() == vi.shape, ErrorKind::kInvalidInput,
                    (*inputs)[i], ": model input '", vi.name, "' must be ", dtype_name(vi.dtype),
                    shape_str(vi.shape), ", the file holds ", t.describe());
@@ -114,12 +116,16 @@ void add_run_command(CLI::App& app, Action& run) {
       j["outputs"] = nlohmann::json::array();
       for (size_t i = 0; i < out.size(); ++i) {
         const Stats s = stats(out[i]);
-        nlohmann::json o = {{"name", g.outputs[i]},  {"dtype", dtype_name(out[i].dtype())},
-                            {"shape", out[i].shape()}, {"min", s.min},
-                            {"max", s.max},            {"mean", s.mean}};
+        nlohmann::json o = {{"name", g.outputs[i]},
+                            {"dtype", dtype_name(out[i].dtype())},
+                            {"shape", out[i].shape()},
+                            {"min", s.min},
+                            {"max", s.max},
+                            {"mean", s.mean}};
         if (out[i].rank() == 2 && is_float(out[i].dtype())) {
           o["top5"] = nlohmann::json::array();
-          for (auto [idx, v] : top_k(out[i], 5)) o["top5"].push_back({{"class", idx}, {"score", v}});
+          for (auto [idx, v] : top_k(out[i], 5))
+            o["top5"].push_back({{"class", idx}, {"score", v}});
         }
         if (i < outputs->size()) o["file"] = (*outputs)[i];
         j["outputs"].push_back(o);
@@ -128,8 +134,8 @@ void add_run_command(CLI::App& app, Action& run) {
         std::cout << j.dump(2) << "\n";
         return 0;
       }
-      std::printf("ran %s on the reference runtime in %.1f ms (%s input)\n", args->model.c_str(), ms,
-                  inputs->empty() ? "random" : "given");
+      std::printf("ran %s on the reference runtime in %.1f ms (%s input)\n", args->model.c_str(),
+                  ms, inputs->empty() ? "random" : "given");
       for (const auto& o : j["outputs"]) {
         std::printf("output %s: %s%s  min %.4g  max %.4g  mean %.4g\n",
                     o["name"].get<std::string>().c_str(), o["dtype"].get<std::string>().c_str(),

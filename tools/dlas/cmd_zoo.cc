@@ -23,7 +23,8 @@ void add_zoo_command(CLI::App& app, Action& run) {
         std::cout << arr.dump(2) << "\n";
         return 0;
       }
-      std::printf("%-20s %-9s %-12s %-8s %s\n", "NAME", "DATASET", "INPUT", "CLASSES", "DEFINITION");
+      std::printf("%-20s %-9s %-12s %-8s %s\n", "NAME", "DATASET", "INPUT", "CLASSES",
+                  "DEFINITION");
       for (const auto& e : zoo_models()) {
         const std::string in = str(e.in_channels, "x", e.image_size, "x", e.image_size);
         std::printf("%-20s %-9s %-12s %-8lld %s\n", e.name.c_str(), e.dataset.c_str(), in.c_str(),

@@ -12,11 +12,13 @@ std::string with_commas(int64_t v) {
 }
 
 void add_model_args(CLI::App& cmd, ModelArgs& a) {
-  cmd.add_option("MODEL", a.model, "zoo name (see `dlas zoo`) or path to an .onnx file")->required();
+  cmd.add_option("MODEL", a.model, "zoo name (see `dlas zoo`) or path to an .onnx file")
+      ->required();
   cmd.add_option("--input-shape", a.input_shapes,
                  "ONNX: static shape for an input, NAME=1x3x224x224 (or just 1x3x224x224 for the "
                  "first input); repeatable");
-  cmd.add_option("--batch", a.batch, "zoo: batch size")->check(CLI::Range(int64_t{1}, int64_t{4096}));
+  cmd.add_option("--batch", a.batch, "zoo: batch size")
+      ->check(CLI::Range(int64_t{1}, int64_t{4096}));
   cmd.add_option("--in-channels", a.in_channels, "zoo: input channels (default: the model's)");
   cmd.add_option("--image-size", a.image_size, "zoo: input height = width (default: the model's)");
   cmd.add_option("--classes", a.num_classes, "zoo: number of classes (default: the model's)");
@@ -30,9 +32,10 @@ Shape parse_dims(const std::string& text, const std::string& flag) {
   std::stringstream ss(text);
   std::string item;
   while (std::getline(ss, item, 'x')) {
-    DLAS_CHECK(!item.empty() && item.size() <= 12 &&
-                   std::all_of(item.begin(), item.end(), [](char c) { return c >= '0' && c <= '9'; }),
-               ErrorKind::kUsage, flag, ": '", text, "' is not a shape like 1x3x224x224");
+    DLAS_CHECK(
+        !item.empty() && item.size() <= 12 &&
+            std::all_of(item.begin(), item.end(), [](char c) { return c >= '0' && c <= '9'; }),
+        ErrorKind::kUsage, flag, ": '", text, "' is not a shape like 1x3x224x224");
     s.push_back(std::stoll(item));
   }
   DLAS_CHECK(!s.empty(), ErrorKind::kUsage, flag, ": empty shape");

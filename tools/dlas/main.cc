@@ -8,7 +8,8 @@
 
 int main(int argc, char** argv) {
   CLI::App app{"dlas: perturb every layer of the Deep Learning Acceleration Stack and measure it"};
-  app.set_version_flag("--version", std::string("dlas ") + DLAS_VERSION + " (" + DLAS_GIT_SHA + ")");
+  app.set_version_flag("--version",
+                       std::string("dlas ") + DLAS_VERSION + " (" + DLAS_GIT_SHA + ")");
   app.require_subcommand(1);
   dlas::cli::Action run;
   dlas::cli::add_zoo_command(app, run);

@@ -43,11 +43,27 @@ inline uint16_t f32_to_bf16(float f) {
 }
 
 // Maps a C++ element type to its DType (uint16_t is ambiguous: use DType directly).
-template <class T> struct DTypeOf;
-template <> struct DTypeOf<float> { static constexpr DType value = DType::kF32; };
-template <> struct DTypeOf<int8_t> { static constexpr DType value = DType::kS8; };
-template <> struct DTypeOf<uint8_t> { static constexpr DType value = DType::kU8; };
-template <> struct DTypeOf<int32_t> { static constexpr DType value = DType::kS32; };
-template <> struct DTypeOf<int64_t> { static constexpr DType value = DType::kS64; };
+template <class T>
+struct DTypeOf;
+template <>
+struct DTypeOf<float> {
+  static constexpr DType value = DType::kF32;
+};
+template <>
+struct DTypeOf<int8_t> {
+  static constexpr DType value = DType::kS8;
+};
+template <>
+struct DTypeOf<uint8_t> {
+  static constexpr DType value = DType::kU8;
+};
+template <>
+struct DTypeOf<int32_t> {
+  static constexpr DType value = DType::kS32;
+};
+template <>
+struct DTypeOf<int64_t> {
+  static constexpr DType value = DType::kS64;
+};
 
 }  // namespace dlas

@@ -47,7 +47,7 @@ template <class... Args>
 }  // namespace dlas
 
 // Throws dlas::Error(kind, message...) when cond is false.
-#define DLAS_CHECK(cond, kind, ...)                      \
-  do {                                                   \
+#define DLAS_CHECK(cond, kind, ...)                       \
+  do {                                                    \
     if (!(cond)) ::dlas::fail(::dlas::kind, __VA_ARGS__); \
   } while (0)

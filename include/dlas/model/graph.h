@@ -23,8 +23,8 @@ using Attribute = std::variant<int64_t, float, std::string, std::vector<int64_t>
 const char* attribute_type_name(const Attribute& a);
 
 struct Node {
-  std::string name;  // unique within the graph
-  std::string op;    // ONNX op_type, e.g. "Conv"
+  std::string name;                 // unique within the graph
+  std::string op;                   // ONNX op_type, e.g. "Conv"
   std::vector<std::string> inputs;  // value names; "" marks an absent optional input
   std::vector<std::string> outputs;
   std::map<std::string, Attribute> attrs;
@@ -50,9 +50,9 @@ struct ValueInfo {
 class Graph {
  public:
   std::string name = "graph";
-  std::vector<ValueInfo> inputs;     // runtime inputs (initializers are not listed here)
-  std::vector<std::string> outputs;  // names of graph outputs
-  std::vector<Node> nodes;           // topologically ordered after infer()
+  std::vector<ValueInfo> inputs;               // runtime inputs (initializers are not listed here)
+  std::vector<std::string> outputs;            // names of graph outputs
+  std::vector<Node> nodes;                     // topologically ordered after infer()
   std::map<std::string, Tensor> initializers;  // weights and other constants
 
   // Sorts nodes topologically, validates (unique names, defined inputs, arity,

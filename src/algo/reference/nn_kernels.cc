@@ -507,7 +507,8 @@ void matmul_f32(const Node& node, const Tensors& inputs, Tensors& outputs) {
         const float* br = bp + p * n;
         for (int64_t j = 0; j < n; ++j) acc[static_cast<size_t>(j)] += av * br[j];
       }
-      for (int64_t j = 0; j < n; ++j) yp[i * n + j] = static_cast<float>(acc[static_cast<size_t>(j)]);
+      for (int64_t j = 0; j < n; ++j)
+        yp[i * n + j] = static_cast<float>(acc[static_cast<size_t>(j)]);
     }
     for (size_t t = nb; t-- > 0;) {
       if (++index[t] < dims[t]) break;

@@ -29,7 +29,8 @@ void InferContext::set_output(int i, DType dtype, Shape shape) {
   if (i >= num_outputs()) return;  // optional output not requested
   for (int64_t d : shape) check(d >= 0, "inferred a negative dimension in ", shape_str(shape));
   if (static_cast<int>(outputs_.size()) <= i) outputs_.resize(static_cast<size_t>(i) + 1);
-  outputs_[static_cast<size_t>(i)] = {node_.outputs[static_cast<size_t>(i)], dtype, std::move(shape)};
+  outputs_[static_cast<size_t>(i)] = {node_.outputs[static_cast<size_t>(i)], dtype,
+                                      std::move(shape)};
 }
 
 int InferContext::normalize_axis(int64_t axis, int r) const {

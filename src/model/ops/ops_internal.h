@@ -8,10 +8,10 @@
 namespace dlas::ops {
 
 // Conv, BatchNormalization, pooling, Gemm, MatMul, Softmax, Pad, reductions, ...
-void append_nn_ops(std::vector<OpSchema>& table);           // nn_ops.cc
+void append_nn_ops(std::vector<OpSchema>& table);  // nn_ops.cc
 // Unary/binary elementwise math and activations (with NumPy broadcasting).
 void append_elementwise_ops(std::vector<OpSchema>& table);  // elementwise_ops.cc
 // Shape manipulation and the constant patterns exporters emit (Reshape, Concat, Slice, ...).
-void append_tensor_ops(std::vector<OpSchema>& table);       // tensor_ops.cc
+void append_tensor_ops(std::vector<OpSchema>& table);  // tensor_ops.cc
 
 }  // namespace dlas::ops
