@@ -6,6 +6,7 @@
 # Crash reproducers land in $DLAS_FUZZ_DIR/artifacts (default build-fuzz/).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+DLAS_FUZZ=1 bash scripts/setup.sh  # adds clang and libFuzzer's runtime
 SECONDS_PER_TARGET=${1:-60}
 BUILD_DIR=${DLAS_FUZZ_DIR:-build-fuzz}
 JOBS=${DLAS_FUZZ_JOBS:-2}

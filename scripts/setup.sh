@@ -16,7 +16,7 @@ PACKAGES=(
   dataset-fashion-mnist                         # the default real dataset
   python3-torch python3-torchvision python3-onnx python3-numpy  # PyTorch-exported ONNX cross-checks
 )
-if [[ "${DLAS_FUZZ:-0}" == 1 ]]; then PACKAGES+=(clang libclang-rt-14-dev); fi
+if [[ "${DLAS_FUZZ:-0}" == 1 ]]; then PACKAGES+=(clang libclang-rt-14-dev libfuzzer-14-dev); fi
 
 missing=()
 for p in "${PACKAGES[@]}"; do
