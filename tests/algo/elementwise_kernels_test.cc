@@ -11,121 +11,13 @@
 #include <tuple>
 #include <vector>
 
-#include "dlas/algo/reference.h"
-#include "dlas/core/tensor.h"
-#include "dlas/model/graph.h"
+#include "algo/op_test_util.h"
 
-namespace dlas {
+namespace dlas::op_test {
 namespace {
 
-// --- a one-node graph harness ----------------------------------------------------------
-
-struct Arg {
-  Tensor t;               // undefined: absent optional input ("")
-  bool constant = false;  // initializer rather than graph input
-};
-Arg rt(Tensor t) { return {std::move(t), false}; }
-Arg cst(Tensor t) { return {std::move(t), true}; }
-Arg absent() { return {}; }
-
-using Attrs = std::map<std::string, Attribute>;
-
-Graph one_node_graph(const std::string& op, const std::vector<Arg>& args, const Attrs& attrs,
-                     int num_outputs) {
-  Graph g;
-  Node n;
-  n.name = "n0";
-  n.op = op;
-  n.attrs = attrs;
-  for (size_t i = 0; i < args.size(); ++i) {
-    if (!args[i].t.defined()) {
-      n.inputs.push_back("");
-      continue;
-    }
-    const std::string name = "in" + std::to_string(i);
-    n.inputs.push_back(name);
-    if (args[i].constant) {
-      g.initializers[name] = args[i].t;
-    } else {
-      g.inputs.push_back({name, args[i].t.dtype(), args[i].t.shape()});
-    }
-  }
-  for (int k = 0; k < num_outputs; ++k) {
-    n.outputs.push_back("out" + std::to_string(k));
-    g.outputs.push_back(n.outputs.back());
-  }
-  g.nodes.push_back(n);
-  return g;
-}
-
-// Infers the one-node graph and runs the reference kernel on preallocated outputs.
-std::vector<Tensor> run(const std::string& op, const std::vector<Arg>& args,
-                        const Attrs& attrs = {}, int num_outputs = 1) {
-  Graph g = one_node_graph(op, args, attrs, num_outputs);
-  g.infer();
-  reference::KernelFn fn = reference::find_kernel(op);
-  if (!fn) throw std::runtime_error("no reference kernel for " + op);
-  std::vector<Tensor> ins;
-  for (const Arg& a : args) ins.push_back(a.t);
-  std::vector<Tensor> outs;
-  for (const std::string& o : g.nodes[0].outputs) {
-    const ValueInfo& v = g.value(o);
-    outs.emplace_back(v.dtype, v.shape);
-  }
-  fn(g.nodes[0], ins, outs);
-  return outs;
-}
-
-Tensor run1(const std::string& op, const std::vector<Arg>& args, const Attrs& attrs = {}) {
-  return run(op, args, attrs).at(0);
-}
-
-// Expects infer() (or, when at_run, the kernel) to throw `kind` with a message naming node n0.
-void expect_error(const std::string& op, const std::vector<Arg>& args, const Attrs& attrs,
-                  ErrorKind kind, const std::string& needle) {
-  try {
-    run(op, args, attrs);
-    ADD_FAILURE() << op << ": expected an error containing '" << needle << "'";
-  } catch (const Error& e) {
-    const std::string msg = e.what();
-    EXPECT_EQ(e.kind(), kind) << msg;
-    EXPECT_NE(msg.find("node 'n0' (" + op + ")"), std::string::npos) << msg;
-    EXPECT_NE(msg.find(needle), std::string::npos) << msg;
-  }
-}
-
-Tensor f32(Shape s, std::vector<float> v) { return Tensor::from_vector<float>(std::move(s), v); }
-Tensor s32(Shape s, std::vector<int32_t> v) {
-  return Tensor::from_vector<int32_t>(std::move(s), v);
-}
-Tensor s64(Shape s, std::vector<int64_t> v) {
-  return Tensor::from_vector<int64_t>(std::move(s), v);
-}
-
-void expect_f32(const Tensor& t, const Shape& shape, const std::vector<float>& want,
-                float tol = 1e-6f) {
-  ASSERT_EQ(t.dtype(), DType::kF32);
-  ASSERT_EQ(t.shape(), shape);
-  ASSERT_EQ(static_cast<size_t>(t.numel()), want.size());
-  for (size_t i = 0; i < want.size(); ++i) {
-    const float got = t.data<float>()[i];
-    if (std::isnan(want[i])) {
-      EXPECT_TRUE(std::isnan(got)) << "element " << i;
-    } else if (std::isinf(want[i])) {
-      EXPECT_EQ(got, want[i]) << "element " << i;
-    } else {
-      EXPECT_NEAR(got, want[i], tol * std::max(1.0f, std::fabs(want[i]))) << "element " << i;
-    }
-  }
-}
-
-template <class T>
-void expect_ints(const Tensor& t, const Shape& shape, const std::vector<T>& want) {
-  ASSERT_EQ(t.dtype(), DTypeOf<T>::value);
-  ASSERT_EQ(t.shape(), shape);
-  ASSERT_EQ(static_cast<size_t>(t.numel()), want.size());
-  for (size_t i = 0; i < want.size(); ++i) EXPECT_EQ(t.data<T>()[i], want[i]) << "element " << i;
-}
+// Tolerance of the checks below (relative above 1): results rounded once from double.
+constexpr float kTol = 1e-6f;
 
 const float kNaN = std::numeric_limits<float>::quiet_NaN();
 const float kInf = std::numeric_limits<float>::infinity();
@@ -183,19 +75,19 @@ TEST(ElementwiseKernels, UnaryHandComputed) {
 }
 
 TEST(ElementwiseKernels, UnaryKeepsShapeIncludingScalarsAndEmpty) {
-  expect_f32(run1("Relu", {rt(f32({}, {-3}))}), {}, {0});
-  expect_f32(run1("Exp", {rt(f32({2, 0, 3}, {}))}), {2, 0, 3}, {});
-  expect_f32(run1("Sigmoid", {rt(f32({1, 2, 1}, {0, 0}))}), {1, 2, 1}, {0.5f, 0.5f});
+  expect_f32(run1("Relu", {rt(f32({}, {-3}))}), {}, {0}, kTol);
+  expect_f32(run1("Exp", {rt(f32({2, 0, 3}, {}))}), {2, 0, 3}, {}, kTol);
+  expect_f32(run1("Sigmoid", {rt(f32({1, 2, 1}, {0, 0}))}), {1, 2, 1}, {0.5f, 0.5f}, kTol);
 }
 
 TEST(ElementwiseKernels, RoundIsHalfToEven) {
-  expect_f32(run1("Round", {rt(f32({4}, {3.5f, 4.5f, -3.5f, -4.5f}))}), {4}, {4, 4, -4, -4});
+  expect_f32(run1("Round", {rt(f32({4}, {3.5f, 4.5f, -3.5f, -4.5f}))}), {4}, {4, 4, -4, -4}, kTol);
 }
 
 TEST(ElementwiseKernels, NegAbsOnIntegersWrap) {
-  expect_ints<int64_t>(run1("Neg", {rt(s64({3}, {-3, 5, 0}))}), {3}, {3, -5, 0});
+  expect_values<int64_t>(run1("Neg", {rt(s64({3}, {-3, 5, 0}))}), {3}, {3, -5, 0});
   const int32_t lo = std::numeric_limits<int32_t>::min();
-  expect_ints<int32_t>(run1("Abs", {rt(s32({3}, {-7, 7, lo}))}), {3}, {7, 7, lo});
+  expect_values<int32_t>(run1("Abs", {rt(s32({3}, {-7, 7, lo}))}), {3}, {7, 7, lo});
 }
 
 TEST(ElementwiseKernels, FloatOnlyOpsRejectIntegers) {
@@ -212,25 +104,26 @@ TEST(ElementwiseKernels, FloatOnlyOpsRejectIntegers) {
 TEST(ElementwiseKernels, AddSubMulDivSameShape) {
   const Tensor a = f32({2, 2}, {1, 2, 3, 4});
   const Tensor b = f32({2, 2}, {10, 20, 30, 40});
-  expect_f32(run1("Add", {rt(a), rt(b)}), {2, 2}, {11, 22, 33, 44});
-  expect_f32(run1("Sub", {rt(a), rt(b)}), {2, 2}, {-9, -18, -27, -36});
-  expect_f32(run1("Mul", {rt(a), rt(b)}), {2, 2}, {10, 40, 90, 160});
-  expect_f32(run1("Div", {rt(b), rt(a)}), {2, 2}, {10, 10, 10, 10});
+  expect_f32(run1("Add", {rt(a), rt(b)}), {2, 2}, {11, 22, 33, 44}, kTol);
+  expect_f32(run1("Sub", {rt(a), rt(b)}), {2, 2}, {-9, -18, -27, -36}, kTol);
+  expect_f32(run1("Mul", {rt(a), rt(b)}), {2, 2}, {10, 40, 90, 160}, kTol);
+  expect_f32(run1("Div", {rt(b), rt(a)}), {2, 2}, {10, 10, 10, 10}, kTol);
 }
 
 TEST(ElementwiseKernels, BroadcastRowsColumnsAndScalars) {
   // [2,3] + [3]: row vector added to each row.
   expect_f32(run1("Add", {rt(f32({2, 3}, {1, 2, 3, 4, 5, 6})), rt(f32({3}, {10, 20, 30}))}), {2, 3},
-             {11, 22, 33, 14, 25, 36});
+             {11, 22, 33, 14, 25, 36}, kTol);
   // [2,1] * [1,3]: outer product.
   expect_f32(run1("Mul", {rt(f32({2, 1}, {2, 3})), cst(f32({1, 3}, {1, 10, 100}))}), {2, 3},
-             {2, 20, 200, 3, 30, 300});
+             {2, 20, 200, 3, 30, 300}, kTol);
   // Scalar on the left, higher rank on the right.
-  expect_f32(run1("Sub", {cst(f32({}, {10})), rt(f32({1, 3}, {1, 2, 3}))}), {1, 3}, {9, 8, 7});
+  expect_f32(run1("Sub", {cst(f32({}, {10})), rt(f32({1, 3}, {1, 2, 3}))}), {1, 3}, {9, 8, 7},
+             kTol);
   // Scalar with scalar stays rank 0.
-  expect_f32(run1("Div", {rt(f32({}, {1})), rt(f32({}, {4}))}), {}, {0.25f});
+  expect_f32(run1("Div", {rt(f32({}, {1})), rt(f32({}, {4}))}), {}, {0.25f}, kTol);
   // A size-0 dim broadcasts with 1.
-  expect_f32(run1("Add", {rt(f32({0, 3}, {})), rt(f32({1, 3}, {1, 2, 3}))}), {0, 3}, {});
+  expect_f32(run1("Add", {rt(f32({0, 3}, {})), rt(f32({1, 3}, {1, 2, 3}))}), {0, 3}, {}, kTol);
 }
 
 // Reference for broadcasting written independently: multi-index to flat offset.
@@ -259,7 +152,7 @@ std::vector<float> naive_broadcast(const Tensor& a, const Tensor& b, const Shape
   return res;
 }
 
-Tensor iota_f32(const Shape& s, float scale) {
+Tensor ramp_f32(const Shape& s, float scale) {
   Tensor t(DType::kF32, s);
   for (int64_t i = 0; i < t.numel(); ++i)
     t.data<float>()[i] = scale * static_cast<float>(i % 7 + i / 3);
@@ -280,8 +173,8 @@ TEST(ElementwiseKernels, BroadcastMatchesNaiveIndexing) {
   };
   for (const auto& [sa, sb, so] : cases) {
     SCOPED_TRACE(shape_str(sa) + " - " + shape_str(sb));
-    const Tensor a = iota_f32(sa, 1.0f);
-    const Tensor b = iota_f32(sb, 0.5f);
+    const Tensor a = ramp_f32(sa, 1.0f);
+    const Tensor b = ramp_f32(sb, 0.5f);
     const auto sub = [](float x, float y) { return x - y; };
     expect_f32(run1("Sub", {rt(a), rt(b)}), so, naive_broadcast(a, b, so, sub), 0);
     const auto rsub = [](float x, float y) { return y - x; };
@@ -301,13 +194,13 @@ TEST(ElementwiseKernels, BinaryShapeAndDTypeErrorsNameTheNode) {
 TEST(ElementwiseKernels, IntegerArithmetic) {
   const Tensor a = s64({4}, {7, -7, 7, -7});
   const Tensor b = s64({4}, {2, 2, -2, -2});
-  expect_ints<int64_t>(run1("Div", {rt(a), rt(b)}), {4}, {3, -3, -3, 3});  // truncates
-  expect_ints<int64_t>(run1("Add", {rt(a), rt(b)}), {4}, {9, -5, 5, -9});
-  expect_ints<int64_t>(run1("Sub", {rt(a), rt(b)}), {4}, {5, -9, 9, -5});
-  expect_ints<int64_t>(run1("Mul", {rt(a), rt(b)}), {4}, {14, -14, -14, 14});
+  expect_values<int64_t>(run1("Div", {rt(a), rt(b)}), {4}, {3, -3, -3, 3});  // truncates
+  expect_values<int64_t>(run1("Add", {rt(a), rt(b)}), {4}, {9, -5, 5, -9});
+  expect_values<int64_t>(run1("Sub", {rt(a), rt(b)}), {4}, {5, -9, 9, -5});
+  expect_values<int64_t>(run1("Mul", {rt(a), rt(b)}), {4}, {14, -14, -14, 14});
   const int32_t lo = std::numeric_limits<int32_t>::min();
-  expect_ints<int32_t>(run1("Div", {rt(s32({2}, {lo, 9})), rt(s32({}, {-1}))}), {2}, {lo, -9});
-  expect_ints<int32_t>(
+  expect_values<int32_t>(run1("Div", {rt(s32({2}, {lo, 9})), rt(s32({}, {-1}))}), {2}, {lo, -9});
+  expect_values<int32_t>(
       run1("Add", {rt(s32({1}, {std::numeric_limits<int32_t>::max()})), rt(s32({1}, {1}))}), {1},
       {lo});
   expect_error("Div", {rt(s32({2}, {1, 2})), rt(s32({2}, {1, 0}))}, {}, ErrorKind::kInvalidInput,
@@ -317,51 +210,58 @@ TEST(ElementwiseKernels, IntegerArithmetic) {
 TEST(ElementwiseKernels, EightBitIntegersWrapLikeNumPy) {
   auto u8 = [](Shape sh, std::vector<uint8_t> v) { return Tensor::from_vector<uint8_t>(sh, v); };
   auto s8 = [](Shape sh, std::vector<int8_t> v) { return Tensor::from_vector<int8_t>(sh, v); };
-  expect_ints<uint8_t>(run1("Add", {rt(u8({3}, {250, 1, 7})), rt(u8({}, {10}))}), {3}, {4, 11, 17});
-  expect_ints<uint8_t>(run1("Sub", {rt(u8({2}, {3, 10})), rt(u8({2}, {5, 4}))}), {2}, {254, 6});
-  expect_ints<uint8_t>(run1("Div", {rt(u8({2}, {7, 255})), rt(u8({2}, {2, 16}))}), {2}, {3, 15});
-  expect_ints<int8_t>(run1("Mul", {rt(s8({2}, {64, -3})), rt(s8({2}, {2, 5}))}), {2}, {-128, -15});
-  expect_ints<int8_t>(run1("Max", {rt(s8({3}, {-5, 3, 0})), rt(s8({1}, {-1}))}), {3}, {-1, 3, 0});
-  expect_ints<int8_t>(run1("Abs", {rt(s8({3}, {-128, -3, 4}))}), {3}, {-128, 3, 4});
-  expect_ints<uint8_t>(run1("Abs", {rt(u8({2}, {200, 0}))}), {2}, {200, 0});
+  expect_values<uint8_t>(run1("Add", {rt(u8({3}, {250, 1, 7})), rt(u8({}, {10}))}), {3},
+                         {4, 11, 17});
+  expect_values<uint8_t>(run1("Sub", {rt(u8({2}, {3, 10})), rt(u8({2}, {5, 4}))}), {2}, {254, 6});
+  expect_values<uint8_t>(run1("Div", {rt(u8({2}, {7, 255})), rt(u8({2}, {2, 16}))}), {2}, {3, 15});
+  expect_values<int8_t>(run1("Mul", {rt(s8({2}, {64, -3})), rt(s8({2}, {2, 5}))}), {2},
+                        {-128, -15});
+  expect_values<int8_t>(run1("Max", {rt(s8({3}, {-5, 3, 0})), rt(s8({1}, {-1}))}), {3}, {-1, 3, 0});
+  expect_values<int8_t>(run1("Abs", {rt(s8({3}, {-128, -3, 4}))}), {3}, {-128, 3, 4});
+  expect_values<uint8_t>(run1("Abs", {rt(u8({2}, {200, 0}))}), {2}, {200, 0});
 }
 
 TEST(ElementwiseKernels, S64ScalarsForShapeArithmetic) {
   // Exporters compute shapes as s64 scalars and 1-D tensors: Mul(dim, 4), Div(numel, dim).
-  expect_ints<int64_t>(run1("Mul", {cst(s64({}, {3})), cst(s64({1}, {4}))}), {1}, {12});
-  expect_ints<int64_t>(run1("Div", {cst(s64({}, {3072})), cst(s64({}, {3}))}), {}, {1024});
-  expect_ints<int64_t>(run1("Sub", {cst(s64({2}, {5, 6})), cst(s64({}, {1}))}), {2}, {4, 5});
+  expect_values<int64_t>(run1("Mul", {cst(s64({}, {3})), cst(s64({1}, {4}))}), {1}, {12});
+  expect_values<int64_t>(run1("Div", {cst(s64({}, {3072})), cst(s64({}, {3}))}), {}, {1024});
+  expect_values<int64_t>(run1("Sub", {cst(s64({2}, {5, 6})), cst(s64({}, {1}))}), {2}, {4, 5});
 }
 
 TEST(ElementwiseKernels, PowWithFloatAndIntegerExponents) {
-  expect_f32(run1("Pow", {rt(f32({3}, {2, 3, 4})), cst(f32({}, {2}))}), {3}, {4, 9, 16});
-  expect_f32(run1("Pow", {rt(f32({3}, {2, 3, 4})), cst(s64({3}, {0, 3, -1}))}), {3},
-             {1, 27, 0.25f});
-  expect_f32(run1("Pow", {rt(f32({2}, {4, -8})), cst(f32({2}, {0.5f, 0.5f}))}), {2}, {2, kNaN});
+  expect_f32(run1("Pow", {rt(f32({3}, {2, 3, 4})), cst(f32({}, {2}))}), {3}, {4, 9, 16}, kTol);
+  expect_f32(run1("Pow", {rt(f32({3}, {2, 3, 4})), cst(s64({3}, {0, 3, -1}))}), {3}, {1, 27, 0.25f},
+             kTol);
+  expect_f32(run1("Pow", {rt(f32({2}, {4, -8})), cst(f32({2}, {0.5f, 0.5f}))}), {2}, {2, kNaN},
+             kTol);
   // Integer bases keep their type; results truncate toward zero and saturate.
-  expect_ints<int64_t>(run1("Pow", {rt(s64({4}, {3, -2, 2, 10})), cst(s64({4}, {3, 3, -1, 30}))}),
-                       {4}, {27, -8, 0, std::numeric_limits<int64_t>::max()});
-  expect_ints<int32_t>(run1("Pow", {rt(s32({2}, {9, 2})), cst(f32({}, {0.5f}))}), {2}, {3, 1});
+  expect_values<int64_t>(run1("Pow", {rt(s64({4}, {3, -2, 2, 10})), cst(s64({4}, {3, 3, -1, 30}))}),
+                         {4}, {27, -8, 0, std::numeric_limits<int64_t>::max()});
+  expect_values<int32_t>(run1("Pow", {rt(s32({2}, {9, 2})), cst(f32({}, {0.5f}))}), {2}, {3, 1});
 }
 
 TEST(ElementwiseKernels, VariadicMaxMinSumMean) {
   const Tensor a = f32({1, 3}, {1, 5, 3});
   const Tensor b = f32({2, 1}, {2, 4});
   const Tensor c = f32({}, {3.5f});
-  expect_f32(run1("Max", {rt(a), rt(b), rt(c)}), {2, 3}, {3.5f, 5, 3.5f, 4, 5, 4});
-  expect_f32(run1("Min", {rt(a), rt(b), rt(c)}), {2, 3}, {1, 2, 2, 1, 3.5f, 3});
-  expect_f32(run1("Sum", {rt(a), rt(b), rt(c)}), {2, 3}, {6.5f, 10.5f, 8.5f, 8.5f, 12.5f, 10.5f});
-  expect_f32(run1("Mean", {rt(a), rt(b)}), {2, 3}, {1.5f, 3.5f, 2.5f, 2.5f, 4.5f, 3.5f});
-  expect_f32(run1("Sum", {rt(a)}), {1, 3}, {1, 5, 3});
-  expect_f32(run1("Max", {rt(f32({2}, {kNaN, 1})), rt(f32({2}, {0, kNaN}))}), {2}, {kNaN, kNaN});
-  expect_ints<int32_t>(run1("Min", {rt(s32({3}, {4, -1, 7})), rt(s32({1}, {2}))}), {3}, {2, -1, 2});
+  expect_f32(run1("Max", {rt(a), rt(b), rt(c)}), {2, 3}, {3.5f, 5, 3.5f, 4, 5, 4}, kTol);
+  expect_f32(run1("Min", {rt(a), rt(b), rt(c)}), {2, 3}, {1, 2, 2, 1, 3.5f, 3}, kTol);
+  expect_f32(run1("Sum", {rt(a), rt(b), rt(c)}), {2, 3}, {6.5f, 10.5f, 8.5f, 8.5f, 12.5f, 10.5f},
+             kTol);
+  expect_f32(run1("Mean", {rt(a), rt(b)}), {2, 3}, {1.5f, 3.5f, 2.5f, 2.5f, 4.5f, 3.5f}, kTol);
+  expect_f32(run1("Sum", {rt(a)}), {1, 3}, {1, 5, 3}, kTol);
+  expect_f32(run1("Max", {rt(f32({2}, {kNaN, 1})), rt(f32({2}, {0, kNaN}))}), {2}, {kNaN, kNaN},
+             kTol);
+  expect_values<int32_t>(run1("Min", {rt(s32({3}, {4, -1, 7})), rt(s32({1}, {2}))}), {3},
+                         {2, -1, 2});
 }
 
 TEST(ElementwiseKernels, PReluSlopeBroadcastsToInput) {
   // x [1,2,2] with a per-channel slope [2,1].
   expect_f32(run1("PRelu", {rt(f32({1, 2, 2}, {-1, 2, -3, 4})), cst(f32({2, 1}, {0.1f, 0.5f}))}),
-             {1, 2, 2}, {-0.1f, 2, -1.5f, 4});
-  expect_f32(run1("PRelu", {rt(f32({3}, {-1, 0, 1})), cst(f32({}, {0.25f}))}), {3}, {-0.25f, 0, 1});
+             {1, 2, 2}, {-0.1f, 2, -1.5f, 4}, kTol);
+  expect_f32(run1("PRelu", {rt(f32({3}, {-1, 0, 1})), cst(f32({}, {0.25f}))}), {3}, {-0.25f, 0, 1},
+             kTol);
   // The slope may not enlarge the input.
   expect_error("PRelu", {rt(f32({2}, {1, 2})), cst(f32({2, 2}, {1, 1, 1, 1}))}, {},
                ErrorKind::kInvalidInput, "slope");
@@ -369,21 +269,92 @@ TEST(ElementwiseKernels, PReluSlopeBroadcastsToInput) {
 
 TEST(ElementwiseKernels, ClipWithOptionalBounds) {
   const Tensor x = f32({5}, {-3, -1, 0, 2, 9});
-  expect_f32(run1("Clip", {rt(x), cst(f32({}, {-1})), cst(f32({}, {6}))}), {5}, {-1, -1, 0, 2, 6});
-  expect_f32(run1("Clip", {rt(x), absent(), cst(f32({}, {0}))}), {5}, {-3, -1, 0, 0, 0});
-  expect_f32(run1("Clip", {rt(x), cst(f32({}, {0}))}), {5}, {0, 0, 0, 2, 9});
-  expect_f32(run1("Clip", {rt(x)}), {5}, {-3, -1, 0, 2, 9});
+  expect_f32(run1("Clip", {rt(x), cst(f32({}, {-1})), cst(f32({}, {6}))}), {5}, {-1, -1, 0, 2, 6},
+             kTol);
+  expect_f32(run1("Clip", {rt(x), absent(), cst(f32({}, {0}))}), {5}, {-3, -1, 0, 0, 0}, kTol);
+  expect_f32(run1("Clip", {rt(x), cst(f32({}, {0}))}), {5}, {0, 0, 0, 2, 9}, kTol);
+  expect_f32(run1("Clip", {rt(x)}), {5}, {-3, -1, 0, 2, 9}, kTol);
   // Bounds may be runtime values.
-  expect_f32(run1("Clip", {rt(x), rt(f32({}, {1})), rt(f32({}, {2}))}), {5}, {1, 1, 1, 2, 2});
+  expect_f32(run1("Clip", {rt(x), rt(f32({}, {1})), rt(f32({}, {2}))}), {5}, {1, 1, 1, 2, 2}, kTol);
   expect_error("Clip", {rt(x), cst(f32({2}, {0, 1}))}, {}, ErrorKind::kInvalidInput, "scalar");
   // Integer inputs clip with bounds of their own dtype.
-  expect_ints<int64_t>(
+  expect_values<int64_t>(
       run1("Clip", {rt(s64({4}, {-9, 0, 5, 1LL << 40})), cst(s64({}, {-2})), cst(s64({}, {3}))}),
       {4}, {-2, 0, 3, 3});
-  expect_ints<int8_t>(run1("Clip", {rt(Tensor::from_vector<int8_t>({3}, {-128, 5, 127})), absent(),
-                                    cst(Tensor::from_vector<int8_t>({}, {100}))}),
-                      {3}, {-128, 5, 100});
+  expect_values<int8_t>(run1("Clip", {rt(Tensor::from_vector<int8_t>({3}, {-128, 5, 127})),
+                                      absent(), cst(Tensor::from_vector<int8_t>({}, {100}))}),
+                        {3}, {-128, 5, 100});
   expect_error("Clip", {rt(x), cst(s64({}, {0}))}, {}, ErrorKind::kInvalidInput, "min");
+}
+
+// --- hyperbolic and inverse trigonometric functions, Shrink ----------------------------
+
+TEST(ElementwiseKernels, HyperbolicAndInverseTrigonometric) {
+  const std::vector<UnaryCase> cases = {
+      {"Sinh", {}, {1, -2, 0}, {1.1752012f, -3.6268604f, 0}},
+      {"Cosh", {}, {1, -1, 0}, {1.5430806f, 1.5430806f, 1}},
+      {"Asin", {}, {0.5f, 1, -1, 2}, {0.52359878f, 1.5707964f, -1.5707964f, kNaN}},
+      {"Acos", {}, {0.5f, -1, 1, 1.5f}, {1.0471976f, 3.1415927f, 0, kNaN}},
+      {"Asinh", {}, {1, -1, 0}, {0.88137359f, -0.88137359f, 0}},
+      {"Acosh", {}, {1, 2, 0.5f}, {0, 1.3169579f, kNaN}},
+      {"Atanh", {}, {0.5f, 1, -1, 2}, {0.54930614f, kInf, -kInf, kNaN}},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.op);
+    const Shape shape = {static_cast<int64_t>(c.x.size())};
+    expect_f32(run1(c.op, {rt(f32(shape, c.x))}, c.attrs), shape, c.want, 2e-6f);
+  }
+  expect_error("Sinh", {rt(s32({1}, {1}))}, {}, ErrorKind::kUnsupported, "s32");
+}
+
+TEST(ElementwiseKernels, ShrinkHardSoftAndBiased) {
+  const Tensor x = f32({8}, {-2, -0.5f, -0.4f, 0, 0.5f, 0.6f, 2, kNaN});
+  // Default lambd 0.5, bias 0 (hard shrink): |x| <= lambd and NaN become 0.
+  expect_f32(run1("Shrink", {rt(x)}), {8}, {-2, 0, 0, 0, 0, 0.6f, 2, 0});
+  // bias = lambd (soft shrink).
+  expect_f32(run1("Shrink", {rt(x)}, {{"bias", 0.5f}}), {8},
+             {-1.5f, 0, 0, 0, 0, 0.6f - 0.5f, 1.5f, 0});  // 0.6f - 0.5 is exact
+  expect_f32(run1("Shrink", {rt(f32({3}, {-2, 1, 2}))}, {{"lambd", 1.0f}, {"bias", -1.0f}}), {3},
+             {-3, 0, 3});
+  expect_error("Shrink", {rt(s64({1}, {1}))}, {}, ErrorKind::kUnsupported, "s64");
+}
+
+// --- Mod ----------------------------------------------------------------------------------
+
+Attrs fmod(int64_t v) { return {{"fmod", v}}; }
+
+TEST(ElementwiseKernels, ModIntegersTakeTheDivisorsSignUnlessFmod) {
+  const Tensor a = s64({5}, {-4, 7, 5, -5, 0});
+  const Tensor b = s64({5}, {3, -3, 5, 3, 2});
+  expect_values<int64_t>(run1("Mod", {rt(a), rt(b)}), {5}, {2, -2, 0, 1, 0});  // Python's %
+  expect_values<int64_t>(run1("Mod", {rt(a), rt(b)}, fmod(1)), {5}, {-1, 1, 0, -2, 0});  // C's %
+  // Broadcasting, and the 8-bit and 32-bit types.
+  expect_values<int32_t>(run1("Mod", {rt(s32({2, 2}, {5, -5, 6, -6})), cst(s32({}, {4}))}), {2, 2},
+                         {1, 3, 2, 2});
+  const int8_t lo = std::numeric_limits<int8_t>::min();
+  expect_values<int8_t>(run1("Mod", {rt(Tensor::from_vector<int8_t>({3}, {lo, lo, -7})),
+                                     rt(Tensor::from_vector<int8_t>({3}, {-1, 3, 2}))}),
+                        {3}, {0, 1, 1});
+  expect_values<uint8_t>(run1("Mod", {rt(Tensor::from_vector<uint8_t>({2}, {250, 7})),
+                                      rt(Tensor::from_vector<uint8_t>({2}, {7, 250}))}),
+                         {2}, {5, 7});
+  expect_error("Mod", {rt(s32({2}, {1, 2})), rt(s32({2}, {1, 0}))}, {}, ErrorKind::kInvalidInput,
+               "modulus by zero");
+}
+
+TEST(ElementwiseKernels, ModFloatsAreFmod) {
+  const Tensor a = f32({5}, {5.5f, -5.5f, 5.5f, -5.5f, 1e10f});
+  const Tensor b = f32({5}, {2, 2, -2, -2, 3});
+  // fmod is exact: 1e10 = 3333333333 * 3 + 1 and 1e10f is exactly 10000000000.
+  expect_f32(run1("Mod", {rt(a), rt(b)}, fmod(1)), {5}, {1.5f, -1.5f, 1.5f, -1.5f, 1});
+  const Tensor h = run1("Mod", {rt(a.cast(DType::kF16)), rt(b.cast(DType::kF16))}, fmod(1));
+  ASSERT_EQ(h.dtype(), DType::kF16);
+  // 1e10 overflows f16 to inf, and fmod(inf, 3) is NaN.
+  expect_f32(h.cast(DType::kF32), {5}, {1.5f, -1.5f, 1.5f, -1.5f, kNaN});
+  expect_error("Mod", {rt(a), rt(b)}, {}, ErrorKind::kInvalidInput, "fmod must be 1");
+  expect_error("Mod", {rt(a), rt(b)}, fmod(2), ErrorKind::kInvalidInput, "fmod must be 0 or 1");
+  expect_error("Mod", {rt(a), rt(s64({5}, {1, 2, 3, 4, 5}))}, fmod(1), ErrorKind::kInvalidInput,
+               "dtype");
 }
 
 TEST(ElementwiseKernels, ConstantOperandsAreNotParameters) {
@@ -401,4 +372,4 @@ TEST(ElementwiseKernels, ConstantOperandsAreNotParameters) {
 }
 
 }  // namespace
-}  // namespace dlas
+}  // namespace dlas::op_test

@@ -5,10 +5,10 @@
 
 #include <random>
 
-#include "algo/nn_test_util.h"
+#include "algo/op_test_util.h"
 #include "dlas/model/op_schema.h"
 
-namespace dlas::nn_test {
+namespace dlas::op_test {
 namespace {
 
 std::vector<int64_t> unravel(int64_t i, const Shape& dims) {
@@ -121,7 +121,7 @@ TEST_P(NnConvIm2col, MatchesIm2colMatmul) {
   const Tensor x = random_tensor(c.x, rng);
   const Tensor w = random_tensor(c.w, rng);
   const Tensor b = random_tensor({c.w[0]}, rng);
-  const Tensor y = run1("Conv", {{x}, param(w), c.bias ? param(b) : absent()}, conv_attrs(c));
+  const Tensor y = run1("Conv", {{x}, cst(w), c.bias ? cst(b) : absent()}, conv_attrs(c));
   const Shape want_shape = expected_conv_shape(c);
   ASSERT_EQ(y.shape(), want_shape);
   const int64_t k = shape_numel(c.w) / c.w[0];
@@ -136,9 +136,9 @@ INSTANTIATE_TEST_SUITE_P(Nn, NnConvIm2col, ::testing::ValuesIn(kConvCases),
 TEST(NnConv, OnnxBasicExample) {
   const Tensor x = iota({1, 1, 5, 5});
   const Tensor w = f32({1, 1, 3, 3}, std::vector<float>(9, 1.0f));
-  expect_close(run1("Conv", {{x}, param(w)}, {{"pads", std::vector<int64_t>{0, 0, 0, 0}}}),
+  expect_close(run1("Conv", {{x}, cst(w)}, {{"pads", std::vector<int64_t>{0, 0, 0, 0}}}),
                {54, 63, 72, 99, 108, 117, 144, 153, 162}, 0);
-  const Tensor padded = run1("Conv", {{x}, param(w)}, {{"pads", std::vector<int64_t>{1, 1, 1, 1}}});
+  const Tensor padded = run1("Conv", {{x}, cst(w)}, {{"pads", std::vector<int64_t>{1, 1, 1, 1}}});
   EXPECT_EQ(padded.shape(), (Shape{1, 1, 5, 5}));
   expect_close(padded, {12,  21, 27, 33,  24,  33,  54,  63, 72,  51,  63,  99, 108,
                         117, 81, 93, 144, 153, 162, 111, 72, 111, 117, 123, 84},
@@ -146,7 +146,7 @@ TEST(NnConv, OnnxBasicExample) {
   // Stride 2 with asymmetric padding (pads 1 on H only): 4x2 output.
   const Tensor xs = iota({1, 1, 7, 5});
   const Tensor ys =
-      run1("Conv", {{xs}, param(w)},
+      run1("Conv", {{xs}, cst(w)},
            {{"strides", std::vector<int64_t>{2, 2}}, {"pads", std::vector<int64_t>{1, 0, 1, 0}}});
   EXPECT_EQ(ys.shape(), (Shape{1, 1, 4, 2}));
   expect_close(ys, {21, 33, 99, 117, 189, 207, 171, 183}, 0);
@@ -165,29 +165,29 @@ TEST(NnConv, AutoPadSameMatchesExplicitPads) {
     return a;
   };
   const Tensor upper =
-      run1("Conv", {{x}, param(w)}, with(base, "auto_pad", std::string("SAME_UPPER")));
+      run1("Conv", {{x}, cst(w)}, with(base, "auto_pad", std::string("SAME_UPPER")));
   const Tensor lower =
-      run1("Conv", {{x}, param(w)}, with(base, "auto_pad", std::string("SAME_LOWER")));
+      run1("Conv", {{x}, cst(w)}, with(base, "auto_pad", std::string("SAME_LOWER")));
   ASSERT_EQ(upper.shape(), (Shape{1, 3, 4, 4}));
   const double tol = sum_tolerance(24);
   expect_close(upper,
-               run1("Conv", {{x}, param(w)}, with(base, "pads", std::vector<int64_t>{1, 2, 1, 3})),
+               run1("Conv", {{x}, cst(w)}, with(base, "pads", std::vector<int64_t>{1, 2, 1, 3})),
                tol);
   expect_close(lower,
-               run1("Conv", {{x}, param(w)}, with(base, "pads", std::vector<int64_t>{1, 3, 1, 2})),
+               run1("Conv", {{x}, cst(w)}, with(base, "pads", std::vector<int64_t>{1, 3, 1, 2})),
                tol);
   // VALID: no padding at all.
-  const Tensor valid = run1("Conv", {{x}, param(w)}, with(base, "auto_pad", std::string("VALID")));
+  const Tensor valid = run1("Conv", {{x}, cst(w)}, with(base, "auto_pad", std::string("VALID")));
   ASSERT_EQ(valid.shape(), (Shape{1, 3, 3, 1}));
-  expect_close(valid, run1("Conv", {{x}, param(w)}, base), tol);
+  expect_close(valid, run1("Conv", {{x}, cst(w)}, base), tol);
 }
 
 TEST(NnConv, KernelShapeAttributeIsOptionalAndChecked) {
   const Tensor x = iota({1, 1, 4, 4});
   const Tensor w = f32({1, 1, 2, 2}, {1, 0, 0, -1});
-  const Tensor y = run1("Conv", {{x}, param(w)}, {{"kernel_shape", std::vector<int64_t>{2, 2}}});
+  const Tensor y = run1("Conv", {{x}, cst(w)}, {{"kernel_shape", std::vector<int64_t>{2, 2}}});
   expect_close(y, std::vector<float>(9, -5.0f), 0);
-  expect_infer_error("Conv", {{x}, param(w)}, {{"kernel_shape", std::vector<int64_t>{3, 3}}},
+  expect_infer_error("Conv", {{x}, cst(w)}, {{"kernel_shape", std::vector<int64_t>{3, 3}}},
                      ErrorKind::kInvalidInput, "kernel_shape");
 }
 
@@ -197,10 +197,10 @@ TEST(NnConv, Float16AndBFloat16ComputeInFloat) {
   const Tensor w = random_tensor({2, 4, 3, 3}, rng);
   for (DType t : {DType::kF16, DType::kBF16}) {
     const Tensor xh = x.cast(t), wh = w.cast(t);
-    const Tensor y = run1("Conv", {{xh}, param(wh)}, {{"pads", std::vector<int64_t>{1, 1, 1, 1}}});
+    const Tensor y = run1("Conv", {{xh}, cst(wh)}, {{"pads", std::vector<int64_t>{1, 1, 1, 1}}});
     ASSERT_EQ(y.dtype(), t);
     // Same computation on the rounded inputs in f32, then rounded once.
-    const Tensor ref = run1("Conv", {{xh.cast(DType::kF32)}, param(wh.cast(DType::kF32))},
+    const Tensor ref = run1("Conv", {{xh.cast(DType::kF32)}, cst(wh.cast(DType::kF32))},
                             {{"pads", std::vector<int64_t>{1, 1, 1, 1}}});
     expect_close(y, ref.cast(t).to_float_vector(), 0, dtype_name(t));
   }
@@ -208,32 +208,32 @@ TEST(NnConv, Float16AndBFloat16ComputeInFloat) {
 
 TEST(NnConv, InferenceErrorsNameTheNode) {
   const Tensor x(DType::kF32, {1, 4, 5, 5});
-  expect_infer_error("Conv", {{x}, param(Tensor(DType::kF32, {2, 3, 3, 3}))}, {},
+  expect_infer_error("Conv", {{x}, cst(Tensor(DType::kF32, {2, 3, 3, 3}))}, {},
                      ErrorKind::kInvalidInput, "input channels");
-  expect_infer_error("Conv", {{x}, param(Tensor(DType::kF32, {3, 2, 3, 3}))},
-                     {{"group", int64_t{2}}}, ErrorKind::kInvalidInput, "not divisible by group");
-  expect_infer_error("Conv", {{x}, param(Tensor(DType::kF32, {2, 4, 7, 7}))}, {},
+  expect_infer_error("Conv", {{x}, cst(Tensor(DType::kF32, {3, 2, 3, 3}))}, {{"group", int64_t{2}}},
+                     ErrorKind::kInvalidInput, "not divisible by group");
+  expect_infer_error("Conv", {{x}, cst(Tensor(DType::kF32, {2, 4, 7, 7}))}, {},
                      ErrorKind::kInvalidInput, "larger than padded input");
-  expect_infer_error("Conv", {{x}, param(Tensor(DType::kF32, {2, 4, 3}))}, {},
+  expect_infer_error("Conv", {{x}, cst(Tensor(DType::kF32, {2, 4, 3}))}, {},
                      ErrorKind::kInvalidInput, "rank");
-  expect_infer_error(
-      "Conv", {{x}, param(Tensor(DType::kF32, {2, 4, 3, 3})), param(Tensor(DType::kF32, {3}))}, {},
-      ErrorKind::kInvalidInput, "B");
-  expect_infer_error("Conv", {{x}, param(Tensor(DType::kF32, {2, 4, 3, 3}))},
+  expect_infer_error("Conv",
+                     {{x}, cst(Tensor(DType::kF32, {2, 4, 3, 3})), cst(Tensor(DType::kF32, {3}))},
+                     {}, ErrorKind::kInvalidInput, "B");
+  expect_infer_error("Conv", {{x}, cst(Tensor(DType::kF32, {2, 4, 3, 3}))},
                      {{"strides", std::vector<int64_t>{1}}}, ErrorKind::kInvalidInput, "strides");
-  expect_infer_error("Conv", {{x}, param(Tensor(DType::kF32, {2, 4, 3, 3}))},
+  expect_infer_error("Conv", {{x}, cst(Tensor(DType::kF32, {2, 4, 3, 3}))},
                      {{"auto_pad", std::string("SAME")}}, ErrorKind::kInvalidInput, "auto_pad");
-  expect_infer_error(
-      "Conv", {{Tensor(DType::kS32, {1, 4, 5, 5})}, param(Tensor(DType::kS32, {2, 4, 3, 3}))}, {},
-      ErrorKind::kUnsupported, "s32");
-  expect_infer_error("Conv", {{x}, param(Tensor(DType::kF16, {2, 4, 3, 3}))}, {},
+  expect_infer_error("Conv",
+                     {{Tensor(DType::kS32, {1, 4, 5, 5})}, cst(Tensor(DType::kS32, {2, 4, 3, 3}))},
+                     {}, ErrorKind::kUnsupported, "s32");
+  expect_infer_error("Conv", {{x}, cst(Tensor(DType::kF16, {2, 4, 3, 3}))}, {},
                      ErrorKind::kInvalidInput, "dtype");
 }
 
 TEST(NnConv, MacsCountOutputTimesReduction) {
   const ConvCase c = kConvCases[4];  // grouped: Y [1, 6, 6, 6], W [6, 2, 3, 3]
   OpRun r =
-      run_op("Conv", {{Tensor(DType::kF32, c.x)}, param(Tensor(DType::kF32, c.w))}, conv_attrs(c));
+      run_op("Conv", {{Tensor(DType::kF32, c.x)}, cst(Tensor(DType::kF32, c.w))}, conv_attrs(c));
   EXPECT_EQ(r.graph.macs(), 6 * 6 * 6 * (2 * 3 * 3));
   EXPECT_EQ(r.graph.param_count(), 6 * 2 * 3 * 3);
 }
@@ -258,7 +258,7 @@ TEST_P(NnConvTransposeAdjoint, IsAdjointOfConv) {
   std::mt19937 rng(11);
   const Tensor x = random_tensor(c.x, rng);
   const Tensor w = random_tensor(c.w, rng);
-  const Tensor y = run1("Conv", {{x}, param(w)}, conv_attrs(c));
+  const Tensor y = run1("Conv", {{x}, cst(w)}, conv_attrs(c));
   const Tensor r = random_tensor(y.shape(), rng);
   const size_t n = c.x.size() - 2;
   std::vector<int64_t> out_pad(n);
@@ -269,14 +269,14 @@ TEST_P(NnConvTransposeAdjoint, IsAdjointOfConv) {
   }
   auto attrs = conv_attrs(c);
   attrs["output_padding"] = out_pad;
-  const Tensor z = run1("ConvTranspose", {{r}, param(w)}, attrs);
+  const Tensor z = run1("ConvTranspose", {{r}, cst(w)}, attrs);
   ASSERT_EQ(z.shape(), x.shape());
   const int64_t terms = y.numel() * (shape_numel(c.w) / c.w[0]);
   const double lhs = dot(y, r), rhs = dot(x, z);
   EXPECT_NEAR(lhs, rhs, 2e-6 * static_cast<double>(terms)) << c.name;
   // ... and the bias is added once per output element.
   const Tensor b = random_tensor({c.x[1]}, rng);
-  const Tensor zb = run1("ConvTranspose", {{r}, param(w), param(b)}, attrs);
+  const Tensor zb = run1("ConvTranspose", {{r}, cst(w), cst(b)}, attrs);
   const int64_t plane = x.numel() / (c.x[0] * c.x[1]);
   for (int64_t i = 0; i < z.numel(); i += 7)
     EXPECT_NEAR(zb.get_as_double(i), z.get_as_double(i) + b.get_as_double((i / plane) % c.x[1]),
@@ -294,16 +294,16 @@ TEST(NnConvTranspose, OnnxExamples) {
   const Tensor w = f32({1, 2, 3, 3}, std::vector<float>(18, 1.0f));
   std::vector<float> both = kConvTransposeOnesExample;
   both.insert(both.end(), kConvTransposeOnesExample.begin(), kConvTransposeOnesExample.end());
-  const Tensor y = run1("ConvTranspose", {{x}, param(w)});
+  const Tensor y = run1("ConvTranspose", {{x}, cst(w)});
   EXPECT_EQ(y.shape(), (Shape{1, 2, 5, 5}));
   expect_close(y, both, 0);
   // 1-D.
   const Tensor y1 =
-      run1("ConvTranspose", {{iota({1, 1, 3})}, param(f32({1, 2, 3}, std::vector<float>(6, 1)))});
+      run1("ConvTranspose", {{iota({1, 1, 3})}, cst(f32({1, 2, 3}, std::vector<float>(6, 1)))});
   expect_close(y1, {0, 1, 3, 3, 2, 0, 1, 3, 3, 2}, 0);
   // Strides (3, 2) with pads (1, 2, 1, 2): the full 9x7 result cropped.
   const Tensor yp =
-      run1("ConvTranspose", {{x}, param(w)},
+      run1("ConvTranspose", {{x}, cst(w)},
            {{"strides", std::vector<int64_t>{3, 2}}, {"pads", std::vector<int64_t>{1, 2, 1, 2}}});
   EXPECT_EQ(yp.shape(), (Shape{1, 2, 7, 3}));
   const std::vector<float> ch = {1, 1, 3, 1, 1, 3, 7, 4, 9, 7, 4, 9, 7, 4, 9, 13, 7, 15, 13, 7, 15};
@@ -317,10 +317,10 @@ TEST(NnConvTranspose, OutputShapeEqualsOutputPadding) {
   const Tensor w = f32({1, 2, 3, 3}, std::vector<float>(18, 1.0f));
   const std::vector<int64_t> strides = {3, 2};
   const Tensor by_shape =
-      run1("ConvTranspose", {{x}, param(w)},
+      run1("ConvTranspose", {{x}, cst(w)},
            {{"strides", strides}, {"output_shape", std::vector<int64_t>{10, 8}}});
   const Tensor by_padding =
-      run1("ConvTranspose", {{x}, param(w)},
+      run1("ConvTranspose", {{x}, cst(w)},
            {{"strides", strides}, {"output_padding", std::vector<int64_t>{1, 1}}});
   ASSERT_EQ(by_shape.shape(), (Shape{1, 2, 10, 8}));
   expect_close(by_shape, by_padding, 0);
@@ -334,7 +334,7 @@ TEST(NnConvTranspose, AutoPadSameUpper) {
   const Tensor x = iota({1, 1, 3, 3});
   const Tensor w = f32({1, 2, 3, 3}, std::vector<float>(18, 1.0f));
   const Tensor y =
-      run1("ConvTranspose", {{x}, param(w)},
+      run1("ConvTranspose", {{x}, cst(w)},
            {{"strides", std::vector<int64_t>{2, 2}}, {"auto_pad", std::string("SAME_UPPER")}});
   ASSERT_EQ(y.shape(), (Shape{1, 2, 6, 6}));
   // Total padding 1 goes to the end: the first row is the uncropped first row.
@@ -346,19 +346,19 @@ TEST(NnConvTranspose, AutoPadSameUpper) {
 
 TEST(NnConvTranspose, InferenceErrorsAndMacs) {
   const Tensor x(DType::kF32, {1, 4, 5, 5});
-  expect_infer_error("ConvTranspose", {{x}, param(Tensor(DType::kF32, {3, 2, 3, 3}))}, {},
+  expect_infer_error("ConvTranspose", {{x}, cst(Tensor(DType::kF32, {3, 2, 3, 3}))}, {},
                      ErrorKind::kInvalidInput, "input channels");
-  expect_infer_error("ConvTranspose", {{x}, param(Tensor(DType::kF32, {4, 2, 3, 3}))},
+  expect_infer_error("ConvTranspose", {{x}, cst(Tensor(DType::kF32, {4, 2, 3, 3}))},
                      {{"group", int64_t{3}}}, ErrorKind::kInvalidInput, "group");
-  expect_infer_error("ConvTranspose", {{x}, param(Tensor(DType::kF32, {4, 2, 3, 3}))},
+  expect_infer_error("ConvTranspose", {{x}, cst(Tensor(DType::kF32, {4, 2, 3, 3}))},
                      {{"output_shape", std::vector<int64_t>{10}}}, ErrorKind::kInvalidInput,
                      "output_shape");
   // W [4, 3, 3, 3] with group 2: 6 output channels.
-  OpRun r = run_op("ConvTranspose", {{x}, param(Tensor(DType::kF32, {4, 3, 3, 3}))},
+  OpRun r = run_op("ConvTranspose", {{x}, cst(Tensor(DType::kF32, {4, 3, 3, 3}))},
                    {{"group", int64_t{2}}, {"strides", std::vector<int64_t>{2, 2}}});
   EXPECT_EQ(r.outputs[0].shape(), (Shape{1, 6, 11, 11}));
   EXPECT_EQ(r.graph.macs(), 4 * 5 * 5 * (3 * 3 * 3));
 }
 
 }  // namespace
-}  // namespace dlas::nn_test
+}  // namespace dlas::op_test

@@ -8,12 +8,11 @@
 #include <map>
 #include <random>
 
-#include "algo/nn_test_util.h"
+#include "algo/op_test_util.h"
 
-namespace dlas::nn_test {
+namespace dlas::op_test {
 namespace {
 
-using Attrs = std::map<std::string, Attribute>;
 using Ints = std::vector<int64_t>;
 
 // ---------------------------------------------------------------------------
@@ -26,9 +25,8 @@ TEST(NnBatchNorm, InferenceFormula) {
   const Tensor scale = random_tensor({3}, rng), bias = random_tensor({3}, rng);
   const Tensor mean = random_tensor({3}, rng), var = random_tensor({3}, rng, 0.1f, 2.0f);
   const float eps = 1e-3f;
-  const Tensor y =
-      run1("BatchNormalization", {{x}, param(scale), param(bias), param(mean), param(var)},
-           {{"epsilon", eps}});
+  const Tensor y = run1("BatchNormalization", {{x}, cst(scale), cst(bias), cst(mean), cst(var)},
+                        {{"epsilon", eps}});
   std::vector<float> want(static_cast<size_t>(x.numel()));
   for (int64_t i = 0; i < x.numel(); ++i) {
     const int64_t c = (i / 20) % 3;
@@ -41,10 +39,10 @@ TEST(NnBatchNorm, InferenceFormula) {
   // Rank 2 (N, C) and rank 3 inputs use the same per-channel transform.
   const Tensor y2 = run1("BatchNormalization",
                          {{f32({1, 3}, {1, 2, 3})},
-                          param(f32({3}, {1, 2, 3})),
-                          param(f32({3}, {0, 1, 0})),
-                          param(f32({3}, {1, 1, 1})),
-                          param(f32({3}, {4, 1, 0.25f}))},
+                          cst(f32({3}, {1, 2, 3})),
+                          cst(f32({3}, {0, 1, 0})),
+                          cst(f32({3}, {1, 1, 1})),
+                          cst(f32({3}, {4, 1, 0.25f}))},
                          {{"epsilon", 0.0f}});
   expect_close(y2, {0, 3, 12}, 1e-6);
 }
@@ -54,28 +52,28 @@ TEST(NnBatchNorm, Float16AndErrors) {
   const Tensor one = f32({2}, {1, 1}), zero = f32({2}, {0, 0});
   const Tensor y = run1("BatchNormalization",
                         {{x.cast(DType::kF16)},
-                         param(one.cast(DType::kF16)),
-                         param(zero.cast(DType::kF16)),
-                         param(zero.cast(DType::kF16)),
-                         param(one.cast(DType::kF16))},
+                         cst(one.cast(DType::kF16)),
+                         cst(zero.cast(DType::kF16)),
+                         cst(zero.cast(DType::kF16)),
+                         cst(one.cast(DType::kF16))},
                         {{"epsilon", 0.0f}});
   EXPECT_EQ(y.dtype(), DType::kF16);
   expect_close(y, {1, 2, 3, 4}, 0);
-  expect_infer_error("BatchNormalization", {{x}, param(one), param(zero), param(zero), param(one)},
+  expect_infer_error("BatchNormalization", {{x}, cst(one), cst(zero), cst(zero), cst(one)},
                      {{"training_mode", int64_t{1}}}, ErrorKind::kUnsupported, "training_mode");
   expect_infer_error("BatchNormalization",
-                     {{x}, param(f32({3}, {1, 1, 1})), param(zero), param(zero), param(one)}, {},
+                     {{x}, cst(f32({3}, {1, 1, 1})), cst(zero), cst(zero), cst(one)}, {},
                      ErrorKind::kInvalidInput, "scale");
-  expect_infer_error("BatchNormalization", {{x}, param(one), param(zero), param(zero), param(one)},
-                     {}, ErrorKind::kUnsupported, "training", 3);
+  expect_infer_error("BatchNormalization", {{x}, cst(one), cst(zero), cst(zero), cst(one)}, {},
+                     ErrorKind::kUnsupported, "training", 3);
 }
 
 TEST(NnBatchNorm, RunningStatsAreNotParameters) {
   OpRun r = run_op("BatchNormalization", {{Tensor(DType::kF32, {1, 4, 2, 2})},
-                                          param(Tensor(DType::kF32, {4})),
-                                          param(Tensor(DType::kF32, {4})),
-                                          param(Tensor(DType::kF32, {4})),
-                                          param(Tensor(DType::kF32, {4}))});
+                                          cst(Tensor(DType::kF32, {4})),
+                                          cst(Tensor(DType::kF32, {4})),
+                                          cst(Tensor(DType::kF32, {4})),
+                                          cst(Tensor(DType::kF32, {4}))});
   EXPECT_EQ(r.graph.param_count(), 8);
   EXPECT_EQ(r.graph.macs(), 0);
 }
@@ -360,7 +358,7 @@ TEST(NnGemm, MatchesNaiveForAllTransposesAndBiasShapes) {
     const Tensor a = random_tensor(g.ta ? Shape{g.k, g.m} : Shape{g.m, g.k}, rng);
     const Tensor b = random_tensor(g.tb ? Shape{g.n, g.k} : Shape{g.k, g.n}, rng);
     const Tensor c = random_tensor(g.c, rng);
-    const Tensor y = run1("Gemm", {{a}, param(b), g.c_absent ? absent() : param(c)},
+    const Tensor y = run1("Gemm", {{a}, cst(b), g.c_absent ? absent() : cst(c)},
                           {{"transA", int64_t{g.ta}},
                            {"transB", int64_t{g.tb}},
                            {"alpha", g.alpha},
@@ -389,14 +387,14 @@ TEST(NnGemm, MatchesNaiveForAllTransposesAndBiasShapes) {
 TEST(NnGemm, ByHandAndErrors) {
   const Tensor a = f32({2, 3}, {1, 2, 3, 4, 5, 6});
   const Tensor b = f32({3, 2}, {1, 0, 0, 1, 1, 1});
-  expect_close(run1("Gemm", {{a}, param(b), param(f32({2}, {10, 20}))}), {14, 25, 20, 31}, 0);
-  expect_infer_error("Gemm", {{a}, param(b)}, {{"transB", int64_t{1}}}, ErrorKind::kInvalidInput,
+  expect_close(run1("Gemm", {{a}, cst(b), cst(f32({2}, {10, 20}))}), {14, 25, 20, 31}, 0);
+  expect_infer_error("Gemm", {{a}, cst(b)}, {{"transB", int64_t{1}}}, ErrorKind::kInvalidInput,
                      "inner dimensions");
-  expect_infer_error("Gemm", {{a}, param(b), param(f32({3}, {1, 2, 3}))}, {},
-                     ErrorKind::kInvalidInput, "broadcast");
-  expect_infer_error("Gemm", {{f32({6}, {1, 2, 3, 4, 5, 6})}, param(b)}, {},
-                     ErrorKind::kInvalidInput, "matrix");
-  OpRun r = run_op("Gemm", {{Tensor(DType::kF32, {4, 8})}, param(Tensor(DType::kF32, {10, 8}))},
+  expect_infer_error("Gemm", {{a}, cst(b), cst(f32({3}, {1, 2, 3}))}, {}, ErrorKind::kInvalidInput,
+                     "broadcast");
+  expect_infer_error("Gemm", {{f32({6}, {1, 2, 3, 4, 5, 6})}, cst(b)}, {}, ErrorKind::kInvalidInput,
+                     "matrix");
+  OpRun r = run_op("Gemm", {{Tensor(DType::kF32, {4, 8})}, cst(Tensor(DType::kF32, {10, 8}))},
                    {{"transB", int64_t{1}}});
   EXPECT_EQ(r.graph.macs(), 4 * 10 * 8);
 }
@@ -480,8 +478,8 @@ TEST(NnMatMul, ErrorsAndMacs) {
                      ErrorKind::kInvalidInput, "rank");
   expect_infer_error("MatMul", {{Tensor(DType::kS64, {2, 2})}, {Tensor(DType::kS64, {2, 2})}}, {},
                      ErrorKind::kUnsupported, "s64");
-  OpRun r = run_op("MatMul",
-                   {{Tensor(DType::kF32, {2, 1, 3, 4})}, param(Tensor(DType::kF32, {5, 4, 6}))});
+  OpRun r =
+      run_op("MatMul", {{Tensor(DType::kF32, {2, 1, 3, 4})}, cst(Tensor(DType::kF32, {5, 4, 6}))});
   EXPECT_EQ(r.outputs[0].shape(), (Shape{2, 5, 3, 6}));
   EXPECT_EQ(r.graph.macs(), 2 * 5 * 3 * 6 * 4);
 }
@@ -535,38 +533,38 @@ TEST(NnSoftmax, BFloat16) {
 TEST(NnPad, ModesByHand) {
   const Tensor x = f32({3, 2}, {1.0f, 1.2f, 2.3f, 3.4f, 4.5f, 5.7f});
   const Tensor pads = s64({4}, {0, 2, 0, 0});
-  const Tensor c = run1("Pad", {{x}, param(pads)});
+  const Tensor c = run1("Pad", {{x}, cst(pads)});
   EXPECT_EQ(c.shape(), (Shape{3, 4}));
   expect_close(c, {0, 0, 1.0f, 1.2f, 0, 0, 2.3f, 3.4f, 0, 0, 4.5f, 5.7f}, 0);
-  expect_close(run1("Pad", {{x}, param(pads), param(f32({}, {-7}))}),
+  expect_close(run1("Pad", {{x}, cst(pads), cst(f32({}, {-7}))}),
                {-7, -7, 1.0f, 1.2f, -7, -7, 2.3f, 3.4f, -7, -7, 4.5f, 5.7f}, 0);
-  expect_close(run1("Pad", {{x}, param(pads)}, {{"mode", std::string("reflect")}}),
+  expect_close(run1("Pad", {{x}, cst(pads)}, {{"mode", std::string("reflect")}}),
                {1.0f, 1.2f, 1.0f, 1.2f, 2.3f, 3.4f, 2.3f, 3.4f, 4.5f, 5.7f, 4.5f, 5.7f}, 0);
-  expect_close(run1("Pad", {{x}, param(pads)}, {{"mode", std::string("edge")}}),
+  expect_close(run1("Pad", {{x}, cst(pads)}, {{"mode", std::string("edge")}}),
                {1.0f, 1.0f, 1.0f, 1.2f, 2.3f, 2.3f, 2.3f, 3.4f, 4.5f, 4.5f, 4.5f, 5.7f}, 0);
   // 1-D reflect / wrap with pads larger than the data; edge on both ends.
   const Tensor v = f32({3}, {1, 2, 3});
-  expect_close(run1("Pad", {{v}, param(s64({2}, {4, 3}))}, {{"mode", std::string("reflect")}}),
+  expect_close(run1("Pad", {{v}, cst(s64({2}, {4, 3}))}, {{"mode", std::string("reflect")}}),
                {1, 2, 3, 2, 1, 2, 3, 2, 1, 2}, 0);
-  expect_close(run1("Pad", {{v}, param(s64({2}, {4, 3}))}, {{"mode", std::string("wrap")}}),
+  expect_close(run1("Pad", {{v}, cst(s64({2}, {4, 3}))}, {{"mode", std::string("wrap")}}),
                {3, 1, 2, 3, 1, 2, 3, 1, 2, 3}, 0);
-  expect_close(run1("Pad", {{v}, param(s64({2}, {1, 2}))}, {{"mode", std::string("edge")}}),
+  expect_close(run1("Pad", {{v}, cst(s64({2}, {1, 2}))}, {{"mode", std::string("edge")}}),
                {1, 1, 2, 3, 3, 3}, 0);
 }
 
 TEST(NnPad, NegativePadsAxesAndIntegerData) {
   const Tensor x = iota({3, 4});
   // Crop one row at the top, pad one column on the right.
-  const Tensor y = run1("Pad", {{x}, param(s64({4}, {-1, 0, 0, 1}))});
+  const Tensor y = run1("Pad", {{x}, cst(s64({4}, {-1, 0, 0, 1}))});
   EXPECT_EQ(y.shape(), (Shape{2, 5}));
   expect_close(y, {4, 5, 6, 7, 0, 8, 9, 10, 11, 0}, 0);
   // axes input (opset 18): pad only axis -1.
-  const Tensor ya = run1("Pad", {{x}, param(s64({2}, {1, 1})), absent(), param(s64({1}, {-1}))});
+  const Tensor ya = run1("Pad", {{x}, cst(s64({2}, {1, 1})), absent(), cst(s64({1}, {-1}))});
   EXPECT_EQ(ya.shape(), (Shape{3, 6}));
   expect_close(ya, {0, 0, 1, 2, 3, 0, 0, 4, 5, 6, 7, 0, 0, 8, 9, 10, 11, 0}, 0);
   // int64 data with a constant value, in 3-D with padding on the outer dims.
   const Tensor xi = s64({1, 2, 1}, {5, 6});
-  const Tensor yi = run1("Pad", {{xi}, param(s64({6}, {1, 0, 0, 0, 1, 1})), param(s64({}, {9}))});
+  const Tensor yi = run1("Pad", {{xi}, cst(s64({6}, {1, 0, 0, 0, 1, 1})), cst(s64({}, {9}))});
   EXPECT_EQ(yi.dtype(), DType::kS64);
   EXPECT_EQ(yi.shape(), (Shape{2, 3, 2}));
   EXPECT_EQ(yi.to_int64_vector(), (Ints{9, 9, 9, 9, 9, 9, 5, 9, 6, 9, 9, 9}));
@@ -576,10 +574,10 @@ TEST(NnPad, Errors) {
   const Tensor x(DType::kF32, {2, 3});
   expect_infer_error("Pad", {{x}, {s64({4}, {0, 1, 0, 1})}}, {}, ErrorKind::kUnsupported,
                      "constant");
-  expect_infer_error("Pad", {{x}, param(s64({2}, {1, 1}))}, {}, ErrorKind::kInvalidInput, "pads");
-  expect_infer_error("Pad", {{x}, param(s64({4}, {-3, 0, 0, 0}))}, {}, ErrorKind::kInvalidInput,
+  expect_infer_error("Pad", {{x}, cst(s64({2}, {1, 1}))}, {}, ErrorKind::kInvalidInput, "pads");
+  expect_infer_error("Pad", {{x}, cst(s64({4}, {-3, 0, 0, 0}))}, {}, ErrorKind::kInvalidInput,
                      "negative");
-  expect_infer_error("Pad", {{x}, param(s64({4}, {0, 1, 0, 1}))}, {{"mode", std::string("mirror")}},
+  expect_infer_error("Pad", {{x}, cst(s64({4}, {0, 1, 0, 1}))}, {{"mode", std::string("mirror")}},
                      ErrorKind::kInvalidInput, "mode");
 }
 
@@ -595,7 +593,7 @@ TEST(NnReduce, OnnxExamples) {
   expect_close(m, {12.5f, 1.5f, 35, 1.5f, 57.5f, 1.5f}, 1e-6);
   // Axes as a constant input (ReduceSum opset 13) and keepdims = 0.
   const Tensor s =
-      run1("ReduceSum", {{kReduceExample}, param(s64({1}, {-2}))}, {{"keepdims", int64_t{0}}});
+      run1("ReduceSum", {{kReduceExample}, cst(s64({1}, {-2}))}, {{"keepdims", int64_t{0}}});
   EXPECT_EQ(s.shape(), (Shape{3, 2}));
   expect_close(s, {25, 3, 70, 3, 115, 3}, 0);
   // Default: all axes.
@@ -604,7 +602,7 @@ TEST(NnReduce, OnnxExamples) {
   expect_close(all, {60}, 0);
   EXPECT_EQ(run1("ReduceMin", {{kReduceExample}}, {{"keepdims", int64_t{0}}}).shape(), Shape{});
   // noop_with_empty_axes with an empty axes input: identity.
-  const Tensor noop = run1("ReduceSum", {{kReduceExample}, param(s64({0}, {}))},
+  const Tensor noop = run1("ReduceSum", {{kReduceExample}, cst(s64({0}, {}))},
                            {{"noop_with_empty_axes", int64_t{1}}});
   expect_close(noop, kReduceExample, 0);
   const Tensor l2 = run1("ReduceL2", {{f32({2, 2}, {3, 4, 5, 12})}}, {{"axes", Ints{1}}});
@@ -679,23 +677,219 @@ TEST(NnReduce, Errors) {
 }
 
 // ---------------------------------------------------------------------------
+// ArgMax, ArgMin, Hardmax, TopK
+// ---------------------------------------------------------------------------
+
+const float kNaN = std::numeric_limits<float>::quiet_NaN();
+
+TEST(NnArg, AxesKeepdimsAndLastIndex) {
+  const Tensor x = f32({2, 3}, {2, 5, 5, 7, 1, 7});
+  const Attrs axis1 = {{"axis", int64_t{1}}};
+  expect_s64(run1("ArgMax", {{x}}), {1, 3}, {1, 0, 1});  // default axis 0, keepdims
+  expect_s64(run1("ArgMax", {{x}}, axis1), {2, 1}, {1, 0});
+  expect_s64(run1("ArgMax", {{x}}, {{"axis", int64_t{-1}}, {"select_last_index", int64_t{1}}}),
+             {2, 1}, {2, 2});
+  expect_s64(run1("ArgMax", {{x}}, {{"axis", int64_t{0}}, {"keepdims", int64_t{0}}}), {3},
+             {1, 0, 1});
+  const Tensor t = f32({2, 3}, {3, 1, 1, 4, 4, 4});
+  expect_s64(run1("ArgMin", {{t}}, axis1), {2, 1}, {1, 0});
+  expect_s64(run1("ArgMin", {{t}}, {{"axis", int64_t{1}}, {"select_last_index", int64_t{1}}}),
+             {2, 1}, {2, 2});
+  expect_s64(run1("ArgMin", {{t}}, {{"axis", int64_t{1}}, {"keepdims", int64_t{0}}}), {2}, {1, 0});
+}
+
+TEST(NnArg, NaNIntegersAndHalfPrecision) {
+  // A NaN is the extreme for both (as in NumPy and PyTorch).
+  const Tensor x = f32({4}, {1, kNaN, 3, kNaN});
+  expect_s64(run1("ArgMax", {{x}}), {1}, {1});
+  expect_s64(run1("ArgMin", {{x}}), {1}, {1});
+  expect_s64(run1("ArgMin", {{x}}, {{"select_last_index", int64_t{1}}}), {1}, {3});
+  // s64 compares exactly (these two are equal as doubles).
+  const int64_t big = std::numeric_limits<int64_t>::max();
+  expect_s64(run1("ArgMax", {{s64({3}, {big - 1, big, big - 2})}}), {1}, {1});
+  expect_s64(run1("ArgMin", {{s64({3}, {big - 1, big, big - 2})}}), {1}, {2});
+  expect_s64(run1("ArgMax", {{Tensor::from_vector<uint8_t>({3}, {200, 255, 3})}}), {1}, {1});
+  expect_s64(run1("ArgMin", {{f32({2, 2}, {4, -1, -2, 8}).cast(DType::kBF16)}},
+                  {{"axis", int64_t{1}}, {"keepdims", int64_t{0}}}),
+             {2}, {1, 0});
+}
+
+TEST(NnArg, Errors) {
+  const Tensor x = f32({2, 3}, {1, 2, 3, 4, 5, 6});
+  expect_infer_error("ArgMax", {{x}}, {{"axis", int64_t{2}}}, ErrorKind::kInvalidInput,
+                     "out of range");
+  expect_infer_error("ArgMin", {{f32({}, {1})}}, {}, ErrorKind::kInvalidInput, "scalar");
+  expect_infer_error("ArgMax", {{x}}, {{"keepdims", int64_t{2}}}, ErrorKind::kInvalidInput,
+                     "keepdims");
+  expect_infer_error("ArgMax", {{Tensor(DType::kF32, {2, 0})}}, {{"axis", int64_t{1}}},
+                     ErrorKind::kInvalidInput, "empty");
+}
+
+TEST(NnHardmax, OneAtTheFirstMaximum) {
+  const Tensor x = f32({2, 3}, {1, 3, 3, -1, -2, -3});
+  expect_close(run1("Hardmax", {{x}}), {0, 1, 0, 1, 0, 0}, 0);
+  expect_close(run1("Hardmax", {{x}}, {{"axis", int64_t{0}}}), {1, 1, 1, 0, 0, 0}, 0);
+  expect_close(run1("Hardmax", {{f32({3}, {1, kNaN, 2})}}), {0, 1, 0}, 0);
+  const Tensor h = run1("Hardmax", {{x.cast(DType::kF16)}});
+  EXPECT_EQ(h.dtype(), DType::kF16);
+  expect_close(h, {0, 1, 0, 1, 0, 0}, 0);
+  expect_infer_error("Hardmax", {{x}}, {{"axis", int64_t{-3}}}, ErrorKind::kInvalidInput,
+                     "out of range");
+}
+
+std::vector<Tensor> topk(const Tensor& x, int64_t k, const Attrs& attrs = {}) {
+  return run("TopK", {{x}, cst(s64({1}, {k}))}, attrs, 2);
+}
+
+TEST(NnTopK, LargestSmallestTiesAndAxes) {
+  const Tensor x = f32({2, 4}, {1, 4, 2, 4, 3, 3, 3, 0});
+  auto r = topk(x, 2);
+  expect_close(r[0], {4, 4, 3, 3}, 0);
+  EXPECT_EQ(r[0].shape(), (Shape{2, 2}));
+  expect_s64(r[1], {2, 2}, {1, 3, 0, 1});  // ties: the lower index first
+  r = topk(x, 3, {{"largest", int64_t{0}}});
+  expect_close(r[0], {1, 2, 4, 0, 3, 3}, 0);
+  expect_s64(r[1], {2, 3}, {0, 2, 1, 3, 0, 1});
+  r = topk(x, 1, {{"axis", int64_t{0}}});
+  expect_close(r[0], {3, 4, 3, 4}, 0);
+  expect_s64(r[1], {1, 4}, {1, 0, 1, 0});
+  r = topk(x, 0);
+  EXPECT_EQ(r[0].shape(), (Shape{2, 0}));
+  EXPECT_EQ(r[1].shape(), (Shape{2, 0}));
+  // NaN is the largest value; integers sort exactly.
+  r = topk(f32({3}, {kNaN, 1, 2}), 2);
+  expect_close(r[0], {kNaN, 2}, 0);
+  expect_s64(r[1], {2}, {0, 2});
+  r = topk(f32({3}, {kNaN, 1, 2}), 2, {{"largest", int64_t{0}}});
+  expect_s64(r[1], {2}, {1, 2});
+  const int64_t big = std::numeric_limits<int64_t>::max();
+  r = topk(s64({3}, {big - 1, big, -5}), 2);
+  expect_s64(r[0], {2}, {big, big - 1});
+  expect_s64(r[1], {2}, {1, 0});
+}
+
+TEST(NnTopK, Errors) {
+  const Tensor x = f32({2, 3}, {1, 2, 3, 4, 5, 6});
+  expect_infer_error("TopK", {{x}, {s64({1}, {2})}}, {}, ErrorKind::kUnsupported,
+                     "must be a constant", 2);
+  expect_infer_error("TopK", {{x}, cst(s64({1}, {4}))}, {}, ErrorKind::kInvalidInput,
+                     "out of range", 2);
+  expect_infer_error("TopK", {{x}, cst(s64({1}, {-1}))}, {}, ErrorKind::kInvalidInput,
+                     "out of range", 2);
+  expect_infer_error("TopK", {{x}, cst(s64({2}, {1, 1}))}, {}, ErrorKind::kInvalidInput,
+                     "one value", 2);
+  expect_infer_error("TopK", {{x}, cst(s64({1}, {1}))}, {{"largest", int64_t{2}}},
+                     ErrorKind::kInvalidInput, "largest", 2);
+  expect_infer_error("TopK", {{x}, cst(s64({1}, {1}))}, {}, ErrorKind::kInvalidInput, "outputs", 1);
+}
+
+// ---------------------------------------------------------------------------
+// InstanceNormalization, LayerNormalization, MeanVarianceNormalization
+// ---------------------------------------------------------------------------
+
+TEST(NnInstanceNorm, ByHandAndErrors) {
+  // Per (n, c) over the spatial dims: channel 0 {1, 2, 3} (mean 2, var 2/3), channel 1
+  // {5, 5, 8} (mean 6, var 2), epsilon 0.
+  const Tensor x = f32({1, 2, 3}, {1, 2, 3, 5, 5, 8});
+  const Tensor y = run1("InstanceNormalization",
+                        {{x}, cst(f32({2}, {1, 2})), cst(f32({2}, {0, 1}))}, {{"epsilon", 0.0f}});
+  expect_close(y, {-1.2247449f, 0, 1.2247449f, -0.41421356f, -0.41421356f, 3.8284271f}, 1e-6);
+  // Batches are independent, epsilon is added to the variance.
+  std::mt19937 rng(5);
+  const Tensor xr = random_tensor({2, 3, 2, 5}, rng, -2, 2);
+  const Tensor yr =
+      run1("InstanceNormalization", {{xr}, cst(f32({3}, {1, 1, 1})), cst(f32({3}, {0, 0, 0}))},
+           {{"epsilon", 0.5f}});
+  for (int64_t p = 0; p < 6; ++p) {
+    double mean = 0, var = 0;
+    for (int i = 0; i < 10; ++i) mean += xr.get_as_double(p * 10 + i) / 10;
+    for (int i = 0; i < 10; ++i) var += std::pow(xr.get_as_double(p * 10 + i) - mean, 2) / 10;
+    for (int i = 0; i < 10; ++i)
+      EXPECT_NEAR(yr.get_as_double(p * 10 + i),
+                  (xr.get_as_double(p * 10 + i) - mean) / std::sqrt(var + 0.5), 1e-6);
+  }
+  expect_infer_error("InstanceNormalization",
+                     {{x}, cst(f32({3}, {1, 1, 1})), cst(f32({2}, {0, 0}))}, {},
+                     ErrorKind::kInvalidInput, "scale");
+  expect_infer_error("InstanceNormalization",
+                     {{f32({1, 2}, {1, 2})}, cst(f32({2}, {1, 1})), cst(f32({2}, {0, 0}))}, {},
+                     ErrorKind::kInvalidInput, "rank");
+}
+
+TEST(NnLayerNorm, ByHandWithStatistics) {
+  // Rows {1, 2, 3} (mean 2, var 2/3) and {2, 4, 9} (mean 5, var 26/3), epsilon 0.
+  const Tensor x = f32({2, 3}, {1, 2, 3, 2, 4, 9});
+  auto r = run("LayerNormalization", {{x}, cst(f32({3}, {1, 1, 2})), cst(f32({3}, {0, 0.5f, 0}))},
+               {{"epsilon", 0.0f}}, 3);
+  expect_close(r[0], {-1.2247449f, 0.5f, 2.4494897f, -1.0190493f, 0.16031689f, 2.7174649f}, 1e-6);
+  EXPECT_EQ(r[1].shape(), (Shape{2, 1}));
+  EXPECT_EQ(r[1].dtype(), DType::kF32);
+  expect_close(r[1], {2, 5}, 0);
+  expect_close(r[2], {1.2247449f, 0.33968311f}, 1e-6);
+  // axis 0: over everything (mean 3.5); Scale [3] broadcasts to [2, 3]; no B; default
+  // epsilon 1e-5 inside the square root.
+  r = run("LayerNormalization", {{x}, cst(f32({3}, {1, 1, 1}))}, {{"axis", int64_t{0}}}, 3);
+  expect_close(r[0],
+               {-0.95058569f, -0.57035141f, -0.19011714f, -0.57035141f, 0.19011714f, 2.0912885f},
+               1e-6);
+  EXPECT_EQ(r[1].shape(), (Shape{1, 1}));
+  expect_close(r[2], {0.38023428f}, 1e-6);
+  // Y alone.
+  expect_close(run1("LayerNormalization", {{x}, cst(f32({1}, {2}))}, {{"epsilon", 0.0f}}),
+               {-2.4494897f, 0, 2.4494897f, -2.0380987f, -0.67936622f, 2.7174649f}, 1e-6);
+}
+
+TEST(NnLayerNorm, Errors) {
+  const Tensor x = f32({2, 3}, {1, 2, 3, 4, 5, 6});
+  expect_infer_error("LayerNormalization", {{x}, cst(f32({2}, {1, 1}))}, {},
+                     ErrorKind::kInvalidInput, "Scale");
+  expect_infer_error("LayerNormalization", {{x}, cst(f32({3}, {1, 1, 1})), cst(f32({2}, {1, 1}))},
+                     {}, ErrorKind::kInvalidInput, "B");
+  expect_infer_error("LayerNormalization", {{x}, cst(f32({3}, {1, 1, 1}))}, {{"axis", int64_t{2}}},
+                     ErrorKind::kInvalidInput, "out of range");
+  expect_infer_error("LayerNormalization", {{x}, cst(f32({3}, {1, 1, 1}))},
+                     {{"stash_type", int64_t{11}}}, ErrorKind::kUnsupported, "stash_type");
+  expect_infer_error("LayerNormalization", {{s64({1}, {1})}, cst(s64({1}, {1}))}, {},
+                     ErrorKind::kUnsupported, "s64");
+}
+
+TEST(NnMeanVarianceNorm, PerChannelByDefault) {
+  // Channel 0 holds {1, 3, 0, 4} (mean 2, var 2.5), channel 1 {2, 2, -1, 1} (mean 1, var 1.5).
+  const Tensor x = f32({2, 2, 1, 2}, {1, 3, 2, 2, 0, 4, -1, 1});
+  expect_close(run1("MeanVarianceNormalization", {{x}}),
+               {-0.63245553f, 0.63245553f, 0.81649658f, 0.81649658f, -1.2649111f, 1.2649111f,
+                -1.6329932f, 0},
+               1e-6);
+  // A constant group: 0 / (0 + 1e-9) = 0.
+  expect_close(run1("MeanVarianceNormalization", {{f32({1, 1, 1, 2}, {3, 3})}}), {0, 0}, 0);
+  // Other axes: over the last dim only.
+  expect_close(
+      run1("MeanVarianceNormalization", {{f32({2, 2}, {1, 3, 5, 5})}}, {{"axes", Ints{-1}}}),
+      {-1, 1, 0, 0}, 1e-6);
+  expect_infer_error("MeanVarianceNormalization", {{f32({2, 2}, {1, 3, 5, 5})}}, {},
+                     ErrorKind::kInvalidInput, "out of range");
+  expect_infer_error("MeanVarianceNormalization", {{x}}, {{"axes", Ints{1, -3}}},
+                     ErrorKind::kInvalidInput, "repeated");
+}
+
+// ---------------------------------------------------------------------------
 // Dropout
 // ---------------------------------------------------------------------------
 
 TEST(NnDropout, InferenceIsIdentity) {
   const Tensor x = f32({2, 2}, {1, -2, 3, -4});
   expect_close(run1("Dropout", {{x}}), x, 0);
-  expect_close(run1("Dropout", {{x}, param(f32({}, {0.5f}))}), x, 0);
+  expect_close(run1("Dropout", {{x}, cst(f32({}, {0.5f}))}), x, 0);
   const Tensor xi = s64({2}, {7, 8});
   EXPECT_EQ(run1("Dropout", {{xi}}).to_int64_vector(), (Ints{7, 8}));
   expect_infer_error("Dropout", {{x}}, {}, ErrorKind::kUnsupported, "mask", 2);
   Tensor on(DType::kU8, {});
   on.data<uint8_t>()[0] = 1;
-  expect_infer_error("Dropout", {{x}, param(f32({}, {0.5f})), param(on)}, {},
-                     ErrorKind::kUnsupported, "training_mode");
+  expect_infer_error("Dropout", {{x}, cst(f32({}, {0.5f})), cst(on)}, {}, ErrorKind::kUnsupported,
+                     "training_mode");
   Tensor off(DType::kU8, {});
-  expect_close(run1("Dropout", {{x}, param(f32({}, {0.5f})), param(off)}), x, 0);
+  expect_close(run1("Dropout", {{x}, cst(f32({}, {0.5f})), cst(off)}), x, 0);
 }
 
 }  // namespace
-}  // namespace dlas::nn_test
+}  // namespace dlas::op_test

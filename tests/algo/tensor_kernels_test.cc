@@ -9,115 +9,10 @@
 #include <string>
 #include <vector>
 
-#include "dlas/algo/reference.h"
-#include "dlas/core/tensor.h"
-#include "dlas/model/graph.h"
+#include "algo/op_test_util.h"
 
-namespace dlas {
+namespace dlas::op_test {
 namespace {
-
-// --- a one-node graph harness ----------------------------------------------------------
-
-struct Arg {
-  Tensor t;               // undefined: absent optional input ("")
-  bool constant = false;  // initializer rather than graph input
-};
-Arg rt(Tensor t) { return {std::move(t), false}; }
-Arg cst(Tensor t) { return {std::move(t), true}; }
-Arg absent() { return {}; }
-
-using Attrs = std::map<std::string, Attribute>;
-
-Graph one_node_graph(const std::string& op, const std::vector<Arg>& args, const Attrs& attrs,
-                     int num_outputs) {
-  Graph g;
-  Node n;
-  n.name = "t0";
-  n.op = op;
-  n.attrs = attrs;
-  for (size_t i = 0; i < args.size(); ++i) {
-    if (!args[i].t.defined()) {
-      n.inputs.push_back("");
-      continue;
-    }
-    const std::string name = "in" + std::to_string(i);
-    n.inputs.push_back(name);
-    if (args[i].constant) {
-      g.initializers[name] = args[i].t;
-    } else {
-      g.inputs.push_back({name, args[i].t.dtype(), args[i].t.shape()});
-    }
-  }
-  for (int k = 0; k < num_outputs; ++k) {
-    n.outputs.push_back("out" + std::to_string(k));
-    g.outputs.push_back(n.outputs.back());
-  }
-  g.nodes.push_back(n);
-  return g;
-}
-
-// Infers the one-node graph and runs the reference kernel on preallocated outputs.
-std::vector<Tensor> run(const std::string& op, const std::vector<Arg>& args,
-                        const Attrs& attrs = {}, int num_outputs = 1) {
-  Graph g = one_node_graph(op, args, attrs, num_outputs);
-  g.infer();
-  reference::KernelFn fn = reference::find_kernel(op);
-  if (!fn) throw std::runtime_error("no reference kernel for " + op);
-  std::vector<Tensor> ins;
-  for (const Arg& a : args) ins.push_back(a.t);
-  std::vector<Tensor> outs;
-  for (const std::string& o : g.nodes[0].outputs) {
-    const ValueInfo& v = g.value(o);
-    outs.emplace_back(v.dtype, v.shape);
-  }
-  fn(g.nodes[0], ins, outs);
-  return outs;
-}
-
-Tensor run1(const std::string& op, const std::vector<Arg>& args, const Attrs& attrs = {}) {
-  return run(op, args, attrs).at(0);
-}
-
-// Expects inference or the kernel to throw `kind` with a message naming node t0.
-void expect_error(const std::string& op, const std::vector<Arg>& args, const Attrs& attrs,
-                  ErrorKind kind, const std::string& needle, int num_outputs = 1) {
-  try {
-    run(op, args, attrs, num_outputs);
-    ADD_FAILURE() << op << ": expected an error containing '" << needle << "'";
-  } catch (const Error& e) {
-    const std::string msg = e.what();
-    EXPECT_EQ(e.kind(), kind) << msg;
-    EXPECT_NE(msg.find("node 't0' (" + op + ")"), std::string::npos) << msg;
-    EXPECT_NE(msg.find(needle), std::string::npos) << msg;
-  }
-}
-
-Tensor f32(Shape s, std::vector<float> v) { return Tensor::from_vector<float>(std::move(s), v); }
-Tensor s32(Shape s, std::vector<int32_t> v) {
-  return Tensor::from_vector<int32_t>(std::move(s), v);
-}
-Tensor s64(Shape s, std::vector<int64_t> v) {
-  return Tensor::from_vector<int64_t>(std::move(s), v);
-}
-Tensor iota_f32(Shape s) {
-  Tensor t(DType::kF32, std::move(s));
-  for (int64_t i = 0; i < t.numel(); ++i) t.data<float>()[i] = static_cast<float>(i);
-  return t;
-}
-
-template <class T>
-void expect_values(const Tensor& t, const Shape& shape, const std::vector<T>& want) {
-  ASSERT_EQ(t.dtype(), DTypeOf<T>::value);
-  ASSERT_EQ(t.shape(), shape);
-  ASSERT_EQ(static_cast<size_t>(t.numel()), want.size());
-  for (size_t i = 0; i < want.size(); ++i) EXPECT_EQ(t.data<T>()[i], want[i]) << "element " << i;
-}
-void expect_f32(const Tensor& t, const Shape& shape, const std::vector<float>& want) {
-  expect_values<float>(t, shape, want);
-}
-void expect_s64(const Tensor& t, const Shape& shape, const std::vector<int64_t>& want) {
-  expect_values<int64_t>(t, shape, want);
-}
 
 constexpr int64_t kI64Max = std::numeric_limits<int64_t>::max();
 constexpr int64_t kI64Min = std::numeric_limits<int64_t>::min();
@@ -130,7 +25,7 @@ TEST(TensorKernels, IdentityCopiesAnyDType) {
 }
 
 TEST(TensorKernels, FlattenAxes) {
-  const Tensor x = iota_f32({2, 3, 4});
+  const Tensor x = iota({2, 3, 4});
   EXPECT_EQ(run1("Flatten", {rt(x)}).shape(), Shape({2, 12}));
   EXPECT_EQ(run1("Flatten", {rt(x)}, {{"axis", int64_t{0}}}).shape(), Shape({1, 24}));
   EXPECT_EQ(run1("Flatten", {rt(x)}, {{"axis", int64_t{-1}}}).shape(), Shape({6, 4}));
@@ -142,7 +37,7 @@ TEST(TensorKernels, FlattenAxes) {
 }
 
 TEST(TensorKernels, ReshapeZeroAndMinusOne) {
-  const Tensor x = iota_f32({2, 3, 4});
+  const Tensor x = iota({2, 3, 4});
   EXPECT_EQ(run1("Reshape", {rt(x), cst(s64({2}, {0, -1}))}).shape(), Shape({2, 12}));
   EXPECT_EQ(run1("Reshape", {rt(x), cst(s64({3}, {4, 0, -1}))}).shape(), Shape({4, 3, 2}));
   const Tensor flat = run1("Reshape", {rt(x), cst(s64({1}, {-1}))});
@@ -161,7 +56,7 @@ TEST(TensorKernels, ReshapeZeroAndMinusOne) {
 }
 
 TEST(TensorKernels, ReshapeErrorsNameTheNode) {
-  const Tensor x = iota_f32({2, 3, 4});
+  const Tensor x = iota({2, 3, 4});
   expect_error("Reshape", {rt(x), cst(s64({2}, {5, -1}))}, {}, ErrorKind::kInvalidInput,
                "cannot reshape");
   expect_error("Reshape", {rt(x), cst(s64({2}, {5, 5}))}, {}, ErrorKind::kInvalidInput,
@@ -175,7 +70,7 @@ TEST(TensorKernels, ReshapeErrorsNameTheNode) {
 }
 
 TEST(TensorKernels, SqueezeUnsqueeze) {
-  const Tensor x = iota_f32({1, 3, 1, 2});
+  const Tensor x = iota({1, 3, 1, 2});
   const Tensor all = run1("Squeeze", {rt(x)});
   EXPECT_EQ(all.shape(), Shape({3, 2}));
   EXPECT_EQ(all.data<float>()[5], 5.0f);
@@ -200,8 +95,8 @@ TEST(TensorKernels, SqueezeUnsqueeze) {
 // --- permutations and copies -----------------------------------------------------------------
 
 TEST(TensorKernels, TransposeDefaultReversesAxes) {
-  expect_f32(run1("Transpose", {rt(iota_f32({2, 3}))}), {3, 2}, {0, 3, 1, 4, 2, 5});
-  const Tensor y = run1("Transpose", {rt(iota_f32({2, 3, 4}))});
+  expect_f32(run1("Transpose", {rt(iota({2, 3}))}), {3, 2}, {0, 3, 1, 4, 2, 5});
+  const Tensor y = run1("Transpose", {rt(iota({2, 3, 4}))});
   ASSERT_EQ(y.shape(), Shape({4, 3, 2}));
   for (int k = 0; k < 4; ++k)
     for (int j = 0; j < 3; ++j)
@@ -210,14 +105,13 @@ TEST(TensorKernels, TransposeDefaultReversesAxes) {
 }
 
 TEST(TensorKernels, TransposeExplicitPermAndErrors) {
-  expect_f32(
-      run1("Transpose", {rt(iota_f32({2, 3, 2}))}, {{"perm", std::vector<int64_t>{1, 0, 2}}}),
-      {3, 2, 2}, {0, 1, 6, 7, 2, 3, 8, 9, 4, 5, 10, 11});
+  expect_f32(run1("Transpose", {rt(iota({2, 3, 2}))}, {{"perm", std::vector<int64_t>{1, 0, 2}}}),
+             {3, 2, 2}, {0, 1, 6, 7, 2, 3, 8, 9, 4, 5, 10, 11});
   // s64 data goes through the same byte-level copy.
   expect_s64(run1("Transpose", {rt(s64({2, 2}, {1, 2, 3, 4}))}), {2, 2}, {1, 3, 2, 4});
-  expect_error("Transpose", {rt(iota_f32({2, 3, 2}))}, {{"perm", std::vector<int64_t>{0, 0, 1}}},
+  expect_error("Transpose", {rt(iota({2, 3, 2}))}, {{"perm", std::vector<int64_t>{0, 0, 1}}},
                ErrorKind::kInvalidInput, "not a permutation");
-  expect_error("Transpose", {rt(iota_f32({2, 3, 2}))}, {{"perm", std::vector<int64_t>{1, 0}}},
+  expect_error("Transpose", {rt(iota({2, 3, 2}))}, {{"perm", std::vector<int64_t>{1, 0}}},
                ErrorKind::kInvalidInput, "perm");
 }
 
@@ -246,30 +140,30 @@ TEST(TensorKernels, ConcatAlongAxis) {
 }
 
 TEST(TensorKernels, SplitEqualExplicitAndUneven) {
-  auto outs = run("Split", {rt(iota_f32({6}))}, {}, 3);
+  auto outs = run("Split", {rt(iota({6}))}, {}, 3);
   expect_f32(outs[0], {2}, {0, 1});
   expect_f32(outs[1], {2}, {2, 3});
   expect_f32(outs[2], {2}, {4, 5});
 
-  outs = run("Split", {rt(iota_f32({2, 3})), cst(s64({2}, {1, 2}))}, {{"axis", int64_t{1}}}, 2);
+  outs = run("Split", {rt(iota({2, 3})), cst(s64({2}, {1, 2}))}, {{"axis", int64_t{1}}}, 2);
   expect_f32(outs[0], {2, 1}, {0, 3});
   expect_f32(outs[1], {2, 2}, {1, 2, 4, 5});
 
-  outs = run("Split", {rt(iota_f32({5}))}, {}, 2);  // opset 18: last chunk smaller
+  outs = run("Split", {rt(iota({5}))}, {}, 2);  // opset 18: last chunk smaller
   expect_f32(outs[0], {3}, {0, 1, 2});
   expect_f32(outs[1], {2}, {3, 4});
 
-  expect_error("Split", {rt(iota_f32({3})), cst(s64({2}, {1, 1}))}, {}, ErrorKind::kInvalidInput,
+  expect_error("Split", {rt(iota({3})), cst(s64({2}, {1, 1}))}, {}, ErrorKind::kInvalidInput,
                "sums to 2", 2);
-  expect_error("Split", {rt(iota_f32({3})), cst(s64({3}, {1, 1, 1}))}, {}, ErrorKind::kInvalidInput,
+  expect_error("Split", {rt(iota({3})), cst(s64({3}, {1, 1, 1}))}, {}, ErrorKind::kInvalidInput,
                "2 outputs", 2);
-  expect_error("Split", {rt(iota_f32({5}))}, {}, ErrorKind::kInvalidInput, "cannot split", 4);
+  expect_error("Split", {rt(iota({5}))}, {}, ErrorKind::kInvalidInput, "cannot split", 4);
 }
 
 // --- slicing and indexing ---------------------------------------------------------------
 
 TEST(TensorKernels, SliceStepsClampingAndSentinels) {
-  const Tensor x = iota_f32({10});
+  const Tensor x = iota({10});
   auto slice = [&](int64_t start, int64_t end, int64_t step) {
     return run1("Slice", {rt(x), cst(s64({1}, {start})), cst(s64({1}, {end})), cst(s64({1}, {0})),
                           cst(s64({1}, {step}))});
@@ -286,7 +180,7 @@ TEST(TensorKernels, SliceStepsClampingAndSentinels) {
 }
 
 TEST(TensorKernels, SliceMultiAxisDefaultsAndErrors) {
-  const Tensor x = iota_f32({3, 4});
+  const Tensor x = iota({3, 4});
   // Axes out of order and negative; s32 parameters.
   expect_f32(run1("Slice", {rt(x), cst(s32({2}, {3, 0})), cst(s32({2}, {0, 3})),
                             cst(s32({2}, {-1, 0})), cst(s32({2}, {-2, 2}))}),
@@ -312,7 +206,7 @@ TEST(TensorKernels, SliceMultiAxisDefaultsAndErrors) {
 }
 
 TEST(TensorKernels, GatherAxesAndNegativeIndices) {
-  const Tensor x = iota_f32({3, 2});
+  const Tensor x = iota({3, 2});
   expect_f32(run1("Gather", {rt(x), cst(s64({2}, {-1, 0}))}), {2, 2}, {4, 5, 0, 1});
   expect_f32(run1("Gather", {rt(x), rt(s32({2, 2}, {1, 0, 0, -1}))}, {{"axis", int64_t{1}}}),
              {3, 2, 2}, {1, 0, 0, 1, 3, 2, 2, 3, 5, 4, 4, 5});
@@ -456,11 +350,129 @@ TEST(TensorKernels, CastBetweenIntegersWrapsAndToFloatRounds) {
   expect_error("Cast", {rt(f32({1}, {1}))}, {}, ErrorKind::kInvalidInput, "'to' is required");
 }
 
+TEST(TensorKernels, GatherElementsOnnxExamples) {
+  const Tensor d2 = f32({2, 2}, {1, 2, 3, 4});
+  expect_f32(
+      run1("GatherElements", {rt(d2), cst(s64({2, 2}, {0, 0, 1, 0}))}, {{"axis", int64_t{1}}}),
+      {2, 2}, {1, 1, 4, 3});
+  const Tensor d3 = f32({3, 3}, {1, 2, 3, 4, 5, 6, 7, 8, 9});
+  expect_f32(run1("GatherElements", {rt(d3), rt(s32({2, 3}, {1, 2, 0, 2, 0, 0}))}), {2, 3},
+             {4, 8, 3, 7, 2, 3});
+  // Negative indices count from the end; indices may be smaller than data off the axis.
+  expect_f32(run1("GatherElements", {rt(d3), cst(s64({1, 2}, {-1, -3}))}, {{"axis", int64_t{-1}}}),
+             {1, 2}, {3, 1});
+  // Any dtype: s64 data, and a 3-D case against the defining formula.
+  expect_s64(run1("GatherElements", {rt(s64({3}, {7, 8, 9})), cst(s64({4}, {2, 2, 0, -2}))}), {4},
+             {9, 9, 7, 8});
+  const Tensor x = iota({2, 3, 4});
+  const Tensor idx = s64({2, 2, 4}, {0, 2, 1, 0, 2, 2, 0, 1, 1, 0, 0, 2, -1, 1, 2, 0});
+  const Tensor y = run1("GatherElements", {rt(x), cst(idx)}, {{"axis", int64_t{1}}});
+  ASSERT_EQ(y.shape(), Shape({2, 2, 4}));
+  for (int i = 0; i < 2; ++i)
+    for (int j = 0; j < 2; ++j)
+      for (int k = 0; k < 4; ++k) {
+        int64_t v = idx.data<int64_t>()[(i * 2 + j) * 4 + k];
+        if (v < 0) v += 3;
+        EXPECT_EQ(y.data<float>()[(i * 2 + j) * 4 + k], static_cast<float>((i * 3 + v) * 4 + k));
+      }
+}
+
+TEST(TensorKernels, GatherElementsErrorsNameTheNode) {
+  const Tensor d = f32({2, 2}, {1, 2, 3, 4});
+  expect_error("GatherElements", {rt(d), cst(s64({2}, {0, 1}))}, {}, ErrorKind::kInvalidInput,
+               "rank");
+  expect_error("GatherElements", {rt(d), cst(s64({1, 3}, {0, 1, 0}))}, {}, ErrorKind::kInvalidInput,
+               "exceed data");
+  expect_error("GatherElements", {rt(d), cst(s64({1, 1}, {2}))}, {}, ErrorKind::kInvalidInput,
+               "out of range");
+  expect_error("GatherElements", {rt(d), rt(s64({1, 1}, {-3}))}, {}, ErrorKind::kInvalidInput,
+               "out of range");
+  expect_error("GatherElements", {rt(d), rt(f32({1, 1}, {0}))}, {}, ErrorKind::kInvalidInput,
+               "indices");
+  expect_error("GatherElements", {rt(d), cst(s64({1, 1}, {0}))}, {{"axis", int64_t{2}}},
+               ErrorKind::kInvalidInput, "out of range");
+}
+
+// The ONNX spec's example: x = 0..47 of shape [1, 8, 2, 3], blocksize 2.
+TEST(TensorKernels, DepthToSpaceDcrAndCrd) {
+  const Tensor x = iota({1, 8, 2, 3});
+  const Attrs b2 = {{"blocksize", int64_t{2}}};
+  expect_f32(
+      run1("DepthToSpace", {rt(x)}, b2), {1, 2, 4, 6},
+      {0, 12, 1, 13, 2, 14, 24, 36, 25, 37, 26, 38, 3, 15, 4,  16, 5,  17, 27, 39, 28, 40, 29, 41,
+       6, 18, 7, 19, 8, 20, 30, 42, 31, 43, 32, 44, 9, 21, 10, 22, 11, 23, 33, 45, 34, 46, 35, 47});
+  expect_f32(
+      run1("DepthToSpace", {rt(x)}, {{"blocksize", int64_t{2}}, {"mode", std::string("CRD")}}),
+      {1, 2, 4, 6}, {0,  6,  1,  7,  2,  8,  12, 18, 13, 19, 14, 20, 3,  9,  4,  10,
+                     5,  11, 15, 21, 16, 22, 17, 23, 24, 30, 25, 31, 26, 32, 36, 42,
+                     37, 43, 38, 44, 27, 33, 28, 34, 29, 35, 39, 45, 40, 46, 41, 47});
+  // Channels per block: DCR takes channel (b1 * 2 + b2) * C' + c', CRD c' * 4 + b1 * 2 + b2.
+  expect_f32(run1("DepthToSpace", {rt(iota({1, 8, 1, 1}))}, b2), {1, 2, 2, 2},
+             {0, 2, 4, 6, 1, 3, 5, 7});
+  expect_values<uint8_t>(
+      run1("DepthToSpace", {rt(Tensor::from_vector<uint8_t>({1, 4, 1, 1}, {1, 2, 3, 4}))}, b2),
+      {1, 1, 2, 2}, {1, 2, 3, 4});
+  EXPECT_EQ(run1("DepthToSpace", {rt(iota({2, 9, 1, 2}))}, {{"blocksize", int64_t{3}}}).shape(),
+            Shape({2, 1, 3, 6}));
+  expect_error("DepthToSpace", {rt(iota({1, 8, 2, 3}))}, {}, ErrorKind::kInvalidInput,
+               "'blocksize' is required");
+  expect_error("DepthToSpace", {rt(iota({1, 6, 2, 3}))}, b2, ErrorKind::kInvalidInput,
+               "not divisible");
+  expect_error("DepthToSpace", {rt(iota({8, 2, 3}))}, b2, ErrorKind::kInvalidInput, "4-D");
+  expect_error("DepthToSpace", {rt(x)}, {{"blocksize", int64_t{2}}, {"mode", std::string("RCD")}},
+               ErrorKind::kInvalidInput, "mode");
+}
+
+TEST(TensorKernels, SpaceToDepthInvertsDepthToSpaceDcr) {
+  const Attrs b2 = {{"blocksize", int64_t{2}}};
+  // Channel (b1 * 2 + b2) * C + c holds x[c, b1, b2].
+  expect_f32(run1("SpaceToDepth", {rt(iota({1, 2, 2, 2}))}, b2), {1, 8, 1, 1},
+             {0, 4, 1, 5, 2, 6, 3, 7});
+  const Tensor x = iota({2, 3, 4, 6});
+  const Tensor packed = run1("SpaceToDepth", {rt(x)}, b2);
+  ASSERT_EQ(packed.shape(), Shape({2, 12, 2, 3}));
+  expect_f32(run1("DepthToSpace", {rt(packed)}, b2), x.shape(), x.to_float_vector());
+  expect_error("SpaceToDepth", {rt(iota({1, 1, 3, 4}))}, b2, ErrorKind::kInvalidInput,
+               "divisible by blocksize");
+  expect_error("SpaceToDepth", {rt(iota({1, 1, 4, 4}))}, {{"blocksize", int64_t{0}}},
+               ErrorKind::kInvalidInput, "must be positive");
+}
+
+TEST(TensorKernels, EyeLikeDiagonalsAndDTypes) {
+  const Tensor x = s32({3, 4}, std::vector<int32_t>(12, 7));
+  expect_values<int32_t>(run1("EyeLike", {rt(x)}), {3, 4}, {1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0});
+  expect_values<int32_t>(run1("EyeLike", {rt(x)}, {{"k", int64_t{1}}}), {3, 4},
+                         {0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1});
+  expect_values<int32_t>(run1("EyeLike", {rt(x)}, {{"k", int64_t{-2}}}), {3, 4},
+                         {0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0});
+  expect_values<int32_t>(run1("EyeLike", {rt(x)}, {{"k", int64_t{4}}}), {3, 4},
+                         std::vector<int32_t>(12, 0));
+  expect_f32(run1("EyeLike", {rt(x)}, {{"dtype", int64_t{1}}}), {3, 4},
+             {1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0});
+  expect_error("EyeLike", {rt(x)}, {{"dtype", int64_t{11}}}, ErrorKind::kUnsupported, "11");
+  expect_error("EyeLike", {rt(iota({2, 2, 2}))}, {}, ErrorKind::kInvalidInput, "2-D");
+}
+
+TEST(TensorKernels, CastLikeTakesTheSecondInputsDType) {
+  const Tensor like_f16(DType::kF16, {1});
+  const Tensor h = run1("CastLike", {rt(f32({2}, {1.00048828125f, -2.5f})), cst(like_f16)});
+  ASSERT_EQ(h.dtype(), DType::kF16);
+  EXPECT_EQ(h.bits16()[0], 0x3C00);  // rounds to nearest even, as Cast
+  EXPECT_EQ(h.bits16()[1], 0xC100);
+  expect_f32(run1("CastLike", {rt(h), cst(f32({}, {0}))}), {2}, {1, -2.5f});
+  expect_values<int32_t>(run1("CastLike", {rt(f32({2}, {2.9f, -2.9f})), rt(s32({3}, {0, 0, 0}))}),
+                         {2}, {2, -2});
+  // The second input only gives a type: not a parameter.
+  Graph g = one_node_graph("CastLike", {rt(f32({2}, {1, 2})), cst(f32({4}, {0, 0, 0, 0}))});
+  g.infer();
+  EXPECT_EQ(g.param_count(), 0);
+}
+
 // --- the exporter pattern constant folding collapses -----------------------------------------
 
 TEST(TensorKernels, ShapeGatherUnsqueezeConcatReshapeChain) {
   // x.view(x.size(0), -1) as exported: each step's output is the next step's constant input.
-  const Tensor x = iota_f32({2, 3, 4, 4});
+  const Tensor x = iota({2, 3, 4, 4});
   const Tensor shape = run1("Shape", {rt(x)});
   const Tensor batch = run1("Gather", {cst(shape), cst(s64({}, {0}))});
   const Tensor batch1 = run1("Unsqueeze", {cst(batch), cst(s64({1}, {0}))});
@@ -472,4 +484,4 @@ TEST(TensorKernels, ShapeGatherUnsqueezeConcatReshapeChain) {
 }
 
 }  // namespace
-}  // namespace dlas
+}  // namespace dlas::op_test

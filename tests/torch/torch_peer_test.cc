@@ -254,8 +254,9 @@ INSTANTIATE_TEST_SUITE_P(AllModels, ZooVsLibtorch, ::testing::ValuesIn(zoo_names
 struct OpCase {
   std::string label;
   Node node;
-  std::vector<Shape> input_shapes;          // runtime inputs (f32, random)
+  std::vector<Shape> input_shapes;          // runtime inputs (f32, random in [lo, hi])
   std::map<std::string, Tensor> constants;  // further inputs, by name
+  double lo = -3.0, hi = 3.0;
 };
 
 // gtest prints the parameter in test names; the label says it all.
@@ -264,6 +265,13 @@ void PrintTo(const OpCase& c, std::ostream* os) { *os << c.label; }
 OpCase op_case(std::string label, Node node, std::vector<Shape> input_shapes,
                std::map<std::string, Tensor> constants = {}) {
   return OpCase{std::move(label), std::move(node), std::move(input_shapes), std::move(constants)};
+}
+
+// A case whose runtime inputs lie in [lo, hi] (the domain of Acosh, Atanh, ...).
+OpCase in_range(OpCase c, double lo, double hi) {
+  c.lo = lo;
+  c.hi = hi;
+  return c;
 }
 
 Graph single_op_graph(const OpCase& c) {
@@ -281,7 +289,8 @@ Graph single_op_graph(const OpCase& c) {
   node.inputs = inputs;
   g.initializers = c.constants;
   if (node.outputs.empty()) node.outputs = {"y"};
-  g.outputs = {node.outputs[0]};
+  for (const std::string& out : node.outputs)
+    if (!out.empty()) g.outputs.push_back(out);
   g.nodes.push_back(node);
   g.infer();
   return g;
@@ -289,6 +298,17 @@ Graph single_op_graph(const OpCase& c) {
 
 Tensor ints(std::vector<int64_t> v) {
   return Tensor::from_vector<int64_t>({static_cast<int64_t>(v.size())}, v);
+}
+
+Tensor floats(std::vector<float> v) {
+  return Tensor::from_vector<float>({static_cast<int64_t>(v.size())}, v);
+}
+
+Node resize_node(const std::string& mode, const std::string& transform,
+                 std::vector<std::string> inputs, std::map<std::string, Attribute> extra = {}) {
+  extra["mode"] = mode;
+  extra["coordinate_transformation_mode"] = transform;
+  return make_node("Resize", std::move(extra), std::move(inputs));
 }
 
 std::vector<OpCase> edge_cases() {
@@ -377,6 +397,114 @@ std::vector<OpCase> edge_cases() {
   cs.push_back(op_case("transpose", make_node("Transpose", {{"perm", V{2, 0, 1}}}), {{2, 3, 4}}));
   cs.push_back(
       op_case("flatten_axis2", make_node("Flatten", {{"axis", int64_t{2}}}), {{2, 3, 4, 5}}));
+  // Index selection: ties (in constants) must resolve as ONNX says.
+  cs.push_back(op_case("argmax_axis1_no_keepdims",
+                       make_node("ArgMax", {{"axis", int64_t{1}}, {"keepdims", int64_t{0}}}),
+                       {{3, 5, 4}}));
+  cs.push_back(op_case(
+      "argmin_ties_select_last",
+      make_node("ArgMin", {{"axis", int64_t{-1}}, {"select_last_index", int64_t{1}}}, {"t"}), {},
+      {{"t", Tensor::from_vector<float>({2, 4}, {1, 0, 0, 2, 5, 5, 5, 5})}}));
+  cs.push_back(op_case("hardmax_axis1", make_node("Hardmax", {{"axis", int64_t{1}}}), {{2, 5, 3}}));
+  cs.push_back(op_case("topk_largest_axis1",
+                       make_node("TopK", {{"axis", int64_t{1}}}, {"k"}, {"values", "indices"}),
+                       {{2, 6, 3}}, {{"k", ints({3})}}));
+  cs.push_back(
+      op_case("topk_smallest_ties",
+              make_node("TopK", {{"largest", int64_t{0}}}, {"t", "k"}, {"values", "indices"}), {},
+              {{"t", Tensor::from_vector<float>({2, 5}, {3, 1, 3, 1, 2, 4, 4, 4, 0, 4})},
+               {"k", ints({4})}}));
+  // Normalisations.
+  cs.push_back(
+      op_case("instancenorm", make_node("InstanceNormalization", {{"epsilon", 1e-3f}}, {"s", "b"}),
+              {{2, 3, 4, 5}}, {{"s", random_tensor({3}, 20)}, {"b", random_tensor({3}, 21)}}));
+  cs.push_back(op_case("layernorm_axis1_with_statistics",
+                       make_node("LayerNormalization", {{"axis", int64_t{1}}}, {"s", "b"},
+                                 {"y", "mean", "inv_std_dev"}),
+                       {{2, 3, 4}},
+                       {{"s", random_tensor({3, 4}, 22)}, {"b", random_tensor({4}, 23)}}));
+  cs.push_back(
+      op_case("mvn_default_axes", make_node("MeanVarianceNormalization", {}), {{2, 3, 4, 5}}));
+  // Data movement.
+  cs.push_back(op_case("depthtospace_dcr", make_node("DepthToSpace", {{"blocksize", int64_t{2}}}),
+                       {{2, 8, 2, 3}}));
+  cs.push_back(
+      op_case("depthtospace_crd",
+              make_node("DepthToSpace", {{"blocksize", int64_t{3}}, {"mode", std::string("CRD")}}),
+              {{1, 18, 2, 2}}));
+  cs.push_back(op_case("spacetodepth", make_node("SpaceToDepth", {{"blocksize", int64_t{2}}}),
+                       {{2, 3, 4, 6}}));
+  cs.push_back(op_case(
+      "gather_elements_negative", make_node("GatherElements", {{"axis", int64_t{1}}}, {"i"}),
+      {{2, 4, 3}},
+      {{"i", Tensor::from_vector<int64_t>({2, 2, 3}, {0, -1, 3, 2, -4, 1, 3, 3, 0, -2, 1, 2})}}));
+  cs.push_back(op_case("eyelike_k1", make_node("EyeLike", {{"k", int64_t{1}}}), {{3, 5}}));
+  cs.push_back(op_case("castlike_f16", make_node("CastLike", {}, {"like"}), {{2, 7}},
+                       {{"like", Tensor(DType::kF16, {1})}}));
+  // Elementwise.
+  cs.push_back(op_case("mod_fmod_float", make_node("Mod", {{"fmod", int64_t{1}}}, {"d"}), {{2, 6}},
+                       {{"d", random_tensor({6}, 24, 0.5, 2.0)}}));
+  cs.push_back(op_case("mod_integer_signs", make_node("Mod", {}, {"a", "b"}), {},
+                       {{"a", Tensor::from_vector<int64_t>({6}, {-7, 7, -7, 7, 0, 9})},
+                        {"b", Tensor::from_vector<int64_t>({6}, {3, 3, -3, -3, 5, 9})}}));
+  cs.push_back(
+      op_case("shrink_biased", make_node("Shrink", {{"lambd", 1.0f}, {"bias", 0.25f}}), {{4, 9}}));
+  cs.push_back(op_case("shrink_soft", make_node("Shrink", {{"bias", 0.5f}}), {{4, 9}}));
+  cs.push_back(op_case("sinh", make_node("Sinh", {}), {{3, 7}}));
+  cs.push_back(op_case("cosh", make_node("Cosh", {}), {{3, 7}}));
+  cs.push_back(op_case("asinh", make_node("Asinh", {}), {{3, 7}}));
+  cs.push_back(in_range(op_case("asin", make_node("Asin", {}), {{3, 7}}), -0.99, 0.99));
+  cs.push_back(in_range(op_case("acos", make_node("Acos", {}), {{3, 7}}), -0.99, 0.99));
+  cs.push_back(in_range(op_case("atanh", make_node("Atanh", {}), {{3, 7}}), -0.99, 0.99));
+  cs.push_back(in_range(op_case("acosh", make_node("Acosh", {}), {{3, 7}}), 1.0, 4.0));
+  // Resize: the ATen upsample kernels where they have the ONNX mode, the generic path else.
+  cs.push_back(op_case(
+      "resize_nearest_asymmetric_floor",
+      resize_node("nearest", "asymmetric", {"", "s"}, {{"nearest_mode", std::string("floor")}}),
+      {{1, 2, 3, 4}}, {{"s", floats({1, 1, 2, 3})}}));
+  cs.push_back(op_case("resize_nearest_half_pixel_round_prefer_ceil",
+                       resize_node("nearest", "half_pixel", {"", "s"},
+                                   {{"nearest_mode", std::string("round_prefer_ceil")}}),
+                       {{1, 2, 3, 4}}, {{"s", floats({1, 1, 1.5f, 2.5f})}}));
+  cs.push_back(op_case("resize_nearest_half_pixel_sizes",
+                       resize_node("nearest", "half_pixel", {"", "", "z"}), {{1, 2, 9, 4}},
+                       {{"z", ints({1, 2, 5, 7})}}));
+  cs.push_back(op_case(
+      "resize_nearest_5d_asymmetric_floor",
+      resize_node("nearest", "asymmetric", {"", "s"}, {{"nearest_mode", std::string("floor")}}),
+      {{1, 1, 2, 3, 2}}, {{"s", floats({1, 1, 2, 1, 3})}}));
+  cs.push_back(op_case("resize_linear_half_pixel_down",
+                       resize_node("linear", "half_pixel", {"", "", "z"}), {{1, 2, 9, 11}},
+                       {{"z", ints({1, 2, 7, 5})}}));
+  cs.push_back(op_case("resize_linear_align_corners_up",
+                       resize_node("linear", "align_corners", {"", "s"}), {{2, 1, 3, 4}},
+                       {{"s", floats({1, 1, 2, 2})}}));
+  cs.push_back(op_case("resize_linear_1d_half_pixel",
+                       resize_node("linear", "half_pixel", {"", "s"}), {{1, 3, 5}},
+                       {{"s", floats({1, 1, 2.5f})}}));
+  cs.push_back(op_case("resize_linear_pytorch_half_pixel_length1",
+                       resize_node("linear", "pytorch_half_pixel", {"", "", "z"}), {{1, 1, 4, 4}},
+                       {{"z", ints({1, 1, 3, 1})}}));
+  cs.push_back(op_case("resize_linear_asymmetric", resize_node("linear", "asymmetric", {"", "s"}),
+                       {{1, 2, 4, 5}}, {{"s", floats({1, 1, 1.5f, 0.6f})}}));
+  cs.push_back(op_case("resize_cubic_half_pixel", resize_node("cubic", "half_pixel", {"", "s"}),
+                       {{1, 2, 4, 5}}, {{"s", floats({1, 1, 2, 1.6f})}}));
+  cs.push_back(op_case("resize_cubic_align_corners",
+                       resize_node("cubic", "align_corners", {"", "", "z"}), {{1, 1, 4, 5}},
+                       {{"z", ints({1, 1, 7, 3})}}));
+  cs.push_back(op_case("resize_cubic_exclude_outside",
+                       resize_node("cubic", "half_pixel", {"", "s"},
+                                   {{"cubic_coeff_a", -0.5f}, {"exclude_outside", int64_t{1}}}),
+                       {{1, 2, 4, 4}}, {{"s", floats({1, 1, 1.5f, 0.5f})}}));
+  cs.push_back(
+      op_case("resize_tf_crop_and_resize_extrapolation",
+              resize_node("linear", "tf_crop_and_resize", {"roi", "", "z"},
+                          {{"extrapolation_value", 7.0f}}),
+              {{1, 1, 5, 6}},
+              {{"roi", floats({0, 0, 0.2f, 0.5f, 1, 1, 0.9f, 1.3f})}, {"z", ints({1, 1, 4, 3})}}));
+  cs.push_back(op_case("resize_tf_half_pixel_for_nn",
+                       resize_node("nearest", "tf_half_pixel_for_nn", {"", "", "z"}),
+                       {{1, 1, 6, 4}}, {{"z", ints({1, 1, 4, 3})}}));
   return cs;
 }
 
@@ -387,14 +515,16 @@ TEST_P(OpVsLibtorch, OutputsMatch) {
   Graph g = single_op_graph(c);
   std::vector<Tensor> inputs;
   for (size_t i = 0; i < g.inputs.size(); ++i) {
-    inputs.push_back(random_tensor(g.inputs[i].shape, 100 + i, -3.0, 3.0));
+    inputs.push_back(random_tensor(g.inputs[i].shape, 100 + i, c.lo, c.hi));
   }
   std::vector<Tensor> ref = ReferenceExecutor(g).run(inputs);
   std::vector<Tensor> peer = run_with_libtorch(g, inputs);
-  ASSERT_EQ(ref.size(), 1u);
-  ASSERT_EQ(peer.size(), 1u);
-  double scale = std::max(max_abs(ref[0]), 1e-30);
-  EXPECT_LE(max_abs_diff(ref[0], peer[0]), 1e-5 * scale) << c.label;
+  ASSERT_EQ(ref.size(), g.outputs.size());
+  ASSERT_EQ(peer.size(), g.outputs.size());
+  for (size_t i = 0; i < ref.size(); ++i) {
+    double scale = std::max(max_abs(ref[i]), 1e-30);
+    EXPECT_LE(max_abs_diff(ref[i], peer[i]), 1e-5 * scale) << c.label << " output " << i;
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(EdgeCases, OpVsLibtorch, ::testing::ValuesIn(edge_cases()),

@@ -129,6 +129,26 @@ double sin_d(double v) { return std::sin(v); }
 double cos_d(double v) { return std::cos(v); }
 double tan_d(double v) { return std::tan(v); }
 double atan_d(double v) { return std::atan(v); }
+double sinh_d(double v) { return std::sinh(v); }
+double cosh_d(double v) { return std::cosh(v); }
+double asin_d(double v) { return std::asin(v); }
+double acos_d(double v) { return std::acos(v); }
+double asinh_d(double v) { return std::asinh(v); }
+double acosh_d(double v) { return std::acosh(v); }
+double atanh_d(double v) { return std::atanh(v); }
+
+// Shrink: x + bias below -lambd, x - bias above lambd, 0 between (and for NaN).
+struct Shrink {
+  double lambd, bias;
+  explicit Shrink(const Node& n)
+      : lambd(n.attr_float("lambd", 0.5f)), bias(n.attr_float("bias", 0.0f)) {}
+  float operator()(float x) const {
+    const double v = x;
+    if (v < -lambd) return static_cast<float>(v + bias);
+    if (v > lambd) return static_cast<float>(v - bias);
+    return 0.0f;
+  }
+};
 
 template <class Op>
 void unary_f32(const Node& node, const std::vector<Tensor>& in, std::vector<Tensor>& out) {
@@ -309,6 +329,40 @@ void div_kernel(const Node& node, const std::vector<Tensor>& in, std::vector<Ten
   binary_arith_typed(node, in[0], in[1], out[0], Div{&node});
 }
 
+// Mod: the remainder of truncating division (C's % and fmod, the dividend's sign) with
+// fmod=1; with fmod=0 (integers only) a non-zero remainder takes the divisor's sign.
+struct Mod {
+  const Node* node;
+  bool fmod;
+  template <class T>
+  T operator()(T a, T b) const {
+    if constexpr (std::is_floating_point_v<T>) {
+      return static_cast<T>(std::fmod(static_cast<double>(a), static_cast<double>(b)));  // exact
+    } else {
+      if (b == 0) fail(ErrorKind::kInvalidInput, node->label(), ": integer modulus by zero");
+      if constexpr (std::is_signed_v<T>)
+        if (b == -1) return 0;  // MIN % -1 overflows in C
+      T r = static_cast<T>(a % b);
+      if constexpr (std::is_signed_v<T>)
+        if (!fmod && r != 0 && ((r < 0) != (b < 0))) r = static_cast<T>(r + b);
+      return r;
+    }
+  }
+};
+
+void mod_kernel(const Node& node, const std::vector<Tensor>& in, std::vector<Tensor>& out) {
+  const Mod op{&node, node.attr_int("fmod", 0) != 0};
+  const DType t = in[0].dtype();
+  if (t != DType::kF16 && t != DType::kBF16)
+    return binary_arith_typed(node, in[0], in[1], out[0], op);
+  // 16-bit floats: the remainder of two representable values is representable, so
+  // computing in f32 and rounding back is exact.
+  Tensor y(DType::kF32, out[0].shape());
+  binary_arith_typed(node, in[0].cast(DType::kF32), in[1].cast(DType::kF32), y, op);
+  const Tensor back = y.cast(t);
+  std::memcpy(out[0].raw(), back.raw(), back.nbytes());
+}
+
 // Folds the inputs pairwise into the output: out = op(in0, in1), then out = op(out, in_k).
 template <class Op>
 void variadic(const Node& node, const std::vector<Tensor>& in, std::vector<Tensor>& out) {
@@ -463,6 +517,14 @@ void append_elementwise_kernels(std::vector<KernelEntry>& t) {
   t.push_back({"Cos", unary_f32<MathFn<cos_d>>});
   t.push_back({"Tan", unary_f32<MathFn<tan_d>>});
   t.push_back({"Atan", unary_f32<MathFn<atan_d>>});
+  t.push_back({"Sinh", unary_f32<MathFn<sinh_d>>});
+  t.push_back({"Cosh", unary_f32<MathFn<cosh_d>>});
+  t.push_back({"Asin", unary_f32<MathFn<asin_d>>});
+  t.push_back({"Acos", unary_f32<MathFn<acos_d>>});
+  t.push_back({"Asinh", unary_f32<MathFn<asinh_d>>});
+  t.push_back({"Acosh", unary_f32<MathFn<acosh_d>>});
+  t.push_back({"Atanh", unary_f32<MathFn<atanh_d>>});
+  t.push_back({"Shrink", unary_f32<Shrink>});
   t.push_back({"Neg", unary_arith<Neg>});
   t.push_back({"Abs", unary_arith<Abs>});
   t.push_back({"Clip", clip_kernel});
@@ -472,6 +534,7 @@ void append_elementwise_kernels(std::vector<KernelEntry>& t) {
   t.push_back({"Mul", binary_arith<Mul>});
   t.push_back({"Div", div_kernel});
   t.push_back({"Pow", pow_kernel});
+  t.push_back({"Mod", mod_kernel});
   t.push_back({"Max", variadic<Max>});
   t.push_back({"Min", variadic<Min>});
   t.push_back({"Sum", sum_kernel});

@@ -7,8 +7,11 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <optional>
 #include <string>
+#include <type_traits>
 
+#include "algo/reference/broadcast.h"
 #include "algo/reference/kernels_internal.h"
 
 namespace dlas::reference {
@@ -553,6 +556,430 @@ void softmax_f32(const Node& node, const Tensors& inputs, Tensors& outputs) {
 }
 
 // ---------------------------------------------------------------------------
+// Selection along one axis: Hardmax, ArgMax, ArgMin, TopK
+// ---------------------------------------------------------------------------
+
+// Strides of one axis: outer blocks, the axis length, the inner (contiguous) extent.
+struct AxisView {
+  int64_t outer = 1, len = 1, inner = 1;
+};
+AxisView axis_view(const Shape& s, int axis) {
+  AxisView v;
+  for (int i = 0; i < axis; ++i) v.outer *= s[static_cast<size_t>(i)];
+  v.len = s[static_cast<size_t>(axis)];
+  for (size_t i = static_cast<size_t>(axis) + 1; i < s.size(); ++i) v.inner *= s[i];
+  return v;
+}
+
+int normalized_axis(const Node& node, int64_t fallback, int rank) {
+  const int64_t a = node.attr_int("axis", fallback);
+  return static_cast<int>(a < 0 ? a + rank : a);
+}
+
+template <class T>
+bool is_nan(T v) {
+  if constexpr (std::is_floating_point_v<T>) return std::isnan(v);
+  return false;
+}
+
+// Whether a is a strictly better maximum (kMax) or minimum than b. A NaN beats every
+// number either way, as NumPy's and PyTorch's argmax and argmin treat it.
+template <class T, bool kMax>
+bool beats(T a, T b) {
+  if (is_nan(a) || is_nan(b)) return is_nan(a) && !is_nan(b);
+  return kMax ? a > b : a < b;
+}
+
+template <class T>
+bool ties(T a, T b) {
+  return is_nan(a) ? is_nan(b) : a == b;  // NaN == NaN here
+}
+
+// Hardmax: 1 at the first maximum along the axis (a NaN counts as the maximum, as in
+// ArgMax), 0 elsewhere.
+void hardmax_f32(const Node& node, const Tensors& inputs, Tensors& outputs) {
+  const Tensor& x = inputs[0];
+  const AxisView v = axis_view(x.shape(), normalized_axis(node, -1, x.rank()));
+  const float* xd = x.data<float>();
+  float* yd = outputs[0].data<float>();  // zero-filled
+  for (int64_t o = 0; o < v.outer; ++o)
+    for (int64_t in = 0; in < v.inner; ++in) {
+      const int64_t base = o * v.len * v.inner + in;
+      int64_t best = 0;
+      for (int64_t i = 1; i < v.len; ++i)
+        if (beats<float, true>(xd[base + i * v.inner], xd[base + best * v.inner])) best = i;
+      if (v.len > 0) yd[base + best * v.inner] = 1.0f;
+    }
+}
+
+// ArgMax, ArgMin: the first (or, select_last_index, the last) extreme along the axis.
+// f16, bf16, s8 and u8 are compared as f32 (exactly); s32 and s64 as themselves.
+template <class T, bool kMax>
+void arg_typed(const Node& node, const Tensor& x, Tensor& y) {
+  const AxisView v = axis_view(x.shape(), normalized_axis(node, 0, x.rank()));
+  const bool last = node.attr_int("select_last_index", 0) != 0;
+  const T* xd = x.data<T>();
+  int64_t* yd = y.data<int64_t>();
+  for (int64_t o = 0; o < v.outer; ++o)
+    for (int64_t in = 0; in < v.inner; ++in) {
+      const T* p = xd + o * v.len * v.inner + in;
+      int64_t best = 0;
+      for (int64_t i = 1; i < v.len; ++i) {
+        const T a = p[i * v.inner], b = p[best * v.inner];
+        if (beats<T, kMax>(a, b) || (last && ties(a, b))) best = i;
+      }
+      yd[o * v.inner + in] = best;
+    }
+}
+
+template <bool kMax>
+void arg_kernel(const Node& node, const Tensors& inputs, Tensors& outputs) {
+  const Tensor& x = inputs[0];
+  switch (x.dtype()) {
+    case DType::kF32:
+      return arg_typed<float, kMax>(node, x, outputs[0]);
+    case DType::kS32:
+      return arg_typed<int32_t, kMax>(node, x, outputs[0]);
+    case DType::kS64:
+      return arg_typed<int64_t, kMax>(node, x, outputs[0]);
+    default:
+      fail(ErrorKind::kInternal, node.label(), ": unexpected dtype ", dtype_name(x.dtype()));
+  }
+}
+
+// TopK: per row along the axis, a stable sort of the indices by value (descending for
+// largest, ascending otherwise; a NaN is larger than every number, as in PyTorch), then
+// the first K. Equal values keep their order: the lower index comes first. The output is
+// sorted also when sorted=0, which leaves the order open.
+template <class T>
+bool less_nan_largest(T a, T b) {
+  if (is_nan(a)) return false;
+  return is_nan(b) || a < b;
+}
+
+template <class T>
+void topk_typed(const Node& node, const Tensor& x, Tensor& values, Tensor& indices) {
+  const int axis = normalized_axis(node, -1, x.rank());
+  const AxisView v = axis_view(x.shape(), axis);
+  const int64_t k = values.dim(axis);
+  const bool largest = node.attr_int("largest", 1) != 0;
+  const T* xd = x.data<T>();
+  T* vd = values.data<T>();
+  int64_t* id = indices.defined() ? indices.data<int64_t>() : nullptr;
+  std::vector<int64_t> order(static_cast<size_t>(v.len));
+  for (int64_t o = 0; o < v.outer; ++o)
+    for (int64_t in = 0; in < v.inner; ++in) {
+      const T* p = xd + o * v.len * v.inner + in;
+      for (int64_t i = 0; i < v.len; ++i) order[static_cast<size_t>(i)] = i;
+      std::stable_sort(order.begin(), order.end(), [&](int64_t i, int64_t j) {
+        const T a = p[i * v.inner], b = p[j * v.inner];
+        return largest ? less_nan_largest(b, a) : less_nan_largest(a, b);
+      });
+      for (int64_t j = 0; j < k; ++j) {
+        const int64_t out = (o * k + j) * v.inner + in;
+        vd[out] = p[order[static_cast<size_t>(j)] * v.inner];
+        if (id) id[out] = order[static_cast<size_t>(j)];
+      }
+    }
+}
+
+void topk_kernel(const Node& node, const Tensors& inputs, Tensors& outputs) {
+  const Tensor& x = inputs[0];
+  Tensor no_indices;
+  Tensor& indices = has_output(outputs, 1) ? outputs[1] : no_indices;
+  switch (x.dtype()) {
+    case DType::kF32:
+      return topk_typed<float>(node, x, outputs[0], indices);
+    case DType::kS32:
+      return topk_typed<int32_t>(node, x, outputs[0], indices);
+    case DType::kS64:
+      return topk_typed<int64_t>(node, x, outputs[0], indices);
+    default:
+      fail(ErrorKind::kInternal, node.label(), ": unexpected dtype ", dtype_name(x.dtype()));
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Normalisations, with statistics in double: InstanceNormalization (per sample and
+// channel over the spatial dims), LayerNormalization (over the trailing dims from
+// `axis`), MeanVarianceNormalization (over `axes`).
+// ---------------------------------------------------------------------------
+
+void instance_norm_f32(const Node& node, const Tensors& inputs, Tensors& outputs) {
+  const Tensor& x = inputs[0];
+  const double eps = node.attr_float("epsilon", 1e-5f);
+  const float* scale = inputs[1].data<float>();
+  const float* bias = inputs[2].data<float>();
+  const int64_t batch = x.dim(0), channels = x.dim(1);
+  const int64_t inner = batch * channels != 0 ? x.numel() / (batch * channels) : 0;
+  const float* xd = x.data<float>();
+  float* yd = outputs[0].data<float>();
+  for (int64_t n = 0; n < batch; ++n)
+    for (int64_t c = 0; c < channels; ++c) {
+      const float* xp = xd + (n * channels + c) * inner;
+      float* yp = yd + (n * channels + c) * inner;
+      double mean = 0, var = 0;
+      for (int64_t i = 0; i < inner; ++i) mean += xp[i];
+      mean /= static_cast<double>(inner);
+      for (int64_t i = 0; i < inner; ++i) var += (xp[i] - mean) * (xp[i] - mean);
+      var /= static_cast<double>(inner);
+      const double a = scale[c] / std::sqrt(var + eps);
+      for (int64_t i = 0; i < inner; ++i) yp[i] = static_cast<float>((xp[i] - mean) * a + bias[c]);
+    }
+}
+
+// `t` broadcast (unidirectionally) to `shape`, as a flat vector.
+std::vector<double> broadcast_values(const Tensor& t, const Shape& shape) {
+  std::vector<double> out(static_cast<size_t>(shape_numel(shape)));
+  const BroadcastPlan plan = make_broadcast_plan(shape, {t.shape()});
+  const int64_t s = plan.inner_stride(0);
+  const float* p = t.data<float>();
+  for_each_broadcast_row(plan, [&](int64_t o, const int64_t* off, int64_t len) {
+    for (int64_t i = 0; i < len; ++i) out[static_cast<size_t>(o + i)] = p[off[0] + i * s];
+  });
+  return out;
+}
+
+void layer_norm_f32(const Node& node, const Tensors& inputs, Tensors& outputs) {
+  const Tensor& x = inputs[0];
+  const int axis = normalized_axis(node, -1, x.rank());
+  const double eps = node.attr_float("epsilon", 1e-5f);
+  const Shape normalized(x.shape().begin() + axis, x.shape().end());
+  const int64_t inner = shape_numel(normalized);
+  const int64_t outer = inner ? x.numel() / inner : 0;
+  const std::vector<double> scale = broadcast_values(inputs[1], normalized);
+  const std::vector<double> bias = inputs.size() > 2 && inputs[2].defined()
+                                       ? broadcast_values(inputs[2], normalized)
+                                       : std::vector<double>(static_cast<size_t>(inner), 0.0);
+  const float* xd = x.data<float>();
+  float* yd = outputs[0].data<float>();
+  float* mean_out = has_output(outputs, 1) ? outputs[1].data<float>() : nullptr;
+  float* inv_out = has_output(outputs, 2) ? outputs[2].data<float>() : nullptr;
+  for (int64_t o = 0; o < outer; ++o) {
+    const float* xp = xd + o * inner;
+    float* yp = yd + o * inner;
+    double mean = 0, var = 0;
+    for (int64_t i = 0; i < inner; ++i) mean += xp[i];
+    mean /= static_cast<double>(inner);
+    for (int64_t i = 0; i < inner; ++i) var += (xp[i] - mean) * (xp[i] - mean);
+    var /= static_cast<double>(inner);
+    const double inv = 1.0 / std::sqrt(var + eps);
+    for (int64_t i = 0; i < inner; ++i) {
+      const size_t j = static_cast<size_t>(i);
+      yp[i] = static_cast<float>((xp[i] - mean) * inv * scale[j] + bias[j]);
+    }
+    if (mean_out) mean_out[o] = static_cast<float>(mean);
+    if (inv_out) inv_out[o] = static_cast<float>(inv);
+  }
+}
+
+// ONNX's function body: (x - E[x]) / (sqrt(E[x^2] - E[x]^2) + 1e-9); the variance is
+// computed here as E[(x - E[x])^2], the same value without the cancellation.
+void mvn_f32(const Node& node, const Tensors& inputs, Tensors& outputs) {
+  const Tensor& x = inputs[0];
+  const size_t r = x.shape().size();
+  std::vector<bool> reduced(r, false);
+  for (int64_t a : node.attr_ints("axes", {0, 2, 3}))
+    reduced[static_cast<size_t>(a < 0 ? a + static_cast<int64_t>(r) : a)] = true;
+  // The group of an element is its offset among the kept dims.
+  std::vector<int64_t> gstride(r, 0);
+  int64_t groups = 1;
+  for (size_t i = r; i-- > 0;)
+    if (!reduced[i]) {
+      gstride[i] = groups;
+      groups *= x.shape()[i];
+    }
+  const size_t n = static_cast<size_t>(x.numel());
+  std::vector<size_t> group(n);
+  std::vector<int64_t> index(r, 0);
+  int64_t g = 0;
+  for (size_t i = 0; i < n; ++i) {
+    group[i] = static_cast<size_t>(g);
+    for (size_t t = r; t-- > 0;) {  // odometer over x's dims
+      g += gstride[t];
+      if (++index[t] < x.shape()[t]) break;
+      g -= gstride[t] * index[t];
+      index[t] = 0;
+    }
+  }
+  const double count = groups ? static_cast<double>(n) / static_cast<double>(groups) : 0.0;
+  const float* xd = x.data<float>();
+  std::vector<double> mean(static_cast<size_t>(groups), 0.0), var(static_cast<size_t>(groups), 0.0);
+  for (size_t i = 0; i < n; ++i) mean[group[i]] += xd[i];
+  for (double& m : mean) m /= count;
+  for (size_t i = 0; i < n; ++i)
+    var[group[i]] += (xd[i] - mean[group[i]]) * (xd[i] - mean[group[i]]);
+  float* yd = outputs[0].data<float>();
+  for (size_t i = 0; i < n; ++i) {
+    const double stddev = std::sqrt(var[group[i]] / count);
+    yd[i] = static_cast<float>((xd[i] - mean[group[i]]) / (stddev + 1e-9));
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Resize: each output coordinate maps to a source coordinate per axis (the
+// coordinate_transformation_mode), which selects taps: one input index for nearest,
+// two for linear, four for cubic, clamped to the input (edge padding) or, with
+// exclude_outside, dropped and the rest renormalised. An output element is the sum over
+// the taps of all axes of the product of their weights times the input element, in
+// double: the N-linear (N-cubic) interpolation of the ONNX spec.
+// ---------------------------------------------------------------------------
+
+struct Tap {
+  int64_t index;
+  double weight;
+};
+
+// Keys' cubic convolution kernel with coefficient a, at distance t.
+double cubic_weight(double t, double a) {
+  t = std::fabs(t);
+  if (t <= 1) return ((a + 2) * t - (a + 3)) * t * t + 1;
+  if (t < 2) return ((a * t - 5 * a) * t + 8 * a) * t - 4 * a;
+  return 0;
+}
+
+struct ResizeAxis {
+  int64_t in = 1;
+  double scale = 1;    // output / input, as given or from sizes
+  double resized = 1;  // the "length_resized" of the spec: scale * in, or the given size
+  double roi_start = 0, roi_end = 1;
+};
+
+struct ResizeParams {
+  std::string mode, transform, nearest;
+  double cubic_a = -0.75, extrapolation = 0;
+  bool exclude_outside = false;
+};
+
+// The source coordinate of output index x along one axis; nullopt outside the crop
+// (tf_crop_and_resize extrapolates there).
+std::optional<double> source_coordinate(const ResizeParams& p, const ResizeAxis& a, int64_t xo) {
+  const double x = static_cast<double>(xo), in = static_cast<double>(a.in);
+  const std::string& m = p.transform;
+  if (m == "half_pixel") return (x + 0.5) / a.scale - 0.5;
+  if (m == "pytorch_half_pixel") return a.resized > 1 ? (x + 0.5) / a.scale - 0.5 : 0.0;
+  if (m == "align_corners") return a.resized == 1 ? 0.0 : x * (in - 1) / (a.resized - 1);
+  if (m == "asymmetric") return x / a.scale;
+  if (m == "tf_half_pixel_for_nn") return (x + 0.5) / a.scale;
+  // tf_crop_and_resize
+  const double c = a.resized > 1 ? a.roi_start * (in - 1) +
+                                       x * (a.roi_end - a.roi_start) * (in - 1) / (a.resized - 1)
+                                 : 0.5 * (a.roi_start + a.roi_end) * (in - 1);
+  if (c < 0 || c > in - 1) return std::nullopt;
+  return c;
+}
+
+// Taps of one output index; empty means extrapolate.
+std::vector<Tap> resize_taps(const ResizeParams& p, const ResizeAxis& a, int64_t xo) {
+  const std::optional<double> src = source_coordinate(p, a, xo);
+  if (!src) return {};
+  const double x = *src;
+  const double fl = std::floor(x), ratio = x - fl;
+  const int64_t base = static_cast<int64_t>(fl);
+  auto clamp = [&](int64_t i) { return std::clamp<int64_t>(i, 0, a.in - 1); };
+  if (p.mode == "nearest") {
+    bool up = ratio > 0;  // ceil
+    if (ratio == 0 || p.nearest == "floor")
+      up = false;
+    else if (p.nearest == "round_prefer_floor")
+      up = ratio > 0.5;
+    else if (p.nearest == "round_prefer_ceil")
+      up = ratio >= 0.5;
+    return {{clamp(base + (up ? 1 : 0)), 1.0}};
+  }
+  std::vector<Tap> taps;
+  if (p.mode == "linear") {
+    taps = {{base, 1 - ratio}, {base + 1, ratio}};
+  } else {
+    for (int64_t k = -1; k <= 2; ++k)
+      taps.push_back({base + k, cubic_weight(x - static_cast<double>(base + k), p.cubic_a)});
+  }
+  if (p.exclude_outside) {
+    double sum = 0;
+    for (Tap& t : taps) {
+      if (t.index < 0 || t.index >= a.in) t.weight = 0;
+      sum += t.weight;
+    }
+    for (Tap& t : taps) t.weight /= sum;
+  }
+  std::vector<Tap> kept;
+  for (const Tap& t : taps)
+    if (t.weight != 0) kept.push_back({clamp(t.index), t.weight});
+  return kept;
+}
+
+void resize_f32(const Node& node, const Tensors& inputs, Tensors& outputs) {
+  const Tensor& x = inputs[0];
+  Tensor& y = outputs[0];
+  const int r = x.rank();
+  ResizeParams p;
+  p.mode = node.attr_string("mode", "nearest");
+  p.transform = node.attr_string("coordinate_transformation_mode", "half_pixel");
+  p.nearest = node.attr_string("nearest_mode", "round_prefer_floor");
+  p.cubic_a = node.attr_float("cubic_coeff_a", -0.75f);
+  p.extrapolation = node.attr_float("extrapolation_value", 0.0f);
+  p.exclude_outside = node.attr_int("exclude_outside", 0) != 0;
+  // Axes that scales / sizes / roi cover (opset 18), else all.
+  std::vector<int64_t> axes = node.attr_ints("axes", {});
+  if (!node.has_attr("axes"))
+    for (int d = 0; d < r; ++d) axes.push_back(d);
+  for (int64_t& a : axes) a = a < 0 ? a + r : a;
+  auto given = [&](size_t i) {
+    return inputs.size() > i && inputs[i].defined() && inputs[i].numel() > 0;
+  };
+  std::vector<ResizeAxis> ax(static_cast<size_t>(r));
+  for (int d = 0; d < r; ++d) {
+    ResizeAxis& a = ax[static_cast<size_t>(d)];
+    a.in = x.dim(d);
+    a.scale = 1;
+    a.resized = static_cast<double>(a.in);
+  }
+  for (size_t i = 0; i < axes.size(); ++i) {
+    ResizeAxis& a = ax[static_cast<size_t>(axes[i])];
+    if (given(2)) {
+      a.scale = inputs[2].get_as_double(static_cast<int64_t>(i));
+      a.resized = a.scale * static_cast<double>(a.in);
+    } else {
+      a.resized = static_cast<double>(inputs[3].get_as_int64(static_cast<int64_t>(i)));
+      a.scale = a.resized / static_cast<double>(a.in);
+    }
+    if (given(1)) {
+      a.roi_start = inputs[1].get_as_double(static_cast<int64_t>(i));
+      a.roi_end = inputs[1].get_as_double(static_cast<int64_t>(i + axes.size()));
+    }
+  }
+  // taps[d][o]: the taps of output index o along axis d.
+  std::vector<std::vector<std::vector<Tap>>> taps(static_cast<size_t>(r));
+  for (int d = 0; d < r; ++d)
+    for (int64_t o = 0; o < y.dim(d); ++o)
+      taps[static_cast<size_t>(d)].push_back(resize_taps(p, ax[static_cast<size_t>(d)], o));
+  std::vector<int64_t> xstride(static_cast<size_t>(r), 1);
+  for (int d = r - 2; d >= 0; --d)
+    xstride[static_cast<size_t>(d)] = xstride[static_cast<size_t>(d) + 1] * x.dim(d + 1);
+  const float* xd = x.data<float>();
+  float* yd = y.data<float>();
+  std::vector<size_t> index(static_cast<size_t>(r), 0);  // of the output element
+  auto taps_at = [&](size_t d) -> const std::vector<Tap>& { return taps[d][index[d]]; };
+  // Sum over the taps of axes d, d + 1, ... of the product of their weights times x.
+  auto interpolate = [&](auto&& self, size_t d, int64_t offset) -> double {
+    if (d == index.size()) return xd[offset];
+    double sum = 0;
+    for (const Tap& t : taps_at(d))
+      sum += t.weight * self(self, d + 1, offset + t.index * xstride[d]);
+    return sum;
+  };
+  for (int64_t i = 0, n = y.numel(); i < n; ++i) {
+    bool outside = false;
+    for (size_t d = 0; d < index.size(); ++d) outside |= taps_at(d).empty();
+    yd[i] = static_cast<float>(outside ? p.extrapolation : interpolate(interpolate, 0, 0));
+    for (size_t d = index.size(); d-- > 0;) {  // odometer over y's dims
+      if (++index[d] < taps[d].size()) break;
+      index[d] = 0;
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------
 // Pad: any dtype, byte copies. Output index o along a dim maps to input o - begin,
 // folded back inside by the mode (edge clamps, reflect mirrors, wrap is periodic);
 // in constant mode an index outside the input takes the constant.
@@ -764,6 +1191,14 @@ void append_nn_kernels(std::vector<KernelEntry>& table) {
   table.push_back({"ReduceLogSumExp", in_f32<reduce_f32<Reduce::kLogSumExp>>});
   table.push_back({"ReduceSumSquare", in_f32<reduce_f32<Reduce::kSumSquare>>});
   table.push_back({"Dropout", dropout_kernel});
+  table.push_back({"ArgMax", in_f32<arg_kernel<true>>});
+  table.push_back({"ArgMin", in_f32<arg_kernel<false>>});
+  table.push_back({"TopK", in_f32<topk_kernel>});
+  table.push_back({"Hardmax", in_f32<hardmax_f32>});
+  table.push_back({"InstanceNormalization", in_f32<instance_norm_f32>});
+  table.push_back({"LayerNormalization", in_f32<layer_norm_f32>});
+  table.push_back({"MeanVarianceNormalization", in_f32<mvn_f32>});
+  table.push_back({"Resize", in_f32<resize_f32>});
 }
 
 }  // namespace dlas::reference

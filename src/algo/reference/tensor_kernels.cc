@@ -1,5 +1,6 @@
 // Reference kernels for tensor and shape ops. Data movement copies whole elements as
-// opaque bytes, so one kernel serves every dtype; only Cast and Range look at values.
+// opaque bytes, so one kernel serves every dtype; only Cast, CastLike, Range (and
+// EyeLike, which writes ones) deal in values.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -202,6 +203,87 @@ void gather_kernel(const Node& node, const std::vector<Tensor>& in, std::vector<
       if (chunk > 0) std::memcpy(dst, src + static_cast<size_t>(o * dim + j) * chunk, chunk);
       dst += chunk;
     }
+  }
+}
+
+// GatherElements: out[i...] = data[i...] with the axis coordinate replaced by index[i...].
+void gather_elements_kernel(const Node& node, const std::vector<Tensor>& in,
+                            std::vector<Tensor>& out) {
+  const Tensor& x = in[0];
+  const Tensor& indices = in[1];
+  Tensor& y = out[0];
+  const int r = x.rank();
+  const int axis = normalize_axis(node, node.attr_int("axis", 0), r);
+  const int64_t dim = x.dim(axis);
+  const std::vector<int64_t> xst = strides_of(x.shape());
+  const std::vector<int64_t> idx = indices.to_int64_vector();
+  std::vector<int64_t> pos(static_cast<size_t>(r), 0);  // multi-index into indices
+  with_element(x.dtype(), [&](auto e) {
+    using T = decltype(e);
+    const T* src = static_cast<const T*>(x.raw());
+    T* dst = static_cast<T*>(y.raw());
+    for (int64_t i = 0, n = y.numel(); i < n; ++i) {
+      const int64_t v = idx[static_cast<size_t>(i)];
+      DLAS_CHECK(v >= -dim && v < dim, ErrorKind::kInvalidInput, node.label(), ": index ", v,
+                 " is out of range for axis ", axis, " of size ", dim);
+      int64_t off = 0;
+      for (int d = 0; d < r; ++d)
+        off += (d == axis ? (v < 0 ? v + dim : v) : pos[static_cast<size_t>(d)]) *
+               xst[static_cast<size_t>(d)];
+      dst[i] = src[off];
+      for (int d = r; d-- > 0;) {
+        if (++pos[static_cast<size_t>(d)] < y.dim(d)) break;
+        pos[static_cast<size_t>(d)] = 0;
+      }
+    }
+  });
+}
+
+// DepthToSpace and SpaceToDepth are one transpose of a 6-D view each (the reshape /
+// transpose / reshape formulas of the ONNX spec); the output is that view, contiguous.
+void gather_view(const Tensor& x, Tensor& y, const Shape& dims,
+                 const std::vector<int64_t>& strides) {
+  with_element(x.dtype(), [&](auto e) {
+    using T = decltype(e);
+    strided_gather(static_cast<const T*>(x.raw()), static_cast<T*>(y.raw()), dims, strides, 0);
+  });
+}
+
+void depth_to_space_kernel(const Node& node, const std::vector<Tensor>& in,
+                           std::vector<Tensor>& out) {
+  const Tensor& x = in[0];
+  const int64_t b = node.attr_int("blocksize", 1);
+  const int64_t n = x.dim(0), c = x.dim(1), h = x.dim(2), w = x.dim(3), co = c / (b * b);
+  const int64_t hw = h * w;
+  // Output [N, C', H, b1, W, b2] reads input channel (b1 * b + b2) * C' + c' (DCR) or
+  // c' * b * b + b1 * b + b2 (CRD).
+  const bool crd = node.attr_string("mode", "DCR") == "CRD";
+  const int64_t s_c = crd ? b * b * hw : hw;
+  const int64_t s_b1 = crd ? b * hw : b * co * hw;
+  const int64_t s_b2 = crd ? hw : co * hw;
+  gather_view(x, out[0], {n, co, h, b, w, b}, {c * hw, s_c, w, s_b1, 1, s_b2});
+}
+
+void space_to_depth_kernel(const Node& node, const std::vector<Tensor>& in,
+                           std::vector<Tensor>& out) {
+  const Tensor& x = in[0];
+  const int64_t b = node.attr_int("blocksize", 1);
+  const int64_t n = x.dim(0), c = x.dim(1), h = x.dim(2), w = x.dim(3);
+  // Output [N, b1, b2, C, H', W'] reads input [n, c, h' * b + b1, w' * b + b2].
+  gather_view(x, out[0], {n, b, b, c, h / b, w / b}, {c * h * w, w, 1, h * w, b * w, b});
+}
+
+// EyeLike: ones at [i, i + k] of the (zero-filled) output.
+void eye_like_kernel(const Node& node, const std::vector<Tensor>&, std::vector<Tensor>& out) {
+  Tensor& y = out[0];
+  const int64_t k = node.attr_int("k", 0);
+  const Tensor one = Tensor::scalar_f32(1.0f).cast(y.dtype());
+  const size_t es = dtype_size(y.dtype());
+  std::byte* dst = static_cast<std::byte*>(y.raw());
+  for (int64_t i = 0; i < y.dim(0); ++i) {
+    const int64_t j = i + k;
+    if (j >= 0 && j < y.dim(1))
+      std::memcpy(dst + static_cast<size_t>(i * y.dim(1) + j) * es, one.raw(), es);
   }
 }
 
@@ -428,6 +510,10 @@ void append_tensor_kernels(std::vector<KernelEntry>& t) {
   t.push_back({"Split", split_kernel});
   t.push_back({"Slice", slice_kernel});
   t.push_back({"Gather", gather_kernel});
+  t.push_back({"GatherElements", gather_elements_kernel});
+  t.push_back({"DepthToSpace", depth_to_space_kernel});
+  t.push_back({"SpaceToDepth", space_to_depth_kernel});
+  t.push_back({"EyeLike", eye_like_kernel});
   t.push_back({"Shape", shape_kernel});
   t.push_back({"Size", size_kernel});
   t.push_back({"Constant", constant_kernel});
@@ -436,6 +522,7 @@ void append_tensor_kernels(std::vector<KernelEntry>& t) {
   t.push_back({"Tile", tile_kernel});
   t.push_back({"Range", range_kernel});
   t.push_back({"Cast", cast_kernel});
+  t.push_back({"CastLike", cast_kernel});  // the output has input 1's dtype
 }
 
 }  // namespace dlas::reference

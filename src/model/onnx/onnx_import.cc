@@ -70,6 +70,7 @@ class Importer {
   void legacy_broadcast(Node& node);
   void legacy_prelu(Node& node);
   void coerce_softmax(Node& node);
+  void legacy_resize(Node& node);
   void attr_to_input(Node& node, const char* attr, size_t input_index, bool required);
 
   std::string new_value_name(const std::string& prefix);
@@ -422,6 +423,7 @@ void Importer::import_node(const onnx::NodeProto& np, size_t index) {
     constant_to_initializer(node);
     return;
   }
+  if (node.op == "Upsample") legacy_resize(node);  // becomes Resize
   check_supported(node);
   normalise(node);
 }
@@ -534,6 +536,9 @@ void Importer::normalise(Node& node) {
     node.inputs.resize(1);
     node.inputs.push_back(add_constant(str(node.name, "_k"), s64_vector({k})));
   }
+  // Opset-10 Resize (an Upsample already rewritten has the attribute).
+  if (op == "Resize" && v < 11 && !node.has_attr("coordinate_transformation_mode"))
+    legacy_resize(node);
   if (op == "Reshape" && v < 5) {
     node.inputs.resize(1);
     attr_to_input(node, "shape", 1, true);
@@ -610,6 +615,40 @@ void Importer::legacy_prelu(Node& node) {
   hints_[unsq.outputs[0]] = {dtype_of(node.inputs[1]), *rank_x - 1};
   node.inputs[1] = unsq.outputs[0];
   emit(std::move(unsq));
+}
+
+// Upsample (opsets 7-9; 10 deprecates it) and opset-10 Resize take X and scales (an
+// attribute before opset 9) and sample at x_out / scale: the opset-11 Resize with
+// coordinate_transformation_mode "asymmetric" and, for nearest, nearest_mode "floor" (the
+// index Upsample's documented examples use).
+void Importer::legacy_resize(Node& node) {
+  const bool upsample = node.op == "Upsample";
+  DLAS_CHECK(!upsample || opset_ >= 7, ErrorKind::kUnsupported, node.label(), ": opset-", opset_,
+             " Upsample (height_scale/width_scale) is not supported");
+  DLAS_CHECK(node.outputs.size() == 1, ErrorKind::kInvalidInput, node.label(),
+             ": expected one output");
+  if (upsample && opset_ < 9) {
+    DLAS_CHECK(node.inputs.size() == 1, ErrorKind::kInvalidInput, node.label(),
+               ": expected one input in opset ", opset_);
+    DLAS_CHECK(node.has_attr("scales"), ErrorKind::kInvalidInput, node.label(),
+               ": attribute 'scales' is required in opset ", opset_);
+    const std::vector<float> scales = node.attr_floats("scales", {});
+    node.attrs.erase("scales");
+    node.inputs.push_back(
+        add_constant(str(node.name, "_scales"),
+                     Tensor::from_vector<float>({static_cast<int64_t>(scales.size())}, scales)));
+  }
+  DLAS_CHECK(node.inputs.size() == 2, ErrorKind::kInvalidInput, node.label(),
+             ": expected inputs X and scales, got ", node.inputs.size(), " inputs");
+  std::string mode = node.attr_string("mode", "nearest");
+  if (mode == "bilinear") mode = "linear";
+  DLAS_CHECK(mode == "nearest" || mode == "linear", ErrorKind::kInvalidInput, node.label(),
+             ": unknown mode '", mode, "'");
+  node.op = "Resize";
+  node.inputs = {node.inputs[0], "", node.inputs[1]};
+  node.attrs["mode"] = mode;
+  node.attrs["coordinate_transformation_mode"] = std::string("asymmetric");
+  node.attrs["nearest_mode"] = std::string("floor");
 }
 
 // Opset < 13 Softmax/LogSoftmax/Hardmax flatten the input to 2-D at `axis`

@@ -104,6 +104,20 @@ void infer_clip(InferContext& ctx) {
   ctx.set_output(0, ctx.dtype(0), ctx.shape(0));
 }
 
+// Mod: integer and float operands of one dtype (f16 and bf16 too: fmod is exact in float).
+// ONNX requires fmod=1 for floats (C fmod); integers default to the divisor's sign.
+void infer_mod(InferContext& ctx) {
+  require_same_dtypes(ctx);
+  const DType t = ctx.dtype(0);
+  if (!is_arith_dtype(t) && !is_float(t))
+    unsupported_dtype(ctx, 0, "f32, f16, bf16, s8, u8, s32 and s64");
+  const int64_t fmod = ctx.node().attr_int("fmod", 0);
+  ctx.check(fmod == 0 || fmod == 1, "fmod must be 0 or 1, got ", fmod);
+  ctx.check(fmod == 1 || !is_float(t), "fmod must be 1 for floating-point inputs (", dtype_name(t),
+            ")");
+  ctx.set_output(0, t, broadcast_inputs(ctx));
+}
+
 }  // namespace
 
 void append_elementwise_ops(std::vector<OpSchema>& t) {
@@ -114,6 +128,8 @@ void append_elementwise_ops(std::vector<OpSchema>& t) {
         "Tanh",    "Erf",         "Floor",           "Ceil",     "Sin",      "Cos",
         "Tan",     "Atan"})
     t.push_back({op, 1, 1, 1, 1, infer_unary_f32});
+  for (const char* op : {"Sinh", "Cosh", "Asin", "Acos", "Asinh", "Acosh", "Atanh", "Shrink"})
+    t.push_back({op, 1, 1, 1, 1, infer_unary_f32});
   t.push_back({"Neg", 1, 1, 1, 1, infer_unary_arith});
   t.push_back({"Abs", 1, 1, 1, 1, infer_unary_arith});
   // Clip bounds and Pow exponents are constants, not trainable parameters (param_count).
@@ -122,6 +138,7 @@ void append_elementwise_ops(std::vector<OpSchema>& t) {
   for (const char* op : {"Add", "Sub", "Mul", "Div"})
     t.push_back({op, 2, 2, 1, 1, infer_broadcast_arith});
   t.push_back({"Pow", 2, 2, 1, 1, infer_pow, nullptr, {1}});
+  t.push_back({"Mod", 2, 2, 1, 1, infer_mod});
   t.push_back({"Max", 1, kVariadic, 1, 1, infer_broadcast_arith});
   t.push_back({"Min", 1, kVariadic, 1, 1, infer_broadcast_arith});
   t.push_back({"Sum", 1, kVariadic, 1, 1, infer_broadcast_f32});

@@ -1,13 +1,17 @@
 // Schemas of the neural-network ops: convolution, normalisation, pooling, dense
-// products, softmax, padding and reductions. Semantics and output-shape formulas
-// are ONNX opset 13's (with the later additive forms: Pad's axes input, reduction
-// axes as an input, AveragePool dilations).
+// products, softmax, padding, reductions, index selection (ArgMax, TopK) and Resize.
+// Semantics and output-shape formulas are ONNX opset 13's (with the later additive
+// forms: Pad's axes input, reduction axes as an input, AveragePool dilations, Resize's
+// axes, LayerNormalization of opset 17).
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
+#include <initializer_list>
 #include <set>
 #include <string>
 
 #include "model/ops/ops_internal.h"
+#include "model/ops/shape_math.h"
 
 namespace dlas::ops {
 namespace {
@@ -242,6 +246,69 @@ void infer_batch_norm(InferContext& ctx) {
   }
   const float eps = ctx.node().attr_float("epsilon", 1e-5f);
   ctx.check(eps >= 0, "epsilon ", eps, " must not be negative");
+  ctx.set_output(0, ctx.dtype(0), ctx.shape(0));
+}
+
+// ---------------------------------------------------------------------------
+// InstanceNormalization, LayerNormalization, MeanVarianceNormalization
+// ---------------------------------------------------------------------------
+
+void infer_instance_norm(InferContext& ctx) {
+  ctx.check(ctx.rank(0) >= 3, "input ", shape_str(ctx.shape(0)),
+            " must have rank >= 3 (N, C and spatial dims)");
+  require_float(ctx, 0, "input");
+  const int64_t c = ctx.shape(0)[1];
+  const char* names[] = {"", "scale", "B"};
+  for (int i = 1; i <= 2; ++i) {
+    require_same_dtype(ctx, i, names[i]);
+    ctx.check(ctx.shape(i) == Shape{c}, names[i], " ", shape_str(ctx.shape(i)),
+              " must have shape [", c, "]");
+  }
+  const float eps = ctx.node().attr_float("epsilon", 1e-5f);
+  ctx.check(eps >= 0, "epsilon ", eps, " must not be negative");
+  ctx.set_output(0, ctx.dtype(0), ctx.shape(0));
+}
+
+// Opset 17: normalises over axes [axis, rank); Scale and B broadcast to those dims. The
+// optional Mean and InvStdDev outputs (stash_type 1: f32) keep the normalised dims as 1.
+void infer_layer_norm(InferContext& ctx) {
+  require_float(ctx, 0, "X");
+  const Shape& x = ctx.shape(0);
+  const int r = ctx.rank(0);
+  ctx.check(r >= 1, "X must have rank >= 1, got a scalar");
+  const int axis = ctx.normalize_axis(ctx.node().attr_int("axis", -1), r);
+  const int64_t stash = ctx.node().attr_int("stash_type", 1);
+  if (stash != 1) unsupported(ctx, str("stash_type ", stash, " is not supported (only 1, f32)"));
+  const float eps = ctx.node().attr_float("epsilon", 1e-5f);
+  ctx.check(eps >= 0, "epsilon ", eps, " must not be negative");
+  const Shape normalized(x.begin() + axis, x.end());
+  const char* names[] = {"", "Scale", "B"};
+  for (int i = 1; i <= 2; ++i) {
+    if (!ctx.has_input(i)) {
+      ctx.check(i == 2, "Scale (input 1) is required");
+      continue;
+    }
+    require_same_dtype(ctx, i, names[i]);
+    const auto b = shape_math::broadcast_shapes(normalized, ctx.shape(i));
+    ctx.check(b && *b == normalized, names[i], " ", shape_str(ctx.shape(i)),
+              " does not broadcast to the normalised shape ", shape_str(normalized));
+  }
+  ctx.set_output(0, ctx.dtype(0), x);
+  Shape stats(x.begin(), x.begin() + axis);
+  stats.resize(x.size(), 1);
+  ctx.set_output(1, DType::kF32, stats);
+  ctx.set_output(2, DType::kF32, stats);
+}
+
+void infer_mvn(InferContext& ctx) {
+  require_float(ctx, 0, "X");
+  const int r = ctx.rank(0);
+  std::vector<bool> seen(static_cast<size_t>(r), false);
+  for (int64_t a : ctx.node().attr_ints("axes", {0, 2, 3})) {
+    const int ax = ctx.normalize_axis(a, r);
+    ctx.check(!seen[static_cast<size_t>(ax)], "axis ", a, " is repeated");
+    seen[static_cast<size_t>(ax)] = true;
+  }
   ctx.set_output(0, ctx.dtype(0), ctx.shape(0));
 }
 
@@ -481,6 +548,146 @@ void infer_reduce(InferContext& ctx) {
 }
 
 // ---------------------------------------------------------------------------
+// ArgMax, ArgMin, TopK (any dtype dlas has; indices are s64)
+// ---------------------------------------------------------------------------
+
+void check_flag(const InferContext& ctx, const char* key, int64_t fallback) {
+  const int64_t v = ctx.node().attr_int(key, fallback);
+  ctx.check(v == 0 || v == 1, key, " must be 0 or 1, got ", v);
+}
+
+void infer_arg(InferContext& ctx) {
+  const Shape& x = ctx.shape(0);
+  const int r = ctx.rank(0);
+  ctx.check(r >= 1, "input must have rank >= 1, got a scalar");
+  const int axis = ctx.normalize_axis(ctx.node().attr_int("axis", 0), r);
+  check_flag(ctx, "keepdims", 1);
+  check_flag(ctx, "select_last_index", 0);
+  ctx.check(x[static_cast<size_t>(axis)] > 0, "axis ", axis, " of ", shape_str(x), " is empty; ",
+            ctx.node().op, " needs at least one element");
+  Shape y;
+  for (int d = 0; d < r; ++d) {
+    if (d != axis)
+      y.push_back(x[static_cast<size_t>(d)]);
+    else if (ctx.node().attr_int("keepdims", 1) != 0)
+      y.push_back(1);
+  }
+  ctx.set_output(0, DType::kS64, y);
+}
+
+void infer_topk(InferContext& ctx) {
+  const Shape& x = ctx.shape(0);
+  const int r = ctx.rank(0);
+  ctx.check(r >= 1, "input must have rank >= 1, got a scalar");
+  const int axis = ctx.normalize_axis(ctx.node().attr_int("axis", -1), r);
+  check_flag(ctx, "largest", 1);
+  check_flag(ctx, "sorted", 1);
+  const Tensor& kt = ctx.require_constant(1, "K");
+  ctx.check(kt.dtype() == DType::kS64 || kt.dtype() == DType::kS32, "K must be s64, got ",
+            dtype_name(kt.dtype()));
+  ctx.check(kt.rank() <= 1 && kt.numel() == 1, "K must hold one value, got ", kt.describe());
+  const int64_t k = kt.get_as_int64(0);
+  const int64_t dim = x[static_cast<size_t>(axis)];
+  ctx.check(k >= 0 && k <= dim, "K = ", k, " is out of range for axis ", axis, " of size ", dim);
+  Shape y = x;
+  y[static_cast<size_t>(axis)] = k;
+  ctx.set_output(0, ctx.dtype(0), y);
+  ctx.set_output(1, DType::kS64, y);
+}
+
+// ---------------------------------------------------------------------------
+// Resize (opset 11-18 form; the importer rewrites opset-10 Resize and Upsample)
+// ---------------------------------------------------------------------------
+
+bool one_of(const std::string& v, std::initializer_list<const char*> options) {
+  for (const char* o : options)
+    if (v == o) return true;
+  return false;
+}
+
+void check_choice(const InferContext& ctx, const char* key, const char* fallback,
+                  std::initializer_list<const char*> options) {
+  const std::string v = ctx.node().attr_string(key, fallback);
+  ctx.check(one_of(v, options), "unknown ", key, " '", v, "'");
+}
+
+// The constant 1-D input i, or nullptr when absent or empty (opsets 11-12 pass an empty
+// tensor for the unused one of scales and sizes).
+const Tensor* optional_list(const InferContext& ctx, int i, const char* what) {
+  if (!ctx.has_input(i)) return nullptr;
+  const Tensor& t = ctx.require_constant(i, what);
+  ctx.check(t.rank() == 1, what, " must be 1-D, got ", shape_str(t.shape()));
+  return t.numel() == 0 ? nullptr : &t;
+}
+
+void infer_resize(InferContext& ctx) {
+  require_float(ctx, 0, "X");
+  const Shape& x = ctx.shape(0);
+  const int r = ctx.rank(0);
+  ctx.check(r >= 1, "X must have rank >= 1, got a scalar");
+  const Node& n = ctx.node();
+  check_choice(ctx, "mode", "nearest", {"nearest", "linear", "cubic"});
+  check_choice(ctx, "coordinate_transformation_mode", "half_pixel",
+               {"half_pixel", "pytorch_half_pixel", "align_corners", "asymmetric",
+                "tf_half_pixel_for_nn", "tf_crop_and_resize"});
+  check_choice(ctx, "nearest_mode", "round_prefer_floor",
+               {"round_prefer_floor", "round_prefer_ceil", "floor", "ceil"});
+  check_flag(ctx, "exclude_outside", 0);
+  if (n.attr_int("antialias", 0) != 0) unsupported(ctx, "antialias=1 is not supported");
+  const std::string policy = n.attr_string("keep_aspect_ratio_policy", "stretch");
+  if (policy != "stretch")
+    unsupported(ctx, str("keep_aspect_ratio_policy '", policy, "' is not supported"));
+  // Opset 18: scales, sizes and roi may cover a subset of the axes.
+  std::vector<int> axes;
+  std::vector<bool> seen(static_cast<size_t>(r), false);
+  for (int64_t a : n.attr_ints("axes", {})) {
+    const int ax = ctx.normalize_axis(a, r);
+    ctx.check(!seen[static_cast<size_t>(ax)], "axis ", a, " is repeated");
+    seen[static_cast<size_t>(ax)] = true;
+    axes.push_back(ax);
+  }
+  if (!n.has_attr("axes"))
+    for (int d = 0; d < r; ++d) axes.push_back(d);
+  const size_t na = axes.size();
+  const Tensor* scales = optional_list(ctx, 2, "scales");
+  const Tensor* sizes = optional_list(ctx, 3, "sizes");
+  ctx.check((scales != nullptr) != (sizes != nullptr),
+            "exactly one of scales (input 2) and sizes (input 3) must be given");
+  Shape y = x;
+  if (scales) {
+    ctx.check(scales->dtype() == DType::kF32, "scales must be f32, got ",
+              dtype_name(scales->dtype()));
+    ctx.check(static_cast<size_t>(scales->numel()) == na, "scales has ", scales->numel(),
+              " values for ", na, " axes");
+    for (size_t i = 0; i < na; ++i) {
+      const double s = scales->get_as_double(static_cast<int64_t>(i));
+      ctx.check(s > 0, "scale ", s, " must be positive");
+      const size_t d = static_cast<size_t>(axes[i]);
+      y[d] = static_cast<int64_t>(std::floor(static_cast<double>(x[d]) * s));
+    }
+  } else {
+    ctx.check(sizes->dtype() == DType::kS64, "sizes must be s64, got ", dtype_name(sizes->dtype()));
+    ctx.check(static_cast<size_t>(sizes->numel()) == na, "sizes has ", sizes->numel(),
+              " values for ", na, " axes");
+    for (size_t i = 0; i < na; ++i) {
+      const int64_t s = sizes->get_as_int64(static_cast<int64_t>(i));
+      ctx.check(s >= 0, "size ", s, " must not be negative");
+      const size_t d = static_cast<size_t>(axes[i]);
+      ctx.check(x[d] > 0 || s == 0, "cannot resize empty axis ", d, " to ", s);
+      y[d] = s;
+    }
+  }
+  if (n.attr_string("coordinate_transformation_mode", "half_pixel") == "tf_crop_and_resize") {
+    const Tensor* roi = optional_list(ctx, 1, "roi");
+    ctx.check(roi != nullptr, "roi (input 1) is required by tf_crop_and_resize");
+    ctx.check(is_float(roi->dtype()), "roi must be a float tensor, got ", dtype_name(roi->dtype()));
+    ctx.check(static_cast<size_t>(roi->numel()) == 2 * na, "roi has ", roi->numel(),
+              " values, expected ", 2 * na);
+  }
+  ctx.set_output(0, ctx.dtype(0), y);
+}
+
+// ---------------------------------------------------------------------------
 // Dropout (inference: identity)
 // ---------------------------------------------------------------------------
 
@@ -505,6 +712,9 @@ void append_nn_ops(std::vector<OpSchema>& table) {
   table.push_back({"Conv", 2, 3, 1, 1, infer_conv, conv_macs});
   table.push_back({"ConvTranspose", 2, 3, 1, 1, infer_conv_transpose, conv_transpose_macs});
   table.push_back({"BatchNormalization", 5, 5, 1, 3, infer_batch_norm, nullptr, {3, 4}});
+  table.push_back({"InstanceNormalization", 3, 3, 1, 1, infer_instance_norm});
+  table.push_back({"LayerNormalization", 2, 3, 1, 3, infer_layer_norm});
+  table.push_back({"MeanVarianceNormalization", 1, 1, 1, 1, infer_mvn});
   table.push_back({"MaxPool", 1, 1, 1, 2, infer_max_pool});
   table.push_back({"AveragePool", 1, 1, 1, 1, infer_average_pool});
   table.push_back({"GlobalAveragePool", 1, 1, 1, 1, infer_global_pool});
@@ -514,12 +724,17 @@ void append_nn_ops(std::vector<OpSchema>& table) {
   table.push_back({"MatMul", 2, 2, 1, 1, infer_matmul, matmul_macs});
   table.push_back({"Softmax", 1, 1, 1, 1, infer_softmax});
   table.push_back({"LogSoftmax", 1, 1, 1, 1, infer_softmax});
+  table.push_back({"Hardmax", 1, 1, 1, 1, infer_softmax});
   table.push_back({"Pad", 1, 4, 1, 1, infer_pad});
   for (const char* op :
        {"ReduceMean", "ReduceSum", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL1", "ReduceL2",
         "ReduceLogSum", "ReduceLogSumExp", "ReduceSumSquare"})
     table.push_back({op, 1, 2, 1, 1, infer_reduce});
+  table.push_back({"ArgMax", 1, 1, 1, 1, infer_arg});
+  table.push_back({"ArgMin", 1, 1, 1, 1, infer_arg});
+  table.push_back({"TopK", 2, 2, 2, 2, infer_topk, nullptr, {1}});
   table.push_back({"Dropout", 1, 3, 1, 2, infer_dropout});
+  table.push_back({"Resize", 1, 4, 1, 1, infer_resize, nullptr, {1, 2, 3}});
 }
 
 }  // namespace dlas::ops

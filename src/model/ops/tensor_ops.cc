@@ -5,6 +5,7 @@
 #include <cmath>
 #include <limits>
 #include <optional>
+#include <string>
 
 #include "model/ops/ops_internal.h"
 #include "model/ops/shape_math.h"
@@ -339,6 +340,75 @@ void infer_range(InferContext& ctx) {
   ctx.set_output(0, t, {n > 0 ? static_cast<int64_t>(n) : 0});
 }
 
+void infer_gather_elements(InferContext& ctx) {
+  const Shape& data = ctx.shape(0);
+  const Shape& indices = ctx.shape(1);
+  const int r = ctx.rank(0);
+  ctx.check(r > 0, "cannot gather from a scalar");
+  ctx.check(is_index_dtype(ctx.dtype(1)), "indices must be s32 or s64, got ",
+            dtype_name(ctx.dtype(1)));
+  ctx.check(ctx.rank(1) == r, "indices ", shape_str(indices), " must have the rank of data ",
+            shape_str(data));
+  const int axis = ctx.normalize_axis(ctx.node().attr_int("axis", 0), r);
+  for (int d = 0; d < r; ++d) {
+    const size_t k = static_cast<size_t>(d);
+    ctx.check(d == axis || indices[k] <= data[k], "indices ", shape_str(indices), " exceed data ",
+              shape_str(data), " along axis ", d);
+  }
+  const int64_t dim = data[static_cast<size_t>(axis)];
+  if (const Tensor* idx = ctx.constant(1)) {
+    for (int64_t v : idx->to_int64_vector())
+      ctx.check(v >= -dim && v < dim, "index ", v, " is out of range for axis ", axis, " of size ",
+                dim);
+  }
+  ctx.set_output(0, ctx.dtype(0), indices);
+}
+
+int64_t required_blocksize(const InferContext& ctx) {
+  ctx.check(ctx.node().has_attr("blocksize"), "attribute 'blocksize' is required");
+  const int64_t b = ctx.node().attr_int("blocksize", 0);
+  ctx.check(b >= 1, "blocksize ", b, " must be positive");
+  return b;
+}
+
+// [N, C, H, W] -> [N, C / b^2, H * b, W * b]
+void infer_depth_to_space(InferContext& ctx) {
+  const Shape& x = ctx.shape(0);
+  ctx.check(ctx.rank(0) == 4, "input must be 4-D (N, C, H, W), got ", shape_str(x));
+  const int64_t b = required_blocksize(ctx);
+  const std::string mode = ctx.node().attr_string("mode", "DCR");
+  ctx.check(mode == "DCR" || mode == "CRD", "mode must be DCR or CRD, got '", mode, "'");
+  ctx.check(x[1] % (b * b) == 0, "channels ", x[1], " are not divisible by blocksize^2 ", b * b);
+  ctx.set_output(0, ctx.dtype(0), {x[0], x[1] / (b * b), x[2] * b, x[3] * b});
+}
+
+// [N, C, H, W] -> [N, C * b^2, H / b, W / b]
+void infer_space_to_depth(InferContext& ctx) {
+  const Shape& x = ctx.shape(0);
+  ctx.check(ctx.rank(0) == 4, "input must be 4-D (N, C, H, W), got ", shape_str(x));
+  const int64_t b = required_blocksize(ctx);
+  ctx.check(x[2] % b == 0 && x[3] % b == 0, "height ", x[2], " and width ", x[3],
+            " must be divisible by blocksize ", b);
+  ctx.set_output(0, ctx.dtype(0), {x[0], x[1] * b * b, x[2] / b, x[3] / b});
+}
+
+void infer_eye_like(InferContext& ctx) {
+  ctx.check(ctx.rank(0) == 2, "input must be 2-D, got ", shape_str(ctx.shape(0)));
+  DType t = ctx.dtype(0);
+  if (ctx.node().has_attr("dtype")) {
+    const int64_t code = ctx.node().attr_int("dtype", 0);
+    const auto to = dtype_from_onnx(static_cast<int>(code));
+    if (!to)
+      fail(ErrorKind::kUnsupported, ctx.node().label(), ": dtype ", code,
+           " (ONNX data type) is not supported");
+    t = *to;
+  }
+  ctx.set_output(0, t, ctx.shape(0));
+}
+
+// CastLike: Cast to the dtype of input 1.
+void infer_cast_like(InferContext& ctx) { ctx.set_output(0, ctx.dtype(1), ctx.shape(0)); }
+
 }  // namespace
 
 void append_tensor_ops(std::vector<OpSchema>& t) {
@@ -350,6 +420,9 @@ void append_tensor_ops(std::vector<OpSchema>& t) {
   t.push_back({"Split", 1, 2, 1, kVariadic, infer_split});
   t.push_back({"Slice", 3, 5, 1, 1, infer_slice});
   t.push_back({"Gather", 2, 2, 1, 1, infer_gather});
+  t.push_back({"GatherElements", 2, 2, 1, 1, infer_gather_elements});
+  t.push_back({"DepthToSpace", 1, 1, 1, 1, infer_depth_to_space});
+  t.push_back({"SpaceToDepth", 1, 1, 1, 1, infer_space_to_depth});
   t.push_back({"Shape", 1, 1, 1, 1, infer_shape});
   t.push_back({"Size", 1, 1, 1, 1, infer_size});
   t.push_back({"Constant", 0, 0, 1, 1, infer_constant});
@@ -358,6 +431,8 @@ void append_tensor_ops(std::vector<OpSchema>& t) {
   t.push_back({"Unsqueeze", 1, 2, 1, 1, infer_unsqueeze});
   t.push_back({"Expand", 2, 2, 1, 1, infer_expand});
   t.push_back({"Cast", 1, 1, 1, 1, infer_cast});
+  t.push_back({"CastLike", 2, 2, 1, 1, infer_cast_like, nullptr, {1}});  // input 1: a type only
+  t.push_back({"EyeLike", 1, 1, 1, 1, infer_eye_like});
   t.push_back({"Tile", 2, 2, 1, 1, infer_tile});
   t.push_back({"Range", 3, 3, 1, 1, infer_range, nullptr, {0, 1, 2}});
 }

@@ -10,9 +10,11 @@
 #include <c10/core/InferenceMode.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <limits>
 #include <optional>
+#include <string>
 #include <string_view>
 #include <unordered_map>
 #include <utility>
@@ -278,13 +280,29 @@ Outputs op_instance_norm(const NodeCall& c) {
 }
 
 Outputs op_layer_norm(const NodeCall& c) {
-  if (c.wants_output(1) || c.wants_output(2)) c.unsupported("mean/inv_std_dev outputs");
   const at::Tensor& x = c.in(0);
   int64_t axis = c.axis(c.attr_int("axis", -1), x.dim());
   std::vector<int64_t> shape(x.sizes().begin() + axis, x.sizes().end());
   at::Tensor w = c.in(1).expand(shape);
   at::Tensor b = c.has(2) ? c.in(2).expand(shape) : at::Tensor();
-  return {at::layer_norm(x, shape, w, b, c.attr_float("epsilon", 1e-5f))};
+  double eps = c.attr_float("epsilon", 1e-5f);
+  if (!c.wants_output(1) && !c.wants_output(2)) return {at::layer_norm(x, shape, w, b, eps)};
+  // native_layer_norm also returns the statistics (mean, 1 / std); ONNX shapes them as X
+  // with the normalised dims 1.
+  auto [y, mean, rstd] = at::native_layer_norm(x, shape, w, b, eps);
+  std::vector<int64_t> stats(x.sizes().begin(), x.sizes().begin() + axis);
+  stats.resize(static_cast<size_t>(x.dim()), 1);
+  return {y, mean.reshape(stats), rstd.reshape(stats)};
+}
+
+Outputs op_mvn(const NodeCall& c) {
+  // ONNX's function body: (X - E[X]) / (sqrt(E[X^2] - E[X]^2) + 1e-9).
+  const at::Tensor& x = c.in(0);
+  std::vector<int64_t> axes;
+  for (int64_t a : c.attr_ints("axes", {0, 2, 3})) axes.push_back(c.axis(a, x.dim()));
+  at::Tensor mean = at::mean(x, axes, /*keepdim=*/true);
+  at::Tensor var = at::mean(x * x, axes, /*keepdim=*/true) - mean * mean;
+  return {(x - mean) / (at::sqrt(var) + 1e-9)};
 }
 
 Outputs op_max_pool(const NodeCall& c) {
@@ -503,6 +521,236 @@ Outputs op_arg(const NodeCall& c) {
   }
   return {kMax ? at::argmax(x, axis, keep) : at::argmin(x, axis, keep)};
 }
+
+Outputs op_hardmax(const NodeCall& c) {
+  const at::Tensor& x = c.in(0);
+  int64_t axis = c.axis(c.attr_int("axis", -1), x.dim());
+  return {at::zeros_like(x).scatter_(axis, at::argmax(x, axis, /*keepdim=*/true), 1.0)};
+}
+
+Outputs op_topk(const NodeCall& c) {
+  // A stable sort keeps equal values in index order, which ONNX requires (at::topk does
+  // not promise it); NaN sorts as the largest value.
+  const at::Tensor& x = c.in(0);
+  int64_t axis = c.axis(c.attr_int("axis", -1), x.dim());
+  int64_t k = to_int64s(c.in(1)).at(0);
+  bool largest = c.attr_int("largest", 1) != 0;
+  auto [values, indices] = at::sort(x, /*stable=*/true, axis, /*descending=*/largest);
+  return {values.narrow(axis, 0, k), indices.narrow(axis, 0, k)};
+}
+
+// ---- Resize ------------------------------------------------------------------------------
+// Where ATen has the ONNX mode (upsample_nearest: asymmetric + floor; the "exact" variant:
+// half_pixel + round_prefer_ceil; bilinear/bicubic with and without align_corners) the
+// mapping calls it; other combinations are computed axis by axis with index_select.
+
+struct ResizeSpec {
+  std::vector<int64_t> out;
+  std::vector<double> scale;    // output / input per axis
+  std::vector<double> resized;  // the spec's length_resized: scale * in, or the given size
+  std::vector<double> roi;      // [starts..., ends...] over all axes
+};
+
+ResizeSpec resize_spec(const NodeCall& c) {
+  const at::Tensor& x = c.in(0);
+  int64_t r = x.dim();
+  std::vector<int64_t> axes = c.attr_ints("axes", {});
+  if (axes.empty())
+    for (int64_t d = 0; d < r; ++d) axes.push_back(d);
+  for (int64_t& a : axes) a = c.axis(a, r);
+  ResizeSpec s;
+  for (int64_t d = 0; d < r; ++d) {
+    s.out.push_back(x.size(d));
+    s.scale.push_back(1.0);
+    s.resized.push_back(static_cast<double>(x.size(d)));
+  }
+  s.roi.assign(static_cast<size_t>(2 * r), 0.0);
+  for (int64_t d = 0; d < r; ++d) s.roi[static_cast<size_t>(r + d)] = 1.0;
+  bool has_scales = c.has(2) && c.in(2).numel() > 0;
+  at::Tensor scales = has_scales ? c.in(2).to(at::kDouble).contiguous() : at::Tensor();
+  std::vector<int64_t> sizes = has_scales ? std::vector<int64_t>{} : to_int64s(c.in(3));
+  at::Tensor roi =
+      c.has(1) && c.in(1).numel() > 0 ? c.in(1).to(at::kDouble).contiguous() : at::Tensor();
+  for (size_t i = 0; i < axes.size(); ++i) {
+    size_t d = static_cast<size_t>(axes[i]);
+    double in = static_cast<double>(x.size(static_cast<int64_t>(d)));
+    if (has_scales) {
+      s.scale[d] = scales[static_cast<int64_t>(i)].item<double>();
+      s.resized[d] = s.scale[d] * in;
+      s.out[d] = static_cast<int64_t>(std::floor(s.resized[d]));
+    } else {
+      s.out[d] = sizes[i];
+      s.resized[d] = static_cast<double>(sizes[i]);
+      s.scale[d] = s.resized[d] / in;
+    }
+    if (roi.defined()) {
+      s.roi[d] = roi[static_cast<int64_t>(i)].item<double>();
+      s.roi[static_cast<size_t>(r) + d] = roi[static_cast<int64_t>(i + axes.size())].item<double>();
+    }
+  }
+  return s;
+}
+
+// Source coordinates of the outputs along axis d (float64).
+at::Tensor resize_source(const std::string& mode, const ResizeSpec& s, int64_t d, int64_t in) {
+  at::Tensor o = at::arange(s.out[d], at::kDouble);
+  double scale = s.scale[d], len = s.resized[d], n = static_cast<double>(in);
+  if (mode == "half_pixel") return (o + 0.5) / scale - 0.5;
+  if (mode == "pytorch_half_pixel") return len > 1 ? (o + 0.5) / scale - 0.5 : o * 0.0;
+  if (mode == "align_corners") return len == 1 ? o * 0.0 : o * ((n - 1) / (len - 1));
+  if (mode == "asymmetric") return o / scale;
+  if (mode == "tf_half_pixel_for_nn") return (o + 0.5) / scale;
+  double start = s.roi[d], end = s.roi[s.scale.size() + d];
+  if (len > 1) return o * ((end - start) * (n - 1) / (len - 1)) + start * (n - 1);
+  return o * 0.0 + 0.5 * (start + end) * (n - 1);
+}
+
+at::Tensor resize_generic(const NodeCall& c, const ResizeSpec& s) {
+  std::string mode = c.attr_string("mode", "nearest");
+  std::string transform = c.attr_string("coordinate_transformation_mode", "half_pixel");
+  std::string nearest = c.attr_string("nearest_mode", "round_prefer_floor");
+  double a = c.attr_float("cubic_coeff_a", -0.75f);
+  bool exclude = c.attr_int("exclude_outside", 0) != 0;
+  at::Tensor y = c.in(0).to(at::kDouble);
+  at::Tensor outside = at::zeros(s.out, at::kBool);
+  for (int64_t d = 0; d < y.dim(); ++d) {
+    int64_t in = y.size(d);
+    bool tf = transform == "tf_crop_and_resize" || transform == "tf_half_pixel_for_nn";
+    if (s.out[d] == in && s.scale[d] == 1.0 && !tf) continue;  // the identity
+    at::Tensor src = resize_source(transform, s, d, in);
+    std::vector<int64_t> view(static_cast<size_t>(y.dim()), 1);
+    view[static_cast<size_t>(d)] = s.out[d];
+    if (transform == "tf_crop_and_resize")
+      outside = outside | ((src < 0) | (src > in - 1)).reshape(view);
+    at::Tensor base = at::floor(src), frac = src - base;
+    std::vector<std::pair<at::Tensor, at::Tensor>> taps;  // (index, weight)
+    if (mode == "nearest") {
+      at::Tensor up;
+      if (nearest == "floor")
+        up = at::zeros_like(frac, at::kBool);
+      else if (nearest == "ceil")
+        up = frac > 0;
+      else if (nearest == "round_prefer_ceil")
+        up = frac >= 0.5;
+      else
+        up = frac > 0.5;
+      taps.push_back({base + up.to(at::kDouble), at::ones_like(frac)});
+    } else if (mode == "linear") {
+      taps = {{base, 1 - frac}, {base + 1, frac}};
+    } else {
+      auto w = [&](const at::Tensor& t0) {
+        at::Tensor t = at::abs(t0);
+        at::Tensor near = ((a + 2) * t - (a + 3)) * t * t + 1;
+        at::Tensor far = ((a * t - 5 * a) * t + 8 * a) * t - 4 * a;
+        return at::where(t <= 1, near, at::where(t < 2, far, at::zeros_like(t)));
+      };
+      for (int k = -1; k <= 2; ++k) taps.push_back({base + k, w(src - (base + k))});
+    }
+    if (exclude) {
+      at::Tensor total = at::zeros_like(frac);
+      for (auto& [idx, wt] : taps) {
+        wt = at::where((idx < 0) | (idx > in - 1), at::zeros_like(wt), wt);
+        total = total + wt;
+      }
+      for (auto& [idx, wt] : taps) wt = wt / total;
+    }
+    at::Tensor acc;
+    for (auto& [idx, wt] : taps) {
+      at::Tensor i = at::clamp(idx, 0, in - 1).to(at::kLong);
+      at::Tensor term = y.index_select(d, i) * wt.reshape(view);
+      acc = acc.defined() ? acc + term : term;
+    }
+    y = acc;
+  }
+  if (transform == "tf_crop_and_resize")
+    y = at::where(outside, at::full({}, c.attr_float("extrapolation_value", 0.0f), at::kDouble), y);
+  return y.to(c.in(0).scalar_type());
+}
+
+Outputs op_resize(const NodeCall& c) {
+  const at::Tensor& x = c.in(0);
+  if (c.attr_int("antialias", 0) != 0) c.unsupported("antialias");
+  if (c.attr_string("keep_aspect_ratio_policy", "stretch") != "stretch")
+    c.unsupported("keep_aspect_ratio_policy");
+  ResizeSpec s = resize_spec(c);
+  std::string mode = c.attr_string("mode", "nearest");
+  std::string transform = c.attr_string("coordinate_transformation_mode", "half_pixel");
+  std::string nearest = c.attr_string("nearest_mode", "round_prefer_floor");
+  int64_t r = x.dim();
+  // ATen's upsample kernels take [N, C, spatial...] and leave N and C alone.
+  bool nchw = r >= 3 && r <= 5 && s.out[0] == x.size(0) && s.out[1] == x.size(1) &&
+              s.scale[0] == 1.0 && s.scale[1] == 1.0;
+  std::vector<int64_t> out(s.out.begin() + std::min<int64_t>(r, 2), s.out.end());
+  std::vector<c10::optional<double>> sc;
+  for (int64_t d = 2; d < r; ++d) sc.push_back(s.scale[d]);
+  bool integral = true;  // align_corners in ATen uses the integer output length
+  for (int64_t d = 0; d < r; ++d)
+    integral = integral && s.resized[d] == static_cast<double>(s.out[d]);
+  if (nchw && mode == "nearest" && transform == "asymmetric" && nearest == "floor") {
+    if (r == 3) return {at::upsample_nearest1d(x, out, sc[0])};
+    if (r == 4) return {at::upsample_nearest2d(x, out, sc[0], sc[1])};
+    return {at::upsample_nearest3d(x, out, sc[0], sc[1], sc[2])};
+  }
+  if (nchw && mode == "nearest" && transform == "half_pixel" && nearest == "round_prefer_ceil") {
+    if (r == 3) return {at::_upsample_nearest_exact1d(x, out, sc[0])};
+    if (r == 4) return {at::_upsample_nearest_exact2d(x, out, sc[0], sc[1])};
+    return {at::_upsample_nearest_exact3d(x, out, sc[0], sc[1], sc[2])};
+  }
+  // pytorch_half_pixel is half_pixel unless a spatial output length is 1 (then it samples 0).
+  bool half =
+      transform == "half_pixel" || (transform == "pytorch_half_pixel" &&
+                                    std::all_of(s.resized.begin() + std::min<int64_t>(r, 2),
+                                                s.resized.end(), [](double v) { return v > 1; }));
+  bool corners = transform == "align_corners" && integral;
+  if (nchw && mode == "linear" && (half || corners)) {
+    if (r == 3) return {at::upsample_linear1d(x, out, corners, sc[0])};
+    if (r == 4) return {at::upsample_bilinear2d(x, out, corners, sc[0], sc[1])};
+    return {at::upsample_trilinear3d(x, out, corners, sc[0], sc[1], sc[2])};
+  }
+  if (nchw && r == 4 && mode == "cubic" && (half || corners) &&
+      c.attr_float("cubic_coeff_a", -0.75f) == -0.75f && c.attr_int("exclude_outside", 0) == 0)
+    return {at::upsample_bicubic2d(x, out, corners, sc[0], sc[1])};
+  return {resize_generic(c, s)};
+}
+
+Outputs op_depth_to_space(const NodeCall& c) {
+  const at::Tensor& x = c.in(0);
+  int64_t b = c.attr_int("blocksize", 1);
+  if (c.attr_string("mode", "DCR") == "CRD") return {at::pixel_shuffle(x, b)};
+  // DCR, the spec's formula.
+  int64_t n = x.size(0), ch = x.size(1), h = x.size(2), w = x.size(3);
+  return {x.reshape({n, b, b, ch / (b * b), h, w})
+              .permute({0, 3, 4, 1, 5, 2})
+              .reshape({n, ch / (b * b), h * b, w * b})};
+}
+
+Outputs op_space_to_depth(const NodeCall& c) {
+  // pixel_unshuffle orders the new channels c * b^2 + offset; ONNX orders them
+  // offset * C + c.
+  const at::Tensor& x = c.in(0);
+  int64_t b = c.attr_int("blocksize", 1);
+  at::Tensor y = at::pixel_unshuffle(x, b);
+  int64_t n = y.size(0), ch = x.size(1), h = y.size(2), w = y.size(3);
+  return {y.reshape({n, ch, b * b, h, w}).transpose(1, 2).reshape({n, ch * b * b, h, w})};
+}
+
+Outputs op_shrink(const NodeCall& c) {
+  const at::Tensor& x = c.in(0);
+  double lambd = c.attr_float("lambd", 0.5f), bias = c.attr_float("bias", 0.0f);
+  if (bias == 0.0) return {at::hardshrink(x, lambd)};
+  if (bias == lambd) return {at::softshrink(x, lambd)};
+  return {at::where(x < -lambd, x + bias, at::where(x > lambd, x - bias, at::zeros_like(x)))};
+}
+
+Outputs op_eye_like(const NodeCall& c) {
+  const at::Tensor& x = c.in(0);
+  at::Tensor y = at::zeros(x.sizes(), x.options());
+  int64_t k = c.attr_int("k", 0);
+  if (k < x.size(1) && -k < x.size(0)) y.diagonal(k).fill_(1);
+  return {y};
+}
+
+Outputs op_cast_like(const NodeCall& c) { return {c.in(0).to(c.in(1).scalar_type())}; }
 
 // ---- elementwise -----------------------------------------------------------------------
 
@@ -847,6 +1095,13 @@ at::Tensor t_sin(const at::Tensor& x) { return at::sin(x); }
 at::Tensor t_cos(const at::Tensor& x) { return at::cos(x); }
 at::Tensor t_tan(const at::Tensor& x) { return at::tan(x); }
 at::Tensor t_atan(const at::Tensor& x) { return at::atan(x); }
+at::Tensor t_sinh(const at::Tensor& x) { return at::sinh(x); }
+at::Tensor t_cosh(const at::Tensor& x) { return at::cosh(x); }
+at::Tensor t_asin(const at::Tensor& x) { return at::asin(x); }
+at::Tensor t_acos(const at::Tensor& x) { return at::acos(x); }
+at::Tensor t_asinh(const at::Tensor& x) { return at::asinh(x); }
+at::Tensor t_acosh(const at::Tensor& x) { return at::acosh(x); }
+at::Tensor t_atanh(const at::Tensor& x) { return at::atanh(x); }
 
 const std::unordered_map<std::string_view, OpFn>& op_table() {
   static const std::unordered_map<std::string_view, OpFn> table = {
@@ -855,6 +1110,7 @@ const std::unordered_map<std::string_view, OpFn>& op_table() {
       {"BatchNormalization", op_batch_norm},
       {"InstanceNormalization", op_instance_norm},
       {"LayerNormalization", op_layer_norm},
+      {"MeanVarianceNormalization", op_mvn},
       {"MaxPool", op_max_pool},
       {"AveragePool", op_avg_pool},
       {"GlobalAveragePool", op_global_avg_pool},
@@ -864,6 +1120,9 @@ const std::unordered_map<std::string_view, OpFn>& op_table() {
       {"MatMul", op_matmul},
       {"Softmax", op_softmax},
       {"LogSoftmax", op_log_softmax},
+      {"Hardmax", op_hardmax},
+      {"TopK", op_topk},
+      {"Resize", op_resize},
       {"Dropout", op_dropout},
       {"Pad", op_pad},
       {"ReduceMean", op_reduce<Reduce::kMean>},
@@ -909,6 +1168,14 @@ const std::unordered_map<std::string_view, OpFn>& op_table() {
       {"Cos", unary<t_cos>},
       {"Tan", unary<t_tan>},
       {"Atan", unary<t_atan>},
+      {"Sinh", unary<t_sinh>},
+      {"Cosh", unary<t_cosh>},
+      {"Asin", unary<t_asin>},
+      {"Acos", unary<t_acos>},
+      {"Asinh", unary<t_asinh>},
+      {"Acosh", unary<t_acosh>},
+      {"Atanh", unary<t_atanh>},
+      {"Shrink", op_shrink},
       {"Add", binary<0>},
       {"Sub", binary<1>},
       {"Mul", binary<2>},
@@ -930,6 +1197,8 @@ const std::unordered_map<std::string_view, OpFn>& op_table() {
       {"Not", op_not},
       {"Where", op_where},
       {"Cast", op_cast},
+      {"CastLike", op_cast_like},
+      {"EyeLike", op_eye_like},
       {"Identity", op_identity},
       {"Reshape", op_reshape},
       {"Flatten", op_flatten},
@@ -941,6 +1210,8 @@ const std::unordered_map<std::string_view, OpFn>& op_table() {
       {"Unsqueeze", op_unsqueeze},
       {"Gather", op_gather},
       {"GatherElements", op_gather_elements},
+      {"DepthToSpace", op_depth_to_space},
+      {"SpaceToDepth", op_space_to_depth},
       {"Shape", op_shape},
       {"Size", op_size},
       {"Constant", op_constant},
