@@ -935,3 +935,64 @@ TEST(OnnxIoOpset, TopKAttributeBecomesInput) {
 
 }  // namespace
 }  // namespace dlas
+
+namespace dlas {
+namespace {
+
+// Export picks the opset the graph needs and writes reduction axes in that opset's form;
+// re-importing the export must give the same outputs and a valid opset for every node.
+onnx::ModelProto reexport(const std::string& bytes) {
+  Graph g = import_onnx_bytes(bytes, "in.onnx");
+  fold_constants(g);
+  onnx::ModelProto out;
+  EXPECT_TRUE(out.ParseFromString(export_onnx_bytes(g)));
+  return out;
+}
+
+TEST(OnnxIoExport, ReductionAxesFollowTheExportOpset) {
+  // Opset 18 ReduceMean (axes input) and opset 11 ReduceSum (axes attribute) both
+  // export at opset 13: ReduceMean with an attribute, ReduceSum with an input.
+  ModelBuilder m18(18);
+  m18.input("x", {2, 3, 4}).output("y").initializer("axes", Tensor::from_vector<int64_t>({1}, {1}));
+  m18.node("ReduceMean", {"x", "axes"}, {"y"}, "mean");
+  ModelBuilder m11(11);
+  m11.input("x", {2, 3, 4}).output("y");
+  set_ints(m11.node("ReduceSum", {"x"}, {"y"}, "sum"), "axes", {2});
+  for (ModelBuilder* m : {&m18, &m11}) {
+    const onnx::ModelProto out = reexport(m->bytes());
+    ASSERT_EQ(out.opset_import_size(), 1);
+    EXPECT_EQ(out.opset_import(0).version(), 13);
+    const onnx::NodeProto& n = out.graph().node(0);
+    if (n.op_type() == "ReduceMean") {
+      EXPECT_EQ(n.input_size(), 1);
+      ASSERT_EQ(n.attribute_size(), 1);
+      EXPECT_EQ(n.attribute(0).name(), "axes");
+    } else {
+      EXPECT_EQ(n.input_size(), 2);
+      for (const auto& a : n.attribute()) EXPECT_NE(a.name(), "axes");
+    }
+    const Tensor x = iota_f32({2, 3, 4});
+    std::string again;
+    ASSERT_TRUE(out.SerializeToString(&again));
+    const Tensor want = run_model(m->bytes(), {x})[0];
+    const Tensor got = run_model(again, {x})[0];
+    EXPECT_EQ(got.shape(), want.shape());
+    EXPECT_EQ(got.to_float_vector(), want.to_float_vector());
+  }
+}
+
+TEST(OnnxIoExport, LayerNormalizationExportsAtOpset17) {
+  ModelBuilder m(17);
+  m.input("x", {2, 4}).output("y");
+  m.initializer("scale", iota_f32({4}, 1.f)).initializer("bias", iota_f32({4}, -1.f));
+  m.node("LayerNormalization", {"x", "scale", "bias"}, {"y"}, "ln");
+  const onnx::ModelProto out = reexport(m.bytes());
+  EXPECT_EQ(out.opset_import(0).version(), 17);
+  ModelBuilder plain(13);
+  plain.input("x", {2, 4}).output("y");
+  plain.node("Relu", {"x"}, {"y"}, "relu");
+  EXPECT_EQ(reexport(plain.bytes()).opset_import(0).version(), 13);
+}
+
+}  // namespace
+}  // namespace dlas

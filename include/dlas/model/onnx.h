@@ -1,5 +1,7 @@
 // ONNX import and export (DLAS layer 2). The IR follows ONNX opset-13 forms;
-// import normalises opsets 7-18 into them, export writes opset 13.
+// import normalises opsets 1-18 into them; export writes opset 13, or the
+// lowest newer opset the graph's ops need (17 for LayerNormalization, 18 for
+// Resize/Pad with axes), converting reduction axes to that opset's form.
 #pragma once
 
 #include <map>
@@ -24,7 +26,7 @@ Graph import_onnx_file(const std::string& path, const OnnxImportOptions& options
 Graph import_onnx_bytes(std::string_view bytes, const std::string& source_name,
                         const OnnxImportOptions& options = {});
 
-// Serialises an inferred graph as an ONNX model (opset 13). The file is written
+// Serialises an inferred graph as an ONNX model (opset 13 or newer, see above). The file is written
 // to a temporary name and renamed, so a failure never leaves a partial file.
 std::string export_onnx_bytes(const Graph& graph);
 void export_onnx_file(const Graph& graph, const std::string& path);

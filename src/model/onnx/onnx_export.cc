@@ -1,4 +1,7 @@
-// dlas::Graph -> ONNX ModelProto (IR version 8, default-domain opset 13).
+// dlas::Graph -> ONNX ModelProto (IR version 8, default-domain opset 13, or the newer
+// opset an op needs: 17 for LayerNormalization, 18 for Resize/Pad axes).
+#include <algorithm>
+#include <set>
 #include <type_traits>
 
 #include <onnx/onnx_pb.h>
@@ -12,7 +15,28 @@ namespace dlas {
 namespace {
 
 constexpr int64_t kExportIrVersion = 8;
-constexpr int64_t kExportOpset = 13;
+constexpr int64_t kBaseOpset = 13;
+
+// Reductions whose axes moved from an attribute to an input in opset 18
+// (ReduceSum moved in opset 13 already).
+bool axes_input_from_18(const std::string& op) {
+  return op == "ReduceMean" || op == "ReduceMax" || op == "ReduceMin" || op == "ReduceProd" ||
+         op == "ReduceL1" || op == "ReduceL2" || op == "ReduceLogSum" ||
+         op == "ReduceLogSumExp" || op == "ReduceSumSquare";
+}
+
+// The lowest opset that can express every node: 13 unless an op or form needs newer.
+int64_t export_opset(const Graph& graph) {
+  int64_t opset = kBaseOpset;
+  for (const Node& n : graph.nodes) {
+    if (n.op == "LayerNormalization") opset = std::max<int64_t>(opset, 17);
+    if (n.op == "Resize" && (n.has_attr("axes") || n.has_attr("antialias") ||
+                             n.has_attr("keep_aspect_ratio_policy")))
+      opset = 18;
+    if (n.op == "Pad" && n.inputs.size() > 3 && !n.inputs[3].empty()) opset = 18;
+  }
+  return opset;
+}
 
 void set_value_info(const ValueInfo& info, onnx::ValueInfoProto* proto) {
   proto->set_name(info.name);
@@ -65,9 +89,10 @@ std::string export_onnx_bytes(const Graph& graph) {
   model.set_ir_version(kExportIrVersion);
   model.set_producer_name("dlas");
   model.set_producer_version(DLAS_VERSION);
-  auto* opset = model.add_opset_import();
-  opset->set_domain("");
-  opset->set_version(kExportOpset);
+  const int64_t opset = export_opset(graph);
+  auto* opset_import = model.add_opset_import();
+  opset_import->set_domain("");
+  opset_import->set_version(opset);
 
   onnx::GraphProto* g = model.mutable_graph();
   g->set_name(graph.name);
@@ -84,7 +109,30 @@ std::string export_onnx_bytes(const Graph& graph) {
   }
   for (const auto& [name, t] : graph.initializers)
     onnx_io::tensor_to_proto(t, name, g->add_initializer());
-  for (const Node& n : graph.nodes) {
+  std::set<std::string> added_names;
+  for (const Node& node : graph.nodes) {
+    // Reduction axes take the form the chosen opset expects (the IR accepts both).
+    Node n = node;
+    const bool axes_as_input = n.op == "ReduceSum" || (axes_input_from_18(n.op) && opset >= 18);
+    if (axes_input_from_18(n.op) || n.op == "ReduceSum") {
+      if (axes_as_input && n.has_attr("axes")) {
+        std::string name = graph.unique_value_name(n.name + ".axes");
+        while (!added_names.insert(name).second) name += "_";
+        onnx_io::tensor_to_proto(Tensor::from_vector<int64_t>(
+                                     {static_cast<int64_t>(n.attr_ints("axes", {}).size())},
+                                     n.attr_ints("axes", {})),
+                                 name, g->add_initializer());
+        n.attrs.erase("axes");
+        n.inputs.resize(2);
+        n.inputs[1] = name;
+      } else if (!axes_as_input && n.inputs.size() > 1 && !n.inputs[1].empty()) {
+        const Tensor* axes = graph.constant(n.inputs[1]);
+        DLAS_CHECK(axes, ErrorKind::kUnsupported, n.label(),
+                   ": axes must be constant to export at opset ", opset);
+        n.attrs["axes"] = axes->to_int64_vector();
+        n.inputs.resize(1);
+      }
+    }
     onnx::NodeProto* np = g->add_node();
     np->set_name(n.name);
     np->set_op_type(n.op);
