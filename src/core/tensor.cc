@@ -1,5 +1,6 @@
 #include "dlas/core/tensor.h"
 
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <limits>
@@ -103,50 +104,37 @@ Tensor Tensor::cast(DType to) const {
     return t;
   }
   void* q = t.raw();
-  const bool int_to_int = !is_float(to) && !is_float(dtype_);
   for (int64_t i = 0; i < numel_; ++i) {
-    if (int_to_int) {
-      const int64_t v = get_as_int64(i);
-      switch (to) {
-        case DType::kS8:
-          static_cast<int8_t*>(q)[i] = static_cast<int8_t>(v);
-          break;
-        case DType::kU8:
-          static_cast<uint8_t*>(q)[i] = static_cast<uint8_t>(v);
-          break;
-        case DType::kS32:
-          static_cast<int32_t*>(q)[i] = static_cast<int32_t>(v);
-          break;
-        default:
-          static_cast<int64_t*>(q)[i] = v;
-          break;
-      }
+    if (is_float(to)) {
+      const float f = static_cast<float>(get_as_double(i));
+      if (to == DType::kF32)
+        static_cast<float*>(q)[i] = f;
+      else if (to == DType::kF16)
+        static_cast<uint16_t*>(q)[i] = f32_to_f16(f);
+      else
+        static_cast<uint16_t*>(q)[i] = f32_to_bf16(f);
       continue;
     }
-    const double v = get_as_double(i);
-    switch (to) {
-      case DType::kF32:
-        static_cast<float*>(q)[i] = static_cast<float>(v);
-        break;
-      case DType::kF16:
-        static_cast<uint16_t*>(q)[i] = f32_to_f16(static_cast<float>(v));
-        break;
-      case DType::kBF16:
-        static_cast<uint16_t*>(q)[i] = f32_to_bf16(static_cast<float>(v));
-        break;
-      case DType::kS8:
-        static_cast<int8_t*>(q)[i] = static_cast<int8_t>(v);
-        break;
-      case DType::kU8:
-        static_cast<uint8_t*>(q)[i] = static_cast<uint8_t>(v);
-        break;
-      case DType::kS32:
-        static_cast<int32_t*>(q)[i] = static_cast<int32_t>(v);
-        break;
-      case DType::kS64:
-        static_cast<int64_t*>(q)[i] = static_cast<int64_t>(v);
-        break;
+    // To an integer: floats truncate toward zero (NaN -> 0, clamped to int64), then
+    // every integer narrows by two's-complement wrapping.
+    int64_t v;
+    if (is_float(dtype_)) {
+      const double d = get_as_double(i);
+      v = std::isnan(d)                 ? 0
+          : d >= 9.2233720368547758e18  ? std::numeric_limits<int64_t>::max()
+          : d <= -9.2233720368547758e18 ? std::numeric_limits<int64_t>::min()
+                                        : static_cast<int64_t>(d);
+    } else {
+      v = get_as_int64(i);
     }
+    if (to == DType::kS8)
+      static_cast<int8_t*>(q)[i] = static_cast<int8_t>(v);
+    else if (to == DType::kU8)
+      static_cast<uint8_t*>(q)[i] = static_cast<uint8_t>(v);
+    else if (to == DType::kS32)
+      static_cast<int32_t*>(q)[i] = static_cast<int32_t>(v);
+    else
+      static_cast<int64_t*>(q)[i] = v;
   }
   return t;
 }

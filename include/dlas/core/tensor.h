@@ -70,7 +70,8 @@ class Tensor {
   // Element i converted to double / int64 (slow; for tests, printing, folding).
   double get_as_double(int64_t i) const;
   int64_t get_as_int64(int64_t i) const;
-  // Converts every element to dtype `to` (float->int truncates toward zero, like a C cast).
+  // Converts every element to dtype `to`: float->int truncates toward zero (NaN -> 0),
+  // integers narrow by wrapping, floats round to nearest even.
   Tensor cast(DType to) const;
   // Values of an integer tensor as int64 (for shape-like constants).
   std::vector<int64_t> to_int64_vector() const;
