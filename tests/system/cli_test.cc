@@ -60,7 +60,8 @@ class Cli : public ::testing::Test {
 };
 
 TEST_F(Cli, HelpAndVersion) {
-  for (const char* c : {"--help", "zoo --help", "info --help", "run --help", "export --help"}) {
+  for (const char* c :
+       {"--help", "zoo --help", "info --help", "run --help", "export --help", "hw --help"}) {
     Result r = dlas(c);
     EXPECT_EQ(r.code, 0) << c;
     EXPECT_NE(r.out.find("Usage"), std::string::npos) << c;
@@ -90,6 +91,16 @@ TEST_F(Cli, ZooListsTheEightModels) {
                         "resnet50", "mobilenetv2", "densenet161", "efficientnetb0"})
     EXPECT_TRUE(names.count(n)) << n;
   EXPECT_EQ(dlas("zoo").code, 0);
+}
+
+TEST_F(Cli, HwJsonListsFeatures) {
+  Result r = dlas("hw --json");
+  ASSERT_EQ(r.code, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_GE(j["cores"].get<int>(), 1);
+  EXPECT_TRUE(j["features"].contains("avx2"));
+  EXPECT_TRUE(j["features"].contains("amx_int8"));
+  EXPECT_EQ(dlas("hw").code, 0);
 }
 
 TEST_F(Cli, InfoJsonHasParamsAndMacs) {

@@ -31,6 +31,7 @@ void add_zoo_command(CLI::App& app, Action& run);
 void add_info_command(CLI::App& app, Action& run);
 void add_run_command(CLI::App& app, Action& run);
 void add_export_command(CLI::App& app, Action& run);
+void add_hw_command(CLI::App& app, Action& run);
 
 // Formats 1234567 as "1,234,567".
 std::string with_commas(int64_t v);
