@@ -228,6 +228,27 @@ int64_t conv_transpose_macs(const Graph& g, const Node& n) {
 // BatchNormalization (inference)
 // ---------------------------------------------------------------------------
 
+// Shared by BatchNormalization and InstanceNormalization: inputs 1.. (named in order)
+// are per-channel vectors [C] of a float type (with same_dtype: X's type), epsilon is
+// not negative, and Y has X's dtype and shape.
+void infer_per_channel_norm(InferContext& ctx, std::initializer_list<const char*> params,
+                            bool same_dtype) {
+  const int64_t c = ctx.shape(0)[1];
+  int i = 1;
+  for (const char* name : params) {
+    if (same_dtype)
+      require_same_dtype(ctx, i, name);
+    else
+      require_float(ctx, i, name);
+    ctx.check(ctx.shape(i) == Shape{c}, name, " ", shape_str(ctx.shape(i)), " must have shape [", c,
+              "]");
+    ++i;
+  }
+  const float eps = ctx.node().attr_float("epsilon", 1e-5f);
+  ctx.check(eps >= 0, "epsilon ", eps, " must not be negative");
+  ctx.set_output(0, ctx.dtype(0), ctx.shape(0));
+}
+
 void infer_batch_norm(InferContext& ctx) {
   if (ctx.node().attr_int("training_mode", 0) != 0)
     unsupported(ctx, "training_mode=1 is not supported (inference only)");
@@ -237,16 +258,7 @@ void infer_batch_norm(InferContext& ctx) {
         unsupported(ctx, "outputs beyond Y (running or saved statistics) exist only in training");
   ctx.check(ctx.rank(0) >= 2, "X ", shape_str(ctx.shape(0)), " must have rank >= 2 (N, C, ...)");
   require_float(ctx, 0, "X");
-  const int64_t c = ctx.shape(0)[1];
-  const char* names[] = {"", "scale", "B", "mean", "var"};
-  for (int i = 1; i <= 4; ++i) {
-    require_float(ctx, i, names[i]);
-    ctx.check(ctx.shape(i) == Shape{c}, names[i], " ", shape_str(ctx.shape(i)),
-              " must have shape [", c, "]");
-  }
-  const float eps = ctx.node().attr_float("epsilon", 1e-5f);
-  ctx.check(eps >= 0, "epsilon ", eps, " must not be negative");
-  ctx.set_output(0, ctx.dtype(0), ctx.shape(0));
+  infer_per_channel_norm(ctx, {"scale", "B", "mean", "var"}, /*same_dtype=*/false);
 }
 
 // ---------------------------------------------------------------------------
@@ -257,16 +269,7 @@ void infer_instance_norm(InferContext& ctx) {
   ctx.check(ctx.rank(0) >= 3, "input ", shape_str(ctx.shape(0)),
             " must have rank >= 3 (N, C and spatial dims)");
   require_float(ctx, 0, "input");
-  const int64_t c = ctx.shape(0)[1];
-  const char* names[] = {"", "scale", "B"};
-  for (int i = 1; i <= 2; ++i) {
-    require_same_dtype(ctx, i, names[i]);
-    ctx.check(ctx.shape(i) == Shape{c}, names[i], " ", shape_str(ctx.shape(i)),
-              " must have shape [", c, "]");
-  }
-  const float eps = ctx.node().attr_float("epsilon", 1e-5f);
-  ctx.check(eps >= 0, "epsilon ", eps, " must not be negative");
-  ctx.set_output(0, ctx.dtype(0), ctx.shape(0));
+  infer_per_channel_norm(ctx, {"scale", "B"}, /*same_dtype=*/true);
 }
 
 // Opset 17: normalises over axes [axis, rank); Scale and B broadcast to those dims. The
