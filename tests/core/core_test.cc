@@ -1,4 +1,5 @@
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cmath>
 #include <cstring>
@@ -103,7 +104,8 @@ class CoreNpy : public ::testing::Test {
  protected:
   std::filesystem::path dir_ =
       std::filesystem::temp_directory_path() /
-      ("dlas_npy_test_" + std::to_string(::testing::UnitTest::GetInstance()->random_seed()));
+      ("dlas_npy_test_" + std::to_string(::getpid()) + "_" +
+       ::testing::UnitTest::GetInstance()->current_test_info()->name());
   void SetUp() override { std::filesystem::create_directories(dir_); }
   void TearDown() override { std::filesystem::remove_all(dir_); }
 };
