@@ -11,6 +11,8 @@ PACKAGES=(
   libgtest-dev libgmock-dev libbenchmark-dev    # tests and microbenchmarks
   libonnx-testdata                              # ONNX backend conformance cases
   libcpuinfo-dev                                # CPU feature detection (layer 6)
+  libpthreadpool-dev                            # the engine's thread pool (see README)
+  libdnnl-dev                                   # oneDNN: the vendor-library backend and peer
   libsqlite3-dev                                # results store (study)
   zlib1g-dev                                    # gzip'd IDX datasets
   dataset-fashion-mnist                         # the default real dataset

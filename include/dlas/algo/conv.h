@@ -1,0 +1,126 @@
+// Convolution algorithms (DLAS layer 4). One ConvProblem (shapes, stride,
+// padding, dilation, groups, fused epilogue) can be computed by several
+// algorithms -- direct, GEMM (im2col), spatial pack, Winograd, depthwise --
+// each publishing its knob space and untuned default, packing weights once
+// (prepare) and running with no allocation. Data is NCHW at the interface;
+// an algorithm may pack into a blocked layout internally.
+//
+// The one list of algorithms is src/algo/conv/conv_algorithms.cc.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "dlas/algo/knobs.h"
+#include "dlas/hw/isa.h"
+
+namespace dlas {
+
+class ThreadPool;
+
+// Activations fused into a producing op (applied after bias and residual add).
+enum class Activation : int {
+  kNone,
+  kRelu,         // max(x, 0)
+  kClip,         // min(max(x, p0), p1); ReLU6 is Clip(0, 6)
+  kSigmoid,      // 1 / (1 + exp(-x))
+  kSilu,         // x * sigmoid(x) (Swish)
+  kHardSigmoid,  // max(0, min(1, p0 * x + p1))  (ONNX alpha, beta)
+  kHardSwish,    // x * max(0, min(1, x / 6 + 1/2))
+};
+const char* activation_name(Activation a);
+
+struct Epilogue {
+  Activation act = Activation::kNone;
+  float p0 = 0.f, p1 = 0.f;  // Clip min/max, HardSigmoid alpha/beta
+  bool residual = false;     // y = act(conv + bias + residual), residual shaped like y
+
+  // Clamp bounds when act is kNone/kRelu/kClip (fusable into a GEMM store), else +-inf.
+  float clamp_min() const;
+  float clamp_max() const;
+  bool is_clamp() const {
+    return act == Activation::kNone || act == Activation::kRelu || act == Activation::kClip;
+  }
+};
+
+// Applies y[i] = act(y[i] + bias + (residual ? residual[i] : 0)) for i < n with the
+// ISA's vector code (src/algo/microkernels/f32-vepilogue). The one epilogue path every
+// algorithm shares.
+void apply_epilogue(Isa isa, const Epilogue& e, size_t n, float* y, float bias,
+                    const float* residual);
+
+struct ConvProblem {
+  int64_t n = 1, c = 0, h = 0, w = 0;  // input NCHW
+  int64_t k = 0;                       // output channels
+  int64_t kh = 1, kw = 1;
+  int64_t stride_h = 1, stride_w = 1;
+  int64_t pad_t = 0, pad_l = 0, pad_b = 0, pad_r = 0;
+  int64_t dil_h = 1, dil_w = 1;
+  int64_t groups = 1;
+  bool has_bias = false;
+  Epilogue epilogue;
+
+  int64_t oh() const { return (h + pad_t + pad_b - dil_h * (kh - 1) - 1) / stride_h + 1; }
+  int64_t ow() const { return (w + pad_l + pad_r - dil_w * (kw - 1) - 1) / stride_w + 1; }
+  int64_t c_per_group() const { return c / groups; }
+  int64_t k_per_group() const { return k / groups; }
+  bool is_depthwise() const { return groups == c && groups > 1 && k % c == 0; }
+  int64_t macs() const { return n * k * oh() * ow() * c_per_group() * kh * kw; }
+  int64_t weight_count() const { return k * c_per_group() * kh * kw; }
+  // Throws kInvalidInput when inconsistent (non-positive sizes, groups not dividing, empty output).
+  void validate() const;
+  // "c64_h32_w32_k64_3x3_s1x1_p1x1x1x1_d1x1_g1" (+"_n4" when n > 1): shape lists, records.
+  std::string key() const;
+  // Parses key() back (bench/shapes files). Throws kInvalidInput.
+  static ConvProblem from_key(std::string_view key);
+};
+
+// A conv prepared for one problem, knob point and ISA: weights packed, no
+// allocation left to do. run() is const and re-entrant given distinct workspaces.
+class PreparedConv {
+ public:
+  virtual ~PreparedConv() = default;
+  // Scratch bytes run() needs for a pool of `threads` threads (64-byte aligned by the caller).
+  virtual size_t workspace_bytes(int threads) const = 0;
+  // in: [n][c][h][w]; out: [n][k][oh][ow]; residual: like out, or null when the
+  // epilogue has none. Must not allocate.
+  virtual void run(const float* in, float* out, const float* residual, void* workspace,
+                   ThreadPool& pool) const = 0;
+  // Bytes of packed weights held.
+  virtual size_t packed_bytes() const = 0;
+};
+
+class ConvAlgorithm {
+ public:
+  virtual ~ConvAlgorithm() = default;
+  // "direct", "gemm", "spatial-pack", "winograd", "depthwise", ... (CLI --conv-algo names).
+  virtual std::string_view name() const = 0;
+  virtual bool supports(const ConvProblem& p) const = 0;
+  // Knobs for this problem on this ISA. The default point is in the space.
+  virtual KnobSpace knob_space(const ConvProblem& p, Isa isa) const = 0;
+  virtual Knobs default_knobs(const ConvProblem& p, Isa isa) const = 0;
+  // weights: [k][c/groups][kh][kw]; bias: [k] or null. Validates knobs (kInvalidInput
+  // naming the knob); throws kUnsupported when !supports(p).
+  virtual std::unique_ptr<PreparedConv> prepare(const ConvProblem& p, const float* weights,
+                                                const float* bias, const Knobs& knobs,
+                                                Isa isa) const = 0;
+};
+
+// The one list, in a fixed order.
+const std::vector<const ConvAlgorithm*>& conv_algorithms();
+// nullptr when unknown.
+const ConvAlgorithm* find_conv_algorithm(std::string_view name);
+// Names joined with '|' for messages and --help.
+std::string conv_algorithm_names();
+
+// The documented rule behind --conv-algo auto (README "Choosing an algorithm"):
+// depthwise for depthwise convs; winograd for 3x3 stride-1 convs with >= 16 input
+// and output channels and an output of at least 8x8; gemm for 1x1 and everything else
+// the rule does not name. Only algorithms that support p are returned.
+const ConvAlgorithm& auto_conv_algorithm(const ConvProblem& p);
+
+}  // namespace dlas

@@ -1,0 +1,58 @@
+// The engine's thread pool (DLAS layer 6: hardware threads): a thin wrapper over pthreadpool
+// (Debian's libpthreadpool, the pool XNNPACK uses). Workers spin briefly before
+// sleeping, so back-to-back parallel loops of one inference cost microseconds,
+// not a futex wake-up each. README "Threading" records the measurement behind
+// the choice over OpenMP.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <type_traits>
+
+struct pthreadpool;
+
+namespace dlas {
+
+class ThreadPool {
+ public:
+  // threads <= 0: one per logical processor. threads == 1 runs every loop inline.
+  explicit ThreadPool(int threads = 1);
+  ~ThreadPool();
+  ThreadPool(const ThreadPool&) = delete;
+  ThreadPool& operator=(const ThreadPool&) = delete;
+
+  int threads() const { return threads_; }
+
+  // Calls fn(i) for i in [0, n), spread over the threads; returns when all are done.
+  // fn must not throw. No allocation.
+  template <class Fn>
+  void parallel_for(size_t n, Fn&& fn) {
+    if (n == 0) return;
+    if (threads_ == 1 || n == 1) {
+      for (size_t i = 0; i < n; ++i) fn(i);
+      return;
+    }
+    run_1d(n, &trampoline<Fn>, static_cast<void*>(&fn));
+  }
+  // Calls fn(i, j) for i in [0, n0), j in [0, n1).
+  template <class Fn>
+  void parallel_for_2d(size_t n0, size_t n1, Fn&& fn) {
+    parallel_for(n0 * n1, [&](size_t t) { fn(t / n1, t % n1); });
+  }
+
+  // A pool with one thread (inline), for callers that do not care.
+  static ThreadPool& serial();
+
+ private:
+  using Task = void (*)(void* ctx, size_t i);
+  template <class Fn>
+  static void trampoline(void* ctx, size_t i) {
+    (*static_cast<std::remove_reference_t<Fn>*>(ctx))(i);
+  }
+  void run_1d(size_t n, Task task, void* ctx);
+
+  int threads_ = 1;
+  pthreadpool* pool_ = nullptr;
+};
+
+}  // namespace dlas

@@ -1,0 +1,57 @@
+// The one list of convolution algorithms, and the documented `auto` rule.
+#include <string>
+
+#include "dlas/algo/conv.h"
+#include "dlas/core/error.h"
+
+namespace dlas {
+
+// Each algorithm's translation unit defines its accessor; conv_algorithms.inc
+// is the one list: X(accessor), in --help order.
+#define X(accessor) const ConvAlgorithm& accessor();
+#include "algo/conv/conv_algorithms.inc"
+#undef X
+
+const std::vector<const ConvAlgorithm*>& conv_algorithms() {
+  static const std::vector<const ConvAlgorithm*> list = {
+#define X(accessor) &accessor(),
+#include "algo/conv/conv_algorithms.inc"
+#undef X
+  };
+  return list;
+}
+
+const ConvAlgorithm* find_conv_algorithm(std::string_view name) {
+  for (const ConvAlgorithm* a : conv_algorithms())
+    if (a->name() == name) return a;
+  return nullptr;
+}
+
+std::string conv_algorithm_names() {
+  std::string s;
+  for (const ConvAlgorithm* a : conv_algorithms()) {
+    if (!s.empty()) s += '|';
+    s += a->name();
+  }
+  return s;
+}
+
+const ConvAlgorithm& auto_conv_algorithm(const ConvProblem& p) {
+  auto pick = [&](std::string_view name) -> const ConvAlgorithm* {
+    const ConvAlgorithm* a = find_conv_algorithm(name);
+    return a && a->supports(p) ? a : nullptr;
+  };
+  const ConvAlgorithm* a = nullptr;
+  if (p.is_depthwise()) a = pick("depthwise");
+  if (!a && p.kh == 3 && p.kw == 3 && p.stride_h == 1 && p.stride_w == 1 && p.groups == 1 &&
+      p.c >= 16 && p.k >= 16 && p.oh() >= 8 && p.ow() >= 8)
+    a = pick("winograd");
+  if (!a) a = pick("gemm");
+  if (!a)
+    for (const ConvAlgorithm* x : conv_algorithms())
+      if (x->supports(p)) return *x;
+  DLAS_CHECK(a != nullptr, ErrorKind::kUnsupported, "no convolution algorithm supports ", p.key());
+  return *a;
+}
+
+}  // namespace dlas
