@@ -187,19 +187,26 @@ class DirectConvAlgorithm final : public ConvAlgorithm {
     return s;
   }
 
-  Knobs default_knobs(const ConvProblem& p, Isa) const override {
+  Knobs default_knobs(const ConvProblem& p, Isa isa) const override {
+    // Tiles run along one output row: take the kernel whose NR wastes the fewest lanes
+    // on this output width (the ISA default on ties), e.g. 8x8 for 8- and 4-wide rows.
+    const auto list = conv_detail::conv_gemm_ukernels(isa);
+    int64_t uk = 0;
+    for (size_t i = 1; i < list.size(); ++i)
+      if (round_up(p.ow(), list[i]->nr) < round_up(p.ow(), list[uk]->nr))
+        uk = static_cast<int64_t>(i);
     // All output channels of a row block per task (weights streamed once per row
     // block); rows split over threads when there are enough, else channels in blocks.
     const int64_t rows = 2;
     if (p.n * p.groups * div_up(p.oh(), rows) >= 4)
-      return {{"ukernel", 0}, {"oc_block", 4096}, {"row_block", rows}, {"parallel", 1}};
+      return {{"ukernel", uk}, {"oc_block", 4096}, {"row_block", rows}, {"parallel", 1}};
     int64_t ocb = 8;
     for (int64_t v : {128, 64, 32, 16})
       if (div_up(p.k_per_group(), v) >= 4) {
         ocb = v;
         break;
       }
-    return {{"ukernel", 0}, {"oc_block", ocb}, {"row_block", 4096}, {"parallel", 0}};
+    return {{"ukernel", uk}, {"oc_block", ocb}, {"row_block", 4096}, {"parallel", 0}};
   }
 
   std::unique_ptr<PreparedConv> prepare(const ConvProblem& p, const float* weights,
