@@ -22,7 +22,7 @@ namespace {
 // The one list of lowerings, tried in order; the reference lowering takes the rest.
 using Lowering = std::unique_ptr<Step> (*)(const plan::LowerContext&);
 constexpr Lowering kLowerings[] = {
-    plan::lower_conv, plan::lower_batchnorm, plan::lower_activation,
+    plan::lower_conv, plan::lower_fc, plan::lower_batchnorm, plan::lower_activation,
     plan::lower_add,  plan::lower_copy,      plan::lower_reference,
 };
 

@@ -43,6 +43,7 @@ struct LowerContext {
 
 // Each returns nullptr when it does not handle the node.
 std::unique_ptr<Step> lower_conv(const LowerContext& ctx);
+std::unique_ptr<Step> lower_fc(const LowerContext& ctx);
 std::unique_ptr<Step> lower_batchnorm(const LowerContext& ctx);
 std::unique_ptr<Step> lower_activation(const LowerContext& ctx);
 std::unique_ptr<Step> lower_add(const LowerContext& ctx);

@@ -1,0 +1,64 @@
+// Gemm (alpha = beta = 1, transA = 0, constant B, bias C of shape [N] / [1,N]) and
+// MatMul of a [M,K] input with a constant [K,N] matrix -> the packed FC kernel.
+#include "dlas/algo/fully_connected.h"
+#include "system/plan/steps.h"
+
+namespace dlas::plan {
+namespace {
+
+class FcStep : public Step {
+ public:
+  FcStep(const Node& n, int64_t m, std::unique_ptr<PreparedFullyConnected> fc)
+      : x_name_(n.inputs[0]), y_name_(n.outputs[0]), m_(m), fc_(std::move(fc)) {}
+  void bind(const Binder& b) override {
+    x_ = static_cast<const float*>(b.value(x_name_));
+    y_ = static_cast<float*>(b.value(y_name_));
+    ws_ = b.workspace;
+  }
+  void run(ThreadPool& pool) override { fc_->run(m_, x_, y_, nullptr, ws_, pool); }
+  size_t workspace_bytes(int threads) const override { return fc_->workspace_bytes(m_, threads); }
+  size_t packed_bytes() const override { return fc_->packed_bytes(); }
+  std::string kernel() const override { return "fc"; }
+
+ private:
+  std::string x_name_, y_name_;
+  int64_t m_;
+  std::unique_ptr<PreparedFullyConnected> fc_;
+  const float* x_ = nullptr;
+  float* y_ = nullptr;
+  void* ws_ = nullptr;
+};
+
+}  // namespace
+
+std::unique_ptr<Step> lower_fc(const LowerContext& ctx) {
+  const Node& n = ctx.node;
+  const Graph& g = ctx.graph;
+  if ((n.op != "Gemm" && n.op != "MatMul") || n.inputs.size() < 2 || !is_f32(g, n.inputs[0]))
+    return nullptr;
+  const Shape& x = g.value(n.inputs[0]).shape;
+  const Tensor* w = g.constant(n.inputs[1]);
+  if (x.size() != 2 || !w || w->dtype() != DType::kF32 || w->rank() != 2) return nullptr;
+  bool w_is_nk = false;
+  const float* bias = nullptr;
+  if (n.op == "Gemm") {
+    if (n.attr_int("transA", 0) != 0 || n.attr_float("alpha", 1.f) != 1.f) return nullptr;
+    w_is_nk = n.attr_int("transB", 0) != 0;
+    if (n.inputs.size() > 2 && !n.inputs[2].empty()) {
+      const Tensor* c = g.constant(n.inputs[2]);
+      const int64_t cols = w_is_nk ? w->dim(0) : w->dim(1);
+      if (!c || c->dtype() != DType::kF32 || c->numel() != cols || n.attr_float("beta", 1.f) != 1.f)
+        return nullptr;
+      if (c->rank() == 2 && c->dim(0) != 1) return nullptr;
+      bias = c->data<float>();
+    }
+  }
+  const int64_t k = w_is_nk ? w->dim(1) : w->dim(0);
+  const int64_t cols = w_is_nk ? w->dim(0) : w->dim(1);
+  if (x[1] != k) return nullptr;
+  auto fc = std::make_unique<PreparedFullyConnected>(k, cols, w->data<float>(), w_is_nk, bias,
+                                                     Epilogue{}, ctx.isa);
+  return std::make_unique<FcStep>(n, x[0], std::move(fc));
+}
+
+}  // namespace dlas::plan
