@@ -1,0 +1,100 @@
+// ISA paths, knob spaces, the conv problem key and the thread pool.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <vector>
+
+#include "dlas/algo/conv.h"
+#include "dlas/algo/knobs.h"
+#include "dlas/core/error.h"
+#include "dlas/hw/isa.h"
+#include "dlas/hw/thread_pool.h"
+
+namespace dlas {
+namespace {
+
+TEST(Isa, NamesRoundTripAndUnknownIsUsageError) {
+  for (Isa isa : kAllIsas) EXPECT_EQ(parse_isa(isa_name(isa)), isa);
+  try {
+    parse_isa("neon");
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kUsage);
+  }
+}
+
+TEST(Isa, SupportedPathsAreOrderedAndIncludeScalar) {
+  const auto s = supported_isas();
+  ASSERT_FALSE(s.empty());
+  EXPECT_EQ(s.front(), Isa::kScalar);
+  EXPECT_EQ(s.back(), detected_isa());
+  for (Isa isa : kAllIsas) {
+    if (!isa_supported(isa)) EXPECT_THROW(set_active_isa(isa), Error);
+  }
+}
+
+TEST(Knobs, ValidateNamesTheKnobAndJsonRoundTrips) {
+  KnobSpace space{{{"mb", {4, 8}, "rows"}, {"nb", {16, 32, 64}, "cols"}}};
+  EXPECT_EQ(space.size(), 6);
+  space.validate({{"mb", 8}, {"nb", 64}}, "ctx");
+  auto expect_msg = [&](const Knobs& k, const std::string& frag) {
+    try {
+      space.validate(k, "ctx");
+      ADD_FAILURE() << frag;
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::kInvalidInput);
+      EXPECT_NE(std::string(e.what()).find(frag), std::string::npos) << e.what();
+    }
+  };
+  expect_msg({{"mb", 8}}, "'nb' is missing");
+  expect_msg({{"mb", 5}, {"nb", 16}}, "'mb' = 5");
+  expect_msg({{"mb", 4}, {"nb", 16}, {"zz", 1}}, "unknown knob 'zz'");
+  for (int64_t i = 0; i < space.size(); ++i) {
+    const Knobs k = space.point(i);
+    space.validate(k, "point");
+    EXPECT_EQ(knobs_from_json(knobs_to_json(k)), k);
+  }
+  EXPECT_THROW(knobs_from_json("{\"a\": 1.5}"), Error);
+  EXPECT_THROW(knobs_from_json("[1]"), Error);
+}
+
+TEST(ConvProblemKey, RoundTripsAndRejectsJunk) {
+  ConvProblem p;
+  p.n = 2, p.c = 17, p.h = 9, p.w = 11, p.k = 23, p.kh = 3, p.kw = 5, p.stride_h = 2,
+  p.pad_t = 1, p.pad_l = 2, p.pad_b = 0, p.pad_r = 2, p.dil_w = 2, p.groups = 1;
+  const ConvProblem q = ConvProblem::from_key(p.key());
+  EXPECT_EQ(q.key(), p.key());
+  EXPECT_EQ(q.macs(), p.macs());
+  EXPECT_THROW(ConvProblem::from_key("c3_h32"), Error);
+  EXPECT_THROW(ConvProblem::from_key(p.key() + "_x"), Error);
+  EXPECT_THROW(ConvProblem::from_key("c3_h32_w32_k8_3x3_s1x1_p1x1x1x1_d1x1_g2"), Error);
+}
+
+TEST(ConvAlgorithms, AutoRulePicksASupportingAlgorithm) {
+  ASSERT_FALSE(conv_algorithms().empty());
+  ConvProblem p;
+  p.c = 64, p.k = 64, p.h = p.w = 32, p.kh = p.kw = 3, p.pad_t = p.pad_l = p.pad_b = p.pad_r = 1;
+  EXPECT_TRUE(auto_conv_algorithm(p).supports(p));
+  p.groups = 64;
+  EXPECT_TRUE(auto_conv_algorithm(p).supports(p));
+  for (const ConvAlgorithm* a : conv_algorithms()) EXPECT_EQ(find_conv_algorithm(a->name()), a);
+  EXPECT_EQ(find_conv_algorithm("nope"), nullptr);
+}
+
+TEST(ThreadPool, EveryIndexRunsExactlyOnce) {
+  for (int threads : {1, 2, 3}) {
+    ThreadPool pool(threads);
+    EXPECT_EQ(pool.threads(), threads);
+    for (size_t n : {size_t{0}, size_t{1}, size_t{7}, size_t{1000}}) {
+      std::vector<std::atomic<int>> hits(n);
+      pool.parallel_for(n, [&](size_t i) { hits[i]++; });
+      for (size_t i = 0; i < n; ++i) EXPECT_EQ(hits[i].load(), 1) << threads << " " << i;
+    }
+    std::atomic<int> pairs{0};
+    pool.parallel_for_2d(3, 5, [&](size_t i, size_t j) { pairs += static_cast<int>(i * 5 + j); });
+    EXPECT_EQ(pairs.load(), 105);
+  }
+}
+
+}  // namespace
+}  // namespace dlas
