@@ -29,7 +29,9 @@ TEST(Isa, SupportedPathsAreOrderedAndIncludeScalar) {
   EXPECT_EQ(s.front(), Isa::kScalar);
   EXPECT_EQ(s.back(), detected_isa());
   for (Isa isa : kAllIsas) {
-    if (!isa_supported(isa)) EXPECT_THROW(set_active_isa(isa), Error);
+    if (!isa_supported(isa)) {
+      EXPECT_THROW(set_active_isa(isa), Error);
+    }
   }
 }
 
