@@ -46,12 +46,13 @@ TEST(SpatialPackConv, SampledKnobPoints) {
 }
 
 TEST(SpatialPackConv, EveryTileShapeTwoThreadsBothAxes) {
-  ConvProblem p = generated_conv_problems()[3];  // stride 2, odd input, 32 -> 40
-  for (Isa isa : supported_isas()) {
-    const KnobSpace space = algo().knob_space(p, isa);
-    for (int64_t i = 0; i < space.size(); ++i)
-      ConvTester().problem(p).threads(2).test(algo(), isa, space.point(i));
-  }
+  // Stride 2 (stride-resolved columns) and dilation 2 (raw halo columns).
+  for (const ConvProblem& p : {generated_conv_problems()[3], generated_conv_problems()[9]})
+    for (Isa isa : supported_isas()) {
+      const KnobSpace space = algo().knob_space(p, isa);
+      for (int64_t i = 0; i < space.size(); ++i)
+        ConvTester().problem(p).threads(2).test(algo(), isa, space.point(i));
+    }
 }
 
 TEST(SpatialPackConv, Epilogues) {
@@ -89,7 +90,8 @@ TEST(F32SpackUkernels, EveryShapeMatchesContract) {
           std::vector<float> x(kc * cs), w(kc * kh * kw * vc), out(vh * vw * vc);
           for (float& v : x) v = dist(rng);
           for (float& v : w) v = dist(rng);
-          fn(kc, kh, kw, x.data(), cs, rs, khs, w.data(), out.data());
+          const size_t kws = nv == 1 ? 1 : vw;  // raw halo columns / stride-resolved columns
+          fn(kc, kh, kw, x.data(), cs, rs, khs, kws, w.data(), out.data());
           for (int p = 0; p < vh * vw; ++p)
             for (size_t v = 0; v < vc; ++v) {
               double want = 0, mag = 0;
@@ -97,7 +99,7 @@ TEST(F32SpackUkernels, EveryShapeMatchesContract) {
               for (size_t ci = 0; ci < kc; ++ci)
                 for (size_t a = 0; a < kh; ++a)
                   for (size_t b = 0; b < kw; ++b) {
-                    const double xv = x[ci * cs + a * khs + b * vw + ph * rs + pw];
+                    const double xv = x[ci * cs + a * khs + b * kws + ph * rs + pw];
                     const double wv = w[((ci * kh + a) * kw + b) * vc + v];
                     want += xv * wv, mag += std::fabs(xv * wv);
                   }

@@ -5,10 +5,12 @@
 //            multiple of the ISA kernel's lanes; the last block zero-padded).
 //   run, per image and group:
 //     1. pack: the padded input cut into output tiles of VH x VW pixels, each tile's
-//        receptive field stored contiguously as [tile][C/g][rows][KW][VW] -- rows keep
-//        TVM's halo (shared by the kernel rows), the KW axis holds the stride- and
-//        dilation-resolved columns so the inner kernel's column offsets are constants
-//        (TVM's data_vec keeps raw columns; its generated code folds the stride in);
+//        receptive field stored contiguously as [tile][C/g][rows][cols] with TVM's halo
+//        (rows and, for stride_w 1, columns shared by neighbouring kernel taps); for
+//        stride_w > 1 the columns are stored stride-resolved per kernel column ([KW][VW])
+//        so the inner kernel's column offsets stay constants. With loop order
+//        tiles-outer and threads over tiles, each tile is packed just before use into a
+//        per-thread buffer (it stays in L1) instead of packing the whole image first;
 //     2. compute: for every (VC block, tile) in the chosen loop order the microkernel
 //        holds the VH x VW x VC outputs in registers, vector lanes over output channels
 //        (broadcast one input pixel, FMA with one weight vector);
@@ -55,7 +57,10 @@ class PreparedSpatialPack final : public PreparedConv {
     blocks_ = ceil_div(kg_, vc_);
     th_ = ceil_div(oh_, vh_), tw_ = ceil_div(ow_, vw_), tiles_ = th_ * tw_;
     rows_ = (vh_ - 1) * p.stride_h + (p.kh - 1) * p.dil_h + 1;
-    tile_floats_ = cg_ * rows_ * p.kw * vw_;
+    raw_ = p.stride_w == 1;
+    cols_ = raw_ ? vw_ + (p.kw - 1) * p.dil_w : p.kw * vw_;
+    tile_floats_ = cg_ * rows_ * cols_;
+    fused_ = order_ == kOrderTilesOuter && parallel_ == kParallelTiles;
     if (bias)
       bias_.assign(bias, bias + p.k);
     else
@@ -73,8 +78,8 @@ class PreparedSpatialPack final : public PreparedConv {
       }
   }
 
-  size_t workspace_bytes(int) const override {
-    return sizeof(float) * static_cast<size_t>(tiles_ * tile_floats_);
+  size_t workspace_bytes(int threads) const override {
+    return sizeof(float) * static_cast<size_t>((fused_ ? threads : tiles_) * tile_floats_);
   }
 
   size_t packed_bytes() const override { return w_.size() * sizeof(float); }
@@ -90,10 +95,11 @@ class PreparedSpatialPack final : public PreparedConv {
         const int64_t k0 = g * kg_;
         float* y = out + img * out_img + k0 * oh_ * ow_;
         const float* r = residual ? residual + img * out_img + k0 * oh_ * ow_ : nullptr;
-        pool.parallel_for(static_cast<size_t>(nthreads), [&](size_t slot) {
-          const int64_t t0 = tiles_ * slot / nthreads, t1 = tiles_ * (slot + 1) / nthreads;
-          for (int64_t t = t0; t < t1; ++t) pack_tile(x, t, packed + t * tile_floats_);
-        });
+        if (!fused_)
+          pool.parallel_for(static_cast<size_t>(nthreads), [&](size_t slot) {
+            const int64_t t0 = tiles_ * slot / nthreads, t1 = tiles_ * (slot + 1) / nthreads;
+            for (int64_t t = t0; t < t1; ++t) pack_tile(x, t, packed + t * tile_floats_);
+          });
         const float* wg = w_.data() + g * blocks_ * cg_ * p_.kh * p_.kw * vc_;
         const float* bg = bias_.data() + k0;
         pool.parallel_for(static_cast<size_t>(nthreads), [&](size_t slot) {
@@ -104,28 +110,35 @@ class PreparedSpatialPack final : public PreparedConv {
           const int64_t t0 = parallel_ == kParallelTiles ? s0 : 0;
           const int64_t t1 = parallel_ == kParallelTiles ? s1 : tiles_;
           alignas(64) float tile[kMaxTileFloats];
-          auto one = [&](int64_t b, int64_t t) {
+          auto one = [&](int64_t b, int64_t t, const float* xt) {
             kernel_(static_cast<size_t>(cg_), static_cast<size_t>(p_.kh),
-                    static_cast<size_t>(p_.kw), packed + t * tile_floats_,
-                    static_cast<size_t>(rows_ * p_.kw * vw_),
-                    static_cast<size_t>(p_.stride_h * p_.kw * vw_),
-                    static_cast<size_t>(p_.dil_h * p_.kw * vw_), wg + b * cg_ * p_.kh * p_.kw * vc_,
+                    static_cast<size_t>(p_.kw), xt, static_cast<size_t>(rows_ * cols_),
+                    static_cast<size_t>(p_.stride_h * cols_), static_cast<size_t>(p_.dil_h * cols_),
+                    static_cast<size_t>(raw_ ? p_.dil_w : vw_), wg + b * cg_ * p_.kh * p_.kw * vc_,
                     tile);
             unpack_tile(tile, b, t, bg, y, r);
           };
-          if (order_ == kOrderBlocksOuter) {
+          if (fused_) {
+            // Pack each tile right before its VC blocks use it: it stays in L1.
+            float* xt = packed + slot * tile_floats_;
+            for (int64_t t = t0; t < t1; ++t) {
+              pack_tile(x, t, xt);
+              for (int64_t b = b0; b < b1; ++b) one(b, t, xt);
+            }
+          } else if (order_ == kOrderBlocksOuter) {
             for (int64_t b = b0; b < b1; ++b)
-              for (int64_t t = t0; t < t1; ++t) one(b, t);
+              for (int64_t t = t0; t < t1; ++t) one(b, t, packed + t * tile_floats_);
           } else {
             for (int64_t t = t0; t < t1; ++t)
-              for (int64_t b = b0; b < b1; ++b) one(b, t);
+              for (int64_t b = b0; b < b1; ++b) one(b, t, packed + t * tile_floats_);
           }
         });
       }
   }
 
  private:
-  // Tile t of one group's input planes x -> dst[ci][rows][KW][VW], zero outside the image.
+  // Tile t of one group's input planes x -> dst[ci][rows][cols], zero outside the image:
+  // raw halo columns when stride_w is 1, else [KW][VW] stride-resolved columns.
   void pack_tile(const float* x, int64_t t, float* dst) const {
     const int64_t h = p_.h, w = p_.w, kw = p_.kw;
     const int64_t iy0 = (t / tw_) * vh_ * p_.stride_h - p_.pad_t;
@@ -134,12 +147,22 @@ class PreparedSpatialPack final : public PreparedConv {
       const float* src = x + ci * h * w;
       for (int64_t r = 0; r < rows_; ++r) {
         const int64_t iy = iy0 + r;
-        float* d = dst + (ci * rows_ + r) * kw * vw_;
+        float* d = dst + (ci * rows_ + r) * cols_;
         if (iy < 0 || iy >= h) {
-          std::memset(d, 0, sizeof(float) * static_cast<size_t>(kw * vw_));
+          std::memset(d, 0, sizeof(float) * static_cast<size_t>(cols_));
           continue;
         }
         const float* row = src + iy * w;
+        if (raw_) {
+          const int64_t ix0 = ox0 - p_.pad_l;
+          if (ix0 >= 0 && ix0 + cols_ <= w) {
+            std::memcpy(d, row + ix0, sizeof(float) * static_cast<size_t>(cols_));
+          } else {
+            for (int64_t c = 0; c < cols_; ++c)
+              d[c] = (ix0 + c >= 0 && ix0 + c < w) ? row[ix0 + c] : 0.f;
+          }
+          continue;
+        }
         for (int64_t b = 0; b < kw; ++b)
           for (int64_t v = 0; v < vw_; ++v) {
             const int64_t ix = (ox0 + v) * p_.stride_w + b * p_.dil_w - p_.pad_l;
@@ -182,7 +205,8 @@ class PreparedSpatialPack final : public PreparedConv {
   ukernel::F32SpackFn kernel_ = nullptr;
   int64_t vc_ = 0, vh_ = 0, vw_ = 0, order_ = 0, parallel_ = 0;
   int64_t cg_ = 0, kg_ = 0, oh_ = 0, ow_ = 0, blocks_ = 0, th_ = 0, tw_ = 0, tiles_ = 0;
-  int64_t rows_ = 0, tile_floats_ = 0;
+  int64_t rows_ = 0, cols_ = 0, tile_floats_ = 0;
+  bool raw_ = true, fused_ = false;
   std::vector<float> w_, bias_;
 };
 

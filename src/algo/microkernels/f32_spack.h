@@ -5,12 +5,13 @@
 // over pixels; here the register blocking is transposed.)
 //
 //   out[(vh * VW + vw) * VC + v] = sum_{ci < kc, a < kh, b < kw}
-//       x[ci * cs + a * khs + b * VW + vh * rs + vw] * w[((ci * kh + a) * kw + b) * VC + v]
+//       x[ci * cs + a * khs + b * kws + vh * rs + vw] * w[((ci * kh + a) * kw + b) * VC + v]
 //
-// x is one packed input tile [ci][rows][KW][VW] (rows carry the halo; the KW axis
-// holds the stride/dilation-resolved columns so every column offset is a constant);
-// rs = stride_h * KW * VW, khs = dil_h * KW * VW, cs = rows * KW * VW. w is one VC
-// block of weights packed [ci][kh][kw][VC].
+// x is one packed input tile, ci-major with rows that carry the halo; pixels of a row are
+// adjacent (unit column step, so every column offset is a constant). The caller packs
+// either the raw halo columns (stride_w 1: kws = dil_w) or, for stride_w > 1, the
+// stride-resolved columns per kernel column (kws = VW). w is one VC block of weights
+// packed [ci][kh][kw][VC].
 // The one list is f32-spack/f32_spack.inc; each ISA's kernels have their own TU,
 // which instantiates one template for every (VC / lanes, VH, VW) the knobs allow.
 #pragma once
@@ -23,7 +24,7 @@
 namespace dlas::ukernel {
 
 using F32SpackFn = void (*)(size_t kc, size_t kh, size_t kw, const float* x, size_t cs, size_t rs,
-                            size_t khs, const float* w, float* out);
+                            size_t khs, size_t kws, const float* w, float* out);
 
 // The tile shapes every kernel set instantiates (spatial-pack knob values).
 inline constexpr int kSpackVectors[] = {1, 2};  // VC = vectors * lanes

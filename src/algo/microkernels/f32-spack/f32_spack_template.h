@@ -13,7 +13,7 @@ namespace {
 // that exceed the register file still compute the same result (they spill).
 template <class V, int W, int NV, int VH, int VW>
 void spack_tile(size_t kc, size_t kh, size_t kw, const float* x, size_t cs, size_t rs, size_t khs,
-                const float* w, float* out) {
+                size_t kws, const float* w, float* out) {
   V acc[VH * VW][NV];
   for (int p = 0; p < VH * VW; ++p)
     for (int v = 0; v < NV; ++v) acc[p][v] = V{};
@@ -22,13 +22,13 @@ void spack_tile(size_t kc, size_t kh, size_t kw, const float* x, size_t cs, size
     for (size_t a = 0; a < kh; ++a) {
       const float* xa = xc + a * khs;
       for (size_t b = 0; b < kw; ++b) {
-        const float* xb = xa + b * VW;
+        const float* xb = xa + b * kws;
         V wv[NV];
         for (int v = 0; v < NV; ++v) __builtin_memcpy(&wv[v], w + v * W, sizeof(V));
         w += NV * W;
         for (int vh = 0; vh < VH; ++vh)
           for (int vw = 0; vw < VW; ++vw) {
-            const V xv = V{} + xb[vh * rs + vw];
+            const V xv = xb[vh * rs + vw] - V{};  // broadcast (x - 0 folds; 0 + x does not)
             for (int v = 0; v < NV; ++v) acc[vh * VW + vw][v] += xv * wv[v];
           }
       }
