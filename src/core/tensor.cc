@@ -43,6 +43,16 @@ Tensor::Tensor(DType dtype, Shape shape) : dtype_(dtype), shape_(std::move(shape
       std::shared_ptr<std::byte>(static_cast<std::byte*>(p), [](std::byte* q) { std::free(q); });
 }
 
+Tensor Tensor::view(DType dtype, Shape shape, void* data) {
+  DLAS_CHECK(data != nullptr, ErrorKind::kInternal, "Tensor::view of null memory");
+  Tensor t;
+  t.dtype_ = dtype;
+  t.shape_ = std::move(shape);
+  t.numel_ = shape_numel(t.shape_);
+  t.storage_ = std::shared_ptr<std::byte>(static_cast<std::byte*>(data), [](std::byte*) {});
+  return t;
+}
+
 void Tensor::check_type(DType t) const {
   DLAS_CHECK(defined(), ErrorKind::kInternal, "access to an undefined tensor");
   DLAS_CHECK(t == dtype_, ErrorKind::kInternal, "tensor is ", dtype_name(dtype_), ", accessed as ",

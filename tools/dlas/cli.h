@@ -7,6 +7,8 @@
 #include <vector>
 
 #include "dlas/system/loader.h"
+#include "dlas/system/plan.h"
+#include "dlas/system/variant.h"
 
 namespace dlas::cli {
 
@@ -22,6 +24,22 @@ struct ModelArgs {
   uint64_t seed = 0;
 };
 void add_model_args(CLI::App& cmd, ModelArgs& args);
+
+// Flags of commands that compile the model for the engine (run, bench, profile).
+struct EngineArgs {
+  std::string conv_algo = "auto";
+  std::string layers;  // per-layer choices JSON
+  int threads = 1;
+  std::string isa;     // empty: detected (or DLAS_ISA)
+  int opt_level = 3;
+};
+void add_engine_args(CLI::App& cmd, EngineArgs& args);
+// Applies --isa (process-wide) and builds the plan options.
+PlanOptions plan_options_from_args(const EngineArgs& args);
+// The Variant a command measures.
+Variant variant_from_args(const ModelArgs& model, const EngineArgs& engine, const Plan& plan);
+// Seeded random input: N(0, 1) for floats, integers in [0, 10) otherwise.
+Tensor random_input(const ValueInfo& vi, uint64_t seed);
 // Loads the model named by args; errors carry the model path or node.
 Graph load_model_from_args(const ModelArgs& args);
 
@@ -32,6 +50,8 @@ void add_info_command(CLI::App& app, Action& run);
 void add_run_command(CLI::App& app, Action& run);
 void add_export_command(CLI::App& app, Action& run);
 void add_hw_command(CLI::App& app, Action& run);
+void add_bench_command(CLI::App& app, Action& run);
+void add_profile_command(CLI::App& app, Action& run);
 
 // Formats 1234567 as "1,234,567".
 std::string with_commas(int64_t v);

@@ -11,25 +11,11 @@
 #include "cli.h"
 #include "dlas/core/npy.h"
 #include "dlas/system/executor.h"
+#include "dlas/system/plan.h"
 
 namespace dlas::cli {
 
 namespace {
-
-// Seeded random input: N(0, 1) for floats, integers in [0, 10) otherwise.
-Tensor random_input(const ValueInfo& vi, uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  Tensor f(DType::kF32, vi.shape);
-  float* p = f.data<float>();
-  if (is_float(vi.dtype)) {
-    std::normal_distribution<float> dist(0.f, 1.f);
-    for (int64_t i = 0; i < f.numel(); ++i) p[i] = dist(rng);
-  } else {
-    std::uniform_int_distribution<int> dist(0, 9);
-    for (int64_t i = 0; i < f.numel(); ++i) p[i] = static_cast<float>(dist(rng));
-  }
-  return f.cast(vi.dtype);
-}
 
 struct Stats {
   double min, max, mean;
@@ -67,14 +53,19 @@ void add_run_command(CLI::App& app, Action& run) {
   auto outputs = std::make_shared<std::vector<std::string>>();
   auto input_seed = std::make_shared<uint64_t>(0);
   auto json = std::make_shared<bool>(false);
+  auto engine = std::make_shared<EngineArgs>();
+  auto reference = std::make_shared<bool>(false);
   add_model_args(*cmd, *args);
+  add_engine_args(*cmd, *engine);
+  cmd->add_flag("--reference", *reference,
+                "run the reference interpreter instead of the compiled engine");
   cmd->add_option("--input", *inputs, "input .npy, one per model input in order (default: random)");
   cmd->add_option("--output", *outputs,
                   "write outputs as .npy, one path per model output in order");
   cmd->add_option("--input-seed", *input_seed, "seed of the random input (default 0)");
   cmd->add_flag("--json", *json, "print one JSON object");
-  cmd->callback([&run, args, inputs, outputs, input_seed, json] {
-    run = [args, inputs, outputs, input_seed, json] {
+  cmd->callback([&run, args, inputs, outputs, input_seed, json, engine, reference] {
+    run = [args, inputs, outputs, input_seed, json, engine, reference] {
       // Check the output folders before any work so a bad path fails fast.
       for (const auto& path : *outputs) {
         const std::filesystem::path dir = std::filesystem::path(path).parent_path();
@@ -102,16 +93,28 @@ void add_run_command(CLI::App& app, Action& run) {
                    shape_str(vi.shape), ", the file holds ", t.describe());
         in.push_back(std::move(t));
       }
-      const ReferenceExecutor exec(g);
-      const auto t0 = std::chrono::steady_clock::now();
-      const std::vector<Tensor> out = exec.run(in);
-      const double ms =
-          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+      std::vector<Tensor> out;
+      double ms = 0;
+      std::string runtime = "reference";
+      if (*reference) {
+        const ReferenceExecutor exec(g);
+        const auto t0 = std::chrono::steady_clock::now();
+        out = exec.run(in);
+        ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0)
+                 .count();
+      } else {
+        Plan plan(g, plan_options_from_args(*engine));
+        runtime = variant_from_args(*args, *engine, plan).str();
+        const auto t0 = std::chrono::steady_clock::now();
+        out = plan.run(in);
+        ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0)
+                 .count();
+      }
       for (size_t i = 0; i < outputs->size(); ++i) write_npy((*outputs)[i], out[i]);
 
       nlohmann::json j;
       j["model"] = args->model;
-      j["runtime"] = "reference";
+      j["runtime"] = runtime;
       j["latency_ms"] = ms;
       j["outputs"] = nlohmann::json::array();
       for (size_t i = 0; i < out.size(); ++i) {
@@ -134,8 +137,9 @@ void add_run_command(CLI::App& app, Action& run) {
         std::cout << j.dump(2) << "\n";
         return 0;
       }
-      std::printf("ran %s on the reference runtime in %.1f ms (%s input)\n", args->model.c_str(),
-                  ms, inputs->empty() ? "random" : "given");
+      std::printf("ran %s in %.1f ms (%s input) on %s\n", args->model.c_str(), ms,
+                  inputs->empty() ? "random" : "given",
+                  *reference ? "the reference runtime" : runtime.c_str());
       for (const auto& o : j["outputs"]) {
         std::printf("output %s: %s%s  min %.4g  max %.4g  mean %.4g\n",
                     o["name"].get<std::string>().c_str(), o["dtype"].get<std::string>().c_str(),

@@ -1,7 +1,10 @@
 #include <algorithm>
+#include <random>
 #include <sstream>
 
 #include "cli.h"
+#include "dlas/algo/conv.h"
+#include "dlas/hw/isa.h"
 
 namespace dlas::cli {
 
@@ -60,6 +63,69 @@ Graph load_model_from_args(const ModelArgs& a) {
     }
   }
   return load_model(a.model, o);
+}
+
+}  // namespace dlas::cli
+
+namespace dlas::cli {
+
+void add_engine_args(CLI::App& cmd, EngineArgs& a) {
+  cmd.add_option("--conv-algo", a.conv_algo,
+                 "convolution algorithm for every layer: " + conv_algorithm_names() +
+                     "|auto (layers it cannot run use auto)")
+      ->default_val("auto");
+  cmd.add_option("--layers", a.layers,
+                 "JSON file mapping conv node names to {\"algo\": ..., \"knobs\": {...}}")
+      ->check(CLI::ExistingFile);
+  cmd.add_option("--threads", a.threads, "worker threads (0: one per logical CPU)")
+      ->default_val(1)
+      ->check(CLI::Range(0, 1024));
+  cmd.add_option("--isa", a.isa,
+                 "force an ISA path: scalar|avx2|avx512 (default: the best detected, or DLAS_ISA)");
+  cmd.add_option("--opt-level", a.opt_level,
+                 "graph optimizations: 0 none, 1 const-fold+DCE+memory reuse, 2 +BN folding, "
+                 "3 +residual/activation fusion")
+      ->default_val(3)
+      ->check(CLI::Range(0, 3));
+}
+
+PlanOptions plan_options_from_args(const EngineArgs& a) {
+  if (!a.isa.empty()) set_active_isa(parse_isa(a.isa));
+  PlanOptions o;
+  o.conv_algo = a.conv_algo;
+  DLAS_CHECK(o.conv_algo == "auto" || find_conv_algorithm(o.conv_algo), ErrorKind::kUsage,
+             "--conv-algo '", o.conv_algo, "' is not one of ", conv_algorithm_names(), "|auto");
+  if (!a.layers.empty()) o.layers = read_layer_choices(a.layers);
+  o.threads = a.threads;
+  o.opt_level = a.opt_level;
+  o.isa = active_isa();
+  return o;
+}
+
+Variant variant_from_args(const ModelArgs& m, const EngineArgs& e, const Plan& plan) {
+  Variant v;
+  v.model = m.model;
+  v.batch = m.batch;
+  v.conv_algo = e.layers.empty() ? e.conv_algo : "layers:" + e.layers;
+  v.opt_level = e.opt_level;
+  v.isa = isa_name(plan.isa());
+  v.isa_emulated = plan.isa() < detected_isa();
+  v.threads = plan.threads();
+  return v;
+}
+
+Tensor random_input(const ValueInfo& vi, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  Tensor f(DType::kF32, vi.shape);
+  float* p = f.data<float>();
+  if (is_float(vi.dtype)) {
+    std::normal_distribution<float> dist(0.f, 1.f);
+    for (int64_t i = 0; i < f.numel(); ++i) p[i] = dist(rng);
+  } else {
+    std::uniform_int_distribution<int> dist(0, 9);
+    for (int64_t i = 0; i < f.numel(); ++i) p[i] = static_cast<float>(dist(rng));
+  }
+  return f.cast(vi.dtype);
 }
 
 }  // namespace dlas::cli

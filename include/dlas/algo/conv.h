@@ -33,6 +33,8 @@ enum class Activation : int {
   kHardSwish,    // x * max(0, min(1, x / 6 + 1/2))
 };
 const char* activation_name(Activation a);
+// Inverse of activation_name (the FusedConv `activation` attribute); throws kInvalidInput.
+Activation parse_activation(std::string_view name);
 
 struct Epilogue {
   Activation act = Activation::kNone;

@@ -37,6 +37,9 @@ class Tensor {
     return t;
   }
   static Tensor scalar_f32(float v) { return from_vector<float>({}, {v}); }
+  // A tensor over memory it does not own (an arena slot). The caller keeps `data`
+  // alive and aligned to the dtype while the tensor or any copy of it is used.
+  static Tensor view(DType dtype, Shape shape, void* data);
 
   bool defined() const { return storage_ != nullptr; }
   DType dtype() const { return dtype_; }

@@ -15,4 +15,30 @@ void fold_constants(Graph& graph);
 // Removes nodes and initializers that no graph output depends on.
 void eliminate_dead_code(Graph& graph);
 
+// Folds BatchNormalization into the Conv feeding it (when the Conv output has no
+// other use and the statistics are constant): W' = W * s, B' = (B - mean) * s + beta
+// with s = gamma / sqrt(var + eps), computed in double. Returns the number folded.
+int fold_batchnorm(Graph& graph);
+
+// Add(conv_out, r) with conv_out used only there and r shaped like it becomes a
+// FusedConv with residual input r (the op computes act(conv + B + r)). Returns the count.
+int fuse_residual_add(Graph& graph);
+
+// Relu, Clip (constant bounds), Sigmoid, HardSigmoid, HardSwish and the exported SiLU
+// pattern Mul(y, Sigmoid(y)) after a Conv/FusedConv without activation become its
+// `activation`. Run after fuse_residual_add (the activation applies after the residual,
+// as in ResNet's relu(conv + identity)). Returns the count.
+int fuse_activation(Graph& graph);
+
+// What optimize_graph did, for reports.
+struct PassReport {
+  int batchnorms_folded = 0, residuals_fused = 0, activations_fused = 0;
+  int nodes_before = 0, nodes_after = 0;
+};
+
+// The pass list, by --opt-level: 0 nothing; 1 constant folding + dead-code elimination
+// (and memory reuse in the plan); 2 + BatchNorm folding; 3 + residual and activation
+// fusion. Leaves the graph inferred.
+PassReport optimize_graph(Graph& graph, int opt_level);
+
 }  // namespace dlas

@@ -20,6 +20,13 @@ const char* activation_name(Activation a) {
   return "?";
 }
 
+Activation parse_activation(std::string_view name) {
+  for (Activation a : {Activation::kNone, Activation::kRelu, Activation::kClip, Activation::kSigmoid,
+                       Activation::kSilu, Activation::kHardSigmoid, Activation::kHardSwish})
+    if (name == activation_name(a)) return a;
+  fail(ErrorKind::kInvalidInput, "unknown activation '", name, "'");
+}
+
 float Epilogue::clamp_min() const {
   if (act == Activation::kRelu) return 0.f;
   if (act == Activation::kClip) return p0;

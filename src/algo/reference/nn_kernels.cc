@@ -11,6 +11,7 @@
 #include <string>
 #include <type_traits>
 
+#include "algo/microkernels/f32_vepilogue.h"
 #include "algo/reference/broadcast.h"
 #include "algo/reference/kernels_internal.h"
 
@@ -1159,6 +1160,19 @@ void reduce_f32(const Node& node, const Tensors& inputs, Tensors& outputs) {
   }
 }
 
+// FusedConv: the reference Conv, then the scalar epilogue per output plane.
+void fused_conv_f32(const Node& node, const Tensors& inputs, Tensors& outputs) {
+  conv_f32(node, inputs, outputs);
+  Epilogue e;
+  e.act = parse_activation(node.attr_string("activation", "none"));
+  const auto params = node.attr_floats("activation_params", {});
+  if (params.size() == 2) e.p0 = params[0], e.p1 = params[1];
+  float* y = outputs[0].data<float>();
+  const float* r = inputs.size() > 3 && inputs[3].defined() ? inputs[3].data<float>() : nullptr;
+  const size_t n = static_cast<size_t>(outputs[0].numel());
+  ukernel::f32_vepilogue__scalar(n, y, 0.f, r, e.act, e.p0, e.p1);
+}
+
 // Dropout in inference: a copy of the input.
 void dropout_kernel(const Node& node, const Tensors& inputs, Tensors& outputs) {
   std::memcpy(outputs[0].raw(), inputs[0].raw(), inputs[0].nbytes());
@@ -1168,6 +1182,7 @@ void dropout_kernel(const Node& node, const Tensors& inputs, Tensors& outputs) {
 
 void append_nn_kernels(std::vector<KernelEntry>& table) {
   table.push_back({"Conv", in_f32<conv_f32>});
+  table.push_back({"FusedConv", in_f32<fused_conv_f32>});
   table.push_back({"ConvTranspose", in_f32<conv_transpose_f32>});
   table.push_back({"BatchNormalization", in_f32<batch_norm_f32>});
   table.push_back({"MaxPool", in_f32<max_pool_f32>});

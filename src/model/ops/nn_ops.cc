@@ -164,6 +164,33 @@ int64_t conv_macs(const Graph& g, const Node& n) {
 }
 
 // ---------------------------------------------------------------------------
+// FusedConv (dlas-internal, made by the fusion passes): Conv + bias + optional
+// residual (input 3, shaped like Y) + optional activation, applied in that order:
+// Y = act(conv(X, W) + B + R). Attributes: Conv's, plus `activation` (none, relu,
+// clip, sigmoid, silu, hardsigmoid, hardswish) and `activation_params` (clip
+// min/max, hardsigmoid alpha/beta).
+// ---------------------------------------------------------------------------
+
+void infer_fused_conv(InferContext& ctx) {
+  infer_conv(ctx);
+  static const char* kActs[] = {"none", "relu", "clip", "sigmoid", "silu", "hardsigmoid",
+                                "hardswish"};
+  const std::string act = ctx.node().attr_string("activation", "none");
+  bool known = false;
+  for (const char* a : kActs) known |= act == a;
+  ctx.check(known, "unknown activation '", act, "'");
+  const size_t want_params = act == "clip" || act == "hardsigmoid" ? 2 : 0;
+  const auto params = ctx.node().attr_floats("activation_params", {});
+  ctx.check(params.size() == want_params, "activation '", act, "' takes ", want_params,
+            " activation_params, got ", params.size());
+  if (ctx.has_input(3)) {
+    require_same_dtype(ctx, 3, "R");
+    ctx.check(ctx.shape(3) == ctx.outputs()[0].shape, "residual R ", shape_str(ctx.shape(3)),
+              " must have the output shape ", shape_str(ctx.outputs()[0].shape));
+  }
+}
+
+// ---------------------------------------------------------------------------
 // ConvTranspose
 // ---------------------------------------------------------------------------
 
@@ -713,6 +740,7 @@ void infer_dropout(InferContext& ctx) {
 
 void append_nn_ops(std::vector<OpSchema>& table) {
   table.push_back({"Conv", 2, 3, 1, 1, infer_conv, conv_macs});
+  table.push_back({"FusedConv", 2, 4, 1, 1, infer_fused_conv, conv_macs});
   table.push_back({"ConvTranspose", 2, 3, 1, 1, infer_conv_transpose, conv_transpose_macs});
   table.push_back({"BatchNormalization", 5, 5, 1, 3, infer_batch_norm, nullptr, {3, 4}});
   table.push_back({"InstanceNormalization", 3, 3, 1, 1, infer_instance_norm});

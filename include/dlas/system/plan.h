@@ -1,0 +1,95 @@
+// The compiled plan (DLAS layer 5): a graph after the opt-level's passes, each
+// node lowered to a step -- convolutions to a prepared algorithm (weights packed
+// once, knobs fixed), other ops to fast kernels or, where none exists, the
+// reference kernel -- and every tensor at a fixed offset in one arena laid out
+// by a liveness-based memory planner. run() does no allocation and no string work
+// besides the output tensors it returns (run_into() does none at all).
+#pragma once
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "dlas/algo/knobs.h"
+#include "dlas/hw/isa.h"
+#include "dlas/model/graph.h"
+#include "dlas/system/passes.h"
+
+namespace dlas {
+
+// One layer's algorithm and knobs (knobs empty: the algorithm's default point).
+struct LayerChoice {
+  std::string algo;
+  Knobs knobs;
+};
+// Node name -> choice.
+using LayerChoices = std::map<std::string, LayerChoice>;
+
+// Reads {"<node>": {"algo": "winograd", "knobs": {"variant": 4, ...}}, ...}.
+// Throws kInvalidInput naming the file and the entry.
+LayerChoices read_layer_choices(const std::string& path);
+
+struct PlanOptions {
+  // An algorithm name (conv_algorithm_names()) or "auto". Layers the named
+  // algorithm does not support use the auto rule (steps() says which ran).
+  std::string conv_algo = "auto";
+  // Per-layer overrides; an unknown node, a non-conv node or an algorithm that
+  // does not support the layer is an error (kInvalidInput).
+  LayerChoices layers;
+  int threads = 1;    // <= 0: one per logical processor
+  int opt_level = 3;  // optimize_graph's levels; 0 also turns off arena reuse
+  std::optional<Isa> isa;  // default: active_isa()
+};
+
+// What one step runs.
+struct StepInfo {
+  std::string node;  // graph node name
+  std::string op;    // "FusedConv", "MaxPool", ...
+  std::string kernel;  // algorithm ("winograd"), fast kernel ("fast") or "reference"
+  std::string knobs;   // knobs_to_string, conv steps only
+  int64_t macs = 0;
+};
+
+struct MemoryReport {
+  int64_t arena_bytes = 0;         // the planned activation arena (peak activation memory)
+  int64_t unplanned_bytes = 0;     // sum of all activation tensors (no reuse)
+  int64_t weight_bytes = 0;        // graph initializers after passes
+  int64_t packed_weight_bytes = 0; // weights as packed by the chosen algorithms
+  int64_t workspace_bytes = 0;     // largest per-step scratch
+};
+
+class Plan {
+ public:
+  // `graph` must be inferred. Throws kInvalidInput / kUnsupported naming the node.
+  Plan(Graph graph, const PlanOptions& options);
+  ~Plan();
+  Plan(Plan&&) noexcept;
+  Plan& operator=(Plan&&) noexcept;
+
+  // Inputs in graph order with exact dtype and shape (kInvalidInput otherwise).
+  // Not re-entrant: one run at a time per plan.
+  std::vector<Tensor> run(const std::vector<Tensor>& inputs);
+  // Writes into preallocated outputs (graph output dtypes/shapes): no allocation.
+  void run_into(const std::vector<Tensor>& inputs, std::vector<Tensor>& outputs);
+  // Like run_into, adding each step's wall time in seconds to step_seconds
+  // (resized to steps().size()).
+  void run_profiled(const std::vector<Tensor>& inputs, std::vector<Tensor>& outputs,
+                    std::vector<double>& step_seconds);
+  // Output tensors shaped for run_into.
+  std::vector<Tensor> make_outputs() const;
+
+  const Graph& graph() const;  // after the passes
+  const PassReport& pass_report() const;
+  const std::vector<StepInfo>& steps() const;
+  MemoryReport memory() const;
+  Isa isa() const;
+  int threads() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace dlas

@@ -1,0 +1,31 @@
+// A Variant: one point of the stack -- model x compression x algorithm choice x
+// schedule x target (ISA, threads) x batch x backend. Every bench row and study
+// row is one; its canonical string is stable across runs and machines and its
+// hash (FNV-1a 64 of the string) keys results.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace dlas {
+
+struct Variant {
+  std::string model;              // zoo name or .onnx path
+  int64_t batch = 1;
+  std::string compress = "dense"; // --compress SPEC (later issues)
+  std::string backend = "dlas";   // dlas | onednn
+  std::string conv_algo = "auto"; // or a per-layer file: "layers:<path>"
+  std::string schedule = "default";  // default (untuned) | tuned:<records>
+  int opt_level = 3;
+  std::string isa;                // scalar | avx2 | avx512
+  bool isa_emulated = false;      // forced below what the CPU has
+  int threads = 1;
+
+  // "model=resnet18-cifar;batch=1;compress=dense;backend=dlas;conv=auto;schedule=default;
+  //  opt=3;isa=avx2;threads=2" (+ ";emulated" when the ISA was forced lower).
+  std::string str() const;
+  uint64_t hash() const;
+  std::string hash_hex() const;  // 16 hex digits
+};
+
+}  // namespace dlas

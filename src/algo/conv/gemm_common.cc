@@ -1,0 +1,48 @@
+#include "algo/conv/gemm_common.h"
+
+#include <string>
+
+#include "dlas/core/error.h"
+
+namespace dlas::conv_detail {
+
+std::vector<const ukernel::F32GemmUkernel*> conv_gemm_ukernels(Isa isa) {
+  std::vector<const ukernel::F32GemmUkernel*> out;
+  for (const ukernel::F32GemmUkernel* u : ukernel::f32_gemm_ukernels_for(isa))
+    if (u->mr > 1) out.push_back(u);
+  return out;
+}
+
+std::vector<float> pack_conv_weights(const ConvProblem& p, const float* w, int mr) {
+  const int64_t kg = p.k_per_group(), r = p.c_per_group() * p.kh * p.kw;
+  const int64_t panels = div_up(kg, mr);
+  std::vector<float> out(static_cast<size_t>(p.groups * panels * r * mr));
+  for (int64_t g = 0; g < p.groups; ++g)
+    for (int64_t ip = 0; ip < panels; ++ip) {
+      const int64_t row0 = ip * mr, rows = kg - row0 < mr ? kg - row0 : mr;
+      ukernel::pack_a_panel(static_cast<size_t>(mr), static_cast<size_t>(rows),
+                            static_cast<size_t>(r), w + (g * kg + row0) * r, static_cast<size_t>(r),
+                            out.data() + (g * panels + ip) * r * mr);
+    }
+  return out;
+}
+
+KnobSpec ukernel_knob(Isa isa) {
+  KnobSpec s{"ukernel", {}, "f32 GEMM microkernel (index into this ISA's conv candidates:"};
+  const auto list = conv_gemm_ukernels(isa);
+  for (size_t i = 0; i < list.size(); ++i) {
+    s.values.push_back(static_cast<int64_t>(i));
+    s.doc += std::string(i ? ", " : " ") + std::to_string(i) + "=" + list[i]->name;
+  }
+  s.doc += ")";
+  return s;
+}
+
+const ukernel::F32GemmUkernel& ukernel_from_knob(Isa isa, int64_t index) {
+  const auto list = conv_gemm_ukernels(isa);
+  DLAS_CHECK(index >= 0 && index < static_cast<int64_t>(list.size()), ErrorKind::kInvalidInput,
+             "knob 'ukernel' = ", index, " is out of range for ", isa_name(isa));
+  return *list[static_cast<size_t>(index)];
+}
+
+}  // namespace dlas::conv_detail

@@ -1,0 +1,40 @@
+// Pieces the GEMM-based conv algorithms (gemm, direct) share: the microkernel
+// candidates of an ISA, weight packing into MR panels, workspace carving, and
+// splitting work into exactly `threads` chunks (parallel_for gives no thread id,
+// so each chunk index owns one scratch slot).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "algo/microkernels/f32_gemm.h"
+#include "dlas/algo/conv.h"
+
+namespace dlas::conv_detail {
+
+// Conv candidates on `isa`: every kernel runnable there except the 1xN GEMV kernels
+// (one output channel per call wastes the A broadcast; they serve fully-connected layers).
+std::vector<const ukernel::F32GemmUkernel*> conv_gemm_ukernels(Isa isa);
+
+// Weights [K][C/g][KH][KW] -> [g][Kg/MR panels][R][MR] (R = C/g * KH * KW, rows past Kg zero):
+// the A operand of every microkernel call, k-range [r0, r1) at panel + r0 * MR.
+std::vector<float> pack_conv_weights(const ConvProblem& p, const float* w, int mr);
+
+inline int64_t div_up(int64_t a, int64_t b) { return (a + b - 1) / b; }
+inline int64_t round_up(int64_t a, int64_t b) { return div_up(a, b) * b; }
+// Floats per scratch slot, rounded so every slot stays 64-byte aligned.
+inline int64_t slot_floats(int64_t floats) { return round_up(floats, 16); }
+
+// [begin, end) of chunk t of n items split into `chunks` nearly equal parts.
+inline void chunk_range(int64_t n, int64_t chunks, int64_t t, int64_t* begin, int64_t* end) {
+  *begin = n * t / chunks;
+  *end = n * (t + 1) / chunks;
+}
+
+// "ukernel" knob values: indices into conv_gemm_ukernels(isa).
+KnobSpec ukernel_knob(Isa isa);
+// The kernel the knob selects (validated by the caller's KnobSpace::validate).
+const ukernel::F32GemmUkernel& ukernel_from_knob(Isa isa, int64_t index);
+
+}  // namespace dlas::conv_detail

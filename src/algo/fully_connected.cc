@@ -1,0 +1,115 @@
+#include "dlas/algo/fully_connected.h"
+
+#include <limits>
+
+#include "algo/microkernels/f32_gemm.h"
+#include "dlas/core/error.h"
+#include "dlas/hw/thread_pool.h"
+
+namespace dlas {
+namespace {
+
+int64_t div_up(int64_t a, int64_t b) { return (a + b - 1) / b; }
+int64_t gcd(int64_t a, int64_t b) { return b ? gcd(b, a % b) : a; }
+// Reduction rows per microkernel call: a K x NR sub-panel slice of 512 rows (32 KiB for
+// NR = 16) stays in L1/L2 while the MR-row panels of x stream over it.
+constexpr int64_t kKc = 512;
+// Up to this many rows the GEMV kernel runs once per row (W streamed m times); beyond,
+// the MR-row kernel streams W once per MR rows.
+constexpr int64_t kGemvRows = 2;
+
+}  // namespace
+
+PreparedFullyConnected::PreparedFullyConnected(int64_t k, int64_t n, const float* w, bool w_is_nk,
+                                               const float* bias, const Epilogue& epilogue, Isa isa)
+    : k_(k), n_(n), isa_(isa), epilogue_(epilogue) {
+  DLAS_CHECK(k > 0 && n > 0, ErrorKind::kInvalidInput, "fully connected: k and n must be positive");
+  gemm_ = &ukernel::f32_gemm_default(isa);
+  gemv_ = gemm_;
+  for (const ukernel::F32GemmUkernel* u : ukernel::f32_gemm_ukernels_for(isa))
+    if (u->mr == 1) {
+      gemv_ = u;
+      break;
+    }
+  // One packing serves both kernels: panels as wide as lcm(NR_gemv, NR_gemm), each kernel
+  // addressing an NR-wide slice of a panel through the row offset table (stride = panel).
+  panel_ = gemv_->nr / gcd(gemv_->nr, gemm_->nr) * gemm_->nr;
+  npanels_ = div_up(n, panel_);
+  wpack_.assign(static_cast<size_t>(npanels_ * k * panel_), 0.f);
+  for (int64_t p = 0; p < npanels_; ++p)
+    for (int64_t kk = 0; kk < k; ++kk)
+      for (int64_t j = 0; j < panel_ && p * panel_ + j < n; ++j) {
+        const int64_t col = p * panel_ + j;
+        wpack_[(p * k + kk) * panel_ + j] = w_is_nk ? w[col * k + kk] : w[kk * n + col];
+      }
+  bias_.assign(static_cast<size_t>(n), 0.f);
+  if (bias)
+    for (int64_t j = 0; j < n; ++j) bias_[j] = bias[j];
+  for (int64_t kk = 0; kk < k; ++kk) row_off_.push_back(kk * panel_);
+}
+
+size_t PreparedFullyConnected::workspace_bytes(int64_t m, int) const {
+  if (m <= kGemvRows && gemv_ != gemm_) return 0;
+  return static_cast<size_t>(div_up(m, gemm_->mr) * gemm_->mr * k_) * sizeof(float);
+}
+
+void PreparedFullyConnected::run(int64_t m, const float* x, float* y, const float* residual,
+                                 void* workspace, ThreadPool& pool) const {
+  const int64_t threads = pool.threads();
+  const bool clamp = epilogue_.is_clamp();
+  const float inf = std::numeric_limits<float>::infinity();
+  const float cmin = clamp ? epilogue_.clamp_min() : -inf;
+  const float cmax = clamp ? epilogue_.clamp_max() : inf;
+  // y starts as bias (+ residual); every microkernel call accumulates, so the clamp can
+  // be fused into the last k block even with a residual.
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < n_; ++j)
+      y[i * n_ + j] = bias_[j] + (residual ? residual[i * n_ + j] : 0.f);
+
+  const bool use_gemv = m <= kGemvRows && gemv_ != gemm_;
+  const ukernel::F32GemmUkernel& u = use_gemv ? *gemv_ : *gemm_;
+  const int64_t nr = u.nr, mr = u.mr;
+  const int64_t cols = div_up(n_, nr);  // NR-wide column slices
+  const float* a = x;                   // MR = 1: a row of x is already a packed panel
+  if (!use_gemv) {
+    float* packed = static_cast<float*>(workspace);
+    const int64_t rpanels = div_up(m, mr);
+    pool.parallel_for(static_cast<size_t>(threads), [&](size_t t) {
+      for (int64_t ip = rpanels * static_cast<int64_t>(t) / threads;
+           ip < rpanels * (static_cast<int64_t>(t) + 1) / threads; ++ip) {
+        const int64_t rows = m - ip * mr < mr ? m - ip * mr : mr;
+        ukernel::pack_a_panel(static_cast<size_t>(mr), static_cast<size_t>(rows),
+                              static_cast<size_t>(k_), x + ip * mr * k_, static_cast<size_t>(k_),
+                              packed + ip * mr * k_);
+      }
+    });
+    a = packed;
+  }
+  const int64_t rpanels = use_gemv ? m : div_up(m, mr);
+  const int64_t a_stride = use_gemv ? k_ : mr * k_;
+  const int64_t tasks = cols * rpanels;
+  pool.parallel_for(static_cast<size_t>(threads), [&](size_t t) {
+    // Column-slice major: each thread streams its own part of W once.
+    for (int64_t it = tasks * static_cast<int64_t>(t) / threads;
+         it < tasks * (static_cast<int64_t>(t) + 1) / threads; ++it) {
+      const int64_t jc = it / rpanels, ip = it % rpanels;
+      const int64_t col0 = jc * nr, p = col0 / panel_, jin = col0 % panel_;
+      const int64_t ncols = n_ - col0 < nr ? n_ - col0 : nr;
+      const int64_t rows = use_gemv ? 1 : (m - ip * mr < mr ? m - ip * mr : mr);
+      for (int64_t k0 = 0; k0 < k_; k0 += kKc) {
+        const int64_t kb = k_ - k0 < kKc ? k_ - k0 : kKc;
+        const bool last = k0 + kb == k_;
+        u.fn(static_cast<size_t>(rows), static_cast<size_t>(ncols), static_cast<size_t>(kb),
+             a + ip * a_stride + k0 * (use_gemv ? 1 : mr),
+             wpack_.data() + (p * k_ + k0) * panel_ + jin, row_off_.data(),
+             y + ip * (use_gemv ? 1 : mr) * n_ + col0, static_cast<size_t>(n_), nullptr, true,
+             last ? cmin : -inf, last ? cmax : inf);
+      }
+    }
+  });
+  if (!clamp)
+    for (int64_t i = 0; i < m; ++i)
+      apply_epilogue(isa_, epilogue_, static_cast<size_t>(n_), y + i * n_, 0.f, nullptr);
+}
+
+}  // namespace dlas

@@ -1,0 +1,170 @@
+// Fast steps for the simple ops around convolutions: standalone BatchNorm (as a
+// per-channel affine), activations, same-shape Add, and the view ops (copies).
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+#include "dlas/algo/conv.h"
+#include "system/plan/steps.h"
+
+namespace dlas::plan {
+namespace {
+
+constexpr size_t kChunk = 16384;  // elements per parallel task: ~64 KiB, L2-friendly
+
+// y = act(x + r) over n elements in parallel chunks (the shared epilogue kernel).
+void eltwise(ThreadPool& pool, Isa isa, const Epilogue& e, const float* x, const float* r, float* y,
+             size_t n) {
+  pool.parallel_for((n + kChunk - 1) / kChunk, [&](size_t t) {
+    const size_t lo = t * kChunk, len = std::min(kChunk, n - lo);
+    if (y != x) std::memcpy(y + lo, x + lo, len * sizeof(float));
+    apply_epilogue(isa, e, len, y + lo, 0.f, r ? r + lo : nullptr);
+  });
+}
+
+class EltwiseStep : public Step {
+ public:
+  EltwiseStep(const Graph& g, const Node& n, Epilogue e, Isa isa)
+      : x_name_(n.inputs[0]), r_name_(e.residual ? n.inputs[1] : std::string()),
+        y_name_(n.outputs[0]), e_(e), isa_(isa),
+        n_(static_cast<size_t>(shape_numel(g.value(n.outputs[0]).shape))) {}
+  void bind(const Binder& b) override {
+    x_ = static_cast<const float*>(b.value(x_name_));
+    r_ = r_name_.empty() ? nullptr : static_cast<const float*>(b.value(r_name_));
+    y_ = static_cast<float*>(b.value(y_name_));
+  }
+  void run(ThreadPool& pool) override { eltwise(pool, isa_, e_, x_, r_, y_, n_); }
+  std::string kernel() const override { return "fast"; }
+
+ private:
+  std::string x_name_, r_name_, y_name_;
+  Epilogue e_;
+  Isa isa_;
+  size_t n_;
+  const float *x_ = nullptr, *r_ = nullptr;
+  float* y_ = nullptr;
+};
+
+class BatchNormStep : public Step {
+ public:
+  BatchNormStep(const Node& n, const Shape& shape, std::vector<float> scale,
+                std::vector<float> shift)
+      : x_name_(n.inputs[0]), y_name_(n.outputs[0]), scale_(std::move(scale)),
+        shift_(std::move(shift)), batch_(shape[0]), channels_(shape[1]),
+        plane_(shape_numel(shape) / (shape[0] * shape[1])) {}
+  void bind(const Binder& b) override {
+    x_ = static_cast<const float*>(b.value(x_name_));
+    y_ = static_cast<float*>(b.value(y_name_));
+  }
+  void run(ThreadPool& pool) override {
+    pool.parallel_for(static_cast<size_t>(batch_ * channels_), [&](size_t i) {
+      const size_t c = i % static_cast<size_t>(channels_);
+      const float s = scale_[c], t = shift_[c];
+      const float* x = x_ + i * plane_;
+      float* y = y_ + i * plane_;
+      for (int64_t j = 0; j < plane_; ++j) y[j] = x[j] * s + t;
+    });
+  }
+  std::string kernel() const override { return "fast"; }
+
+ private:
+  std::string x_name_, y_name_;
+  std::vector<float> scale_, shift_;
+  int64_t batch_, channels_, plane_;
+  const float* x_ = nullptr;
+  float* y_ = nullptr;
+};
+
+class CopyStep : public Step {
+ public:
+  CopyStep(const Node& n, size_t bytes) : x_name_(n.inputs[0]), y_name_(n.outputs[0]), bytes_(bytes) {}
+  void bind(const Binder& b) override {
+    x_ = b.value(x_name_);
+    y_ = b.value(y_name_);
+  }
+  void run(ThreadPool&) override {
+    if (x_ != y_) std::memcpy(y_, x_, bytes_);
+  }
+  std::string kernel() const override { return "fast"; }
+
+ private:
+  std::string x_name_, y_name_;
+  size_t bytes_;
+  const void* x_ = nullptr;
+  void* y_ = nullptr;
+};
+
+}  // namespace
+
+std::unique_ptr<Step> lower_batchnorm(const LowerContext& ctx) {
+  const Node& n = ctx.node;
+  const Graph& g = ctx.graph;
+  if (n.op != "BatchNormalization" || n.outputs.size() != 1 || !is_f32(g, n.inputs[0])) return nullptr;
+  const Shape& shape = g.value(n.inputs[0]).shape;
+  if (shape.size() < 2) return nullptr;
+  const Tensor* t[4];
+  for (int i = 0; i < 4; ++i) {
+    t[i] = g.constant(n.inputs[1 + i]);
+    if (!t[i] || t[i]->dtype() != DType::kF32) return nullptr;
+  }
+  const double eps = n.attr_float("epsilon", 1e-5f);
+  std::vector<float> scale(static_cast<size_t>(shape[1])), shift(scale.size());
+  for (size_t c = 0; c < scale.size(); ++c) {
+    const double s = t[0]->data<float>()[c] / std::sqrt(double(t[3]->data<float>()[c]) + eps);
+    scale[c] = float(s);
+    shift[c] = float(t[1]->data<float>()[c] - t[2]->data<float>()[c] * s);
+  }
+  return std::make_unique<BatchNormStep>(n, shape, std::move(scale), std::move(shift));
+}
+
+std::unique_ptr<Step> lower_activation(const LowerContext& ctx) {
+  const Node& n = ctx.node;
+  const Graph& g = ctx.graph;
+  if (n.inputs.empty() || n.outputs.size() != 1 || !is_f32(g, n.inputs[0])) return nullptr;
+  Epilogue e;
+  if (n.op == "Relu") {
+    e.act = Activation::kRelu;
+  } else if (n.op == "Sigmoid") {
+    e.act = Activation::kSigmoid;
+  } else if (n.op == "HardSwish") {
+    e.act = Activation::kHardSwish;
+  } else if (n.op == "HardSigmoid") {
+    e.act = Activation::kHardSigmoid;
+    e.p0 = n.attr_float("alpha", 0.2f), e.p1 = n.attr_float("beta", 0.5f);
+  } else if (n.op == "Clip") {
+    e.act = Activation::kClip;
+    e.p0 = -std::numeric_limits<float>::infinity(), e.p1 = std::numeric_limits<float>::infinity();
+    for (int i : {1, 2}) {
+      if (n.inputs.size() <= size_t(i) || n.inputs[i].empty()) continue;
+      const Tensor* t = g.constant(n.inputs[i]);
+      if (!t || t->dtype() != DType::kF32 || t->numel() != 1) return nullptr;
+      (i == 1 ? e.p0 : e.p1) = t->data<float>()[0];
+    }
+  } else {
+    return nullptr;
+  }
+  return std::make_unique<EltwiseStep>(g, n, e, ctx.isa);
+}
+
+std::unique_ptr<Step> lower_add(const LowerContext& ctx) {
+  const Node& n = ctx.node;
+  const Graph& g = ctx.graph;
+  if (n.op != "Add" || n.inputs.size() != 2 || !is_f32(g, n.inputs[0])) return nullptr;
+  const Shape& y = g.value(n.outputs[0]).shape;
+  if (g.value(n.inputs[0]).shape != y || g.value(n.inputs[1]).shape != y) return nullptr;
+  Epilogue e;
+  e.residual = true;
+  return std::make_unique<EltwiseStep>(g, n, e, ctx.isa);
+}
+
+std::unique_ptr<Step> lower_copy(const LowerContext& ctx) {
+  const Node& n = ctx.node;
+  static const char* kViews[] = {"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity", "Dropout"};
+  bool view = false;
+  for (const char* v : kViews) view |= n.op == v;
+  if (!view || n.outputs.size() != 1 || n.inputs.empty()) return nullptr;
+  const ValueInfo& y = ctx.graph.value(n.outputs[0]);
+  return std::make_unique<CopyStep>(n, static_cast<size_t>(shape_numel(y.shape)) * dtype_size(y.dtype));
+}
+
+}  // namespace dlas::plan

@@ -1,0 +1,239 @@
+#include "dlas/system/plan.h"
+
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <nlohmann/json.hpp>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "dlas/core/error.h"
+#include "dlas/core/npy.h"
+#include "dlas/hw/thread_pool.h"
+#include "system/plan/memory_plan.h"
+#include "system/plan/steps.h"
+
+namespace dlas {
+
+using plan::Step;
+
+namespace {
+
+// The one list of lowerings, tried in order; the reference lowering takes the rest.
+using Lowering = std::unique_ptr<Step> (*)(const plan::LowerContext&);
+constexpr Lowering kLowerings[] = {
+    plan::lower_conv, plan::lower_batchnorm, plan::lower_activation,
+    plan::lower_add,  plan::lower_copy,      plan::lower_reference,
+};
+
+struct AlignedBuffer {
+  void* p = nullptr;
+  explicit AlignedBuffer(size_t bytes = 0) {
+    if (bytes) {
+      p = std::aligned_alloc(64, (bytes + 63) / 64 * 64);
+      DLAS_CHECK(p, ErrorKind::kRuntime, "out of memory allocating a ", bytes, "-byte arena");
+    }
+  }
+  ~AlignedBuffer() { std::free(p); }
+  AlignedBuffer(const AlignedBuffer&) = delete;
+  AlignedBuffer& operator=(const AlignedBuffer&) = delete;
+};
+
+}  // namespace
+
+LayerChoices read_layer_choices(const std::string& path) {
+  const std::string text = read_file(path);
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(text);
+  } catch (const std::exception& e) {
+    fail(ErrorKind::kInvalidInput, path, ": not JSON: ", e.what());
+  }
+  DLAS_CHECK(j.is_object(), ErrorKind::kInvalidInput, path,
+             ": expected an object mapping node names to {\"algo\": ..., \"knobs\": {...}}");
+  LayerChoices out;
+  for (auto it = j.begin(); it != j.end(); ++it) {
+    const auto& v = it.value();
+    DLAS_CHECK(v.is_object() && v.contains("algo") && v["algo"].is_string(), ErrorKind::kInvalidInput,
+               path, ": entry '", it.key(), "' needs a string \"algo\"");
+    LayerChoice c;
+    c.algo = v["algo"].get<std::string>();
+    if (v.contains("knobs")) {
+      try {
+        c.knobs = knobs_from_json(v["knobs"].dump());
+      } catch (const Error& e) {
+        fail(ErrorKind::kInvalidInput, path, ": entry '", it.key(), "': ", e.what());
+      }
+    }
+    for (auto k = v.begin(); k != v.end(); ++k)
+      DLAS_CHECK(k.key() == "algo" || k.key() == "knobs", ErrorKind::kInvalidInput, path,
+                 ": entry '", it.key(), "': unknown field '", k.key(), "'");
+    out[it.key()] = std::move(c);
+  }
+  return out;
+}
+
+struct Plan::Impl {
+  Graph graph;
+  PassReport report;
+  Isa isa = Isa::kScalar;
+  std::unique_ptr<ThreadPool> pool;
+  std::vector<std::unique_ptr<Step>> steps;
+  std::vector<StepInfo> infos;
+  std::unique_ptr<AlignedBuffer> arena, workspace;
+  std::unordered_map<std::string, void*> addr;
+  std::vector<std::pair<void*, size_t>> input_slots, output_slots;  // address, bytes
+  MemoryReport memory;
+
+  void copy_inputs(const std::vector<Tensor>& inputs) {
+    DLAS_CHECK(inputs.size() == graph.inputs.size(), ErrorKind::kInvalidInput, "the model takes ",
+               graph.inputs.size(), " inputs, got ", inputs.size());
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      const ValueInfo& v = graph.inputs[i];
+      DLAS_CHECK(inputs[i].dtype() == v.dtype && inputs[i].shape() == v.shape,
+                 ErrorKind::kInvalidInput, "input '", v.name, "' must be ", dtype_name(v.dtype), " ",
+                 shape_str(v.shape), ", got ", inputs[i].describe());
+      std::memcpy(input_slots[i].first, inputs[i].raw(), input_slots[i].second);
+    }
+  }
+  void copy_outputs(std::vector<Tensor>& outputs) const {
+    DLAS_CHECK(outputs.size() == output_slots.size(), ErrorKind::kInternal, "wrong output count");
+    for (size_t i = 0; i < outputs.size(); ++i)
+      std::memcpy(outputs[i].raw(), output_slots[i].first, output_slots[i].second);
+  }
+};
+
+Plan::Plan(Graph graph, const PlanOptions& options) : impl_(std::make_unique<Impl>()) {
+  Impl& m = *impl_;
+  m.graph = std::move(graph);
+  m.report = optimize_graph(m.graph, options.opt_level);
+  m.isa = options.isa.value_or(active_isa());
+  DLAS_CHECK(isa_supported(m.isa), ErrorKind::kUnsupported, "ISA ", isa_name(m.isa),
+             " is not supported by this CPU");
+  m.pool = std::make_unique<ThreadPool>(options.threads);
+  const int threads = m.pool->threads();
+  const Graph& g = m.graph;
+
+  // Per-layer choices must name conv nodes of the optimized graph.
+  for (const auto& [name, choice] : options.layers) {
+    const Node* found = nullptr;
+    for (const Node& n : g.nodes)
+      if (n.name == name) found = &n;
+    DLAS_CHECK(found, ErrorKind::kInvalidInput, "layer choice for '", name,
+               "': no such node in the optimized graph");
+    DLAS_CHECK(found->op == "Conv" || found->op == "FusedConv", ErrorKind::kInvalidInput,
+               "layer choice for '", name, "': node is a ", found->op, ", not a convolution");
+  }
+
+  // 1. Lower every node.
+  size_t workspace = 0;
+  for (const Node& n : g.nodes) {
+    plan::LowerContext ctx{g, n, options, m.isa, threads};
+    std::unique_ptr<Step> step;
+    for (Lowering lower : kLowerings)
+      if ((step = lower(ctx))) break;
+    workspace = std::max(workspace, step->workspace_bytes(threads));
+    m.memory.packed_weight_bytes += static_cast<int64_t>(step->packed_bytes());
+    m.infos.push_back({n.name, n.op, step->kernel(), step->knobs(), g.node_macs(n)});
+    m.steps.push_back(std::move(step));
+  }
+
+  // 2. Lifetimes of every non-constant value: graph inputs from step 0, outputs to the end.
+  std::vector<std::string> names;
+  std::vector<BufferLifetime> life;
+  std::unordered_map<std::string, size_t> index;
+  auto touch = [&](const std::string& name, int step) {
+    if (name.empty() || g.constant(name)) return;
+    auto [it, fresh] = index.emplace(name, names.size());
+    if (fresh) {
+      const ValueInfo& v = g.value(name);
+      names.push_back(name);
+      life.push_back({static_cast<size_t>(shape_numel(v.shape)) * dtype_size(v.dtype), step, step});
+    }
+    BufferLifetime& l = life[it->second];
+    l.first = std::min(l.first, step);
+    l.last = std::max(l.last, step);
+  };
+  const int last_step = static_cast<int>(g.nodes.size());
+  for (const ValueInfo& v : g.inputs) touch(v.name, 0);
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    for (const std::string& in : g.nodes[i].inputs) touch(in, static_cast<int>(i));
+    for (const std::string& out : g.nodes[i].outputs) touch(out, static_cast<int>(i));
+  }
+  for (const std::string& o : g.outputs) touch(o, last_step);
+  const MemoryPlan mp = plan_memory(life, options.opt_level >= 1);
+  m.memory.arena_bytes = static_cast<int64_t>(mp.arena_bytes);
+  for (const BufferLifetime& l : life) m.memory.unplanned_bytes += static_cast<int64_t>(l.bytes);
+  m.memory.weight_bytes = g.weight_bytes();
+  m.memory.workspace_bytes = static_cast<int64_t>(workspace);
+
+  // 3. Allocate and bind.
+  m.arena = std::make_unique<AlignedBuffer>(std::max<size_t>(mp.arena_bytes, 64));
+  m.workspace = std::make_unique<AlignedBuffer>(std::max<size_t>(workspace, 64));
+  for (size_t i = 0; i < names.size(); ++i)
+    m.addr[names[i]] = static_cast<char*>(m.arena->p) + mp.offsets[i];
+  plan::Binder binder;
+  binder.workspace = m.workspace->p;
+  binder.value = [&m](const std::string& name) -> void* {
+    auto it = m.addr.find(name);
+    if (it != m.addr.end()) return it->second;
+    const Tensor* t = m.graph.constant(name);
+    DLAS_CHECK(t, ErrorKind::kInternal, "plan: value '", name, "' has no address");
+    return const_cast<void*>(t->raw());
+  };
+  for (auto& s : m.steps) s->bind(binder);
+  for (const ValueInfo& v : g.inputs)
+    m.input_slots.push_back({m.addr.at(v.name), static_cast<size_t>(shape_numel(v.shape)) * dtype_size(v.dtype)});
+  for (const std::string& o : g.outputs) {
+    const ValueInfo& v = g.value(o);
+    m.output_slots.push_back({binder.value(o), static_cast<size_t>(shape_numel(v.shape)) * dtype_size(v.dtype)});
+  }
+}
+
+Plan::~Plan() = default;
+Plan::Plan(Plan&&) noexcept = default;
+Plan& Plan::operator=(Plan&&) noexcept = default;
+
+std::vector<Tensor> Plan::make_outputs() const {
+  std::vector<Tensor> out;
+  for (const std::string& o : impl_->graph.outputs) {
+    const ValueInfo& v = impl_->graph.value(o);
+    out.emplace_back(v.dtype, v.shape);
+  }
+  return out;
+}
+
+std::vector<Tensor> Plan::run(const std::vector<Tensor>& inputs) {
+  std::vector<Tensor> out = make_outputs();
+  run_into(inputs, out);
+  return out;
+}
+
+void Plan::run_into(const std::vector<Tensor>& inputs, std::vector<Tensor>& outputs) {
+  Impl& m = *impl_;
+  m.copy_inputs(inputs);
+  for (auto& s : m.steps) s->run(*m.pool);
+  m.copy_outputs(outputs);
+}
+
+void Plan::run_profiled(const std::vector<Tensor>& inputs, std::vector<Tensor>& outputs,
+                        std::vector<double>& step_seconds) {
+  Impl& m = *impl_;
+  step_seconds.resize(m.steps.size(), 0.0);
+  m.copy_inputs(inputs);
+  for (size_t i = 0; i < m.steps.size(); ++i) {
+    const auto t0 = std::chrono::steady_clock::now();
+    m.steps[i]->run(*m.pool);
+    step_seconds[i] += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  }
+  m.copy_outputs(outputs);
+}
+
+const Graph& Plan::graph() const { return impl_->graph; }
+const PassReport& Plan::pass_report() const { return impl_->report; }
+const std::vector<StepInfo>& Plan::steps() const { return impl_->infos; }
+MemoryReport Plan::memory() const { return impl_->memory; }
+Isa Plan::isa() const { return impl_->isa; }
+int Plan::threads() const { return impl_->pool->threads(); }
+
+}  // namespace dlas

@@ -1,0 +1,57 @@
+// Plan steps: what one graph node lowers to. A lowering is tried per node in the
+// order of the list in plan.cc; the reference lowering is last and takes any op
+// with a reference kernel. Steps are built in two phases: lowered (algorithms
+// chosen, weights packed, workspace sized) before memory planning, then bound
+// to fixed arena addresses.
+#pragma once
+
+#include <cstddef>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "dlas/hw/isa.h"
+#include "dlas/hw/thread_pool.h"
+#include "dlas/model/graph.h"
+#include "dlas/system/plan.h"
+
+namespace dlas::plan {
+
+struct Binder {
+  std::function<void*(const std::string&)> value;  // address of a value (arena or initializer)
+  void* workspace = nullptr;                       // shared scratch, 64-byte aligned
+};
+
+class Step {
+ public:
+  virtual ~Step() = default;
+  virtual void bind(const Binder& b) = 0;
+  virtual void run(ThreadPool& pool) = 0;
+  virtual size_t workspace_bytes(int threads) const { return 0; }
+  virtual size_t packed_bytes() const { return 0; }
+  virtual std::string kernel() const = 0;  // algorithm name, "fast" or "reference"
+  virtual std::string knobs() const { return {}; }
+};
+
+struct LowerContext {
+  const Graph& graph;
+  const Node& node;
+  const PlanOptions& options;
+  Isa isa;
+  int threads;
+};
+
+// Each returns nullptr when it does not handle the node.
+std::unique_ptr<Step> lower_conv(const LowerContext& ctx);
+std::unique_ptr<Step> lower_batchnorm(const LowerContext& ctx);
+std::unique_ptr<Step> lower_activation(const LowerContext& ctx);
+std::unique_ptr<Step> lower_add(const LowerContext& ctx);
+std::unique_ptr<Step> lower_copy(const LowerContext& ctx);
+std::unique_ptr<Step> lower_reference(const LowerContext& ctx);  // throws kUnsupported
+
+// True when value `name` is f32 (fast steps handle f32 only).
+inline bool is_f32(const Graph& g, const std::string& name) {
+  return g.value(name).dtype == DType::kF32;
+}
+
+}  // namespace dlas::plan

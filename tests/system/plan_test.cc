@@ -1,0 +1,209 @@
+// The compiled engine against the reference runtime: graph passes preserve
+// results, every zoo model x conv algorithm gives the reference outputs, the
+// memory planner never overlaps live buffers, and bad layer choices are clear errors.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <fstream>
+#include <random>
+
+#include "dlas/algo/conv.h"
+#include "dlas/model/zoo.h"
+#include "dlas/system/executor.h"
+#include "dlas/system/passes.h"
+#include "dlas/system/plan.h"
+#include "system/plan/memory_plan.h"
+
+namespace dlas {
+namespace {
+
+Graph small_zoo_model(const std::string& name) {
+  ZooOptions o;
+  if (find_zoo_model(name)->dataset == "imagenet") o.image_size = 64;  // same layers, less time
+  return build_zoo_model(name, o);
+}
+
+std::vector<Tensor> seeded_inputs(const Graph& g) {
+  std::vector<Tensor> in;
+  std::mt19937 rng(7);
+  std::normal_distribution<float> dist(0.f, 1.f);
+  for (const ValueInfo& v : g.inputs) {
+    Tensor t(v.dtype, v.shape);
+    for (int64_t i = 0; i < t.numel(); ++i) t.data<float>()[i] = dist(rng);
+    in.push_back(t);
+  }
+  return in;
+}
+
+// Whole-model tolerance, derived: each conv/FC layer adds at most ~4 eps sqrt(R)
+// relative error (R its reduction length); over the L layers of the model that is
+// L * 4 eps sqrt(R_max), relative to the output scale.
+double model_tolerance(const Graph& g, double scale) {
+  int64_t layers = 0, r_max = 1;
+  for (const Node& n : g.nodes) {
+    if (n.op != "Conv" && n.op != "FusedConv" && n.op != "Gemm" && n.op != "MatMul") continue;
+    ++layers;
+    const Shape& w = g.value(n.inputs[1]).shape;
+    const int64_t r = n.op == "Gemm" || n.op == "MatMul" ? w[n.op == "Gemm" && n.attr_int("transB", 0) ? 1 : 0]
+                                                         : shape_numel(w) / w[0];
+    r_max = std::max(r_max, r);
+  }
+  return static_cast<double>(layers) * 4 * 1.19209290e-7 * std::sqrt(double(r_max)) *
+         std::max(1.0, scale);
+}
+
+void expect_close(const Graph& g, const std::vector<Tensor>& got, const std::vector<Tensor>& want,
+                  const std::string& what) {
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t o = 0; o < got.size(); ++o) {
+    ASSERT_EQ(got[o].shape(), want[o].shape()) << what;
+    double scale = 0, worst = 0;
+    for (int64_t i = 0; i < want[o].numel(); ++i) scale = std::max(scale, std::fabs(want[o].get_as_double(i)));
+    for (int64_t i = 0; i < want[o].numel(); ++i)
+      worst = std::max(worst, std::fabs(got[o].get_as_double(i) - want[o].get_as_double(i)));
+    EXPECT_LE(worst, model_tolerance(g, scale)) << what << " output " << o << " (scale " << scale << ")";
+  }
+}
+
+class PlanZoo : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(PlanZoo, PassesPreserveResults) {
+  const Graph g = small_zoo_model(GetParam());
+  const auto in = seeded_inputs(g);
+  const auto want = ReferenceExecutor(g).run(in);
+  Graph opt = g;
+  const PassReport r = optimize_graph(opt, 3);
+  EXPECT_LT(r.nodes_after, r.nodes_before);
+  for (const Node& n : opt.nodes) EXPECT_NE(n.op, "BatchNormalization") << n.name << " was not folded";
+  expect_close(g, ReferenceExecutor(opt).run(in), want, GetParam() + " optimized");
+}
+
+TEST_P(PlanZoo, EveryAlgorithmMatchesTheReference) {
+  const Graph g = small_zoo_model(GetParam());
+  const auto in = seeded_inputs(g);
+  const auto want = ReferenceExecutor(g).run(in);
+  std::vector<std::string> algos = {"auto"};
+  for (const ConvAlgorithm* a : conv_algorithms()) algos.emplace_back(a->name());
+  for (const std::string& algo : algos) {
+    PlanOptions o;
+    o.conv_algo = algo;
+    o.threads = 2;
+    Plan plan(g, o);
+    expect_close(g, plan.run(in), want, GetParam() + " --conv-algo " + algo);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Zoo, PlanZoo,
+                         ::testing::Values("resnet18-cifar", "mobilenetv1-cifar", "mobilenetv2-cifar",
+                                           "vgg16-cifar", "resnet50", "mobilenetv2", "densenet161",
+                                           "efficientnetb0"),
+                         [](const auto& info) {
+                           std::string s = info.param;
+                           for (char& c : s) c = std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+                           return s;
+                         });
+
+TEST(PlanPasses, ResNet18CifarFusesEveryBatchNormResidualAndRelu) {
+  Graph g = build_zoo_model("resnet18-cifar");
+  const PassReport r = optimize_graph(g, 3);
+  EXPECT_EQ(r.batchnorms_folded, 20);  // 17 3x3/stem convs + 3 downsample 1x1
+  EXPECT_EQ(r.residuals_fused, 8);     // one per BasicBlock
+  EXPECT_EQ(r.activations_fused, 17);  // stem + 2 per block (the second after the add)
+  int convs = 0;
+  for (const Node& n : g.nodes) convs += n.op == "FusedConv" || n.op == "Conv";
+  EXPECT_EQ(convs, 20);
+}
+
+TEST(PlanPasses, OptLevelsSwitchPassesOff) {
+  for (int level = 0; level <= 3; ++level) {
+    Graph g = build_zoo_model("mobilenetv2-cifar");
+    const PassReport r = optimize_graph(g, level);
+    EXPECT_EQ(r.batchnorms_folded > 0, level >= 2) << level;
+    EXPECT_EQ(r.activations_fused > 0, level >= 3) << level;
+  }
+}
+
+TEST(PlanPasses, EfficientNetSiluAndHardSwishFuse) {
+  Graph g = build_zoo_model("efficientnetb0", {.image_size = 64});
+  optimize_graph(g, 3);
+  int silu = 0;
+  for (const Node& n : g.nodes) silu += n.attr_string("activation", "") == "silu";
+  EXPECT_GT(silu, 30);
+}
+
+TEST(MemoryPlan, LiveBuffersNeverOverlapAndReuseSavesMemory) {
+  std::mt19937 rng(3);
+  for (int trial = 0; trial < 50; ++trial) {
+    std::vector<BufferLifetime> b;
+    size_t total = 0;
+    for (int i = 0; i < 40; ++i) {
+      const int first = static_cast<int>(rng() % 30);
+      b.push_back({1 + rng() % 5000, first, first + static_cast<int>(rng() % 6)});
+      total += (b.back().bytes + 63) / 64 * 64;
+    }
+    const MemoryPlan p = plan_memory(b, true);
+    for (size_t i = 0; i < b.size(); ++i) {
+      EXPECT_EQ(p.offsets[i] % 64, 0u);
+      EXPECT_LE(p.offsets[i] + b[i].bytes, p.arena_bytes);
+      for (size_t j = i + 1; j < b.size(); ++j) {
+        const bool live_together = !(b[i].last < b[j].first || b[j].last < b[i].first);
+        const bool overlap = p.offsets[i] < p.offsets[j] + b[j].bytes && p.offsets[j] < p.offsets[i] + b[i].bytes;
+        EXPECT_FALSE(live_together && overlap) << "buffers " << i << " and " << j;
+      }
+    }
+    EXPECT_LT(p.arena_bytes, total);
+    EXPECT_EQ(plan_memory(b, false).arena_bytes, total);
+  }
+}
+
+TEST(PlanMemory, ArenaIsSmallerThanAllActivations) {
+  Plan plan(build_zoo_model("resnet18-cifar"), {});
+  const MemoryReport m = plan.memory();
+  EXPECT_GT(m.arena_bytes, 0);
+  EXPECT_LT(m.arena_bytes * 3, m.unplanned_bytes);
+  EXPECT_GT(m.packed_weight_bytes, 0);
+}
+
+TEST(PlanChoices, BadLayerChoicesAreClearErrors) {
+  const Graph g = build_zoo_model("resnet18-cifar");
+  auto expect_error = [&](const LayerChoices& layers, const std::string& fragment) {
+    PlanOptions o;
+    o.layers = layers;
+    try {
+      Plan p(g, o);
+      ADD_FAILURE() << "expected an error containing " << fragment;
+    } catch (const Error& e) {
+      EXPECT_EQ(e.exit_code(), 2) << e.what();
+      EXPECT_NE(std::string(e.what()).find(fragment), std::string::npos) << e.what();
+    }
+  };
+  expect_error({{"no_such_node", {"gemm", {}}}}, "no_such_node");
+  expect_error({{"linear", {"gemm", {}}}}, "not a convolution");
+  expect_error({{"conv1", {"bogus", {}}}}, "unknown algorithm 'bogus'");
+  expect_error({{"conv1", {"gemm", {{"no_such_knob", 1}}}}}, "no_such_knob");
+}
+
+TEST(PlanChoices, LayerFileParsesAndRejectsJunk) {
+  const std::string path = testing::TempDir() + "/dlas_layers_" + std::to_string(::getpid()) + ".json";
+  {
+    std::ofstream f(path);
+    f << R"({"conv1": {"algo": "gemm", "knobs": {}}, "layer1.0.conv1": {"algo": "direct"}})";
+  }
+  const LayerChoices c = read_layer_choices(path);
+  EXPECT_EQ(c.size(), 2u);
+  EXPECT_EQ(c.at("layer1.0.conv1").algo, "direct");
+  {
+    std::ofstream f(path);
+    f << R"({"conv1": {"algo": "gemm", "bogus": 1}})";
+  }
+  EXPECT_THROW(read_layer_choices(path), Error);
+  {
+    std::ofstream f(path);
+    f << "{not json";
+  }
+  EXPECT_THROW(read_layer_choices(path), Error);
+  std::remove(path.c_str());
+}
+
+}  // namespace
+}  // namespace dlas

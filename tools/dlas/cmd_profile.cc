@@ -1,0 +1,85 @@
+// dlas profile: per-step time of the compiled plan, with each step's MACs,
+// achieved GFLOP/s and share of the total.
+#include <algorithm>
+#include <cstdio>
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "cli.h"
+#include "dlas/core/error.h"
+
+namespace dlas::cli {
+
+void add_profile_command(CLI::App& app, Action& run) {
+  auto* cmd = app.add_subcommand("profile", "Per-layer time, MACs and GFLOP/s of the compiled engine");
+  auto model = std::make_shared<ModelArgs>();
+  auto engine = std::make_shared<EngineArgs>();
+  auto repeat = std::make_shared<int>(20);
+  auto json = std::make_shared<bool>(false);
+  auto top = std::make_shared<int>(0);
+  add_model_args(*cmd, *model);
+  add_engine_args(*cmd, *engine);
+  cmd->add_option("--repeat", *repeat, "profiled runs averaged (after one warm-up)")->default_val(20)->check(CLI::Range(1, 100000));
+  cmd->add_option("--top", *top, "print only the N slowest steps (0: all, in graph order)")->default_val(0);
+  cmd->add_flag("--json", *json, "print one JSON object");
+  cmd->callback([&run, model, engine, repeat, json, top] {
+    run = [model, engine, repeat, json, top] {
+      const Graph g = load_model_from_args(*model);
+      Plan plan(g, plan_options_from_args(*engine));
+      const Variant variant = variant_from_args(*model, *engine, plan);
+      std::vector<Tensor> in;
+      for (size_t i = 0; i < plan.graph().inputs.size(); ++i)
+        in.push_back(random_input(plan.graph().inputs[i], i));
+      std::vector<Tensor> out = plan.make_outputs();
+      std::vector<double> sec;
+      plan.run_profiled(in, out, sec);  // warm-up
+      std::fill(sec.begin(), sec.end(), 0.0);
+      for (int r = 0; r < *repeat; ++r) plan.run_profiled(in, out, sec);
+      const auto& steps = plan.steps();
+      double total = 0;
+      for (double& s : sec) total += (s /= *repeat);
+      nlohmann::ordered_json j;
+      j["variant"] = variant.str();
+      j["total_ms"] = total * 1e3;
+      j["steps"] = nlohmann::json::array();
+      for (size_t i = 0; i < steps.size(); ++i) {
+        const StepInfo& s = steps[i];
+        nlohmann::ordered_json e;
+        e["node"] = s.node;
+        e["op"] = s.op;
+        e["kernel"] = s.kernel;
+        e["knobs"] = s.knobs;
+        e["macs"] = s.macs;
+        e["ms"] = sec[i] * 1e3;
+        e["gflops"] = sec[i] > 0 ? 2.0 * static_cast<double>(s.macs) / sec[i] / 1e9 : 0.0;
+        e["share"] = total > 0 ? sec[i] / total : 0.0;
+        j["steps"].push_back(e);
+      }
+      if (*json) {
+        std::cout << j.dump(2) << "\n";
+        return 0;
+      }
+      std::vector<size_t> order(steps.size());
+      for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+      if (*top > 0) {
+        std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return sec[a] > sec[b]; });
+        order.resize(std::min<size_t>(order.size(), static_cast<size_t>(*top)));
+      }
+      std::printf("%s\n", variant.str().c_str());
+      std::printf("%-36s %-18s %-13s %12s %9s %8s %6s  %s\n", "node", "op", "kernel", "MACs", "ms",
+                  "GFLOP/s", "share", "knobs");
+      for (size_t i : order) {
+        const auto& e = j["steps"][i];
+        std::printf("%-36.36s %-18.18s %-13.13s %12s %9.3f %8.1f %5.1f%%  %s\n", steps[i].node.c_str(),
+                    steps[i].op.c_str(), steps[i].kernel.c_str(), with_commas(steps[i].macs).c_str(),
+                    e["ms"].get<double>(), e["gflops"].get<double>(), e["share"].get<double>() * 100,
+                    steps[i].knobs.c_str());
+      }
+      std::printf("total %.3f ms over %zu steps, %.1f GFLOP/s\n", total * 1e3, steps.size(),
+                  2.0 * static_cast<double>(plan.graph().macs()) / total / 1e9);
+      return 0;
+    };
+  });
+}
+
+}  // namespace dlas::cli
