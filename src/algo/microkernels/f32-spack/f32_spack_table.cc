@@ -1,0 +1,23 @@
+// The f32 spatial-pack kernel table, derived from f32_spack.inc.
+#include "algo/microkernels/f32-spack/f32_spack_kernels.h"
+#include "dlas/core/error.h"
+
+namespace dlas::ukernel {
+
+const std::vector<F32SpackUkernels>& f32_spack_ukernels() {
+  static const std::vector<F32SpackUkernels> table = {
+#define X(name, isa, lanes) {#name, Isa::isa, lanes, &name},
+#include "algo/microkernels/f32-spack/f32_spack.inc"
+#undef X
+  };
+  return table;
+}
+
+const F32SpackUkernels& f32_spack_default(Isa isa) {
+  for (int level = static_cast<int>(isa); level >= 0; --level)
+    for (const F32SpackUkernels& u : f32_spack_ukernels())
+      if (static_cast<int>(u.isa) == level) return u;
+  fail(ErrorKind::kInternal, "no f32 spatial-pack kernel for ", isa_name(isa));
+}
+
+}  // namespace dlas::ukernel
