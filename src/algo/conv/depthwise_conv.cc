@@ -44,11 +44,11 @@ class PreparedDepthwise final : public PreparedConv {
     k.h = p.h, k.w = p.w, k.pad_t = p.pad_t, k.pad_l = p.pad_l;
     k.kh = p.kh, k.kw = p.kw, k.sh = p.stride_h, k.sw = p.stride_w, k.dh = p.dil_h, k.dw = p.dil_w;
     k.ow = p.ow();
-    const int64_t step = ukernel::kF32DwconvMaxStep;
-    // Room for the last full vector step plus the widest tap offset; a multiple of 16
-    // floats keeps phases and rows 64-byte aligned.
+    // Room for the last full vector step (lanes x the largest vecs knob, so one buffer
+    // layout serves every knob point) plus the widest tap offset, rounded to 8 floats.
+    const int64_t step = static_cast<int64_t>(kernels.lanes) * ukernel::kF32DwconvVecs[1];
     k.phase_width =
-        ((k.ow + step - 1) / step * step + (p.kw - 1) * p.dil_w / p.stride_w + 15) / 16 * 16;
+        ((k.ow + step - 1) / step * step + (p.kw - 1) * p.dil_w / p.stride_w + 7) / 8 * 8;
     k.row_stride = p.stride_w * k.phase_width;
     const Epilogue& e = p.epilogue;
     k.clamp_min = e.clamp_min();

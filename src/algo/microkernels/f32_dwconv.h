@@ -36,8 +36,6 @@ struct F32DwconvParams {
 inline constexpr int kF32DwconvRows[] = {1, 2, 4};
 inline constexpr int kF32DwconvVecs[] = {1, 2};
 inline constexpr int kF32DwconvNumRows = 3, kF32DwconvNumVecs = 2;
-// phase_width must hold this many columns past ow's last full step for any listed kernel.
-inline constexpr int kF32DwconvMaxStep = 2 * 16;
 
 // Buffers padded rows [py0, py0 + rows) (padded-row coordinates: input row py - pad_t) of
 // `plane` ([h][w]) into buf ([rows][row_stride]).

@@ -75,23 +75,25 @@ inline void dw_extract(float* __restrict dst, const float* __restrict src, int64
 
 template <class Vec, class IVec, int L>
 void dw_fill(const F32DwconvParams& p, const float* plane, int64_t py0, int64_t rows, float* buf) {
-  const int64_t s = p.sw, pw = p.phase_width;
-  for (int64_t j = 0; j < rows; ++j) {
-    const int64_t iy = py0 + j - p.pad_t;
-    float* row = buf + j * p.row_stride;
-    if (iy < 0 || iy >= p.h) {
-      dw_zero(row, p.row_stride);
-      continue;
-    }
-    const float* src = plane + iy * p.w;
-    for (int64_t f = 0; f < s; ++f) {
-      // Phase f, position i holds input column s*i + s0.
-      const int64_t s0 = f - p.pad_l;
-      int64_t lo = s0 >= 0 ? 0 : (-s0 + s - 1) / s;
-      int64_t hi = p.w - s0 > 0 ? (p.w - s0 + s - 1) / s : 0;
-      if (hi > pw) hi = pw;
-      if (lo > hi) lo = hi;
-      float* dst = row + f * pw;
+  const int64_t s = p.sw, pw = p.phase_width, rs = p.row_stride;
+  // Rows above and below the input are all padding.
+  const int64_t j0 = p.pad_t - py0 > 0 ? p.pad_t - py0 : 0;
+  int64_t j1 = p.h + p.pad_t - py0;
+  if (j1 > rows) j1 = rows;
+  if (j1 < j0) j1 = j0;
+  dw_zero(buf, j0 * rs);
+  dw_zero(buf + j1 * rs, (rows - j1) * rs);
+  // Phase f, position i holds input column s*i + s0 with s0 = f - pad_l; its valid range
+  // [lo, hi) is the same for every row, so the divisions stay out of the row loop.
+  for (int64_t f = 0; f < s; ++f) {
+    const int64_t s0 = f - p.pad_l;
+    int64_t lo = s0 >= 0 ? 0 : (-s0 + s - 1) / s;
+    int64_t hi = p.w - s0 > 0 ? (p.w - s0 + s - 1) / s : 0;
+    if (hi > pw) hi = pw;
+    if (lo > hi) lo = hi;
+    for (int64_t j = j0; j < j1; ++j) {
+      const float* src = plane + (py0 + j - p.pad_t) * p.w;
+      float* dst = buf + j * rs + f * pw;
       dw_zero(dst, lo);
       dw_extract<Vec, IVec, L>(dst + lo, src + s * lo + s0, hi - lo, s);
       dw_zero(dst + hi, pw - hi);
@@ -155,6 +157,14 @@ void dw_rows_geom(const F32DwconvParams& p, int64_t rows, const float* buf, cons
   for (; r + R <= rows; r += R)
     dw_block<Vec, L, R, U, KH, KW, SH, SW, DH, DW>(p, buf + r * step, w, vb, vmin, vmax,
                                                    res ? res + r * ow : nullptr, out + r * ow);
+  // Leftover rows: a block of 2 when there is one (R = 4), then single rows.
+  if constexpr (R > 2) {
+    if (r + 2 <= rows) {
+      dw_block<Vec, L, 2, U, KH, KW, SH, SW, DH, DW>(p, buf + r * step, w, vb, vmin, vmax,
+                                                     res ? res + r * ow : nullptr, out + r * ow);
+      r += 2;
+    }
+  }
   for (; r < rows; ++r)
     dw_block<Vec, L, 1, U, KH, KW, SH, SW, DH, DW>(p, buf + r * step, w, vb, vmin, vmax,
                                                    res ? res + r * ow : nullptr, out + r * ow);
