@@ -1,0 +1,35 @@
+// Fast elementwise ops (DLAS layer 4) on f32: binary Add/Sub/Mul/Div with the broadcasts
+// CNNs use, and unary activations through the shared epilogue kernels. Parallel over
+// the ThreadPool, ISA-dispatched (src/algo/eltwise/f32_vbinary__<isa>.cc). For any other
+// broadcast the binary entry point returns false and the caller runs the reference kernel.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "dlas/algo/conv.h"
+#include "dlas/core/tensor.h"
+#include "dlas/hw/isa.h"
+
+namespace dlas {
+
+class ThreadPool;
+
+enum class BinaryOp : int { kAdd, kSub, kMul, kDiv };
+
+// Whether y = a op b (NumPy broadcasting) has a fast path: one operand has the full
+// output shape and the other, right-aligned to it, equals it on one contiguous run of
+// dimensions and is 1 elsewhere. That covers same shape, scalar, per-channel [1,C,1,1] or
+// [C,1,1] against [N,C,H,W], and [N,C,1,1] x [N,C,H,W] (squeeze-and-excitation).
+bool binary_supported(const Shape& a, const Shape& b);
+// Computes y = a op b (y shaped like the full operand) and returns true, or returns false
+// without touching y when !binary_supported(a, b). y may alias the full operand.
+bool binary(Isa isa, BinaryOp op, const float* a, const Shape& as, const float* b, const Shape& bs,
+            float* y, ThreadPool& pool);
+
+// y[i] = act(x[i]) for i < n through apply_epilogue's kernels (Relu, Clip, Sigmoid,
+// HardSigmoid, HardSwish, Silu; p0/p1 as in Epilogue). y may equal x.
+void unary_activation(Isa isa, Activation act, float p0, float p1, size_t n, const float* x,
+                      float* y, ThreadPool& pool);
+
+}  // namespace dlas

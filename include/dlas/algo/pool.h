@@ -1,0 +1,44 @@
+// Fast pooling (DLAS layer 4): MaxPool, AveragePool and GlobalAveragePool on f32 NCHW,
+// parallel over the n*c planes with the ThreadPool, with per-ISA kernels
+// (src/algo/pool/f32_pool__<isa>.cc, one template). Plain functions: nothing to
+// prepare, no allocation, no scratch. The caller decides the output size (ONNX
+// ceil_mode, auto_pad) and passes it in the problem; windows are clipped to the input
+// exactly as the reference kernels do.
+#pragma once
+
+#include <cstdint>
+
+#include "dlas/hw/isa.h"
+
+namespace dlas {
+
+class ThreadPool;
+
+struct PoolProblem {
+  int64_t n = 1, c = 0, h = 0, w = 0;  // input NCHW
+  int64_t kh = 1, kw = 1;
+  int64_t stride_h = 1, stride_w = 1;
+  int64_t pad_t = 0, pad_l = 0, pad_b = 0, pad_r = 0;
+  int64_t dil_h = 1, dil_w = 1;
+  int64_t oh = 0, ow = 0;  // output size, given by the caller (ceil_mode decides it)
+
+  // Throws kInvalidInput when a size, kernel, stride or dilation is non-positive or a pad
+  // is negative.
+  void validate() const;
+  // oh/ow from the other fields with ONNX's floor or ceil rule (ceil_mode: the last window
+  // must start inside the input or the left/top padding).
+  void set_output_size(bool ceil_mode);
+};
+
+// y[n][c][oy][ox] = max over the window taps inside the input (-inf when none; a NaN
+// tap makes the result NaN).
+void max_pool(Isa isa, const PoolProblem& p, const float* x, float* y, ThreadPool& pool);
+// Mean over the window taps inside the input, or (count_include_pad) divided by the number
+// of taps inside the padded input [-pad, size + pad); 0 for a window with no taps.
+void average_pool(Isa isa, const PoolProblem& p, bool count_include_pad, const float* x, float* y,
+                  ThreadPool& pool);
+// y[i] = mean of x[i*hw .. (i+1)*hw) for i < planes (N*C).
+void global_average_pool(Isa isa, int64_t planes, int64_t hw, const float* x, float* y,
+                         ThreadPool& pool);
+
+}  // namespace dlas

@@ -1,0 +1,164 @@
+// depthwise: each output plane depends on one input plane, so the algorithm is a loop
+// over (image, input channel) planes (or over row ranges of every plane), each buffered
+// once, zero-padded and phase-split, into per-thread scratch, then swept by the f32-dwconv
+// microkernels: vectors along output W, a register block of output rows so each loaded
+// input row vector is reused across the kernel rows that need it, and bias + residual +
+// clamp fused into the store. All output channels of one input channel (multiplier > 1)
+// reuse the same buffered plane. Other activations run through apply_epilogue over the
+// freshly written (cache-hot) rows.
+#include "algo/conv/depthwise_conv.h"
+
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+#include "dlas/core/error.h"
+#include "dlas/hw/thread_pool.h"
+
+namespace dlas {
+namespace {
+
+constexpr int64_t kAxisChannel = 0, kAxisRows = 1;
+
+int index_of(const int* values, int count, int64_t v) {
+  for (int i = 0; i < count; ++i)
+    if (values[i] == v) return i;
+  return -1;
+}
+
+class PreparedDepthwise final : public PreparedConv {
+ public:
+  PreparedDepthwise(const ConvProblem& p, const float* weights, const float* bias,
+                    const Knobs& knobs, Isa isa, const ukernel::F32DwconvKernels& kernels)
+      : p_(p), isa_(isa), kernels_(kernels) {
+    const int64_t taps = p.kh * p.kw;
+    weights_.assign(weights, weights + p.k * taps);
+    bias_.assign(static_cast<size_t>(p.k), 0.f);
+    if (bias) std::copy(bias, bias + p.k, bias_.begin());
+    const int ri = index_of(ukernel::kF32DwconvRows, ukernel::kF32DwconvNumRows, knobs.at("rows"));
+    const int ui = index_of(ukernel::kF32DwconvVecs, ukernel::kF32DwconvNumVecs, knobs.at("vecs"));
+    rows_fn_ = kernels.rows[ri][ui];
+    axis_ = knobs.at("parallel");
+
+    ukernel::F32DwconvParams& k = params_;
+    k.h = p.h, k.w = p.w, k.pad_t = p.pad_t, k.pad_l = p.pad_l;
+    k.kh = p.kh, k.kw = p.kw, k.sh = p.stride_h, k.sw = p.stride_w, k.dh = p.dil_h, k.dw = p.dil_w;
+    k.ow = p.ow();
+    // Room for the last full vector step (lanes x the largest vecs knob, so one buffer
+    // layout serves every knob point) plus the widest tap offset, rounded to 8 floats.
+    const int64_t step = static_cast<int64_t>(kernels.lanes) * ukernel::kF32DwconvVecs[1];
+    k.phase_width =
+        ((k.ow + step - 1) / step * step + (p.kw - 1) * p.dil_w / p.stride_w + 7) / 8 * 8;
+    k.row_stride = p.stride_w * k.phase_width;
+    const Epilogue& e = p.epilogue;
+    k.clamp_min = e.clamp_min();
+    k.clamp_max = e.clamp_max();
+    late_act_ = !e.is_clamp();
+    // Buffered rows for all output rows of a plane: the most any work item needs.
+    buf_floats_ =
+        static_cast<size_t>(((p.oh() - 1) * p.stride_h + (p.kh - 1) * p.dil_h + 1) * k.row_stride);
+  }
+
+  size_t workspace_bytes(int threads) const override {
+    return static_cast<size_t>(std::max(threads, 1)) * buf_floats_ * sizeof(float);
+  }
+  size_t packed_bytes() const override { return (weights_.size() + bias_.size()) * sizeof(float); }
+
+  void run(const float* in, float* out, const float* residual, void* workspace,
+           ThreadPool& pool) const override {
+    const int64_t planes = p_.n * p_.c, oh = p_.oh();
+    const size_t threads = static_cast<size_t>(pool.threads());
+    float* scratch = static_cast<float*>(workspace);
+    // Exactly one chunk per thread, so chunk t owns scratch slot t.
+    pool.parallel_for(threads, [&](size_t t) {
+      float* buf = scratch + t * buf_floats_;
+      if (axis_ == kAxisChannel) {
+        const int64_t b = planes * static_cast<int64_t>(t) / static_cast<int64_t>(threads);
+        const int64_t e = planes * static_cast<int64_t>(t + 1) / static_cast<int64_t>(threads);
+        for (int64_t q = b; q < e; ++q) plane_rows(in, out, residual, q, 0, oh, buf);
+      } else {
+        const int64_t b = oh * static_cast<int64_t>(t) / static_cast<int64_t>(threads);
+        const int64_t e = oh * static_cast<int64_t>(t + 1) / static_cast<int64_t>(threads);
+        if (b < e)
+          for (int64_t q = 0; q < planes; ++q) plane_rows(in, out, residual, q, b, e, buf);
+      }
+    });
+  }
+
+ private:
+  // Output rows [oy0, oy1) of every output channel fed by input plane q = n*C + c.
+  void plane_rows(const float* in, float* out, const float* residual, int64_t q, int64_t oy0,
+                  int64_t oy1, float* buf) const {
+    const int64_t c = q % p_.c, n = q / p_.c, mult = p_.k / p_.c, ow = params_.ow;
+    const int64_t oh = p_.oh(), rows = oy1 - oy0;
+    kernels_.fill(params_, in + q * p_.h * p_.w, oy0 * p_.stride_h,
+                  (rows - 1) * p_.stride_h + (p_.kh - 1) * p_.dil_h + 1, buf);
+    for (int64_t m = 0; m < mult; ++m) {
+      const int64_t k = c * mult + m;
+      const int64_t off = ((n * p_.k + k) * oh + oy0) * ow;
+      rows_fn_(params_, rows, buf, weights_.data() + k * p_.kh * p_.kw, bias_[k],
+               residual ? residual + off : nullptr, out + off);
+      if (late_act_)
+        apply_epilogue(isa_, Epilogue{p_.epilogue.act, p_.epilogue.p0, p_.epilogue.p1, false},
+                       static_cast<size_t>(rows * ow), out + off, 0.f, nullptr);
+    }
+  }
+
+  ConvProblem p_;
+  Isa isa_;
+  const ukernel::F32DwconvKernels& kernels_;
+  ukernel::F32DwconvParams params_;
+  ukernel::F32DwconvRowsFn rows_fn_ = nullptr;
+  int64_t axis_ = kAxisChannel;
+  bool late_act_ = false;
+  size_t buf_floats_ = 0;
+  std::vector<float> weights_, bias_;
+};
+
+class DepthwiseConv final : public ConvAlgorithm {
+ public:
+  std::string_view name() const override { return "depthwise"; }
+  bool supports(const ConvProblem& p) const override { return p.groups == p.c && p.k % p.c == 0; }
+  KnobSpace knob_space(const ConvProblem& p, Isa isa) const override {
+    KnobSpace s;
+    s.knobs.push_back({"rows",
+                       {std::begin(ukernel::kF32DwconvRows), std::end(ukernel::kF32DwconvRows)},
+                       "output rows per register block (input row loads shared across them)"});
+    s.knobs.push_back({"vecs",
+                       {std::begin(ukernel::kF32DwconvVecs), std::end(ukernel::kF32DwconvVecs)},
+                       "vectors per step along output W (vector width multiple)"});
+    s.knobs.push_back(
+        {"parallel",
+         {kAxisChannel, kAxisRows},
+         "parallel axis: 0 = planes (image x channel), 1 = output rows of each plane"});
+    return s;
+  }
+  Knobs default_knobs(const ConvProblem& p, Isa isa) const override {
+    return {{"rows", 4}, {"vecs", 1}, {"parallel", kAxisChannel}};
+  }
+  std::unique_ptr<PreparedConv> prepare(const ConvProblem& p, const float* weights,
+                                        const float* bias, const Knobs& knobs,
+                                        Isa isa) const override {
+    return prepare_depthwise(p, weights, bias, knobs, isa, ukernel::f32_dwconv_for(isa));
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<PreparedConv> prepare_depthwise(const ConvProblem& p, const float* weights,
+                                                const float* bias, const Knobs& knobs, Isa isa,
+                                                const ukernel::F32DwconvKernels& kernels) {
+  p.validate();
+  const ConvAlgorithm& a = depthwise_conv_algorithm();
+  DLAS_CHECK(a.supports(p), ErrorKind::kUnsupported, "depthwise: unsupported problem ", p.key(),
+             " (needs groups == C and K a multiple of C)");
+  a.knob_space(p, isa).validate(knobs, "depthwise");
+  return std::make_unique<PreparedDepthwise>(p, weights, bias, knobs, isa, kernels);
+}
+
+const ConvAlgorithm& depthwise_conv_algorithm() {
+  static const DepthwiseConv algo;
+  return algo;
+}
+
+}  // namespace dlas

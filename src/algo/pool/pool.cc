@@ -1,0 +1,91 @@
+// Pooling entry points: validation, ISA dispatch, and the split over planes.
+#include <algorithm>
+
+#include "algo/pool/f32_pool.h"
+#include "dlas/core/error.h"
+#include "dlas/hw/thread_pool.h"
+
+namespace dlas {
+
+namespace ukernel {
+const F32PoolKernels& f32_pool_for(Isa isa) {
+  const F32PoolKernels* best = nullptr;
+  int best_level = -1;
+#define X(name, level)                                         \
+  if (static_cast<int>(Isa::level) <= static_cast<int>(isa) && \
+      static_cast<int>(Isa::level) > best_level) {             \
+    best = &name;                                              \
+    best_level = static_cast<int>(Isa::level);                 \
+  }
+#include "algo/pool/f32_pool.inc"
+#undef X
+  return *best;
+}
+}  // namespace ukernel
+
+void PoolProblem::validate() const {
+  DLAS_CHECK(n > 0 && c > 0 && h > 0 && w > 0 && kh > 0 && kw > 0 && oh > 0 && ow > 0,
+             ErrorKind::kInvalidInput, "pool: sizes, kernel and output size must be positive");
+  DLAS_CHECK(stride_h > 0 && stride_w > 0 && dil_h > 0 && dil_w > 0, ErrorKind::kInvalidInput,
+             "pool: strides and dilations must be positive");
+  DLAS_CHECK(pad_t >= 0 && pad_l >= 0 && pad_b >= 0 && pad_r >= 0, ErrorKind::kInvalidInput,
+             "pool: pads must be non-negative");
+}
+
+namespace {
+int64_t out_size(int64_t in, int64_t k, int64_t s, int64_t pb, int64_t pe, int64_t d,
+                 bool ceil_mode) {
+  const int64_t span = in + pb + pe - d * (k - 1) - 1;
+  if (span < 0) return 0;
+  int64_t o = (ceil_mode ? (span + s - 1) / s : span / s) + 1;
+  // ceil_mode: drop a last window that would start in the end padding.
+  if (ceil_mode && (o - 1) * s >= in + pb) --o;
+  return o;
+}
+
+// Splits `planes` into about 4 chunks per thread (balance without per-plane dispatch).
+template <class Fn>
+void for_planes(ThreadPool& pool, int64_t planes, Fn&& fn) {
+  const int64_t chunks = std::min<int64_t>(planes, 4 * static_cast<int64_t>(pool.threads()));
+  pool.parallel_for(static_cast<size_t>(chunks), [&](size_t i) {
+    const int64_t b = planes * static_cast<int64_t>(i) / chunks;
+    const int64_t e = planes * static_cast<int64_t>(i + 1) / chunks;
+    fn(b, e);
+  });
+}
+}  // namespace
+
+void PoolProblem::set_output_size(bool ceil_mode) {
+  oh = out_size(h, kh, stride_h, pad_t, pad_b, dil_h, ceil_mode);
+  ow = out_size(w, kw, stride_w, pad_l, pad_r, dil_w, ceil_mode);
+}
+
+void max_pool(Isa isa, const PoolProblem& p, const float* x, float* y, ThreadPool& pool) {
+  p.validate();
+  const auto& k = ukernel::f32_pool_for(isa);
+  const int64_t in = p.h * p.w, out = p.oh * p.ow;
+  for_planes(pool, p.n * p.c, [&](int64_t b, int64_t e) {
+    for (int64_t q = b; q < e; ++q) k.max_plane(p, x + q * in, y + q * out);
+  });
+}
+
+void average_pool(Isa isa, const PoolProblem& p, bool count_include_pad, const float* x, float* y,
+                  ThreadPool& pool) {
+  p.validate();
+  const auto& k = ukernel::f32_pool_for(isa);
+  const int64_t in = p.h * p.w, out = p.oh * p.ow;
+  for_planes(pool, p.n * p.c, [&](int64_t b, int64_t e) {
+    for (int64_t q = b; q < e; ++q) k.avg_plane(p, count_include_pad, x + q * in, y + q * out);
+  });
+}
+
+void global_average_pool(Isa isa, int64_t planes, int64_t hw, const float* x, float* y,
+                         ThreadPool& pool) {
+  DLAS_CHECK(planes >= 0 && hw > 0, ErrorKind::kInvalidInput,
+             "global_average_pool: sizes must be positive");
+  const auto& k = ukernel::f32_pool_for(isa);
+  for_planes(pool, planes,
+             [&](int64_t b, int64_t e) { k.gavg_planes(e - b, hw, x + b * hw, y + b); });
+}
+
+}  // namespace dlas
