@@ -1,10 +1,12 @@
 // Fast steps for the simple ops around convolutions: standalone BatchNorm (as a
-// per-channel affine), activations, same-shape Add, and the view ops (copies).
+// per-channel affine), activations, Add/Sub/Mul/Div with CNN broadcasts, and the
+// view ops (copies).
 #include <cmath>
 #include <cstring>
 #include <limits>
 
 #include "dlas/algo/conv.h"
+#include "dlas/algo/eltwise.h"
 #include "system/plan/steps.h"
 
 namespace dlas::plan {
@@ -72,6 +74,28 @@ class BatchNormStep : public Step {
   std::vector<float> scale_, shift_;
   int64_t batch_, channels_, plane_;
   const float* x_ = nullptr;
+  float* y_ = nullptr;
+};
+
+class BinaryStep : public Step {
+ public:
+  BinaryStep(const Node& n, BinaryOp op, Shape a, Shape b, Isa isa)
+      : a_name_(n.inputs[0]), b_name_(n.inputs[1]), y_name_(n.outputs[0]), op_(op),
+        as_(std::move(a)), bs_(std::move(b)), isa_(isa) {}
+  void bind(const Binder& b) override {
+    a_ = static_cast<const float*>(b.value(a_name_));
+    b_ = static_cast<const float*>(b.value(b_name_));
+    y_ = static_cast<float*>(b.value(y_name_));
+  }
+  void run(ThreadPool& pool) override { binary(isa_, op_, a_, as_, b_, bs_, y_, pool); }
+  std::string kernel() const override { return "fast"; }
+
+ private:
+  std::string a_name_, b_name_, y_name_;
+  BinaryOp op_;
+  Shape as_, bs_;
+  Isa isa_;
+  const float *a_ = nullptr, *b_ = nullptr;
   float* y_ = nullptr;
 };
 
@@ -146,15 +170,19 @@ std::unique_ptr<Step> lower_activation(const LowerContext& ctx) {
   return std::make_unique<EltwiseStep>(g, n, e, ctx.isa);
 }
 
-std::unique_ptr<Step> lower_add(const LowerContext& ctx) {
+std::unique_ptr<Step> lower_binary(const LowerContext& ctx) {
   const Node& n = ctx.node;
   const Graph& g = ctx.graph;
-  if (n.op != "Add" || n.inputs.size() != 2 || !is_f32(g, n.inputs[0])) return nullptr;
-  const Shape& y = g.value(n.outputs[0]).shape;
-  if (g.value(n.inputs[0]).shape != y || g.value(n.inputs[1]).shape != y) return nullptr;
-  Epilogue e;
-  e.residual = true;
-  return std::make_unique<EltwiseStep>(g, n, e, ctx.isa);
+  static const std::pair<const char*, BinaryOp> kOps[] = {
+      {"Add", BinaryOp::kAdd}, {"Sub", BinaryOp::kSub}, {"Mul", BinaryOp::kMul}, {"Div", BinaryOp::kDiv}};
+  const BinaryOp* op = nullptr;
+  for (const auto& [name, o] : kOps)
+    if (n.op == name) op = &o;
+  if (!op || n.inputs.size() != 2 || !is_f32(g, n.inputs[0]) || !is_f32(g, n.inputs[1])) return nullptr;
+  const Shape& a = g.value(n.inputs[0]).shape;
+  const Shape& b = g.value(n.inputs[1]).shape;
+  if (!binary_supported(a, b)) return nullptr;
+  return std::make_unique<BinaryStep>(n, *op, a, b, ctx.isa);
 }
 
 std::unique_ptr<Step> lower_copy(const LowerContext& ctx) {

@@ -23,7 +23,7 @@ namespace {
 using Lowering = std::unique_ptr<Step> (*)(const plan::LowerContext&);
 constexpr Lowering kLowerings[] = {
     plan::lower_conv, plan::lower_fc, plan::lower_batchnorm, plan::lower_activation,
-    plan::lower_add,  plan::lower_copy,      plan::lower_reference,
+    plan::lower_binary, plan::lower_pool, plan::lower_copy, plan::lower_reference,
 };
 
 struct AlignedBuffer {

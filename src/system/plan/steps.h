@@ -46,7 +46,8 @@ std::unique_ptr<Step> lower_conv(const LowerContext& ctx);
 std::unique_ptr<Step> lower_fc(const LowerContext& ctx);
 std::unique_ptr<Step> lower_batchnorm(const LowerContext& ctx);
 std::unique_ptr<Step> lower_activation(const LowerContext& ctx);
-std::unique_ptr<Step> lower_add(const LowerContext& ctx);
+std::unique_ptr<Step> lower_binary(const LowerContext& ctx);
+std::unique_ptr<Step> lower_pool(const LowerContext& ctx);
 std::unique_ptr<Step> lower_copy(const LowerContext& ctx);
 std::unique_ptr<Step> lower_reference(const LowerContext& ctx);  // throws kUnsupported
 

@@ -1,0 +1,71 @@
+// MaxPool / AveragePool (2-D, f32, explicit pads) and GlobalAveragePool -> fast pooling.
+#include "dlas/algo/pool.h"
+#include "system/plan/steps.h"
+
+namespace dlas::plan {
+namespace {
+
+class PoolStep : public Step {
+ public:
+  enum class Kind { kMax, kAverage, kGlobalAverage };
+  PoolStep(const Node& n, Kind kind, PoolProblem p, bool include_pad, Isa isa)
+      : x_name_(n.inputs[0]), y_name_(n.outputs[0]), kind_(kind), p_(p),
+        include_pad_(include_pad), isa_(isa) {}
+  void bind(const Binder& b) override {
+    x_ = static_cast<const float*>(b.value(x_name_));
+    y_ = static_cast<float*>(b.value(y_name_));
+  }
+  void run(ThreadPool& pool) override {
+    switch (kind_) {
+      case Kind::kMax: return max_pool(isa_, p_, x_, y_, pool);
+      case Kind::kAverage: return average_pool(isa_, p_, include_pad_, x_, y_, pool);
+      case Kind::kGlobalAverage:
+        return global_average_pool(isa_, p_.n * p_.c, p_.h * p_.w, x_, y_, pool);
+    }
+  }
+  std::string kernel() const override { return "fast"; }
+
+ private:
+  std::string x_name_, y_name_;
+  Kind kind_;
+  PoolProblem p_;
+  bool include_pad_;
+  Isa isa_;
+  const float* x_ = nullptr;
+  float* y_ = nullptr;
+};
+
+}  // namespace
+
+std::unique_ptr<Step> lower_pool(const LowerContext& ctx) {
+  const Node& n = ctx.node;
+  const Graph& g = ctx.graph;
+  const bool global = n.op == "GlobalAveragePool";
+  if ((n.op != "MaxPool" && n.op != "AveragePool" && !global) || n.outputs.size() != 1 ||
+      !is_f32(g, n.inputs[0]))
+    return nullptr;
+  const Shape& x = g.value(n.inputs[0]).shape;
+  const Shape& y = g.value(n.outputs[0]).shape;
+  if (x.size() != 4) return nullptr;
+  PoolProblem p;
+  p.n = x[0], p.c = x[1], p.h = x[2], p.w = x[3];
+  p.oh = y[2], p.ow = y[3];
+  if (global)
+    return std::make_unique<PoolStep>(n, PoolStep::Kind::kGlobalAverage, p, false, ctx.isa);
+  if (n.attr_string("auto_pad", "NOTSET") != "NOTSET") return nullptr;
+  const auto k = n.attr_ints("kernel_shape", {});
+  const auto s = n.attr_ints("strides", {1, 1});
+  const auto d = n.attr_ints("dilations", {1, 1});
+  const auto pads = n.attr_ints("pads", {0, 0, 0, 0});
+  if (k.size() != 2 || s.size() != 2 || d.size() != 2 || pads.size() != 4) return nullptr;
+  if (n.op == "AveragePool" && (d[0] != 1 || d[1] != 1)) return nullptr;
+  p.kh = k[0], p.kw = k[1], p.stride_h = s[0], p.stride_w = s[1], p.dil_h = d[0], p.dil_w = d[1];
+  p.pad_t = pads[0], p.pad_l = pads[1], p.pad_b = pads[2], p.pad_r = pads[3];
+  p.validate();
+  const bool include_pad = n.attr_int("count_include_pad", 0) != 0;
+  return std::make_unique<PoolStep>(
+      n, n.op == "MaxPool" ? PoolStep::Kind::kMax : PoolStep::Kind::kAverage, p, include_pad,
+      ctx.isa);
+}
+
+}  // namespace dlas::plan
