@@ -173,6 +173,34 @@ TEST(OnednnBackend, SmallGraphMatchesReference) {
   expect_close(got[1], want[1], 16 * FLT_EPSILON * 8, "matmul output");
 }
 
+// y = relu(conv(x) + x): the residual is the convolution's own input, so the sum post-op
+// must not write into x's buffer in place while the convolution still reads it.
+TEST(OnednnBackend, ResidualOfTheConvInput) {
+  Graph g;
+  g.inputs = {{"x", DType::kF32, {1, 8, 5, 5}}};
+  g.initializers["w0"] = seeded_input({8, 8, 1, 1}, 2);
+  g.initializers["w"] = seeded_input({8, 8, 3, 3}, 3);
+  g.initializers["b"] = seeded_input({8}, 4);
+  g.nodes = {
+      // A convolution produces xr, so it is in the blocked layout the sum writes.
+      Node{"pre", "Conv", {"x", "w0"}, {"xr"}, {}},
+      Node{"conv", "Conv", {"xr", "w", "b"}, {"c"}, {{"pads", std::vector<int64_t>{1, 1, 1, 1}}}},
+      Node{"add", "Add", {"c", "xr"}, {"s"}, {}},
+      Node{"relu", "Relu", {"s"}, {"y"}, {}},
+  };
+  g.outputs = {"y"};
+  g.infer();
+  const Tensor x = seeded_input({1, 8, 5, 5}, 5);
+  const Tensor want = ReferenceExecutor(g).run({x}).at(0);
+  OnednnExecutor exec(g, 1);
+  const std::vector<std::string> plan = exec.describe();
+  EXPECT_TRUE(std::any_of(plan.begin(), plan.end(), [](const std::string& s) {
+    return s.find("conv conv+Add+Relu") == 0;
+  })) << "the Add and Relu were not fused";
+  for (int run = 0; run < 2; ++run)
+    expect_close(exec.run({x}).at(0), want, 16 * FLT_EPSILON * std::sqrt(72.0), "conv + x");
+}
+
 TEST(OnednnBackend, UnsupportedOpNamesTheNode) {
   Graph g;
   g.inputs = {{"x", DType::kF32, {1, 4}}};

@@ -344,11 +344,13 @@ class Lowering {
 
   // Destination for a primitive whose chain may end in a sum post-op: the residual's own
   // buffer when nothing else reads it later (in place), else a copy of it made just before.
-  memory dst_for(const std::vector<PostOp>& ops, const memory::desc& dst_desc) {
+  // `src` is the primitive's own input: never its destination too (y = conv(x) + x).
+  memory dst_for(const std::vector<PostOp>& ops, const memory::desc& dst_desc,
+                 const std::string& src) {
     for (const PostOp& op : ops) {
       if (!op.sum) continue;
       const std::string& r = op.residual;
-      bool free = !no_overwrite_.count(r) && !graph_outputs_.count(r);
+      bool free = r != src && !no_overwrite_.count(r) && !graph_outputs_.count(r);
       for (size_t k : consumers_.at(r))
         if (!done_[k] && std::find(op.nodes.begin(), op.nodes.end(), k) == op.nodes.end())
           free = false;
@@ -499,7 +501,7 @@ class Lowering {
       std::memcpy(bm.get_data_handle(), bias.data(), bias.size() * sizeof(float));
     }
     const std::string out_name = finish_chain(cur, ops);
-    memory dst = dst_for(ops, pd.dst_desc());
+    memory dst = dst_for(ops, pd.dst_desc(), n.inputs[0]);
     std::string what = "conv " + n.name + (bn_nodes.empty() ? "" : "+BatchNormalization") +
                        chain_names(g_, ops) + impl_of(pd);
     add_step(
@@ -561,7 +563,7 @@ class Lowering {
         std::memcpy(bm.get_data_handle(), bias.data(), bias.size() * sizeof(float));
       }
       const std::string out_name = finish_chain(n.outputs[0], ops);
-      memory dst = dst_for(ops, pd.dst_desc());
+      memory dst = dst_for(ops, pd.dst_desc(), n.inputs[0]);
       add_step(
           dnnl::inner_product_forward(pd),
           {{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, wm}, {DNNL_ARG_BIAS, bm}, {DNNL_ARG_DST, dst}},
