@@ -12,6 +12,7 @@
 
 #include "cli.h"
 #include "dlas/core/error.h"
+#include "dlas/system/onednn_backend.h"
 
 namespace dlas::cli {
 namespace {
@@ -21,6 +22,7 @@ struct BenchArgs {
   double min_repeat_ms = 0;
   bool json = false;
   uint64_t input_seed = 0;
+  std::string backend = "dlas";
 };
 
 double ms_since(std::chrono::steady_clock::time_point t0) {
@@ -50,29 +52,57 @@ void add_bench_command(CLI::App& app, Action& run) {
   cmd->add_option("--min-repeat-ms", b->min_repeat_ms,
                   "grow --number until one repeat lasts at least this long")->default_val(0)->check(CLI::Range(0.0, 1e6));
   cmd->add_option("--input-seed", b->input_seed, "seed of the random input");
+  cmd->add_option("--backend", b->backend,
+                  "dlas (the compiled engine) or onednn (each layer a oneDNN primitive; "
+                  "--conv-algo/--layers/--isa do not apply)")
+      ->default_val("dlas")
+      ->check(CLI::IsMember({"dlas", "onednn"}));
   cmd->add_flag("--json", b->json, "print one JSON object");
   cmd->callback([&run, model, engine, b] {
     run = [model, engine, b] {
       const Graph g = load_model_from_args(*model);
       const PlanOptions options = plan_options_from_args(*engine);
       auto t0 = std::chrono::steady_clock::now();
-      Plan plan(g, options);
+      // The measured thing: the compiled plan, or the oneDNN backend on the same graph.
+      std::unique_ptr<Plan> plan;
+      std::unique_ptr<OnednnExecutor> onednn;
+      if (b->backend == "onednn")
+        onednn = std::make_unique<OnednnExecutor>(g, std::max(1, options.threads));
+      else
+        plan = std::make_unique<Plan>(g, options);
       const double compile_ms = ms_since(t0);
-      const Variant variant = variant_from_args(*model, *engine, plan);
+      Variant variant;
+      if (plan) {
+        variant = variant_from_args(*model, *engine, *plan);
+      } else {
+        variant.model = model->model;
+        variant.batch = model->batch;
+        variant.backend = "onednn";
+        variant.conv_algo = "onednn";
+        variant.opt_level = 0;
+        variant.isa = "onednn";
+        variant.threads = onednn->threads();
+      }
       std::vector<Tensor> in;
-      for (size_t i = 0; i < plan.graph().inputs.size(); ++i)
-        in.push_back(random_input(plan.graph().inputs[i], b->input_seed + i));
-      std::vector<Tensor> out = plan.make_outputs();
+      for (size_t i = 0; i < g.inputs.size(); ++i)
+        in.push_back(random_input(g.inputs[i], b->input_seed + i));
+      std::vector<Tensor> out = plan ? plan->make_outputs() : std::vector<Tensor>{};
+      auto run_once = [&] {
+        if (plan)
+          plan->run_into(in, out);
+        else
+          out = onednn->run(in);
+      };
 
       t0 = std::chrono::steady_clock::now();
-      plan.run_into(in, out);
+      run_once();
       const double first_ms = ms_since(t0);
-      for (int i = 0; i < b->warmup; ++i) plan.run_into(in, out);
+      for (int i = 0; i < b->warmup; ++i) run_once();
       int number = b->number;
       if (b->min_repeat_ms > 0) {  // TVM's rule: scale number so one repeat lasts min_repeat_ms
         for (;;) {
           t0 = std::chrono::steady_clock::now();
-          for (int i = 0; i < number; ++i) plan.run_into(in, out);
+          for (int i = 0; i < number; ++i) run_once();
           const double ms = ms_since(t0);
           if (ms >= b->min_repeat_ms || number >= (1 << 20)) break;
           number = std::max(number * 2, static_cast<int>(number * b->min_repeat_ms / std::max(ms, 1e-3) * 1.1));
@@ -84,7 +114,7 @@ void add_bench_command(CLI::App& app, Action& run) {
       auto last_report = std::chrono::steady_clock::now();
       for (int r = 0; r < b->repeat; ++r) {
         t0 = std::chrono::steady_clock::now();
-        for (int i = 0; i < number; ++i) plan.run_into(in, out);
+        for (int i = 0; i < number; ++i) run_once();
         times.push_back(ms_since(t0) / number);
         if (tty && ms_since(last_report) > 250) {
           last_report = std::chrono::steady_clock::now();
@@ -100,8 +130,8 @@ void add_bench_command(CLI::App& app, Action& run) {
       const double std_ms = times.size() > 1 ? std::sqrt(var / static_cast<double>(times.size() - 1)) : 0.0;
       const double cv = mean > 0 ? std_ms / mean : 0.0;
       const double median = percentile(times, 0.5);
-      const int64_t macs = plan.graph().macs();
-      const MemoryReport mem = plan.memory();
+      const int64_t macs = plan ? plan->graph().macs() : g.macs();
+      const MemoryReport mem = plan ? plan->memory() : MemoryReport{};
       if (cv > 0.05)
         std::fprintf(stderr,
                      "warning: CV %.1f%% > 5%%: the machine is noisy; use more --repeat or "
@@ -124,9 +154,10 @@ void add_bench_command(CLI::App& app, Action& run) {
       j["repeat"] = b->repeat;
       j["number"] = number;
       j["warmup"] = b->warmup;
-      j["threads"] = plan.threads();
+      j["threads"] = variant.threads;
+      j["backend"] = b->backend;
       j["batch"] = model->batch;
-      j["isa"] = isa_name(plan.isa());
+      j["isa"] = variant.isa;
       j["isa_emulated"] = variant.isa_emulated;
       j["macs"] = macs;
       j["gflops"] = 2.0 * static_cast<double>(macs) / (median * 1e6);
@@ -144,7 +175,8 @@ void add_bench_command(CLI::App& app, Action& run) {
                   j["p10_ms"].get<double>(), j["p90_ms"].get<double>(), std_ms, cv * 100);
       std::printf("first run %.3f ms, compile %.1f ms, %d repeats x %d runs, %.1f GFLOP/s\n",
                   first_ms, compile_ms, b->repeat, number, j["gflops"].get<double>());
-      std::printf("memory: activations %.2f MiB (unplanned %.2f), weights %.2f MiB (packed %.2f), "
+      if (plan)
+        std::printf("memory: activations %.2f MiB (unplanned %.2f), weights %.2f MiB (packed %.2f), "
                   "workspace %.2f MiB\n",
                   mem.arena_bytes / 1048576.0, mem.unplanned_bytes / 1048576.0,
                   mem.weight_bytes / 1048576.0, mem.packed_weight_bytes / 1048576.0,

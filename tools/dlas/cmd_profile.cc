@@ -7,6 +7,7 @@
 
 #include "cli.h"
 #include "dlas/core/error.h"
+#include "dlas/hw/peak.h"
 
 namespace dlas::cli {
 
@@ -38,8 +39,11 @@ void add_profile_command(CLI::App& app, Action& run) {
       const auto& steps = plan.steps();
       double total = 0;
       for (double& s : sec) total += (s /= *repeat);
+      // % of the measured peak of this ISA path at this thread count (dlas hw --peak).
+      const double peak_gflops = peak().gflops(plan.isa(), plan.threads());
       nlohmann::ordered_json j;
       j["variant"] = variant.str();
+      j["peak_gflops"] = peak_gflops;
       j["total_ms"] = total * 1e3;
       j["steps"] = nlohmann::json::array();
       for (size_t i = 0; i < steps.size(); ++i) {
@@ -53,6 +57,7 @@ void add_profile_command(CLI::App& app, Action& run) {
         e["ms"] = sec[i] * 1e3;
         e["gflops"] = sec[i] > 0 ? 2.0 * static_cast<double>(s.macs) / sec[i] / 1e9 : 0.0;
         e["share"] = total > 0 ? sec[i] / total : 0.0;
+        e["peak_pct"] = peak_gflops > 0 ? 100.0 * e["gflops"].get<double>() / peak_gflops : 0.0;
         j["steps"].push_back(e);
       }
       if (*json) {
@@ -66,17 +71,20 @@ void add_profile_command(CLI::App& app, Action& run) {
         order.resize(std::min<size_t>(order.size(), static_cast<size_t>(*top)));
       }
       std::printf("%s\n", variant.str().c_str());
-      std::printf("%-36s %-18s %-13s %12s %9s %8s %6s  %s\n", "node", "op", "kernel", "MACs", "ms",
-                  "GFLOP/s", "share", "knobs");
+      std::printf("%-36s %-18s %-13s %12s %9s %8s %6s %6s  %s\n", "node", "op", "kernel", "MACs",
+                  "ms", "GFLOP/s", "%peak", "share", "knobs");
       for (size_t i : order) {
         const auto& e = j["steps"][i];
-        std::printf("%-36.36s %-18.18s %-13.13s %12s %9.3f %8.1f %5.1f%%  %s\n", steps[i].node.c_str(),
-                    steps[i].op.c_str(), steps[i].kernel.c_str(), with_commas(steps[i].macs).c_str(),
-                    e["ms"].get<double>(), e["gflops"].get<double>(), e["share"].get<double>() * 100,
-                    steps[i].knobs.c_str());
+        std::printf("%-36.36s %-18.18s %-13.13s %12s %9.3f %8.1f %5.1f%% %5.1f%%  %s\n",
+                    steps[i].node.c_str(), steps[i].op.c_str(), steps[i].kernel.c_str(),
+                    with_commas(steps[i].macs).c_str(), e["ms"].get<double>(),
+                    e["gflops"].get<double>(), e["peak_pct"].get<double>(),
+                    e["share"].get<double>() * 100, steps[i].knobs.c_str());
       }
-      std::printf("total %.3f ms over %zu steps, %.1f GFLOP/s\n", total * 1e3, steps.size(),
-                  2.0 * static_cast<double>(plan.graph().macs()) / total / 1e9);
+      std::printf("total %.3f ms over %zu steps, %.1f GFLOP/s (measured peak %.1f GFLOP/s on %s x%d)\n",
+                  total * 1e3, steps.size(),
+                  2.0 * static_cast<double>(plan.graph().macs()) / total / 1e9, peak_gflops,
+                  isa_name(plan.isa()), plan.threads());
       return 0;
     };
   });
