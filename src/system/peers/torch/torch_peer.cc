@@ -222,6 +222,21 @@ Outputs op_conv(const NodeCall& c) {
                           std::vector<int64_t>(n, 0), c.attr_int("group", 1))};
 }
 
+// dlas's FusedConv: act(conv(x, w) + b + residual).
+Outputs op_fused_conv(const NodeCall& c) {
+  at::Tensor y = op_conv(c)[0];
+  if (c.has(3)) y = y + c.in(3);
+  const std::string act = c.attr_string("activation", "none");
+  const std::vector<float> p = c.node().attr_floats("activation_params", {});
+  if (act == "relu") return {at::relu(y)};
+  if (act == "clip") return {at::clamp_max(at::clamp_min(y, p.at(0)), p.at(1))};
+  if (act == "sigmoid") return {at::sigmoid(y)};
+  if (act == "silu") return {y * at::sigmoid(y)};
+  if (act == "hardsigmoid") return {at::clamp(y * p.at(0) + p.at(1), 0.0, 1.0)};
+  if (act == "hardswish") return {at::hardswish(y)};
+  return {y};
+}
+
 Outputs op_conv_transpose(const NodeCall& c) {
   const at::Tensor& x = c.in(0);
   const at::Tensor& w = c.in(1);
@@ -1106,6 +1121,7 @@ at::Tensor t_atanh(const at::Tensor& x) { return at::atanh(x); }
 const std::unordered_map<std::string_view, OpFn>& op_table() {
   static const std::unordered_map<std::string_view, OpFn> table = {
       {"Conv", op_conv},
+      {"FusedConv", op_fused_conv},
       {"ConvTranspose", op_conv_transpose},
       {"BatchNormalization", op_batch_norm},
       {"InstanceNormalization", op_instance_norm},
