@@ -32,7 +32,7 @@ constexpr int64_t kParallelTiles = 0;     // each thread runs whole tile blocks
 constexpr int64_t kParallelChannels = 1;  // all threads share each block, split over C/K
 // Per-pass target for V + M (Zen3/Skylake-SP L2 is 512 KiB-1 MiB; half leaves room for U).
 constexpr int64_t kBlockBytes = 256 << 10;
-constexpr int64_t kMaxNr = 64;  // tile coordinates of one panel live on the stack
+constexpr int64_t kMaxNr = 256;  // tile coordinates of one panel live on the stack
 constexpr int64_t kTileBlocks[] = {8, 16, 32, 64, 128, 256};
 
 int64_t round_up(int64_t x, int64_t m) { return (x + m - 1) / m * m; }
