@@ -80,6 +80,19 @@ TEST(WinogradConv, BothVariantsBothParallelAxesTwoThreads) {
         }
 }
 
+TEST(WinogradConv, EveryGemmUkernel) {
+  const ConvProblem p = generated_conv_problems()[2];  // 17 -> 23: K and C tails
+  for (Isa isa : supported_isas()) {
+    const KnobSpace space = algo().knob_space(p, isa);
+    for (int64_t u : space.find("ukernel")->values)
+      for (int64_t m : {2, 4}) {
+        Knobs k = algo().default_knobs(p, isa);
+        k["ukernel"] = u, k["variant"] = m;
+        ConvTester().problem(p).test(algo(), isa, k);
+      }
+  }
+}
+
 TEST(WinogradConv, Epilogues) {
   ConvProblem base = generated_conv_problems()[1];  // 16->16, 9x11, pad 1
   for (Isa isa : supported_isas())
