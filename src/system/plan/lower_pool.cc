@@ -63,6 +63,11 @@ std::unique_ptr<Step> lower_pool(const LowerContext& ctx) {
   p.pad_t = pads[0], p.pad_l = pads[1], p.pad_b = pads[2], p.pad_r = pads[3];
   p.validate();
   const bool include_pad = n.attr_int("count_include_pad", 0) != 0;
+  // A window covering the whole unpadded plane once (kuangliu's avg_pool2d(out, 4) at
+  // the end of the CIFAR models) is a global average: one pass per plane, no window setup.
+  if (n.op == "AveragePool" && p.kh == p.h && p.kw == p.w && p.oh == 1 && p.ow == 1 &&
+      p.pad_t == 0 && p.pad_l == 0 && p.pad_b == 0 && p.pad_r == 0)
+    return std::make_unique<PoolStep>(n, PoolStep::Kind::kGlobalAverage, p, false, ctx.isa);
   return std::make_unique<PoolStep>(
       n, n.op == "MaxPool" ? PoolStep::Kind::kMax : PoolStep::Kind::kAverage, p, include_pad,
       ctx.isa);
