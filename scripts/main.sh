@@ -8,3 +8,4 @@ BUILD_DIR=${DLAS_BUILD_DIR:-build}
 MODEL=${1:-resnet18-cifar}
 "$BUILD_DIR/bin/dlas" info "$MODEL"
 "$BUILD_DIR/bin/dlas" run "$MODEL" --seed 1
+"$BUILD_DIR/bin/dlas" bench "$MODEL" --seed 1 --threads "${DLAS_THREADS:-0}" --repeat 50
