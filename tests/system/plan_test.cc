@@ -112,6 +112,23 @@ INSTANTIATE_TEST_SUITE_P(Zoo, PlanZoo,
                            return s;
                          });
 
+TEST(PlanBatch, BatchAboveOneMatchesTheReferenceForEveryAlgorithm) {
+  for (const char* model : {"mobilenetv2-cifar", "resnet18-cifar"}) {
+    const Graph g = build_zoo_model(model, {.batch = 2});
+    const auto in = seeded_inputs(g);
+    const auto want = ReferenceExecutor(g).run(in);
+    std::vector<std::string> algos = {"auto"};
+    for (const ConvAlgorithm* a : conv_algorithms()) algos.emplace_back(a->name());
+    for (const std::string& algo : algos) {
+      PlanOptions o;
+      o.conv_algo = algo;
+      o.threads = 2;
+      Plan plan(g, o);
+      expect_close(g, plan.run(in), want, std::string(model) + " batch 2 --conv-algo " + algo);
+    }
+  }
+}
+
 TEST(PlanPasses, ResNet18CifarFusesEveryBatchNormResidualAndRelu) {
   Graph g = build_zoo_model("resnet18-cifar");
   const PassReport r = optimize_graph(g, 3);
