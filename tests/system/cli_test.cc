@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -61,7 +62,8 @@ class Cli : public ::testing::Test {
 
 TEST_F(Cli, HelpAndVersion) {
   for (const char* c :
-       {"--help", "zoo --help", "info --help", "run --help", "export --help", "hw --help"}) {
+       {"--help", "zoo --help", "info --help", "run --help", "export --help", "hw --help",
+        "bench --help", "profile --help"}) {
     Result r = dlas(c);
     EXPECT_EQ(r.code, 0) << c;
     EXPECT_NE(r.out.find("Usage"), std::string::npos) << c;
@@ -206,6 +208,69 @@ TEST_F(Cli, ExportFailureLeavesNoFile) {
   EXPECT_EQ(dlas("export resnet18-cifar -o " + path("nodir/m.onnx")).code, 2);
   EXPECT_FALSE(fs::exists(path("nodir")));
   EXPECT_EQ(file_count(), 0u);
+}
+
+TEST_F(Cli, BenchJsonHasTheContractKeys) {
+  Result r = dlas("bench mobilenetv1-cifar --repeat 5 --warmup 1 --threads 2 --json");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  for (const char* k : {"median_ms", "mean_ms", "min_ms", "max_ms", "p10_ms", "p90_ms", "cv",
+                        "first_ms", "repeat", "threads", "variant", "arena_bytes", "gflops"})
+    EXPECT_TRUE(j.contains(k)) << k;
+  EXPECT_EQ(j["repeat"], 5);
+  EXPECT_EQ(j["threads"], 2);
+  EXPECT_LE(j["min_ms"].get<double>(), j["median_ms"].get<double>());
+  EXPECT_LE(j["median_ms"].get<double>(), j["max_ms"].get<double>());
+  EXPECT_NE(j["variant"].get<std::string>().find("model=mobilenetv1-cifar"), std::string::npos);
+  Result o = dlas("bench mobilenetv1-cifar --repeat 2 --backend onednn --json");
+  ASSERT_EQ(o.code, 0) << o.err;
+  EXPECT_EQ(nlohmann::json::parse(o.out)["backend"], "onednn");
+}
+
+TEST_F(Cli, ProfileListsEveryStepWithItsKernel) {
+  Result r = dlas("profile resnet18-cifar --repeat 1 --conv-algo gemm --json");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  int convs = 0;
+  for (const auto& s : j["steps"]) {
+    if (s["op"] == "FusedConv" || s["op"] == "Conv") {
+      ++convs;
+      EXPECT_EQ(s["kernel"], "gemm") << s["node"];
+      EXPECT_FALSE(s["knobs"].get<std::string>().empty());
+    }
+  }
+  EXPECT_EQ(convs, 20);
+}
+
+TEST_F(Cli, EngineFlagErrorsExitTwo) {
+  EXPECT_EQ(dlas("bench resnet18-cifar --conv-algo bogus --repeat 1").code, 2);
+  EXPECT_EQ(dlas("bench resnet18-cifar --opt-level 7 --repeat 1").code, 2);
+  EXPECT_EQ(dlas("run resnet18-cifar --isa neon").code, 2);
+  {
+    std::ofstream f(path("layers.json"));
+    f << R"({"conv1": {"algo": "winograd", "knobs": {"variant": 3}}})";
+  }
+  Result r = dlas("run resnet18-cifar --layers " + path("layers.json"));
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("variant"), std::string::npos) << r.err;
+  {
+    std::ofstream f(path("layers.json"));
+    f << R"({"layer1.0.conv1": {"algo": "winograd", "knobs": {}}})";
+  }
+  EXPECT_EQ(dlas("run resnet18-cifar --layers " + path("layers.json")).code, 0);
+}
+
+TEST_F(Cli, RunOnTheEngineMatchesTheReference) {
+  ASSERT_EQ(dlas("run mobilenetv2-cifar --output " + path("a.npy")).code, 0);
+  ASSERT_EQ(dlas("run mobilenetv2-cifar --reference --output " + path("b.npy")).code, 0);
+  const Tensor a = read_npy(path("a.npy")), b = read_npy(path("b.npy"));
+  ASSERT_EQ(a.shape(), b.shape());
+  double scale = 0, worst = 0;
+  for (int64_t i = 0; i < a.numel(); ++i) {
+    scale = std::max(scale, std::fabs(double(b.data<float>()[i])));
+    worst = std::max(worst, std::fabs(double(a.data<float>()[i]) - b.data<float>()[i]));
+  }
+  EXPECT_LE(worst, 1e-4 * std::max(1.0, scale));
 }
 
 }  // namespace
