@@ -80,7 +80,8 @@ void run_conv(benchmark::State& state, const dlas::ConvAlgorithm* algo, dlas::Co
     benchmark::ClobberMemory();
   }
   const double flops = 2.0 * static_cast<double>(p.macs());
-  state.counters["FLOPS"] = benchmark::Counter(flops, benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["FLOPS"] =
+      benchmark::Counter(flops, benchmark::Counter::kIsIterationInvariantRate);
   if (peak_gflops > 0)
     state.counters["peak_pct"] = benchmark::Counter(100.0 * flops / (peak_gflops * 1e9),
                                                     benchmark::Counter::kIsIterationInvariantRate);

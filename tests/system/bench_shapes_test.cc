@@ -40,7 +40,8 @@ TEST_P(BenchShapesTest, CommittedListIsCurrent) {
   for (const ConvLayer& l : layers) layer_macs += l.problem.macs();
   EXPECT_EQ(count, static_cast<int64_t>(layers.size()));
   EXPECT_EQ(macs, layer_macs);
-  EXPECT_EQ(format_conv_shape_list(parsed, {}), format_conv_shape_list(unique_conv_shapes(layers), {}));
+  EXPECT_EQ(format_conv_shape_list(parsed, {}),
+            format_conv_shape_list(unique_conv_shapes(layers), {}));
 }
 
 std::vector<std::string> zoo_names() {
@@ -66,9 +67,9 @@ TEST(BenchShapes, ConvMacsMatchGraph) {
   int64_t macs = 0;
   for (const ConvLayer& l : layers) {
     macs += l.problem.macs();
-    EXPECT_EQ(l.problem.macs(), g.node_macs(*std::find_if(
-                                    g.nodes.begin(), g.nodes.end(),
-                                    [&](const Node& n) { return n.name == l.node; })));
+    EXPECT_EQ(l.problem.macs(),
+              g.node_macs(*std::find_if(g.nodes.begin(), g.nodes.end(),
+                                        [&](const Node& n) { return n.name == l.node; })));
   }
   EXPECT_GT(macs, 0);
   EXPECT_LT(macs, g.macs());
