@@ -1,0 +1,154 @@
+// Conv microbenchmarks: every algorithm of conv_algorithms() on every layer shape of the
+// zoo models (bench/shapes/<model>.txt, written by dlas_gen_shapes) it supports. One
+// benchmark per (algorithm, model, shape), named <algo>/<model>/<key>: prepared once with
+// the algorithm's default knobs on active_isa(), then PreparedConv::run in the timed loop
+// (no bias, no epilogue: the key is the shape only). Counters: FLOPS (2 x MACs per second
+// of wall time) and peak_pct (FLOPS as % of peak().gflops(isa, threads), the measured
+// FMA peak of `dlas hw --peak`).
+//
+//   build/dlas_bench_conv --benchmark_filter='winograd/resnet18-cifar'
+//   DLAS_BENCH_THREADS=2 DLAS_ISA=avx2 build/dlas_bench_conv --benchmark_filter='^gemm/'
+//
+// Environment: DLAS_BENCH_THREADS (pool threads, default 1), DLAS_ISA (lower the ISA path),
+// DLAS_BENCH_SHAPES (directory of *.txt shape lists, default the source tree's bench/shapes).
+#include <benchmark/benchmark.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "dlas/algo/conv.h"
+#include "dlas/core/error.h"
+#include "dlas/hw/isa.h"
+#include "dlas/hw/peak.h"
+#include "dlas/hw/thread_pool.h"
+#include "dlas/system/conv_shapes.h"
+
+namespace {
+
+struct FreeDeleter {
+  void operator()(void* p) const { std::free(p); }
+};
+using Buffer = std::unique_ptr<float[], FreeDeleter>;
+
+// 64-byte aligned (the workspace contract), rounded up to whole cache lines.
+Buffer make_buffer(size_t bytes) {
+  const size_t rounded = std::max<size_t>(64, (bytes + 63) / 64 * 64);
+  return Buffer(static_cast<float*>(std::aligned_alloc(64, rounded)));
+}
+
+Buffer random_buffer(size_t count, uint32_t seed) {
+  Buffer b = make_buffer(count * sizeof(float));
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> dist(-1.f, 1.f);
+  for (size_t i = 0; i < count; ++i) b[i] = dist(rng);
+  return b;
+}
+
+int bench_threads() {
+  const char* s = std::getenv("DLAS_BENCH_THREADS");
+  const int t = s ? std::atoi(s) : 1;
+  return t > 0 ? t : 1;
+}
+
+void run_conv(benchmark::State& state, const dlas::ConvAlgorithm* algo, dlas::ConvProblem p,
+              int threads) {
+  const dlas::Isa isa = dlas::active_isa();
+  dlas::ThreadPool pool(threads);
+  const Buffer in = random_buffer(static_cast<size_t>(p.n * p.c * p.h * p.w), 1);
+  const Buffer weights = random_buffer(static_cast<size_t>(p.weight_count()), 2);
+  const Buffer out = make_buffer(static_cast<size_t>(p.n * p.k * p.oh() * p.ow()) * sizeof(float));
+  std::unique_ptr<dlas::PreparedConv> prepared;
+  try {
+    prepared = algo->prepare(p, weights.get(), nullptr, algo->default_knobs(p, isa), isa);
+  } catch (const dlas::Error& e) {
+    state.SkipWithError(e.what());
+    return;
+  }
+  const Buffer ws = make_buffer(prepared->workspace_bytes(threads));
+  // Measured once per process, outside the timed loop (about 1-2 s).
+  const double peak_gflops = dlas::peak().gflops(isa, threads);
+  // Wall time of the timed loop, for peak_pct (Google Benchmark keeps its own timer private).
+  const auto start = std::chrono::steady_clock::now();
+  for (auto _ : state) {
+    prepared->run(in.get(), out.get(), nullptr, ws.get(), pool);
+    benchmark::ClobberMemory();
+  }
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const double flops = 2.0 * static_cast<double>(p.macs());
+  state.counters["FLOPS"] =
+      benchmark::Counter(flops, benchmark::Counter::kIsIterationInvariantRate);
+  if (peak_gflops > 0 && seconds > 0)
+    state.counters["peak_pct"] =
+        100.0 * flops * static_cast<double>(state.iterations()) / seconds / (peak_gflops * 1e9);
+}
+
+std::string read_file(const std::filesystem::path& path) {
+  std::ifstream f(path, std::ios::binary);
+  std::ostringstream s;
+  s << f.rdbuf();
+  return s.str();
+}
+
+// Registers <algo>/<model>/<key> for every shape list in `dir` (sorted by file name).
+int register_benchmarks(const std::filesystem::path& dir, int threads) {
+  std::vector<std::filesystem::path> files;
+  for (const auto& entry : std::filesystem::directory_iterator(dir))
+    if (entry.path().extension() == ".txt") files.push_back(entry.path());
+  std::sort(files.begin(), files.end());
+  int registered = 0;
+  for (const auto& file : files) {
+    const std::string model = file.stem().string();
+    std::vector<dlas::ConvShape> shapes;
+    try {
+      shapes = dlas::parse_conv_shape_list(read_file(file));
+    } catch (const dlas::Error& e) {
+      std::fprintf(stderr, "dlas_bench_conv: %s: %s\n", file.c_str(), e.what());
+      std::exit(1);
+    }
+    for (const dlas::ConvAlgorithm* algo : dlas::conv_algorithms()) {
+      for (const dlas::ConvShape& s : shapes) {
+        if (!algo->supports(s.problem)) continue;
+        const std::string name = std::string(algo->name()) + "/" + model + "/" + s.problem.key();
+        benchmark::RegisterBenchmark(name.c_str(), run_conv, algo, s.problem, threads)
+            ->UseRealTime()  // the pool's workers do the work: CPU time of this thread is not it
+            ->Unit(benchmark::kMicrosecond);
+        ++registered;
+      }
+    }
+  }
+  return registered;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const char* env_dir = std::getenv("DLAS_BENCH_SHAPES");
+  const std::filesystem::path dir = env_dir ? env_dir : DLAS_SOURCE_DIR "/bench/shapes";
+  const int threads = bench_threads();
+  std::error_code ec;
+  if (!std::filesystem::is_directory(dir, ec)) {
+    std::fprintf(stderr, "dlas_bench_conv: no shape lists in %s (set DLAS_BENCH_SHAPES)\n",
+                 dir.c_str());
+    return 1;
+  }
+  register_benchmarks(dir, threads);
+  benchmark::AddCustomContext("dlas_isa", std::string(dlas::isa_name(dlas::active_isa())) +
+                                              (dlas::isa_emulated() ? " (emulated)" : ""));
+  benchmark::AddCustomContext("dlas_threads", std::to_string(threads));
+  benchmark::AddCustomContext("dlas_shapes", dir.string());
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}
