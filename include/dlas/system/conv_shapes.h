@@ -4,6 +4,7 @@
 // Kept out of dlas/algo/conv.h so the algorithm layer does not depend on the graph IR.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -17,6 +18,11 @@ struct ConvLayer {
   std::string node;  // node name
   ConvProblem problem;
 };
+
+// The ConvProblem of one 2-D Conv / FusedConv node with a 4-D input, a constant 4-D
+// weight and explicit pads (auto_pad NOTSET), carrying bias and the fused epilogue;
+// nullopt for any other node. The Plan lowers convolutions through it.
+std::optional<ConvProblem> conv_problem_of(const Graph& graph, const Node& node);
 
 // Every 2-D Conv / FusedConv node of an inferred graph with a 4-D input and a constant
 // 4-D weight, in node order. The problem carries bias and the fused epilogue, as the

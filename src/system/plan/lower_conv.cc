@@ -1,6 +1,7 @@
 // Conv / FusedConv (2-D, f32, constant weights) -> a prepared convolution algorithm.
 #include "dlas/algo/conv.h"
 #include "dlas/core/error.h"
+#include "dlas/system/conv_shapes.h"
 #include "system/plan/steps.h"
 
 namespace dlas::plan {
@@ -40,29 +41,14 @@ std::unique_ptr<Step> lower_conv(const LowerContext& ctx) {
   const Node& n = ctx.node;
   const Graph& g = ctx.graph;
   if (n.op != "Conv" && n.op != "FusedConv") return nullptr;
-  const ValueInfo& x = g.value(n.inputs[0]);
+  const std::optional<ConvProblem> problem = conv_problem_of(g, n);
+  if (!problem || g.value(n.inputs[0]).dtype != DType::kF32) return nullptr;
+  const ConvProblem& p = *problem;
   const Tensor* w = g.constant(n.inputs[1]);
-  const bool has_bias = n.inputs.size() > 2 && !n.inputs[2].empty();
-  const Tensor* b = has_bias ? g.constant(n.inputs[2]) : nullptr;
-  if (x.dtype != DType::kF32 || x.shape.size() != 4 || !w || w->dtype() != DType::kF32 ||
-      (has_bias && (!b || b->dtype() != DType::kF32)) || n.attr_string("auto_pad", "NOTSET") != "NOTSET")
+  const Tensor* b = p.has_bias ? g.constant(n.inputs[2]) : nullptr;
+  if (w->dtype() != DType::kF32 || (p.has_bias && (!b || b->dtype() != DType::kF32)))
     return nullptr;
   const Shape& y = g.value(n.outputs[0]).shape;
-  ConvProblem p;
-  p.n = x.shape[0], p.c = x.shape[1], p.h = x.shape[2], p.w = x.shape[3];
-  p.k = w->dim(0), p.kh = w->dim(2), p.kw = w->dim(3);
-  const auto strides = n.attr_ints("strides", {1, 1});
-  const auto dil = n.attr_ints("dilations", {1, 1});
-  const auto pads = n.attr_ints("pads", {0, 0, 0, 0});
-  p.stride_h = strides[0], p.stride_w = strides[1];
-  p.dil_h = dil[0], p.dil_w = dil[1];
-  p.pad_t = pads[0], p.pad_l = pads[1], p.pad_b = pads[2], p.pad_r = pads[3];
-  p.groups = n.attr_int("group", 1);
-  p.has_bias = has_bias;
-  p.epilogue.act = parse_activation(n.attr_string("activation", "none"));
-  const auto params = n.attr_floats("activation_params", {});
-  if (params.size() == 2) p.epilogue.p0 = params[0], p.epilogue.p1 = params[1];
-  p.epilogue.residual = n.inputs.size() > 3 && !n.inputs[3].empty();
   DLAS_CHECK(p.oh() == y[2] && p.ow() == y[3], ErrorKind::kInternal, n.label(),
              ": conv geometry disagrees with inference");
 
