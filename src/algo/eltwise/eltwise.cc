@@ -5,23 +5,19 @@
 #include <algorithm>
 
 #include "algo/eltwise/f32_vbinary.h"
+#include "algo/microkernels/isa_dispatch.h"
 #include "dlas/hw/thread_pool.h"
 
 namespace dlas {
 
 namespace ukernel {
 const F32VBinaryKernels& f32_vbinary_for(Isa isa) {
-  const F32VBinaryKernels* best = nullptr;
-  int best_level = -1;
-#define X(name, level)                                         \
-  if (static_cast<int>(Isa::level) <= static_cast<int>(isa) && \
-      static_cast<int>(Isa::level) > best_level) {             \
-    best = &name;                                              \
-    best_level = static_cast<int>(Isa::level);                 \
-  }
+  static const IsaEntry<const F32VBinaryKernels*> kList[] = {
+#define X(name, level) {&name, Isa::level},
 #include "algo/eltwise/f32_vbinary.inc"
 #undef X
-  return *best;
+  };
+  return *best_for_isa(kList, isa, "f32 binary");
 }
 }  // namespace ukernel
 

@@ -3,23 +3,19 @@
 
 #include "algo/pool/f32_pool.h"
 #include "dlas/core/error.h"
+#include "algo/microkernels/isa_dispatch.h"
 #include "dlas/hw/thread_pool.h"
 
 namespace dlas {
 
 namespace ukernel {
 const F32PoolKernels& f32_pool_for(Isa isa) {
-  const F32PoolKernels* best = nullptr;
-  int best_level = -1;
-#define X(name, level)                                         \
-  if (static_cast<int>(Isa::level) <= static_cast<int>(isa) && \
-      static_cast<int>(Isa::level) > best_level) {             \
-    best = &name;                                              \
-    best_level = static_cast<int>(Isa::level);                 \
-  }
+  static const IsaEntry<const F32PoolKernels*> kList[] = {
+#define X(name, level) {&name, Isa::level},
 #include "algo/pool/f32_pool.inc"
 #undef X
-  return *best;
+  };
+  return *best_for_isa(kList, isa, "f32 pooling");
 }
 }  // namespace ukernel
 

@@ -1,26 +1,17 @@
 #include "algo/microkernels/f32_vepilogue.h"
+#include "algo/microkernels/isa_dispatch.h"
 
 namespace dlas::ukernel {
 
-namespace {
-F32VEpilogueFn find_best(Isa isa) {
-  F32VEpilogueFn best = nullptr;
-  int best_level = -1;
-#define X(fn, level)                                                          \
-  if (static_cast<int>(Isa::level) <= static_cast<int>(isa) &&                \
-      static_cast<int>(Isa::level) > best_level) {                            \
-    best = &fn;                                                               \
-    best_level = static_cast<int>(Isa::level);                                \
-  }
+F32VEpilogueFn f32_vepilogue_for(Isa isa) {
+  static const IsaEntry<F32VEpilogueFn> kList[] = {
+#define X(fn, level) {&fn, Isa::level},
 #include "algo/microkernels/f32-vepilogue/f32_vepilogue.inc"
 #undef X
-  return best;
-}
-}  // namespace
-
-F32VEpilogueFn f32_vepilogue_for(Isa isa) {
-  static const F32VEpilogueFn table[] = {find_best(Isa::kScalar), find_best(Isa::kAvx2),
-                                         find_best(Isa::kAvx512)};
+  };
+  static const F32VEpilogueFn table[] = {best_for_isa(kList, Isa::kScalar, "f32 epilogue"),
+                                         best_for_isa(kList, Isa::kAvx2, "f32 epilogue"),
+                                         best_for_isa(kList, Isa::kAvx512, "f32 epilogue")};
   return table[static_cast<int>(isa)];
 }
 
