@@ -87,8 +87,8 @@ TEST_P(PlanZoo, PassesPreserveResults) {
   expect_close(g, ReferenceExecutor(opt).run(in), want, GetParam() + " optimized");
 }
 
-TEST_P(PlanZoo, EveryAlgorithmMatchesTheReference) {
-  const Graph g = small_zoo_model(GetParam());
+// The plan with every --conv-algo (and auto), on 2 threads, against the reference runtime.
+void expect_every_algorithm_matches(const Graph& g, const std::string& what) {
   const auto in = seeded_inputs(g);
   const auto want = ReferenceExecutor(g).run(in);
   std::vector<std::string> algos = {"auto"};
@@ -98,8 +98,12 @@ TEST_P(PlanZoo, EveryAlgorithmMatchesTheReference) {
     o.conv_algo = algo;
     o.threads = 2;
     Plan plan(g, o);
-    expect_close(g, plan.run(in), want, GetParam() + " --conv-algo " + algo);
+    expect_close(g, plan.run(in), want, what + " --conv-algo " + algo);
   }
+}
+
+TEST_P(PlanZoo, EveryAlgorithmMatchesTheReference) {
+  expect_every_algorithm_matches(small_zoo_model(GetParam()), GetParam());
 }
 
 INSTANTIATE_TEST_SUITE_P(Zoo, PlanZoo,
@@ -113,20 +117,9 @@ INSTANTIATE_TEST_SUITE_P(Zoo, PlanZoo,
                          });
 
 TEST(PlanBatch, BatchAboveOneMatchesTheReferenceForEveryAlgorithm) {
-  for (const char* model : {"mobilenetv2-cifar", "resnet18-cifar"}) {
-    const Graph g = build_zoo_model(model, {.batch = 2});
-    const auto in = seeded_inputs(g);
-    const auto want = ReferenceExecutor(g).run(in);
-    std::vector<std::string> algos = {"auto"};
-    for (const ConvAlgorithm* a : conv_algorithms()) algos.emplace_back(a->name());
-    for (const std::string& algo : algos) {
-      PlanOptions o;
-      o.conv_algo = algo;
-      o.threads = 2;
-      Plan plan(g, o);
-      expect_close(g, plan.run(in), want, std::string(model) + " batch 2 --conv-algo " + algo);
-    }
-  }
+  for (const char* model : {"mobilenetv2-cifar", "resnet18-cifar"})
+    expect_every_algorithm_matches(build_zoo_model(model, {.batch = 2}),
+                                   std::string(model) + " batch 2");
 }
 
 TEST(PlanPasses, ResNet18CifarFusesEveryBatchNormResidualAndRelu) {
