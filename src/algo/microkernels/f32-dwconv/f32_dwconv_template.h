@@ -187,6 +187,113 @@ void dw_rows(const F32DwconvParams& p, int64_t rows, const float* buf, const flo
   dw_rows_geom<Vec, L, R, U, 0, 0, 0, 0, 0, 0>(p, rows, buf, w, bias, res, out);
 }
 
+// ---- Channel-blocked layout: vectors across channels, one pixel per vector.
+
+template <class Vec, int L>
+void dw_cb_pack(const F32DwconvParams& p, const float* in, int64_t ls, int64_t valid, float* buf) {
+  const int64_t pw = p.cb_w, w = p.w;
+  const int64_t x0 = p.pad_l < pw ? p.pad_l : pw;          // first data column
+  const int64_t x1 = p.pad_l + w < pw ? p.pad_l + w : pw;  // past the last one
+  const Vec z = Vec{};
+  for (int64_t py = 0; py < p.cb_h; ++py) {
+    float* row = buf + py * pw * L;
+    const int64_t iy = py - p.pad_t;
+    if (iy < 0 || iy >= p.h) {
+      for (int64_t x = 0; x < pw; ++x) dw_store(row + x * L, z);
+      continue;
+    }
+    for (int64_t x = 0; x < x0; ++x) dw_store(row + x * L, z);
+    for (int64_t x = x1; x < pw; ++x) dw_store(row + x * L, z);
+    if (valid < L)
+      for (int64_t x = x0; x < x1; ++x) dw_store(row + x * L, z);
+    // Contiguous reads along a source row, strided (L floats) writes: all in L1 for the
+    // small planes this layout serves.
+    for (int64_t l = 0; l < valid; ++l) {
+      const float* src = in + l * ls + iy * w - p.pad_l;
+      for (int64_t x = x0; x < x1; ++x) row[x * L + l] = src[x];
+    }
+  }
+}
+
+// U adjacent output pixels of one row: each weight vector load feeds U FMAs, and with a
+// fixed geometry the loads of input pixels shared by neighbouring outputs fold into one.
+template <class Vec, int L, int U, int KH, int KW, int SW, int DH, int DW>
+inline void dw_cb_step(const F32DwconvParams& p, const float* __restrict b0,
+                       const float* __restrict w, Vec vb, float* __restrict t0) {
+  const int64_t kh = KH ? KH : p.kh, kw = KW ? KW : p.kw, sw = SW ? SW : p.sw, dh = DH ? DH : p.dh,
+                dw = DW ? DW : p.dw, pw = p.cb_w;
+  Vec acc[U];
+  for (int u = 0; u < U; ++u) acc[u] = vb;
+  for (int64_t ky = 0; ky < kh; ++ky)
+    for (int64_t kx = 0; kx < kw; ++kx) {
+      const Vec wk = dw_load<Vec>(w + (ky * kw + kx) * L);
+      const float* s = b0 + (ky * dh * pw + kx * dw) * L;
+      for (int u = 0; u < U; ++u) acc[u] += wk * dw_load<Vec>(s + u * sw * L);
+    }
+  for (int u = 0; u < U; ++u) dw_store(t0 + u * L, acc[u]);
+}
+
+template <class Vec, int L, int KH, int KW, int SH, int SW, int DH, int DW>
+void dw_cb_rows_geom(const F32DwconvParams& p, const float* buf, const float* w, const float* bias,
+                     float* tmp) {
+  const int64_t sh = SH ? SH : p.sh, sw = SW ? SW : p.sw, ow = p.ow, pw = p.cb_w;
+  const Vec vb = dw_load<Vec>(bias);
+  // 4 accumulators + up to 9 weight vectors + input vectors fit 16 registers for 3x3.
+  constexpr int U = 4;
+  for (int64_t oy = 0; oy < p.oh; ++oy) {
+    const float* b0 = buf + oy * sh * pw * L;
+    float* t0 = tmp + oy * ow * L;
+    int64_t ox = 0;
+    for (; ox + U <= ow; ox += U)
+      dw_cb_step<Vec, L, U, KH, KW, SW, DH, DW>(p, b0 + ox * sw * L, w, vb, t0 + ox * L);
+    if (ox + 2 <= ow) {
+      dw_cb_step<Vec, L, 2, KH, KW, SW, DH, DW>(p, b0 + ox * sw * L, w, vb, t0 + ox * L);
+      ox += 2;
+    }
+    if (ox < ow) dw_cb_step<Vec, L, 1, KH, KW, SW, DH, DW>(p, b0 + ox * sw * L, w, vb, t0 + ox * L);
+  }
+}
+
+template <class Vec, int L>
+void dw_cb_rows(const F32DwconvParams& p, const float* buf, const float* w, const float* bias,
+                float* tmp) {
+  if (p.dh == 1 && p.dw == 1 && p.sh == p.sw && (p.sh == 1 || p.sh == 2)) {
+    const bool s1 = p.sh == 1;
+    if (p.kh == 3 && p.kw == 3)
+      return s1 ? dw_cb_rows_geom<Vec, L, 3, 3, 1, 1, 1, 1>(p, buf, w, bias, tmp)
+                : dw_cb_rows_geom<Vec, L, 3, 3, 2, 2, 1, 1>(p, buf, w, bias, tmp);
+    if (p.kh == 5 && p.kw == 5)
+      return s1 ? dw_cb_rows_geom<Vec, L, 5, 5, 1, 1, 1, 1>(p, buf, w, bias, tmp)
+                : dw_cb_rows_geom<Vec, L, 5, 5, 2, 2, 1, 1>(p, buf, w, bias, tmp);
+  }
+  dw_cb_rows_geom<Vec, L, 0, 0, 0, 0, 0, 0>(p, buf, w, bias, tmp);
+}
+
+template <int L>
+void dw_cb_unpack(const F32DwconvParams& p, const float* tmp, int64_t valid, int64_t ls,
+                  const float* res, float* out) {
+  const int64_t n = p.oh * p.ow;
+  const float lo = p.clamp_min, hi = p.clamp_max;
+  for (int64_t l = 0; l < valid; ++l) {
+    float* o = out + l * ls;
+    const float* t = tmp + l;
+    if (res) {
+      const float* r = res + l * ls;
+      for (int64_t i = 0; i < n; ++i) {
+        float v = t[i * L] + r[i];
+        v = v < lo ? lo : v;
+        o[i] = v > hi ? hi : v;
+      }
+    } else {
+      for (int64_t i = 0; i < n; ++i) {
+        float v = t[i * L];
+        v = v < lo ? lo : v;
+        o[i] = v > hi ? hi : v;
+      }
+    }
+  }
+}
+
 template <class Vec, class IVec, int L>
 constexpr F32DwconvKernels make_dwconv_kernels() {
   static_assert(kF32DwconvRows[0] == 1 && kF32DwconvRows[1] == 2 && kF32DwconvRows[2] == 4);
@@ -195,7 +302,10 @@ constexpr F32DwconvKernels make_dwconv_kernels() {
                           &dw_fill<Vec, IVec, L>,
                           {{&dw_rows<Vec, L, 1, 1>, &dw_rows<Vec, L, 1, 2>},
                            {&dw_rows<Vec, L, 2, 1>, &dw_rows<Vec, L, 2, 2>},
-                           {&dw_rows<Vec, L, 4, 1>, &dw_rows<Vec, L, 4, 2>}}};
+                           {&dw_rows<Vec, L, 4, 1>, &dw_rows<Vec, L, 4, 2>}},
+                          &dw_cb_pack<Vec, L>,
+                          &dw_cb_rows<Vec, L>,
+                          &dw_cb_unpack<L>};
 }
 
 }  // namespace
