@@ -85,7 +85,8 @@ TEST(DepthwiseConv, AllKnobPointsAllIsas) {
 TEST(DepthwiseConv, DefaultLayoutFollowsPlaneSize) {
   EXPECT_EQ(algo().default_knobs(dw(1, 96, 1, 4, 4, 3, 3, 1, 1), Isa::kAvx2).at("layout"), 1);
   EXPECT_EQ(algo().default_knobs(dw(1, 96, 1, 8, 8, 3, 3, 1, 1), Isa::kAvx2).at("layout"), 1);
-  EXPECT_EQ(algo().default_knobs(dw(1, 32, 1, 16, 16, 3, 3, 1, 1), Isa::kAvx2).at("layout"), 0);
+  EXPECT_EQ(algo().default_knobs(dw(1, 32, 1, 32, 32, 3, 3, 1, 1), Isa::kAvx2).at("layout"), 1);
+  EXPECT_EQ(algo().default_knobs(dw(1, 32, 1, 56, 56, 3, 3, 1, 1), Isa::kAvx2).at("layout"), 0);
 }
 
 TEST(DepthwiseConv, DefaultKnobsAreInTheSpace) {

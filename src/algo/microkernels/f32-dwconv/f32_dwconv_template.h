@@ -189,12 +189,37 @@ void dw_rows(const F32DwconvParams& p, int64_t rows, const float* buf, const flo
 
 // ---- Channel-blocked layout: vectors across channels, one pixel per vector.
 
-template <class Vec, int L>
+// In-register L x L transpose: log2(L) perfect-shuffle stages, each interleaving row i
+// with row i + L/2 (after the last stage r[j] holds column j).
+template <class Vec, class IVec, int L>
+inline void dw_transpose(Vec* r) {
+  if constexpr (L > 1) {
+    IVec lo, hi;
+    if constexpr (L == 8) {
+      lo = IVec{0, 8, 1, 9, 2, 10, 3, 11};
+      hi = IVec{4, 12, 5, 13, 6, 14, 7, 15};
+    } else {
+      lo = IVec{0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23};
+      hi = IVec{8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31};
+    }
+    for (int s = 1; s < L; s *= 2) {
+      Vec n[L];
+      for (int i = 0; i < L / 2; ++i) {
+        n[2 * i] = __builtin_shuffle(r[i], r[i + L / 2], lo);
+        n[2 * i + 1] = __builtin_shuffle(r[i], r[i + L / 2], hi);
+      }
+      for (int i = 0; i < L; ++i) r[i] = n[i];
+    }
+  }
+}
+
+template <class Vec, class IVec, int L>
 void dw_cb_pack(const F32DwconvParams& p, const float* in, int64_t ls, int64_t valid, float* buf) {
-  const int64_t pw = p.cb_w, w = p.w;
+  const int64_t pw = p.cb_w, w = p.w, hw = p.h * p.w;
   const int64_t x0 = p.pad_l < pw ? p.pad_l : pw;          // first data column
   const int64_t x1 = p.pad_l + w < pw ? p.pad_l + w : pw;  // past the last one
   const Vec z = Vec{};
+  // Zero the border (rows outside the input, columns outside [x0, x1)).
   for (int64_t py = 0; py < p.cb_h; ++py) {
     float* row = buf + py * pw * L;
     const int64_t iy = py - p.pad_t;
@@ -204,13 +229,27 @@ void dw_cb_pack(const F32DwconvParams& p, const float* in, int64_t ls, int64_t v
     }
     for (int64_t x = 0; x < x0; ++x) dw_store(row + x * L, z);
     for (int64_t x = x1; x < pw; ++x) dw_store(row + x * L, z);
-    if (valid < L)
-      for (int64_t x = x0; x < x1; ++x) dw_store(row + x * L, z);
-    // Contiguous reads along a source row, strided (L floats) writes: all in L1 for the
-    // small planes this layout serves.
-    for (int64_t l = 0; l < valid; ++l) {
-      const float* src = in + l * ls + iy * w - p.pad_l;
-      for (int64_t x = x0; x < x1; ++x) row[x * L + l] = src[x];
+  }
+  // Data: L consecutive pixels of the flattened planes at a time (a row of a small plane
+  // is shorter than a vector), transposed in registers, each pixel's channel vector stored
+  // at its padded position; lanes past `valid` read as zero.
+  int64_t iy = 0, ix = 0;
+  for (int64_t f = 0; f < hw; f += L) {
+    const int64_t m = hw - f < L ? hw - f : L;
+    Vec r[L];
+    for (int l = 0; l < L; ++l) {
+      if (l >= valid)
+        r[l] = z;
+      else if (m == L)
+        r[l] = dw_load<Vec>(in + l * ls + f);
+      else
+        r[l] = dw_load_partial<Vec, L>(in + l * ls + f, m);
+    }
+    dw_transpose<Vec, IVec, L>(r);
+    for (int64_t j = 0; j < m; ++j) {
+      const int64_t py = iy + p.pad_t, px = ix + p.pad_l;
+      if (py < p.cb_h && px < pw) dw_store(buf + (py * pw + px) * L, r[j]);
+      if (++ix == w) ix = 0, ++iy;
     }
   }
 }
@@ -269,26 +308,26 @@ void dw_cb_rows(const F32DwconvParams& p, const float* buf, const float* w, cons
   dw_cb_rows_geom<Vec, L, 0, 0, 0, 0, 0, 0>(p, buf, w, bias, tmp);
 }
 
-template <int L>
+template <class Vec, class IVec, int L>
 void dw_cb_unpack(const F32DwconvParams& p, const float* tmp, int64_t valid, int64_t ls,
                   const float* res, float* out) {
   const int64_t n = p.oh * p.ow;
-  const float lo = p.clamp_min, hi = p.clamp_max;
-  for (int64_t l = 0; l < valid; ++l) {
-    float* o = out + l * ls;
-    const float* t = tmp + l;
-    if (res) {
-      const float* r = res + l * ls;
-      for (int64_t i = 0; i < n; ++i) {
-        float v = t[i * L] + r[i];
-        v = v < lo ? lo : v;
-        o[i] = v > hi ? hi : v;
-      }
-    } else {
-      for (int64_t i = 0; i < n; ++i) {
-        float v = t[i * L];
-        v = v < lo ? lo : v;
-        o[i] = v > hi ? hi : v;
+  const Vec vmin = Vec{} + p.clamp_min, vmax = Vec{} + p.clamp_max;
+  // L pixels at a time: L pixel vectors transposed into L channel vectors of L pixels.
+  for (int64_t i = 0; i < n; i += L) {
+    const int64_t m = n - i < L ? n - i : L;
+    Vec r[L];
+    for (int j = 0; j < L; ++j) r[j] = j < m ? dw_load<Vec>(tmp + (i + j) * L) : Vec{};
+    dw_transpose<Vec, IVec, L>(r);
+    for (int64_t l = 0; l < valid; ++l) {
+      Vec v = r[l];
+      float* o = out + l * ls + i;
+      if (m == L) {
+        if (res) v += dw_load<Vec>(res + l * ls + i);
+        dw_store(o, dw_clamp(v, vmin, vmax));
+      } else {
+        if (res) v += dw_load_partial<Vec, L>(res + l * ls + i, m);
+        dw_store_partial<Vec, L>(o, dw_clamp(v, vmin, vmax), m);
       }
     }
   }
@@ -303,9 +342,9 @@ constexpr F32DwconvKernels make_dwconv_kernels() {
                           {{&dw_rows<Vec, L, 1, 1>, &dw_rows<Vec, L, 1, 2>},
                            {&dw_rows<Vec, L, 2, 1>, &dw_rows<Vec, L, 2, 2>},
                            {&dw_rows<Vec, L, 4, 1>, &dw_rows<Vec, L, 4, 2>}},
-                          &dw_cb_pack<Vec, L>,
+                          &dw_cb_pack<Vec, IVec, L>,
                           &dw_cb_rows<Vec, L>,
-                          &dw_cb_unpack<L>};
+                          &dw_cb_unpack<Vec, IVec, L>};
 }
 
 }  // namespace
