@@ -42,7 +42,16 @@ std::vector<ConvProblem> problems() {
   out.push_back(dw(1, 4, 1, 12, 13, 3, 3, 2, 2, 2));  // stride 2 + dilation 2
   out.push_back(dw(1, 2, 1, 9, 11, 7, 7, 1, 3));      // 7x7 (generic body)
   out.push_back(dw(1, 7, 1, 7, 7, 3, 3, 1, 1));       // MobileNetV2's 7x7 planes
-  ConvProblem a = dw(1, 3, 1, 12, 17, 3, 5, 2, 0);    // non-square kernel, asymmetric pads
+  // Small planes with many channels (the channel-blocked layout's home): channel counts
+  // that are and are not lane multiples, 1x1 planes, stride 2 onto 1x1 outputs.
+  out.push_back(dw(1, 40, 1, 4, 4, 3, 3, 1, 1));
+  out.push_back(dw(1, 37, 1, 2, 2, 3, 3, 1, 1));
+  out.push_back(dw(1, 19, 1, 7, 7, 5, 5, 1, 2));
+  out.push_back(dw(1, 33, 1, 1, 1, 3, 3, 1, 1));
+  out.push_back(dw(1, 24, 1, 8, 8, 5, 5, 2, 2));
+  out.push_back(dw(1, 17, 1, 2, 2, 3, 3, 2, 1));
+  out.push_back(dw(2, 11, 2, 4, 4, 3, 3, 1, 1));    // multiplier 2, batch 2
+  ConvProblem a = dw(1, 3, 1, 12, 17, 3, 5, 2, 0);  // non-square kernel, asymmetric pads
   a.pad_t = 2, a.pad_l = 1, a.pad_b = 0, a.pad_r = 3;
   a.stride_h = 1;
   out.push_back(a);
@@ -73,6 +82,13 @@ TEST(DepthwiseConv, AllKnobPointsAllIsas) {
     }
 }
 
+TEST(DepthwiseConv, DefaultLayoutFollowsPlaneSize) {
+  EXPECT_EQ(algo().default_knobs(dw(1, 96, 1, 4, 4, 3, 3, 1, 1), Isa::kAvx2).at("layout"), 1);
+  EXPECT_EQ(algo().default_knobs(dw(1, 96, 1, 8, 8, 3, 3, 1, 1), Isa::kAvx2).at("layout"), 1);
+  EXPECT_EQ(algo().default_knobs(dw(1, 32, 1, 32, 32, 3, 3, 1, 1), Isa::kAvx2).at("layout"), 1);
+  EXPECT_EQ(algo().default_knobs(dw(1, 32, 1, 56, 56, 3, 3, 1, 1), Isa::kAvx2).at("layout"), 0);
+}
+
 TEST(DepthwiseConv, DefaultKnobsAreInTheSpace) {
   for (const ConvProblem& p : problems())
     for (Isa isa : supported_isas())
@@ -89,19 +105,22 @@ TEST(DepthwiseConv, EpiloguesAndThreads) {
                       {Activation::kSilu, 0, 0},    {Activation::kHardSwish, 0, 0},
                       {Activation::kSigmoid, 0, 0}, {Activation::kHardSigmoid, 0.2f, 0.5f}};
   const ConvProblem ps[] = {dw(2, 5, 1, 13, 19, 3, 3, 1, 1), dw(1, 6, 2, 11, 9, 3, 3, 2, 1),
-                            dw(1, 3, 1, 14, 21, 5, 5, 1, 2)};
+                            dw(1, 3, 1, 14, 21, 5, 5, 1, 2), dw(1, 21, 1, 4, 4, 3, 3, 1, 1),
+                            dw(1, 10, 2, 5, 3, 3, 3, 2, 1)};
   for (Isa isa : supported_isas())
     for (const ConvProblem& p : ps)
       for (const Act& a : acts)
         for (bool res : {false, true})
           for (int threads : {1, 2})
-            for (int64_t axis : {0, 1}) {
-              ConvTester t;
-              t.problem(p).activation(a.a, a.p0, a.p1).residual(res).threads(threads);
-              Knobs k = algo().default_knobs(p, isa);
-              k["parallel"] = axis;
-              if (!t.test(algo(), isa, k)) return;
-            }
+            for (int64_t axis : {0, 1})
+              for (int64_t layout : {0, 1}) {
+                ConvTester t;
+                t.problem(p).activation(a.a, a.p0, a.p1).residual(res).threads(threads);
+                Knobs k = algo().default_knobs(p, isa);
+                k["parallel"] = axis;
+                k["layout"] = layout;
+                if (!t.test(algo(), isa, k)) return;
+              }
 }
 
 TEST(DepthwiseConv, NoBias) {

@@ -30,6 +30,9 @@ struct F32DwconvParams {
                             // + (kw-1)*dw/sw, so full-vector loads never leave the row
   int64_t row_stride = 0;   // floats per buffered row: sw * phase_width
   float clamp_min = 0.f, clamp_max = 0.f;  // +-inf when no clamp
+  // Channel-blocked layout only: output height and the padded block's rows and columns
+  // (cb_h = (oh-1)*sh + (kh-1)*dh + 1, cb_w likewise: exactly the taps' reach).
+  int64_t oh = 0, cb_h = 0, cb_w = 0;
 };
 
 // Register-block knob values: rows per block (R) and vectors per step along W (U).
@@ -47,10 +50,30 @@ using F32DwconvFillFn = void (*)(const F32DwconvParams& p, const float* plane, i
 using F32DwconvRowsFn = void (*)(const F32DwconvParams& p, int64_t rows, const float* buf,
                                  const float* w, float bias, const float* res, float* out);
 
+// Channel-blocked layout (for small planes, where per-plane row setup dominates): a block
+// of `lanes` channels is transposed into buf [cb_h][cb_w][lanes] (zero padding explicit,
+// lanes past `valid` zero), so every tap is one full-vector FMA over the channels with a
+// per-lane weight vector, whatever the plane width.
+//
+// cb_pack: planes of channels c0 + l (l < valid) at in + l * lane_stride -> buf.
+using F32DwconvCbPackFn = void (*)(const F32DwconvParams& p, const float* in, int64_t lane_stride,
+                                   int64_t valid, float* buf);
+// cb_rows: tmp[oy*ow + ox][l] = bias[l] + sum_taps w[tap][l] * buf[oy*sh + ky*dh][ox*sw +
+// kx*dw][l] for the whole output plane (no clamp: the residual comes first).
+using F32DwconvCbRowsFn = void (*)(const F32DwconvParams& p, const float* buf, const float* w,
+                                   const float* bias, float* tmp);
+// cb_unpack: out[l * lane_stride + i] = clamp(tmp[i][l] + res[l * lane_stride + i]) for
+// i < oh*ow, l < valid; res may be null.
+using F32DwconvCbUnpackFn = void (*)(const F32DwconvParams& p, const float* tmp, int64_t valid,
+                                     int64_t lane_stride, const float* res, float* out);
+
 struct F32DwconvKernels {
   int lanes;
   F32DwconvFillFn fill;
   F32DwconvRowsFn rows[kF32DwconvNumRows][kF32DwconvNumVecs];  // [R index][U index]
+  F32DwconvCbPackFn cb_pack;
+  F32DwconvCbRowsFn cb_rows;
+  F32DwconvCbUnpackFn cb_unpack;
 };
 
 // X: dispatched kernel sets, one per ISA. T: test-only instantiations (the 16-lane
