@@ -259,7 +259,7 @@ def main():
         try:
             for m in models:
                 rep = repeat_for.get(m, a.repeat)
-                rec = {"model": m, "threads": t, "batch": 1, "repeat": rep,
+                rec = {"model": m, "threads": t, "batch": 1, "repeat": rep, "loadavg": [],
                        "variants": {v: {"times_ms": [], "round_medians_ms": [], "errors": [],
                                         "order": []} for v in variants}}
                 if torch:
@@ -269,6 +269,7 @@ def main():
                     except RuntimeError as e:
                         log(str(e))
                 for rnd in range(a.rounds):
+                    rec["loadavg"].append(os.getloadavg()[0])  # noisy rounds show up here
                     k = rnd % len(variants)
                     for pos, v in enumerate(variants[k:] + variants[:k]):
                         r = rec["variants"][v]
