@@ -17,6 +17,7 @@ usage:
                [--repeat-for resnet50=10,..] [--algos auto,direct,..] [--json out.json]
   run_peers.py --quick      smoke check: resnet18-cifar, 1 round, 3 repeats
   run_peers.py --dry-run    print the interleaved schedule and exit
+  run_peers.py --report out.json   print the tables of a saved run again
 Standard library only; run with Debian's /usr/bin/python3 (PyTorch's peer needs its torch).
 """
 import argparse
@@ -158,6 +159,8 @@ def markdown(records, threads):
               "(★ best dlas; ratios < 1: dlas faster)", "",
               "| model | variant | median ms | round medians (min–max) | n | ×PyTorch | ×oneDNN |",
               "|---|---|---:|---|---:|---:|---:|"]
+    # The round-median range shows a noisy machine: a round far above the others ran while
+    # something else held the CPUs; the pooled median resists fewer than half such rounds.
     for r in rows:
         for v in r["variants"]:
             s = r["summary"].get(v)
@@ -211,7 +214,15 @@ def main():
     ap.add_argument("--json", help="write every time and the summary here")
     ap.add_argument("--quick", action="store_true", help="smoke check: resnet18-cifar, 1 round, 3 repeats")
     ap.add_argument("--dry-run", action="store_true", help="print the schedule and exit")
+    ap.add_argument("--report", metavar="JSON", help="print the tables of a saved --json run")
     a = ap.parse_args()
+    if a.report:
+        with open(a.report) as f:
+            saved = json.load(f)
+        for t in saved["args"]["threads"]:
+            print(markdown(saved["records"], t))
+            print()
+        return 0
     if a.quick:
         a.models, a.rounds, a.repeat, a.repeat_for = "resnet18-cifar", 1, 3, ""
     models, algos = csv(a.models), csv(a.algos)
