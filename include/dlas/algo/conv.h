@@ -121,8 +121,8 @@ std::string conv_algorithm_names();
 
 // The documented rule behind --conv-algo auto (README "Choosing an algorithm"):
 // depthwise for depthwise convs; winograd for 3x3 stride-1 convs with >= 16 input
-// and output channels and an output of at least 16x16 (below that its transformed
-// weights outweigh the saved multiplies: measured on resnet18-cifar); gemm for 1x1 and everything else
+// and output channels and an output of at least 7x7 (on 4x4 outputs its transformed
+// weights outweigh the saved multiplies: bench/peers/RESULTS.md); gemm for 1x1 and everything else
 // the rule does not name. Only algorithms that support p are returned.
 const ConvAlgorithm& auto_conv_algorithm(const ConvProblem& p);
 

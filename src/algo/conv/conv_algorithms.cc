@@ -44,7 +44,7 @@ const ConvAlgorithm& auto_conv_algorithm(const ConvProblem& p) {
   const ConvAlgorithm* a = nullptr;
   if (p.is_depthwise()) a = pick("depthwise");
   if (!a && p.kh == 3 && p.kw == 3 && p.stride_h == 1 && p.stride_w == 1 && p.groups == 1 &&
-      p.c >= 16 && p.k >= 16 && p.oh() >= 16 && p.ow() >= 16)
+      p.c >= 16 && p.k >= 16 && p.oh() >= 7 && p.ow() >= 7)
     a = pick("winograd");
   if (!a) a = pick("gemm");
   if (!a)
