@@ -30,16 +30,16 @@ void KnobSpace::validate(const Knobs& k, std::string_view context) const {
     if (!s) {
       std::string known;
       for (const KnobSpec& x : knobs) known += (known.empty() ? "" : ", ") + x.name;
-      fail(ErrorKind::kInvalidInput, context, ": unknown knob '", name, "' (knobs: ",
-           known.empty() ? "none" : known, ")");
+      fail(ErrorKind::kInvalidInput, context, ": unknown knob '", name,
+           "' (knobs: ", known.empty() ? "none" : known, ")");
     }
     bool ok = false;
     for (int64_t v : s->values) ok |= v == value;
     if (!ok) {
       std::string allowed;
       for (int64_t v : s->values) allowed += (allowed.empty() ? "" : ", ") + std::to_string(v);
-      fail(ErrorKind::kInvalidInput, context, ": knob '", name, "' = ", value,
-           " is not one of {", allowed, "}");
+      fail(ErrorKind::kInvalidInput, context, ": knob '", name, "' = ", value, " is not one of {",
+           allowed, "}");
     }
   }
   for (const KnobSpec& s : knobs)

@@ -11,9 +11,12 @@ namespace dlas {
 
 const char* isa_name(Isa isa) {
   switch (isa) {
-    case Isa::kScalar: return "scalar";
-    case Isa::kAvx2: return "avx2";
-    case Isa::kAvx512: return "avx512";
+    case Isa::kScalar:
+      return "scalar";
+    case Isa::kAvx2:
+      return "avx2";
+    case Isa::kAvx512:
+      return "avx512";
   }
   return "?";
 }
@@ -27,8 +30,10 @@ Isa parse_isa(std::string_view name) {
 bool isa_supported(Isa isa) {
   const CpuFeatures& f = cpu_info().features;
   switch (isa) {
-    case Isa::kScalar: return true;
-    case Isa::kAvx2: return f.avx2 && f.fma && f.f16c;
+    case Isa::kScalar:
+      return true;
+    case Isa::kAvx2:
+      return f.avx2 && f.fma && f.f16c;
     case Isa::kAvx512:
       return isa_supported(Isa::kAvx2) && f.avx512f && f.avx512bw && f.avx512dq && f.avx512vl;
   }

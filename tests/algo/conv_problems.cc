@@ -15,6 +15,7 @@ std::vector<ConvProblem> generated_conv_problems() {
     p.has_bias = true;
     out.push_back(p);
   };
+  // clang-format off
   //  n  c   k   h   w  kh kw s pad d g
   add(1, 3, 16, 32, 32, 3, 3, 1, 1, 1, 1);   // a CIFAR stem
   add(1, 16, 16, 9, 11, 3, 3, 1, 1, 1, 1);   // odd sizes
@@ -34,6 +35,7 @@ std::vector<ConvProblem> generated_conv_problems() {
   add(1, 33, 65, 5, 5, 3, 3, 1, 0, 1, 1);    // no padding, K tail
   add(1, 64, 64, 4, 4, 3, 3, 1, 1, 1, 1);    // small spatial (ResNet-18 CIFAR late layers)
   add(1, 5, 7, 6, 18, 3, 1, 1, 0, 1, 1);     // non-square kernel
+  // clang-format on
   out.back().pad_l = out.back().pad_r = 0, out.back().pad_t = 1, out.back().pad_b = 2;
   return out;
 }

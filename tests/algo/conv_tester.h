@@ -21,26 +21,79 @@ namespace dlas::test {
 
 class ConvTester {
  public:
-  ConvTester& batch(int64_t n) { p_.n = n; return *this; }
-  ConvTester& channels(int64_t c, int64_t k) { p_.c = c; p_.k = k; return *this; }
-  ConvTester& input(int64_t h, int64_t w) { p_.h = h; p_.w = w; return *this; }
-  ConvTester& kernel(int64_t kh, int64_t kw) { p_.kh = kh; p_.kw = kw; return *this; }
-  ConvTester& stride(int64_t s) { p_.stride_h = p_.stride_w = s; return *this; }
-  ConvTester& stride(int64_t sh, int64_t sw) { p_.stride_h = sh; p_.stride_w = sw; return *this; }
-  ConvTester& pad(int64_t p) { p_.pad_t = p_.pad_l = p_.pad_b = p_.pad_r = p; return *this; }
+  ConvTester& batch(int64_t n) {
+    p_.n = n;
+    return *this;
+  }
+  ConvTester& channels(int64_t c, int64_t k) {
+    p_.c = c;
+    p_.k = k;
+    return *this;
+  }
+  ConvTester& input(int64_t h, int64_t w) {
+    p_.h = h;
+    p_.w = w;
+    return *this;
+  }
+  ConvTester& kernel(int64_t kh, int64_t kw) {
+    p_.kh = kh;
+    p_.kw = kw;
+    return *this;
+  }
+  ConvTester& stride(int64_t s) {
+    p_.stride_h = p_.stride_w = s;
+    return *this;
+  }
+  ConvTester& stride(int64_t sh, int64_t sw) {
+    p_.stride_h = sh;
+    p_.stride_w = sw;
+    return *this;
+  }
+  ConvTester& pad(int64_t p) {
+    p_.pad_t = p_.pad_l = p_.pad_b = p_.pad_r = p;
+    return *this;
+  }
   ConvTester& pad(int64_t t, int64_t l, int64_t b, int64_t r) {
-    p_.pad_t = t; p_.pad_l = l; p_.pad_b = b; p_.pad_r = r; return *this;
+    p_.pad_t = t;
+    p_.pad_l = l;
+    p_.pad_b = b;
+    p_.pad_r = r;
+    return *this;
   }
-  ConvTester& dilation(int64_t d) { p_.dil_h = p_.dil_w = d; return *this; }
-  ConvTester& groups(int64_t g) { p_.groups = g; return *this; }
-  ConvTester& bias(bool b) { p_.has_bias = b; return *this; }
+  ConvTester& dilation(int64_t d) {
+    p_.dil_h = p_.dil_w = d;
+    return *this;
+  }
+  ConvTester& groups(int64_t g) {
+    p_.groups = g;
+    return *this;
+  }
+  ConvTester& bias(bool b) {
+    p_.has_bias = b;
+    return *this;
+  }
   ConvTester& activation(Activation a, float p0 = 0.f, float p1 = 0.f) {
-    p_.epilogue.act = a; p_.epilogue.p0 = p0; p_.epilogue.p1 = p1; return *this;
+    p_.epilogue.act = a;
+    p_.epilogue.p0 = p0;
+    p_.epilogue.p1 = p1;
+    return *this;
   }
-  ConvTester& residual(bool r) { p_.epilogue.residual = r; return *this; }
-  ConvTester& threads(int t) { threads_ = t; return *this; }
-  ConvTester& seed(uint32_t s) { seed_ = s; return *this; }
-  ConvTester& problem(const ConvProblem& p) { p_ = p; return *this; }
+  ConvTester& residual(bool r) {
+    p_.epilogue.residual = r;
+    return *this;
+  }
+  ConvTester& threads(int t) {
+    threads_ = t;
+    return *this;
+  }
+  ConvTester& seed(uint32_t s) {
+    seed_ = s;
+    return *this;
+  }
+  ConvTester& problem(const ConvProblem& p) {
+    p_ = p;
+    return *this;
+  }
   const ConvProblem& problem() const { return p_; }
 
   // Runs `algo` with `knobs` (its default point when empty) on `isa` and checks every
@@ -50,11 +103,13 @@ class ConvTester {
     if (knobs.empty()) knobs = algo.default_knobs(p_, isa);
     const std::string what = std::string(algo.name()) + " " + isa_name(isa) + " " + p_.key() +
                              " act=" + activation_name(p_.epilogue.act) +
-                             (p_.epilogue.residual ? " +res" : "") + " knobs=" +
-                             knobs_to_string(knobs);
+                             (p_.epilogue.residual ? " +res" : "") +
+                             " knobs=" + knobs_to_string(knobs);
     std::mt19937 rng(seed_);
     std::uniform_real_distribution<float> dist(-1.f, 1.f);
-    auto fill = [&](std::vector<float>& v) { for (float& x : v) x = dist(rng); };
+    auto fill = [&](std::vector<float>& v) {
+      for (float& x : v) x = dist(rng);
+    };
     const int64_t cg = p_.c_per_group(), oh = p_.oh(), ow = p_.ow();
     std::vector<float> x(static_cast<size_t>(p_.n * p_.c * p_.h * p_.w));
     std::vector<float> w(static_cast<size_t>(p_.weight_count()));
@@ -75,8 +130,9 @@ class ConvTester {
     std::vector<float> ax(x), aw(w);
     for (float& v : ax) v = std::fabs(v);
     for (float& v : aw) v = std::fabs(v);
-    Tensor mag = op_test::run1("Conv", {op_test::rt(op_test::f32({p_.n, p_.c, p_.h, p_.w}, ax)),
-                                        op_test::cst(op_test::f32({p_.k, cg, p_.kh, p_.kw}, aw))},
+    Tensor mag = op_test::run1("Conv",
+                               {op_test::rt(op_test::f32({p_.n, p_.c, p_.h, p_.w}, ax)),
+                                op_test::cst(op_test::f32({p_.k, cg, p_.kh, p_.kw}, aw))},
                                attrs);
     float* wp = want.data<float>();
     const size_t plane = static_cast<size_t>(oh * ow);
@@ -102,7 +158,8 @@ class ConvTester {
     for (size_t i = 0; i < got.size(); ++i) {
       // Activations are 1-Lipschitz (HardSigmoid: |alpha|), so the bound carries through.
       const double lip = p_.epilogue.act == Activation::kHardSigmoid
-                             ? std::max(1.0, std::fabs((double)p_.epilogue.p0)) : 1.0;
+                             ? std::max(1.0, std::fabs((double)p_.epilogue.p0))
+                             : 1.0;
       const double tol = lip * (4 * eps * std::sqrt(r) * (mp[i] + 2.0)) + 1e-6;
       if (!(std::fabs((double)got[i] - wp[i]) <= tol)) {
         if (bad++ < 5)

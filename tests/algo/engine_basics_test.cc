@@ -62,8 +62,8 @@ TEST(Knobs, ValidateNamesTheKnobAndJsonRoundTrips) {
 
 TEST(ConvProblemKey, RoundTripsAndRejectsJunk) {
   ConvProblem p;
-  p.n = 2, p.c = 17, p.h = 9, p.w = 11, p.k = 23, p.kh = 3, p.kw = 5, p.stride_h = 2,
-  p.pad_t = 1, p.pad_l = 2, p.pad_b = 0, p.pad_r = 2, p.dil_w = 2, p.groups = 1;
+  p.n = 2, p.c = 17, p.h = 9, p.w = 11, p.k = 23, p.kh = 3, p.kw = 5, p.stride_h = 2, p.pad_t = 1,
+  p.pad_l = 2, p.pad_b = 0, p.pad_r = 2, p.dil_w = 2, p.groups = 1;
   const ConvProblem q = ConvProblem::from_key(p.key());
   EXPECT_EQ(q.key(), p.key());
   EXPECT_EQ(q.macs(), p.macs());

@@ -102,10 +102,9 @@ TEST(CoreDType, NamesAndOnnxCodes) {
 
 class CoreNpy : public ::testing::Test {
  protected:
-  std::filesystem::path dir_ =
-      std::filesystem::temp_directory_path() /
-      ("dlas_npy_test_" + std::to_string(::getpid()) + "_" +
-       ::testing::UnitTest::GetInstance()->current_test_info()->name());
+  std::filesystem::path dir_ = std::filesystem::temp_directory_path() /
+                               ("dlas_npy_test_" + std::to_string(::getpid()) + "_" +
+                                ::testing::UnitTest::GetInstance()->current_test_info()->name());
   void SetUp() override { std::filesystem::create_directories(dir_); }
   void TearDown() override { std::filesystem::remove_all(dir_); }
 };

@@ -61,9 +61,8 @@ class Cli : public ::testing::Test {
 };
 
 TEST_F(Cli, HelpAndVersion) {
-  for (const char* c :
-       {"--help", "zoo --help", "info --help", "run --help", "export --help", "hw --help",
-        "bench --help", "profile --help"}) {
+  for (const char* c : {"--help", "zoo --help", "info --help", "run --help", "export --help",
+                        "hw --help", "bench --help", "profile --help"}) {
     Result r = dlas(c);
     EXPECT_EQ(r.code, 0) << c;
     EXPECT_NE(r.out.find("Usage"), std::string::npos) << c;

@@ -24,7 +24,8 @@ bool onnx_python_available() {
 
 TEST(OnnxChecker, AcceptsEveryExportedZooModel) {
   if (!onnx_python_available()) GTEST_SKIP() << "python3-onnx is not installed";
-  const fs::path dir = fs::temp_directory_path() / ("dlas_onnx_checker_" + std::to_string(::getpid()));
+  const fs::path dir =
+      fs::temp_directory_path() / ("dlas_onnx_checker_" + std::to_string(::getpid()));
   fs::remove_all(dir);
   fs::create_directories(dir);
   std::string files;

@@ -45,8 +45,9 @@ double model_tolerance(const Graph& g, double scale) {
     if (n.op != "Conv" && n.op != "FusedConv" && n.op != "Gemm" && n.op != "MatMul") continue;
     ++layers;
     const Shape& w = g.value(n.inputs[1]).shape;
-    const int64_t r = n.op == "Gemm" || n.op == "MatMul" ? w[n.op == "Gemm" && n.attr_int("transB", 0) ? 1 : 0]
-                                                         : shape_numel(w) / w[0];
+    const int64_t r = n.op == "Gemm" || n.op == "MatMul"
+                          ? w[n.op == "Gemm" && n.attr_int("transB", 0) ? 1 : 0]
+                          : shape_numel(w) / w[0];
     r_max = std::max(r_max, r);
   }
   return static_cast<double>(layers) * 4 * 1.19209290e-7 * std::sqrt(double(r_max)) *
@@ -59,10 +60,12 @@ void expect_close(const Graph& g, const std::vector<Tensor>& got, const std::vec
   for (size_t o = 0; o < got.size(); ++o) {
     ASSERT_EQ(got[o].shape(), want[o].shape()) << what;
     double scale = 0, worst = 0;
-    for (int64_t i = 0; i < want[o].numel(); ++i) scale = std::max(scale, std::fabs(want[o].get_as_double(i)));
+    for (int64_t i = 0; i < want[o].numel(); ++i)
+      scale = std::max(scale, std::fabs(want[o].get_as_double(i)));
     for (int64_t i = 0; i < want[o].numel(); ++i)
       worst = std::max(worst, std::fabs(got[o].get_as_double(i) - want[o].get_as_double(i)));
-    EXPECT_LE(worst, model_tolerance(g, scale)) << what << " output " << o << " (scale " << scale << ")";
+    EXPECT_LE(worst, model_tolerance(g, scale))
+        << what << " output " << o << " (scale " << scale << ")";
   }
 }
 
@@ -107,12 +110,13 @@ TEST_P(PlanZoo, EveryAlgorithmMatchesTheReference) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Zoo, PlanZoo,
-                         ::testing::Values("resnet18-cifar", "mobilenetv1-cifar", "mobilenetv2-cifar",
-                                           "vgg16-cifar", "resnet50", "mobilenetv2", "densenet161",
-                                           "efficientnetb0"),
+                         ::testing::Values("resnet18-cifar", "mobilenetv1-cifar",
+                                           "mobilenetv2-cifar", "vgg16-cifar", "resnet50",
+                                           "mobilenetv2", "densenet161", "efficientnetb0"),
                          [](const auto& info) {
                            std::string s = info.param;
-                           for (char& c : s) c = std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+                           for (char& c : s)
+                             c = std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
                            return s;
                          });
 
@@ -166,7 +170,8 @@ TEST(MemoryPlan, LiveBuffersNeverOverlapAndReuseSavesMemory) {
       EXPECT_LE(p.offsets[i] + b[i].bytes, p.arena_bytes);
       for (size_t j = i + 1; j < b.size(); ++j) {
         const bool live_together = !(b[i].last < b[j].first || b[j].last < b[i].first);
-        const bool overlap = p.offsets[i] < p.offsets[j] + b[j].bytes && p.offsets[j] < p.offsets[i] + b[i].bytes;
+        const bool overlap =
+            p.offsets[i] < p.offsets[j] + b[j].bytes && p.offsets[j] < p.offsets[i] + b[i].bytes;
         EXPECT_FALSE(live_together && overlap) << "buffers " << i << " and " << j;
       }
     }
@@ -203,7 +208,8 @@ TEST(PlanChoices, BadLayerChoicesAreClearErrors) {
 }
 
 TEST(PlanChoices, LayerFileParsesAndRejectsJunk) {
-  const std::string path = testing::TempDir() + "/dlas_layers_" + std::to_string(::getpid()) + ".json";
+  const std::string path =
+      testing::TempDir() + "/dlas_layers_" + std::to_string(::getpid()) + ".json";
   {
     std::ofstream f(path);
     f << R"({"conv1": {"algo": "gemm", "knobs": {}}, "layer1.0.conv1": {"algo": "direct"}})";

@@ -30,7 +30,7 @@ struct EngineArgs {
   std::string conv_algo = "auto";
   std::string layers;  // per-layer choices JSON
   int threads = 1;
-  std::string isa;     // empty: detected (or DLAS_ISA)
+  std::string isa;  // empty: detected (or DLAS_ISA)
   int opt_level = 3;
 };
 void add_engine_args(CLI::App& cmd, EngineArgs& args);

@@ -2,11 +2,11 @@
 // TFLite's benchmark_model: the first run timed on its own, warm-up runs
 // discarded, then --repeat repeats of --number back-to-back runs each (number
 // grown until a repeat lasts --min-repeat-ms); the median is the headline.
+#include <unistd.h>
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
-#include <unistd.h>
 #include <iostream>
 #include <nlohmann/json.hpp>
 
@@ -46,11 +46,19 @@ void add_bench_command(CLI::App& app, Action& run) {
   auto b = std::make_shared<BenchArgs>();
   add_model_args(*cmd, *model);
   add_engine_args(*cmd, *engine);
-  cmd->add_option("--warmup", b->warmup, "discarded runs before timing")->default_val(1)->check(CLI::Range(0, 1000000));
-  cmd->add_option("--repeat", b->repeat, "timed repeats (the paper's 150)")->default_val(150)->check(CLI::Range(1, 1000000));
-  cmd->add_option("--number", b->number, "runs per repeat (each repeat reports their mean)")->default_val(1)->check(CLI::Range(1, 1000000));
+  cmd->add_option("--warmup", b->warmup, "discarded runs before timing")
+      ->default_val(1)
+      ->check(CLI::Range(0, 1000000));
+  cmd->add_option("--repeat", b->repeat, "timed repeats (the paper's 150)")
+      ->default_val(150)
+      ->check(CLI::Range(1, 1000000));
+  cmd->add_option("--number", b->number, "runs per repeat (each repeat reports their mean)")
+      ->default_val(1)
+      ->check(CLI::Range(1, 1000000));
   cmd->add_option("--min-repeat-ms", b->min_repeat_ms,
-                  "grow --number until one repeat lasts at least this long")->default_val(0)->check(CLI::Range(0.0, 1e6));
+                  "grow --number until one repeat lasts at least this long")
+      ->default_val(0)
+      ->check(CLI::Range(0.0, 1e6));
   cmd->add_option("--input-seed", b->input_seed, "seed of the random input");
   cmd->add_option("--backend", b->backend,
                   "dlas (the compiled engine) or onednn (each layer a oneDNN primitive; "
@@ -106,7 +114,8 @@ void add_bench_command(CLI::App& app, Action& run) {
           for (int i = 0; i < number; ++i) run_once();
           const double ms = ms_since(t0);
           if (ms >= b->min_repeat_ms || number >= (1 << 20)) break;
-          number = std::max(number * 2, static_cast<int>(number * b->min_repeat_ms / std::max(ms, 1e-3) * 1.1));
+          number = std::max(number * 2,
+                            static_cast<int>(number * b->min_repeat_ms / std::max(ms, 1e-3) * 1.1));
         }
       }
       const bool tty = isatty(fileno(stderr)) && !b->json;
@@ -128,7 +137,8 @@ void add_bench_command(CLI::App& app, Action& run) {
       for (double t : times) mean += t;
       mean /= static_cast<double>(times.size());
       for (double t : times) var += (t - mean) * (t - mean);
-      const double std_ms = times.size() > 1 ? std::sqrt(var / static_cast<double>(times.size() - 1)) : 0.0;
+      const double std_ms =
+          times.size() > 1 ? std::sqrt(var / static_cast<double>(times.size() - 1)) : 0.0;
       const double cv = mean > 0 ? std_ms / mean : 0.0;
       const double median = percentile(times, 0.5);
       const int64_t macs = plan ? plan->graph().macs() : g.macs();
@@ -172,17 +182,20 @@ void add_bench_command(CLI::App& app, Action& run) {
         return 0;
       }
       std::printf("%s\n", variant.str().c_str());
-      std::printf("median %.3f ms  (mean %.3f  min %.3f  max %.3f  p10 %.3f  p90 %.3f  std %.3f  CV %.1f%%)\n",
-                  median, mean, j["min_ms"].get<double>(), j["max_ms"].get<double>(),
-                  j["p10_ms"].get<double>(), j["p90_ms"].get<double>(), std_ms, cv * 100);
+      std::printf(
+          "median %.3f ms  (mean %.3f  min %.3f  max %.3f  p10 %.3f  p90 %.3f  std %.3f  CV "
+          "%.1f%%)\n",
+          median, mean, j["min_ms"].get<double>(), j["max_ms"].get<double>(),
+          j["p10_ms"].get<double>(), j["p90_ms"].get<double>(), std_ms, cv * 100);
       std::printf("first run %.3f ms, compile %.1f ms, %d repeats x %d runs, %.1f GFLOP/s\n",
                   first_ms, compile_ms, b->repeat, number, j["gflops"].get<double>());
       if (plan)
-        std::printf("memory: activations %.2f MiB (unplanned %.2f), weights %.2f MiB (packed %.2f), "
-                  "workspace %.2f MiB\n",
-                  mem.arena_bytes / 1048576.0, mem.unplanned_bytes / 1048576.0,
-                  mem.weight_bytes / 1048576.0, mem.packed_weight_bytes / 1048576.0,
-                  mem.workspace_bytes / 1048576.0);
+        std::printf(
+            "memory: activations %.2f MiB (unplanned %.2f), weights %.2f MiB (packed %.2f), "
+            "workspace %.2f MiB\n",
+            mem.arena_bytes / 1048576.0, mem.unplanned_bytes / 1048576.0,
+            mem.weight_bytes / 1048576.0, mem.packed_weight_bytes / 1048576.0,
+            mem.workspace_bytes / 1048576.0);
       return 0;
     };
   });

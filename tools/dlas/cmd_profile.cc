@@ -12,7 +12,8 @@
 namespace dlas::cli {
 
 void add_profile_command(CLI::App& app, Action& run) {
-  auto* cmd = app.add_subcommand("profile", "Per-layer time, MACs and GFLOP/s of the compiled engine");
+  auto* cmd =
+      app.add_subcommand("profile", "Per-layer time, MACs and GFLOP/s of the compiled engine");
   auto model = std::make_shared<ModelArgs>();
   auto engine = std::make_shared<EngineArgs>();
   auto repeat = std::make_shared<int>(20);
@@ -20,8 +21,11 @@ void add_profile_command(CLI::App& app, Action& run) {
   auto top = std::make_shared<int>(0);
   add_model_args(*cmd, *model);
   add_engine_args(*cmd, *engine);
-  cmd->add_option("--repeat", *repeat, "profiled runs averaged (after one warm-up)")->default_val(20)->check(CLI::Range(1, 100000));
-  cmd->add_option("--top", *top, "print only the N slowest steps (0: all, in graph order)")->default_val(0);
+  cmd->add_option("--repeat", *repeat, "profiled runs averaged (after one warm-up)")
+      ->default_val(20)
+      ->check(CLI::Range(1, 100000));
+  cmd->add_option("--top", *top, "print only the N slowest steps (0: all, in graph order)")
+      ->default_val(0);
   cmd->add_flag("--json", *json, "print one JSON object");
   cmd->callback([&run, model, engine, repeat, json, top] {
     run = [model, engine, repeat, json, top] {
@@ -81,10 +85,10 @@ void add_profile_command(CLI::App& app, Action& run) {
                     e["gflops"].get<double>(), e["peak_pct"].get<double>(),
                     e["share"].get<double>() * 100, steps[i].knobs.c_str());
       }
-      std::printf("total %.3f ms over %zu steps, %.1f GFLOP/s (measured peak %.1f GFLOP/s on %s x%d)\n",
-                  total * 1e3, steps.size(),
-                  2.0 * static_cast<double>(plan.graph().macs()) / total / 1e9, peak_gflops,
-                  isa_name(plan.isa()), plan.threads());
+      std::printf(
+          "total %.3f ms over %zu steps, %.1f GFLOP/s (measured peak %.1f GFLOP/s on %s x%d)\n",
+          total * 1e3, steps.size(), 2.0 * static_cast<double>(plan.graph().macs()) / total / 1e9,
+          peak_gflops, isa_name(plan.isa()), plan.threads());
       return 0;
     };
   });

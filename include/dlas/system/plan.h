@@ -38,26 +38,26 @@ struct PlanOptions {
   // Per-layer overrides; an unknown node, a non-conv node or an algorithm that
   // does not support the layer is an error (kInvalidInput).
   LayerChoices layers;
-  int threads = 1;    // <= 0: one per logical processor
-  int opt_level = 3;  // optimize_graph's levels; 0 also turns off arena reuse
+  int threads = 1;         // <= 0: one per logical processor
+  int opt_level = 3;       // optimize_graph's levels; 0 also turns off arena reuse
   std::optional<Isa> isa;  // default: active_isa()
 };
 
 // What one step runs.
 struct StepInfo {
-  std::string node;  // graph node name
-  std::string op;    // "FusedConv", "MaxPool", ...
+  std::string node;    // graph node name
+  std::string op;      // "FusedConv", "MaxPool", ...
   std::string kernel;  // algorithm ("winograd"), fast kernel ("fast") or "reference"
   std::string knobs;   // knobs_to_string, conv steps only
   int64_t macs = 0;
 };
 
 struct MemoryReport {
-  int64_t arena_bytes = 0;         // the planned activation arena (peak activation memory)
-  int64_t unplanned_bytes = 0;     // sum of all activation tensors (no reuse)
-  int64_t weight_bytes = 0;        // graph initializers after passes
-  int64_t packed_weight_bytes = 0; // weights as packed by the chosen algorithms
-  int64_t workspace_bytes = 0;     // largest per-step scratch
+  int64_t arena_bytes = 0;          // the planned activation arena (peak activation memory)
+  int64_t unplanned_bytes = 0;      // sum of all activation tensors (no reuse)
+  int64_t weight_bytes = 0;         // graph initializers after passes
+  int64_t packed_weight_bytes = 0;  // weights as packed by the chosen algorithms
+  int64_t workspace_bytes = 0;      // largest per-step scratch
 };
 
 class Plan {

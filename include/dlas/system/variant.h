@@ -10,15 +10,15 @@
 namespace dlas {
 
 struct Variant {
-  std::string model;              // zoo name or .onnx path
+  std::string model;  // zoo name or .onnx path
   int64_t batch = 1;
-  std::string compress = "dense"; // --compress SPEC (later issues)
-  std::string backend = "dlas";   // dlas | onednn
-  std::string conv_algo = "auto"; // or a per-layer file: "layers:<path>"
+  std::string compress = "dense";    // --compress SPEC (later issues)
+  std::string backend = "dlas";      // dlas | onednn
+  std::string conv_algo = "auto";    // or a per-layer file: "layers:<path>"
   std::string schedule = "default";  // default (untuned) | tuned:<records>
   int opt_level = 3;
-  std::string isa;                // scalar | avx2 | avx512
-  bool isa_emulated = false;      // forced below what the CPU has
+  std::string isa;            // scalar | avx2 | avx512
+  bool isa_emulated = false;  // forced below what the CPU has
   int threads = 1;
 
   // "model=resnet18-cifar;batch=1;compress=dense;backend=dlas;conv=auto;schedule=default;

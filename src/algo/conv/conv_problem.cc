@@ -9,20 +9,28 @@ namespace dlas {
 
 const char* activation_name(Activation a) {
   switch (a) {
-    case Activation::kNone: return "none";
-    case Activation::kRelu: return "relu";
-    case Activation::kClip: return "clip";
-    case Activation::kSigmoid: return "sigmoid";
-    case Activation::kSilu: return "silu";
-    case Activation::kHardSigmoid: return "hardsigmoid";
-    case Activation::kHardSwish: return "hardswish";
+    case Activation::kNone:
+      return "none";
+    case Activation::kRelu:
+      return "relu";
+    case Activation::kClip:
+      return "clip";
+    case Activation::kSigmoid:
+      return "sigmoid";
+    case Activation::kSilu:
+      return "silu";
+    case Activation::kHardSigmoid:
+      return "hardsigmoid";
+    case Activation::kHardSwish:
+      return "hardswish";
   }
   return "?";
 }
 
 Activation parse_activation(std::string_view name) {
-  for (Activation a : {Activation::kNone, Activation::kRelu, Activation::kClip, Activation::kSigmoid,
-                       Activation::kSilu, Activation::kHardSigmoid, Activation::kHardSwish})
+  for (Activation a :
+       {Activation::kNone, Activation::kRelu, Activation::kClip, Activation::kSigmoid,
+        Activation::kSilu, Activation::kHardSigmoid, Activation::kHardSwish})
     if (name == activation_name(a)) return a;
   fail(ErrorKind::kInvalidInput, "unknown activation '", name, "'");
 }
@@ -53,11 +61,12 @@ void ConvProblem::validate() const {
 
 std::string ConvProblem::key() const {
   char buf[192];
-  std::snprintf(buf, sizeof buf, "c%lld_h%lld_w%lld_k%lld_%lldx%lld_s%lldx%lld_p%lldx%lldx%lldx%lld_d%lldx%lld_g%lld",
-                (long long)c, (long long)h, (long long)w, (long long)k, (long long)kh,
-                (long long)kw, (long long)stride_h, (long long)stride_w, (long long)pad_t,
-                (long long)pad_l, (long long)pad_b, (long long)pad_r, (long long)dil_h,
-                (long long)dil_w, (long long)groups);
+  std::snprintf(
+      buf, sizeof buf,
+      "c%lld_h%lld_w%lld_k%lld_%lldx%lld_s%lldx%lld_p%lldx%lldx%lldx%lld_d%lldx%lld_g%lld",
+      (long long)c, (long long)h, (long long)w, (long long)k, (long long)kh, (long long)kw,
+      (long long)stride_h, (long long)stride_w, (long long)pad_t, (long long)pad_l,
+      (long long)pad_b, (long long)pad_r, (long long)dil_h, (long long)dil_w, (long long)groups);
   std::string s = buf;
   if (n != 1) s += "_n" + std::to_string(n);
   return s;
@@ -70,11 +79,13 @@ ConvProblem ConvProblem::from_key(std::string_view key) {
   const std::string s(key);
   int used = 0;
   const int got = std::sscanf(
-      s.c_str(), "c%lld_h%lld_w%lld_k%lld_%lldx%lld_s%lldx%lld_p%lldx%lldx%lldx%lld_d%lldx%lld_g%lld%n",
-      &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &v[6], &v[7], &v[8], &v[9], &v[10], &v[11], &v[12],
-      &v[13], &v[14], &used);
+      s.c_str(),
+      "c%lld_h%lld_w%lld_k%lld_%lldx%lld_s%lldx%lld_p%lldx%lldx%lldx%lld_d%lldx%lld_g%lld%n", &v[0],
+      &v[1], &v[2], &v[3], &v[4], &v[5], &v[6], &v[7], &v[8], &v[9], &v[10], &v[11], &v[12], &v[13],
+      &v[14], &used);
   DLAS_CHECK(got == 15, ErrorKind::kInvalidInput, "conv shape key '", key,
-             "': expected c<C>_h<H>_w<W>_k<K>_<KH>x<KW>_s<SH>x<SW>_p<T>x<L>x<B>x<R>_d<DH>x<DW>_g<G>[_n<N>]");
+             "': expected "
+             "c<C>_h<H>_w<W>_k<K>_<KH>x<KW>_s<SH>x<SW>_p<T>x<L>x<B>x<R>_d<DH>x<DW>_g<G>[_n<N>]");
   if (static_cast<size_t>(used) < s.size()) {
     int used2 = 0;
     DLAS_CHECK(std::sscanf(s.c_str() + used, "_n%lld%n", &batch, &used2) == 1 &&

@@ -12,7 +12,7 @@ namespace dlas::ukernel {
 using F32VEpilogueFn = void (*)(size_t n, float* y, float bias, const float* residual,
                                 Activation act, float p0, float p1);
 
-#define X(fn, isa)                                                                  \
+#define X(fn, isa)                                                                         \
   void fn(size_t n, float* y, float bias, const float* residual, Activation act, float p0, \
           float p1);
 #include "algo/microkernels/f32-vepilogue/f32_vepilogue.inc"

@@ -1,9 +1,9 @@
 // Pooling entry points: validation, ISA dispatch, and the split over planes.
 #include <algorithm>
 
+#include "algo/microkernels/isa_dispatch.h"
 #include "algo/pool/f32_pool.h"
 #include "dlas/core/error.h"
-#include "algo/microkernels/isa_dispatch.h"
 #include "dlas/hw/thread_pool.h"
 
 namespace dlas {

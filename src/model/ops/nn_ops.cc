@@ -173,8 +173,8 @@ int64_t conv_macs(const Graph& g, const Node& n) {
 
 void infer_fused_conv(InferContext& ctx) {
   infer_conv(ctx);
-  static const char* kActs[] = {"none", "relu", "clip", "sigmoid", "silu", "hardsigmoid",
-                                "hardswish"};
+  static const char* kActs[] = {"none", "relu",        "clip",     "sigmoid",
+                                "silu", "hardsigmoid", "hardswish"};
   const std::string act = ctx.node().attr_string("activation", "none");
   bool known = false;
   for (const char* a : kActs) known |= act == a;

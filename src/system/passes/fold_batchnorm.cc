@@ -19,7 +19,8 @@ int fold_batchnorm(Graph& graph) {
     if (!passes::conv_without_epilogue(conv) || uses[conv.outputs[0]] != 1) continue;
     const Tensor* w = graph.constant(conv.inputs[1]);
     const Tensor* b = conv.inputs.size() > 2 && !conv.inputs[2].empty()
-                          ? graph.constant(conv.inputs[2]) : nullptr;
+                          ? graph.constant(conv.inputs[2])
+                          : nullptr;
     const Tensor *scale = graph.constant(bn.inputs[1]), *shift = graph.constant(bn.inputs[2]),
                  *mean = graph.constant(bn.inputs[3]), *var = graph.constant(bn.inputs[4]);
     if (!w || !scale || !shift || !mean || !var || w->dtype() != DType::kF32 ||

@@ -27,8 +27,11 @@ void eltwise(ThreadPool& pool, Isa isa, const Epilogue& e, const float* x, const
 class EltwiseStep : public Step {
  public:
   EltwiseStep(const Graph& g, const Node& n, Epilogue e, Isa isa)
-      : x_name_(n.inputs[0]), r_name_(e.residual ? n.inputs[1] : std::string()),
-        y_name_(n.outputs[0]), e_(e), isa_(isa),
+      : x_name_(n.inputs[0]),
+        r_name_(e.residual ? n.inputs[1] : std::string()),
+        y_name_(n.outputs[0]),
+        e_(e),
+        isa_(isa),
         n_(static_cast<size_t>(shape_numel(g.value(n.outputs[0]).shape))) {}
   void bind(const Binder& b) override {
     x_ = static_cast<const float*>(b.value(x_name_));
@@ -51,8 +54,12 @@ class BatchNormStep : public Step {
  public:
   BatchNormStep(const Node& n, const Shape& shape, std::vector<float> scale,
                 std::vector<float> shift)
-      : x_name_(n.inputs[0]), y_name_(n.outputs[0]), scale_(std::move(scale)),
-        shift_(std::move(shift)), batch_(shape[0]), channels_(shape[1]),
+      : x_name_(n.inputs[0]),
+        y_name_(n.outputs[0]),
+        scale_(std::move(scale)),
+        shift_(std::move(shift)),
+        batch_(shape[0]),
+        channels_(shape[1]),
         plane_(shape_numel(shape) / (shape[0] * shape[1])) {}
   void bind(const Binder& b) override {
     x_ = static_cast<const float*>(b.value(x_name_));
@@ -80,8 +87,13 @@ class BatchNormStep : public Step {
 class BinaryStep : public Step {
  public:
   BinaryStep(const Node& n, BinaryOp op, Shape a, Shape b, Isa isa)
-      : a_name_(n.inputs[0]), b_name_(n.inputs[1]), y_name_(n.outputs[0]), op_(op),
-        as_(std::move(a)), bs_(std::move(b)), isa_(isa) {}
+      : a_name_(n.inputs[0]),
+        b_name_(n.inputs[1]),
+        y_name_(n.outputs[0]),
+        op_(op),
+        as_(std::move(a)),
+        bs_(std::move(b)),
+        isa_(isa) {}
   void bind(const Binder& b) override {
     a_ = static_cast<const float*>(b.value(a_name_));
     b_ = static_cast<const float*>(b.value(b_name_));
@@ -101,7 +113,8 @@ class BinaryStep : public Step {
 
 class CopyStep : public Step {
  public:
-  CopyStep(const Node& n, size_t bytes) : x_name_(n.inputs[0]), y_name_(n.outputs[0]), bytes_(bytes) {}
+  CopyStep(const Node& n, size_t bytes)
+      : x_name_(n.inputs[0]), y_name_(n.outputs[0]), bytes_(bytes) {}
   void bind(const Binder& b) override {
     x_ = b.value(x_name_);
     y_ = b.value(y_name_);
@@ -123,7 +136,8 @@ class CopyStep : public Step {
 std::unique_ptr<Step> lower_batchnorm(const LowerContext& ctx) {
   const Node& n = ctx.node;
   const Graph& g = ctx.graph;
-  if (n.op != "BatchNormalization" || n.outputs.size() != 1 || !is_f32(g, n.inputs[0])) return nullptr;
+  if (n.op != "BatchNormalization" || n.outputs.size() != 1 || !is_f32(g, n.inputs[0]))
+    return nullptr;
   const Shape& shape = g.value(n.inputs[0]).shape;
   if (shape.size() < 2) return nullptr;
   const Tensor* t[4];
@@ -173,12 +187,15 @@ std::unique_ptr<Step> lower_activation(const LowerContext& ctx) {
 std::unique_ptr<Step> lower_binary(const LowerContext& ctx) {
   const Node& n = ctx.node;
   const Graph& g = ctx.graph;
-  static const std::pair<const char*, BinaryOp> kOps[] = {
-      {"Add", BinaryOp::kAdd}, {"Sub", BinaryOp::kSub}, {"Mul", BinaryOp::kMul}, {"Div", BinaryOp::kDiv}};
+  static const std::pair<const char*, BinaryOp> kOps[] = {{"Add", BinaryOp::kAdd},
+                                                          {"Sub", BinaryOp::kSub},
+                                                          {"Mul", BinaryOp::kMul},
+                                                          {"Div", BinaryOp::kDiv}};
   const BinaryOp* op = nullptr;
   for (const auto& [name, o] : kOps)
     if (n.op == name) op = &o;
-  if (!op || n.inputs.size() != 2 || !is_f32(g, n.inputs[0]) || !is_f32(g, n.inputs[1])) return nullptr;
+  if (!op || n.inputs.size() != 2 || !is_f32(g, n.inputs[0]) || !is_f32(g, n.inputs[1]))
+    return nullptr;
   const Shape& a = g.value(n.inputs[0]).shape;
   const Shape& b = g.value(n.inputs[1]).shape;
   if (!binary_supported(a, b)) return nullptr;
@@ -187,12 +204,14 @@ std::unique_ptr<Step> lower_binary(const LowerContext& ctx) {
 
 std::unique_ptr<Step> lower_copy(const LowerContext& ctx) {
   const Node& n = ctx.node;
-  static const char* kViews[] = {"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity", "Dropout"};
+  static const char* kViews[] = {"Reshape",   "Flatten",  "Squeeze",
+                                 "Unsqueeze", "Identity", "Dropout"};
   bool view = false;
   for (const char* v : kViews) view |= n.op == v;
   if (!view || n.outputs.size() != 1 || n.inputs.empty()) return nullptr;
   const ValueInfo& y = ctx.graph.value(n.outputs[0]);
-  return std::make_unique<CopyStep>(n, static_cast<size_t>(shape_numel(y.shape)) * dtype_size(y.dtype));
+  return std::make_unique<CopyStep>(
+      n, static_cast<size_t>(shape_numel(y.shape)) * dtype_size(y.dtype));
 }
 
 }  // namespace dlas::plan

@@ -10,9 +10,12 @@ namespace {
 class ConvStep : public Step {
  public:
   ConvStep(const Node& n, std::string algo, Knobs knobs, std::unique_ptr<PreparedConv> prepared)
-      : x_name_(n.inputs[0]), y_name_(n.outputs[0]),
-        r_name_(n.inputs.size() > 3 ? n.inputs[3] : std::string()), algo_(std::move(algo)),
-        knobs_(std::move(knobs)), prepared_(std::move(prepared)) {}
+      : x_name_(n.inputs[0]),
+        y_name_(n.outputs[0]),
+        r_name_(n.inputs.size() > 3 ? n.inputs[3] : std::string()),
+        algo_(std::move(algo)),
+        knobs_(std::move(knobs)),
+        prepared_(std::move(prepared)) {}
   void bind(const Binder& b) override {
     x_ = static_cast<const float*>(b.value(x_name_));
     y_ = static_cast<float*>(b.value(y_name_));
@@ -71,7 +74,8 @@ std::unique_ptr<Step> lower_conv(const LowerContext& ctx) {
   if (!algo) algo = &auto_conv_algorithm(p);
   if (knobs.empty()) knobs = algo->default_knobs(p, ctx.isa);
   algo->knob_space(p, ctx.isa).validate(knobs, n.label());
-  auto prepared = algo->prepare(p, w->data<float>(), b ? b->data<float>() : nullptr, knobs, ctx.isa);
+  auto prepared =
+      algo->prepare(p, w->data<float>(), b ? b->data<float>() : nullptr, knobs, ctx.isa);
   return std::make_unique<ConvStep>(n, std::string(algo->name()), std::move(knobs),
                                     std::move(prepared));
 }

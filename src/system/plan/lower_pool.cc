@@ -9,16 +9,22 @@ class PoolStep : public Step {
  public:
   enum class Kind { kMax, kAverage, kGlobalAverage };
   PoolStep(const Node& n, Kind kind, PoolProblem p, bool include_pad, Isa isa)
-      : x_name_(n.inputs[0]), y_name_(n.outputs[0]), kind_(kind), p_(p),
-        include_pad_(include_pad), isa_(isa) {}
+      : x_name_(n.inputs[0]),
+        y_name_(n.outputs[0]),
+        kind_(kind),
+        p_(p),
+        include_pad_(include_pad),
+        isa_(isa) {}
   void bind(const Binder& b) override {
     x_ = static_cast<const float*>(b.value(x_name_));
     y_ = static_cast<float*>(b.value(y_name_));
   }
   void run(ThreadPool& pool) override {
     switch (kind_) {
-      case Kind::kMax: return max_pool(isa_, p_, x_, y_, pool);
-      case Kind::kAverage: return average_pool(isa_, p_, include_pad_, x_, y_, pool);
+      case Kind::kMax:
+        return max_pool(isa_, p_, x_, y_, pool);
+      case Kind::kAverage:
+        return average_pool(isa_, p_, include_pad_, x_, y_, pool);
       case Kind::kGlobalAverage:
         return global_average_pool(isa_, p_.n * p_.c, p_.h * p_.w, x_, y_, pool);
     }

@@ -20,9 +20,11 @@ class ReferenceStep : public Step {
     inputs_.clear();
     outputs_.clear();
     for (const ValueInfo& v : in_info_)
-      inputs_.push_back(v.name.empty() ? Tensor() : Tensor::view(v.dtype, v.shape, b.value(v.name)));
+      inputs_.push_back(v.name.empty() ? Tensor()
+                                       : Tensor::view(v.dtype, v.shape, b.value(v.name)));
     for (const ValueInfo& v : out_info_)
-      outputs_.push_back(v.name.empty() ? Tensor() : Tensor::view(v.dtype, v.shape, b.value(v.name)));
+      outputs_.push_back(v.name.empty() ? Tensor()
+                                        : Tensor::view(v.dtype, v.shape, b.value(v.name)));
   }
   void run(ThreadPool&) override {
     // Reference kernels expect zero-filled outputs; arena slots are reused.

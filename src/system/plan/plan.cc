@@ -22,8 +22,8 @@ namespace {
 // The one list of lowerings, tried in order; the reference lowering takes the rest.
 using Lowering = std::unique_ptr<Step> (*)(const plan::LowerContext&);
 constexpr Lowering kLowerings[] = {
-    plan::lower_conv, plan::lower_fc, plan::lower_batchnorm, plan::lower_activation,
-    plan::lower_binary, plan::lower_pool, plan::lower_copy, plan::lower_reference,
+    plan::lower_conv,   plan::lower_fc,   plan::lower_batchnorm, plan::lower_activation,
+    plan::lower_binary, plan::lower_pool, plan::lower_copy,      plan::lower_reference,
 };
 
 struct AlignedBuffer {
@@ -54,8 +54,8 @@ LayerChoices read_layer_choices(const std::string& path) {
   LayerChoices out;
   for (auto it = j.begin(); it != j.end(); ++it) {
     const auto& v = it.value();
-    DLAS_CHECK(v.is_object() && v.contains("algo") && v["algo"].is_string(), ErrorKind::kInvalidInput,
-               path, ": entry '", it.key(), "' needs a string \"algo\"");
+    DLAS_CHECK(v.is_object() && v.contains("algo") && v["algo"].is_string(),
+               ErrorKind::kInvalidInput, path, ": entry '", it.key(), "' needs a string \"algo\"");
     LayerChoice c;
     c.algo = v["algo"].get<std::string>();
     if (v.contains("knobs")) {
@@ -91,8 +91,8 @@ struct Plan::Impl {
     for (size_t i = 0; i < inputs.size(); ++i) {
       const ValueInfo& v = graph.inputs[i];
       DLAS_CHECK(inputs[i].dtype() == v.dtype && inputs[i].shape() == v.shape,
-                 ErrorKind::kInvalidInput, "input '", v.name, "' must be ", dtype_name(v.dtype), " ",
-                 shape_str(v.shape), ", got ", inputs[i].describe());
+                 ErrorKind::kInvalidInput, "input '", v.name, "' must be ", dtype_name(v.dtype),
+                 " ", shape_str(v.shape), ", got ", inputs[i].describe());
       std::memcpy(input_slots[i].first, inputs[i].raw(), input_slots[i].second);
     }
   }
@@ -183,10 +183,12 @@ Plan::Plan(Graph graph, const PlanOptions& options) : impl_(std::make_unique<Imp
   };
   for (auto& s : m.steps) s->bind(binder);
   for (const ValueInfo& v : g.inputs)
-    m.input_slots.push_back({m.addr.at(v.name), static_cast<size_t>(shape_numel(v.shape)) * dtype_size(v.dtype)});
+    m.input_slots.push_back(
+        {m.addr.at(v.name), static_cast<size_t>(shape_numel(v.shape)) * dtype_size(v.dtype)});
   for (const std::string& o : g.outputs) {
     const ValueInfo& v = g.value(o);
-    m.output_slots.push_back({binder.value(o), static_cast<size_t>(shape_numel(v.shape)) * dtype_size(v.dtype)});
+    m.output_slots.push_back(
+        {binder.value(o), static_cast<size_t>(shape_numel(v.shape)) * dtype_size(v.dtype)});
   }
 }
 

@@ -11,14 +11,21 @@ void f32_vepilogue__scalar(size_t n, float* y, float bias, const float* residual
     float v = y[i] + bias;
     if (residual) v += residual[i];
     switch (act) {
-      case Activation::kNone: break;
-      case Activation::kRelu: v = v > 0.f ? v : 0.f; break;
+      case Activation::kNone:
+        break;
+      case Activation::kRelu:
+        v = v > 0.f ? v : 0.f;
+        break;
       case Activation::kClip:  // ONNX order: max with min first, then min with max
         v = v < p0 ? p0 : v;
         v = v > p1 ? p1 : v;
         break;
-      case Activation::kSigmoid: v = 1.f / (1.f + std::exp(-v)); break;
-      case Activation::kSilu: v = v / (1.f + std::exp(-v)); break;
+      case Activation::kSigmoid:
+        v = 1.f / (1.f + std::exp(-v));
+        break;
+      case Activation::kSilu:
+        v = v / (1.f + std::exp(-v));
+        break;
       case Activation::kHardSigmoid: {
         const float t = p0 * v + p1;
         v = t < 0.f ? 0.f : (t > 1.f ? 1.f : t);

@@ -37,7 +37,7 @@ inline typename F32Vec<L>::type f32vec_exp_nonpositive(typename F32Vec<L>::type 
   // Round to nearest with the 1.5 * 2^23 trick (exact for |n| < 2^22).
   const V magic = f32vec_splat<L>(12582912.f);
   const V n = (x * f32vec_splat<L>(1.44269504088896341f) + magic) - magic;
-  V r = x - n * f32vec_splat<L>(0.693359375f);  // ln2 high part: exact product
+  V r = x - n * f32vec_splat<L>(0.693359375f);   // ln2 high part: exact product
   r = r - n * f32vec_splat<L>(-2.12194440e-4f);  // ln2 low part
   V p = f32vec_splat<L>(1.f / 5040.f);
   p = p * r + f32vec_splat<L>(1.f / 720.f);
