@@ -34,7 +34,8 @@ TEST(OnnxChecker, AcceptsEveryExportedZooModel) {
     if (e.dataset == "imagenet") o.image_size = 64;  // same ops and attributes, smaller tensors
     const fs::path p = dir / (e.name + ".onnx");
     export_onnx_file(build_zoo_model(e.name, o), p.string());
-    files += " " + p.string();
+    files += ' ';
+    files += p.string();
   }
   const std::string script =
       "import onnx, sys\n"
