@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <iostream>
 #include <nlohmann/json.hpp>
+#include <thread>
 
 #include "cli.h"
 #include "dlas/core/error.h"
@@ -76,7 +77,10 @@ void add_bench_command(CLI::App& app, Action& run) {
       std::unique_ptr<Plan> plan;
       std::unique_ptr<OnednnExecutor> onednn;
       if (b->backend == "onednn")
-        onednn = std::make_unique<OnednnExecutor>(g, std::max(1, options.threads));
+        onednn = std::make_unique<OnednnExecutor>(
+            g, options.threads > 0
+                   ? options.threads
+                   : static_cast<int>(std::max(1u, std::thread::hardware_concurrency())));
       else
         plan = std::make_unique<Plan>(g, options);
       const double compile_ms = ms_since(t0);
