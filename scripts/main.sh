@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The main job: set-up, build, then run a zoo model end to end and print its summary.
+# The main job: set-up, build, then show a zoo model, run it once and benchmark it on the engine.
 # (Later issues grow this into the across-stack study.)
 set -euo pipefail
 cd "$(dirname "$0")/.."
