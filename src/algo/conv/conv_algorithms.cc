@@ -43,8 +43,14 @@ const ConvAlgorithm& auto_conv_algorithm(const ConvProblem& p) {
   };
   const ConvAlgorithm* a = nullptr;
   if (p.is_depthwise()) a = pick("depthwise");
+  // Winograd on 3x3 stride-1 layers from 14x14 outputs up; on 7x7..13x13 outputs only
+  // when the pixel count leaves gemm's 16-pixel panels partly empty (7x7: 49 pixels).
+  // Measured with dlas_bench_conv (README "Choosing an algorithm").
+  const int64_t pixels = p.oh() * p.ow();
+  const bool wino_size =
+      (p.oh() >= 14 && p.ow() >= 14) || (p.oh() >= 7 && p.ow() >= 7 && pixels % 16 != 0);
   if (!a && p.kh == 3 && p.kw == 3 && p.stride_h == 1 && p.stride_w == 1 && p.groups == 1 &&
-      p.c >= 16 && p.k >= 16 && p.oh() >= 7 && p.ow() >= 7)
+      p.c >= 16 && p.k >= 16 && wino_size)
     a = pick("winograd");
   if (!a) a = pick("gemm");
   if (!a)
