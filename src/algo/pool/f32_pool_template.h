@@ -37,39 +37,38 @@ inline int64_t pool_taps(int64_t o, int64_t s, int64_t k, int64_t d, int64_t pad
   return n;
 }
 
-void max_plane(const PoolProblem& p, const float* __restrict x, float* __restrict y) {
+// Output row oy of a plane: yr = init, then combine(yr[ox], tap) over every window tap
+// inside the input, one contiguous column range per tap (the shared body of max and avg).
+template <class Combine>
+inline void pool_row(const PoolProblem& p, const float* __restrict x, int64_t oy, float init,
+                     float* __restrict yr, Combine combine) {
   const int64_t sw = p.stride_w;
-  for (int64_t oy = 0; oy < p.oh; ++oy) {
-    float* __restrict yr = y + oy * p.ow;
-    for (int64_t ox = 0; ox < p.ow; ++ox) yr[ox] = -__builtin_inff();
-    for (int64_t ky = 0; ky < p.kh; ++ky) {
-      const int64_t iy = oy * p.stride_h + ky * p.dil_h - p.pad_t;
-      if (iy < 0 || iy >= p.h) continue;
-      for (int64_t kx = 0; kx < p.kw; ++kx) {
-        const int64_t off = kx * p.dil_w - p.pad_l;
-        int64_t lo, hi;
-        pool_range(p.ow, sw, off, 0, p.w, lo, hi);
-        const float* __restrict xr = x + iy * p.w + off;
-        // v != v: a NaN tap wins, as in the reference kernel.
-        if (sw == 1) {
-          for (int64_t ox = lo; ox < hi; ++ox) {
-            const float v = xr[ox], b = yr[ox];
-            yr[ox] = (v > b || v != v) ? v : b;
-          }
-        } else if (sw == 2) {
-          for (int64_t ox = lo; ox < hi; ++ox) {
-            const float v = xr[2 * ox], b = yr[ox];
-            yr[ox] = (v > b || v != v) ? v : b;
-          }
-        } else {
-          for (int64_t ox = lo; ox < hi; ++ox) {
-            const float v = xr[ox * sw], b = yr[ox];
-            yr[ox] = (v > b || v != v) ? v : b;
-          }
-        }
+  for (int64_t ox = 0; ox < p.ow; ++ox) yr[ox] = init;
+  for (int64_t ky = 0; ky < p.kh; ++ky) {
+    const int64_t iy = oy * p.stride_h + ky * p.dil_h - p.pad_t;
+    if (iy < 0 || iy >= p.h) continue;
+    for (int64_t kx = 0; kx < p.kw; ++kx) {
+      const int64_t off = kx * p.dil_w - p.pad_l;
+      int64_t lo, hi;
+      pool_range(p.ow, sw, off, 0, p.w, lo, hi);
+      const float* __restrict xr = x + iy * p.w + off;
+      // Stride 1 and 2 kept separate so GCC vectorizes them.
+      if (sw == 1) {
+        for (int64_t ox = lo; ox < hi; ++ox) yr[ox] = combine(yr[ox], xr[ox]);
+      } else if (sw == 2) {
+        for (int64_t ox = lo; ox < hi; ++ox) yr[ox] = combine(yr[ox], xr[2 * ox]);
+      } else {
+        for (int64_t ox = lo; ox < hi; ++ox) yr[ox] = combine(yr[ox], xr[ox * sw]);
       }
     }
   }
+}
+
+void max_plane(const PoolProblem& p, const float* __restrict x, float* __restrict y) {
+  // v != v: a NaN tap wins, as in the reference kernel.
+  for (int64_t oy = 0; oy < p.oh; ++oy)
+    pool_row(p, x, oy, -__builtin_inff(), y + oy * p.ow,
+             [](float b, float v) { return (v > b || v != v) ? v : b; });
 }
 
 void avg_plane(const PoolProblem& p, bool include_pad, const float* __restrict x,
@@ -89,24 +88,7 @@ void avg_plane(const PoolProblem& p, bool include_pad, const float* __restrict x
   if (full_hi < full_lo) full_hi = full_lo;
   for (int64_t oy = 0; oy < p.oh; ++oy) {
     float* __restrict yr = y + oy * p.ow;
-    for (int64_t ox = 0; ox < p.ow; ++ox) yr[ox] = 0.f;
-    for (int64_t ky = 0; ky < p.kh; ++ky) {
-      const int64_t iy = oy * p.stride_h + ky * p.dil_h - p.pad_t;
-      if (iy < 0 || iy >= p.h) continue;
-      for (int64_t kx = 0; kx < p.kw; ++kx) {
-        const int64_t off = kx * p.dil_w - p.pad_l;
-        int64_t lo, hi;
-        pool_range(p.ow, sw, off, 0, p.w, lo, hi);
-        const float* __restrict xr = x + iy * p.w + off;
-        if (sw == 1) {
-          for (int64_t ox = lo; ox < hi; ++ox) yr[ox] += xr[ox];
-        } else if (sw == 2) {
-          for (int64_t ox = lo; ox < hi; ++ox) yr[ox] += xr[2 * ox];
-        } else {
-          for (int64_t ox = lo; ox < hi; ++ox) yr[ox] += xr[ox * sw];
-        }
-      }
-    }
+    pool_row(p, x, oy, 0.f, yr, [](float b, float v) { return b + v; });
     const int64_t ch = pool_taps(oy, p.stride_h, p.kh, p.dil_h, p.pad_t, ylo, yhi);
     for (int64_t ox = 0; ox < p.ow; ++ox) {
       if (ox == full_lo && ch > 0) {
