@@ -10,7 +10,9 @@
 //   DLAS_BENCH_THREADS=2 DLAS_ISA=avx2 build/dlas_bench_conv --benchmark_filter='^gemm/'
 //
 // Environment: DLAS_BENCH_THREADS (pool threads, default 1), DLAS_ISA (lower the ISA path),
-// DLAS_BENCH_SHAPES (directory of *.txt shape lists, default the source tree's bench/shapes).
+// DLAS_BENCH_SHAPES (directory of *.txt shape lists, default the source tree's bench/shapes),
+// DLAS_BENCH_KNOBS ("name=value,..." overriding those default knobs the algorithm has, e.g.
+// DLAS_BENCH_KNOBS=orient=1,parallel=1 to compare one knob against the default).
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
@@ -53,6 +55,21 @@ Buffer random_buffer(size_t count, uint32_t seed) {
   return b;
 }
 
+// DLAS_BENCH_KNOBS applied over `knobs`: only names the algorithm already has.
+dlas::Knobs override_knobs(dlas::Knobs knobs) {
+  const char* s = std::getenv("DLAS_BENCH_KNOBS");
+  if (s == nullptr) return knobs;
+  std::stringstream list(s);
+  std::string item;
+  while (std::getline(list, item, ',')) {
+    const size_t eq = item.find('=');
+    if (eq == std::string::npos) continue;
+    const std::string name = item.substr(0, eq);
+    if (knobs.count(name)) knobs[name] = std::atoll(item.c_str() + eq + 1);
+  }
+  return knobs;
+}
+
 int bench_threads() {
   const char* s = std::getenv("DLAS_BENCH_THREADS");
   const int t = s ? std::atoi(s) : 1;
@@ -68,7 +85,8 @@ void run_conv(benchmark::State& state, const dlas::ConvAlgorithm* algo, dlas::Co
   const Buffer out = make_buffer(static_cast<size_t>(p.n * p.k * p.oh() * p.ow()) * sizeof(float));
   std::unique_ptr<dlas::PreparedConv> prepared;
   try {
-    prepared = algo->prepare(p, weights.get(), nullptr, algo->default_knobs(p, isa), isa);
+    prepared =
+        algo->prepare(p, weights.get(), nullptr, override_knobs(algo->default_knobs(p, isa)), isa);
   } catch (const dlas::Error& e) {
     state.SkipWithError(e.what());
     return;

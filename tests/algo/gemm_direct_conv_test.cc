@@ -87,6 +87,32 @@ TEST_P(GemmDirectConvTest, TwoThreadsBothParallelAxes) {
     }
 }
 
+// gemm's two orientations on both parallel axes (with cache blocks small enough to
+// split R and the pixels on one of them), a clamp + residual epilogue and 2 threads:
+// the orientations share nothing past the microkernel.
+TEST(GemmConvTest, BothOrientationsBothAxes) {
+  const ConvAlgorithm* gemm = find_conv_algorithm("gemm");
+  ASSERT_NE(gemm, nullptr);
+  for (Isa isa : supported_isas())
+    for (const ConvProblem& p : generated_conv_problems()) {
+      const KnobSpace space = gemm->knob_space(p, isa);
+      const KnobSpec* orient = space.find("orient");
+      ASSERT_NE(orient, nullptr);
+      for (int64_t o : orient->values)
+        for (int64_t par : {0, 1}) {
+          Knobs k = gemm->default_knobs(p, isa);
+          k["orient"] = o;
+          k["parallel"] = par;
+          if (par == 1) k["kc"] = 64, k["nc"] = 64, k["mc"] = 16, k["loop_order"] = 1;
+          ConvProblem q = p;
+          q.epilogue.act = Activation::kClip;
+          q.epilogue.p0 = -0.5f, q.epilogue.p1 = 0.75f;
+          q.epilogue.residual = par == 1;
+          ConvTester().problem(q).threads(2).test(*gemm, isa, k);
+        }
+    }
+}
+
 TEST_P(GemmDirectConvTest, DefaultIsInTheSpaceAndBadKnobsAreRejected) {
   ConvProblem p = generated_conv_problems()[1];
   const Isa isa = supported_isas().back();
