@@ -11,6 +11,11 @@ discarded runs and then R timed ones. Every repeat's time is pooled over the rou
 headline per variant is the median of the pool, and dlas variants get ratios to PyTorch and
 to oneDNN (< 1: dlas is faster). Nothing is pinned to a CPU: every peer sees the same
 scheduler. Progress goes to stderr, the Markdown tables to stdout, everything to --json.
+--realtime runs every measured process (dlas, oneDNN and the PyTorch server alike) under
+`chrt -f 10` (SCHED_FIFO; needs root or CAP_SYS_NICE): on a shared 2-core machine a
+background job otherwise preempts one of two worker threads for a whole time slice and the
+other waits at the next barrier, which inflates 2-thread times of every peer by 1.3-1.6x.
+The kernel's RT throttling still leaves 5% of each second to other tasks.
 
 usage:
   run_peers.py [--models M,..] [--threads 2[,1]] [--rounds 5] [--repeat 30]
@@ -49,8 +54,9 @@ def csv(s):
 class TorchPeer:
     """pytorch_peer.py --serve: one JSON line per command."""
 
-    def __init__(self, python, threads):
-        cmd = [python, os.path.join(HERE, "pytorch_peer.py"), "--serve", "--threads", str(threads)]
+    def __init__(self, python, threads, prefix=()):
+        cmd = list(prefix) + [python, os.path.join(HERE, "pytorch_peer.py"), "--serve",
+                              "--threads", str(threads)]
         self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                      text=True, bufsize=1)
         self.ready = self._read()
@@ -82,8 +88,8 @@ class TorchPeer:
 
 
 def dlas_command(a, model, variant, threads, repeat):
-    cmd = [a.dlas, "bench", model, "--threads", str(threads), "--repeat", str(repeat),
-           "--warmup", str(a.warmup), "--json"]
+    cmd = list(a.prefix) + [a.dlas, "bench", model, "--threads", str(threads), "--repeat",
+                            str(repeat), "--warmup", str(a.warmup), "--json"]
     if a.has_times:
         cmd.append("--times")
     if variant == ONEDNN:
@@ -180,7 +186,7 @@ def markdown(records, threads):
 
 def machine_info(a):
     info = {"python": platform.python_version(), "nproc": os.cpu_count(),
-            "loadavg_start": os.getloadavg()}
+            "loadavg_start": os.getloadavg(), "realtime": bool(a.realtime)}
     try:
         with open("/proc/cpuinfo") as f:
             for line in f:
@@ -214,8 +220,11 @@ def main():
     ap.add_argument("--json", help="write every time and the summary here")
     ap.add_argument("--quick", action="store_true", help="smoke check: resnet18-cifar, 1 round, 3 repeats")
     ap.add_argument("--dry-run", action="store_true", help="print the schedule and exit")
+    ap.add_argument("--realtime", action="store_true",
+                    help="run every measured process under chrt -f 10 (SCHED_FIFO)")
     ap.add_argument("--report", metavar="JSON", help="print the tables of a saved --json run")
     a = ap.parse_args()
+    a.prefix = ["chrt", "-f", "10"] if a.realtime else []
     if a.report:
         with open(a.report) as f:
             saved = json.load(f)
@@ -264,7 +273,7 @@ def main():
     for t in threads_list:
         torch = None
         if not a.no_pytorch:
-            torch = TorchPeer(a.python, t)
+            torch = TorchPeer(a.python, t, a.prefix)
             result["machine"]["torch"] = torch.ready.get("torch")
             log(f"pytorch peer ready (torch {torch.ready.get('torch')}, {torch.ready.get('threads')} threads)")
         try:
