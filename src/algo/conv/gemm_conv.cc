@@ -147,24 +147,44 @@ class PreparedGemmConv final : public PreparedConv {
     float* ws = static_cast<float*>(workspace);
     const int64_t nblocks = div_up(ohw_, nc_);
     const int64_t threads = pool.threads();
-    auto run_block = [&](int64_t n, int64_t g, int64_t nb, int64_t ip0, int64_t ip1, float* buf,
-                         bool packed_all) {
+    // Pixels [p0, p0 + ncols) of image n, group g; output-channel panels [ip0, ip1).
+    auto run_block = [&](int64_t n, int64_t g, int64_t p0, int64_t ncols, int64_t ip0,
+                         int64_t ip1, float* buf, bool packed_all) {
       if (pixel_rows_)
-        block_pixel_rows(in, out, residual, n, g, nb, ip0, ip1, buf, packed_all);
+        block_pixel_rows(in, out, residual, n, g, p0, ncols, ip0, ip1, buf, packed_all);
       else
-        block(in, out, residual, n, g, nb, ip0, ip1, buf, packed_all);
+        block(in, out, residual, n, g, p0, ncols, ip0, ip1, buf, packed_all);
     };
     if (!by_channels_) {
-      const int64_t items = p_.n * p_.groups * nblocks;
-      pool.parallel_for(static_cast<size_t>(threads), [&](size_t t) {
-        int64_t b, e;
-        conv_detail::chunk_range(items, threads, static_cast<int64_t>(t), &b, &e);
-        float* buf = ws + static_cast<int64_t>(t) * slot_floats();
-        for (int64_t it = b; it < e; ++it) {
-          const int64_t nb = it % nblocks, ng = it / nblocks;
-          run_block(ng / p_.groups, ng % p_.groups, nb, 0, panels_, buf, false);
-        }
-      });
+      const int64_t images = p_.n * p_.groups, items = images * nblocks;
+      if (images % threads == 0 || items >= 8 * threads) {
+        // Whole nc-pixel blocks, contiguous runs of them per thread.
+        pool.parallel_for(static_cast<size_t>(threads), [&](size_t t) {
+          int64_t b, e;
+          conv_detail::chunk_range(items, threads, static_cast<int64_t>(t), &b, &e);
+          float* buf = ws + static_cast<int64_t>(t) * slot_floats();
+          for (int64_t it = b; it < e; ++it) {
+            const int64_t p0 = it % nblocks * nc_, ng = it / nblocks;
+            run_block(ng / p_.groups, ng % p_.groups, p0, ohw_ - p0 < nc_ ? ohw_ - p0 : nc_, 0,
+                      panels_, buf, false);
+          }
+        });
+      } else {
+        // Few images: every thread takes an equal run of each image's pixel panels (whole
+        // blocks would split 28x28 = 3 x 256 + 16 pixels 512 : 272 over two threads), in
+        // nc-pixel steps.
+        const int64_t ppanels = div_up(ohw_, pw_);
+        pool.parallel_for(static_cast<size_t>(threads), [&](size_t t) {
+          int64_t b, e;
+          conv_detail::chunk_range(ppanels, threads, static_cast<int64_t>(t), &b, &e);
+          float* buf = ws + static_cast<int64_t>(t) * slot_floats();
+          const int64_t q1 = e * pw_ < ohw_ ? e * pw_ : ohw_;
+          for (int64_t ng = 0; ng < images; ++ng)
+            for (int64_t q = b * pw_; q < q1; q += nc_)
+              run_block(ng / p_.groups, ng % p_.groups, q, q1 - q < nc_ ? q1 - q : nc_, 0,
+                        panels_, buf, false);
+        });
+      }
       return;
     }
     for (int64_t n = 0; n < p_.n; ++n)
@@ -185,7 +205,7 @@ class PreparedGemmConv final : public PreparedConv {
           pool.parallel_for(static_cast<size_t>(threads), [&](size_t t) {
             int64_t b, e;
             conv_detail::chunk_range(panels_, threads, static_cast<int64_t>(t), &b, &e);
-            if (b < e) run_block(n, g, nb, b, e, ws, true);
+            if (b < e) run_block(n, g, p0, ncols, b, e, ws, true);
           });
         }
   }
@@ -297,9 +317,8 @@ class PreparedGemmConv final : public PreparedConv {
   // One pixel block of image n, group g, output-channel panels [ip0, ip1). When
   // `packed_all` the block's B (all R rows) is already in buf; else it is packed here
   // kc rows at a time.
-  void block(const float* in, float* out, const float* residual, int64_t n, int64_t g, int64_t nb,
-             int64_t ip0, int64_t ip1, float* buf, bool packed_all) const {
-    const int64_t p0 = nb * nc_, ncols = ohw_ - p0 < nc_ ? ohw_ - p0 : nc_;
+  void block(const float* in, float* out, const float* residual, int64_t n, int64_t g, int64_t p0,
+             int64_t ncols, int64_t ip0, int64_t ip1, float* buf, bool packed_all) const {
     const int64_t npanels = div_up(ncols, nr_);
     const float* in_g = in + (n * p_.c + g * cg_) * p_.h * p_.w;
     float* out_g = out + (n * p_.k + g * kg_) * ohw_;
@@ -355,8 +374,8 @@ class PreparedGemmConv final : public PreparedConv {
   // slot's transposed-output scratch ct[pixel][channel] over kc blocks, then the block is
   // transposed into NCHW with the bias (and the clamp when it is the whole epilogue).
   void block_pixel_rows(const float* in, float* out, const float* residual, int64_t n, int64_t g,
-                        int64_t nb, int64_t jp0, int64_t jp1, float* buf, bool packed_all) const {
-    const int64_t p0 = nb * nc_, ncols = ohw_ - p0 < nc_ ? ohw_ - p0 : nc_;
+                        int64_t p0, int64_t ncols, int64_t jp0, int64_t jp1, float* buf,
+                        bool packed_all) const {
     const int64_t npanels = div_up(ncols, mr_);
     const int64_t ldct = panels_ * nr_;
     float* ct = buf + conv_detail::slot_floats((by_channels_ ? r_ : kc_) * nc_);
@@ -431,9 +450,13 @@ class GemmConvAlgorithm final : public ConvAlgorithm {
   }
 
   Knobs default_knobs(const ConvProblem& p, Isa isa) const override {
-    // A 256-row x 256-pixel B block (256 KiB) sits in a 512 KiB+ L2 next to the A block;
-    // pixel-parallel unless the layer has too few pixel blocks to share.
-    const int64_t nblocks = p.n * p.groups * div_up(p.oh() * p.ow(), 256);
+    // A 256-row x 256-pixel B block (256 KiB) sits in a 512 KiB+ L2 next to the A block.
+    // Threads split the pixels (each an equal run of panels, no barrier inside the layer)
+    // unless there are fewer than 64: then a pixel split leaves a thread idle or with a
+    // ragged panel, and splitting output channels of one shared packed block wins.
+    // Measured at 2 threads (interleaved, DLAS_BENCH_KNOBS=parallel=0|1 dlas_bench_conv,
+    // zoo layers): channels 1.8x faster on 2x2 and 4x4 outputs and 1.07x on 7x7; pixels
+    // 1.0-1.05x on 8x8..28x28 and 1.1-1.35x from 32x32 up.
     // Pixel rows when the tile lanes they fill beat the ones channel rows fill by more
     // than the ~10% its input pack and output transpose cost (measured with
     // DLAS_BENCH_KNOBS=orient=1 build/dlas_bench_conv: 7x7 outputs gain 5-25%, 2x2
@@ -446,7 +469,7 @@ class GemmConvAlgorithm final : public ConvAlgorithm {
                                    static_cast<double>(round_up(p.k_per_group(), uk.nr));
     const int64_t orient = fill_pixel_rows > 1.1 * fill_channel_rows ? 1 : 0;
     return {{"ukernel", 0},    {"mc", 4096},      {"kc", 256},
-            {"nc", 256},       {"loop_order", 0}, {"parallel", nblocks >= 4 ? 0 : 1},
+            {"nc", 256},       {"loop_order", 0}, {"parallel", p.oh() * p.ow() < 64 ? 1 : 0},
             {"orient", orient}};
   }
 
