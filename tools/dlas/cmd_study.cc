@@ -7,11 +7,13 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <memory>
 #include <nlohmann/json.hpp>
 
 #include "cli.h"
 #include "dlas/core/error.h"
 #include "dlas/hw/isa.h"
+#include "dlas/study/mpi.h"
 #include "dlas/study/runner.h"
 #include "dlas/study/spec.h"
 #include "dlas/study/store.h"
@@ -80,6 +82,25 @@ int study_run(const StudyRunArgs& a) {
   if (const size_t at = o.db_path.find("{shard}"); at != std::string::npos)
     o.db_path.replace(at, 7, std::to_string(o.shard.index));
   DLAS_CHECK(a.dry_run || !o.db_path.empty(), ErrorKind::kUsage, "study run: --db is required");
+  // Under `mpirun -n K` (and no --shard): rank r runs shard r/K into DB.rank<r>, seeded with
+  // DB's rows so finished variants are not rerun; after a barrier rank 0 merges the copies
+  // into DB (one SQLite file per rank: no shared writes, safe on NFS).
+  std::unique_ptr<study::MpiWorld> mpi;
+  std::string merged_db;
+  if (a.shard.empty() && !a.dry_run && study::mpi_launch_size()) {
+    mpi = std::make_unique<study::MpiWorld>();
+    o.shard = {mpi->rank(), mpi->size(), "mpi"};
+    merged_db = o.db_path;
+    o.db_path = merged_db + ".rank" + std::to_string(mpi->rank());
+    bool seeded = true;
+    try {
+      if (fs::exists(merged_db)) study::merge_stores({merged_db}, o.db_path);
+    } catch (const Error& e) {
+      std::fprintf(stderr, "error: %s\n", e.what());
+      seeded = false;
+    }
+    if (!mpi->all(seeded)) return 2;  // every rank stops: none waits at a barrier
+  }
   o.timeout_s = a.timeout_s;
   o.dry_run = a.dry_run;
   o.exe = self_exe();
@@ -101,7 +122,39 @@ int study_run(const StudyRunArgs& a) {
     }
     if (!a.json || e.kind != study::RunEvent::kPlanned) progress(e);
   };
-  const study::RunSummary s = study::run_study(spec, o, listener);
+  study::RunSummary s;
+  if (!mpi) {
+    s = study::run_study(spec, o, listener);
+  } else {
+    bool ok = true;
+    try {
+      s = study::run_study(spec, o, listener);
+    } catch (const Error& e) {
+      std::fprintf(stderr, "error: rank %d: %s\n", mpi->rank(), e.what());
+      ok = false;
+    }
+    if (!mpi->all(ok)) return 2;  // the rank databases stay for a rerun
+    int rc = 0;
+    if (mpi->rank() == 0) {
+      std::vector<std::string> parts;
+      for (int r = 0; r < mpi->size(); ++r)
+        parts.push_back(merged_db + ".rank" + std::to_string(r));
+      try {
+        const int64_t n = study::merge_stores(parts, merged_db);
+        std::error_code ec;
+        for (const auto& p : parts)
+          for (const char* suffix : {"", "-wal", "-shm"}) fs::remove(p + suffix, ec);
+        std::fprintf(stderr, "study run: rank 0 merged %d rank databases (%lld rows) into %s\n",
+                     mpi->size(), static_cast<long long>(n), merged_db.c_str());
+      } catch (const Error& e) {
+        std::fprintf(stderr, "error: rank 0: merge: %s (the rank databases are kept)\n", e.what());
+        rc = 2;
+      }
+    }
+    mpi->barrier();
+    if (rc != 0) return rc;
+    o.db_path = merged_db;
+  }
 
   if (a.json) {
     nlohmann::ordered_json j;
@@ -204,6 +257,8 @@ void add_study_command(CLI::App& app, Action& run) {
       return 0;
     };
   });
+
+  add_study_report_commands(*study, run);
 
   // The runner's child: measures one variant, prints its columns as one JSON line.
   auto* x = study->add_subcommand("exec-variant", "");
