@@ -119,6 +119,7 @@ struct ResultStore::Impl {
     if (primary == SQLITE_FULL) why = "disk full";
     if (primary == SQLITE_READONLY) why = "the database is read-only (" + why + ")";
     if (primary == SQLITE_NOTADB) why = "not a SQLite database";
+    if (primary == SQLITE_IOERR) why = "I/O error (disk full or failing?): " + why;
     if (primary == SQLITE_CORRUPT) why = "the database is corrupt (" + why + ")";
     fail(ErrorKind::kInvalidInput, path, ": ", what, ": ", why);
   }
