@@ -39,11 +39,14 @@ struct StudyMergeArgs {
 };
 
 // The children run this very binary.
+// The binary the measuring children run: /proc/self/exe itself, not the path it links to,
+// so the children run this very binary (its inode) even when a rebuild replaces the file
+// mid-study -- one study, one binary.
 std::string self_exe() {
   char buf[PATH_MAX];
-  const ssize_t n = ::readlink("/proc/self/exe", buf, sizeof buf - 1);
-  DLAS_CHECK(n > 0, ErrorKind::kRuntime, "cannot find the dlas binary (/proc/self/exe)");
-  return std::string(buf, static_cast<size_t>(n));
+  DLAS_CHECK(::readlink("/proc/self/exe", buf, sizeof buf - 1) > 0, ErrorKind::kRuntime,
+             "cannot find the dlas binary (/proc/self/exe)");
+  return "/proc/self/exe";
 }
 
 // Writes `text` to `path` through a temporary file and a rename.
