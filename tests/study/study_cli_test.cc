@@ -294,7 +294,9 @@ TEST_F(StudyCli, CrashHangAndFailureAreRecordedAndTheStudyGoesOn) {
     EXPECT_EQ(row.text("status"), "ok") << id;
     const bool was_ok = rows.at(id).text("status") == "ok";
     EXPECT_EQ(row.integer("attempts"), was_ok ? 1 : 2) << id;
-    if (was_ok) EXPECT_EQ(row.cells, rows.at(id).cells) << id;
+    if (was_ok) {
+      EXPECT_EQ(row.cells, rows.at(id).cells) << id;
+    }
     EXPECT_TRUE(row.text("reason").empty()) << id;
   }
 }
@@ -329,7 +331,9 @@ TEST_F(StudyCli, ResumeAfterSigkillLosesAndDuplicatesNothing) {
     got.push_back(id);
     EXPECT_EQ(row.text("status"), "ok") << id;
     EXPECT_EQ(row.integer("attempts"), 1) << id;
-    if (partial.count(id)) EXPECT_EQ(row.cells, partial.at(id).cells) << "rerun: " << id;
+    if (partial.count(id)) {
+      EXPECT_EQ(row.cells, partial.at(id).cells) << "rerun: " << id;
+    }
   }
   EXPECT_EQ(got, ids);
 
