@@ -542,6 +542,16 @@ std::string row_summary(const Row& r) {
 
 }  // namespace
 
+// The variant in few characters for the bar, whose line must fit the terminal:
+// "resnet18-cifar b1 dlas/gemm opt3 avx2 t2".
+std::string short_label(const Variant& v) {
+  std::string s = str(v.model, " b", v.batch);
+  if (v.compress != "dense") s += " " + v.compress;
+  if (v.backend == "onednn") return str(s, " onednn t", v.threads);
+  return str(s, " dlas/", v.conv_algo, " opt", v.opt_level, " ", v.isa,
+             v.isa_emulated ? "(emulated)" : "", " t", v.threads);
+}
+
 RunListener progress_printer(bool tty) {
   struct State {
     Clock::time_point start;
@@ -561,9 +571,10 @@ RunListener progress_printer(bool tty) {
                                                            static_cast<double>(e.total - e.index));
       constexpr int kBar = 24;
       const int filled = e.total ? static_cast<int>(kBar * e.index / e.total) : kBar;
-      std::string line = "[" + std::string(static_cast<size_t>(filled), '#') +
-                         std::string(static_cast<size_t>(kBar - filled), '.') + "] " +
-                         str(e.index + 1, "/", e.total, " ETA ", eta, "  ", e.variant->variant_id);
+      std::string line =
+          "[" + std::string(static_cast<size_t>(filled), '#') +
+          std::string(static_cast<size_t>(kBar - filled), '.') + "] " +
+          str(e.index + 1, "/", e.total, " ETA ", eta, "  ", short_label(e.variant->variant));
       winsize ws{};
       size_t width = 100;
       if (::ioctl(2, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 20) width = ws.ws_col;
