@@ -478,6 +478,15 @@ TEST_F(StudyCli, BadInputExitsTwoAndKeepsStoredRows) {
   sqlite3_close(h);
   EXPECT_EQ(row_count(db), 1);  // the stored row survived every refusal
 
+  // A read-only database.
+  if (make_read_only(db)) {
+    r = dlas("study run " + spec + " --db " + db);
+    EXPECT_EQ(r.code, 2);
+    EXPECT_NE(r.err.find("read-only"), std::string::npos) << r.err;
+    EXPECT_EQ(dlas("study export " + db).code, 0);  // reading it is fine
+    undo_read_only(db);
+  }
+
   // Not a database; a folder that does not exist; a bad shard; a missing subcommand.
   std::ofstream(path("text.db")) << "hello, this is not SQLite at all, not even a little bit";
   r = dlas("study run " + spec + " --db " + path("text.db"));

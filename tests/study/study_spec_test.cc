@@ -72,7 +72,8 @@ TEST(StudySpec, IssueSpecParsesAsWritten) {
 // The specs shipped in studies/ stay valid (the README runs them).
 TEST(StudySpec, ShippedSpecsParse) {
   int n = 0;
-  for (const auto& e : std::filesystem::directory_iterator(std::string(DLAS_SOURCE_DIR) + "/studies")) {
+  for (const auto& e :
+       std::filesystem::directory_iterator(std::string(DLAS_SOURCE_DIR) + "/studies")) {
     if (e.path().extension() != ".toml") continue;
     const StudySpec s = parse_study_spec_file(e.path().string());
     EXPECT_EQ(s.name, e.path().stem().string()) << e.path();
