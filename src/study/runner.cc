@@ -158,10 +158,16 @@ ChildResult run_child(const std::vector<std::string>& args, double timeout_s) {
   }
   for (auto& f : fds)
     if (f.fd >= 0) ::close(f.fd);
+  // Wait for the exit without reaping, kill whatever the child left in its group, then
+  // reap: while the leader is an unreaped zombie its process-group id cannot be reused,
+  // so the kill cannot hit an unrelated group.
+  siginfo_t info{};
+  while (::waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOWAIT) < 0 && errno == EINTR) {
+  }
+  ::kill(-pid, SIGKILL);
   rusage ru{};
   while (::wait4(pid, &r.status, 0, &ru) < 0 && errno == EINTR) {
   }
-  ::kill(-pid, SIGKILL);  // anything the child left in its group
   r.max_rss_bytes = static_cast<int64_t>(ru.ru_maxrss) * 1024;
   if (r.err_tail.size() > kStderrTail) {
     r.err_tail.erase(0, r.err_tail.size() - kStderrTail);
@@ -196,8 +202,13 @@ class MeasureLock {
     }
     ::fchmod(fd_, 0666);  // shared by every user of the machine; best effort
     if (::flock(fd_, LOCK_EX | LOCK_NB) == 0) return;
-    std::fprintf(stderr, "study: waiting for another measurement on this machine (lock %s)\n",
-                 path.c_str());
+    static bool told = false;  // once per run: on a busy machine every variant waits
+    if (!told)
+      std::fprintf(stderr,
+                   "%sstudy: waiting for another measurement on this machine (lock %s; each "
+                   "variant waits its turn)\n",
+                   ::isatty(2) ? "\n" : "", path.c_str());  // off the progress bar's line
+    told = true;
     while (::flock(fd_, LOCK_EX) != 0 && errno == EINTR) {
     }
   }
