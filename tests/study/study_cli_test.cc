@@ -341,6 +341,20 @@ TEST_F(StudyCli, CrashHangAndFailureAreRecordedAndTheStudyGoesOn) {
   }
 }
 
+TEST_F(StudyCli, OutOfMemoryKillIsRecorded) {
+  const std::string spec = write_spec("models = [\"tiny-a.onnx\"]\nthreads = [1]"),
+                    db = path("r.db");
+  const Result r = dlas("study run " + spec + " --db " + db, "DLAS_STUDY_FAULT=oom:tiny-a");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto rows = rows_by_id(db);
+  ASSERT_EQ(rows.size(), 1u);
+  const Row& row = rows.begin()->second;
+  EXPECT_EQ(row.text("status"), "crashed");
+  EXPECT_NE(row.text("reason").find("SIGKILL"), std::string::npos) << row.text("reason");
+  EXPECT_NE(row.text("reason").find("out of memory"), std::string::npos) << row.text("reason");
+  EXPECT_NE(row.text("stderr_tail").find("injecting 'oom'"), std::string::npos);
+}
+
 TEST_F(StudyCli, ResumeAfterSigkillLosesAndDuplicatesNothing) {
   const std::string spec = write_spec(
       "models = [\"tiny-a.onnx\", \"tiny-b.onnx\"]\nconv_algo = [\"direct\", \"gemm\", "
