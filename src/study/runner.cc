@@ -158,10 +158,16 @@ ChildResult run_child(const std::vector<std::string>& args, double timeout_s) {
   }
   for (auto& f : fds)
     if (f.fd >= 0) ::close(f.fd);
+  // Wait for the exit without reaping, kill whatever the child left in its group, then
+  // reap: while the leader is an unreaped zombie its process-group id cannot be reused,
+  // so the kill cannot hit an unrelated group.
+  siginfo_t info{};
+  while (::waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOWAIT) < 0 && errno == EINTR) {
+  }
+  ::kill(-pid, SIGKILL);
   rusage ru{};
   while (::wait4(pid, &r.status, 0, &ru) < 0 && errno == EINTR) {
   }
-  ::kill(-pid, SIGKILL);  // anything the child left in its group
   r.max_rss_bytes = static_cast<int64_t>(ru.ru_maxrss) * 1024;
   if (r.err_tail.size() > kStderrTail) {
     r.err_tail.erase(0, r.err_tail.size() - kStderrTail);
@@ -196,8 +202,13 @@ class MeasureLock {
     }
     ::fchmod(fd_, 0666);  // shared by every user of the machine; best effort
     if (::flock(fd_, LOCK_EX | LOCK_NB) == 0) return;
-    std::fprintf(stderr, "study: waiting for another measurement on this machine (lock %s)\n",
-                 path.c_str());
+    static bool told = false;  // once per run: on a busy machine every variant waits
+    if (!told)
+      std::fprintf(stderr,
+                   "%sstudy: waiting for another measurement on this machine (lock %s; each "
+                   "variant waits its turn)\n",
+                   ::isatty(2) ? "\n" : "", path.c_str());  // off the progress bar's line
+    told = true;
     while (::flock(fd_, LOCK_EX) != 0 && errno == EINTR) {
     }
   }
@@ -542,6 +553,16 @@ std::string row_summary(const Row& r) {
 
 }  // namespace
 
+// The variant in few characters for the bar, whose line must fit the terminal:
+// "resnet18-cifar b1 dlas/gemm opt3 avx2 t2".
+std::string short_label(const Variant& v) {
+  std::string s = str(v.model, " b", v.batch);
+  if (v.compress != "dense") s += " " + v.compress;
+  if (v.backend == "onednn") return str(s, " onednn t", v.threads);
+  return str(s, " dlas/", v.conv_algo, " opt", v.opt_level, " ", v.isa,
+             v.isa_emulated ? "(emulated)" : "", " t", v.threads);
+}
+
 RunListener progress_printer(bool tty) {
   struct State {
     Clock::time_point start;
@@ -561,9 +582,10 @@ RunListener progress_printer(bool tty) {
                                                            static_cast<double>(e.total - e.index));
       constexpr int kBar = 24;
       const int filled = e.total ? static_cast<int>(kBar * e.index / e.total) : kBar;
-      std::string line = "[" + std::string(static_cast<size_t>(filled), '#') +
-                         std::string(static_cast<size_t>(kBar - filled), '.') + "] " +
-                         str(e.index + 1, "/", e.total, " ETA ", eta, "  ", e.variant->variant_id);
+      std::string line =
+          "[" + std::string(static_cast<size_t>(filled), '#') +
+          std::string(static_cast<size_t>(kBar - filled), '.') + "] " +
+          str(e.index + 1, "/", e.total, " ETA ", eta, "  ", short_label(e.variant->variant));
       winsize ws{};
       size_t width = 100;
       if (::ioctl(2, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 20) width = ws.ws_col;

@@ -18,6 +18,7 @@
 #include <thread>
 
 #include "dlas/core/error.h"
+#include "dlas/hw/isa.h"
 #include "dlas/model/onnx.h"
 #include "dlas/model/zoo.h"
 #include "dlas/study/runner.h"
@@ -199,6 +200,9 @@ TEST_F(StudyCli, RunStoresEveryVariantAndSkipsThemOnRerun) {
   ASSERT_EQ(r.code, 0) << r.err;
   const auto ids = expected_ids(spec);
   ASSERT_EQ(ids.size(), 4u);
+  // Not a TTY: one plain progress line per variant, then the summary.
+  for (const char* line : {"study: [1/4] ok ", "study: [4/4] ok ", "ran 4: 4 ok, 0 failed"})
+    EXPECT_NE(r.err.find(line), std::string::npos) << r.err;
   const auto rows = rows_by_id(db);
   ASSERT_EQ(rows.size(), 4u);
   const int64_t params_a = load_model(path("tiny-a.onnx")).param_count();
@@ -237,6 +241,42 @@ TEST_F(StudyCli, RunStoresEveryVariantAndSkipsThemOnRerun) {
   EXPECT_EQ(j["already_ok"], 4);
   const auto after = rows_by_id(db);
   for (const auto& [id, row] : rows) EXPECT_EQ(after.at(id).cells, row.cells) << id;
+}
+
+TEST_F(StudyCli, IsaPathsAndTheOnednnBackend) {
+  // scalar: emulated below the detected path; avx512: skipped where the CPU lacks it; the
+  // oneDNN backend: one row whatever the ISA list.
+  const std::string
+      spec = write_spec(
+          "models = [\"tiny-b.onnx\"]\nbackend = [\"dlas\", \"onednn\"]\nisa = [\"scalar\", "
+          "\"avx512\"]\nthreads = [1]"),
+      db = path("r.db");
+  const Result r = dlas("study run " + spec + " --db " + db);
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto rows = rows_by_id(db);
+  ASSERT_EQ(rows.size(), 3u);
+  std::map<std::string, const Row*> by;
+  for (const auto& [id, row] : rows) by[row.text("backend") + "/" + row.text("isa")] = &row;
+  ASSERT_TRUE(by.count("dlas/scalar") && by.count("dlas/avx512") && by.count("onednn/onednn"));
+  const Row& scalar = *by["dlas/scalar"];
+  EXPECT_EQ(scalar.text("status"), "ok") << scalar.text("reason");
+  EXPECT_EQ(scalar.integer("isa_emulated"), detected_isa() > Isa::kScalar ? 1 : 0);
+  EXPECT_EQ(scalar.text("variant_id").find(";emulated") != std::string::npos,
+            detected_isa() > Isa::kScalar);
+  const Row& avx512 = *by["dlas/avx512"];
+  if (isa_supported(Isa::kAvx512)) {
+    EXPECT_EQ(avx512.text("status"), "ok") << avx512.text("reason");
+  } else {
+    EXPECT_EQ(avx512.text("status"), "skipped");
+    EXPECT_NE(avx512.text("reason").find("cannot run the avx512 path"), std::string::npos)
+        << avx512.text("reason");
+    EXPECT_FALSE(avx512.has("median_ms"));
+  }
+  const Row& onednn = *by["onednn/onednn"];
+  EXPECT_EQ(onednn.text("status"), "ok") << onednn.text("reason") << onednn.text("stderr_tail");
+  EXPECT_EQ(onednn.text("conv_algo"), "onednn");
+  EXPECT_EQ(onednn.integer("opt_level"), 0);
+  EXPECT_EQ(onednn.integer("params"), scalar.integer("params"));
 }
 
 TEST_F(StudyCli, DryRunListsAndCreatesNothing) {
@@ -294,9 +334,25 @@ TEST_F(StudyCli, CrashHangAndFailureAreRecordedAndTheStudyGoesOn) {
     EXPECT_EQ(row.text("status"), "ok") << id;
     const bool was_ok = rows.at(id).text("status") == "ok";
     EXPECT_EQ(row.integer("attempts"), was_ok ? 1 : 2) << id;
-    if (was_ok) EXPECT_EQ(row.cells, rows.at(id).cells) << id;
+    if (was_ok) {
+      EXPECT_EQ(row.cells, rows.at(id).cells) << id;
+    }
     EXPECT_TRUE(row.text("reason").empty()) << id;
   }
+}
+
+TEST_F(StudyCli, OutOfMemoryKillIsRecorded) {
+  const std::string spec = write_spec("models = [\"tiny-a.onnx\"]\nthreads = [1]"),
+                    db = path("r.db");
+  const Result r = dlas("study run " + spec + " --db " + db, "DLAS_STUDY_FAULT=oom:tiny-a");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto rows = rows_by_id(db);
+  ASSERT_EQ(rows.size(), 1u);
+  const Row& row = rows.begin()->second;
+  EXPECT_EQ(row.text("status"), "crashed");
+  EXPECT_NE(row.text("reason").find("SIGKILL"), std::string::npos) << row.text("reason");
+  EXPECT_NE(row.text("reason").find("out of memory"), std::string::npos) << row.text("reason");
+  EXPECT_NE(row.text("stderr_tail").find("injecting 'oom'"), std::string::npos);
 }
 
 TEST_F(StudyCli, ResumeAfterSigkillLosesAndDuplicatesNothing) {
@@ -329,7 +385,9 @@ TEST_F(StudyCli, ResumeAfterSigkillLosesAndDuplicatesNothing) {
     got.push_back(id);
     EXPECT_EQ(row.text("status"), "ok") << id;
     EXPECT_EQ(row.integer("attempts"), 1) << id;
-    if (partial.count(id)) EXPECT_EQ(row.cells, partial.at(id).cells) << "rerun: " << id;
+    if (partial.count(id)) {
+      EXPECT_EQ(row.cells, partial.at(id).cells) << "rerun: " << id;
+    }
   }
   EXPECT_EQ(got, ids);
 
@@ -473,6 +531,15 @@ TEST_F(StudyCli, BadInputExitsTwoAndKeepsStoredRows) {
   ASSERT_EQ(sqlite3_exec(h, "PRAGMA user_version = 1", nullptr, nullptr, nullptr), SQLITE_OK);
   sqlite3_close(h);
   EXPECT_EQ(row_count(db), 1);  // the stored row survived every refusal
+
+  // A read-only database.
+  if (make_read_only(db)) {
+    r = dlas("study run " + spec + " --db " + db);
+    EXPECT_EQ(r.code, 2);
+    EXPECT_NE(r.err.find("read-only"), std::string::npos) << r.err;
+    EXPECT_EQ(dlas("study export " + db).code, 0);  // reading it is fine
+    undo_read_only(db);
+  }
 
   // Not a database; a folder that does not exist; a bad shard; a missing subcommand.
   std::ofstream(path("text.db")) << "hello, this is not SQLite at all, not even a little bit";

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <filesystem>
 #include <set>
 #include <string>
 
@@ -66,6 +67,20 @@ TEST(StudySpec, IssueSpecParsesAsWritten) {
   EXPECT_EQ(e.points[2].conv_algo, "spatial-pack");
   EXPECT_EQ(e.points[3].model, "mobilenetv1-cifar");
   EXPECT_EQ(e.points[3].threads, 2);
+}
+
+// The specs shipped in studies/ stay valid (the README runs them).
+TEST(StudySpec, ShippedSpecsParse) {
+  int n = 0;
+  for (const auto& e :
+       std::filesystem::directory_iterator(std::string(DLAS_SOURCE_DIR) + "/studies")) {
+    if (e.path().extension() != ".toml") continue;
+    const StudySpec s = parse_study_spec_file(e.path().string());
+    EXPECT_EQ(s.name, e.path().stem().string()) << e.path();
+    EXPECT_FALSE(expand_study(s).points.empty()) << e.path();
+    ++n;
+  }
+  EXPECT_GE(n, 2);
 }
 
 TEST(StudySpec, NameDefaultsToFileStem) {

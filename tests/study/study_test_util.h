@@ -4,7 +4,11 @@
 
 #include <gtest/gtest.h>
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <charconv>
+#include <cstdlib>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -32,6 +36,17 @@ class TempDirTest : public ::testing::Test {
  private:
   std::filesystem::path dir_;
 };
+
+// Makes a file read-only even for root (who ignores permission bits): chmod for users,
+// the immutable attribute for root. False when that is not possible here.
+inline bool make_read_only(const std::string& path) {
+  if (::geteuid() != 0) return ::chmod(path.c_str(), 0444) == 0;
+  return std::system(("chattr +i '" + path + "' 2>/dev/null").c_str()) == 0;
+}
+inline void undo_read_only(const std::string& path) {
+  if (::geteuid() == 0) std::system(("chattr -i '" + path + "' 2>/dev/null").c_str());
+  ::chmod(path.c_str(), 0644);
+}
 
 // Records of an RFC 4180 CSV text (quoted fields may hold commas, quotes and newlines).
 inline std::vector<std::vector<std::string>> parse_csv(const std::string& text) {

@@ -9,9 +9,9 @@
 // $DLAS_MEASURE_LOCK) while its child runs, so shards or studies started side by
 // side on one host take turns instead of disturbing each other's timings.
 //
-// Test-only fault switch: DLAS_STUDY_FAULT="crash:<substring>,hang:<substring>"
-// makes the child crash (SIGSEGV) or hang for variants whose canonical id
-// contains the substring.
+// Test-only fault switch: DLAS_STUDY_FAULT="crash:<substring>,hang:<substring>,
+// fail:<substring>,oom:<substring>" makes the child crash (SIGSEGV), hang, exit 1, or die
+// of SIGKILL as the OOM killer would, for variants whose canonical id contains the substring.
 #pragma once
 
 #include <cstdint>
