@@ -1,11 +1,17 @@
 #!/usr/bin/env bash
-# The main job: set-up, build, then show a zoo model, run it once and benchmark it on the engine.
-# (Later issues grow this into the across-stack study.)
+# The main job: set-up, build, then the across-stack study of studies/default.toml (about
+# 5 minutes on 2 cores) into results/study.db, its report (results/report/report.html) and
+# the check of the DLAS paper's observations. `scripts/main.sh SPEC.toml` runs another study;
+# rerunning resumes: variants already stored ok on this machine are not measured again.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/build.sh
 BUILD_DIR=${DLAS_BUILD_DIR:-build}
-MODEL=${1:-resnet18-cifar}
-"$BUILD_DIR/bin/dlas" info "$MODEL"
-"$BUILD_DIR/bin/dlas" run "$MODEL" --seed 1
-"$BUILD_DIR/bin/dlas" bench "$MODEL" --seed 1 --threads "${DLAS_THREADS:-0}" --repeat 50
+SPEC=${1:-studies/default.toml}
+OUT=${DLAS_RESULTS:-results}
+mkdir -p "$OUT"
+"$BUILD_DIR/bin/dlas" hw
+"$BUILD_DIR/bin/dlas" study run "$SPEC" --db "$OUT/study.db"
+"$BUILD_DIR/bin/dlas" study report "$OUT/study.db" -o "$OUT/report"
+"$BUILD_DIR/bin/dlas" study observe "$OUT/study.db"
+echo "report: $OUT/report/report.html (Markdown: $OUT/report/report.md)"

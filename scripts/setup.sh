@@ -14,6 +14,9 @@ PACKAGES=(
   libpthreadpool-dev                            # the engine's thread pool (see README)
   libdnnl-dev                                   # oneDNN: the vendor-library backend and peer
   libsqlite3-dev                                # results store (study)
+  libtomlplusplus-dev                           # study specs (TOML, with line/column positions)
+  gnuplot-nox                                   # study report plots (SVG/PNG)
+  libopenmpi-dev openmpi-bin                    # mpirun -n K dlas study run (scale-out)
   zlib1g-dev                                    # gzip'd IDX datasets
   dataset-fashion-mnist                         # the default real dataset
   python3-torch python3-torchvision python3-onnx python3-numpy  # PyTorch-exported ONNX cross-checks

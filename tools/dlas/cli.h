@@ -52,6 +52,9 @@ void add_export_command(CLI::App& app, Action& run);
 void add_hw_command(CLI::App& app, Action& run);
 void add_bench_command(CLI::App& app, Action& run);
 void add_profile_command(CLI::App& app, Action& run);
+void add_study_command(CLI::App& app, Action& run);
+// `study report` and `study observe`, added to the `study` subcommand.
+void add_study_report_commands(CLI::App& study, Action& run);
 
 // Formats 1234567 as "1,234,567".
 std::string with_commas(int64_t v);

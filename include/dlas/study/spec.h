@@ -1,0 +1,110 @@
+// The study spec (across the stack): a TOML file naming the values of each
+// dimension of the stack; the study is their cartesian product minus the
+// [[exclude]] rules. Example (the minimal spec of issue 4):
+//
+//   [study]
+//   name = "cifar10-cpu"
+//   repeat = 150          # timed runs per variant (median reported)
+//   warmup = 1
+//   timeout = 600         # seconds one variant may take (child process killed after)
+//   [space]
+//   models = ["resnet18-cifar", "mobilenetv1-cifar"]   # zoo names or .onnx paths
+//   conv_algo = ["direct", "gemm", "spatial-pack"]     # or winograd, depthwise, auto
+//   threads = [2]                                      # 0: one per logical CPU
+//   compress = ["dense"]
+//   batch = [1]
+//   isa = ["native"]                                   # native, scalar, avx2, avx512
+//   backend = ["dlas"]                                 # dlas or onednn
+//   opt_level = [3]                                    # 0..3
+//   [[exclude]]                                        # skip a partial combination
+//   model = "vgg16-cifar"
+//   conv_algo = ["winograd", "direct"]
+//
+// Every error is a dlas::Error(kInvalidInput) whose message starts with
+// "FILE:LINE:COL: FIELD: " so the user can jump to the fault. Dimensions that
+// later issues add (compression other than dense, accuracy, tuning) are parsed
+// and rejected with "not available yet".
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace dlas::study {
+
+// The dimensions of [space], in expansion order (outermost first).
+struct StudySpace {
+  std::vector<std::string> models;     // as written (zoo name or .onnx path)
+  std::vector<std::string> compress;   // "dense" (others: later issues)
+  std::vector<int64_t> batch;          // default {1}
+  std::vector<std::string> backend;    // "dlas" | "onednn"; default {"dlas"}
+  std::vector<std::string> isa;        // "native" | isa_name(); default {"native"}
+  std::vector<int> opt_level;          // 0..3; default {3}
+  std::vector<std::string> conv_algo;  // conv_algorithm_names() | "auto"; default {"auto"}
+  std::vector<int> threads;            // >= 0 (0: every logical CPU); default {1}
+};
+
+// One [[exclude]] table: a point is excluded when, for every dimension named,
+// its value is one of the listed values.
+struct ExcludeRule {
+  std::map<std::string, std::vector<std::string>> match;  // dimension -> values (as text)
+  int line = 0;                                           // where the table starts
+};
+
+struct StudySpec {
+  std::string source;      // the file read ("<string>" for parse_study_spec)
+  std::string name;        // [study].name; default: the file's stem
+  int repeat = 150;        // timed repeats per variant
+  int warmup = 1;          // discarded runs before timing
+  double timeout_s = 600;  // per variant; 0 means no limit
+  StudySpace space;
+  std::vector<ExcludeRule> exclude;
+  // .onnx paths in `models` are resolved against this folder (the spec's own).
+  std::string base_dir;
+};
+
+// Reads and validates a spec file. Throws kInvalidInput ("FILE:LINE:COL: FIELD: why").
+StudySpec parse_study_spec_file(const std::string& path);
+// Same for text already in memory; `source_name` is used in messages, `base_dir`
+// resolves relative .onnx paths.
+StudySpec parse_study_spec(std::string_view text, const std::string& source_name,
+                           const std::string& base_dir = ".");
+
+// One point of the space, hardware-independent (the spec's values after the
+// oneDNN normalisation below). Runners resolve "native" ISAs and threads = 0 on
+// the machine they run on.
+struct StudyPoint {
+  std::string model;       // as in the spec: part of the variant's canonical id
+  std::string model_path;  // what to load: the zoo name, or the .onnx path resolved
+  std::string compress = "dense";
+  int64_t batch = 1;
+  std::string backend = "dlas";
+  std::string isa = "native";
+  int opt_level = 3;
+  std::string conv_algo = "auto";
+  int threads = 1;
+
+  // The value of a dimension as text ("models" / "model" -> model, "threads" -> "2").
+  std::string value(std::string_view dimension) const;
+  // "model=...;compress=...;batch=..;backend=..;isa=..;opt=..;conv=..;threads=.." (messages).
+  std::string str() const;
+};
+
+struct Expansion {
+  std::vector<StudyPoint> points;  // deterministic order: the spec's, outermost dimension first
+  size_t total = 0;                // size of the cartesian product
+  size_t excluded = 0;             // removed by [[exclude]]
+  // Removed as duplicates after normalisation: the oneDNN backend has no conv
+  // algorithm, ISA override or graph opt level of dlas's, so those dimensions
+  // collapse to "onednn"/"onednn"/0 for it (as `dlas bench --backend onednn` labels them).
+  size_t collapsed = 0;
+};
+
+Expansion expand_study(const StudySpec& spec);
+
+// The dimension names of [space] (also valid [[exclude]] keys; "model" is an alias of "models").
+const std::vector<std::string>& study_dimensions();
+
+}  // namespace dlas::study

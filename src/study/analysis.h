@@ -1,0 +1,73 @@
+// Internal: the study rows grouped into contexts, and the statistics the report
+// and the observations share (speedups against dense, correlations over models).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "dlas/study/report.h"
+
+namespace dlas::study::analysis {
+
+// One ok variant of a context: its algorithm x compression cell.
+struct Variant {
+  std::string algorithm, compress, variant_id;
+  double median_ms = 0, p10_ms = 0, p90_ms = 0, cv = 0;
+  int64_t params = 0, macs = 0;
+  bool has_accuracy = false;
+  double accuracy = 0;
+  std::string schedule;
+};
+
+// Platform x model x batch x opt level; variants keyed by (algorithm, compression).
+// When one key was measured more than once (several hardware ids with the same
+// description), the fastest median is kept.
+struct Context {
+  std::string platform, model, schedule;
+  int64_t batch = 1, opt_level = 3, threads = 1;
+  std::map<std::pair<std::string, std::string>, Variant> variants;
+
+  // The fastest variant whose (algorithm, compression) key satisfies `pred`; nullptr if none.
+  const Variant* fastest(
+      const std::function<bool(const std::pair<std::string, std::string>&)>& pred) const;
+};
+
+// Contexts of the ok rows, ordered by (platform, model, batch, opt level).
+std::vector<Context> contexts_of(const std::vector<Row>& rows);
+
+// Fixed-point with `digits` decimals; "nan" for non-finite values.
+std::string fmt(double v, int digits);
+// Median of a non-empty vector (sorted or not).
+double median(std::vector<double> v);
+
+// Expected speedup of a compression spec over dense ("wp:0.9" -> 10; "cp:S" uses the MAC
+// ratio `dense_macs / macs`; "fp16"/"bf16" 2; "int8[:cal]" 4; parts joined by '+'
+// multiply). Returns 0 when the spec is unknown.
+double expected_speedup(const std::string& compress, int64_t dense_macs, int64_t macs);
+
+struct Speedup {
+  const Context* context;
+  std::string algorithm, compress;
+  double dense_ms, ms, expected, achieved;
+};
+// Every compressed variant that has a dense twin (same context and algorithm).
+std::vector<Speedup> speedups(const std::vector<Context>& contexts);
+
+struct Correlation {
+  std::string platform, x, y;
+  int n = 0;  // models
+  double spearman = 0, pearson = 0;
+};
+// Per platform (schedule included), over models with a dense variant: correlations of
+// params, MACs, accuracy (when every model has one) and the fastest dense latency.
+// Needs 3 models or more.
+std::vector<Correlation> correlations(const std::vector<Context>& contexts);
+
+double pearson(const std::vector<double>& x, const std::vector<double>& y);
+double spearman(const std::vector<double>& x, const std::vector<double>& y);
+
+}  // namespace dlas::study::analysis

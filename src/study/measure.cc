@@ -1,0 +1,196 @@
+// The child side of the runner: measure one variant and print its columns.
+#include <signal.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <random>
+#include <sstream>
+#include <thread>
+
+#include "dlas/core/error.h"
+#include "dlas/hw/isa.h"
+#include "dlas/study/runner.h"
+#include "dlas/study/spec.h"
+#include "dlas/system/loader.h"
+#include "dlas/system/onednn_backend.h"
+#include "dlas/system/plan.h"
+
+namespace dlas::study {
+namespace {
+
+// DLAS_STUDY_FAULT="crash:<substr>,hang:<substr>,fail:<substr>,oom:<substr>": test-only
+// faults for variants whose canonical id contains <substr>, so the runner's handling of
+// each kind of death can be tested without a real bug.
+void apply_fault_switch(const std::string& variant_id) {
+  const char* env = std::getenv("DLAS_STUDY_FAULT");
+  if (!env || !*env) return;
+  std::stringstream ss(env);
+  std::string item;
+  while (std::getline(ss, item, ',')) {
+    const size_t colon = item.find(':');
+    if (colon == std::string::npos) continue;
+    const std::string kind = item.substr(0, colon), needle = item.substr(colon + 1);
+    if (needle.empty() || variant_id.find(needle) == std::string::npos) continue;
+    std::cerr << "DLAS_STUDY_FAULT: injecting '" << kind << "' into " << variant_id << std::endl;
+    if (kind == "crash") {
+      ::signal(SIGSEGV, SIG_DFL);
+      ::raise(SIGSEGV);
+    } else if (kind == "hang") {
+      for (;;) ::pause();
+    } else if (kind == "fail") {
+      fail(ErrorKind::kRuntime, "injected failure (DLAS_STUDY_FAULT)");
+    } else if (kind == "oom") {
+      // What the kernel's OOM killer does: SIGKILL, no chance to say anything.
+      ::raise(SIGKILL);
+    }
+  }
+}
+
+double ms_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
+
+// Linear interpolation between closest ranks (numpy's default), as `dlas bench` reports.
+double percentile(std::vector<double> v, double q) {
+  std::sort(v.begin(), v.end());
+  const double pos = q * static_cast<double>(v.size() - 1);
+  const size_t lo = static_cast<size_t>(pos);
+  const size_t hi = std::min(lo + 1, v.size() - 1);
+  return v[lo] + (v[hi] - v[lo]) * (pos - static_cast<double>(lo));
+}
+
+Tensor seeded_input(const ValueInfo& vi, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  Tensor f(DType::kF32, vi.shape);
+  float* p = f.data<float>();
+  if (is_float(vi.dtype)) {
+    std::normal_distribution<float> dist(0.f, 1.f);
+    for (int64_t i = 0; i < f.numel(); ++i) p[i] = dist(rng);
+  } else {
+    std::uniform_int_distribution<int> dist(0, 9);
+    for (int64_t i = 0; i < f.numel(); ++i) p[i] = static_cast<float>(dist(rng));
+  }
+  return f.cast(vi.dtype);
+}
+
+Graph load_for(const MeasureRequest& r) {
+  LoadOptions lo;
+  lo.zoo.batch = r.variant.batch;
+  if (find_zoo_model(r.model_path) || r.variant.batch == 1) return load_model(r.model_path, lo);
+  // An ONNX file: its first input's leading dimension is the batch.
+  const Graph probe = load_model(r.model_path, lo);
+  DLAS_CHECK(!probe.inputs.empty() && !probe.inputs[0].shape.empty(), ErrorKind::kInvalidInput,
+             r.model_path, ": batch ", r.variant.batch, " needs a first input with a batch dim");
+  Shape s = probe.inputs[0].shape;
+  s[0] = r.variant.batch;
+  lo.onnx.input_shapes[probe.inputs[0].name] = s;
+  return load_model(r.model_path, lo);
+}
+
+}  // namespace
+
+Row measure_variant(const MeasureRequest& r) {
+  const Variant& v = r.variant;
+  const std::string id = v.str();
+  apply_fault_switch(id);
+  DLAS_CHECK(v.compress == "dense", ErrorKind::kUnsupported, "compression '", v.compress,
+             "' is not available yet");
+  const Graph g = load_for(r);
+
+  auto t0 = std::chrono::steady_clock::now();
+  std::unique_ptr<Plan> plan;
+  std::unique_ptr<OnednnExecutor> onednn;
+  if (v.backend == "onednn") {
+    onednn = std::make_unique<OnednnExecutor>(g, std::max(1, v.threads));
+  } else {
+    DLAS_CHECK(v.backend == "dlas", ErrorKind::kInvalidInput, "unknown backend '", v.backend, "'");
+    set_active_isa(parse_isa(v.isa));
+    PlanOptions o;
+    o.conv_algo = v.conv_algo;
+    o.threads = v.threads;
+    o.opt_level = v.opt_level;
+    o.isa = active_isa();
+    plan = std::make_unique<Plan>(g, o);
+    // The parent keyed the row by what it expected to run; make sure that is what runs.
+    DLAS_CHECK(plan->threads() == v.threads && isa_name(plan->isa()) == v.isa, ErrorKind::kInternal,
+               "plan runs isa=", isa_name(plan->isa()), " threads=", plan->threads(),
+               ", not the variant's ", id);
+  }
+  const double compile_ms = ms_since(t0);
+
+  std::vector<Tensor> in;
+  for (size_t i = 0; i < g.inputs.size(); ++i)
+    in.push_back(seeded_input(g.inputs[i], r.input_seed + i));
+  std::vector<Tensor> out = plan ? plan->make_outputs() : std::vector<Tensor>{};
+  auto run_once = [&] {
+    if (plan)
+      plan->run_into(in, out);
+    else
+      out = onednn->run(in);
+  };
+  t0 = std::chrono::steady_clock::now();
+  run_once();
+  const double first_ms = ms_since(t0);
+  for (int i = 0; i < r.warmup; ++i) run_once();
+  std::vector<double> times;
+  times.reserve(static_cast<size_t>(r.repeat));
+  for (int i = 0; i < r.repeat; ++i) {
+    t0 = std::chrono::steady_clock::now();
+    run_once();
+    times.push_back(ms_since(t0));
+  }
+
+  double mean = 0, var = 0;
+  for (double t : times) mean += t;
+  mean /= static_cast<double>(times.size());
+  for (double t : times) var += (t - mean) * (t - mean);
+  const double std_ms =
+      times.size() > 1 ? std::sqrt(var / static_cast<double>(times.size() - 1)) : 0;
+
+  Row row;
+  row.set("median_ms", percentile(times, 0.5));
+  row.set("mean_ms", mean);
+  row.set("p10_ms", percentile(times, 0.1));
+  row.set("p90_ms", percentile(times, 0.9));
+  row.set("min_ms", *std::min_element(times.begin(), times.end()));
+  row.set("max_ms", *std::max_element(times.begin(), times.end()));
+  row.set("std_ms", std_ms);
+  row.set("cv", mean > 0 ? std_ms / mean : 0.0);
+  row.set("first_ms", first_ms);
+  row.set("compile_ms", compile_ms);
+  row.set("params", g.param_count());
+  row.set("macs", plan ? plan->graph().macs() : g.macs());
+  if (plan) {
+    const MemoryReport m = plan->memory();
+    row.set("weight_bytes", m.weight_bytes);
+    row.set("packed_weight_bytes", m.packed_weight_bytes);
+    row.set("peak_activation_bytes", m.arena_bytes);
+    row.set("workspace_bytes", m.workspace_bytes);
+  } else {
+    row.set("weight_bytes", g.weight_bytes());  // oneDNN's own buffers are not visible
+  }
+  return row;
+}
+
+std::vector<std::string> exec_variant_args(const MeasureRequest& r) {
+  const Variant& v = r.variant;
+  return {"--model",      v.model,
+          "--model-path", r.model_path,
+          "--batch",      std::to_string(v.batch),
+          "--compress",   v.compress,
+          "--backend",    v.backend,
+          "--conv-algo",  v.conv_algo,
+          "--opt-level",  std::to_string(v.opt_level),
+          "--isa",        v.isa,
+          "--threads",    std::to_string(v.threads),
+          "--repeat",     std::to_string(r.repeat),
+          "--warmup",     std::to_string(r.warmup),
+          "--input-seed", std::to_string(r.input_seed)};
+}
+
+}  // namespace dlas::study

@@ -1,0 +1,465 @@
+// The study report: tables computed from the ok rows, plots drawn by gnuplot, written
+// as Markdown, a self-contained HTML page and one CSV per table.
+#include "dlas/study/report.h"
+
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "dlas/core/error.h"
+#include "study/analysis.h"
+
+extern char** environ;
+
+namespace dlas::study {
+
+namespace fs = std::filesystem;
+using analysis::Context;
+using analysis::fmt;
+
+std::string table_csv(const Table& t) {
+  auto quote = [](const std::string& s) {
+    if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
+    std::string q = "\"";
+    for (char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c);
+    return q + "\"";
+  };
+  std::string out;
+  auto line = [&](const std::vector<std::string>& cells) {
+    for (size_t i = 0; i < cells.size(); ++i) out += (i ? "," : "") + quote(cells[i]);
+    out += "\r\n";
+  };
+  line(t.header);
+  for (const auto& r : t.cells) line(r);
+  return out;
+}
+
+std::string table_markdown(const Table& t) {
+  auto esc = [](const std::string& s) {
+    std::string o;
+    for (char c : s) o += c == '|' ? std::string("\\|") : std::string(1, c);
+    return o;
+  };
+  std::string out = "| ";
+  for (size_t i = 0; i < t.header.size(); ++i) out += (i ? " | " : "") + esc(t.header[i]);
+  out += " |\n|";
+  for (size_t i = 0; i < t.header.size(); ++i) out += "---|";
+  out += "\n";
+  for (const auto& r : t.cells) {
+    out += "| ";
+    for (size_t i = 0; i < r.size(); ++i) out += (i ? " | " : "") + esc(r[i]);
+    out += " |\n";
+  }
+  return out;
+}
+
+std::vector<Table> report_tables(const std::vector<Row>& all) {
+  const std::vector<Context> contexts = analysis::contexts_of(all);
+  std::vector<Table> tables;
+  std::set<std::string> compressions, algorithms;
+  for (const Context& c : contexts)
+    for (const auto& [key, v] : c.variants)
+      algorithms.insert(key.first), compressions.insert(key.second);
+  const std::vector<std::string> ctx_header = {"platform", "model", "batch", "opt"};
+  auto ctx_cells = [](const Context& c) {
+    return std::vector<std::string>{c.platform, c.model, std::to_string(c.batch),
+                                    std::to_string(c.opt_level)};
+  };
+
+  Table fa{"fastest_algorithm",
+           "Fastest algorithm per compression",
+           "For each context and compression, the algorithm with the lowest median latency "
+           "(its median in ms). '-' where the study has no ok variant.",
+           ctx_header,
+           {}};
+  for (const auto& comp : compressions) fa.header.push_back(comp);
+  for (const Context& c : contexts) {
+    auto row = ctx_cells(c);
+    for (const auto& comp : compressions) {
+      const analysis::Variant* best = c.fastest([&](const auto& k) { return k.second == comp; });
+      row.push_back(best ? best->algorithm + " (" + fmt(best->median_ms, 3) + ")" : "-");
+    }
+    fa.cells.push_back(row);
+  }
+  tables.push_back(fa);
+
+  Table fc{"fastest_compression",
+           "Fastest compression per algorithm",
+           "For each context and algorithm, the compression with the lowest median latency.",
+           ctx_header,
+           {}};
+  for (const auto& algo : algorithms) fc.header.push_back(algo);
+  for (const Context& c : contexts) {
+    auto row = ctx_cells(c);
+    for (const auto& algo : algorithms) {
+      const analysis::Variant* best = c.fastest([&](const auto& k) { return k.first == algo; });
+      row.push_back(best ? best->compress + " (" + fmt(best->median_ms, 3) + ")" : "-");
+    }
+    fc.cells.push_back(row);
+  }
+  tables.push_back(fc);
+
+  Table of{"overall_fastest",
+           "Overall fastest variant per context",
+           "The fastest compression + algorithm; speedups are the slowest and the median "
+           "variant of the context divided by it.",
+           ctx_header,
+           {}};
+  for (const char* h : {"fastest", "median_ms", "variants", "x_slowest", "x_median"})
+    of.header.push_back(h);
+  for (const Context& c : contexts) {
+    const analysis::Variant* best = c.fastest([](const auto&) { return true; });
+    std::vector<double> ms;
+    for (const auto& [k, v] : c.variants) ms.push_back(v.median_ms);
+    std::sort(ms.begin(), ms.end());
+    auto row = ctx_cells(c);
+    row.push_back(best->compress + "+" + best->algorithm);
+    row.push_back(fmt(best->median_ms, 3));
+    row.push_back(std::to_string(ms.size()));
+    row.push_back(fmt(ms.back() / best->median_ms, 2));
+    row.push_back(fmt(analysis::median(ms) / best->median_ms, 2));
+    of.cells.push_back(row);
+  }
+  tables.push_back(of);
+
+  Table lat{"latency",
+            "Latency of every variant",
+            "Median, 10th and 90th percentile of the timed repeats (ms); the data of the "
+            "latency plots.",
+            ctx_header,
+            {}};
+  for (const char* h :
+       {"algorithm", "compress", "median_ms", "p10_ms", "p90_ms", "cv", "params", "macs"})
+    lat.header.push_back(h);
+  for (const Context& c : contexts)
+    for (const auto& [k, v] : c.variants) {
+      auto row = ctx_cells(c);
+      row.insert(row.end(),
+                 {v.algorithm, v.compress, fmt(v.median_ms, 4), fmt(v.p10_ms, 4), fmt(v.p90_ms, 4),
+                  fmt(v.cv, 4), std::to_string(v.params), std::to_string(v.macs)});
+      lat.cells.push_back(row);
+    }
+  tables.push_back(lat);
+
+  Table sp{"speedup",
+           "Achieved vs expected speedup of compression",
+           "Each compressed variant against the dense variant of the same context and "
+           "algorithm. Expected: 1/(1-s) for weight and block pruning, the MAC ratio for "
+           "channel pruning, 2x for fp16/bf16 and 4x for int8 (multiplied when composed).",
+           ctx_header,
+           {}};
+  for (const char* h :
+       {"algorithm", "compress", "dense_ms", "ms", "expected", "achieved", "pct_of_expected"})
+    sp.header.push_back(h);
+  for (const analysis::Speedup& s : analysis::speedups(contexts)) {
+    auto row = ctx_cells(*s.context);
+    row.insert(row.end(),
+               {s.algorithm, s.compress, fmt(s.dense_ms, 4), fmt(s.ms, 4), fmt(s.expected, 2),
+                fmt(s.achieved, 2), fmt(100.0 * s.achieved / s.expected, 1)});
+    sp.cells.push_back(row);
+  }
+  if (sp.cells.empty()) sp.note += " This study has no compressed variant.";
+  tables.push_back(sp);
+
+  Table co{"correlation",
+           "Correlation of model size, MACs, accuracy and latency",
+           "Per platform, over models (dense, each model's fastest variant): Spearman rank "
+           "and Pearson correlation. Observation I of the paper: not strongly correlated.",
+           {"platform", "x", "y", "models", "spearman", "pearson"},
+           {}};
+  for (const analysis::Correlation& c : analysis::correlations(contexts))
+    co.cells.push_back(
+        {c.platform, c.x, c.y, std::to_string(c.n), fmt(c.spearman, 3), fmt(c.pearson, 3)});
+  tables.push_back(co);
+  return tables;
+}
+
+namespace {
+
+std::string read_text(const fs::path& p) {
+  std::ifstream f(p, std::ios::binary);
+  std::ostringstream s;
+  s << f.rdbuf();
+  return s.str();
+}
+
+// Writes `text` to dir/name through a temporary file and a rename.
+void write_atomic(const fs::path& dir, const std::string& name, const std::string& text) {
+  const fs::path final_path = dir / name, tmp = dir / ("." + name + ".tmp");
+  {
+    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
+    f << text;
+    f.flush();
+    if (!f) {
+      std::error_code ec;
+      fs::remove(tmp, ec);
+      fail(ErrorKind::kInvalidInput, "report: cannot write ", final_path.string(),
+           " (disk full or not writable)");
+    }
+  }
+  std::error_code ec;
+  fs::rename(tmp, final_path, ec);
+  DLAS_CHECK(!ec, ErrorKind::kInvalidInput, "report: cannot write ", final_path.string(), ": ",
+             ec.message());
+}
+
+std::string slug(const std::string& s) {
+  std::string o;
+  for (char c : s) {
+    if (std::isalnum(static_cast<unsigned char>(c)))
+      o += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    else if (!o.empty() && o.back() != '-')
+      o += '-';
+  }
+  while (!o.empty() && o.back() == '-') o.pop_back();
+  return o.empty() ? "x" : o;
+}
+
+std::string gp_quote(const std::string& s) {
+  std::string o = "\"";
+  for (char c : s) o += (c == '"' || c == '\\') ? std::string("\\") + c : std::string(1, c);
+  return o + "\"";
+}
+
+// Runs gnuplot on `script` (stdin closed, stderr captured); throws kRuntime on failure.
+void run_gnuplot(const fs::path& dir, const std::string& script) {
+  const fs::path sp = dir / ".plot.gp", ep = dir / ".plot.err";
+  write_atomic(dir, ".plot.gp", script);
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
+  posix_spawn_file_actions_addopen(&fa, 2, ep.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  std::string arg0 = "gnuplot", arg1 = sp.string();
+  char* argv[] = {arg0.data(), arg1.data(), nullptr};
+  pid_t pid = 0;
+  const int rc = posix_spawnp(&pid, "gnuplot", &fa, nullptr, argv, environ);
+  posix_spawn_file_actions_destroy(&fa);
+  int status = 0;
+  if (rc == 0) waitpid(pid, &status, 0);
+  const std::string err = read_text(ep);
+  std::error_code ec;
+  fs::remove(sp, ec);
+  fs::remove(ep, ec);
+  DLAS_CHECK(rc == 0, ErrorKind::kRuntime,
+             "report: cannot run gnuplot (install it: apt-get install gnuplot-nox), or use "
+             "--no-plots");
+  DLAS_CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, ErrorKind::kRuntime,
+             "report: gnuplot failed: ", err.substr(0, 400));
+}
+
+struct Plot {
+  std::string name, title;  // files name.svg / name.png
+};
+
+// gnuplot script lines that draw one plot to name.svg and name.png from datablock $D.
+std::string both_terminals(const fs::path& dir, const std::string& name, const std::string& draw,
+                           int w, int h) {
+  std::ostringstream s;
+  s << "set terminal svg size " << w << "," << h << " dynamic font 'sans,11'\n"
+    << "set output " << gp_quote((dir / ("." + name + ".svg.tmp")).string()) << "\n"
+    << draw << "set terminal pngcairo size " << w << "," << h << " font 'sans,10'\n"
+    << "set output " << gp_quote((dir / ("." + name + ".png.tmp")).string()) << "\n"
+    << "replot\nunset output\n";
+  return s.str();
+}
+
+}  // namespace
+
+ReportFiles write_report(const std::vector<Row>& rows, const std::string& dir_name,
+                         const ReportOptions& options) {
+  const std::vector<Context> contexts = analysis::contexts_of(rows);
+  DLAS_CHECK(!contexts.empty(), ErrorKind::kInvalidInput,
+             "report: the database has no ok row to report on");
+  const fs::path dir(dir_name);
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  DLAS_CHECK(!ec && fs::is_directory(dir), ErrorKind::kInvalidInput, "report: cannot create ",
+             dir_name, ec ? ": " + ec.message() : std::string());
+  ReportFiles out;
+  const std::vector<Table> tables = report_tables(rows);
+  const std::vector<Observation> obs = observe(rows);
+
+  // Plots: per platform, latency bars per model grouped by algorithm (log scale: models
+  // differ by 100x), MACs vs best latency; achieved vs expected speedup when compressed.
+  std::vector<Plot> plots;
+  if (options.plots) {
+    std::map<std::string, std::vector<const Context*>> by_platform;
+    for (const Context& c : contexts) by_platform[c.platform].push_back(&c);
+    std::string script;
+    for (const auto& [platform, ctxs] : by_platform) {
+      std::set<std::string> series;
+      for (const Context* c : ctxs)
+        for (const auto& [k, v] : c->variants) series.insert(k.second + "+" + k.first);
+      std::ostringstream d;
+      d << "$D << EOD\nmodel";
+      for (const auto& s : series) d << " " << gp_quote(s);
+      d << "\n";
+      for (const Context* c : ctxs) {
+        d << gp_quote(c->model + (c->batch > 1 ? " b" + std::to_string(c->batch) : "") +
+                      (c->opt_level != 3 ? " O" + std::to_string(c->opt_level) : ""));
+        for (const auto& s : series) {
+          const size_t plus = s.find('+');
+          auto it = c->variants.find({s.substr(plus + 1), s.substr(0, plus)});
+          d << " " << (it == c->variants.end() ? std::string("NaN") : fmt(it->second.median_ms, 5));
+        }
+        d << "\n";
+      }
+      d << "EOD\n";
+      const std::string name = "latency-" + slug(platform);
+      std::ostringstream draw;
+      draw << d.str() << "reset\nset title " << gp_quote("Latency, " + platform)
+           << "\nset style data histogram\nset style histogram clustered gap 1\n"
+           << "set style fill solid 0.85 border -1\nset logscale y\n"
+           << "set ylabel 'median latency (ms, log scale)'\nset key outside right top\n"
+           << "set xtics rotate by -30\nset grid ytics\n"
+           << "plot for [i=2:" << series.size() + 1 << "] $D using i:xtic(1) title columnhead\n";
+      script += both_terminals(dir, name, draw.str(), 960, 480);
+      plots.push_back({name, "Latency per model and variant, " + platform});
+
+      std::ostringstream m;
+      m << "$M << EOD\n";
+      int points = 0;
+      for (const Context* c : ctxs) {
+        const analysis::Variant* best =
+            c->fastest([](const auto& k) { return k.second == "dense"; });
+        if (!best || best->macs <= 0) continue;
+        m << best->macs << " " << fmt(best->median_ms, 5) << " " << gp_quote(c->model) << "\n";
+        ++points;
+      }
+      m << "EOD\n";
+      if (points > 0) {
+        const std::string mname = "macs-latency-" + slug(platform);
+        std::ostringstream md;
+        md << m.str() << "reset\nset title " << gp_quote("MACs vs latency, " + platform)
+           << "\nset logscale xy\nset xlabel 'MACs per inference'\n"
+           << "set ylabel 'fastest dense median latency (ms)'\nset grid\nunset key\n"
+           << "plot $M using 1:2 with points pt 7 ps 1.2, '' using 1:2:3 with labels offset "
+              "char 0,1 font ',9'\n";
+        script += both_terminals(dir, mname, md.str(), 720, 480);
+        plots.push_back({mname, "MACs vs fastest dense latency (observation I), " + platform});
+      }
+    }
+    const std::vector<analysis::Speedup> sps = analysis::speedups(contexts);
+    if (!sps.empty()) {
+      std::ostringstream d;
+      d << "$S << EOD\nvariant expected achieved\n";
+      for (const auto& s : sps)
+        d << gp_quote(s.context->model + " " + s.compress + " " + s.algorithm) << " "
+          << fmt(s.expected, 4) << " " << fmt(s.achieved, 4) << "\n";
+      d << "EOD\nreset\nset title 'Achieved vs expected speedup of compression'\n"
+        << "set style data histogram\nset style histogram clustered gap 1\n"
+        << "set style fill solid 0.85 border -1\nset ylabel 'speedup over dense (x)'\n"
+        << "set xtics rotate by -45 font ',8'\nset grid ytics\nset key top left\n"
+        << "plot $S using 2:xtic(1) title 'expected', '' using 3 title 'achieved'\n";
+      script += both_terminals(dir, "speedup", d.str(), 1100, 520);
+      plots.push_back({"speedup", "Achieved vs expected speedup of compression"});
+    }
+    run_gnuplot(dir, script);
+    for (const Plot& p : plots)
+      for (const char* ext : {".svg", ".png"}) {
+        fs::rename(dir / ("." + p.name + ext + ".tmp"), dir / (p.name + ext), ec);
+        DLAS_CHECK(!ec, ErrorKind::kRuntime, "report: gnuplot wrote no ", p.name, ext);
+        out.files.push_back(p.name + ext);
+      }
+    out.plots = static_cast<int>(plots.size());
+  }
+
+  // Markdown and HTML.
+  size_t ok = 0, other = 0;
+  for (const Row& r : rows) (r.text("status") == kStatusOk ? ok : other)++;
+  std::ostringstream md, html;
+  md << "# " << options.title << "\n\n"
+     << ok << " ok variants (" << other << " not ok) in " << contexts.size()
+     << " contexts. A context is one platform (CPU / ISA path / threads / schedule), model, "
+        "batch and graph-optimization level; within it variants differ in algorithm and "
+        "compression. Latencies are medians of the timed repeats, in ms.\n\n";
+  auto html_esc = [](const std::string& s) {
+    std::string o;
+    for (char c : s) {
+      if (c == '<')
+        o += "&lt;";
+      else if (c == '>')
+        o += "&gt;";
+      else if (c == '&')
+        o += "&amp;";
+      else if (c == '"')
+        o += "&quot;";
+      else
+        o += c;
+    }
+    return o;
+  };
+  html << "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>" << html_esc(options.title)
+       << "</title>\n<style>body{font-family:sans-serif;max-width:1200px;margin:2em auto;}"
+          "table{border-collapse:collapse;margin:1em 0;font-size:90%;}"
+          "td,th{border:1px solid #bbb;padding:3px 8px;text-align:left;}"
+          "th{background:#eee;}.holds{color:#060;}.fails{color:#a00;}"
+          ".note{color:#555;}</style></head><body>\n<h1>"
+       << html_esc(options.title) << "</h1>\n<p>" << ok << " ok variants (" << other
+       << " not ok) in " << contexts.size()
+       << " contexts (platform, model, batch, opt level). Latencies: medians in ms.</p>\n";
+  auto html_table = [&](const std::vector<std::string>& header,
+                        const std::vector<std::vector<std::string>>& cells) {
+    html << "<table><tr>";
+    for (const auto& h : header) html << "<th>" << html_esc(h) << "</th>";
+    html << "</tr>\n";
+    for (const auto& r : cells) {
+      html << "<tr>";
+      for (const auto& c : r) html << "<td>" << html_esc(c) << "</td>";
+      html << "</tr>\n";
+    }
+    html << "</table>\n";
+  };
+  for (const Table& t : tables) {
+    md << "## " << t.title << "\n\n";
+    if (!t.note.empty()) md << t.note << "\n\n";
+    md << table_markdown(t) << "\nCSV: [" << t.id << ".csv](" << t.id << ".csv)\n\n";
+    html << "<h2>" << html_esc(t.title) << "</h2>\n";
+    if (!t.note.empty()) html << "<p class=\"note\">" << html_esc(t.note) << "</p>\n";
+    html_table(t.header, t.cells);
+    write_atomic(dir, t.id + ".csv", table_csv(t));
+    out.files.push_back(t.id + ".csv");
+    ++out.tables;
+  }
+  Table ot{"observations",
+           "The paper's observations on this data",
+           "",
+           {"id", "claim", "verdict", "detail"},
+           {}};
+  for (const Observation& o : obs) ot.cells.push_back({o.id, o.claim, o.verdict, o.detail});
+  md << "## " << ot.title << "\n\n" << table_markdown(ot) << "\n";
+  html << "<h2>" << html_esc(ot.title) << "</h2>\n";
+  html_table(ot.header, ot.cells);
+  write_atomic(dir, "observations.csv", table_csv(ot));
+  out.files.push_back("observations.csv");
+  if (!plots.empty()) {
+    md << "## Plots\n\n";
+    html << "<h2>Plots</h2>\n";
+    for (const Plot& p : plots) {
+      md << "### " << p.title << "\n\n![" << p.title << "](" << p.name << ".png)\n\n";
+      std::string svg = read_text(dir / (p.name + ".svg"));
+      const size_t at = svg.find("<svg");
+      if (at != std::string::npos) svg = svg.substr(at);
+      html << "<h3>" << html_esc(p.title) << "</h3>\n" << svg << "\n";
+    }
+  }
+  html << "</body></html>\n";
+  write_atomic(dir, "report.md", md.str());
+  write_atomic(dir, "report.html", html.str());
+  out.files.push_back("report.md");
+  out.files.push_back("report.html");
+  return out;
+}
+
+}  // namespace dlas::study

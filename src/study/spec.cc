@@ -1,0 +1,465 @@
+#include "dlas/study/spec.h"
+
+#include <toml++/toml.h>
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "dlas/algo/conv.h"
+#include "dlas/core/error.h"
+#include "dlas/hw/isa.h"
+#include "dlas/model/zoo.h"
+
+namespace dlas::study {
+namespace {
+
+namespace fs = std::filesystem;
+
+const char* const kSpaceKeys[] = {"models", "compress",  "batch",     "backend",
+                                  "isa",    "opt_level", "conv_algo", "threads"};
+// Keys later issues give meaning to: parsed, then refused with "not available yet".
+const char* const kLaterSpaceKeys[] = {"accuracy", "tuning", "schedule", "dataset"};
+const char* const kLaterTables[] = {"accuracy", "tuning", "dataset"};
+
+// Where a node was written, as "FILE:LINE:COL".
+std::string where(const std::string& source, const toml::source_region& r) {
+  return str(source, ":", r.begin.line, ":", r.begin.column);
+}
+
+struct Ctx {
+  std::string source;
+  [[noreturn]] void error(const toml::source_region& r, const std::string& field,
+                          const std::string& why) const {
+    fail(ErrorKind::kInvalidInput, where(source, r), ": ", field, ": ", why);
+  }
+};
+
+std::string joined(const std::vector<std::string>& v, const char* sep = ", ") {
+  std::string s;
+  for (const auto& x : v) s += (s.empty() ? "" : sep) + x;
+  return s;
+}
+
+std::string type_name(const toml::node& n) {
+  std::ostringstream os;
+  os << n.type();
+  return os.str();
+}
+
+// A dimension's values: an array of `T` (a single value is accepted as a one-element list).
+// One value of a list, where it was written, and its field name ("[space].threads[1]").
+template <class T>
+struct Value {
+  T v;
+  toml::source_region r;
+  std::string field;
+};
+
+template <class T>
+std::vector<Value<T>> values_of(const Ctx& ctx, const toml::node& node, const std::string& field) {
+  std::vector<Value<T>> out;
+  auto take = [&](const toml::node& n, const std::string& f) {
+    if constexpr (std::is_same_v<T, std::string>) {
+      if (!n.is_string()) ctx.error(n.source(), f, "expected a string, got " + type_name(n));
+      out.push_back({*n.value<std::string>(), n.source(), f});
+    } else {
+      if (!n.is_integer()) ctx.error(n.source(), f, "expected an integer, got " + type_name(n));
+      out.push_back({static_cast<T>(*n.value<int64_t>()), n.source(), f});
+    }
+  };
+  if (const toml::array* arr = node.as_array()) {
+    if (arr->empty()) ctx.error(node.source(), field, "empty list: give at least one value");
+    for (size_t i = 0; i < arr->size(); ++i) take((*arr)[i], str(field, "[", i, "]"));
+  } else {
+    take(node, field);
+  }
+  return out;
+}
+
+template <class T>
+std::string text_of(const T& v) {
+  if constexpr (std::is_same_v<T, std::string>) {
+    return v;
+  } else {
+    return std::to_string(v);
+  }
+}
+
+template <class T>
+void no_duplicates(const Ctx& ctx, const std::vector<Value<T>>& vals, const std::string& field) {
+  std::set<std::string> seen;
+  for (const auto& [v, r, f] : vals)
+    if (!seen.insert(text_of(v)).second) ctx.error(r, f, "'" + text_of(v) + "' is listed twice");
+}
+
+// Compression specs compose with '+': dense, wp:F, cp:F, bp:RxC:F, fp16, bf16, int8[:cal].
+bool looks_like_compression(const std::string& spec) {
+  std::stringstream ss(spec);
+  std::string part;
+  int n = 0;
+  while (std::getline(ss, part, '+')) {
+    ++n;
+    const bool ok = part == "dense" || part == "fp16" || part == "bf16" || part == "int8" ||
+                    part.rfind("int8:", 0) == 0 || part.rfind("wp:", 0) == 0 ||
+                    part.rfind("cp:", 0) == 0 || part.rfind("bp:", 0) == 0;
+    if (!ok) return false;
+  }
+  return n > 0 && spec.back() != '+';
+}
+
+std::vector<std::string> algo_choices() {
+  std::vector<std::string> v;
+  for (const ConvAlgorithm* a : conv_algorithms()) v.emplace_back(a->name());
+  v.push_back("auto");
+  return v;
+}
+
+std::vector<std::string> isa_choices() {
+  std::vector<std::string> v = {"native"};
+  for (Isa i : kAllIsas) v.push_back(isa_name(i));
+  return v;
+}
+
+std::string check_model(const Ctx& ctx, const std::string& model, const toml::source_region& r,
+                        const std::string& field, const std::string& base_dir) {
+  if (find_zoo_model(model)) return model;
+  const bool is_path = model.find('/') != std::string::npos ||
+                       (model.size() > 5 && model.substr(model.size() - 5) == ".onnx");
+  if (!is_path) {
+    std::vector<std::string> names;
+    for (const auto& e : zoo_models()) names.push_back(e.name);
+    ctx.error(r, field,
+              "unknown model '" + model + "': not a zoo model (" + joined(names) +
+                  ") and not an .onnx path");
+  }
+  fs::path p(model);
+  if (p.is_relative()) p = fs::path(base_dir) / p;
+  std::error_code ec;
+  if (!fs::is_regular_file(p, ec))
+    ctx.error(r, field, "model file '" + p.string() + "' does not exist");
+  return p.lexically_normal().string();
+}
+
+void parse_study_table(const Ctx& ctx, const toml::table& t, StudySpec& spec) {
+  for (auto&& [key, node] : t) {
+    const std::string k(key.str());
+    const std::string field = "[study]." + k;
+    if (k == "name") {
+      if (!node.is_string()) ctx.error(node.source(), field, "expected a string");
+      spec.name = *node.value<std::string>();
+      if (spec.name.empty()) ctx.error(node.source(), field, "must not be empty");
+    } else if (k == "description") {
+      if (!node.is_string()) ctx.error(node.source(), field, "expected a string");
+    } else if (k == "repeat" || k == "warmup") {
+      if (!node.is_integer()) ctx.error(node.source(), field, "expected an integer");
+      const int64_t v = *node.value<int64_t>();
+      const int64_t lo = k == "repeat" ? 1 : 0;
+      if (v < lo || v > 1000000)
+        ctx.error(node.source(), field, str(v, " is out of range [", lo, ", 1000000]"));
+      (k == "repeat" ? spec.repeat : spec.warmup) = static_cast<int>(v);
+    } else if (k == "timeout") {
+      if (!node.is_number()) ctx.error(node.source(), field, "expected seconds (a number)");
+      const double v = *node.value<double>();
+      if (!(v >= 0) || v > 1e7)
+        ctx.error(node.source(), field, str(v, " is not a timeout in seconds (0: none)"));
+      spec.timeout_s = v;
+    } else {
+      ctx.error(key.source(), field,
+                "unknown key; expected one of name, description, repeat, warmup, timeout");
+    }
+  }
+}
+
+void parse_space_table(const Ctx& ctx, const toml::table& t, StudySpec& spec) {
+  StudySpace& s = spec.space;
+  s = StudySpace{};
+  s.compress = {"dense"};
+  s.batch = {1};
+  s.backend = {"dlas"};
+  s.isa = {"native"};
+  s.opt_level = {3};
+  s.conv_algo = {"auto"};
+  s.threads = {1};
+  bool have_models = false;
+  for (auto&& [key, node] : t) {
+    const std::string k(key.str());
+    const std::string field = "[space]." + k;
+    if (k == "models") {
+      auto vals = values_of<std::string>(ctx, node, field);
+      no_duplicates(ctx, vals, field);
+      s.models.clear();
+      for (const auto& [v, r, f] : vals) {
+        check_model(ctx, v, r, f, spec.base_dir);
+        s.models.push_back(v);
+      }
+      have_models = true;
+    } else if (k == "compress") {
+      auto vals = values_of<std::string>(ctx, node, field);
+      no_duplicates(ctx, vals, field);
+      for (const auto& [v, r, f] : vals) {
+        if (!looks_like_compression(v))
+          ctx.error(r, f,
+                    "'" + v +
+                        "' is not a compression spec (dense, wp:F, cp:F, bp:RxC:F, fp16, bf16, "
+                        "int8[:calibrator], joined with '+')");
+        if (v != "dense")
+          ctx.error(r, f,
+                    "'" + v +
+                        "' is not available yet: pruning and quantization land with a later "
+                        "issue; only \"dense\" runs now");
+      }
+      s.compress = {"dense"};
+    } else if (k == "batch") {
+      auto vals = values_of<int64_t>(ctx, node, field);
+      no_duplicates(ctx, vals, field);
+      s.batch.clear();
+      for (const auto& [v, r, f] : vals) {
+        if (v < 1 || v > 4096) ctx.error(r, f, str(v, " is out of range [1, 4096]"));
+        s.batch.push_back(v);
+      }
+    } else if (k == "backend") {
+      auto vals = values_of<std::string>(ctx, node, field);
+      no_duplicates(ctx, vals, field);
+      s.backend.clear();
+      for (const auto& [v, r, f] : vals) {
+        if (v != "dlas" && v != "onednn")
+          ctx.error(r, f, "'" + v + "' is not a backend (dlas, onednn)");
+        s.backend.push_back(v);
+      }
+    } else if (k == "isa") {
+      auto vals = values_of<std::string>(ctx, node, field);
+      no_duplicates(ctx, vals, field);
+      const auto choices = isa_choices();
+      s.isa.clear();
+      for (const auto& [v, r, f] : vals) {
+        if (std::find(choices.begin(), choices.end(), v) == choices.end())
+          ctx.error(r, f, "'" + v + "' is not an ISA path (" + joined(choices) + ")");
+        s.isa.push_back(v);
+      }
+    } else if (k == "opt_level") {
+      auto vals = values_of<int64_t>(ctx, node, field);
+      no_duplicates(ctx, vals, field);
+      s.opt_level.clear();
+      for (const auto& [v, r, f] : vals) {
+        if (v < 0 || v > 3) ctx.error(r, f, str(v, " is out of range [0, 3]"));
+        s.opt_level.push_back(static_cast<int>(v));
+      }
+    } else if (k == "conv_algo") {
+      auto vals = values_of<std::string>(ctx, node, field);
+      no_duplicates(ctx, vals, field);
+      const auto choices = algo_choices();
+      s.conv_algo.clear();
+      for (const auto& [v, r, f] : vals) {
+        if (std::find(choices.begin(), choices.end(), v) == choices.end())
+          ctx.error(r, f, "'" + v + "' is not a convolution algorithm (" + joined(choices) + ")");
+        s.conv_algo.push_back(v);
+      }
+    } else if (k == "threads") {
+      auto vals = values_of<int64_t>(ctx, node, field);
+      no_duplicates(ctx, vals, field);
+      s.threads.clear();
+      for (const auto& [v, r, f] : vals) {
+        if (v < 0 || v > 1024)
+          ctx.error(r, f, str(v, " is out of range [0, 1024] (0: one per logical CPU)"));
+        s.threads.push_back(static_cast<int>(v));
+      }
+    } else if (std::find(std::begin(kLaterSpaceKeys), std::end(kLaterSpaceKeys), k) !=
+               std::end(kLaterSpaceKeys)) {
+      ctx.error(key.source(), field,
+                "the " + k + " dimension is not available yet (it lands with a later issue)");
+    } else {
+      ctx.error(key.source(), field,
+                "unknown dimension; expected one of " +
+                    joined(std::vector<std::string>(std::begin(kSpaceKeys), std::end(kSpaceKeys))));
+    }
+  }
+  if (!have_models) ctx.error(t.source(), "[space].models", "missing: list at least one model");
+}
+
+// Text values of a dimension, to match exclusion rules against.
+std::vector<std::string> dimension_texts(const StudySpace& s, const std::string& dim) {
+  std::vector<std::string> v;
+  auto add = [&](const auto& list) {
+    for (const auto& x : list) v.push_back(text_of(x));
+  };
+  if (dim == "models") add(s.models);
+  if (dim == "compress") add(s.compress);
+  if (dim == "batch") add(s.batch);
+  if (dim == "backend") add(s.backend);
+  if (dim == "isa") add(s.isa);
+  if (dim == "opt_level") add(s.opt_level);
+  if (dim == "conv_algo") add(s.conv_algo);
+  if (dim == "threads") add(s.threads);
+  return v;
+}
+
+ExcludeRule parse_exclude(const Ctx& ctx, const toml::table& t, size_t index,
+                          const StudySpace& space) {
+  ExcludeRule rule;
+  rule.line = static_cast<int>(t.source().begin.line);
+  const std::string base = str("[[exclude]][", index, "]");
+  if (t.empty()) ctx.error(t.source(), base, "empty rule: name at least one dimension");
+  for (auto&& [key, node] : t) {
+    std::string dim(key.str());
+    if (dim == "model") dim = "models";
+    const std::string field = base + "." + std::string(key.str());
+    const auto& dims = study_dimensions();
+    if (std::find(dims.begin(), dims.end(), dim) == dims.end())
+      ctx.error(key.source(), field, "unknown dimension; expected one of model, " + joined(dims));
+    if (rule.match.count(dim)) ctx.error(key.source(), field, "dimension named twice");
+    const std::vector<std::string> known = dimension_texts(space, dim);
+    std::vector<std::string> vals;
+    auto check = [&](const std::string& v, const toml::source_region& r, const std::string& f) {
+      // A value the space does not have is most likely a typo; the rule would silently match
+      // nothing.
+      if (std::find(known.begin(), known.end(), v) == known.end())
+        ctx.error(r, f,
+                  "'" + v + "' is not a value of [space]." + dim + " (" + joined(known) + ")");
+      vals.push_back(v);
+    };
+    const bool is_int = dim == "batch" || dim == "opt_level" || dim == "threads";
+    if (is_int) {
+      for (const auto& [v, r, f] : values_of<int64_t>(ctx, node, field))
+        check(std::to_string(v), r, f);
+    } else {
+      for (const auto& [v, r, f] : values_of<std::string>(ctx, node, field)) check(v, r, f);
+    }
+    rule.match[dim] = vals;
+  }
+  return rule;
+}
+
+StudySpec parse_table(const Ctx& ctx, const toml::table& root, StudySpec spec) {
+  bool have_space = false;
+  for (auto&& [key, node] : root) {
+    const std::string k(key.str());
+    if (k == "study") {
+      if (!node.is_table()) ctx.error(node.source(), k, "expected a table [study]");
+      parse_study_table(ctx, *node.as_table(), spec);
+    } else if (k == "space") {
+      if (!node.is_table()) ctx.error(node.source(), k, "expected a table [space]");
+      parse_space_table(ctx, *node.as_table(), spec);
+      have_space = true;
+    } else if (k == "exclude") {
+      // Checked after [space], whatever the order in the file (values are checked against it).
+    } else if (std::find(std::begin(kLaterTables), std::end(kLaterTables), k) !=
+               std::end(kLaterTables)) {
+      ctx.error(key.source(), "[" + k + "]",
+                "not available yet (" + k + " studies land with a later issue)");
+    } else {
+      ctx.error(key.source(), k, "unknown table; expected [study], [space] or [[exclude]]");
+    }
+  }
+  if (!have_space) ctx.error(root.source(), "[space]", "missing: the spec needs a [space] table");
+  if (const toml::node* ex = root.get("exclude")) {
+    const toml::array* arr = ex->as_array();
+    if (!arr || !arr->is_array_of_tables())
+      ctx.error(ex->source(), "exclude", "expected [[exclude]] tables");
+    for (size_t i = 0; i < arr->size(); ++i)
+      spec.exclude.push_back(parse_exclude(ctx, *(*arr)[i].as_table(), i, spec.space));
+  }
+  return spec;
+}
+
+bool excluded_by(const ExcludeRule& rule, const StudyPoint& p) {
+  for (const auto& [dim, vals] : rule.match)
+    if (std::find(vals.begin(), vals.end(), p.value(dim)) == vals.end()) return false;
+  return true;
+}
+
+}  // namespace
+
+const std::vector<std::string>& study_dimensions() {
+  static const std::vector<std::string> dims(std::begin(kSpaceKeys), std::end(kSpaceKeys));
+  return dims;
+}
+
+StudySpec parse_study_spec(std::string_view text, const std::string& source_name,
+                           const std::string& base_dir) {
+  Ctx ctx{source_name};
+  StudySpec spec;
+  spec.source = source_name;
+  spec.base_dir = base_dir;
+  spec.name = fs::path(source_name).stem().string();
+  toml::table root;
+  try {
+    root = toml::parse(text, source_name);
+  } catch (const toml::parse_error& e) {
+    fail(ErrorKind::kInvalidInput, where(source_name, e.source()), ": TOML: ", e.description());
+  }
+  return parse_table(ctx, root, std::move(spec));
+}
+
+StudySpec parse_study_spec_file(const std::string& path) {
+  std::error_code ec;
+  DLAS_CHECK(fs::is_regular_file(path, ec), ErrorKind::kInvalidInput, path,
+             ": study spec not found (or not a file)");
+  std::ifstream in(path, std::ios::binary);
+  DLAS_CHECK(in, ErrorKind::kInvalidInput, path, ": cannot read the study spec");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  std::string base = fs::path(path).parent_path().string();
+  return parse_study_spec(ss.str(), path, base.empty() ? "." : base);
+}
+
+std::string StudyPoint::value(std::string_view d) const {
+  if (d == "models" || d == "model") return model;
+  if (d == "compress") return compress;
+  if (d == "batch") return std::to_string(batch);
+  if (d == "backend") return backend;
+  if (d == "isa") return isa;
+  if (d == "opt_level") return std::to_string(opt_level);
+  if (d == "conv_algo") return conv_algo;
+  if (d == "threads") return std::to_string(threads);
+  fail(ErrorKind::kInternal, "StudyPoint::value: unknown dimension '", d, "'");
+}
+
+std::string StudyPoint::str() const {
+  return "model=" + model + ";compress=" + compress + ";batch=" + std::to_string(batch) +
+         ";backend=" + backend + ";isa=" + isa + ";opt=" + std::to_string(opt_level) +
+         ";conv=" + conv_algo + ";threads=" + std::to_string(threads);
+}
+
+Expansion expand_study(const StudySpec& spec) {
+  const StudySpace& s = spec.space;
+  Expansion e;
+  std::set<std::string> seen;
+  for (const std::string& model : s.models) {
+    const std::string path =
+        find_zoo_model(model)
+            ? model
+            : (fs::path(model).is_relative() ? (fs::path(spec.base_dir) / model).lexically_normal()
+                                             : fs::path(model))
+                  .string();
+    for (const std::string& compress : s.compress)
+      for (int64_t batch : s.batch)
+        for (const std::string& backend : s.backend)
+          for (const std::string& isa : s.isa)
+            for (int opt : s.opt_level)
+              for (const std::string& algo : s.conv_algo)
+                for (int threads : s.threads) {
+                  ++e.total;
+                  StudyPoint p{model, path, compress, batch, backend, isa, opt, algo, threads};
+                  if (std::any_of(spec.exclude.begin(), spec.exclude.end(),
+                                  [&](const ExcludeRule& r) { return excluded_by(r, p); })) {
+                    ++e.excluded;
+                    continue;
+                  }
+                  if (backend == "onednn") {
+                    p.isa = "onednn";
+                    p.opt_level = 0;
+                    p.conv_algo = "onednn";
+                  }
+                  if (!seen.insert(p.str()).second) {
+                    ++e.collapsed;
+                    continue;
+                  }
+                  e.points.push_back(std::move(p));
+                }
+  }
+  return e;
+}
+
+}  // namespace dlas::study

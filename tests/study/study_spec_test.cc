@@ -1,0 +1,297 @@
+// The study spec: parsing, validation messages (file:line:col and field), expansion,
+// exclusions, the oneDNN collapse, and shards.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <set>
+#include <string>
+
+#include "dlas/core/error.h"
+#include "dlas/hw/isa.h"
+#include "dlas/study/runner.h"
+#include "dlas/study/spec.h"
+
+namespace dlas::study {
+namespace {
+
+// The minimal spec of issue 4, exactly as written there.
+constexpr const char* kIssueSpec = R"([study]
+name = "cifar10-cpu"
+repeat = 150          # timed runs per variant (median reported)
+warmup = 1
+[space]
+models = ["resnet18-cifar", "mobilenetv1-cifar"]   # zoo names or .onnx paths
+conv_algo = ["direct", "gemm", "spatial-pack"]
+threads = [2]
+compress = ["dense"]
+)";
+
+// The message of the kInvalidInput error parsing `text` throws ("" when none).
+std::string spec_error(const std::string& text) {
+  try {
+    parse_study_spec(text, "s.toml");
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kInvalidInput) << e.what();
+    EXPECT_EQ(e.exit_code(), 2);
+    return e.what();
+  }
+  return "";
+}
+
+bool contains(const std::string& s, const std::string& part) {
+  return s.find(part) != std::string::npos;
+}
+
+TEST(StudySpec, IssueSpecParsesAsWritten) {
+  const StudySpec s = parse_study_spec(kIssueSpec, "cifar.toml");
+  EXPECT_EQ(s.name, "cifar10-cpu");
+  EXPECT_EQ(s.repeat, 150);
+  EXPECT_EQ(s.warmup, 1);
+  EXPECT_EQ(s.space.models, (std::vector<std::string>{"resnet18-cifar", "mobilenetv1-cifar"}));
+  EXPECT_EQ(s.space.conv_algo, (std::vector<std::string>{"direct", "gemm", "spatial-pack"}));
+  EXPECT_EQ(s.space.threads, (std::vector<int>{2}));
+  EXPECT_EQ(s.space.compress, (std::vector<std::string>{"dense"}));
+  // Dimensions left out take their defaults.
+  EXPECT_EQ(s.space.batch, (std::vector<int64_t>{1}));
+  EXPECT_EQ(s.space.backend, (std::vector<std::string>{"dlas"}));
+  EXPECT_EQ(s.space.isa, (std::vector<std::string>{"native"}));
+  EXPECT_EQ(s.space.opt_level, (std::vector<int>{3}));
+  const Expansion e = expand_study(s);
+  EXPECT_EQ(e.total, 6u);
+  ASSERT_EQ(e.points.size(), 6u);
+  // Spec order, models outermost, conv_algo inside.
+  EXPECT_EQ(e.points[0].model, "resnet18-cifar");
+  EXPECT_EQ(e.points[0].conv_algo, "direct");
+  EXPECT_EQ(e.points[2].conv_algo, "spatial-pack");
+  EXPECT_EQ(e.points[3].model, "mobilenetv1-cifar");
+  EXPECT_EQ(e.points[3].threads, 2);
+}
+
+// The specs shipped in studies/ stay valid (the README runs them).
+TEST(StudySpec, ShippedSpecsParse) {
+  int n = 0;
+  for (const auto& e :
+       std::filesystem::directory_iterator(std::string(DLAS_SOURCE_DIR) + "/studies")) {
+    if (e.path().extension() != ".toml") continue;
+    const StudySpec s = parse_study_spec_file(e.path().string());
+    EXPECT_EQ(s.name, e.path().stem().string()) << e.path();
+    EXPECT_FALSE(expand_study(s).points.empty()) << e.path();
+    ++n;
+  }
+  EXPECT_GE(n, 2);
+}
+
+TEST(StudySpec, NameDefaultsToFileStem) {
+  EXPECT_EQ(parse_study_spec("[space]\nmodels = [\"resnet18-cifar\"]\n", "dir/my-study.toml").name,
+            "my-study");
+}
+
+TEST(StudySpec, ErrorsNameFileLineAndField) {
+  struct Case {
+    std::string text, where, field, why;
+  };
+  const std::vector<Case> cases = {
+      {"[space]\nmodels = [\"resnet18-cifar\", \"nosuchnet\"]\n", "s.toml:2:", "[space].models[1]",
+       "unknown model 'nosuchnet'"},
+      {"[space]\nmodels = [\"resnet18-cifar\"]\nconv_algo = [\"gemm\", \"fft\"]\n",
+       "s.toml:3:", "[space].conv_algo[1]", "'fft' is not a convolution algorithm"},
+      {"[space]\nmodels = [\"resnet18-cifar\"]\nthreads = [\"two\"]\n",
+       "s.toml:3:", "[space].threads[0]", "expected an integer"},
+      {"[space]\nmodels = [\"resnet18-cifar\"]\n\nbackend = [\"tvm\"]\n",
+       "s.toml:4:", "[space].backend[0]", "not a backend"},
+      {"[space]\nmodels = [\"resnet18-cifar\"]\nisa = [\"neon\"]\n", "s.toml:3:", "[space].isa[0]",
+       "not an ISA path"},
+      {"[space]\nmodels = [\"resnet18-cifar\"]\nopt_level = [4]\n",
+       "s.toml:3:", "[space].opt_level[0]", "out of range"},
+      {"[space]\nmodels = [\"resnet18-cifar\"]\nbatch = [0]\n", "s.toml:3:", "[space].batch[0]",
+       "out of range"},
+      {"[space]\nmodels = [\"resnet18-cifar\"]\nthreadz = [1]\n", "s.toml:3:", "[space].threadz",
+       "unknown dimension"},
+      {"[study]\nrepeat = 0\n[space]\nmodels = [\"resnet18-cifar\"]\n",
+       "s.toml:2:", "[study].repeat", "out of range"},
+      {"[study]\nname = \"x\"\ncolour = 1\n[space]\nmodels = [\"resnet18-cifar\"]\n",
+       "s.toml:3:", "[study].colour", "unknown key"},
+      {"[space]\nmodels = []\n", "s.toml:2:", "[space].models", "empty list"},
+      {"[space]\nmodels = [\"resnet18-cifar\", \"resnet18-cifar\"]\n",
+       "s.toml:2:", "[space].models", "listed twice"},
+      {"[space]\nmodels = [\"missing/net.onnx\"]\n", "s.toml:2:", "[space].models[0]",
+       "does not exist"},
+      {"[study]\nname = \"x\"\n", "s.toml:", "[space]", "missing"},
+      {"[space]\nconv_algo = [\"gemm\"]\n", "s.toml:1:", "[space].models", "missing"},
+      // TOML syntax: the parser's own position.
+      {"[space]\nmodels = [\"resnet18-cifar\"\n", "s.toml:", "TOML", ""},
+      // Dimensions of later issues: parsed, refused clearly.
+      {"[space]\nmodels = [\"resnet18-cifar\"]\ncompress = [\"dense\", \"wp:0.9\"]\n",
+       "s.toml:3:", "[space].compress", "'wp:0.9' is not available yet"},
+      {"[space]\nmodels = [\"resnet18-cifar\"]\ncompress = [\"zip\"]\n",
+       "s.toml:3:", "[space].compress", "not a compression spec"},
+      {"[space]\nmodels = [\"resnet18-cifar\"]\naccuracy = [true]\n",
+       "s.toml:3:", "[space].accuracy", "not available yet"},
+      {"[space]\nmodels = [\"resnet18-cifar\"]\n[tuning]\ntrials = 10\n", "s.toml:3:", "[tuning]",
+       "not available yet"},
+      // Exclusion rules are checked against the space.
+      {"[space]\nmodels = [\"resnet18-cifar\"]\nconv_algo = [\"gemm\"]\n[[exclude]]\nconv_algo = "
+       "\"winograd\"\n",
+       "s.toml:5:", "[[exclude]][0].conv_algo", "'winograd' is not a value of [space].conv_algo"},
+      {"[space]\nmodels = [\"resnet18-cifar\"]\n[[exclude]]\nspeed = 1\n",
+       "s.toml:4:", "[[exclude]][0].speed", "unknown dimension"},
+  };
+  for (const Case& c : cases) {
+    const std::string msg = spec_error(c.text);
+    ASSERT_FALSE(msg.empty()) << "no error for:\n" << c.text;
+    EXPECT_EQ(msg.rfind(c.where, 0), 0u) << msg;
+    EXPECT_TRUE(contains(msg, c.field)) << msg;
+    EXPECT_TRUE(contains(msg, c.why)) << msg;
+  }
+}
+
+TEST(StudySpec, MissingFileIsInvalidInput) {
+  try {
+    parse_study_spec_file("/nonexistent/spec.toml");
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.exit_code(), 2);
+    EXPECT_TRUE(contains(e.what(), "/nonexistent/spec.toml")) << e.what();
+  }
+}
+
+TEST(StudySpec, ExclusionsRemovePartialCombinations) {
+  const StudySpec s = parse_study_spec(R"([space]
+models = ["resnet18-cifar", "mobilenetv1-cifar", "vgg16-cifar"]
+conv_algo = ["direct", "gemm", "winograd"]
+threads = [1, 2]
+[[exclude]]
+model = "vgg16-cifar"
+conv_algo = ["winograd", "direct"]
+[[exclude]]
+models = "mobilenetv1-cifar"
+threads = 2
+)",
+                                       "s.toml");
+  ASSERT_EQ(s.exclude.size(), 2u);
+  EXPECT_EQ(s.exclude[0].line, 5);
+  const Expansion e = expand_study(s);
+  EXPECT_EQ(e.total, 18u);
+  // vgg16 x {winograd, direct} x {1, 2} = 4; mobilenetv1 x 3 algos x threads 2 = 3.
+  EXPECT_EQ(e.excluded, 7u);
+  EXPECT_EQ(e.points.size(), 11u);
+  for (const StudyPoint& p : e.points) {
+    EXPECT_FALSE(p.model == "vgg16-cifar" && p.conv_algo != "gemm") << p.str();
+    EXPECT_FALSE(p.model == "mobilenetv1-cifar" && p.threads == 2) << p.str();
+  }
+  std::set<std::string> ids;
+  for (const StudyPoint& p : e.points) ids.insert(p.str());
+  EXPECT_EQ(ids.size(), e.points.size());
+}
+
+TEST(StudySpec, OnednnCollapsesDimensionsItIgnores) {
+  const StudySpec s = parse_study_spec(R"([space]
+models = ["resnet18-cifar"]
+backend = ["dlas", "onednn"]
+conv_algo = ["direct", "gemm"]
+opt_level = [1, 3]
+)",
+                                       "s.toml");
+  const Expansion e = expand_study(s);
+  EXPECT_EQ(e.total, 8u);
+  EXPECT_EQ(e.points.size(), 5u);  // 4 dlas + 1 onednn
+  EXPECT_EQ(e.collapsed, 3u);
+  const auto one = std::find_if(e.points.begin(), e.points.end(),
+                                [](const StudyPoint& p) { return p.backend == "onednn"; });
+  ASSERT_NE(one, e.points.end());
+  EXPECT_EQ(one->conv_algo, "onednn");
+  EXPECT_EQ(one->isa, "onednn");
+  EXPECT_EQ(one->opt_level, 0);
+}
+
+TEST(StudySpec, RelativeOnnxPathsResolveAgainstTheSpecFolder) {
+  // The spec file itself serves as an existing file: its name need not end in .onnx when it
+  // holds a '/'.
+  const std::string dir = ::testing::TempDir() + "study_spec_rel";
+  std::system(("mkdir -p " + dir + "/models && touch " + dir + "/models/m.onnx").c_str());
+  const StudySpec s =
+      parse_study_spec("[space]\nmodels = [\"models/m.onnx\"]\n", dir + "/s.toml", dir);
+  const Expansion e = expand_study(s);
+  ASSERT_EQ(e.points.size(), 1u);
+  EXPECT_EQ(e.points[0].model, "models/m.onnx");
+  EXPECT_EQ(e.points[0].model_path, dir + "/models/m.onnx");
+  std::system(("rm -rf " + dir).c_str());
+}
+
+TEST(StudyShard, ParseAndPartition) {
+  EXPECT_EQ(parse_shard("1/4").index, 1);
+  EXPECT_EQ(parse_shard("1/4").count, 4);
+  for (const char* bad : {"4/4", "-1/2", "1", "a/b", "1/0", "/2", "1/"}) {
+    try {
+      parse_shard(bad);
+      ADD_FAILURE() << bad;
+    } catch (const Error& e) {
+      EXPECT_EQ(e.exit_code(), 2) << bad;
+    }
+  }
+  for (size_t n : {0u, 1u, 5u, 12u}) {
+    std::vector<int> seen(n, 0);
+    for (int i = 0; i < 3; ++i)
+      for (size_t k : shard_indices(n, Shard{i, 3})) ++seen[k];
+    EXPECT_TRUE(std::all_of(seen.begin(), seen.end(), [](int c) { return c == 1; })) << n;
+  }
+  EXPECT_EQ(shard_indices(5, Shard{1, 2}), (std::vector<size_t>{1, 3}));
+}
+
+TEST(StudyShard, FromSlurmArray) {
+  for (const char* v : {"SLURM_ARRAY_TASK_ID", "SLURM_ARRAY_TASK_COUNT", "SLURM_ARRAY_TASK_MIN",
+                        "SLURM_ARRAY_TASK_STEP"})
+    ::unsetenv(v);
+  EXPECT_FALSE(shard_from_environment().has_value());
+  ::setenv("SLURM_ARRAY_TASK_ID", "3", 1);
+  ::setenv("SLURM_ARRAY_TASK_COUNT", "4", 1);
+  ::setenv("SLURM_ARRAY_TASK_MIN", "1", 1);  // --array=1-4
+  auto s = shard_from_environment();
+  ASSERT_TRUE(s.has_value());
+  EXPECT_EQ(s->index, 2);
+  EXPECT_EQ(s->count, 4);
+  EXPECT_EQ(s->source, "slurm");
+  ::setenv("SLURM_ARRAY_TASK_ID", "9", 1);  // beyond the array: a usage error
+  EXPECT_THROW(shard_from_environment(), Error);
+  ::setenv("SLURM_ARRAY_TASK_ID", "4", 1);  // --array=0-6:2 -> ids 0,2,4,6
+  ::setenv("SLURM_ARRAY_TASK_MIN", "0", 1);
+  ::setenv("SLURM_ARRAY_TASK_STEP", "2", 1);
+  s = shard_from_environment();
+  ASSERT_TRUE(s.has_value());
+  EXPECT_EQ(s->index, 2);
+  for (const char* v : {"SLURM_ARRAY_TASK_ID", "SLURM_ARRAY_TASK_COUNT", "SLURM_ARRAY_TASK_MIN",
+                        "SLURM_ARRAY_TASK_STEP"})
+    ::unsetenv(v);
+}
+
+TEST(StudyVariant, ResolvesNativeIsaAndAllThreads) {
+  StudyPoint p;
+  p.model = "resnet18-cifar";
+  p.model_path = "resnet18-cifar";
+  p.threads = 0;
+  std::string skip;
+  const Variant v = resolve_variant(p, &skip);
+  EXPECT_TRUE(skip.empty());
+  EXPECT_GE(v.threads, 1);
+  EXPECT_EQ(v.isa, isa_name(active_isa()));
+  EXPECT_EQ(v.str().rfind("model=resnet18-cifar;batch=1;compress=dense;backend=dlas;conv=auto", 0),
+            0u)
+      << v.str();
+  // A path above the CPU's is skipped with a reason, never run.
+  if (!isa_supported(Isa::kAvx512)) {
+    p.isa = "avx512";
+    const Variant w = resolve_variant(p, &skip);
+    EXPECT_EQ(w.isa, "avx512");
+    EXPECT_TRUE(contains(skip, "cannot run the avx512 path")) << skip;
+  }
+  p.isa = "scalar";
+  skip.clear();
+  const Variant s = resolve_variant(p, &skip);
+  EXPECT_TRUE(skip.empty());
+  EXPECT_EQ(s.isa_emulated, detected_isa() != Isa::kScalar);
+}
+
+}  // namespace
+}  // namespace dlas::study
