@@ -120,7 +120,7 @@ TEST_P(SparseConvTest, TwoThreadsEveryParallelAxis) {
       for (int64_t v : axis->values) {
         Knobs k = algo().default_knobs(p, isa);
         k["parallel"] = v;
-        if (k.count("nc")) k["nc"] = 32;  // several blocks, a ragged last one
+        if (k.count("nc")) k["nc"] = 64;  // several blocks, a ragged last one
         ConvProblem q = p;
         q.epilogue.act = Activation::kRelu;
         q.epilogue.residual = true;
