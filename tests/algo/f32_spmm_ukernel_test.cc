@@ -132,7 +132,7 @@ TEST(F32SpmmUkernelTest, KernelLookupByBlockAndVectors) {
   for (Isa isa : supported_isas()) {
     for (SparseBlock b : {SparseBlock{1, 1}, SparseBlock{4, 1}, SparseBlock{8, 1},
                           SparseBlock{1, 4}})
-      for (int nv : {1, 2, 4}) {
+      for (int nv : {1, 2, 4, 8}) {
         const F32SpmmUkernel* uk = ukernel::find_f32_spmm(isa, b, nv);
         ASSERT_NE(uk, nullptr);
         EXPECT_EQ(uk->br, b.rows);
@@ -144,6 +144,7 @@ TEST(F32SpmmUkernelTest, KernelLookupByBlockAndVectors) {
   // Most vectors <= the request; the fewest when none fits.
   EXPECT_EQ(ukernel::find_f32_spmm(Isa::kScalar, {1, 1}, 1)->nv, 4);
   EXPECT_EQ(ukernel::find_f32_spmm(Isa::kAvx2, {1, 1}, 2)->nv, 2);
+  EXPECT_EQ(ukernel::find_f32_spmm(Isa::kAvx2, {1, 1}, 1)->nv, 2);
   EXPECT_EQ(ukernel::find_f32_spmm(Isa::kAvx2, {4, 1}, 4)->nv, 2);
 }
 

@@ -33,7 +33,7 @@ class Sparse1x1ConvAlgorithm final : public ConvAlgorithm {
 
   Knobs default_knobs(const ConvProblem& p, Isa) const override {
     // Pixel tiles while each of 2+ threads gets several 32-pixel tiles (16x16 planes up).
-    return {{"format", 0}, {"vecs", 4}, {"parallel", p.oh() * p.ow() >= 256 ? 0 : 1}};
+    return {{"format", 0}, {"vecs", 8}, {"parallel", p.oh() * p.ow() >= 256 ? 0 : 1}};
   }
 
   std::unique_ptr<PreparedConv> prepare(const ConvProblem& p, const float* weights,

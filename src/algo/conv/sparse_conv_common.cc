@@ -40,7 +40,6 @@ class PreparedSparseConv final : public PreparedConv {
     uk_ = ukernel::find_f32_spmm(isa, block, static_cast<int>(c.vecs));
     DLAS_CHECK(uk_ != nullptr, ErrorKind::kInternal, "no f32 spmm kernel for ",
                sparse_format_name(block));
-    mr_ = uk_->mr();
     nc_ = c.nc <= 0 || c.nc > ohw_ ? ohw_ : c.nc;
     if (direct_) nc_ = ohw_;
     const int64_t in_stride = direct_ ? p.h * p.w : nc_;  // floats between B rows
@@ -108,9 +107,12 @@ class PreparedSparseConv final : public PreparedConv {
               const int64_t b0 = balanced_row(g, threads, ti), b1 = balanced_row(g, threads, ti + 1);
               if (b0 < b1) compute(in, ws, out, residual, n, g, p0, ncols, b0, b1, 0, ncols);
             } else {
+              // Whole vectors per thread (not whole tiles: the kernel's tails take fewer
+              // vectors, so 128 pixels still split over 2 threads with 64-pixel tiles).
+              const int64_t unit = uk_->lanes;
               int64_t t0, t1;
-              chunk_range(div_up(ncols, mr_), threads, ti, &t0, &t1);
-              const int64_t q0 = t0 * mr_, q1 = t1 * mr_ < ncols ? t1 * mr_ : ncols;
+              chunk_range(div_up(ncols, unit), threads, ti, &t0, &t1);
+              const int64_t q0 = t0 * unit, q1 = t1 * unit < ncols ? t1 * unit : ncols;
               if (q0 < q1) compute(in, ws, out, residual, n, g, p0, ncols, 0, block_rows(), q0, q1);
             }
           });
@@ -201,7 +203,7 @@ class PreparedSparseConv final : public PreparedConv {
   SparseSplit split_;
   bool direct_, post_epilogue_ = false;
   const ukernel::F32SpmmUkernel* uk_ = nullptr;
-  int64_t kg_, cg_, r_, ohw_, mr_, nc_;
+  int64_t kg_, cg_, r_, ohw_, nc_;
   size_t in_stride_bytes_ = 0;
   float cmin_, cmax_;
   std::vector<ukernel::F32SpmmPacked> packs_;  // one per group
@@ -219,7 +221,7 @@ KnobSpec sparse_format_knob() {
 
 KnobSpec sparse_vecs_knob() {
   return {"vecs",
-          {1, 2, 4},
+          {1, 2, 4, 8},
           "pixel vectors per microkernel tile (MR = vecs x lanes; capped by the block shape's "
           "register budget)"};
 }

@@ -49,7 +49,7 @@ class SparseGemmConvAlgorithm final : public ConvAlgorithm {
     const int64_t ohw = p.oh() * p.ow();
     const int64_t blocks = p.n * p.groups * conv_detail::div_up(ohw, nc);
     const int64_t parallel = blocks >= 4 ? 0 : ohw >= 256 ? 2 : 1;
-    return {{"format", 0}, {"vecs", 4}, {"nc", nc}, {"parallel", parallel}};
+    return {{"format", 0}, {"vecs", 8}, {"nc", nc}, {"parallel", parallel}};
   }
 
   std::unique_ptr<PreparedConv> prepare(const ConvProblem& p, const float* weights,

@@ -16,7 +16,7 @@
 //
 // The kernel walks pixel tiles of MR = NV * lanes (outer) and all block rows (inner), so a
 // tile's input rows stay in L1 while the (small, sparse) weights stream from L2; tails use
-// one-vector then one-pixel tiles. Output row k is at out + k * out_stride floats; rows
+// fewer-vector, then narrower (4-lane), then one-pixel tiles. Output row k is at out + k * out_stride floats; rows
 // past `rows` in the last block are computed from zero padding and not stored.
 //
 // One list: f32-spmm/f32_spmm.inc. Bodies: f32-spmm/f32_spmm_template.h, one

@@ -33,15 +33,18 @@ inline void spmm_store(float* p, V v) {
   __builtin_memcpy(p, &v, sizeof v);
 }
 
+// Broadcast as an initializer list (a per-lane loop becomes a vinsertps chain).
 template <int L>
 inline typename SpmmVec<L>::type spmm_splat(float s) {
   if constexpr (L == 1) {
     return s;
+  } else if constexpr (L == 4) {
+    return typename SpmmVec<4>::type{s, s, s, s};
+  } else if constexpr (L == 8) {
+    return typename SpmmVec<8>::type{s, s, s, s, s, s, s, s};
   } else {
-    typename SpmmVec<L>::type v;
-#pragma GCC unroll 16
-    for (int i = 0; i < L; ++i) v[i] = s;  // one vbroadcastss
-    return v;
+    static_assert(L == 16);
+    return typename SpmmVec<16>::type{s, s, s, s, s, s, s, s, s, s, s, s, s, s, s, s};
   }
 }
 
@@ -99,19 +102,26 @@ inline void spmm_tile(size_t rows, const char* in, size_t in_stride, const float
   }
 }
 
-// Pixel tails: tiles of LT lanes while they fit, then LT/2 ... 4, then single pixels.
-template <int LT, int BR, int BC>
+// Pixel tails: tiles of NV vectors of LT lanes while they fit, then NV/2 ... 1 vectors,
+// then LT/2 ... 4 lanes, then single pixels (a 16-pixel plane is one 2-vector tile).
+template <int LT, int NV, int BR, int BC>
 inline void spmm_tail(size_t& p, size_t pixels, size_t rows, const float* in, size_t in_stride,
                       const float* w, const int32_t* dmap, const uint32_t* nnz, float* out,
                       size_t out_stride, float min, float max) {
-  for (; p + LT <= pixels; p += LT)
-    spmm_tile<LT, 1, BR, BC>(rows, reinterpret_cast<const char*>(in + p), in_stride, w, dmap, nnz,
-                             out + p, out_stride, min, max);
-  if constexpr (LT > 4) {
-    spmm_tail<LT / 2, BR, BC>(p, pixels, rows, in, in_stride, w, dmap, nnz, out, out_stride, min,
-                              max);
+  constexpr size_t kMr = static_cast<size_t>(NV * LT);
+  for (; p + kMr <= pixels; p += kMr)
+    spmm_tile<LT, NV, BR, BC>(rows, reinterpret_cast<const char*>(in + p), in_stride, w, dmap,
+                              nnz, out + p, out_stride, min, max);
+  if (p == pixels) return;
+  if constexpr (NV > 1) {
+    spmm_tail<LT, NV / 2, BR, BC>(p, pixels, rows, in, in_stride, w, dmap, nnz, out, out_stride,
+                                  min, max);
+  } else if constexpr (LT > 4) {
+    spmm_tail<LT / 2, 1, BR, BC>(p, pixels, rows, in, in_stride, w, dmap, nnz, out, out_stride,
+                                 min, max);
   } else if constexpr (LT > 1) {
-    spmm_tail<1, BR, BC>(p, pixels, rows, in, in_stride, w, dmap, nnz, out, out_stride, min, max);
+    spmm_tail<1, 1, BR, BC>(p, pixels, rows, in, in_stride, w, dmap, nnz, out, out_stride, min,
+                            max);
   }
 }
 
@@ -119,20 +129,9 @@ template <int L, int NV, int BR, int BC>
 inline void f32_spmm_vec(size_t pixels, size_t rows, const float* in, size_t in_stride,
                          const float* w, const int32_t* dmap, const uint32_t* nnz, float* out,
                          size_t out_stride, float min, float max) {
-  constexpr size_t kMr = static_cast<size_t>(NV * L);
   size_t p = 0;
-  for (; p + kMr <= pixels; p += kMr)
-    spmm_tile<L, NV, BR, BC>(rows, reinterpret_cast<const char*>(in + p), in_stride, w, dmap, nnz,
-                             out + p, out_stride, min, max);
-  if (p == pixels) return;
-  if constexpr (NV > 1) {
-    spmm_tail<L, BR, BC>(p, pixels, rows, in, in_stride, w, dmap, nnz, out, out_stride, min, max);
-  } else if constexpr (L > 4) {
-    spmm_tail<L / 2, BR, BC>(p, pixels, rows, in, in_stride, w, dmap, nnz, out, out_stride, min,
-                             max);
-  } else if constexpr (L > 1) {
-    spmm_tail<1, BR, BC>(p, pixels, rows, in, in_stride, w, dmap, nnz, out, out_stride, min, max);
-  }
+  spmm_tail<L, NV, BR, BC>(p, pixels, rows, in, in_stride, w, dmap, nnz, out, out_stride, min,
+                           max);
 }
 
 }  // namespace
