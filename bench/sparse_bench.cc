@@ -94,10 +94,11 @@ struct Prepared {
 
 void set_flops(benchmark::State& state, const Layer& l, bool sparse) {
   const double dense = 2.0 * static_cast<double>(l.p.macs());
-  state.counters["FLOPS"] = benchmark::Counter(dense, benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["FLOPS"] =
+      benchmark::Counter(dense, benchmark::Counter::kIsIterationInvariantRate);
   if (sparse) {
-    const double eff = 2.0 * static_cast<double>(l.nnz) * static_cast<double>(l.p.n * l.p.oh() *
-                                                                                l.p.ow());
+    const double eff =
+        2.0 * static_cast<double>(l.nnz) * static_cast<double>(l.p.n * l.p.oh() * l.p.ow());
     state.counters["eff_FLOPS"] =
         benchmark::Counter(eff, benchmark::Counter::kIsIterationInvariantRate);
     state.counters["density"] =

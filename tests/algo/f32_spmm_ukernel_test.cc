@@ -53,12 +53,12 @@ void check_kernel(const F32SpmmUkernel& uk) {
   std::mt19937 rng(11);
   std::uniform_real_distribution<float> dist(-1.f, 1.f);
   const size_t mr = static_cast<size_t>(uk.mr()), lanes = static_cast<size_t>(uk.lanes);
-  const size_t pixel_counts[] = {1, 3, lanes > 1 ? lanes - 1 : 2, lanes + 5, mr, mr + 1,
+  const size_t pixel_counts[] = {1,          3, lanes > 1 ? lanes - 1 : 2, lanes + 5, mr, mr + 1,
                                  2 * mr + 5, 67};
   const int64_t row_counts[] = {1, 5, 8, 13};
   const int64_t col_counts[] = {4, 7, 33};
-  const Mask masks[] = {Mask::kRandom50, Mask::kRandom90, Mask::kEmptyAndDenseRows,
-                        Mask::kAllZero, Mask::kSingle};
+  const Mask masks[] = {Mask::kRandom50, Mask::kRandom90, Mask::kEmptyAndDenseRows, Mask::kAllZero,
+                        Mask::kSingle};
   const float sentinel = 12345.f;
   int cases = 0;
   for (Mask mask : masks)
@@ -75,19 +75,19 @@ void check_kernel(const F32SpmmUkernel& uk) {
           for (int64_t r = 0; r < cols; ++r)
             for (size_t p = pixels; p < in_stride; ++p)
               in[r * in_stride + p] = std::numeric_limits<float>::quiet_NaN();
-          const float lo = mask == Mask::kRandom50 ? -0.5f : -std::numeric_limits<float>::infinity();
+          const float lo =
+              mask == Mask::kRandom50 ? -0.5f : -std::numeric_limits<float>::infinity();
           const float hi = mask == Mask::kRandom50 ? 0.75f : std::numeric_limits<float>::infinity();
-          const SparseMatrix m =
-              encode_sparse(w.data(), rows, cols, SparseBlock{uk.br, uk.bc});
+          const SparseMatrix m = encode_sparse(w.data(), rows, cols, SparseBlock{uk.br, uk.bc});
           const ukernel::F32SpmmPacked pk =
               ukernel::pack_f32_spmm(m, bias.data(), static_cast<int64_t>(in_stride));
           std::vector<float> got((rows + 1) * out_stride, sentinel);
           uk.fn(pixels, static_cast<size_t>(rows), in.data(), in_stride * sizeof(float),
                 pk.w.data(), pk.dmap.data(), pk.nnz.data(), got.data(), out_stride, lo, hi);
           std::vector<float> want((rows + 1) * out_stride, sentinel);
-          ukernel::f32_spmm_reference(pixels, static_cast<size_t>(rows),
-                                      static_cast<size_t>(cols), in.data(), in_stride, w.data(),
-                                      bias.data(), want.data(), out_stride, lo, hi);
+          ukernel::f32_spmm_reference(pixels, static_cast<size_t>(rows), static_cast<size_t>(cols),
+                                      in.data(), in_stride, w.data(), bias.data(), want.data(),
+                                      out_stride, lo, hi);
           int bad = 0;
           for (int64_t k = 0; k <= rows; ++k)
             for (size_t p = 0; p < out_stride; ++p) {
@@ -96,12 +96,12 @@ void check_kernel(const F32SpmmUkernel& uk) {
               for (int64_t r = 0; k < rows && r < cols; ++r)
                 mag += std::fabs(w[k * cols + r] * (p < pixels ? in[r * in_stride + p] : 0.f));
               const double tol = 4 * 1.19e-7 * std::sqrt((double)cols) * mag + 1e-6;
-              const bool ok = k < rows && p < pixels ? std::fabs(got[i] - want[i]) <= tol
-                                                     : got[i] == sentinel;
+              const bool ok =
+                  k < rows && p < pixels ? std::fabs(got[i] - want[i]) <= tol : got[i] == sentinel;
               if (!ok && bad++ < 3)
-                ADD_FAILURE() << uk.name << " mask " << static_cast<int>(mask) << " rows "
-                              << rows << " cols " << cols << " pixels " << pixels << ": out["
-                              << k << "][" << p << "] got " << got[i] << " want " << want[i];
+                ADD_FAILURE() << uk.name << " mask " << static_cast<int>(mask) << " rows " << rows
+                              << " cols " << cols << " pixels " << pixels << ": out[" << k << "]["
+                              << p << "] got " << got[i] << " want " << want[i];
             }
           ++cases;
         }
@@ -130,8 +130,8 @@ TEST(F32SpmmUkernelTest, Avx512LogicUnderAvx2) {
 
 TEST(F32SpmmUkernelTest, KernelLookupByBlockAndVectors) {
   for (Isa isa : supported_isas()) {
-    for (SparseBlock b : {SparseBlock{1, 1}, SparseBlock{4, 1}, SparseBlock{8, 1},
-                          SparseBlock{1, 4}})
+    for (SparseBlock b :
+         {SparseBlock{1, 1}, SparseBlock{4, 1}, SparseBlock{8, 1}, SparseBlock{1, 4}})
       for (int nv : {1, 2, 4, 8}) {
         const F32SpmmUkernel* uk = ukernel::find_f32_spmm(isa, b, nv);
         ASSERT_NE(uk, nullptr);

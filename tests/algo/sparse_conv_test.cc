@@ -1,4 +1,4 @@
-// The sparse conv algorithms (sparse-1x1, sparse-gemm) against the reference Conv
+// The sparse conv algorithms (sparse-1x1, sparse-gemm, sparse-direct) against the reference Conv
 // (ConvTester) with weights masked to 0%, 50%, 90% and 100% sparsity: every ISA x
 // generated problem at the default knobs, sampled knob points, every weight format,
 // fused epilogues, two threads on every parallel axis, and knob validation.
@@ -25,7 +25,7 @@ class SparseConvTest : public ::testing::TestWithParam<std::string> {
 };
 
 TEST(SparseConvListTest, SparseAlgorithmsAreListedApart) {
-  ASSERT_EQ(sparse_conv_algorithms().size(), 2u);
+  ASSERT_EQ(sparse_conv_algorithms().size(), 3u);
   for (const ConvAlgorithm* a : sparse_conv_algorithms()) {
     EXPECT_EQ(find_conv_algorithm(a->name()), a);
     EXPECT_EQ(std::count(conv_algorithms().begin(), conv_algorithms().end(), a), 0);
@@ -38,8 +38,11 @@ TEST_P(SparseConvTest, GeneratedProblemsEverySparsity) {
     for (const ConvProblem& p : generated_conv_problems()) {
       if (!algo().supports(p)) continue;
       for (double s : kSparsities) {
-        ConvTester().problem(p).weight_sparsity(s).seed(static_cast<uint32_t>(s * 100) + 3).test(
-            algo(), isa);
+        ConvTester()
+            .problem(p)
+            .weight_sparsity(s)
+            .seed(static_cast<uint32_t>(s * 100) + 3)
+            .test(algo(), isa);
         ++tested;
       }
     }
@@ -162,7 +165,8 @@ TEST(Sparse1x1ConvTest, OnlyOneByOne) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Algos, SparseConvTest, ::testing::Values("sparse-1x1", "sparse-gemm"),
+INSTANTIATE_TEST_SUITE_P(Algos, SparseConvTest,
+                         ::testing::Values("sparse-1x1", "sparse-gemm", "sparse-direct"),
                          [](const auto& info) {
                            std::string n = info.param;
                            std::replace(n.begin(), n.end(), '-', '_');

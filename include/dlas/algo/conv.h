@@ -114,7 +114,7 @@ class ConvAlgorithm {
 
 // The one list, in a fixed order.
 const std::vector<const ConvAlgorithm*>& conv_algorithms();
-// The sparse algorithms (sparse-1x1, sparse-gemm: src/algo/conv/sparse_conv_algorithms.inc),
+// The sparse algorithms (sparse-1x1, sparse-gemm, sparse-direct: sparse_conv_algorithms.inc),
 // kept out of conv_algorithms() so dense tests and benches do not iterate them. They prepare
 // from dense weights (encoding the zeros away), so they are exact on any weights.
 const std::vector<const ConvAlgorithm*>& sparse_conv_algorithms();

@@ -34,10 +34,10 @@ std::string sparse_format_name(SparseBlock b);
 struct SparseMatrix {
   int64_t rows = 0, cols = 0;  // dense shape [rows][cols]
   SparseBlock block;
-  std::vector<int32_t> row_ptr;   // block_rows() + 1 entries, in blocks, monotone
-  std::vector<uint16_t> col16;    // block column of each block (when block_cols() <= 65536)
-  std::vector<int32_t> col32;     // ... otherwise; exactly one of col16/col32 is in use
-  std::vector<float> values;      // nnz_blocks() * rows * cols, block-major, row-major inside
+  std::vector<int32_t> row_ptr;  // block_rows() + 1 entries, in blocks, monotone
+  std::vector<uint16_t> col16;   // block column of each block (when block_cols() <= 65536)
+  std::vector<int32_t> col32;    // ... otherwise; exactly one of col16/col32 is in use
+  std::vector<float> values;     // nnz_blocks() * rows * cols, block-major, row-major inside
 
   int64_t block_rows() const { return (rows + block.rows - 1) / block.rows; }
   int64_t block_cols() const { return (cols + block.cols - 1) / block.cols; }

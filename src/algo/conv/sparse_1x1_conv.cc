@@ -48,8 +48,8 @@ class Sparse1x1ConvAlgorithm final : public ConvAlgorithm {
     c.nc = 0;  // the whole plane
     c.split = knobs.at("parallel") == 1 ? conv_detail::SparseSplit::kChannels
                                         : conv_detail::SparseSplit::kPixels;
-    c.direct = p.stride_h == 1 && p.stride_w == 1 && p.pad_t == 0 && p.pad_l == 0 &&
-               p.pad_b == 0 && p.pad_r == 0;
+    c.direct = p.stride_h == 1 && p.stride_w == 1 && p.pad_t == 0 && p.pad_l == 0 && p.pad_b == 0 &&
+               p.pad_r == 0;
     return conv_detail::prepare_sparse_conv(p, weights, bias, c, isa);
   }
 };

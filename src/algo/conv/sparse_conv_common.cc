@@ -31,21 +31,38 @@ class PreparedSparseConv final : public PreparedConv {
  public:
   PreparedSparseConv(const ConvProblem& p, const float* w, const float* bias,
                      const SparseConvConfig& c, Isa isa)
-      : p_(p), isa_(isa), split_(c.split), direct_(c.direct) {
+      : p_(p), isa_(isa), split_(c.split), direct_(c.direct), implicit_(c.implicit) {
     kg_ = p.k_per_group(), cg_ = p.c_per_group();
     r_ = cg_ * p.kh * p.kw;
     ohw_ = p.oh() * p.ow();
     SparseBlock block = sparse_block_for(c.format, p, w);
-    if (block.cols > r_) block = {1, 1};  // a 1x4 block needs >= 4 input rows
+    // A 1x4 block needs >= 4 input rows, each a fixed stride apart (not taps).
+    if (block.cols > r_ || (implicit_ && block.cols > 1)) block = {1, 1};
     uk_ = ukernel::find_f32_spmm(isa, block, static_cast<int>(c.vecs));
     DLAS_CHECK(uk_ != nullptr, ErrorKind::kInternal, "no f32 spmm kernel for ",
                sparse_format_name(block));
     nc_ = c.nc <= 0 || c.nc > ohw_ ? ohw_ : c.nc;
     if (direct_) nc_ = ohw_;
     const int64_t in_stride = direct_ ? p.h * p.w : nc_;  // floats between B rows
+    std::vector<int64_t> row_off;
+    if (implicit_) {
+      if (split_ == SparseSplit::kBlocks) split_ = SparseSplit::kPixels;
+      const int64_t sh = p.stride_h, sw = p.stride_w;
+      qh_ = div_up(p.h + p.pad_t + p.pad_b, sh), qw_ = div_up(p.w + p.pad_l + p.pad_r, sw);
+      plane_ = qh_ * qw_, chan_ = sh * sw * plane_, wide_ = p.oh() * qw_;
+      for (int64_t c0 = 0; c0 < cg_; ++c0)
+        for (int64_t ky = 0; ky < p.kh; ++ky)
+          for (int64_t kx = 0; kx < p.kw; ++kx) {
+            const int64_t dy = ky * p.dil_h, dx = kx * p.dil_w;
+            row_off.push_back(c0 * chan_ + ((dy % sh) * sw + dx % sw) * plane_ + dy / sh * qw_ +
+                              dx / sw);
+          }
+    }
     for (int64_t g = 0; g < p.groups; ++g) {
       const SparseMatrix m = encode_sparse(w + g * kg_ * r_, kg_, r_, block);
-      packs_.push_back(ukernel::pack_f32_spmm(m, bias ? bias + g * kg_ : nullptr, in_stride));
+      const float* bg = bias ? bias + g * kg_ : nullptr;
+      packs_.push_back(implicit_ ? ukernel::pack_f32_spmm(m, bg, row_off)
+                                 : ukernel::pack_f32_spmm(m, bg, in_stride));
     }
     in_stride_bytes_ = static_cast<size_t>(in_stride) * sizeof(float);
     for (int64_t c0 = 0; c0 < cg_; ++c0)
@@ -59,6 +76,7 @@ class PreparedSparseConv final : public PreparedConv {
   }
 
   size_t workspace_bytes(int threads) const override {
+    if (implicit_) return static_cast<size_t>(slot_floats(phase_floats()) + kg_ * wide_) * 4;
     if (direct_) return 0;
     const int64_t slots = split_ == SparseSplit::kBlocks ? threads : 1;
     return static_cast<size_t>(slots * slot_floats(r_ * nc_)) * sizeof(float);
@@ -75,6 +93,10 @@ class PreparedSparseConv final : public PreparedConv {
     float* ws = static_cast<float*>(workspace);
     const int64_t threads = pool.threads();
     const int64_t nblocks = div_up(ohw_, nc_);
+    if (implicit_) {
+      run_implicit(in, out, residual, ws, pool);
+      return;
+    }
     if (split_ == SparseSplit::kBlocks) {
       const int64_t items = p_.n * p_.groups * nblocks;
       pool.parallel_for(static_cast<size_t>(threads), [&](size_t t) {
@@ -104,7 +126,8 @@ class PreparedSparseConv final : public PreparedConv {
           pool.parallel_for(static_cast<size_t>(threads), [&](size_t t) {
             const int64_t ti = static_cast<int64_t>(t);
             if (split_ == SparseSplit::kChannels) {
-              const int64_t b0 = balanced_row(g, threads, ti), b1 = balanced_row(g, threads, ti + 1);
+              const int64_t b0 = balanced_row(g, threads, ti),
+                            b1 = balanced_row(g, threads, ti + 1);
               if (b0 < b1) compute(in, ws, out, residual, n, g, p0, ncols, b0, b1, 0, ncols);
             } else {
               // Whole vectors per thread (not whole tiles: the kernel's tails take fewer
@@ -127,6 +150,104 @@ class PreparedSparseConv final : public PreparedConv {
 
   int64_t block_rows() const { return div_up(kg_, uk_->br); }
 
+  // Floats of the padded phase-split input of one group, plus `wide_` of zero slack: the
+  // wide grid's last taps read up to wide_ floats past their offset.
+  int64_t phase_floats() const { return cg_ * chan_ + wide_; }
+
+  void run_implicit(const float* in, float* out, const float* residual, float* ws,
+                    ThreadPool& pool) const {
+    const int64_t threads = pool.threads();
+    float* buf = ws;
+    float* wide = ws + slot_floats(phase_floats());
+    for (int64_t n = 0; n < p_.n; ++n)
+      for (int64_t g = 0; g < p_.groups; ++g) {
+        const float* img = in + (n * p_.c + g * cg_) * p_.h * p_.w;
+        pool.parallel_for(static_cast<size_t>(threads), [&](size_t t) {
+          int64_t c0, c1;
+          chunk_range(cg_, threads, static_cast<int64_t>(t), &c0, &c1);
+          pack_phases(img, c0, c1, buf);
+          if (static_cast<int64_t>(t) == threads - 1)
+            for (int64_t i = cg_ * chan_; i < phase_floats(); ++i) buf[i] = 0.f;
+        });
+        pool.parallel_for(static_cast<size_t>(threads), [&](size_t t) {
+          const int64_t ti = static_cast<int64_t>(t);
+          int64_t b0 = 0, b1 = block_rows(), q0 = 0, q1 = wide_;
+          if (split_ == SparseSplit::kChannels) {
+            b0 = balanced_row(g, threads, ti), b1 = balanced_row(g, threads, ti + 1);
+          } else {
+            const int64_t unit = uk_->lanes;
+            int64_t t0, t1;
+            chunk_range(div_up(wide_, unit), threads, ti, &t0, &t1);
+            q0 = t0 * unit, q1 = t1 * unit < wide_ ? t1 * unit : wide_;
+          }
+          if (b0 < b1 && q0 < q1) compute_wide(buf, wide, out, residual, n, g, b0, b1, q0, q1);
+        });
+      }
+  }
+
+  // Channels [c0, c1) of one group's input planes -> buf: per channel sh*sw phase planes of
+  // qh_ x qw_, zero where the padded pixel is padding or past the padded input.
+  void pack_phases(const float* img, int64_t c0, int64_t c1, float* buf) const {
+    const int64_t sh = p_.stride_h, sw = p_.stride_w, h = p_.h, w = p_.w;
+    for (int64_t c = c0; c < c1; ++c)
+      for (int64_t py = 0; py < sh; ++py)
+        for (int64_t px = 0; px < sw; ++px) {
+          float* dst = buf + c * chan_ + (py * sw + px) * plane_;
+          // Columns j whose input x = j*sw + px - pad_l is in [0, w): [jlo, jhi).
+          const int64_t x0 = px - p_.pad_l;
+          const int64_t jlo = x0 >= 0 ? 0 : div_up(-x0, sw);
+          int64_t jhi = w - x0 <= 0 ? 0 : div_up(w - x0, sw);
+          jhi = jhi < qw_ ? jhi : qw_;
+          for (int64_t i = 0; i < qh_; ++i, dst += qw_) {
+            const int64_t y = i * sh + py - p_.pad_t;
+            if (y < 0 || y >= h || jlo >= jhi) {
+              for (int64_t j = 0; j < qw_; ++j) dst[j] = 0.f;
+              continue;
+            }
+            const float* src = img + (c * h + y) * w + x0;
+            int64_t j = 0;
+            for (; j < jlo; ++j) dst[j] = 0.f;
+            if (sw == 1)
+              for (; j < jhi; ++j) dst[j] = src[j];
+            else
+              for (; j < jhi; ++j) dst[j] = src[j * sw];
+            for (; j < qw_; ++j) dst[j] = 0.f;
+          }
+        }
+  }
+
+  // Block rows [b0, b1) x wide pixels [q0, q1) into the wide scratch, then the valid
+  // columns into NCHW and the epilogue on the (contiguous) outputs they cover.
+  void compute_wide(const float* buf, float* wide, float* out, const float* residual, int64_t n,
+                    int64_t g, int64_t b0, int64_t b1, int64_t q0, int64_t q1) const {
+    const ukernel::F32SpmmPacked& pk = packs_[static_cast<size_t>(g)];
+    const int64_t k0 = b0 * uk_->br, k1 = b1 * uk_->br < kg_ ? b1 * uk_->br : kg_;
+    uk_->fn(static_cast<size_t>(q1 - q0), static_cast<size_t>(k1 - k0), buf + q0, 0,
+            pk.w.data() + pk.w_off[static_cast<size_t>(b0)],
+            pk.dmap.data() + pk.d_off[static_cast<size_t>(b0)], pk.nnz.data() + b0,
+            wide + k0 * wide_ + q0, static_cast<size_t>(wide_), cmin_, cmax_);
+    const int64_t ow = p_.ow();
+    auto out_index = [&](int64_t q) {  // first output at or after wide pixel q
+      const int64_t oy = q / qw_, ox = q - oy * qw_;
+      return oy * ow + (ox < ow ? ox : ow);
+    };
+    const int64_t o0 = out_index(q0), o1 = out_index(q1);
+    for (int64_t k = k0; k < k1; ++k) {
+      const float* src = wide + k * wide_;
+      float* dst = out + (n * p_.k + g * kg_ + k) * ohw_;
+      for (int64_t oy = q0 / qw_; oy * qw_ < q1; ++oy) {
+        const int64_t a = q0 - oy * qw_ > 0 ? q0 - oy * qw_ : 0;
+        const int64_t b = q1 - oy * qw_ < ow ? q1 - oy * qw_ : ow;
+        for (int64_t ox = a; ox < b; ++ox) dst[oy * ow + ox] = src[oy * qw_ + ox];
+      }
+      if (post_epilogue_ && o1 > o0) {
+        const int64_t off = (n * p_.k + g * kg_ + k) * ohw_ + o0;
+        apply_epilogue(isa_, p_.epilogue, static_cast<size_t>(o1 - o0), out + off, 0.f,
+                       residual ? residual + off : nullptr);
+      }
+    }
+  }
+
   // First block row of thread t's share when `threads` split group g's block rows with
   // equal nonzero blocks (+1 per row for its bias and store); balanced_row(threads) = all.
   int64_t balanced_row(int64_t g, int64_t threads, int64_t t) const {
@@ -148,8 +269,8 @@ class PreparedSparseConv final : public PreparedConv {
     const float* bsrc = direct_ ? in + (n * p_.c + g * cg_) * p_.h * p_.w + p0 : buf;
     const int64_t k0 = b0 * uk_->br, k1 = b1 * uk_->br < kg_ ? b1 * uk_->br : kg_;
     float* out_g = out + (n * p_.k + g * kg_) * ohw_ + p0;
-    uk_->fn(static_cast<size_t>(q1 - q0), static_cast<size_t>(k1 - k0), bsrc + q0,
-            in_stride_bytes_, pk.w.data() + pk.w_off[static_cast<size_t>(b0)],
+    uk_->fn(static_cast<size_t>(q1 - q0), static_cast<size_t>(k1 - k0), bsrc + q0, in_stride_bytes_,
+            pk.w.data() + pk.w_off[static_cast<size_t>(b0)],
             pk.dmap.data() + pk.d_off[static_cast<size_t>(b0)], pk.nnz.data() + b0,
             out_g + k0 * ohw_ + q0, static_cast<size_t>(ohw_), cmin_, cmax_);
     if (!post_epilogue_) return;
@@ -201,9 +322,10 @@ class PreparedSparseConv final : public PreparedConv {
   ConvProblem p_;
   Isa isa_;
   SparseSplit split_;
-  bool direct_, post_epilogue_ = false;
+  bool direct_, implicit_, post_epilogue_ = false;
   const ukernel::F32SpmmUkernel* uk_ = nullptr;
   int64_t kg_, cg_, r_, ohw_, nc_;
+  int64_t qh_ = 0, qw_ = 0, plane_ = 0, chan_ = 0, wide_ = 0;  // implicit: phase planes
   size_t in_stride_bytes_ = 0;
   float cmin_, cmax_;
   std::vector<ukernel::F32SpmmPacked> packs_;  // one per group

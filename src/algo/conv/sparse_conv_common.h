@@ -28,6 +28,14 @@ struct SparseConvConfig {
   int64_t nc = 0;      // pixels per B block (0: all)
   SparseSplit split = SparseSplit::kPixels;
   bool direct = false;  // B is the input itself (1x1, stride 1, no padding)
+  // Direct convolution, no im2col: the input is copied once per image into zero-padded,
+  // stride-phase-split planes (phase (py, px) of channel c holds padded pixels (i*sh + py,
+  // j*sw + px)), so every tap (c, ky, kx) is ONE constant offset into that buffer for all
+  // output pixels of a "wide" grid OH x QW (QW = ceil(padded W / sw) >= OW; the QW - OW
+  // extra columns per row are computed into scratch and dropped when copying out). B row r
+  // is then the buffer at tap offset r: the SpMM's delta map walks taps directly. Split
+  // kPixels or kChannels; BRx1 formats only (1x4 falls back to CSR).
+  bool implicit = false;
 };
 
 // "format" knob: 0 auto (chosen from the weights at prepare: the BRx1 block shape whose

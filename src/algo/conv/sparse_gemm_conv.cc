@@ -29,8 +29,7 @@ class SparseGemmConvAlgorithm final : public ConvAlgorithm {
     KnobSpace s;
     s.knobs.push_back(conv_detail::sparse_format_knob());
     s.knobs.push_back(conv_detail::sparse_vecs_knob());
-    s.knobs.push_back({"nc",
-                       std::vector<int64_t>(std::begin(kBlockPixels), std::end(kBlockPixels)),
+    s.knobs.push_back({"nc", std::vector<int64_t>(std::begin(kBlockPixels), std::end(kBlockPixels)),
                        "pixels per im2col block"});
     s.knobs.push_back({"parallel",
                        {0, 1, 2},

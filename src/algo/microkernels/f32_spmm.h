@@ -16,8 +16,9 @@
 //
 // The kernel walks pixel tiles of MR = NV * lanes (outer) and all block rows (inner), so a
 // tile's input rows stay in L1 while the (small, sparse) weights stream from L2; tails use
-// fewer-vector, then narrower (4-lane), then one-pixel tiles. Output row k is at out + k * out_stride floats; rows
-// past `rows` in the last block are computed from zero padding and not stored.
+// fewer-vector, then narrower (4-lane), then one-pixel tiles. Output row k is at out + k *
+// out_stride floats; rows past `rows` in the last block are computed from zero padding and not
+// stored.
 //
 // One list: f32-spmm/f32_spmm.inc. Bodies: f32-spmm/f32_spmm_template.h, one
 // instantiation per ISA translation unit.
@@ -71,6 +72,11 @@ struct F32SpmmPacked {
 // start at cols - BC (its values shifted to match), so the kernel only reads real input
 // rows; needs cols >= BC. Throws kUnsupported when a byte offset overflows int32.
 F32SpmmPacked pack_f32_spmm(const SparseMatrix& m, const float* bias, int64_t in_stride);
+// The same with input row r at in + row_off[r] floats (any order: the deltas may be
+// negative), for direct convolution where row r = (c, ky, kx) is a tap offset into the
+// padded input. BC must be 1 (the kernel steps BC rows by one stride).
+F32SpmmPacked pack_f32_spmm(const SparseMatrix& m, const float* bias,
+                            const std::vector<int64_t>& row_off);
 
 // Scalar reference of the contract (the test oracle): dense W [rows][cols] row-major.
 void f32_spmm_reference(size_t pixels, size_t rows, size_t cols, const float* in,

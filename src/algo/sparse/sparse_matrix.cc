@@ -31,8 +31,8 @@ double SparseMatrix::compression_ratio() const {
 SparseMatrix encode_sparse(const float* dense, int64_t rows, int64_t cols, SparseBlock block) {
   DLAS_CHECK(rows > 0 && cols > 0, ErrorKind::kInvalidInput, "sparse encode: matrix ", rows, "x",
              cols, " must have positive sizes");
-  DLAS_CHECK(block.rows > 0 && block.cols > 0, ErrorKind::kInvalidInput,
-             "sparse encode: block ", block.rows, "x", block.cols, " must have positive sizes");
+  DLAS_CHECK(block.rows > 0 && block.cols > 0, ErrorKind::kInvalidInput, "sparse encode: block ",
+             block.rows, "x", block.cols, " must have positive sizes");
   SparseMatrix m;
   m.rows = rows, m.cols = cols, m.block = block;
   const int64_t br = block.rows, bc = block.cols;
@@ -42,9 +42,7 @@ SparseMatrix encode_sparse(const float* dense, int64_t rows, int64_t cols, Spars
   const bool wide = m.wide_indices();
   m.row_ptr.reserve(static_cast<size_t>(nbr + 1));
   m.row_ptr.push_back(0);
-  auto at = [&](int64_t i, int64_t j) {
-    return i < rows && j < cols ? dense[i * cols + j] : 0.f;
-  };
+  auto at = [&](int64_t i, int64_t j) { return i < rows && j < cols ? dense[i * cols + j] : 0.f; };
   for (int64_t bi = 0; bi < nbr; ++bi) {
     for (int64_t bj = 0; bj < nbc; ++bj) {
       bool any = false;
@@ -71,8 +69,8 @@ void validate_sparse(const SparseMatrix& m) {
   const int64_t nbr = m.block_rows(), nbc = m.block_cols();
   DLAS_CHECK(static_cast<int64_t>(m.row_ptr.size()) == nbr + 1, ErrorKind::kInvalidInput, what,
              ": ", m.row_ptr.size(), " row pointers, want ", nbr + 1);
-  DLAS_CHECK(m.row_ptr[0] == 0, ErrorKind::kInvalidInput, what, ": row_ptr[0] is ",
-             m.row_ptr[0], ", want 0");
+  DLAS_CHECK(m.row_ptr[0] == 0, ErrorKind::kInvalidInput, what, ": row_ptr[0] is ", m.row_ptr[0],
+             ", want 0");
   for (int64_t i = 0; i < nbr; ++i)
     DLAS_CHECK(m.row_ptr[i + 1] >= m.row_ptr[i], ErrorKind::kInvalidInput, what,
                ": row pointers not monotone at block row ", i);

@@ -4,8 +4,8 @@
 #include "algo/microkernels/f32_spmm.h"
 
 namespace dlas::ukernel {
-#define X(fn, isa, lanes, nv, br, bc)                                                       \
-  void fn(size_t pixels, size_t rows, const float* in, size_t in_stride, const float* w, \
+#define X(fn, isa, lanes, nv, br, bc)                                                         \
+  void fn(size_t pixels, size_t rows, const float* in, size_t in_stride, const float* w,      \
           const int32_t* dmap, const uint32_t* nnz, float* out, size_t out_stride, float min, \
           float max);
 #include "algo/microkernels/f32-spmm/f32_spmm.inc"

@@ -35,7 +35,10 @@ const F32SpmmUkernel* find_f32_spmm(Isa isa, SparseBlock block, int nv) {
   return nullptr;
 }
 
-F32SpmmPacked pack_f32_spmm(const SparseMatrix& m, const float* bias, int64_t in_stride) {
+namespace {
+
+F32SpmmPacked pack(const SparseMatrix& m, const float* bias, int64_t in_stride,
+                   const std::vector<int64_t>* row_off) {
   validate_sparse(m);
   const int64_t br = m.block.rows, bc = m.block.cols;
   DLAS_CHECK(m.cols >= bc, ErrorKind::kUnsupported, "spmm pack: ", m.cols,
@@ -63,10 +66,12 @@ F32SpmmPacked pack_f32_spmm(const SparseMatrix& m, const float* bias, int64_t in
       pk.w.resize(w0 + static_cast<size_t>(br * bc), 0.f);
       for (int64_t j = 0; j < bc; ++j)
         for (int64_t i = 0; i < br; ++i)
-          if (c0 + j < m.cols) pk.w[w0 + static_cast<size_t>((c0 + j - base) * br + i)] = v[i * bc + j];
-      const int64_t off = base * in_stride * static_cast<int64_t>(sizeof(float));
-      DLAS_CHECK(off <= max_off, ErrorKind::kUnsupported, "spmm pack: input offset ", off,
-                 " bytes overflows int32");
+          if (c0 + j < m.cols)
+            pk.w[w0 + static_cast<size_t>((c0 + j - base) * br + i)] = v[i * bc + j];
+      const int64_t off = (row_off ? (*row_off)[static_cast<size_t>(base)] : base * in_stride) *
+                          static_cast<int64_t>(sizeof(float));
+      DLAS_CHECK(off <= max_off && off - prev >= -max_off, ErrorKind::kUnsupported,
+                 "spmm pack: input offset ", off, " bytes overflows int32");
       pk.dmap.push_back(static_cast<int32_t>(off - prev));
       prev = off;
     }
@@ -75,6 +80,20 @@ F32SpmmPacked pack_f32_spmm(const SparseMatrix& m, const float* bias, int64_t in
   pk.w_off.push_back(static_cast<int64_t>(pk.w.size()));
   pk.d_off.push_back(static_cast<int64_t>(pk.dmap.size()));
   return pk;
+}
+
+}  // namespace
+
+F32SpmmPacked pack_f32_spmm(const SparseMatrix& m, const float* bias, int64_t in_stride) {
+  return pack(m, bias, in_stride, nullptr);
+}
+
+F32SpmmPacked pack_f32_spmm(const SparseMatrix& m, const float* bias,
+                            const std::vector<int64_t>& row_off) {
+  DLAS_CHECK(m.block.cols == 1, ErrorKind::kInternal, "spmm pack: row offsets need BC = 1");
+  DLAS_CHECK(static_cast<int64_t>(row_off.size()) == m.cols, ErrorKind::kInternal,
+             "spmm pack: ", row_off.size(), " row offsets for ", m.cols, " rows");
+  return pack(m, bias, 0, &row_off);
 }
 
 void f32_spmm_reference(size_t pixels, size_t rows, size_t cols, const float* in,

@@ -61,37 +61,37 @@ inline void spmm_tile(size_t rows, const char* in, size_t in_stride, const float
   const size_t nblocks = (rows + BR - 1) / BR;
   for (size_t b = 0; b < nblocks; ++b) {
     V acc[BR][NV];
-#pragma GCC unroll 8
+#pragma GCC unroll 16
     for (int i = 0; i < BR; ++i) {
       const V bias = spmm_splat<L>(w[i]);
-#pragma GCC unroll 4
+#pragma GCC unroll 16
       for (int j = 0; j < NV; ++j) acc[i][j] = bias;
     }
     w += BR;
     const char* ip = in;
     for (uint32_t z = nnz[b]; z != 0; --z) {
       ip += *dmap++;
-#pragma GCC unroll 4
+#pragma GCC unroll 16
       for (int c = 0; c < BC; ++c) {
         V x[NV];
-#pragma GCC unroll 4
+#pragma GCC unroll 16
         for (int j = 0; j < NV; ++j)
           x[j] = spmm_load<V>(ip + c * in_stride + j * L * sizeof(float));
-#pragma GCC unroll 8
+#pragma GCC unroll 16
         for (int i = 0; i < BR; ++i) {
           const V wv = spmm_splat<L>(w[c * BR + i]);
-#pragma GCC unroll 4
+#pragma GCC unroll 16
           for (int j = 0; j < NV; ++j) acc[i][j] += wv * x[j];
         }
       }
       w += BR * BC;
     }
     const size_t left = rows - b * BR, valid = left < BR ? left : BR;
-#pragma GCC unroll 8
+#pragma GCC unroll 16
     for (int i = 0; i < BR; ++i) {
       if (static_cast<size_t>(i) >= valid) break;
       float* o = out + (b * BR + i) * out_stride;
-#pragma GCC unroll 4
+#pragma GCC unroll 16
       for (int j = 0; j < NV; ++j) {
         V v = acc[i][j];
         v = v < vmin ? vmin : v;  // NaN passes through, as in the scalar epilogue
@@ -110,15 +110,15 @@ inline void spmm_tail(size_t& p, size_t pixels, size_t rows, const float* in, si
                       size_t out_stride, float min, float max) {
   constexpr size_t kMr = static_cast<size_t>(NV * LT);
   for (; p + kMr <= pixels; p += kMr)
-    spmm_tile<LT, NV, BR, BC>(rows, reinterpret_cast<const char*>(in + p), in_stride, w, dmap,
-                              nnz, out + p, out_stride, min, max);
+    spmm_tile<LT, NV, BR, BC>(rows, reinterpret_cast<const char*>(in + p), in_stride, w, dmap, nnz,
+                              out + p, out_stride, min, max);
   if (p == pixels) return;
   if constexpr (NV > 1) {
     spmm_tail<LT, NV / 2, BR, BC>(p, pixels, rows, in, in_stride, w, dmap, nnz, out, out_stride,
                                   min, max);
   } else if constexpr (LT > 4) {
-    spmm_tail<LT / 2, 1, BR, BC>(p, pixels, rows, in, in_stride, w, dmap, nnz, out, out_stride,
-                                 min, max);
+    spmm_tail<LT / 2, 1, BR, BC>(p, pixels, rows, in, in_stride, w, dmap, nnz, out, out_stride, min,
+                                 max);
   } else if constexpr (LT > 1) {
     spmm_tail<1, 1, BR, BC>(p, pixels, rows, in, in_stride, w, dmap, nnz, out, out_stride, min,
                             max);
@@ -130,8 +130,7 @@ inline void f32_spmm_vec(size_t pixels, size_t rows, const float* in, size_t in_
                          const float* w, const int32_t* dmap, const uint32_t* nnz, float* out,
                          size_t out_stride, float min, float max) {
   size_t p = 0;
-  spmm_tail<L, NV, BR, BC>(p, pixels, rows, in, in_stride, w, dmap, nnz, out, out_stride, min,
-                           max);
+  spmm_tail<L, NV, BR, BC>(p, pixels, rows, in, in_stride, w, dmap, nnz, out, out_stride, min, max);
 }
 
 }  // namespace
