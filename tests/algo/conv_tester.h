@@ -86,6 +86,11 @@ class ConvTester {
     threads_ = t;
     return *this;
   }
+  // Zeroes each weight with probability s (sparse algorithms; 1 = all-zero weights).
+  ConvTester& weight_sparsity(double s) {
+    sparsity_ = s;
+    return *this;
+  }
   ConvTester& seed(uint32_t s) {
     seed_ = s;
     return *this;
@@ -116,6 +121,11 @@ class ConvTester {
     std::vector<float> b(static_cast<size_t>(p_.k));
     std::vector<float> res(static_cast<size_t>(p_.n * p_.k * oh * ow));
     fill(x), fill(w), fill(b), fill(res);
+    if (sparsity_ > 0) {
+      std::bernoulli_distribution zero(sparsity_);
+      for (float& v : w)
+        if (zero(rng)) v = 0.f;
+    }
 
     // Reference: the reference Conv kernel, then the scalar epilogue per output row.
     op_test::Attrs attrs{{"strides", std::vector<int64_t>{p_.stride_h, p_.stride_w}},
@@ -175,6 +185,7 @@ class ConvTester {
   mutable ConvProblem p_;
   int threads_ = 1;
   uint32_t seed_ = 1;
+  double sparsity_ = 0;
 };
 
 // Generated shapes every algorithm is tested on (those it supports): odd sizes,

@@ -114,7 +114,11 @@ class ConvAlgorithm {
 
 // The one list, in a fixed order.
 const std::vector<const ConvAlgorithm*>& conv_algorithms();
-// nullptr when unknown.
+// The sparse algorithms (sparse-1x1, sparse-gemm, sparse-direct: sparse_conv_algorithms.inc),
+// kept out of conv_algorithms() so dense tests and benches do not iterate them. They prepare
+// from dense weights (encoding the zeros away), so they are exact on any weights.
+const std::vector<const ConvAlgorithm*>& sparse_conv_algorithms();
+// Dense or sparse, by name; nullptr when unknown.
 const ConvAlgorithm* find_conv_algorithm(std::string_view name);
 // Names joined with '|' for messages and --help.
 std::string conv_algorithm_names();

@@ -10,6 +10,7 @@ namespace dlas {
 // is the one list: X(accessor), in --help order.
 #define X(accessor) const ConvAlgorithm& accessor();
 #include "algo/conv/conv_algorithms.inc"
+#include "algo/conv/sparse_conv_algorithms.inc"
 #undef X
 
 const std::vector<const ConvAlgorithm*>& conv_algorithms() {
@@ -21,8 +22,19 @@ const std::vector<const ConvAlgorithm*>& conv_algorithms() {
   return list;
 }
 
+const std::vector<const ConvAlgorithm*>& sparse_conv_algorithms() {
+  static const std::vector<const ConvAlgorithm*> list = {
+#define X(accessor) &accessor(),
+#include "algo/conv/sparse_conv_algorithms.inc"
+#undef X
+  };
+  return list;
+}
+
 const ConvAlgorithm* find_conv_algorithm(std::string_view name) {
   for (const ConvAlgorithm* a : conv_algorithms())
+    if (a->name() == name) return a;
+  for (const ConvAlgorithm* a : sparse_conv_algorithms())
     if (a->name() == name) return a;
   return nullptr;
 }

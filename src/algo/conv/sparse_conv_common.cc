@@ -1,0 +1,368 @@
+#include "algo/conv/sparse_conv_common.h"
+
+#include <limits>
+#include <string>
+
+#include "algo/conv/gemm_common.h"
+#include "dlas/core/error.h"
+#include "dlas/hw/thread_pool.h"
+
+namespace dlas::conv_detail {
+namespace {
+
+constexpr SparseBlock kFormatBlocks[] = {{1, 1}, {1, 1}, {4, 1}, {8, 1}, {1, 4}};
+
+// Fraction of the stored BRx1 blocks' values that are nonzero, over every group.
+double block_fill(const ConvProblem& p, const float* w, int br) {
+  const int64_t kg = p.k_per_group(), r = p.c_per_group() * p.kh * p.kw;
+  int64_t nnz = 0, blocks = 0;
+  for (int64_t g = 0; g < p.groups; ++g)
+    for (int64_t k0 = 0; k0 < kg; k0 += br)
+      for (int64_t j = 0; j < r; ++j) {
+        int64_t n = 0;
+        for (int64_t i = k0; i < k0 + br && i < kg; ++i) n += w[(g * kg + i) * r + j] != 0.f;
+        nnz += n;
+        blocks += n > 0;
+      }
+  return blocks == 0 ? 0.0 : static_cast<double>(nnz) / static_cast<double>(blocks * br);
+}
+
+class PreparedSparseConv final : public PreparedConv {
+ public:
+  PreparedSparseConv(const ConvProblem& p, const float* w, const float* bias,
+                     const SparseConvConfig& c, Isa isa)
+      : p_(p), isa_(isa), split_(c.split), direct_(c.direct), implicit_(c.implicit) {
+    kg_ = p.k_per_group(), cg_ = p.c_per_group();
+    r_ = cg_ * p.kh * p.kw;
+    ohw_ = p.oh() * p.ow();
+    SparseBlock block = sparse_block_for(c.format, p, w);
+    // A 1x4 block needs >= 4 input rows, each a fixed stride apart (not taps).
+    if (block.cols > r_ || (implicit_ && block.cols > 1)) block = {1, 1};
+    uk_ = ukernel::find_f32_spmm(isa, block, static_cast<int>(c.vecs));
+    DLAS_CHECK(uk_ != nullptr, ErrorKind::kInternal, "no f32 spmm kernel for ",
+               sparse_format_name(block));
+    nc_ = c.nc <= 0 || c.nc > ohw_ ? ohw_ : c.nc;
+    if (direct_) nc_ = ohw_;
+    const int64_t in_stride = direct_ ? p.h * p.w : nc_;  // floats between B rows
+    std::vector<int64_t> row_off;
+    if (implicit_) {
+      if (split_ == SparseSplit::kBlocks) split_ = SparseSplit::kPixels;
+      const int64_t sh = p.stride_h, sw = p.stride_w;
+      qh_ = div_up(p.h + p.pad_t + p.pad_b, sh), qw_ = div_up(p.w + p.pad_l + p.pad_r, sw);
+      plane_ = qh_ * qw_, chan_ = sh * sw * plane_, wide_ = p.oh() * qw_;
+      for (int64_t c0 = 0; c0 < cg_; ++c0)
+        for (int64_t ky = 0; ky < p.kh; ++ky)
+          for (int64_t kx = 0; kx < p.kw; ++kx) {
+            const int64_t dy = ky * p.dil_h, dx = kx * p.dil_w;
+            row_off.push_back(c0 * chan_ + ((dy % sh) * sw + dx % sw) * plane_ + dy / sh * qw_ +
+                              dx / sw);
+          }
+    }
+    for (int64_t g = 0; g < p.groups; ++g) {
+      const SparseMatrix m = encode_sparse(w + g * kg_ * r_, kg_, r_, block);
+      const float* bg = bias ? bias + g * kg_ : nullptr;
+      packs_.push_back(implicit_ ? ukernel::pack_f32_spmm(m, bg, row_off)
+                                 : ukernel::pack_f32_spmm(m, bg, in_stride));
+    }
+    in_stride_bytes_ = static_cast<size_t>(in_stride) * sizeof(float);
+    for (int64_t c0 = 0; c0 < cg_; ++c0)
+      for (int64_t ky = 0; ky < p.kh; ++ky)
+        for (int64_t kx = 0; kx < p.kw; ++kx)
+          taps_.push_back({c0 * p.h * p.w, ky * p.dil_h - p.pad_t, kx * p.dil_w - p.pad_l});
+    const Epilogue& e = p.epilogue;
+    post_epilogue_ = !(e.is_clamp() && !e.residual);
+    cmin_ = post_epilogue_ ? -std::numeric_limits<float>::infinity() : e.clamp_min();
+    cmax_ = post_epilogue_ ? std::numeric_limits<float>::infinity() : e.clamp_max();
+  }
+
+  size_t workspace_bytes(int threads) const override {
+    if (implicit_) return static_cast<size_t>(slot_floats(phase_floats()) + kg_ * wide_) * 4;
+    if (direct_) return 0;
+    const int64_t slots = split_ == SparseSplit::kBlocks ? threads : 1;
+    return static_cast<size_t>(slots * slot_floats(r_ * nc_)) * sizeof(float);
+  }
+
+  size_t packed_bytes() const override {
+    size_t b = 0;
+    for (const auto& pk : packs_) b += pk.bytes();
+    return b;
+  }
+
+  void run(const float* in, float* out, const float* residual, void* workspace,
+           ThreadPool& pool) const override {
+    float* ws = static_cast<float*>(workspace);
+    const int64_t threads = pool.threads();
+    const int64_t nblocks = div_up(ohw_, nc_);
+    if (implicit_) {
+      run_implicit(in, out, residual, ws, pool);
+      return;
+    }
+    if (split_ == SparseSplit::kBlocks) {
+      const int64_t items = p_.n * p_.groups * nblocks;
+      pool.parallel_for(static_cast<size_t>(threads), [&](size_t t) {
+        int64_t b, e;
+        chunk_range(items, threads, static_cast<int64_t>(t), &b, &e);
+        float* buf = ws + static_cast<int64_t>(t) * slot_floats(r_ * nc_);
+        for (int64_t it = b; it < e; ++it) {
+          const int64_t nb = it % nblocks, ng = it / nblocks;
+          const int64_t n = ng / p_.groups, g = ng % p_.groups;
+          const int64_t p0 = nb * nc_, ncols = ohw_ - p0 < nc_ ? ohw_ - p0 : nc_;
+          if (!direct_) pack(in, n, g, p0, ncols, 0, r_, buf);
+          compute(in, buf, out, residual, n, g, p0, ncols, 0, block_rows(), 0, ncols);
+        }
+      });
+      return;
+    }
+    for (int64_t n = 0; n < p_.n; ++n)
+      for (int64_t g = 0; g < p_.groups; ++g)
+        for (int64_t nb = 0; nb < nblocks; ++nb) {
+          const int64_t p0 = nb * nc_, ncols = ohw_ - p0 < nc_ ? ohw_ - p0 : nc_;
+          if (!direct_)
+            pool.parallel_for(static_cast<size_t>(threads), [&](size_t t) {
+              int64_t r0, r1;
+              chunk_range(r_, threads, static_cast<int64_t>(t), &r0, &r1);
+              if (r0 < r1) pack(in, n, g, p0, ncols, r0, r1, ws);
+            });
+          pool.parallel_for(static_cast<size_t>(threads), [&](size_t t) {
+            const int64_t ti = static_cast<int64_t>(t);
+            if (split_ == SparseSplit::kChannels) {
+              const int64_t b0 = balanced_row(g, threads, ti),
+                            b1 = balanced_row(g, threads, ti + 1);
+              if (b0 < b1) compute(in, ws, out, residual, n, g, p0, ncols, b0, b1, 0, ncols);
+            } else {
+              // Whole vectors per thread (not whole tiles: the kernel's tails take fewer
+              // vectors, so 128 pixels still split over 2 threads with 64-pixel tiles).
+              const int64_t unit = uk_->lanes;
+              int64_t t0, t1;
+              chunk_range(div_up(ncols, unit), threads, ti, &t0, &t1);
+              const int64_t q0 = t0 * unit, q1 = t1 * unit < ncols ? t1 * unit : ncols;
+              if (q0 < q1) compute(in, ws, out, residual, n, g, p0, ncols, 0, block_rows(), q0, q1);
+            }
+          });
+        }
+  }
+
+ private:
+  struct RowTap {      // reduction row r = (c, ky, kx) of one group
+    int64_t chan_off;  // c * H * W
+    int64_t dy, dx;    // ky * dil_h - pad_t, kx * dil_w - pad_l
+  };
+
+  int64_t block_rows() const { return div_up(kg_, uk_->br); }
+
+  // Floats of the padded phase-split input of one group, plus `wide_` of zero slack: the
+  // wide grid's last taps read up to wide_ floats past their offset.
+  int64_t phase_floats() const { return cg_ * chan_ + wide_; }
+
+  void run_implicit(const float* in, float* out, const float* residual, float* ws,
+                    ThreadPool& pool) const {
+    const int64_t threads = pool.threads();
+    float* buf = ws;
+    float* wide = ws + slot_floats(phase_floats());
+    for (int64_t n = 0; n < p_.n; ++n)
+      for (int64_t g = 0; g < p_.groups; ++g) {
+        const float* img = in + (n * p_.c + g * cg_) * p_.h * p_.w;
+        pool.parallel_for(static_cast<size_t>(threads), [&](size_t t) {
+          int64_t c0, c1;
+          chunk_range(cg_, threads, static_cast<int64_t>(t), &c0, &c1);
+          pack_phases(img, c0, c1, buf);
+          if (static_cast<int64_t>(t) == threads - 1)
+            for (int64_t i = cg_ * chan_; i < phase_floats(); ++i) buf[i] = 0.f;
+        });
+        pool.parallel_for(static_cast<size_t>(threads), [&](size_t t) {
+          const int64_t ti = static_cast<int64_t>(t);
+          int64_t b0 = 0, b1 = block_rows(), q0 = 0, q1 = wide_;
+          if (split_ == SparseSplit::kChannels) {
+            b0 = balanced_row(g, threads, ti), b1 = balanced_row(g, threads, ti + 1);
+          } else {
+            const int64_t unit = uk_->lanes;
+            int64_t t0, t1;
+            chunk_range(div_up(wide_, unit), threads, ti, &t0, &t1);
+            q0 = t0 * unit, q1 = t1 * unit < wide_ ? t1 * unit : wide_;
+          }
+          if (b0 < b1 && q0 < q1) compute_wide(buf, wide, out, residual, n, g, b0, b1, q0, q1);
+        });
+      }
+  }
+
+  // Channels [c0, c1) of one group's input planes -> buf: per channel sh*sw phase planes of
+  // qh_ x qw_, zero where the padded pixel is padding or past the padded input.
+  void pack_phases(const float* img, int64_t c0, int64_t c1, float* buf) const {
+    const int64_t sh = p_.stride_h, sw = p_.stride_w, h = p_.h, w = p_.w;
+    for (int64_t c = c0; c < c1; ++c)
+      for (int64_t py = 0; py < sh; ++py)
+        for (int64_t px = 0; px < sw; ++px) {
+          float* dst = buf + c * chan_ + (py * sw + px) * plane_;
+          // Columns j whose input x = j*sw + px - pad_l is in [0, w): [jlo, jhi).
+          const int64_t x0 = px - p_.pad_l;
+          const int64_t jlo = x0 >= 0 ? 0 : div_up(-x0, sw);
+          int64_t jhi = w - x0 <= 0 ? 0 : div_up(w - x0, sw);
+          jhi = jhi < qw_ ? jhi : qw_;
+          for (int64_t i = 0; i < qh_; ++i, dst += qw_) {
+            const int64_t y = i * sh + py - p_.pad_t;
+            if (y < 0 || y >= h || jlo >= jhi) {
+              for (int64_t j = 0; j < qw_; ++j) dst[j] = 0.f;
+              continue;
+            }
+            const float* src = img + (c * h + y) * w + x0;
+            int64_t j = 0;
+            for (; j < jlo; ++j) dst[j] = 0.f;
+            if (sw == 1)
+              for (; j < jhi; ++j) dst[j] = src[j];
+            else
+              for (; j < jhi; ++j) dst[j] = src[j * sw];
+            for (; j < qw_; ++j) dst[j] = 0.f;
+          }
+        }
+  }
+
+  // Block rows [b0, b1) x wide pixels [q0, q1) into the wide scratch, then the valid
+  // columns into NCHW and the epilogue on the (contiguous) outputs they cover.
+  void compute_wide(const float* buf, float* wide, float* out, const float* residual, int64_t n,
+                    int64_t g, int64_t b0, int64_t b1, int64_t q0, int64_t q1) const {
+    const ukernel::F32SpmmPacked& pk = packs_[static_cast<size_t>(g)];
+    const int64_t k0 = b0 * uk_->br, k1 = b1 * uk_->br < kg_ ? b1 * uk_->br : kg_;
+    uk_->fn(static_cast<size_t>(q1 - q0), static_cast<size_t>(k1 - k0), buf + q0, 0,
+            pk.w.data() + pk.w_off[static_cast<size_t>(b0)],
+            pk.dmap.data() + pk.d_off[static_cast<size_t>(b0)], pk.nnz.data() + b0,
+            wide + k0 * wide_ + q0, static_cast<size_t>(wide_), cmin_, cmax_);
+    const int64_t ow = p_.ow();
+    auto out_index = [&](int64_t q) {  // first output at or after wide pixel q
+      const int64_t oy = q / qw_, ox = q - oy * qw_;
+      return oy * ow + (ox < ow ? ox : ow);
+    };
+    const int64_t o0 = out_index(q0), o1 = out_index(q1);
+    for (int64_t k = k0; k < k1; ++k) {
+      const float* src = wide + k * wide_;
+      float* dst = out + (n * p_.k + g * kg_ + k) * ohw_;
+      for (int64_t oy = q0 / qw_; oy * qw_ < q1; ++oy) {
+        const int64_t a = q0 - oy * qw_ > 0 ? q0 - oy * qw_ : 0;
+        const int64_t b = q1 - oy * qw_ < ow ? q1 - oy * qw_ : ow;
+        for (int64_t ox = a; ox < b; ++ox) dst[oy * ow + ox] = src[oy * qw_ + ox];
+      }
+      if (post_epilogue_ && o1 > o0) {
+        const int64_t off = (n * p_.k + g * kg_ + k) * ohw_ + o0;
+        apply_epilogue(isa_, p_.epilogue, static_cast<size_t>(o1 - o0), out + off, 0.f,
+                       residual ? residual + off : nullptr);
+      }
+    }
+  }
+
+  // First block row of thread t's share when `threads` split group g's block rows with
+  // equal nonzero blocks (+1 per row for its bias and store); balanced_row(threads) = all.
+  int64_t balanced_row(int64_t g, int64_t threads, int64_t t) const {
+    const auto& d = packs_[static_cast<size_t>(g)].d_off;
+    const int64_t nbr = block_rows();
+    if (t >= threads) return nbr;
+    const int64_t target = (d[static_cast<size_t>(nbr)] + nbr) * t / threads;
+    int64_t b = 0;
+    while (b < nbr && d[static_cast<size_t>(b)] + b < target) ++b;
+    return b;
+  }
+
+  // Block rows [b0, b1) x pixels [q0, q1) of the B block at pixel p0 (ncols pixels) of
+  // image n, group g; then the epilogue on what was written.
+  void compute(const float* in, const float* buf, float* out, const float* residual, int64_t n,
+               int64_t g, int64_t p0, int64_t ncols, int64_t b0, int64_t b1, int64_t q0,
+               int64_t q1) const {
+    const ukernel::F32SpmmPacked& pk = packs_[static_cast<size_t>(g)];
+    const float* bsrc = direct_ ? in + (n * p_.c + g * cg_) * p_.h * p_.w + p0 : buf;
+    const int64_t k0 = b0 * uk_->br, k1 = b1 * uk_->br < kg_ ? b1 * uk_->br : kg_;
+    float* out_g = out + (n * p_.k + g * kg_) * ohw_ + p0;
+    uk_->fn(static_cast<size_t>(q1 - q0), static_cast<size_t>(k1 - k0), bsrc + q0, in_stride_bytes_,
+            pk.w.data() + pk.w_off[static_cast<size_t>(b0)],
+            pk.dmap.data() + pk.d_off[static_cast<size_t>(b0)], pk.nnz.data() + b0,
+            out_g + k0 * ohw_ + q0, static_cast<size_t>(ohw_), cmin_, cmax_);
+    if (!post_epilogue_) return;
+    for (int64_t k = k0; k < k1; ++k) {
+      const int64_t off = (n * p_.k + g * kg_ + k) * ohw_ + p0 + q0;
+      apply_epilogue(isa_, p_.epilogue, static_cast<size_t>(q1 - q0), out + off, 0.f,
+                     residual ? residual + off : nullptr);
+    }
+  }
+
+  // im2col of reduction rows [r0, r1) of the pixel block [p0, p0 + ncols) of image n,
+  // group g into buf[r][nc_] (row r at buf + r * nc_), one output-row segment at a time.
+  void pack(const float* in, int64_t n, int64_t g, int64_t p0, int64_t ncols, int64_t r0,
+            int64_t r1, float* buf) const {
+    const int64_t ow = p_.ow(), sh = p_.stride_h, sw = p_.stride_w, h = p_.h, w = p_.w;
+    const float* img = in + (n * p_.c + g * cg_) * h * w;
+    for (int64_t r = r0; r < r1; ++r) {
+      const RowTap& tap = taps_[static_cast<size_t>(r)];
+      const float* src = img + tap.chan_off;
+      float* dst = buf + r * nc_ - p0;  // dst[q] is pixel q
+      for (int64_t q = p0; q < p0 + ncols;) {
+        const int64_t oy = q / ow, ox0 = q % ow;
+        const int64_t ox1 = ox0 + (p0 + ncols - q) < ow ? ox0 + (p0 + ncols - q) : ow;
+        float* d = dst + q - ox0;  // d[ox] is pixel (oy, ox)
+        const int64_t iy = oy * sh + tap.dy;
+        if (iy < 0 || iy >= h) {
+          for (int64_t ox = ox0; ox < ox1; ++ox) d[ox] = 0.f;
+        } else {
+          // ix = ox * sw + dx in [0, w)  <=>  ox in [lo, hi)
+          int64_t lo = tap.dx >= 0 ? 0 : div_up(-tap.dx, sw);
+          int64_t hi = w - tap.dx <= 0 ? 0 : div_up(w - tap.dx, sw);
+          lo = lo < ox0 ? ox0 : lo;
+          hi = hi > ox1 ? ox1 : hi;
+          if (hi < lo) hi = lo;
+          const float* s = src + iy * w + tap.dx;
+          int64_t ox = ox0;
+          for (; ox < lo; ++ox) d[ox] = 0.f;
+          if (sw == 1)
+            for (; ox < hi; ++ox) d[ox] = s[ox];
+          else
+            for (; ox < hi; ++ox) d[ox] = s[ox * sw];
+          for (; ox < ox1; ++ox) d[ox] = 0.f;
+        }
+        q += ox1 - ox0;
+      }
+    }
+  }
+
+  ConvProblem p_;
+  Isa isa_;
+  SparseSplit split_;
+  bool direct_, implicit_, post_epilogue_ = false;
+  const ukernel::F32SpmmUkernel* uk_ = nullptr;
+  int64_t kg_, cg_, r_, ohw_, nc_;
+  int64_t qh_ = 0, qw_ = 0, plane_ = 0, chan_ = 0, wide_ = 0;  // implicit: phase planes
+  size_t in_stride_bytes_ = 0;
+  float cmin_, cmax_;
+  std::vector<ukernel::F32SpmmPacked> packs_;  // one per group
+  std::vector<RowTap> taps_;
+};
+
+}  // namespace
+
+KnobSpec sparse_format_knob() {
+  return {"format",
+          {0, 1, 2, 3, 4},
+          "weight format: 0 auto (a BRx1 block shape whose blocks are >= 80% nonzero, else csr), "
+          "1 csr, 2 bsr4x1, 3 bsr8x1, 4 bsr1x4 (output channels x reduction)"};
+}
+
+KnobSpec sparse_vecs_knob() {
+  return {"vecs",
+          {1, 2, 4, 8},
+          "pixel vectors per microkernel tile (MR = vecs x lanes; capped by the block shape's "
+          "register budget)"};
+}
+
+SparseBlock sparse_block_for(int64_t format, const ConvProblem& p, const float* w) {
+  DLAS_CHECK(format >= 0 && format < 5, ErrorKind::kInvalidInput, "knob 'format' = ", format,
+             " is out of range");
+  if (format != 0) return kFormatBlocks[format];
+  // BRx1 blocks load each input vector once for BR FMAs; on Zen3's three load ports that
+  // pays only when few of the block's FMAs are on zeros (CSR is then FMA-bound already).
+  if (block_fill(p, w, 8) >= 0.8) return {8, 1};
+  if (block_fill(p, w, 4) >= 0.8) return {4, 1};
+  return {1, 1};
+}
+
+std::unique_ptr<PreparedConv> prepare_sparse_conv(const ConvProblem& p, const float* w,
+                                                  const float* bias, const SparseConvConfig& c,
+                                                  Isa isa) {
+  return std::make_unique<PreparedSparseConv>(p, w, bias, c, isa);
+}
+
+}  // namespace dlas::conv_detail
