@@ -339,11 +339,16 @@ class WinogradConv final : public ConvAlgorithm {
     int64_t tb = 0;
     for (int64_t b : tile_block_values(p))
       if (tb == 0 || b * per_tile <= kBlockBytes) tb = b;
-    const int64_t blocks = p.n * ((tiles_of(p, m) + tb - 1) / tb);
+    // Threads take whole tile blocks only when there are many tiles: with few (<= 16 per
+    // image, up to 16x16 outputs at F(4,3)) every thread would stream all of U (the
+    // transformed weights, MBs on deep layers) for a slice of the tiles, and splitting
+    // C and K of shared blocks is 1.8-2.2x faster at 2 threads (interleaved
+    // DLAS_BENCH_KNOBS=parallel=0|1 dlas_bench_conv, zoo layers; equal from 49 tiles).
+    const int64_t tiles = p.n * tiles_of(p, m);
     return {{"variant", m},
             {"ukernel", 0},
             {"tile_block", tb},
-            {"parallel", blocks >= 2 ? kParallelTiles : kParallelChannels}};
+            {"parallel", tiles >= 32 ? kParallelTiles : kParallelChannels}};
   }
 
   std::unique_ptr<PreparedConv> prepare(const ConvProblem& p, const float* weights,
