@@ -31,10 +31,14 @@ namespace {
 using conv_detail::div_up;
 using conv_detail::round_up;
 
-struct RowTap {      // reduction row r = (c, ky, kx) of one group
-  int64_t chan_off;  // c * H * W
-  int64_t dy, dx;    // ky * dil_h - pad_t, kx * dil_w - pad_l
+struct RowTap {          // reduction row r = (c, ky, kx) of one group
+  int64_t chan_off;      // c * H * W
+  int64_t dy, dx;        // ky * dil_h - pad_t, kx * dil_w - pad_l
+  int64_t ox_lo, ox_hi;  // output columns whose input column ox * sw + dx is inside [0, W)
 };
+
+// Widest pixel panel of any microkernel (NR of the 1xN GEMV kernels is the widest).
+constexpr int64_t kMaxPanelWidth = 128;
 
 // out[j * ldo + i] = clamp(ct[i * ldct + j] + bias[j], lo, hi) for i < rows, j < cols: the
 // pixel-rows block back into NCHW. 4 x 4 blocks through SSE-width GCC vectors (baseline
@@ -92,6 +96,8 @@ class PreparedGemmConv final : public PreparedConv {
     pixel_rows_ = kn.at("orient") == 1;
     // The tile side that runs over pixels (NR, or MR when pixels are the rows).
     pw_ = pixel_rows_ ? mr_ : nr_;
+    DLAS_CHECK(pw_ <= kMaxPanelWidth, ErrorKind::kInternal, "gemm conv: a ", pw_,
+               "-pixel panel is wider than kMaxPanelWidth");
     const int64_t cw = pixel_rows_ ? nr_ : mr_;  // ... and over output channels
     mc_ = round_up(kn.at("mc"), cw);
     kc_ = kn.at("kc") < r_ ? kn.at("kc") : r_;
@@ -124,8 +130,13 @@ class PreparedGemmConv final : public PreparedConv {
       }
     for (int64_t c = 0; c < cg_; ++c)
       for (int64_t ky = 0; ky < p.kh; ++ky)
-        for (int64_t kx = 0; kx < p.kw; ++kx)
-          taps_.push_back({c * p.h * p.w, ky * p.dil_h - p.pad_t, kx * p.dil_w - p.pad_l});
+        for (int64_t kx = 0; kx < p.kw; ++kx) {
+          const int64_t dx = kx * p.dil_w - p.pad_l, sw = p.stride_w;
+          // ix = ox * sw + dx in [0, W)  <=>  ox in [lo, hi)
+          const int64_t lo = dx >= 0 ? 0 : div_up(-dx, sw);
+          const int64_t hi = p.w - dx <= 0 ? 0 : div_up(p.w - dx, sw);
+          taps_.push_back({c * p.h * p.w, ky * p.dil_h - p.pad_t, dx, lo, hi});
+        }
     const Epilogue& e = p.epilogue;
     fuse_clamp_ = e.is_clamp() && !e.residual;
     post_epilogue_ = !fuse_clamp_;
@@ -148,8 +159,8 @@ class PreparedGemmConv final : public PreparedConv {
     const int64_t nblocks = div_up(ohw_, nc_);
     const int64_t threads = pool.threads();
     // Pixels [p0, p0 + ncols) of image n, group g; output-channel panels [ip0, ip1).
-    auto run_block = [&](int64_t n, int64_t g, int64_t p0, int64_t ncols, int64_t ip0,
-                         int64_t ip1, float* buf, bool packed_all) {
+    auto run_block = [&](int64_t n, int64_t g, int64_t p0, int64_t ncols, int64_t ip0, int64_t ip1,
+                         float* buf, bool packed_all) {
       if (pixel_rows_)
         block_pixel_rows(in, out, residual, n, g, p0, ncols, ip0, ip1, buf, packed_all);
       else
@@ -181,8 +192,8 @@ class PreparedGemmConv final : public PreparedConv {
           const int64_t q1 = e * pw_ < ohw_ ? e * pw_ : ohw_;
           for (int64_t ng = 0; ng < images; ++ng)
             for (int64_t q = b * pw_; q < q1; q += nc_)
-              run_block(ng / p_.groups, ng % p_.groups, q, q1 - q < nc_ ? q1 - q : nc_, 0,
-                        panels_, buf, false);
+              run_block(ng / p_.groups, ng % p_.groups, q, q1 - q < nc_ ? q1 - q : nc_, 0, panels_,
+                        buf, false);
         });
       }
       return;
@@ -247,39 +258,47 @@ class PreparedGemmConv final : public PreparedConv {
     const int64_t ow = p_.ow(), sh = p_.stride_h, sw = p_.stride_w, h = p_.h, w = p_.w;
     const float* img = in + (n * p_.c + g * cg_) * h * w;
     const int64_t kcols = r1 - r0;
+    // A panel's pixels as output-row segments, found once per panel (not per reduction row:
+    // the divisions cost as much as the copies on 7x7 stride-2 or 3x3 stride-2 layers).
+    struct Segment {
+      int64_t oy, ox0, ox1, at;  // pixels (oy, ox0..ox1) go to dst[at..]
+    };
+    Segment segs[kMaxPanelWidth + 1];
     for (int64_t j = j0; j < j1; ++j) {
       if (direct_panel(p0, j)) continue;
       const int64_t q0 = p0 + j * pw_;
       const int64_t q1 = q0 + pw_ < p0 + ncols ? q0 + pw_ : p0 + ncols;  // valid pixels
+      int nsegs = 0;
+      for (int64_t q = q0; q < q1;) {
+        const int64_t oy = q / ow, ox0 = q % ow;
+        const int64_t ox1 = ox0 + (q1 - q) < ow ? ox0 + (q1 - q) : ow;
+        segs[nsegs++] = {oy, ox0, ox1, q - q0};
+        q += ox1 - ox0;
+      }
       float* dst = buf + j * kcols * pw_;
       for (int64_t r = r0; r < r1; ++r, dst += pw_) {
         const RowTap& tap = taps_[static_cast<size_t>(r)];
-        const float* src = img + tap.chan_off;
-        int64_t q = q0;
-        while (q < q1) {  // one output-row segment at a time
-          const int64_t oy = q / ow, ox0 = q % ow;
-          const int64_t ox1 = ox0 + (q1 - q) < ow ? ox0 + (q1 - q) : ow;
-          float* d = dst + (q - q0) - ox0;  // d[ox] is pixel (oy, ox)
-          const int64_t iy = oy * sh + tap.dy;
+        const float* src = img + tap.chan_off + tap.dx;
+        for (int si = 0; si < nsegs; ++si) {
+          const Segment& sg = segs[si];
+          float* d = dst + sg.at - sg.ox0;  // d[ox] is pixel (oy, ox)
+          const int64_t iy = sg.oy * sh + tap.dy;
           if (iy < 0 || iy >= h) {
-            for (int64_t ox = ox0; ox < ox1; ++ox) d[ox] = 0.f;
-          } else {
-            // ix = ox * sw + dx in [0, w)  <=>  ox in [lo, hi)
-            int64_t lo = tap.dx >= 0 ? 0 : div_up(-tap.dx, sw);
-            int64_t hi = w - tap.dx <= 0 ? 0 : div_up(w - tap.dx, sw);
-            lo = lo < ox0 ? ox0 : lo;
-            hi = hi > ox1 ? ox1 : hi;
-            if (hi < lo) hi = lo;
-            const float* s = src + iy * w + tap.dx;
-            int64_t ox = ox0;
-            for (; ox < lo; ++ox) d[ox] = 0.f;
-            if (sw == 1)
-              for (; ox < hi; ++ox) d[ox] = s[ox];
-            else
-              for (; ox < hi; ++ox) d[ox] = s[ox * sw];
-            for (; ox < ox1; ++ox) d[ox] = 0.f;
+            for (int64_t ox = sg.ox0; ox < sg.ox1; ++ox) d[ox] = 0.f;
+            continue;
           }
-          q += ox1 - ox0;
+          // Columns [ox_lo, ox_hi) of this tap read inside the input row.
+          const int64_t lo = tap.ox_lo < sg.ox0 ? sg.ox0 : tap.ox_lo > sg.ox1 ? sg.ox1 : tap.ox_lo;
+          int64_t hi = tap.ox_hi > sg.ox1 ? sg.ox1 : tap.ox_hi;
+          if (hi < lo) hi = lo;
+          const float* s = src + iy * w;
+          int64_t ox = sg.ox0;
+          for (; ox < lo; ++ox) d[ox] = 0.f;
+          if (sw == 1)
+            for (; ox < hi; ++ox) d[ox] = s[ox];
+          else
+            for (; ox < hi; ++ox) d[ox] = s[ox * sw];
+          for (; ox < sg.ox1; ++ox) d[ox] = 0.f;
         }
         for (int64_t x = q1 - q0; x < pw_; ++x) dst[x] = 0.f;
       }
