@@ -83,6 +83,25 @@ TEST(ConvAlgorithms, AutoRulePicksASupportingAlgorithm) {
   EXPECT_EQ(find_conv_algorithm("nope"), nullptr);
 }
 
+// The documented rule, case by case (conv.h, README "The engine").
+TEST(ConvAlgorithms, AutoRuleFollowsItsDocumentation) {
+  auto conv = [](int64_t c, int64_t k, int64_t hw, int64_t ks, int64_t stride, int64_t groups) {
+    ConvProblem p;
+    p.c = c, p.k = k, p.h = p.w = hw, p.kh = p.kw = ks, p.stride_h = p.stride_w = stride;
+    p.pad_t = p.pad_l = p.pad_b = p.pad_r = ks / 2;
+    p.groups = groups;
+    return std::string(auto_conv_algorithm(p).name());
+  };
+  EXPECT_EQ(conv(3, 64, 224, 7, 2, 1), "direct");       // RGB stem
+  EXPECT_EQ(conv(1, 32, 28, 3, 1, 1), "direct");        // greyscale stem
+  EXPECT_EQ(conv(64, 64, 56, 3, 1, 1), "winograd");     // 3x3 s1, 56x56
+  EXPECT_EQ(conv(512, 512, 7, 3, 1, 1), "winograd");    // 7x7: 49 pixels, ragged panels
+  EXPECT_EQ(conv(256, 256, 8, 3, 1, 1), "gemm");        // 8x8: 64 pixels, full panels
+  EXPECT_EQ(conv(128, 128, 56, 3, 2, 1), "gemm");       // stride 2
+  EXPECT_EQ(conv(256, 64, 56, 1, 1, 1), "gemm");        // 1x1
+  EXPECT_EQ(conv(96, 96, 112, 3, 2, 96), "depthwise");  // depthwise
+}
+
 TEST(ThreadPool, EveryIndexRunsExactlyOnce) {
   for (int threads : {1, 2, 3}) {
     ThreadPool pool(threads);

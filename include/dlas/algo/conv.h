@@ -126,7 +126,8 @@ std::string conv_algorithm_names();
 // The documented rule behind --conv-algo auto (README "The engine"): depthwise for
 // depthwise convs; winograd for 3x3 stride-1 convs with >= 16 input and output channels
 // and an output of at least 14x14, or of 7x7..13x13 when its pixel count is not a
-// multiple of 16 (gemm's panels then run partly empty); gemm for everything else.
+// multiple of 16 (gemm's panels then run partly empty); direct for stems (<= 4 input
+// channels per group); gemm for everything else.
 // Measured per layer with dlas_bench_conv; the tuner replaces it with measurements.
 // Only algorithms that support p are returned.
 const ConvAlgorithm& auto_conv_algorithm(const ConvProblem& p);
