@@ -38,19 +38,9 @@ const Variant* Context::fastest(
 }
 
 std::vector<Context> contexts_of(const std::vector<Row>& rows) {
-  std::map<std::tuple<std::string, std::string, int64_t, int64_t>, Context> by_key;
-  for (const Row& r : rows) {
-    if (r.text("status") != kStatusOk || !r.has("median_ms")) continue;
-    const std::string platform = platform_of(r);
-    const auto key =
-        std::make_tuple(platform, r.text("model"), r.integer("batch"), r.integer("opt_level"));
-    Context& c = by_key[key];
-    c.platform = platform;
-    c.model = r.text("model");
-    c.batch = r.integer("batch");
-    c.opt_level = r.integer("opt_level");
-    c.threads = r.integer("threads");
-    c.schedule = r.text("schedule");
+  using Key = std::tuple<std::string, std::string, int64_t, int64_t>;
+  std::map<Key, Context> by_key;
+  auto variant_of = [](const Row& r) {
     Variant v;
     v.algorithm = algorithm_of(r);
     v.compress = r.text("compress").empty() ? "dense" : r.text("compress");
@@ -63,9 +53,53 @@ std::vector<Context> contexts_of(const std::vector<Row>& rows) {
     v.macs = r.integer("macs");
     v.has_accuracy = r.has("accuracy");
     v.accuracy = r.real("accuracy");
-    v.schedule = c.schedule;
+    v.schedule = r.text("schedule");
+    return v;
+  };
+  auto add = [](Context& c, const Variant& v) {
     auto [it, inserted] = c.variants.try_emplace({v.algorithm, v.compress}, v);
     if (!inserted && v.median_ms < it->second.median_ms) it->second = v;
+  };
+  auto usable = [](const Row& r) { return r.text("status") == kStatusOk && r.has("median_ms"); };
+  auto vendor = [](const Row& r) {
+    return !r.text("backend").empty() && r.text("backend") != "dlas";
+  };
+  for (const Row& r : rows) {
+    if (!usable(r) || vendor(r)) continue;
+    const std::string platform = platform_of(r);
+    Context& c = by_key[Key{platform, r.text("model"), r.integer("batch"), r.integer("opt_level")}];
+    c.platform = platform;
+    c.model = r.text("model");
+    c.batch = r.integer("batch");
+    c.opt_level = r.integer("opt_level");
+    c.threads = r.integer("threads");
+    c.schedule = r.text("schedule");
+    add(c, variant_of(r));
+  }
+  // A vendor library (oneDNN) has no opt level of dlas's: it is a reference point in every
+  // dlas context of its platform, model and batch (a context of its own only when dlas has
+  // none there).
+  std::vector<Key> dlas_keys;
+  for (const auto& [k, c] : by_key) dlas_keys.push_back(k);
+  for (const Row& r : rows) {
+    if (!usable(r) || !vendor(r)) continue;
+    const std::string platform = platform_of(r);
+    bool placed = false;
+    for (const Key& k : dlas_keys)
+      if (std::get<0>(k) == platform && std::get<1>(k) == r.text("model") &&
+          std::get<2>(k) == r.integer("batch")) {
+        add(by_key[k], variant_of(r));
+        placed = true;
+      }
+    if (placed) continue;
+    Context& c = by_key[Key{platform, r.text("model"), r.integer("batch"), r.integer("opt_level")}];
+    c.platform = platform;
+    c.model = r.text("model");
+    c.batch = r.integer("batch");
+    c.opt_level = r.integer("opt_level");
+    c.threads = r.integer("threads");
+    c.schedule = r.text("schedule");
+    add(c, variant_of(r));
   }
   std::vector<Context> out;
   for (auto& [k, c] : by_key) out.push_back(std::move(c));
