@@ -12,7 +12,10 @@
 // Environment: DLAS_BENCH_THREADS (pool threads, default 1), DLAS_ISA (lower the ISA path),
 // DLAS_BENCH_SHAPES (directory of *.txt shape lists, default the source tree's bench/shapes),
 // DLAS_BENCH_KNOBS ("name=value,..." overriding those default knobs the algorithm has, e.g.
-// DLAS_BENCH_KNOBS=orient=1,parallel=1 to compare one knob against the default).
+// DLAS_BENCH_KNOBS=orient=1,parallel=1 to compare one knob against the default),
+// DLAS_BENCH_ALL_KNOBS=1 (also register every point of each algorithm's knob space as
+// <algo>/<model>/<key>/k<i>, 256 spread over larger spaces: default-vs-best checks;
+// DLAS_BENCH_KNOBS does not apply to them).
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
@@ -77,7 +80,7 @@ int bench_threads() {
 }
 
 void run_conv(benchmark::State& state, const dlas::ConvAlgorithm* algo, dlas::ConvProblem p,
-              int threads) {
+              int threads, const dlas::Knobs* point) {
   const dlas::Isa isa = dlas::active_isa();
   dlas::ThreadPool pool(threads);
   const Buffer in = random_buffer(static_cast<size_t>(p.n * p.c * p.h * p.w), 1);
@@ -137,10 +140,26 @@ int register_benchmarks(const std::filesystem::path& dir, int threads) {
       for (const dlas::ConvShape& s : shapes) {
         if (!algo->supports(s.problem)) continue;
         const std::string name = std::string(algo->name()) + "/" + model + "/" + s.problem.key();
-        benchmark::RegisterBenchmark(name.c_str(), run_conv, algo, s.problem, threads)
+        benchmark::RegisterBenchmark(name.c_str(), run_conv, algo, s.problem, threads, nullptr)
             ->UseRealTime()  // the pool's workers do the work: CPU time of this thread is not it
             ->Unit(benchmark::kMicrosecond);
         ++registered;
+        if (std::getenv("DLAS_BENCH_ALL_KNOBS") == nullptr) continue;
+        const dlas::KnobSpace space = algo->knob_space(s.problem, dlas::active_isa());
+        // Every point, or 256 spread evenly over a larger space (mixed-radix order, so an
+        // even stride varies every knob).
+        const int64_t n = space.size() < 256 ? space.size() : 256;
+        for (int64_t i = 0; i < n; ++i) {
+          // Kept alive for the process: benchmarks run after registration.
+          static std::vector<std::unique_ptr<dlas::Knobs>> points;
+          points.push_back(std::make_unique<dlas::Knobs>(
+              space.point(n == space.size() ? i : i * (space.size() / n))));
+          benchmark::RegisterBenchmark((name + "/k" + std::to_string(i)).c_str(), run_conv, algo,
+                                       s.problem, threads, points.back().get())
+              ->UseRealTime()
+              ->Unit(benchmark::kMicrosecond);
+          ++registered;
+        }
       }
     }
   }
