@@ -69,10 +69,19 @@ Graph load_model_from_args(const ModelArgs& a) {
 
 namespace dlas::cli {
 
+namespace {
+std::string sparse_names() {
+  std::string s;
+  for (const ConvAlgorithm* a : sparse_conv_algorithms())
+    s += (s.empty() ? "" : "|") + std::string(a->name());
+  return s;
+}
+}  // namespace
+
 void add_engine_args(CLI::App& cmd, EngineArgs& a) {
   cmd.add_option("--conv-algo", a.conv_algo,
                  "convolution algorithm for every layer: " + conv_algorithm_names() +
-                     "|auto (layers it cannot run use auto)")
+                     "|auto (layers it cannot run use auto); sparse: " + sparse_names())
       ->default_val("auto");
   cmd.add_option("--layers", a.layers,
                  "JSON file mapping conv node names to {\"algo\": ..., \"knobs\": {...}}")
@@ -94,7 +103,8 @@ PlanOptions plan_options_from_args(const EngineArgs& a) {
   PlanOptions o;
   o.conv_algo = a.conv_algo;
   DLAS_CHECK(o.conv_algo == "auto" || find_conv_algorithm(o.conv_algo), ErrorKind::kUsage,
-             "--conv-algo '", o.conv_algo, "' is not one of ", conv_algorithm_names(), "|auto");
+             "--conv-algo '", o.conv_algo, "' is not one of ", conv_algorithm_names(), "|auto|",
+             sparse_names());
   if (!a.layers.empty()) o.layers = read_layer_choices(a.layers);
   o.threads = a.threads;
   o.opt_level = a.opt_level;
