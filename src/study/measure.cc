@@ -17,6 +17,7 @@
 #include "dlas/study/runner.h"
 #include "dlas/study/spec.h"
 #include "dlas/system/loader.h"
+#include "dlas/system/measure.h"
 #include "dlas/system/onednn_backend.h"
 #include "dlas/system/plan.h"
 
@@ -49,33 +50,6 @@ void apply_fault_switch(const std::string& variant_id) {
       ::raise(SIGKILL);
     }
   }
-}
-
-double ms_since(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-}
-
-// Linear interpolation between closest ranks (numpy's default), as `dlas bench` reports.
-double percentile(std::vector<double> v, double q) {
-  std::sort(v.begin(), v.end());
-  const double pos = q * static_cast<double>(v.size() - 1);
-  const size_t lo = static_cast<size_t>(pos);
-  const size_t hi = std::min(lo + 1, v.size() - 1);
-  return v[lo] + (v[hi] - v[lo]) * (pos - static_cast<double>(lo));
-}
-
-Tensor seeded_input(const ValueInfo& vi, uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  Tensor f(DType::kF32, vi.shape);
-  float* p = f.data<float>();
-  if (is_float(vi.dtype)) {
-    std::normal_distribution<float> dist(0.f, 1.f);
-    for (int64_t i = 0; i < f.numel(); ++i) p[i] = dist(rng);
-  } else {
-    std::uniform_int_distribution<int> dist(0, 9);
-    for (int64_t i = 0; i < f.numel(); ++i) p[i] = static_cast<float>(dist(rng));
-  }
-  return f.cast(vi.dtype);
 }
 
 Graph load_for(const MeasureRequest& r) {
@@ -125,7 +99,7 @@ Row measure_variant(const MeasureRequest& r) {
 
   std::vector<Tensor> in;
   for (size_t i = 0; i < g.inputs.size(); ++i)
-    in.push_back(seeded_input(g.inputs[i], r.input_seed + i));
+    in.push_back(random_input(g.inputs[i], r.input_seed + i));
   std::vector<Tensor> out = plan ? plan->make_outputs() : std::vector<Tensor>{};
   auto run_once = [&] {
     if (plan)

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "dlas/system/loader.h"
+#include "dlas/system/measure.h"
 #include "dlas/system/plan.h"
 #include "dlas/system/variant.h"
 
@@ -38,8 +39,6 @@ void add_engine_args(CLI::App& cmd, EngineArgs& args);
 PlanOptions plan_options_from_args(const EngineArgs& args);
 // The Variant a command measures.
 Variant variant_from_args(const ModelArgs& model, const EngineArgs& engine, const Plan& plan);
-// Seeded random input: N(0, 1) for floats, integers in [0, 10) otherwise.
-Tensor random_input(const ValueInfo& vi, uint64_t seed);
 // Loads the model named by args; errors carry the model path or node.
 Graph load_model_from_args(const ModelArgs& args);
 

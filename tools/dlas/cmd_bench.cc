@@ -13,6 +13,7 @@
 
 #include "cli.h"
 #include "dlas/core/error.h"
+#include "dlas/system/measure.h"
 #include "dlas/system/onednn_backend.h"
 
 namespace dlas::cli {
@@ -25,18 +26,6 @@ struct BenchArgs {
   uint64_t input_seed = 0;
   std::string backend = "dlas";
 };
-
-double ms_since(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-}
-
-double percentile(std::vector<double> v, double q) {  // linear interpolation, numpy's default
-  std::sort(v.begin(), v.end());
-  const double pos = q * static_cast<double>(v.size() - 1);
-  const size_t lo = static_cast<size_t>(pos);
-  const size_t hi = std::min(lo + 1, v.size() - 1);
-  return v[lo] + (v[hi] - v[lo]) * (pos - static_cast<double>(lo));
-}
 
 }  // namespace
 

@@ -124,18 +124,4 @@ Variant variant_from_args(const ModelArgs& m, const EngineArgs& e, const Plan& p
   return v;
 }
 
-Tensor random_input(const ValueInfo& vi, uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  Tensor f(DType::kF32, vi.shape);
-  float* p = f.data<float>();
-  if (is_float(vi.dtype)) {
-    std::normal_distribution<float> dist(0.f, 1.f);
-    for (int64_t i = 0; i < f.numel(); ++i) p[i] = dist(rng);
-  } else {
-    std::uniform_int_distribution<int> dist(0, 9);
-    for (int64_t i = 0; i < f.numel(); ++i) p[i] = static_cast<float>(dist(rng));
-  }
-  return f.cast(vi.dtype);
-}
-
 }  // namespace dlas::cli
