@@ -106,16 +106,16 @@ std::vector<PruneLayer> find_layers(const Graph& g, bool prune_first, bool prune
 }
 
 // Flags the k smallest scores (ties broken by position) in `pruned`.
-void mark_smallest(const std::vector<double>& scores, int64_t k, std::vector<uint8_t>& pruned) {
+void mark_smallest(const std::vector<float>& scores, int64_t k, std::vector<uint8_t>& pruned) {
   pruned.assign(scores.size(), 0);
   if (k <= 0) return;
   if (k >= static_cast<int64_t>(scores.size())) {
     std::fill(pruned.begin(), pruned.end(), 1);
     return;
   }
-  std::vector<double> sorted = scores;
+  std::vector<float> sorted = scores;
   std::nth_element(sorted.begin(), sorted.begin() + (k - 1), sorted.end());
-  const double threshold = sorted[static_cast<size_t>(k - 1)];
+  const float threshold = sorted[static_cast<size_t>(k - 1)];
   int64_t count = 0;
   for (size_t i = 0; i < scores.size(); ++i)
     if (scores[i] < threshold) pruned[i] = 1, ++count;
@@ -144,8 +144,8 @@ std::vector<BlockRef> layer_blocks(const PruneLayer& l, SparseBlock b) {
 }
 
 // Per layer: scores of its units (elements in storage order, or blocks) for the spec.
-std::vector<double> unit_scores(const PruneLayer& l, const float* w, const PruneSpec& spec) {
-  std::vector<double> s;
+std::vector<float> unit_scores(const PruneLayer& l, const float* w, const PruneSpec& spec) {
+  std::vector<float> s;
   if (spec.method == PruneMethod::kWeight) {
     s.resize(static_cast<size_t>(l.params));
     for (int64_t i = 0; i < l.params; ++i) s[static_cast<size_t>(i)] = std::fabs(w[i]);
@@ -153,10 +153,10 @@ std::vector<double> unit_scores(const PruneLayer& l, const float* w, const Prune
   }
   const MatrixView v = view_of(l);
   for (const BlockRef& b : layer_blocks(l, spec.block)) {
-    double sum = 0;
+    double sum = 0;  // accumulated in double, compared as float
     for (int64_t r = b.row0; r < b.row0 + b.rows; ++r)
       for (int64_t c = b.col0; c < b.col0 + b.cols; ++c) sum += std::fabs(w[v.offset(r, c)]);
-    s.push_back(sum);
+    s.push_back(static_cast<float>(sum));
   }
   return s;
 }
@@ -311,7 +311,7 @@ PruneReport prune(Graph& graph, const PruneSpec& spec) {
   r.layers = find_layers(graph, spec.prune_first, spec.prune_classifier);
 
   // Scores of every pruned layer's units, concatenated (global) or one layer at a time.
-  std::vector<std::vector<double>> scores(r.layers.size());
+  std::vector<std::vector<float>> scores(r.layers.size());
   for (size_t i = 0; i < r.layers.size(); ++i)
     if (r.layers[i].pruned)
       scores[i] = unit_scores(r.layers[i], graph.constant(r.layers[i].weight)->data<float>(), spec);
@@ -323,15 +323,20 @@ PruneReport prune(Graph& graph, const PruneSpec& spec) {
         mark_smallest(scores[i], target_count(spec.sparsity, std::ssize(scores[i])),
                       unit_pruned[i]);
   } else {
-    std::vector<double> all;
-    for (const auto& s : scores) all.insert(all.end(), s.begin(), s.end());
+    std::vector<float> all;
+    std::vector<size_t> sizes(r.layers.size());
+    for (size_t i = 0; i < r.layers.size(); ++i) {
+      sizes[i] = scores[i].size();
+      all.insert(all.end(), scores[i].begin(), scores[i].end());
+      std::vector<float>().swap(scores[i]);
+    }
     std::vector<uint8_t> flags;
     mark_smallest(all, target_count(spec.sparsity, std::ssize(all)), flags);
     size_t at = 0;
     for (size_t i = 0; i < r.layers.size(); ++i) {
       unit_pruned[i].assign(flags.begin() + static_cast<std::ptrdiff_t>(at),
-                            flags.begin() + static_cast<std::ptrdiff_t>(at + scores[i].size()));
-      at += scores[i].size();
+                            flags.begin() + static_cast<std::ptrdiff_t>(at + sizes[i]));
+      at += sizes[i];
     }
   }
   for (size_t i = 0; i < r.layers.size(); ++i) {
