@@ -148,7 +148,8 @@ std::vector<float> unit_scores(const PruneLayer& l, const float* w, const PruneS
   std::vector<float> s;
   if (spec.method == PruneMethod::kWeight) {
     s.resize(static_cast<size_t>(l.params));
-    for (int64_t i = 0; i < l.params; ++i) s[static_cast<size_t>(i)] = std::fabs(w[i]);
+    for (int64_t i = 0; i < l.params; ++i)
+      s[static_cast<size_t>(i)] = std::isnan(w[i]) ? INFINITY : std::fabs(w[i]);  // NaN: kept
     return s;
   }
   const MatrixView v = view_of(l);
