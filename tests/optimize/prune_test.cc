@@ -212,8 +212,9 @@ TEST(Prune, BlockPruningZerosWholeBlocksAndOnlyThem) {
         }
         int64_t layer_blocks = 0;
         const int64_t z = zero_blocks(g, l, s.block, layer_blocks);
-        if (s.scope == PruneScope::kLayer)
+        if (s.scope == PruneScope::kLayer) {
           EXPECT_EQ(z, std::llround(s.sparsity * static_cast<double>(layer_blocks))) << l.node;
+        }
         zero += z;
         blocks += layer_blocks;
         // The mask says exactly which elements are zero.
@@ -221,9 +222,10 @@ TEST(Prune, BlockPruningZerosWholeBlocksAndOnlyThem) {
         for (int64_t i = 0; i < w.numel(); ++i)
           ASSERT_EQ(l.mask[static_cast<size_t>(i)] == 0, w.data<float>()[i] == 0.f) << l.node;
       }
-      if (s.scope == PruneScope::kGlobal)
+      if (s.scope == PruneScope::kGlobal) {
         EXPECT_EQ(zero, std::llround(s.sparsity * static_cast<double>(blocks)))
             << spec << " " << model;
+      }
     }
   }
 }
@@ -391,7 +393,7 @@ TEST_F(PruneCli, WritesALoadableModelWithTheRequestedSparsity) {
 }
 
 TEST_F(PruneCli, BadInputExitsTwoWithOneLine) {
-  for (const std::string args :
+  for (const std::string& args :
        {"prune resnet18-cifar --sparsity 1.5 -o " + path("a.onnx"),
         "prune resnet18-cifar --method block --block 4y1 --sparsity 0.5 -o " + path("a.onnx"),
         "prune resnet18-cifar --method channel --sparsity 0.5 -o " + path("a.onnx"),
