@@ -33,8 +33,14 @@ struct EngineArgs {
   int threads = 1;
   std::string isa;  // empty: detected (or DLAS_ISA)
   int opt_level = 3;
+  std::string compress = "dense";  // --compress SPEC (dlas/optimize/prune.h)
 };
 void add_engine_args(CLI::App& cmd, EngineArgs& args);
+// Parses a --compress value (errors name the flag) and applies it to the graph (pruning
+// before compiling). Returns the canonical spec ("dense" when nothing is applied).
+std::string apply_compress(Graph& graph, const std::string& compress);
+// The canonical form of a --compress value ("dense", "wp:0.9", ...); errors name the flag.
+std::string compress_name(const std::string& compress);
 // Applies --isa (process-wide) and builds the plan options.
 PlanOptions plan_options_from_args(const EngineArgs& args);
 // The Variant a command measures.
@@ -52,6 +58,7 @@ void add_hw_command(CLI::App& app, Action& run);
 void add_bench_command(CLI::App& app, Action& run);
 void add_profile_command(CLI::App& app, Action& run);
 void add_study_command(CLI::App& app, Action& run);
+void add_prune_command(CLI::App& app, Action& run);
 // `study report` and `study observe`, added to the `study` subcommand.
 void add_study_report_commands(CLI::App& study, Action& run);
 

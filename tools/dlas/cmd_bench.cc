@@ -59,7 +59,9 @@ void add_bench_command(CLI::App& app, Action& run) {
   cmd->add_flag("--times", b->times, "with --json: add every repeat's time as \"times_ms\"");
   cmd->callback([&run, model, engine, b] {
     run = [model, engine, b] {
-      const Graph g = load_model_from_args(*model);
+      compress_name(engine->compress);  // a bad spec fails before the model loads
+      Graph g = load_model_from_args(*model);
+      const std::string compress = apply_compress(g, engine->compress);
       const PlanOptions options = plan_options_from_args(*engine);
       auto t0 = std::chrono::steady_clock::now();
       // The measured thing: the compiled plan, or the oneDNN backend on the same graph.
@@ -79,6 +81,7 @@ void add_bench_command(CLI::App& app, Action& run) {
       } else {
         variant.model = model->model;
         variant.batch = model->batch;
+        variant.compress = compress;
         variant.backend = "onednn";
         variant.conv_algo = "onednn";
         variant.opt_level = 0;
@@ -145,6 +148,7 @@ void add_bench_command(CLI::App& app, Action& run) {
       j["variant"] = variant.str();
       j["variant_hash"] = variant.hash_hex();
       j["model"] = model->model;
+      j["compress"] = variant.compress;
       j["median_ms"] = median;
       j["mean_ms"] = mean;
       j["min_ms"] = *std::min_element(times.begin(), times.end());

@@ -29,7 +29,9 @@ void add_profile_command(CLI::App& app, Action& run) {
   cmd->add_flag("--json", *json, "print one JSON object");
   cmd->callback([&run, model, engine, repeat, json, top] {
     run = [model, engine, repeat, json, top] {
-      const Graph g = load_model_from_args(*model);
+      compress_name(engine->compress);  // a bad spec fails before the model loads
+      Graph g = load_model_from_args(*model);
+      apply_compress(g, engine->compress);
       Plan plan(g, plan_options_from_args(*engine));
       const Variant variant = variant_from_args(*model, *engine, plan);
       std::vector<Tensor> in;

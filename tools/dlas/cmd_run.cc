@@ -72,7 +72,9 @@ void add_run_command(CLI::App& app, Action& run) {
         DLAS_CHECK(dir.empty() || std::filesystem::is_directory(dir), ErrorKind::kInvalidInput,
                    path, ": folder '", dir.string(), "' does not exist");
       }
-      const Graph g = load_model_from_args(*args);
+      compress_name(engine->compress);  // a bad spec fails before the model loads
+      Graph g = load_model_from_args(*args);
+      apply_compress(g, engine->compress);
       DLAS_CHECK(inputs->empty() || inputs->size() == g.inputs.size(), ErrorKind::kUsage,
                  "--input given ", inputs->size(), " time(s), the model has ", g.inputs.size(),
                  " input(s)");

@@ -1,10 +1,12 @@
 #include <algorithm>
+#include <optional>
 #include <random>
 #include <sstream>
 
 #include "cli.h"
 #include "dlas/algo/conv.h"
 #include "dlas/hw/isa.h"
+#include "dlas/optimize/prune.h"
 
 namespace dlas::cli {
 
@@ -96,6 +98,33 @@ void add_engine_args(CLI::App& cmd, EngineArgs& a) {
                  "3 +residual/activation fusion")
       ->default_val(3)
       ->check(CLI::Range(0, 3));
+  cmd.add_option("--compress", a.compress,
+                 "model compression applied before compiling: dense | wp:S (global L1 weight "
+                 "pruning) | bp:BxC:S (L1 block pruning, e.g. bp:4x1:0.9); add :layer for "
+                 "per-layer sparsity; first conv and classifier stay dense")
+      ->default_val("dense");
+}
+
+namespace {
+std::optional<PruneSpec> parse_compress_flag(const std::string& compress) {
+  try {
+    return parse_compress_spec(compress);
+  } catch (const Error& e) {
+    throw Error(e.kind(), "--compress " + std::string(e.what()));
+  }
+}
+}  // namespace
+
+std::string compress_name(const std::string& compress) {
+  const std::optional<PruneSpec> spec = parse_compress_flag(compress);
+  return spec ? spec->str() : "dense";
+}
+
+std::string apply_compress(Graph& graph, const std::string& compress) {
+  const std::optional<PruneSpec> spec = parse_compress_flag(compress);
+  if (!spec) return "dense";
+  prune(graph, *spec);
+  return spec->str();
 }
 
 PlanOptions plan_options_from_args(const EngineArgs& a) {
@@ -116,6 +145,7 @@ Variant variant_from_args(const ModelArgs& m, const EngineArgs& e, const Plan& p
   Variant v;
   v.model = m.model;
   v.batch = m.batch;
+  v.compress = compress_name(e.compress);
   v.conv_algo = e.layers.empty() ? e.conv_algo : "layers:" + e.layers;
   v.opt_level = e.opt_level;
   v.isa = isa_name(plan.isa());

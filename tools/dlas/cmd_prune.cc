@@ -1,0 +1,130 @@
+// dlas prune: L1 weight or block pruning of a model's Conv/Gemm weights, written as a dense
+// ONNX model with zeros (dlas/optimize/prune.h).
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "cli.h"
+#include "dlas/optimize/prune.h"
+
+namespace dlas::cli {
+
+namespace {
+
+struct PruneArgs {
+  std::string method = "weight";
+  std::string sparsity;
+  std::string block;
+  std::string scope = "global";
+  bool prune_first = false, prune_classifier = false, json = false;
+  std::string output;
+};
+
+// The spec text the flags describe, parsed by parse_prune_spec (one syntax, one set of errors).
+PruneSpec spec_from_args(const PruneArgs& a) {
+  DLAS_CHECK(a.block.empty() || a.method == "block", ErrorKind::kUsage,
+             "--block applies to --method block only");
+  std::string text;
+  if (a.method == "weight")
+    text = "wp:" + a.sparsity;
+  else if (a.method == "block")
+    text = "bp:" + (a.block.empty() ? std::string("4x1") : a.block) + ":" + a.sparsity;
+  else
+    text = "cp:" + a.sparsity;
+  if (a.scope == "layer") text += ":layer";
+  PruneSpec spec = parse_prune_spec(text);
+  spec.prune_first = a.prune_first;
+  spec.prune_classifier = a.prune_classifier;
+  return spec;
+}
+
+nlohmann::ordered_json report_json(const PruneReport& r) {
+  nlohmann::ordered_json j;
+  j["spec"] = r.spec.str();
+  j["method"] = r.spec.method == PruneMethod::kBlock ? "block" : "weight";
+  j["scope"] = r.spec.scope == PruneScope::kLayer ? "layer" : "global";
+  j["target_sparsity"] = r.spec.sparsity;
+  j["prunable_params"] = r.prunable_params;
+  j["prunable_zeros"] = r.prunable_zeros;
+  j["sparsity"] = r.sparsity();
+  j["total_params"] = r.total_params;
+  j["total_zeros"] = r.total_zeros;
+  j["total_sparsity"] = r.total_sparsity();
+  j["layers"] = nlohmann::ordered_json::array();
+  for (const PruneLayer& l : r.layers)
+    j["layers"].push_back({{"node", l.node},
+                           {"op", l.op},
+                           {"weight", l.weight},
+                           {"shape", l.shape},
+                           {"pruned", l.pruned},
+                           {"params", l.params},
+                           {"zeros", l.zeros},
+                           {"sparsity", l.sparsity()}});
+  return j;
+}
+
+}  // namespace
+
+void add_prune_command(CLI::App& app, Action& run) {
+  auto* cmd = app.add_subcommand(
+      "prune", "Prune a model's Conv/Gemm weights (L1 magnitude) and write it as ONNX");
+  auto model = std::make_shared<ModelArgs>();
+  auto a = std::make_shared<PruneArgs>();
+  add_model_args(*cmd, *model);
+  cmd->add_option("--method", a->method,
+                  "weight (unstructured) or block (BxC blocks by L1 norm); channel comes later")
+      ->default_val("weight")
+      ->check(CLI::IsMember({"weight", "block", "channel"}));
+  cmd->add_option("--sparsity", a->sparsity, "fraction of weights (or blocks) to zero, in [0, 1)")
+      ->required();
+  cmd->add_option("--block", a->block,
+                  "block: B output channels x C reduction elements (default 4x1)");
+  cmd->add_option("--scope", a->scope,
+                  "global: one threshold over all pruned layers; layer: each layer to the sparsity")
+      ->default_val("global")
+      ->check(CLI::IsMember({"global", "layer"}));
+  cmd->add_flag("--prune-first", a->prune_first,
+                "also prune the first conv (kept dense by default)");
+  cmd->add_flag("--prune-classifier", a->prune_classifier,
+                "also prune the classifier (the last Conv/Gemm; kept dense by default)");
+  cmd->add_option("-o,--output", a->output, "output .onnx path")->required();
+  cmd->add_flag("--json", a->json, "print one JSON object");
+  cmd->callback([&run, model, a] {
+    run = [model, a] {
+      const PruneSpec spec = spec_from_args(*a);  // bad flags fail before the model loads
+      const std::filesystem::path dir = std::filesystem::path(a->output).parent_path();
+      DLAS_CHECK(dir.empty() || std::filesystem::is_directory(dir), ErrorKind::kInvalidInput,
+                 a->output, ": folder '", dir.string(), "' does not exist");
+      Graph g = load_model_from_args(*model);
+      const PruneReport r = prune(g, spec);
+      export_onnx_file(g, a->output);
+      if (a->json) {
+        nlohmann::ordered_json j;
+        j["model"] = model->model;
+        j["output"] = a->output;
+        j.update(report_json(r));
+        std::cout << j.dump(2) << "\n";
+        return 0;
+      }
+      std::printf("%-44s %-10s %-18s %12s %12s %9s\n", "LAYER", "OP", "WEIGHT", "PARAMS", "ZEROS",
+                  "SPARSITY");
+      for (const PruneLayer& l : r.layers) {
+        const std::string name =
+            l.node.size() > 44 ? "..." + l.node.substr(l.node.size() - 41) : l.node;
+        std::printf("%-44s %-10s %-18s %12s %12s %8.2f%%%s\n", name.c_str(), l.op.c_str(),
+                    shape_str(l.shape).c_str(), with_commas(l.params).c_str(),
+                    with_commas(l.zeros).c_str(), 100 * l.sparsity(),
+                    l.pruned ? "" : "  (kept dense)");
+      }
+      std::printf(
+          "\n%s: %s of %s pruned weights zero (%.2f%%); all Conv/Gemm weights %.2f%% zero\n",
+          spec.str().c_str(), with_commas(r.prunable_zeros).c_str(),
+          with_commas(r.prunable_params).c_str(), 100 * r.sparsity(), 100 * r.total_sparsity());
+      std::printf("wrote %s\n", a->output.c_str());
+      return 0;
+    };
+  });
+}
+
+}  // namespace dlas::cli
