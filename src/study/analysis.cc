@@ -124,9 +124,13 @@ double expected_speedup(const std::string& compress, int64_t dense_macs, int64_t
   std::stringstream parts(compress);
   std::string part;
   while (std::getline(parts, part, '+')) {
-    const std::string kind = part.substr(0, part.find(':'));
-    const size_t last = part.rfind(':');
-    const double s = last == std::string::npos ? 0.0 : std::atof(part.c_str() + last + 1);
+    // "wp:S[:scope]", "cp:S[:scope]", "bp:BxC:S[:scope]", "fp16", "int8[:calibrator]".
+    std::vector<std::string> f;
+    std::stringstream fields(part);
+    for (std::string x; std::getline(fields, x, ':');) f.push_back(x);
+    const std::string kind = f.empty() ? "" : f[0];
+    const size_t at = kind == "bp" ? 2 : 1;
+    const double s = f.size() > at ? std::atof(f[at].c_str()) : 0.0;
     if (kind == "dense") {
     } else if (kind == "wp" || kind == "bp") {
       if (!(s >= 0 && s < 1)) return 0;

@@ -44,7 +44,8 @@ std::string fmt(double v, int digits);
 // Median of a non-empty vector (sorted or not).
 double median(std::vector<double> v);
 
-// Expected speedup of a compression spec over dense ("wp:0.9" -> 10; "cp:S" uses the MAC
+// Expected speedup of a compression spec over dense ("wp:0.9" or "wp:0.9:layer" -> 10,
+// "bp:4x1:0.75" -> 4; "cp:S" uses the MAC
 // ratio `dense_macs / macs`; "fp16"/"bf16" 2; "int8[:cal]" 4; parts joined by '+'
 // multiply). Returns 0 when the spec is unknown.
 double expected_speedup(const std::string& compress, int64_t dense_macs, int64_t macs);

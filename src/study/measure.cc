@@ -14,6 +14,7 @@
 
 #include "dlas/core/error.h"
 #include "dlas/hw/isa.h"
+#include "dlas/optimize/prune.h"
 #include "dlas/study/runner.h"
 #include "dlas/study/spec.h"
 #include "dlas/system/loader.h"
@@ -72,9 +73,10 @@ Row measure_variant(const MeasureRequest& r) {
   const Variant& v = r.variant;
   const std::string id = v.str();
   apply_fault_switch(id);
-  DLAS_CHECK(v.compress == "dense", ErrorKind::kUnsupported, "compression '", v.compress,
-             "' is not available yet");
-  const Graph g = load_for(r);
+  Graph g = load_for(r);
+  // Compression is applied to the loaded model (pruned weights stay dense tensors with
+  // zeros; the sparse algorithms encode them at prepare).
+  if (const auto spec = parse_compress_spec(v.compress)) prune(g, *spec);
 
   auto t0 = std::chrono::steady_clock::now();
   std::unique_ptr<Plan> plan;

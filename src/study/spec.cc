@@ -11,6 +11,7 @@
 #include "dlas/core/error.h"
 #include "dlas/hw/isa.h"
 #include "dlas/model/zoo.h"
+#include "dlas/optimize/prune.h"
 
 namespace dlas::study {
 namespace {
@@ -113,6 +114,7 @@ std::vector<std::string> algo_choices() {
   std::vector<std::string> v;
   for (const ConvAlgorithm* a : conv_algorithms()) v.emplace_back(a->name());
   v.push_back("auto");
+  for (const ConvAlgorithm* a : sparse_conv_algorithms()) v.emplace_back(a->name());
   return v;
 }
 
@@ -198,19 +200,22 @@ void parse_space_table(const Ctx& ctx, const toml::table& t, StudySpec& spec) {
     } else if (k == "compress") {
       auto vals = values_of<std::string>(ctx, node, field);
       no_duplicates(ctx, vals, field);
+      s.compress.clear();
       for (const auto& [v, r, f] : vals) {
         if (!looks_like_compression(v))
           ctx.error(r, f,
                     "'" + v +
                         "' is not a compression spec (dense, wp:F, cp:F, bp:RxC:F, fp16, bf16, "
                         "int8[:calibrator], joined with '+')");
-        if (v != "dense")
-          ctx.error(r, f,
-                    "'" + v +
-                        "' is not available yet: pruning and quantization land with a later "
-                        "issue; only \"dense\" runs now");
+        // What is not built yet (channel pruning, quantization) is refused by the parser
+        // as not available yet.
+        try {
+          parse_compress_spec(v);
+        } catch (const Error& e) {
+          ctx.error(r, f, e.what());
+        }
+        s.compress.push_back(v);
       }
-      s.compress = {"dense"};
     } else if (k == "batch") {
       auto vals = values_of<int64_t>(ctx, node, field);
       no_duplicates(ctx, vals, field);

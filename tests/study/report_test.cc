@@ -145,10 +145,11 @@ TEST(StudyReport, SpeedupAgainstDenseTwin) {
   std::vector<Row> rows = {make_row("m", "gemm", "dense", 10.0, 1000, 10),
                            make_row("m", "gemm", "wp:0.9", 4.0, 1000, 10),
                            make_row("m", "gemm", "cp:0.5", 5.0, 250, 3),
-                           make_row("m", "gemm", "wp:0.9+int8", 2.0, 1000, 10)};
+                           make_row("m", "gemm", "wp:0.9+int8", 2.0, 1000, 10),
+                           make_row("m", "gemm", "bp:4x1:0.75:layer", 5.0, 1000, 10)};
   const std::vector<Table> tables = report_tables(rows);
   const Table& sp = find_table(tables, "speedup");
-  ASSERT_EQ(sp.cells.size(), 3u);
+  ASSERT_EQ(sp.cells.size(), 4u);
   std::map<std::string, std::vector<std::string>> by;
   for (const auto& r : sp.cells) by[r[column(sp, "compress")]] = r;
   EXPECT_EQ(by["wp:0.9"][column(sp, "expected")], "10.00");
@@ -156,6 +157,7 @@ TEST(StudyReport, SpeedupAgainstDenseTwin) {
   EXPECT_EQ(by["wp:0.9"][column(sp, "pct_of_expected")], "25.0");
   EXPECT_EQ(by["cp:0.5"][column(sp, "expected")], "4.00");  // MAC ratio 1000 / 250
   EXPECT_EQ(by["wp:0.9+int8"][column(sp, "expected")], "40.00");
+  EXPECT_EQ(by["bp:4x1:0.75:layer"][column(sp, "expected")], "4.00");
 }
 
 TEST(StudyReport, ContextsSeparatePlatformsAndKeepVendorBackendAsAlgorithm) {

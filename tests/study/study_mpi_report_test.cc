@@ -111,5 +111,28 @@ TEST_F(StudyMpiReport, ReportAndObserveFromTheCommandLine) {
   EXPECT_EQ(sh(cli() + " study observe " + path("missing.db")), 2);
 }
 
+// The compression dimension end to end: dense and pruned variants of one model, the pruned
+// one on a sparse algorithm too; the report's speedup table compares each with its dense twin.
+TEST_F(StudyMpiReport, CompressedVariantsRunAndTheSpeedupTableFills) {
+  std::ofstream(path("c.toml"))
+      << "[study]\nname = \"c\"\nrepeat = 2\nwarmup = 0\n[space]\n"
+         "models = [\"tiny.onnx\"]\ncompress = [\"dense\", \"wp:0.9:layer\"]\n"
+         "conv_algo = [\"gemm\", \"sparse-direct\"]\n";
+  ASSERT_EQ(sh(cli() + " study run " + path("c.toml") + " --db " + path("c.db")), 0) << err_;
+  int pruned = 0;
+  for (const Row& r : ResultStore(path("c.db"), ResultStore::Mode::kReadOnly).rows()) {
+    EXPECT_EQ(r.text("status"), kStatusOk) << r.text("variant_id") << ": " << r.text("reason");
+    if (r.text("compress") == "wp:0.9:layer") ++pruned;
+  }
+  EXPECT_EQ(pruned, 2);
+  ASSERT_EQ(sh(cli() + " study report " + path("c.db") + " -o " + path("crep") + " --no-plots"), 0)
+      << err_;
+  std::ifstream sp(path("crep/speedup.csv"));
+  const auto rows = parse_csv(std::string((std::istreambuf_iterator<char>(sp)), {}));
+  ASSERT_EQ(rows.size(), 3u);  // header + (gemm, sparse-direct) x wp:0.9:layer
+  for (size_t i = 1; i < rows.size(); ++i) EXPECT_EQ(rows[i][5], "wp:0.9:layer");  // compress
+  EXPECT_EQ(rows[1][8], "10.00");  // expected 1 / (1 - 0.9)
+}
+
 }  // namespace
 }  // namespace dlas::study

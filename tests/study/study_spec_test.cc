@@ -123,8 +123,12 @@ TEST(StudySpec, ErrorsNameFileLineAndField) {
       // TOML syntax: the parser's own position.
       {"[space]\nmodels = [\"resnet18-cifar\"\n", "s.toml:", "TOML", ""},
       // Dimensions of later issues: parsed, refused clearly.
-      {"[space]\nmodels = [\"resnet18-cifar\"]\ncompress = [\"dense\", \"wp:0.9\"]\n",
-       "s.toml:3:", "[space].compress", "'wp:0.9' is not available yet"},
+      {"[space]\nmodels = [\"resnet18-cifar\"]\ncompress = [\"dense\", \"cp:0.5\"]\n",
+       "s.toml:3:", "[space].compress", "channel pruning is not available yet"},
+      {"[space]\nmodels = [\"resnet18-cifar\"]\ncompress = [\"wp:0.9+int8\"]\n",
+       "s.toml:3:", "[space].compress", "quantization is not available yet"},
+      {"[space]\nmodels = [\"resnet18-cifar\"]\ncompress = [\"wp:1.5\"]\n",
+       "s.toml:3:", "[space].compress", "sparsity must be in [0, 1)"},
       {"[space]\nmodels = [\"resnet18-cifar\"]\ncompress = [\"zip\"]\n",
        "s.toml:3:", "[space].compress", "not a compression spec"},
       {"[space]\nmodels = [\"resnet18-cifar\"]\naccuracy = [true]\n",
