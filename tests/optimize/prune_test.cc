@@ -10,9 +10,11 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <random>
 
+#include "dlas/algo/conv.h"
 #include "dlas/core/error.h"
 #include "dlas/model/zoo.h"
 #include "dlas/system/executor.h"
@@ -321,6 +323,44 @@ TEST(Prune, PrunedModelEqualsTheEngineOnMaskedWeights) {
     EXPECT_LE(worst, tolerance(dense, scale)) << algo;
     EXPECT_GT(moved, tolerance(dense, scale)) << "pruning changed nothing?";
   }
+}
+
+// The auto rule sees the weights: a 90%-pruned model runs its groups-1 layers sparse
+// (1x1 on sparse-1x1, the others on sparse-direct), the dense one none; stems, the
+// classifier and depthwise layers stay dense.
+TEST(Prune, AutoRunsPrunedLayersSparse) {
+  const Graph dense = build_zoo_model("resnet18-cifar");
+  Graph pruned = dense;
+  prune(pruned, parse_prune_spec("wp:0.9:layer"));
+  auto kernels = [](const Graph& g) {
+    std::map<std::string, std::string> k;
+    const Plan plan(g, {});
+    for (const StepInfo& s : plan.steps()) k[s.node] = s.kernel;
+    return k;
+  };
+  const auto kd = kernels(dense), kp = kernels(pruned);
+  int sparse = 0;
+  for (const auto& [node, kernel] : kd)
+    EXPECT_EQ(kernel.rfind("sparse", 0), std::string::npos) << node;
+  for (const auto& [node, kernel] : kp) {
+    if (kernel.rfind("sparse", 0) == 0) ++sparse;
+    if (node == "conv1") EXPECT_EQ(kernel, "direct");  // the stem stays dense
+  }
+  EXPECT_GE(sparse, 18);  // every pruned conv but the stem: 16 3x3 + 3 shortcuts
+  EXPECT_EQ(kp.at("layer1.0.conv1"), "sparse-direct");
+  EXPECT_EQ(kp.at("layer2.0.shortcut.0"), "sparse-1x1");
+
+  // At half density the rule keeps dense algorithms.
+  ConvProblem p;
+  p.c = 64, p.k = 64, p.h = p.w = 16, p.kh = p.kw = 3, p.pad_t = p.pad_l = p.pad_b = p.pad_r = 1;
+  std::vector<float> w(static_cast<size_t>(p.weight_count()), 1.f);
+  for (size_t i = 0; i < w.size(); i += 2) w[i] = 0.f;
+  EXPECT_EQ(auto_conv_algorithm(p, w.data()).name(), auto_conv_algorithm(p).name());
+  for (size_t i = 0; i < w.size(); ++i) w[i] = i % 10 == 0 ? 1.f : 0.f;
+  EXPECT_EQ(auto_conv_algorithm(p, w.data()).name(), "sparse-direct");
+  p.groups = 64, p.k = 64;  // depthwise: never sparse
+  w.resize(static_cast<size_t>(p.weight_count()));
+  EXPECT_EQ(auto_conv_algorithm(p, w.data()).name(), "depthwise");
 }
 
 // --- command line ---------------------------------------------------------------

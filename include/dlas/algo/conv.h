@@ -132,4 +132,14 @@ std::string conv_algorithm_names();
 // Only algorithms that support p are returned.
 const ConvAlgorithm& auto_conv_algorithm(const ConvProblem& p);
 
+// The same rule seeing the weights ([K][C/g][KH][KW]): a pruned groups-1 layer (stems
+// excepted) runs sparse when few enough weights are nonzero -- sparse-1x1 for 1x1 convs at
+// density <= kSparse1x1MaxDensity, sparse-direct for the others at density <=
+// kSparseDirectMaxDensity -- else the dense rule above. The thresholds sit just past the
+// crossovers measured on whole models at 2 threads (README "The engine"), so the rule errs
+// towards dense; the tuner replaces it with per-layer measurements.
+inline constexpr double kSparse1x1MaxDensity = 0.25;
+inline constexpr double kSparseDirectMaxDensity = 0.2;
+const ConvAlgorithm& auto_conv_algorithm(const ConvProblem& p, const float* weights);
+
 }  // namespace dlas

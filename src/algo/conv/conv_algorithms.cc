@@ -76,4 +76,22 @@ const ConvAlgorithm& auto_conv_algorithm(const ConvProblem& p) {
   return *a;
 }
 
+const ConvAlgorithm& auto_conv_algorithm(const ConvProblem& p, const float* weights) {
+  if (weights != nullptr && p.groups == 1 && p.c_per_group() > 4) {
+    const int64_t n = p.weight_count();
+    int64_t nonzero = 0;
+    for (int64_t i = 0; i < n; ++i) nonzero += weights[i] != 0.f;
+    const double density = static_cast<double>(nonzero) / static_cast<double>(n);
+    const bool one_by_one = p.kh == 1 && p.kw == 1;
+    const char* name = one_by_one && density <= kSparse1x1MaxDensity       ? "sparse-1x1"
+                       : !one_by_one && density <= kSparseDirectMaxDensity ? "sparse-direct"
+                                                                           : nullptr;
+    if (name) {
+      const ConvAlgorithm* a = find_conv_algorithm(name);
+      if (a && a->supports(p)) return *a;
+    }
+  }
+  return auto_conv_algorithm(p);
+}
+
 }  // namespace dlas

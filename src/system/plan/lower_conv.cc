@@ -71,7 +71,7 @@ std::unique_ptr<Step> lower_conv(const LowerContext& ctx) {
                "' (expected ", conv_algorithm_names(), "|auto)");
     if (!algo->supports(p)) algo = nullptr;
   }
-  if (!algo) algo = &auto_conv_algorithm(p);
+  if (!algo) algo = &auto_conv_algorithm(p, w->data<float>());
   if (knobs.empty()) knobs = algo->default_knobs(p, ctx.isa);
   algo->knob_space(p, ctx.isa).validate(knobs, n.label());
   auto prepared =
