@@ -6,6 +6,7 @@
 #include <set>
 
 #include "dlas/core/error.h"
+#include "prune_internal.h"
 
 namespace dlas {
 
@@ -61,50 +62,6 @@ MatrixView view_of(const PruneLayer& l) {
 
 bool is_conv_op(const std::string& op) { return op == "Conv" || op == "FusedConv"; }
 
-// The prunable weights in node order (each initializer once), with first conv / classifier
-// marked as kept unless asked otherwise.
-std::vector<PruneLayer> find_layers(const Graph& g, bool prune_first, bool prune_classifier) {
-  std::vector<PruneLayer> layers;
-  std::set<std::string> seen;
-  for (const Node& n : g.nodes) {
-    if (!is_conv_op(n.op) && n.op != "Gemm") continue;
-    if (n.inputs.size() < 2) continue;
-    const Tensor* w = g.constant(n.inputs[1]);
-    if (!w || w->dtype() != DType::kF32 || w->rank() < 2 || w->numel() == 0) continue;
-    if (!seen.insert(n.inputs[1]).second) continue;
-    PruneLayer l;
-    l.node = n.name;
-    l.op = n.op;
-    l.weight = n.inputs[1];
-    l.shape = w->shape();
-    l.params = w->numel();
-    if (n.op == "Gemm") {
-      DLAS_CHECK(w->rank() == 2, ErrorKind::kInvalidInput, n.label(), ": weight ", w->describe(),
-                 " is not a matrix");
-      const bool trans_b = n.attr_int("transB", 0) != 0;
-      l.rows = trans_b ? w->dim(0) : w->dim(1);
-      l.cols = trans_b ? w->dim(1) : w->dim(0);
-      l.transposed = !trans_b;
-    } else {
-      l.rows = w->dim(0);
-      l.cols = w->numel() / l.rows;
-      l.groups = n.attr_int("group", 1);
-      DLAS_CHECK(l.groups >= 1 && l.rows % l.groups == 0, ErrorKind::kInvalidInput, n.label(), ": ",
-                 l.rows, " output channels do not split into ", l.groups, " groups");
-    }
-    l.pruned = true;
-    layers.push_back(std::move(l));
-  }
-  if (!prune_first)
-    for (PruneLayer& l : layers)
-      if (is_conv_op(l.op)) {
-        l.pruned = false;
-        break;
-      }
-  if (!prune_classifier && !layers.empty()) layers.back().pruned = false;
-  return layers;
-}
-
 // Flags the k smallest scores (ties broken by position) in `pruned`.
 void mark_smallest(const std::vector<float>& scores, int64_t k, std::vector<uint8_t>& pruned) {
   pruned.assign(scores.size(), 0);
@@ -121,10 +78,6 @@ void mark_smallest(const std::vector<float>& scores, int64_t k, std::vector<uint
     if (scores[i] < threshold) pruned[i] = 1, ++count;
   for (size_t i = 0; i < scores.size() && count < k; ++i)
     if (scores[i] == threshold) pruned[i] = 1, ++count;
-}
-
-int64_t target_count(double sparsity, int64_t n) {
-  return std::min<int64_t>(n, std::llround(sparsity * static_cast<double>(n)));
 }
 
 // One block of a layer: group g, block row br, block column bc.
@@ -188,6 +141,65 @@ int64_t count_zeros(const float* w, int64_t n) {
   return z;
 }
 
+// Replaces the weight by a copy with the masked elements zeroed.
+void apply_mask(Graph& g, const PruneLayer& l) {
+  Tensor w = g.initializers.at(l.weight).clone();
+  float* p = w.data<float>();
+  for (int64_t i = 0; i < l.params; ++i)
+    if (!l.mask[static_cast<size_t>(i)]) p[i] = 0.f;
+  g.initializers[l.weight] = std::move(w);
+}
+
+}  // namespace
+
+namespace prune_detail {
+
+std::vector<PruneLayer> find_layers(const Graph& g, bool prune_first, bool prune_classifier) {
+  std::vector<PruneLayer> layers;
+  std::set<std::string> seen;
+  for (const Node& n : g.nodes) {
+    if (!is_conv_op(n.op) && n.op != "Gemm") continue;
+    if (n.inputs.size() < 2) continue;
+    const Tensor* w = g.constant(n.inputs[1]);
+    if (!w || w->dtype() != DType::kF32 || w->rank() < 2 || w->numel() == 0) continue;
+    if (!seen.insert(n.inputs[1]).second) continue;
+    PruneLayer l;
+    l.node = n.name;
+    l.op = n.op;
+    l.weight = n.inputs[1];
+    l.shape = w->shape();
+    l.params = w->numel();
+    if (n.op == "Gemm") {
+      DLAS_CHECK(w->rank() == 2, ErrorKind::kInvalidInput, n.label(), ": weight ", w->describe(),
+                 " is not a matrix");
+      const bool trans_b = n.attr_int("transB", 0) != 0;
+      l.rows = trans_b ? w->dim(0) : w->dim(1);
+      l.cols = trans_b ? w->dim(1) : w->dim(0);
+      l.transposed = !trans_b;
+    } else {
+      l.rows = w->dim(0);
+      l.cols = w->numel() / l.rows;
+      l.groups = n.attr_int("group", 1);
+      DLAS_CHECK(l.groups >= 1 && l.rows % l.groups == 0, ErrorKind::kInvalidInput, n.label(), ": ",
+                 l.rows, " output channels do not split into ", l.groups, " groups");
+    }
+    l.pruned = true;
+    layers.push_back(std::move(l));
+  }
+  if (!prune_first)
+    for (PruneLayer& l : layers)
+      if (is_conv_op(l.op)) {
+        l.pruned = false;
+        break;
+      }
+  if (!prune_classifier && !layers.empty()) layers.back().pruned = false;
+  return layers;
+}
+
+int64_t target_count(double sparsity, int64_t n) {
+  return std::min<int64_t>(n, std::llround(sparsity * static_cast<double>(n)));
+}
+
 void tally(const Graph& g, PruneReport& r) {
   r.prunable_params = r.prunable_zeros = r.total_params = r.total_zeros = 0;
   for (PruneLayer& l : r.layers) {
@@ -201,16 +213,11 @@ void tally(const Graph& g, PruneReport& r) {
   }
 }
 
-// Replaces the weight by a copy with the masked elements zeroed.
-void apply_mask(Graph& g, const PruneLayer& l) {
-  Tensor w = g.initializers.at(l.weight).clone();
-  float* p = w.data<float>();
-  for (int64_t i = 0; i < l.params; ++i)
-    if (!l.mask[static_cast<size_t>(i)]) p[i] = 0.f;
-  g.initializers[l.weight] = std::move(w);
-}
+}  // namespace prune_detail
 
-}  // namespace
+using prune_detail::find_layers;
+using prune_detail::tally;
+using prune_detail::target_count;
 
 std::string PruneSpec::str() const {
   std::string s;
@@ -269,8 +276,6 @@ PruneSpec parse_prune_spec(std::string_view text) {
   }
   DLAS_CHECK(parts.size() <= next + 2, ErrorKind::kInvalidInput, t, ": unexpected '",
              parts[next + 2], "' after the scope");
-  DLAS_CHECK(spec.method != PruneMethod::kChannel, ErrorKind::kUnsupported, t,
-             ": channel pruning is not available yet (use wp:S or bp:BxC:S)");
   return spec;
 }
 
@@ -301,10 +306,9 @@ PruneReport describe_weights(const Graph& graph, bool prune_first, bool prune_cl
 }
 
 PruneReport prune(Graph& graph, const PruneSpec& spec) {
-  DLAS_CHECK(spec.method != PruneMethod::kChannel, ErrorKind::kUnsupported, spec.str(),
-             ": channel pruning is not available yet");
   DLAS_CHECK(spec.sparsity >= 0 && spec.sparsity < 1, ErrorKind::kInvalidInput, spec.str(),
              ": sparsity must be in [0, 1)");
+  if (spec.method == PruneMethod::kChannel) return prune_detail::prune_channels(graph, spec);
   DLAS_CHECK(spec.method != PruneMethod::kBlock || (spec.block.rows > 0 && spec.block.cols > 0),
              ErrorKind::kInvalidInput, spec.str(), ": block sides must be positive");
   PruneReport r;

@@ -207,8 +207,7 @@ void parse_space_table(const Ctx& ctx, const toml::table& t, StudySpec& spec) {
                     "'" + v +
                         "' is not a compression spec (dense, wp:F, cp:F, bp:RxC:F, fp16, bf16, "
                         "int8[:calibrator], joined with '+')");
-        // What is not built yet (channel pruning, quantization) is refused by the parser
-        // as not available yet.
+        // Bad specs, and what is not built yet (quantization), are refused by the parser.
         try {
           parse_compress_spec(v);
         } catch (const Error& e) {

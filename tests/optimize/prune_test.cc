@@ -80,9 +80,13 @@ TEST(PruneSpec, RejectsBadSpecsNamingThePart) {
     e = error_of([&] { parse_prune_spec(bad); });
     EXPECT_EQ(e.kind(), ErrorKind::kInvalidInput) << bad << ": " << e.what();
   }
-  e = error_of([] { parse_prune_spec("cp:0.8"); });
-  EXPECT_EQ(e.kind(), ErrorKind::kUnsupported);
-  EXPECT_NE(std::string(e.what()).find("not available yet"), std::string::npos) << e.what();
+  const PruneSpec s = parse_prune_spec("cp:0.8:layer");
+  EXPECT_EQ(s.method, PruneMethod::kChannel);
+  EXPECT_EQ(s.scope, PruneScope::kLayer);
+  EXPECT_EQ(s.str(), "cp:0.8:layer");
+  EXPECT_EQ(parse_prune_spec("cp:0.5:global").str(), "cp:0.5");
+  for (const char* bad : {"cp", "cp:", "cp:1", "cp:0.5:rows", "cp:4x1:0.5"})
+    EXPECT_EQ(error_of([&] { parse_prune_spec(bad); }).kind(), ErrorKind::kInvalidInput) << bad;
 }
 
 TEST(PruneSpec, CompressSpecs) {
@@ -436,7 +440,8 @@ TEST_F(PruneCli, BadInputExitsTwoWithOneLine) {
   for (const std::string& args :
        {"prune resnet18-cifar --sparsity 1.5 -o " + path("a.onnx"),
         "prune resnet18-cifar --method block --block 4y1 --sparsity 0.5 -o " + path("a.onnx"),
-        "prune resnet18-cifar --method channel --sparsity 0.5 -o " + path("a.onnx"),
+        "prune resnet18-cifar --method channel --sparsity 1 -o " + path("a.onnx"),
+        "prune resnet18-cifar --method channel --block 4x1 --sparsity 0.5 -o " + path("a.onnx"),
         "prune resnet18-cifar --sparsity 0.5 --block 4x1 -o " + path("a.onnx"),
         "prune resnet18-cifar --sparsity 0.5 -o " + path("nodir/a.onnx"),
         std::string("bench resnet18-cifar --repeat 1 --compress wp:7"),

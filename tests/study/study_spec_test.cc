@@ -123,8 +123,8 @@ TEST(StudySpec, ErrorsNameFileLineAndField) {
       // TOML syntax: the parser's own position.
       {"[space]\nmodels = [\"resnet18-cifar\"\n", "s.toml:", "TOML", ""},
       // Dimensions of later issues: parsed, refused clearly.
-      {"[space]\nmodels = [\"resnet18-cifar\"]\ncompress = [\"dense\", \"cp:0.5\"]\n",
-       "s.toml:3:", "[space].compress", "channel pruning is not available yet"},
+      {"[space]\nmodels = [\"resnet18-cifar\"]\ncompress = [\"dense\", \"cp:0.5:rows\"]\n",
+       "s.toml:3:", "[space].compress", "scope 'rows' is not global or layer"},
       {"[space]\nmodels = [\"resnet18-cifar\"]\ncompress = [\"wp:0.9+int8\"]\n",
        "s.toml:3:", "[space].compress", "quantization is not available yet"},
       {"[space]\nmodels = [\"resnet18-cifar\"]\ncompress = [\"wp:1.5\"]\n",

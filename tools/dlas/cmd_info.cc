@@ -71,10 +71,11 @@ void add_info_command(CLI::App& app, Action& run) {
   auto all = std::make_shared<bool>(false);
   auto compress = std::make_shared<std::string>("dense");
   add_model_args(*cmd, *args);
-  cmd->add_option("--compress", *compress,
-                  "apply a compression spec first (dense | wp:S | bp:BxC:S) and report zeros and "
-                  "bytes per format (dense, CSR, BSR 4x1); also reported for any model whose "
-                  "weights have zeros")
+  cmd->add_option(
+         "--compress", *compress,
+         "apply a compression spec first (dense | wp:S | bp:BxC:S | cp:S) and report zeros and "
+         "bytes per format (dense, CSR, BSR 4x1); also reported for any model whose "
+         "weights have zeros")
       ->default_val("dense");
   cmd->add_flag("--json", *json, "print one JSON object (keys: model, params, macs, layers, ...)");
   cmd->add_flag("--all-nodes", *all, "list every node, not only those with weights or MACs");

@@ -1,5 +1,6 @@
 // dlas prune: L1 weight or block pruning of a model's Conv/Gemm weights, written as a dense
-// ONNX model with zeros (dlas/optimize/prune.h).
+// ONNX model with zeros, or channel pruning, written as the smaller dense model
+// (dlas/optimize/prune.h).
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
@@ -42,7 +43,9 @@ PruneSpec spec_from_args(const PruneArgs& a) {
 nlohmann::ordered_json report_json(const PruneReport& r) {
   nlohmann::ordered_json j;
   j["spec"] = r.spec.str();
-  j["method"] = r.spec.method == PruneMethod::kBlock ? "block" : "weight";
+  j["method"] = r.spec.method == PruneMethod::kBlock     ? "block"
+                : r.spec.method == PruneMethod::kChannel ? "channel"
+                                                         : "weight";
   j["scope"] = r.spec.scope == PruneScope::kLayer ? "layer" : "global";
   j["target_sparsity"] = r.spec.sparsity;
   j["prunable_params"] = r.prunable_params;
@@ -51,17 +54,56 @@ nlohmann::ordered_json report_json(const PruneReport& r) {
   j["total_params"] = r.total_params;
   j["total_zeros"] = r.total_zeros;
   j["total_sparsity"] = r.total_sparsity();
+  const bool channel = r.spec.method == PruneMethod::kChannel;
+  if (channel) {
+    j["prunable_channels"] = r.prunable_channels;
+    j["pruned_channels"] = r.pruned_channels;
+    j["params_before"] = r.params_before;
+    j["params_after"] = r.params_after;
+    j["macs_before"] = r.macs_before;
+    j["macs_after"] = r.macs_after;
+    j["mac_ratio"] = r.mac_ratio();  // the expected speedup
+  }
   j["layers"] = nlohmann::ordered_json::array();
-  for (const PruneLayer& l : r.layers)
-    j["layers"].push_back({{"node", l.node},
-                           {"op", l.op},
-                           {"weight", l.weight},
-                           {"shape", l.shape},
-                           {"pruned", l.pruned},
-                           {"params", l.params},
-                           {"zeros", l.zeros},
-                           {"sparsity", l.sparsity()}});
+  for (const PruneLayer& l : r.layers) {
+    nlohmann::ordered_json e = {{"node", l.node},     {"op", l.op},
+                                {"weight", l.weight}, {"shape", l.shape},
+                                {"pruned", l.pruned}, {"params", l.params},
+                                {"zeros", l.zeros},   {"sparsity", l.sparsity()}};
+    if (channel) {  // dense with index lists of the kept channels
+      e["out_channels"] = l.out_channels;
+      e["in_channels"] = l.in_channels;
+      e["kept_outputs"] = l.kept_outputs;
+      e["kept_inputs"] = l.kept_inputs;
+      if (!l.note.empty()) e["note"] = l.note;
+    }
+    j["layers"].push_back(std::move(e));
+  }
   return j;
+}
+
+std::string short_name(const std::string& node) {
+  return node.size() > 44 ? "..." + node.substr(node.size() - 41) : node;
+}
+
+void print_channel_report(const PruneReport& r) {
+  std::printf("%-44s %-10s %-18s %11s %11s  %s\n", "LAYER", "OP", "WEIGHT", "OUT KEPT", "IN KEPT",
+              "NOTE");
+  for (const PruneLayer& l : r.layers) {
+    const std::string out =
+        std::to_string(l.kept_outputs.size()) + "/" + std::to_string(l.out_channels);
+    const std::string in =
+        std::to_string(l.kept_inputs.size()) + "/" + std::to_string(l.in_channels);
+    std::printf("%-44s %-10s %-18s %11s %11s  %s\n", short_name(l.node).c_str(), l.op.c_str(),
+                shape_str(l.shape).c_str(), out.c_str(), in.c_str(), l.note.c_str());
+  }
+  std::printf(
+      "\n%s: %s of %s prunable channels removed (%.2f%%); params %s -> %s; MACs %s -> %s "
+      "(MAC ratio %.2fx, the expected speedup)\n",
+      r.spec.str().c_str(), with_commas(r.pruned_channels).c_str(),
+      with_commas(r.prunable_channels).c_str(), 100 * r.sparsity(),
+      with_commas(r.params_before).c_str(), with_commas(r.params_after).c_str(),
+      with_commas(r.macs_before).c_str(), with_commas(r.macs_after).c_str(), r.mac_ratio());
 }
 
 }  // namespace
@@ -73,10 +115,12 @@ void add_prune_command(CLI::App& app, Action& run) {
   auto a = std::make_shared<PruneArgs>();
   add_model_args(*cmd, *model);
   cmd->add_option("--method", a->method,
-                  "weight (unstructured) or block (BxC blocks by L1 norm); channel comes later")
+                  "weight (unstructured), block (BxC blocks by L1 norm) or channel (conv output "
+                  "channels by normalised L1 norm, removed: a smaller dense model)")
       ->default_val("weight")
       ->check(CLI::IsMember({"weight", "block", "channel"}));
-  cmd->add_option("--sparsity", a->sparsity, "fraction of weights (or blocks) to zero, in [0, 1)")
+  cmd->add_option("--sparsity", a->sparsity,
+                  "fraction of weights (blocks, prunable channels) to prune, in [0, 1)")
       ->required();
   cmd->add_option("--block", a->block,
                   "block: B output channels x C reduction elements (default 4x1)");
@@ -87,7 +131,8 @@ void add_prune_command(CLI::App& app, Action& run) {
   cmd->add_flag("--prune-first", a->prune_first,
                 "also prune the first conv (kept dense by default)");
   cmd->add_flag("--prune-classifier", a->prune_classifier,
-                "also prune the classifier (the last Conv/Gemm; kept dense by default)");
+                "also prune the classifier (the last Conv/Gemm; kept dense by default; channel "
+                "pruning never removes its outputs)");
   cmd->add_option("-o,--output", a->output, "output .onnx path")->required();
   cmd->add_flag("--json", a->json, "print one JSON object");
   cmd->callback([&run, model, a] {
@@ -105,6 +150,11 @@ void add_prune_command(CLI::App& app, Action& run) {
         j["output"] = a->output;
         j.update(report_json(r));
         std::cout << j.dump(2) << "\n";
+        return 0;
+      }
+      if (spec.method == PruneMethod::kChannel) {
+        print_channel_report(r);
+        std::printf("wrote %s\n", a->output.c_str());
         return 0;
       }
       std::printf("%-44s %-10s %-18s %12s %12s %9s\n", "LAYER", "OP", "WEIGHT", "PARAMS", "ZEROS",

@@ -100,8 +100,9 @@ void add_engine_args(CLI::App& cmd, EngineArgs& a) {
       ->check(CLI::Range(0, 3));
   cmd.add_option("--compress", a.compress,
                  "model compression applied before compiling: dense | wp:S (global L1 weight "
-                 "pruning) | bp:BxC:S (L1 block pruning, e.g. bp:4x1:0.9); add :layer for "
-                 "per-layer sparsity; first conv and classifier stay dense")
+                 "pruning) | bp:BxC:S (L1 block pruning, e.g. bp:4x1:0.9) | cp:S (channel "
+                 "pruning: conv channels removed); add :layer for per-layer sparsity; first "
+                 "conv and classifier stay dense")
       ->default_val("dense");
 }
 

@@ -12,11 +12,26 @@
 //   bp:BxC:S[:global|:layer]   blocks of B output channels x C reduction indices (aligned to
 //                              multiples of B and C; edge blocks are smaller), the fraction S
 //                              of blocks with the smallest L1 norm
-//   cp:S                       channel pruning: parsed, refused (kUnsupported) until it lands
+//   cp:S[:global|:layer]       channels: the fraction S of the prunable conv output channels
+//                              with the smallest normalised filter L1 norm, physically removed
+//                              (see "Channel pruning" below)
 // S is in [0, 1). Scope global (default): one threshold over all prunable layers; layer:
 // every prunable layer pruned to S on its own. The first conv (first Conv/FusedConv in
 // topological order) and the classifier (last prunable node in topological order) stay
 // dense unless prune_first / prune_classifier say otherwise.
+//
+// Channel pruning (cp) shrinks the graph instead of zeroing: a pruned output channel of a
+// Conv (group 1) is removed from its weight and bias, from the BatchNormalization after it,
+// from depthwise convs that follow it (their groups shrink) and from the input channels of
+// every consumer Conv, or the input features of a Gemm reached through Flatten -- through
+// any chain of channel-wise ops (Relu, Clip, Sigmoid, pools, Dropout, ...). Score: the L1
+// norm of the channel's filter divided by the mean L1 norm of its layer's filters (so 1 is
+// an average channel of any layer, whatever its fan-in). A conv whose channels reach
+// anything else -- Add, Mul, Concat, Reshape, a grouped conv, a graph output -- keeps all
+// its channels (residual and concat producers are not pruned in this version; the layer's
+// note says why). Every layer keeps at least one channel, so S is the fraction of the
+// prunable channels removed unless that bound caps it. The classifier's outputs are never
+// pruned (prune_classifier has no effect); the first conv is kept unless prune_first.
 #pragma once
 
 #include <cstdint>
@@ -47,7 +62,7 @@ struct PruneSpec {
 };
 
 // Parses one pruning spec (syntax above). Throws kInvalidInput naming the bad part
-// ("bp:4x1:1.5: sparsity must be in [0, 1)"); kUnsupported for cp (not available yet).
+// ("bp:4x1:1.5: sparsity must be in [0, 1)").
 PruneSpec parse_prune_spec(std::string_view text);
 
 // Parses a --compress value: "dense" (nullopt) or parts joined by '+' of which at most one
@@ -71,6 +86,14 @@ struct PruneLayer {
   // the layer was kept dense.
   std::vector<uint8_t> mask;
 
+  // Channel pruning only (the paper's "dense with an index list of kept channels" format):
+  // the layer's original output channels (Gemm: outputs) and input channels (Conv: channels
+  // of its input tensor; Gemm: input features), and the indices kept, ascending -- all of
+  // them for a side left alone. shape/params/rows/cols above describe the shrunk weight.
+  int64_t out_channels = 0, in_channels = 0;
+  std::vector<int64_t> kept_outputs, kept_inputs;
+  std::string note;  // why a layer's outputs were not pruned ("feeds Add 'add1'", ...)
+
   double sparsity() const { return params ? static_cast<double>(zeros) / params : 0.0; }
 };
 
@@ -79,10 +102,21 @@ struct PruneReport {
   std::vector<PruneLayer> layers;  // every Conv/FusedConv/Gemm f32 weight, in node order
   int64_t prunable_params = 0, prunable_zeros = 0;  // layers with pruned == true
   int64_t total_params = 0, total_zeros = 0;        // all layers
+  // Channel pruning: output channels of the prunable layers, and how many were removed;
+  // the graph's parameters and MACs before and after.
+  int64_t prunable_channels = 0, pruned_channels = 0;
+  int64_t params_before = 0, params_after = 0, macs_before = 0, macs_after = 0;
 
-  // Zeros / params over the pruned layers (what the spec's S asks for).
+  // What the spec's S asks for: zeros / params over the pruned layers, or for channel
+  // pruning removed / prunable channels.
   double sparsity() const {
+    if (spec.method == PruneMethod::kChannel)
+      return prunable_channels ? static_cast<double>(pruned_channels) / prunable_channels : 0.0;
     return prunable_params ? static_cast<double>(prunable_zeros) / prunable_params : 0.0;
+  }
+  // Dense MACs / pruned MACs: channel pruning's expected speedup (1 otherwise).
+  double mac_ratio() const {
+    return macs_after > 0 ? static_cast<double>(macs_before) / macs_after : 1.0;
   }
   double total_sparsity() const {
     return total_params ? static_cast<double>(total_zeros) / total_params : 0.0;
@@ -93,7 +127,10 @@ struct PruneReport {
 // so tensors shared with other graphs are left alone). Unstructured pruning hits exactly
 // round(S * n) pruned weights (n: prunable weights, globally or per layer), ties at the
 // threshold broken by layer order then element order; block pruning exactly round(S * b)
-// pruned blocks (b: blocks). Throws kUnsupported for kChannel.
+// pruned blocks (b: blocks). Channel pruning removes exactly round(S * c) channels (c:
+// prunable channels, globally or per layer) unless one-channel-per-layer caps it, ties
+// broken by layer order then channel order; the graph is re-inferred afterwards (shape
+// inference validates the shrunk model) and the report's layers have no masks.
 PruneReport prune(Graph& graph, const PruneSpec& spec);
 
 // Describes the graph's prunable weights as they are (zeros counted, no masks): what

@@ -1,0 +1,388 @@
+// Channel pruning (cp:S, dlas/optimize/prune.h): the shrunk graph validates and computes what
+// the dense model with the pruned channels masked computes, the requested fraction of the
+// prunable channels goes, residual/concat producers and the first conv stay, the classifier
+// loses input features, scores are normalised per layer, and the command line.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <random>
+
+#include "dlas/core/error.h"
+#include "dlas/model/zoo.h"
+#include "dlas/optimize/prune.h"
+#include "dlas/system/executor.h"
+#include "dlas/system/plan.h"
+
+namespace dlas {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Random BatchNormalization parameters and statistics (the zoo's are the identity), so a BN
+// vector shrunk at the wrong indices shows in the outputs.
+void randomise_batch_norms(Graph& g, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> u(0.5f, 1.5f), n(-0.5f, 0.5f);
+  for (const Node& node : g.nodes) {
+    if (node.op != "BatchNormalization") continue;
+    for (size_t k = 1; k < 5; ++k) {
+      Tensor t = g.initializers.at(node.inputs[k]).clone();
+      for (int64_t i = 0; i < t.numel(); ++i)
+        t.data<float>()[i] = k == 1 || k == 4 ? u(rng) : n(rng);
+      g.initializers[node.inputs[k]] = t;
+    }
+  }
+}
+
+const Node& node_named(const Graph& g, const std::string& name) {
+  for (const Node& n : g.nodes)
+    if (n.name == name) return n;
+  throw Error(ErrorKind::kInternal, "no node " + name);
+}
+
+// The dense model computing what the pruned one does, made from the report's index lists
+// alone: the removed output channels' filters and biases zeroed, and every layer's weights
+// for removed input channels (features) zeroed, so nothing a pruned channel carries reaches
+// anything that is kept.
+Graph masked_dense(const Graph& dense, const PruneReport& r) {
+  Graph g = dense;
+  for (const PruneLayer& l : r.layers) {
+    const Node& n = node_named(g, l.node);
+    Tensor w = g.initializers.at(l.weight).clone();
+    float* p = w.data<float>();
+    std::vector<uint8_t> out_kept(static_cast<size_t>(l.out_channels), 0),
+        in_kept(static_cast<size_t>(l.in_channels), 0);
+    for (int64_t k : l.kept_outputs) out_kept[static_cast<size_t>(k)] = 1;
+    for (int64_t k : l.kept_inputs) in_kept[static_cast<size_t>(k)] = 1;
+    if (l.op == "Gemm") {
+      const bool trans_b = n.attr_int("transB", 0) != 0;  // [N][K] or [K][N]
+      for (int64_t o = 0; o < l.out_channels; ++o)
+        for (int64_t i = 0; i < l.in_channels; ++i)
+          if (!out_kept[static_cast<size_t>(o)] || !in_kept[static_cast<size_t>(i)])
+            p[trans_b ? o * l.in_channels + i : i * l.out_channels + o] = 0.f;
+    } else {
+      const Shape& s = w.shape();
+      const int64_t per_group = s[1], spatial = w.numel() / (s[0] * s[1]);
+      const int64_t out_per_group = s[0] / n.attr_int("group", 1);  // the dense groups
+      for (int64_t o = 0; o < s[0]; ++o)
+        for (int64_t c = 0; c < per_group; ++c) {
+          const int64_t in = (o / out_per_group) * per_group + c;  // input tensor channel
+          if (out_kept[static_cast<size_t>(o)] && in_kept[static_cast<size_t>(in)]) continue;
+          std::fill_n(p + (o * per_group + c) * spatial, spatial, 0.f);
+        }
+      if (n.inputs.size() > 2 && !n.inputs[2].empty()) {
+        Tensor b = g.initializers.at(n.inputs[2]).clone();
+        for (int64_t o = 0; o < s[0]; ++o)
+          if (!out_kept[static_cast<size_t>(o)]) b.data<float>()[o] = 0.f;
+        g.initializers[n.inputs[2]] = b;
+      }
+    }
+    g.initializers[l.weight] = w;
+  }
+  return g;
+}
+
+Tensor random_input(const Graph& g, uint32_t seed) {
+  Tensor x(DType::kF32, g.inputs[0].shape);
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> dist(0.f, 1.f);
+  for (int64_t i = 0; i < x.numel(); ++i) x.data<float>()[i] = dist(rng);
+  return x;
+}
+
+double max_abs(const Tensor& t) {
+  double m = 0;
+  for (int64_t i = 0; i < t.numel(); ++i) m = std::max(m, std::fabs(t.get_as_double(i)));
+  return m;
+}
+
+double max_diff(const Tensor& a, const Tensor& b) {
+  double m = 0;
+  for (int64_t i = 0; i < a.numel(); ++i)
+    m = std::max(m, std::fabs(a.get_as_double(i) - b.get_as_double(i)));
+  return m;
+}
+
+// Whole-model tolerance as in prune_test.cc: L layers x 4 eps sqrt(R_max) x output scale.
+double tolerance(const Graph& g, double scale) {
+  int64_t layers = 0, r_max = 1;
+  for (const PruneLayer& l : describe_weights(g).layers) ++layers, r_max = std::max(r_max, l.cols);
+  return static_cast<double>(layers) * 4 * 1.19209290e-7 * std::sqrt(double(r_max)) *
+         std::max(1.0, scale);
+}
+
+struct ModelCase {
+  const char* name;
+  int64_t image_size;  // -1: the model's own
+};
+
+class PruneChannelModels : public ::testing::TestWithParam<ModelCase> {};
+
+TEST_P(PruneChannelModels, ShrunkModelValidatesAndEqualsTheMaskedDenseModel) {
+  ZooOptions o;
+  o.image_size = GetParam().image_size;
+  Graph dense = build_zoo_model(GetParam().name, o);
+  randomise_batch_norms(dense, 5);
+  Graph pruned = dense;
+  const PruneReport r = prune(pruned, parse_prune_spec("cp:0.6"));
+  EXPECT_NO_THROW(pruned.infer());  // prune() inferred it too; the shrunk graph is valid
+  ASSERT_GT(r.pruned_channels, 0);
+  EXPECT_LT(r.macs_after, r.macs_before);
+  EXPECT_EQ(r.macs_after, pruned.macs());
+  EXPECT_EQ(r.params_after, pruned.param_count());
+  for (const PruneLayer& l : r.layers) {  // the weights are the index lists' size
+    const Tensor& w = pruned.initializers.at(l.weight);
+    EXPECT_TRUE(l.mask.empty());
+    EXPECT_TRUE(std::is_sorted(l.kept_outputs.begin(), l.kept_outputs.end()));
+    EXPECT_GE(l.kept_outputs.size(), 1u) << l.node;
+    if (l.op == "Gemm") {
+      EXPECT_EQ(l.rows * l.cols, w.numel());
+      EXPECT_EQ(std::ssize(l.kept_inputs), l.cols) << l.node;
+    } else {
+      EXPECT_EQ(std::ssize(l.kept_outputs), w.dim(0)) << l.node;
+      EXPECT_EQ(std::ssize(l.kept_inputs), w.dim(1) * l.groups) << l.node;
+    }
+  }
+
+  const Tensor x = random_input(dense, 3);
+  const Tensor want = ReferenceExecutor(masked_dense(dense, r)).run({x})[0];
+  const Tensor unpruned = ReferenceExecutor(dense).run({x})[0];
+  const Tensor got_ref = ReferenceExecutor(pruned).run({x})[0];
+  const Tensor got_plan = Plan(pruned, {}).run({x})[0];
+  ASSERT_EQ(want.shape(), got_ref.shape());
+  const double tol = tolerance(dense, max_abs(want));
+  EXPECT_LE(max_diff(got_ref, want), tol);
+  EXPECT_LE(max_diff(got_plan, want), tol);
+  EXPECT_GT(max_diff(unpruned, want), tol) << "pruning changed nothing?";
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    PruneChannelZoo, PruneChannelModels,
+    ::testing::Values(ModelCase{"resnet18-cifar", -1}, ModelCase{"vgg16-cifar", -1},
+                      ModelCase{"mobilenetv1-cifar", -1}, ModelCase{"mobilenetv2-cifar", -1},
+                      ModelCase{"resnet50", 64}, ModelCase{"mobilenetv2", 64},
+                      ModelCase{"efficientnetb0", 64}, ModelCase{"densenet161", 64}),
+    [](const auto& info) {
+      std::string s = info.param.name;
+      std::replace(s.begin(), s.end(), '-', '_');
+      return s;
+    });
+
+TEST(PruneChannel, GlobalScopeRemovesTheRequestedCount) {
+  for (double s : {0.0, 0.3, 0.8}) {
+    Graph g = build_zoo_model("vgg16-cifar");
+    const PruneReport r = prune(g, parse_prune_spec("cp:" + std::to_string(s)));
+    int64_t prunable = 0, removed = 0;
+    for (const PruneLayer& l : r.layers) {
+      if (!l.pruned) {
+        if (l.op == "Conv") {
+          EXPECT_EQ(std::ssize(l.kept_outputs), l.out_channels) << l.node;
+        }
+        continue;
+      }
+      prunable += l.out_channels;
+      removed += l.out_channels - g.initializers.at(l.weight).dim(0);
+    }
+    EXPECT_EQ(prunable, r.prunable_channels);
+    EXPECT_EQ(removed, std::llround(s * static_cast<double>(prunable))) << s;
+    EXPECT_EQ(removed, r.pruned_channels);
+    EXPECT_NEAR(r.sparsity(), s, 1e-3);
+  }
+}
+
+TEST(PruneChannel, LayerScopeHitsEveryLayerAndKeepsOneChannel) {
+  Graph g = build_zoo_model("mobilenetv1-cifar");
+  const PruneReport r = prune(g, parse_prune_spec("cp:0.7:layer"));
+  int pruned = 0;
+  for (const PruneLayer& l : r.layers) {
+    if (!l.pruned) continue;
+    ++pruned;
+    EXPECT_EQ(l.out_channels - std::ssize(l.kept_outputs),
+              std::llround(0.7 * static_cast<double>(l.out_channels)))
+        << l.node;
+  }
+  EXPECT_GT(pruned, 10);
+  // At 0.999 the one-channel floor binds: every prunable layer keeps exactly one.
+  Graph h = build_zoo_model("resnet18-cifar");
+  const PruneReport t = prune(h, parse_prune_spec("cp:0.999"));
+  int64_t layers = 0;
+  for (const PruneLayer& l : t.layers)
+    if (l.pruned) {
+      ++layers;
+      EXPECT_EQ(l.kept_outputs.size(), 1u) << l.node;
+    }
+  EXPECT_EQ(t.pruned_channels, t.prunable_channels - layers);
+  EXPECT_NO_THROW(h.infer());
+}
+
+TEST(PruneChannel, ResidualConcatFirstConvAndClassifierPolicy) {
+  Graph g = build_zoo_model("resnet18-cifar");
+  const PruneReport r = prune(g, parse_prune_spec("cp:0.5"));
+  EXPECT_FALSE(r.layers.front().pruned);
+  EXPECT_EQ(r.layers.front().note, "first conv");
+  EXPECT_EQ(r.layers.back().op, "Gemm");
+  EXPECT_EQ(r.layers.back().note, "classifier");
+  EXPECT_EQ(std::ssize(r.layers.back().kept_outputs), r.layers.back().out_channels);
+  int residual = 0;
+  for (const PruneLayer& l : r.layers)
+    if (l.note.find("feeds Add") != std::string::npos) {
+      ++residual;
+      EXPECT_FALSE(l.pruned);
+      EXPECT_EQ(std::ssize(l.kept_outputs), l.out_channels) << l.node;
+    }
+  EXPECT_GE(residual, 8);  // every block's second conv and the shortcuts
+
+  ZooOptions small;
+  small.image_size = 64;
+  Graph d = build_zoo_model("densenet161", small);
+  const PruneReport dr = prune(d, parse_prune_spec("cp:0.5"));
+  int concat = 0;
+  for (const PruneLayer& l : dr.layers)
+    if (l.note.find("feeds Concat") != std::string::npos) {
+      ++concat;
+      EXPECT_FALSE(l.pruned) << l.node;
+    }
+  EXPECT_GT(concat, 50);
+  EXPECT_GT(dr.pruned_channels, 0);  // the bottleneck convs inside each dense layer
+
+  PruneSpec first = parse_prune_spec("cp:0.5");
+  first.prune_first = true;
+  Graph f = build_zoo_model("vgg16-cifar");
+  const PruneReport fr = prune(f, first);
+  EXPECT_TRUE(fr.layers.front().pruned);
+  EXPECT_LT(f.initializers.at(fr.layers.front().weight).dim(0), fr.layers.front().out_channels);
+}
+
+TEST(PruneChannel, ClassifierInputFeaturesShrinkThroughFlatten) {
+  Graph g = build_zoo_model("vgg16-cifar");
+  const PruneReport r = prune(g, parse_prune_spec("cp:0.8"));
+  const PruneLayer& fc = r.layers.back();
+  ASSERT_EQ(fc.op, "Gemm");
+  const PruneLayer& last_conv = r.layers[r.layers.size() - 2];
+  ASSERT_TRUE(last_conv.pruned);
+  ASSERT_LT(last_conv.kept_outputs.size(), static_cast<size_t>(last_conv.out_channels));
+  EXPECT_EQ(fc.kept_inputs.size(), last_conv.kept_outputs.size());  // 1x1 spatial: one each
+  EXPECT_EQ(fc.cols, std::ssize(fc.kept_inputs));
+  EXPECT_EQ(fc.in_channels, last_conv.out_channels);
+}
+
+TEST(PruneChannel, ScoresAreNormalisedPerLayer) {
+  // Scaling one layer's weights changes its filters' L1 norms but not their ranking within the
+  // layer relative to its mean: the same channels go.
+  const Graph dense = build_zoo_model("vgg16-cifar");
+  Graph a = dense;
+  const PruneReport ra = prune(a, parse_prune_spec("cp:0.5"));
+  Graph b = dense;
+  const std::string w = ra.layers[3].weight;
+  Tensor t = b.initializers.at(w).clone();
+  for (int64_t i = 0; i < t.numel(); ++i) t.data<float>()[i] *= 100.f;
+  b.initializers[w] = t;
+  const PruneReport rb = prune(b, parse_prune_spec("cp:0.5"));
+  ASSERT_EQ(ra.layers.size(), rb.layers.size());
+  for (size_t i = 0; i < ra.layers.size(); ++i)
+    EXPECT_EQ(ra.layers[i].kept_outputs, rb.layers[i].kept_outputs) << ra.layers[i].node;
+  // The lowest-scored channel of a pruned layer is gone, the highest kept.
+  const PruneLayer& l = ra.layers[3];
+  const float* p = dense.initializers.at(l.weight).data<float>();
+  const int64_t cols = dense.initializers.at(l.weight).numel() / l.out_channels;
+  std::vector<double> norms(static_cast<size_t>(l.out_channels));
+  for (int64_t o = 0; o < l.out_channels; ++o)
+    for (int64_t c = 0; c < cols; ++c) norms[static_cast<size_t>(o)] += std::fabs(p[o * cols + c]);
+  const int64_t lo = std::min_element(norms.begin(), norms.end()) - norms.begin();
+  const int64_t hi = std::max_element(norms.begin(), norms.end()) - norms.begin();
+  EXPECT_FALSE(std::binary_search(l.kept_outputs.begin(), l.kept_outputs.end(), lo));
+  EXPECT_TRUE(std::binary_search(l.kept_outputs.begin(), l.kept_outputs.end(), hi));
+}
+
+// --- command line ---------------------------------------------------------------
+
+struct CliResult {
+  int code;
+  std::string out, err;
+};
+
+class PruneChannelCli : public ::testing::Test {
+ protected:
+  fs::path dir_;
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("dlas_cprune_" +
+            std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  static std::string slurp(const fs::path& p) {
+    std::ifstream in(p);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  }
+  CliResult dlas(const std::string& args) {
+    const fs::path out = dir_ / "stdout.txt", err = dir_ / "stderr.txt";
+    const std::string cmd =
+        std::string(DLAS_CLI_PATH) + " " + args + " >" + out.string() + " 2>" + err.string();
+    const int status = std::system(cmd.c_str());
+    CliResult r{WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status), slurp(out),
+                slurp(err)};
+    fs::remove(out);
+    fs::remove(err);
+    return r;
+  }
+  std::string path(const std::string& name) { return (dir_ / name).string(); }
+};
+
+TEST_F(PruneChannelCli, PruneWritesTheSmallerModelAndInfoShowsIt) {
+  const std::string x = path("c.onnx");
+  CliResult r = dlas("prune vgg16-cifar --method channel --sparsity 0.8 --json -o " + x);
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["spec"], "cp:0.8");
+  EXPECT_EQ(j["method"], "channel");
+  EXPECT_NEAR(j["sparsity"].get<double>(), 0.8, 1e-3);
+  const double ratio = j["mac_ratio"].get<double>();
+  EXPECT_GT(ratio, 4.0);
+  EXPECT_DOUBLE_EQ(ratio, j["macs_before"].get<double>() / j["macs_after"].get<double>());
+  EXPECT_TRUE(j["layers"][1].contains("kept_outputs"));
+
+  r = dlas("info " + x + " --json");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto info = nlohmann::json::parse(r.out);
+  EXPECT_EQ(info["params"].get<int64_t>(), j["params_after"].get<int64_t>());
+  EXPECT_EQ(info["macs"].get<int64_t>(), j["macs_after"].get<int64_t>());
+
+  r = dlas("prune mobilenetv2-cifar --method channel --sparsity 0.5 --scope layer -o " +
+           path("m.onnx"));
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("MAC ratio"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("depthwise: follows"), std::string::npos) << r.out;
+}
+
+TEST_F(PruneChannelCli, CompressChannelOnInfoRunAndBench) {
+  CliResult r = dlas("info vgg16-cifar --compress cp:0.5 --json");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const int64_t small = nlohmann::json::parse(r.out)["macs"].get<int64_t>();
+  r = dlas("info vgg16-cifar --json");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_LT(small, nlohmann::json::parse(r.out)["macs"].get<int64_t>() / 2);
+
+  r = dlas("run mobilenetv2-cifar --compress cp:0.5:layer --json");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("compress=cp:0.5:layer"), std::string::npos) << r.out;
+  r = dlas("bench resnet18-cifar --repeat 2 --warmup 0 --compress cp:0.8 --json");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(nlohmann::json::parse(r.out)["compress"], "cp:0.8");
+
+  for (const char* bad : {"info vgg16-cifar --compress cp:1", "run vgg16-cifar --compress cp:x",
+                          "bench vgg16-cifar --compress cp:0.5+wp:0.5"}) {
+    r = dlas(bad);
+    EXPECT_EQ(r.code, 2) << bad << "\n" << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << bad << "\n" << r.err;
+  }
+}
+
+}  // namespace
+}  // namespace dlas
