@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The main job: set-up, build, then the across-stack study of studies/default.toml (about
-# 3 minutes on 2 cores) into results/study.db, its report (results/report/report.html) and
+# 5-6 minutes on 2 cores) into results/study.db, its report (results/report/report.html) and
 # the check of the DLAS paper's observations. `scripts/main.sh SPEC.toml` runs another study;
 # rerunning resumes: variants already stored ok on this machine are not measured again.
 set -euo pipefail
