@@ -17,6 +17,7 @@
 #include "dlas/optimize/prune.h"
 #include "dlas/system/executor.h"
 #include "dlas/system/plan.h"
+#include "optimize/cli_test_util.h"
 
 namespace dlas {
 namespace {
@@ -301,39 +302,8 @@ TEST(PruneChannel, ScoresAreNormalisedPerLayer) {
 
 // --- command line ---------------------------------------------------------------
 
-struct CliResult {
-  int code;
-  std::string out, err;
-};
-
-class PruneChannelCli : public ::testing::Test {
- protected:
-  fs::path dir_;
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("dlas_cprune_" +
-            std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-  static std::string slurp(const fs::path& p) {
-    std::ifstream in(p);
-    return std::string(std::istreambuf_iterator<char>(in), {});
-  }
-  CliResult dlas(const std::string& args) {
-    const fs::path out = dir_ / "stdout.txt", err = dir_ / "stderr.txt";
-    const std::string cmd =
-        std::string(DLAS_CLI_PATH) + " " + args + " >" + out.string() + " 2>" + err.string();
-    const int status = std::system(cmd.c_str());
-    CliResult r{WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status), slurp(out),
-                slurp(err)};
-    fs::remove(out);
-    fs::remove(err);
-    return r;
-  }
-  std::string path(const std::string& name) { return (dir_ / name).string(); }
-};
+using test::CliResult;
+class PruneChannelCli : public test::CliTest {};
 
 TEST_F(PruneChannelCli, PruneWritesTheSmallerModelAndInfoShowsIt) {
   const std::string x = path("c.onnx");

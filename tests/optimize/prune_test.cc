@@ -20,6 +20,7 @@
 #include "dlas/system/executor.h"
 #include "dlas/system/loader.h"
 #include "dlas/system/plan.h"
+#include "optimize/cli_test_util.h"
 
 namespace dlas {
 namespace {
@@ -348,7 +349,9 @@ TEST(Prune, AutoRunsPrunedLayersSparse) {
     EXPECT_EQ(kernel.rfind("sparse", 0), std::string::npos) << node;
   for (const auto& [node, kernel] : kp) {
     if (kernel.rfind("sparse", 0) == 0) ++sparse;
-    if (node == "conv1") EXPECT_EQ(kernel, "direct");  // the stem stays dense
+    if (node == "conv1") {
+      EXPECT_EQ(kernel, "direct");  // the stem stays dense
+    }
   }
   EXPECT_GE(sparse, 18);  // every pruned conv but the stem: 16 3x3 + 3 shortcuts
   EXPECT_EQ(kp.at("layer1.0.conv1"), "sparse-direct");
@@ -369,39 +372,8 @@ TEST(Prune, AutoRunsPrunedLayersSparse) {
 
 // --- command line ---------------------------------------------------------------
 
-struct CliResult {
-  int code;
-  std::string out, err;
-};
-
-class PruneCli : public ::testing::Test {
- protected:
-  fs::path dir_;
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("dlas_prune_" +
-            std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-  static std::string slurp(const fs::path& p) {
-    std::ifstream in(p);
-    return std::string(std::istreambuf_iterator<char>(in), {});
-  }
-  CliResult dlas(const std::string& args) {
-    const fs::path out = dir_ / "stdout.txt", err = dir_ / "stderr.txt";
-    const std::string cmd =
-        std::string(DLAS_CLI_PATH) + " " + args + " >" + out.string() + " 2>" + err.string();
-    const int status = std::system(cmd.c_str());
-    CliResult r{WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status), slurp(out),
-                slurp(err)};
-    fs::remove(out);
-    fs::remove(err);
-    return r;
-  }
-  std::string path(const std::string& name) { return (dir_ / name).string(); }
-};
+using test::CliResult;
+class PruneCli : public test::CliTest {};
 
 TEST_F(PruneCli, WritesALoadableModelWithTheRequestedSparsity) {
   const std::string x = path("x.onnx");
