@@ -3,6 +3,7 @@
 #include <atomic>
 #include <cstdlib>
 #include <mutex>
+#include <string>
 
 #include "dlas/core/error.h"
 #include "dlas/hw/cpu.h"
@@ -15,8 +16,18 @@ const char* isa_name(Isa isa) {
       return "scalar";
     case Isa::kAvx2:
       return "avx2";
+    case Isa::kAvx2Vnni:
+      return "avx2-vnni";
     case Isa::kAvx512:
       return "avx512";
+    case Isa::kAvx512Vnni:
+      return "avx512-vnni";
+    case Isa::kAvx512Bf16:
+      return "avx512-bf16";
+    case Isa::kAvx512Fp16:
+      return "avx512-fp16";
+    case Isa::kAmx:
+      return "amx";
   }
   return "?";
 }
@@ -24,7 +35,9 @@ const char* isa_name(Isa isa) {
 Isa parse_isa(std::string_view name) {
   for (Isa isa : kAllIsas)
     if (name == isa_name(isa)) return isa;
-  fail(ErrorKind::kUsage, "unknown ISA '", name, "' (expected scalar, avx2 or avx512)");
+  std::string names;
+  for (Isa isa : kAllIsas) names += std::string(names.empty() ? "" : ", ") + isa_name(isa);
+  fail(ErrorKind::kUsage, "unknown ISA '", name, "' (expected one of ", names, ")");
 }
 
 bool isa_supported(Isa isa) {
@@ -34,8 +47,18 @@ bool isa_supported(Isa isa) {
       return true;
     case Isa::kAvx2:
       return f.avx2 && f.fma && f.f16c;
+    case Isa::kAvx2Vnni:
+      return isa_supported(Isa::kAvx2) && f.avx_vnni;
     case Isa::kAvx512:
       return isa_supported(Isa::kAvx2) && f.avx512f && f.avx512bw && f.avx512dq && f.avx512vl;
+    case Isa::kAvx512Vnni:
+      return isa_supported(Isa::kAvx512) && f.avx512_vnni;
+    case Isa::kAvx512Bf16:
+      return isa_supported(Isa::kAvx512Vnni) && f.avx512_bf16;
+    case Isa::kAvx512Fp16:
+      return isa_supported(Isa::kAvx512Bf16) && f.avx512_fp16;
+    case Isa::kAmx:
+      return isa_supported(Isa::kAvx512Fp16) && f.amx_tile && f.amx_int8 && f.amx_bf16;
   }
   return false;
 }
@@ -87,6 +110,13 @@ void set_active_isa(Isa isa) {
 bool isa_emulated() { return active_isa() < detected_isa(); }
 
 std::vector<Isa> supported_isas() {
+  std::vector<Isa> out;
+  for (Isa isa : kBaseIsas)
+    if (isa_supported(isa)) out.push_back(isa);
+  return out;
+}
+
+std::vector<Isa> supported_isa_levels() {
   std::vector<Isa> out;
   for (Isa isa : kAllIsas)
     if (isa_supported(isa)) out.push_back(isa);

@@ -64,12 +64,12 @@ void add_hw_command(CLI::App& app, Action& run) {
       std::printf("\n");
       if (pk) {
         std::printf("peak fp32 GFLOP/s (best of short runs)\n");
-        std::printf("  %-8s %12s %12s\n", "isa", "1 thread", str(pk->threads, " threads").c_str());
+        std::printf("  %-12s %12s %12s\n", "isa", "1 thread", str(pk->threads, " threads").c_str());
         for (const IsaPeak& p : pk->isas) {
           if (p.supported)
-            std::printf("  %-8s %12.1f %12.1f\n", isa_name(p.isa), p.gflops_single, p.gflops_all);
+            std::printf("  %-12s %12.1f %12.1f\n", isa_name(p.isa), p.gflops_single, p.gflops_all);
           else
-            std::printf("  %-8s %12s %12s\n", isa_name(p.isa), "n/a", "n/a");
+            std::printf("  %-12s %12s %12s\n", isa_name(p.isa), "n/a", "n/a");
         }
         std::printf("memory bandwidth GB/s (%d threads, %zu MiB buffers)\n", pk->threads,
                     pk->bandwidth_buffer_bytes >> 20);

@@ -13,7 +13,7 @@
 //   threads = [2]                                      # 0: one per logical CPU
 //   compress = ["dense"]
 //   batch = [1]
-//   isa = ["native"]                                   # native, scalar, avx2, avx512
+//   isa = ["native"]                                   # native or any --isa path (isa.h)
 //   backend = ["dlas"]                                 # dlas or onednn
 //   opt_level = [3]                                    # 0..3
 //   [[exclude]]                                        # skip a partial combination

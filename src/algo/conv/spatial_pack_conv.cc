@@ -240,7 +240,7 @@ class SpatialPackConv final : public ConvAlgorithm {
   // with most useful outputs per tile (ragged edges count as waste) wins.
   Knobs default_knobs(const ConvProblem& p, Isa isa) const override {
     const int64_t lanes = ukernel::f32_spack_default(isa).lanes;
-    const int64_t regs = isa == Isa::kAvx512 ? 32 : 16;
+    const int64_t regs = base_isa(isa) == Isa::kAvx512 ? 32 : 16;
     const int64_t kg = p.k_per_group(), oh = p.oh(), ow = p.ow();
     const int64_t vc = kg >= 2 * lanes ? 2 : 1;
     int64_t best_vh = 1, best_vw = 4;

@@ -48,6 +48,8 @@ ProbeInfo probe_for(Isa isa) {
       return {&pd::fma_probe_avx2, 8, 2};
     case Isa::kAvx512:
       return {&pd::fma_probe_avx512, 16, 2};
+    default:
+      break;
   }
   fail(ErrorKind::kInternal, "no FLOP/s probe for ISA ", static_cast<int>(isa));
 }
@@ -176,7 +178,12 @@ PeakInfo measure_peak(const PeakOptions& options) {
     IsaPeak p;
     p.isa = isa;
     p.supported = isa_supported(isa);
-    if (p.supported) {
+    if (p.supported && base_isa(isa) != isa) {
+      // Same f32 units as its base path: its f32 peak is the base's (already measured).
+      const IsaPeak& base = info.isas.at(static_cast<size_t>(base_isa(isa)));
+      p.gflops_single = base.gflops_single;
+      p.gflops_all = base.gflops_all;
+    } else if (p.supported) {
       const ProbeInfo probe = probe_for(isa);
       p.gflops_single = flops_probe(probe, pool, 1, options);
       p.gflops_all =

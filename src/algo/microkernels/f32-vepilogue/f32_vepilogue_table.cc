@@ -12,7 +12,8 @@ F32VEpilogueFn f32_vepilogue_for(Isa isa) {
   static const F32VEpilogueFn table[] = {best_for_isa(kList, Isa::kScalar, "f32 epilogue"),
                                          best_for_isa(kList, Isa::kAvx2, "f32 epilogue"),
                                          best_for_isa(kList, Isa::kAvx512, "f32 epilogue")};
-  return table[static_cast<int>(isa)];
+  const Isa base = base_isa(isa);
+  return table[base == Isa::kAvx512 ? 2 : base == Isa::kAvx2 ? 1 : 0];
 }
 
 }  // namespace dlas::ukernel
