@@ -256,8 +256,18 @@ void parse_space_table(const Ctx& ctx, const toml::table& t, StudySpec& spec) {
       const auto choices = algo_choices();
       s.conv_algo.clear();
       for (const auto& [v, r, f] : vals) {
-        if (std::find(choices.begin(), choices.end(), v) == choices.end())
-          ctx.error(r, f, "'" + v + "' is not a convolution algorithm (" + joined(choices) + ")");
+        AlgoChoiceSpec chosen;
+        try {
+          chosen = parse_algo_choice(v);
+        } catch (const Error& e) {
+          ctx.error(r, f, e.what());
+        }
+        if (std::find(choices.begin(), choices.end(), chosen.algo) == choices.end())
+          ctx.error(
+              r, f,
+              "'" + chosen.algo + "' is not a convolution algorithm (" + joined(choices) + ")");
+        if (chosen.algo == "auto" && !chosen.knobs.empty())
+          ctx.error(r, f, "auto takes no knobs (name an algorithm: sparse-direct:format=csr)");
         s.conv_algo.push_back(v);
       }
     } else if (k == "threads") {

@@ -27,7 +27,11 @@ TEST(Isa, SupportedPathsAreOrderedAndIncludeScalar) {
   const auto s = supported_isas();
   ASSERT_FALSE(s.empty());
   EXPECT_EQ(s.front(), Isa::kScalar);
-  EXPECT_EQ(s.back(), detected_isa());
+  EXPECT_EQ(s.back(), base_isa(detected_isa()));
+  for (Isa isa : s) EXPECT_EQ(base_isa(isa), isa);
+  const auto levels = supported_isa_levels();
+  EXPECT_EQ(levels.back(), detected_isa());
+  for (Isa isa : levels) EXPECT_TRUE(isa_supported(base_isa(isa)));
   for (Isa isa : kAllIsas) {
     if (!isa_supported(isa)) {
       EXPECT_THROW(set_active_isa(isa), Error);
@@ -58,6 +62,41 @@ TEST(Knobs, ValidateNamesTheKnobAndJsonRoundTrips) {
   }
   EXPECT_THROW(knobs_from_json("{\"a\": 1.5}"), Error);
   EXPECT_THROW(knobs_from_json("[1]"), Error);
+}
+
+TEST(Knobs, AlgorithmChoiceWithOverridesParsesLabelsAndNamesBadParts) {
+  const AlgoChoiceSpec plain = parse_algo_choice("gemm");
+  EXPECT_EQ(plain.algo, "gemm");
+  EXPECT_TRUE(plain.knobs.empty());
+  const AlgoChoiceSpec s = parse_algo_choice("sparse-direct:format=csr,vecs=4");
+  EXPECT_EQ(s.algo, "sparse-direct");
+  ASSERT_EQ(s.knobs.size(), 2u);
+  const KnobSpace space{
+      {{"format", {0, 1, 2}, "fmt", {"auto", "csr", "bsr4x1"}}, {"vecs", {4, 8}, "vectors"}}};
+  Knobs k = {{"format", 0}, {"vecs", 8}};
+  apply_knob_overrides(s, space, k, "layer");
+  EXPECT_EQ(k, (Knobs{{"format", 1}, {"vecs", 4}}));
+  apply_knob_overrides(parse_algo_choice("x:format=2"), space, k, "layer");
+  EXPECT_EQ(k.at("format"), 2);
+  auto expect_msg = [](auto&& fn, const std::string& frag) {
+    try {
+      fn();
+      ADD_FAILURE() << frag;
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::kInvalidInput);
+      EXPECT_NE(std::string(e.what()).find(frag), std::string::npos) << e.what();
+    }
+  };
+  expect_msg([] { parse_algo_choice("gemm:"); }, "no knobs");
+  expect_msg([] { parse_algo_choice("gemm:mb"); }, "expected knob=value");
+  expect_msg([] { parse_algo_choice("gemm:mb=4,"); }, "trailing");
+  expect_msg([] { parse_algo_choice(":mb=4"); }, "missing the algorithm");
+  expect_msg([&] { apply_knob_overrides(parse_algo_choice("a:zz=1"), space, k, "layer"); },
+             "has no knob 'zz'");
+  expect_msg([&] { apply_knob_overrides(parse_algo_choice("a:format=bsr9"), space, k, "layer"); },
+             "1 (csr)");
+  expect_msg([&] { apply_knob_overrides(parse_algo_choice("a:vecs=5"), space, k, "layer"); },
+             "'vecs' = '5'");
 }
 
 TEST(ConvProblemKey, RoundTripsAndRejectsJunk) {

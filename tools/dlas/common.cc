@@ -83,7 +83,9 @@ std::string sparse_names() {
 void add_engine_args(CLI::App& cmd, EngineArgs& a) {
   cmd.add_option("--conv-algo", a.conv_algo,
                  "convolution algorithm for every layer: " + conv_algorithm_names() +
-                     "|auto (layers it cannot run use auto); sparse: " + sparse_names())
+                     "|auto (layers it cannot run use auto); sparse: " + sparse_names() +
+                     "; NAME:knob=value,... overrides knobs on every layer NAME runs "
+                     "(sparse-direct:format=csr)")
       ->default_val("auto");
   cmd.add_option("--layers", a.layers,
                  "JSON file mapping conv node names to {\"algo\": ..., \"knobs\": {...}}")
@@ -91,8 +93,10 @@ void add_engine_args(CLI::App& cmd, EngineArgs& a) {
   cmd.add_option("--threads", a.threads, "worker threads (0: one per logical CPU)")
       ->default_val(1)
       ->check(CLI::Range(0, 1024));
-  cmd.add_option("--isa", a.isa,
-                 "force an ISA path: scalar|avx2|avx2-vnni|avx512|avx512-vnni|avx512-bf16|avx512-fp16|amx (default: the best detected, or DLAS_ISA; README \"ISA paths\")");
+  cmd.add_option(
+      "--isa", a.isa,
+      "force an ISA path: scalar|avx2|avx2-vnni|avx512|avx512-vnni|avx512-bf16|avx512-fp16|amx "
+      "(default: the best detected, or DLAS_ISA; README \"ISA paths\")");
   cmd.add_option("--opt-level", a.opt_level,
                  "graph optimizations: 0 none, 1 const-fold+DCE+memory reuse, 2 +BN folding, "
                  "3 +residual/activation fusion")
@@ -132,9 +136,17 @@ PlanOptions plan_options_from_args(const EngineArgs& a) {
   if (!a.isa.empty()) set_active_isa(parse_isa(a.isa));
   PlanOptions o;
   o.conv_algo = a.conv_algo;
-  DLAS_CHECK(o.conv_algo == "auto" || find_conv_algorithm(o.conv_algo), ErrorKind::kUsage,
-             "--conv-algo '", o.conv_algo, "' is not one of ", conv_algorithm_names(), "|auto|",
+  AlgoChoiceSpec chosen;
+  try {
+    chosen = parse_algo_choice(o.conv_algo);
+  } catch (const Error& e) {
+    fail(ErrorKind::kUsage, "--conv-algo ", e.what());
+  }
+  DLAS_CHECK(chosen.algo == "auto" || find_conv_algorithm(chosen.algo), ErrorKind::kUsage,
+             "--conv-algo '", chosen.algo, "' is not one of ", conv_algorithm_names(), "|auto|",
              sparse_names());
+  DLAS_CHECK(chosen.algo != "auto" || chosen.knobs.empty(), ErrorKind::kUsage,
+             "--conv-algo auto takes no knobs (name an algorithm: sparse-direct:format=csr)");
   if (!a.layers.empty()) o.layers = read_layer_choices(a.layers);
   o.threads = a.threads;
   o.opt_level = a.opt_level;

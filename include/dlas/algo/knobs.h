@@ -9,6 +9,7 @@
 #include <map>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace dlas {
@@ -20,6 +21,13 @@ struct KnobSpec {
   std::string name;
   std::vector<int64_t> values;  // allowed values, in search order
   std::string doc;              // one line: what the knob changes
+  // Optional names of the values, parallel to `values` (the sparse `format` knob:
+  // "auto", "csr", "bsr4x1", ...), accepted wherever a knob is written as text.
+  std::vector<std::string> labels = {};
+
+  // A value written as text: one of the labels or an integer in `values`. Throws
+  // kInvalidInput listing what is allowed.
+  int64_t parse_value(std::string_view text) const;
 };
 
 struct KnobSpace {
@@ -34,6 +42,21 @@ struct KnobSpace {
   // The i-th point in mixed-radix order (i < size()); tests sample with it.
   Knobs point(int64_t i) const;
 };
+
+// An algorithm with knob overrides, as written on the command line and in study specs:
+// "NAME" or "NAME:knob=value,knob=value" (values as KnobSpec::parse_value reads them).
+// Every layer the algorithm runs gets its default point with these knobs replaced.
+struct AlgoChoiceSpec {
+  std::string algo;
+  std::vector<std::pair<std::string, std::string>> knobs;  // in the order written
+};
+// Throws kInvalidInput on a malformed override ("sparse-direct:format" lacks '=').
+AlgoChoiceSpec parse_algo_choice(std::string_view text);
+// Applies the overrides to `knobs` (an algorithm's default point) given its space;
+// kInvalidInput names `context` and the knob when the space lacks it or the value is not
+// allowed.
+void apply_knob_overrides(const AlgoChoiceSpec& spec, const KnobSpace& space, Knobs& knobs,
+                          std::string_view context);
 
 // {"mb":8,"nb":64} (keys sorted), and back. Parsing throws kInvalidInput.
 std::string knobs_to_json(const Knobs& k);

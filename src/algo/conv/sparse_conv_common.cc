@@ -338,7 +338,8 @@ KnobSpec sparse_format_knob() {
   return {"format",
           {0, 1, 2, 3, 4},
           "weight format: 0 auto (a BRx1 block shape whose blocks are >= 80% nonzero, else csr), "
-          "1 csr, 2 bsr4x1, 3 bsr8x1, 4 bsr1x4 (output channels x reduction)"};
+          "1 csr, 2 bsr4x1, 3 bsr8x1, 4 bsr1x4 (output channels x reduction)",
+          {"auto", "csr", "bsr4x1", "bsr8x1", "bsr1x4"}};
 }
 
 KnobSpec sparse_vecs_knob() {

@@ -65,14 +65,21 @@ std::unique_ptr<Step> lower_conv(const LowerContext& ctx) {
     DLAS_CHECK(algo->supports(p), ErrorKind::kInvalidInput, n.label(), ": algorithm '",
                algo->name(), "' does not support ", p.key());
     knobs = choice->second.knobs;
-  } else if (ctx.options.conv_algo != "auto") {
-    algo = find_conv_algorithm(ctx.options.conv_algo);
-    DLAS_CHECK(algo, ErrorKind::kUsage, "unknown --conv-algo '", ctx.options.conv_algo,
-               "' (expected ", conv_algorithm_names(), "|auto)");
-    if (!algo->supports(p)) algo = nullptr;
+  }
+  const AlgoChoiceSpec chosen = parse_algo_choice(ctx.options.conv_algo);
+  bool override_knobs = false;
+  if (!algo && chosen.algo != "auto") {
+    algo = find_conv_algorithm(chosen.algo);
+    DLAS_CHECK(algo, ErrorKind::kUsage, "unknown --conv-algo '", chosen.algo, "' (expected ",
+               conv_algorithm_names(), "|auto)");
+    if (algo->supports(p))
+      override_knobs = true;
+    else
+      algo = nullptr;
   }
   if (!algo) algo = &auto_conv_algorithm(p, w->data<float>());
   if (knobs.empty()) knobs = algo->default_knobs(p, ctx.isa);
+  if (override_knobs) apply_knob_overrides(chosen, algo->knob_space(p, ctx.isa), knobs, n.label());
   algo->knob_space(p, ctx.isa).validate(knobs, n.label());
   auto prepared =
       algo->prepare(p, w->data<float>(), b ? b->data<float>() : nullptr, knobs, ctx.isa);
