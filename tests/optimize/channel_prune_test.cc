@@ -500,12 +500,51 @@ TEST_F(PruneChannelCli, PruneWritesTheSmallerModelAndInfoShowsIt) {
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_NE(r.out.find("MAC ratio"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("depthwise: follows"), std::string::npos) << r.out;
+
+  r = dlas("prune resnet18-cifar --method channel --sparsity 0.5 --round 8 --json -o " +
+           path("r.onnx"));
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto rj = nlohmann::json::parse(r.out);
+  EXPECT_EQ(rj["spec"], "cp:0.5:round8");
+  ASSERT_GT(rj["groups"].size(), 3u);
+  for (const auto& g : rj["groups"]) {
+    const size_t kept = g["kept"].size();
+    EXPECT_TRUE(kept % 8 == 0 || static_cast<int64_t>(kept) == g["channels"].get<int64_t>());
+  }
+  r = dlas("prune resnet18-cifar --sparsity 0.5 --round 8 -o " + path("w.onnx"));
+  EXPECT_EQ(r.code, 2) << r.err;  // --round is for channels only
 }
 
 TEST_F(PruneChannelCli, CompressChannelOnInfoRunAndBench) {
   CliResult r = dlas("info vgg16-cifar --compress cp:0.5 --json");
   ASSERT_EQ(r.code, 0) << r.err;
-  const int64_t small = nlohmann::json::parse(r.out)["macs"].get<int64_t>();
+  const auto small_info = nlohmann::json::parse(r.out);
+  const int64_t small = small_info["macs"].get<int64_t>();
+  // Bytes per format: the original dense weights, the shrunk dense ones, and shrunk dense
+  // plus the index lists of the kept channels (uint16 each here).
+  const auto& sp = small_info["sparse"];
+  int64_t original = 0, indexed = 0, index = 0;
+  for (const auto& l : sp["layers"]) {
+    original += l["original_dense_bytes"].get<int64_t>();
+    indexed += l["dense_index_bytes"].get<int64_t>();
+    const int64_t want = (l["out_kept"] == l["out_channels"] ? 0 : l["out_kept"].get<int64_t>()) +
+                         (l["in_kept"] == l["in_channels"] ? 0 : l["in_kept"].get<int64_t>());
+    EXPECT_EQ(l["index_bytes"].get<int64_t>(), 2 * want) << l["node"];
+    index += 2 * want;
+  }
+  EXPECT_EQ(sp["original_dense_bytes"].get<int64_t>(), original);
+  r = dlas("info vgg16-cifar --compress wp:0 --json");  // the unpruned weights' bytes
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(original, nlohmann::json::parse(r.out)["sparse"]["dense_bytes"].get<int64_t>());
+  EXPECT_EQ(sp["dense_index_bytes"].get<int64_t>(), indexed);
+  EXPECT_EQ(indexed, sp["dense_bytes"].get<int64_t>() + index);
+  EXPECT_GT(index, 0);
+  EXPECT_DOUBLE_EQ(sp["dense_index_ratio"].get<double>(),
+                   static_cast<double>(original) / static_cast<double>(indexed));
+  r = dlas("info vgg16-cifar --compress cp:0.5");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("DENSE+INDEX"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("dense + index lists"), std::string::npos) << r.out;
   r = dlas("info vgg16-cifar --json");
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_LT(small, nlohmann::json::parse(r.out)["macs"].get<int64_t>() / 2);
