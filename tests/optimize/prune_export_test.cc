@@ -78,14 +78,13 @@ TEST_P(PruneExport, CliOutputPassesTheOnnxCheckerAndLoadsBackTheSame) {
 
 INSTANTIATE_TEST_SUITE_P(
     Methods, PruneExport,
-    ::testing::Values(
-        ExportCase{"resnet18-cifar", "--method weight --sparsity 0.9", "wp:0.9"},
-        ExportCase{"mobilenetv2-cifar", "--method block --block 4x1 --sparsity 0.8",
-                   "bp:4x1:0.8"},
-        ExportCase{"resnet18-cifar", "--method channel --sparsity 0.5", "cp:0.5"},
-        ExportCase{"mobilenetv2-cifar", "--method channel --sparsity 0.5 --scope layer",
-                   "cp:0.5:layer"},
-        ExportCase{"vgg16-cifar", "--method channel --sparsity 0.8", "cp:0.8"}),
+    ::testing::Values(ExportCase{"resnet18-cifar", "--method weight --sparsity 0.9", "wp:0.9"},
+                      ExportCase{"mobilenetv2-cifar", "--method block --block 4x1 --sparsity 0.8",
+                                 "bp:4x1:0.8"},
+                      ExportCase{"resnet18-cifar", "--method channel --sparsity 0.5", "cp:0.5"},
+                      ExportCase{"mobilenetv2-cifar",
+                                 "--method channel --sparsity 0.5 --scope layer", "cp:0.5:layer"},
+                      ExportCase{"vgg16-cifar", "--method channel --sparsity 0.8", "cp:0.8"}),
     [](const auto& info) {
       std::string s = std::string(info.param.model) + "_" + info.param.spec;
       for (char& ch : s)
