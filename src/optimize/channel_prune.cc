@@ -1,6 +1,15 @@
 // Channel pruning (cp:S): global or per-layer L1 structured pruning over the output channels
-// of group-1 convs, with the channels physically removed from everything they reach (see
-// include/dlas/optimize/prune.h, "Channel pruning").
+// of group-1 convs, organised in dependency groups (channels that residual adds, squeeze-
+// excite products and the like tie together), with the channels physically removed from
+// everything they reach (see include/dlas/optimize/prune.h, "Channel pruning").
+//
+// How: one pass over the nodes in topological order gives every value with a channel axis a
+// "channel map" -- its channels, in order, as segments, each segment being all channels of
+// one group. A group starts at a group-1 conv's output; channel-wise ops, BatchNormalization
+// and depthwise convs pass the map on; Concat concatenates maps; Add/Sub/Mul/Div of two
+// mapped values unify their groups segment by segment (union-find) so they share one kept
+// set; anything else fixes (keeps whole) the groups it reads. After selection, every cut is
+// derived from the maps: a value's kept indices are its segments' kept sets at their offsets.
 #include <algorithm>
 #include <cmath>
 #include <map>
@@ -39,31 +48,71 @@ bool is_elementwise(const std::string& op) {
   return is_channelwise(op) && op.find("Pool") == std::string::npos;
 }
 
-// A Gemm (or conv) that reads the pruned channels as its reduction input.
-struct Consumer {
+bool is_binary_elementwise(const std::string& op) {
+  return op == "Add" || op == "Sub" || op == "Mul" || op == "Div";
+}
+
+// A run of channels: all `width` channels of one group, in order.
+struct Segment {
+  size_t group;
+  int64_t width;
+};
+
+// The channels of a value: axis 1 (per_channel == 0), or after Flatten `per_channel`
+// consecutive features per channel.
+struct ChannelMap {
+  std::vector<Segment> segments;
+  int64_t per_channel = 0;
+  int64_t channels() const {
+    int64_t n = 0;
+    for (const Segment& s : segments) n += s.width;
+    return n;
+  }
+};
+
+// A dependency group: channels removed together. Union-find over groups; the data lives at
+// the root.
+struct Group {
+  size_t parent;
+  int64_t width;
+  std::vector<size_t> members;    // group-1 conv nodes whose output channels these are
+  std::string fixed;              // non-empty: kept whole, and why
+  std::vector<std::string> ties;  // the nodes that joined groups into this one
+};
+
+// A conv or Gemm that reads mapped channels as its reduction input, or a node whose
+// per-channel constants follow the map (BatchNormalization, depthwise conv).
+struct Use {
   size_t node;
-  int64_t features_per_channel = 0;  // 0: Conv (input channels); > 0: Gemm after Flatten
+  ChannelMap input;
 };
 
-// Everything the output channels of one conv reach.
-struct Region {
-  std::vector<size_t> batch_norms;  // their scale, B, mean and var shrink
-  std::vector<size_t> depthwise;    // output channels, bias and group shrink with ours
-  std::vector<Consumer> consumers;  // input channels / features shrink
-  std::string blocked;              // non-empty: why the channels stay
-};
-
-class RegionTracer {
+class ChannelGraph {
  public:
-  explicit RegionTracer(const Graph& g) : g_(g) {
+  ChannelGraph(const Graph& g, const std::map<std::string, std::string>& producer_blocks) : g_(g) {
     for (size_t i = 0; i < g.nodes.size(); ++i)
-      for (size_t k = 0; k < g.nodes[i].inputs.size(); ++k) {
-        const std::string& in = g.nodes[i].inputs[k];
+      for (const std::string& in : g.nodes[i].inputs) {
         if (in.empty()) continue;
-        uses_[in].push_back({i, k});
+        used_.insert(in);
         if (g.constant(in)) ++constant_uses_[in];
       }
-    outputs_.insert(g.outputs.begin(), g.outputs.end());
+    for (size_t i = 0; i < g.nodes.size(); ++i) visit(i, producer_blocks);
+    for (const std::string& o : g.outputs)
+      if (const ChannelMap* m = find(o)) fix(*m, "reaches graph output '" + o + "'");
+  }
+
+  size_t root(size_t g) const {
+    while (groups_[g].parent != g) g = groups_[g].parent;
+    return g;
+  }
+  const Group& group(size_t g) const { return groups_[root(g)]; }
+  size_t group_count() const { return groups_.size(); }
+  const std::vector<Use>& batch_norms() const { return batch_norms_; }
+  const std::vector<Use>& depthwise() const { return depthwise_; }
+  const std::vector<Use>& consumers() const { return consumers_; }
+  const ChannelMap* output_map(size_t node) const {
+    const Node& n = g_.nodes[node];
+    return n.outputs.empty() ? nullptr : find(n.outputs[0]);
   }
 
   // An f32 constant of the given rank used by exactly one node input ("" allowed when
@@ -76,89 +125,198 @@ class RegionTracer {
     return it != constant_uses_.end() && it->second == 1;
   }
 
-  Region trace(const Node& producer) const {
-    Region r;
-    std::set<size_t> seen;
-    follow(producer.outputs[0], 0, r, seen);
-    return r;
+ private:
+  const ChannelMap* find(const std::string& value) const {
+    const auto it = maps_.find(value);
+    return it == maps_.end() ? nullptr : &it->second;
   }
 
- private:
-  static void block(Region& r, const std::string& why) {
-    if (r.blocked.empty()) r.blocked = why;
+  size_t new_group(int64_t width, std::string fixed) {
+    groups_.push_back({groups_.size(), width, {}, std::move(fixed), {}});
+    return groups_.size() - 1;
+  }
+
+  // The value's map; values nobody mapped (graph inputs, outputs of ops that are not
+  // followed) get a fixed group of their own when they have a channel axis.
+  const ChannelMap* map_of(const std::string& value) {
+    if (const ChannelMap* m = find(value)) return m;
+    if (value.empty() || g_.constant(value) || !g_.has_value(value)) return nullptr;
+    const Shape& s = g_.value(value).shape;
+    if (s.size() < 2 || s[1] <= 0) return nullptr;
+    bool input = false;
+    for (const ValueInfo& v : g_.inputs) input |= v.name == value;
+    ChannelMap m;
+    m.segments.push_back(
+        {new_group(s[1], (input ? "tied to graph input '" : "tied to '") + value + "'"), s[1]});
+    return &(maps_[value] = std::move(m));
+  }
+
+  void fix(const ChannelMap& m, const std::string& why) {
+    for (const Segment& s : m.segments) {
+      Group& r = groups_[root(s.group)];
+      if (r.fixed.empty()) r.fixed = why;
+    }
+  }
+
+  // Ties a's and b's channels one to one; false when their segments do not line up.
+  bool unify(const ChannelMap& a, const ChannelMap& b, const std::string& via) {
+    if (a.segments.size() != b.segments.size() || a.per_channel != b.per_channel) return false;
+    for (size_t i = 0; i < a.segments.size(); ++i)
+      if (a.segments[i].width != b.segments[i].width) return false;
+    for (size_t i = 0; i < a.segments.size(); ++i) {
+      const size_t x = root(a.segments[i].group), y = root(b.segments[i].group);
+      if (x == y) continue;
+      const size_t keep = std::min(x, y), gone = std::max(x, y);  // older group is the root
+      Group& k = groups_[keep];
+      Group& o = groups_[gone];
+      o.parent = keep;
+      k.members.insert(k.members.end(), o.members.begin(), o.members.end());
+      k.ties.insert(k.ties.end(), o.ties.begin(), o.ties.end());
+      k.ties.push_back(via);
+      if (k.fixed.empty()) k.fixed = o.fixed;
+    }
+    return true;
   }
 
   // Only the node's first output carries the channels; the others must be unused.
   bool single_output(const Node& n) const {
     for (size_t k = 1; k < n.outputs.size(); ++k)
-      if (!n.outputs[k].empty() && (uses_.count(n.outputs[k]) || outputs_.count(n.outputs[k])))
-        return false;
+      if (!n.outputs[k].empty() && used_.count(n.outputs[k])) return false;
     return !n.outputs.empty();
   }
 
-  // Follows `value` (channels on axis 1, or after Flatten `per_channel` features each).
-  void follow(const std::string& value, int64_t per_channel, Region& r,
-              std::set<size_t>& seen) const {
-    if (!r.blocked.empty()) return;
-    if (outputs_.count(value)) return block(r, "reaches graph output '" + value + "'");
-    const auto it = uses_.find(value);
-    if (it == uses_.end()) return;
-    for (const auto& [index, slot] : it->second) {
-      if (!r.blocked.empty()) return;
-      if (!seen.insert(index).second)
-        return block(r, "reaches node '" + g_.nodes[index].name + "' twice");
-      const Node& n = g_.nodes[index];
-      const std::string feeds = "feeds " + n.op + " '" + n.name + "'";
-      if (slot != 0 || !single_output(n)) return block(r, feeds);
-      if (per_channel > 0) {
-        if (is_elementwise(n.op)) {
-          follow(n.outputs[0], per_channel, r, seen);
-        } else if (n.op == "Gemm" && n.attr_int("transA", 0) == 0 && n.inputs.size() >= 2 &&
-                   own_constant(n.inputs[1], 2, false)) {
-          r.consumers.push_back({index, per_channel});
-        } else {
-          block(r, feeds);
-        }
-        continue;
-      }
-      if (n.op == "BatchNormalization") {
-        bool ok = n.inputs.size() == 5;
-        for (size_t k = 1; ok && k < 5; ++k) ok = own_constant(n.inputs[k], 1, false);
-        if (!ok) return block(r, feeds + " (statistics not constant)");
-        r.batch_norms.push_back(index);
-        follow(n.outputs[0], 0, r, seen);
-      } else if (is_channelwise(n.op)) {
-        follow(n.outputs[0], 0, r, seen);
-      } else if (n.op == "Conv" && n.inputs.size() >= 2) {
-        const Tensor* w = g_.constant(n.inputs[1]);
-        const int64_t group = n.attr_int("group", 1);
-        if (!w || !own_constant(n.inputs[1], w->rank(), false) || w->rank() < 3)
-          return block(r, feeds + " (weight not a constant of its own)");
-        if (group == 1) {
-          r.consumers.push_back({index, 0});
-        } else if (w->dim(1) == 1 && w->dim(0) == group &&
-                   own_constant(n.inputs.size() > 2 ? n.inputs[2] : "", 1, true)) {
-          r.depthwise.push_back(index);  // one filter per channel: the channels pass through
-          follow(n.outputs[0], 0, r, seen);
-        } else {
-          block(r, feeds + " (grouped)");
-        }
-      } else if (n.op == "Flatten" && n.attr_int("axis", 1) == 1 && g_.has_value(value)) {
-        const Shape& s = g_.value(value).shape;
-        int64_t hw = 1;
-        for (size_t d = 2; d < s.size(); ++d) hw *= s[d];
-        if (s.size() < 2 || hw <= 0) return block(r, feeds);
-        follow(n.outputs[0], hw, r, seen);
-      } else {
-        block(r, feeds);
-      }
+  void set(const Node& n, ChannelMap m) { maps_[n.outputs[0]] = std::move(m); }
+
+  // The node reads mapped channels in a way nothing follows: they stay whole.
+  void opaque(const Node& n, const std::string& why) {
+    for (const std::string& in : n.inputs)
+      if (const ChannelMap* m = find(in)) fix(*m, why);
+  }
+
+  void visit(size_t index, const std::map<std::string, std::string>& producer_blocks) {
+    const Node& n = g_.nodes[index];
+    const std::string feeds = "feeds " + n.op + " '" + n.name + "'";
+    if (!single_output(n)) return opaque(n, feeds);
+    // Inputs past the first must not carry mapped channels, except for the binary ops.
+    if (!is_binary_elementwise(n.op) && n.op != "Concat")
+      for (size_t k = 1; k < n.inputs.size(); ++k)
+        if (find(n.inputs[k])) return opaque(n, feeds);
+    if (is_binary_elementwise(n.op) && n.inputs.size() == 2) return visit_binary(n, feeds);
+    if (n.op == "Concat") return visit_concat(n, feeds);
+    const ChannelMap* in = n.inputs.empty() ? nullptr : map_of(n.inputs[0]);
+    if (n.op == "Conv") return visit_conv(index, in, producer_blocks);
+    if (!in) return;            // constants only, or no channel axis
+    if (in->per_channel > 0) {  // flattened features
+      if (is_elementwise(n.op)) return set(n, *in);
+      if (n.op == "Gemm" && n.attr_int("transA", 0) == 0 && n.inputs.size() >= 2 &&
+          own_constant(n.inputs[1], 2, false))
+        return consumers_.push_back({index, *in});
+      return opaque(n, feeds);
     }
+    if (n.op == "BatchNormalization") {
+      bool ok = n.inputs.size() == 5;
+      for (size_t k = 1; ok && k < 5; ++k) ok = own_constant(n.inputs[k], 1, false);
+      if (!ok) return opaque(n, feeds + " (statistics not constant)");
+      batch_norms_.push_back({index, *in});
+      return set(n, *in);
+    }
+    if (is_channelwise(n.op)) return set(n, *in);
+    if (n.op == "Flatten") {
+      const Shape& s = g_.value(n.inputs[0]).shape;
+      int64_t hw = 1;
+      for (size_t d = 2; d < s.size(); ++d) hw *= s[d];
+      if (n.attr_int("axis", 1) != 1 || s.size() < 2 || hw <= 0) return opaque(n, feeds);
+      ChannelMap m = *in;
+      m.per_channel = hw;
+      return set(n, std::move(m));
+    }
+    opaque(n, feeds);
+  }
+
+  void visit_concat(const Node& n, const std::string& feeds) {
+    const int64_t rank = static_cast<int64_t>(g_.value(n.outputs[0]).shape.size());
+    int64_t axis = n.attr_int("axis", 1);
+    if (axis < 0) axis += rank;
+    std::vector<const ChannelMap*> parts;
+    for (const std::string& v : n.inputs) parts.push_back(map_of(v));
+    for (const ChannelMap* p : parts)
+      if (!p || p->per_channel > 0 || axis != 1) return opaque(n, feeds);
+    ChannelMap m;
+    for (const ChannelMap* p : parts)
+      m.segments.insert(m.segments.end(), p->segments.begin(), p->segments.end());
+    set(n, std::move(m));
+  }
+
+  void visit_binary(const Node& n, const std::string& feeds) {
+    const std::string via = n.op + " '" + n.name + "'";
+    const ChannelMap* a = map_of(n.inputs[0]);
+    const ChannelMap* b = map_of(n.inputs[1]);
+    // A constant operand must broadcast over the channels (one value per channel would
+    // have to shrink with them; not followed).
+    for (int k = 0; k < 2; ++k) {
+      const Tensor* c = g_.constant(n.inputs[static_cast<size_t>(k)]);
+      if (!c) continue;
+      const ChannelMap* other = k == 0 ? b : a;
+      if (c->numel() != 1) return opaque(n, feeds + " (per-channel constant)");
+      if (other) set(n, *other);
+      return;
+    }
+    if (!a || !b) return opaque(n, feeds);
+    if (g_.value(n.inputs[0]).shape.size() != g_.value(n.inputs[1]).shape.size())
+      return opaque(n, feeds + " (ranks differ)");
+    const Shape& out = g_.value(n.outputs[0]).shape;
+    const int64_t ca = a->channels(), cb = b->channels();
+    if (a->per_channel != b->per_channel || out.size() < 2) return opaque(n, feeds);
+    if (ca == cb) {
+      if (!unify(*a, *b, via)) return opaque(n, feeds + " (channel segments differ)");
+      return set(n, *a);
+    }
+    // One operand broadcasts a single channel over the other's.
+    const ChannelMap* wide = ca > cb ? a : b;
+    const ChannelMap* one = ca > cb ? b : a;
+    if (one->channels() != 1) return opaque(n, feeds);
+    fix(*one, feeds + " (broadcast over channels)");
+    set(n, *wide);
+  }
+
+  void visit_conv(size_t index, const ChannelMap* in,
+                  const std::map<std::string, std::string>& producer_blocks) {
+    const Node& n = g_.nodes[index];
+    const std::string feeds = "feeds Conv '" + n.name + "'";
+    const Tensor* w = n.inputs.size() >= 2 ? g_.constant(n.inputs[1]) : nullptr;
+    const int64_t group = n.attr_int("group", 1);
+    const bool own = w && w->rank() >= 3 && own_constant(n.inputs[1], w->rank(), false);
+    const bool own_bias = own_constant(n.inputs.size() > 2 ? n.inputs[2] : "", 1, true);
+    const Shape& out = g_.value(n.outputs[0]).shape;
+    if (in && in->per_channel > 0) return opaque(n, feeds);
+    if (!own || out.size() < 2) {
+      if (in) fix(*in, feeds + " (weight not a constant of its own)");
+      return;
+    }
+    if (group == 1) {
+      if (in) consumers_.push_back({index, *in});
+      const auto it = producer_blocks.find(n.name);
+      std::string why = it != producer_blocks.end() ? it->second : "";
+      if (why.empty() && !own_bias) why = "bias shared or not constant";
+      ChannelMap m;
+      const size_t gid = new_group(out[1], why.empty() ? "" : "tied to " + why);
+      if (why.empty()) groups_[gid].members.push_back(index);
+      m.segments.push_back({gid, out[1]});
+      return set(n, std::move(m));
+    }
+    if (in && w->dim(1) == 1 && w->dim(0) == group && group == in->channels() && own_bias) {
+      depthwise_.push_back({index, *in});  // one filter per channel: the channels pass through
+      return set(n, *in);
+    }
+    if (in) fix(*in, feeds + " (grouped)");
   }
 
   const Graph& g_;
-  std::unordered_map<std::string, std::vector<std::pair<size_t, size_t>>> uses_;
+  std::set<std::string> used_;
   std::unordered_map<std::string, int> constant_uses_;
-  std::set<std::string> outputs_;
+  std::unordered_map<std::string, ChannelMap> maps_;
+  std::vector<Group> groups_;
+  std::vector<Use> batch_norms_, depthwise_, consumers_;
 };
 
 // The tensor with only the `kept` indices of dimension `dim`.
@@ -195,13 +353,24 @@ std::vector<int64_t> features_of(const std::vector<int64_t>& channels, int64_t p
   return f;
 }
 
-// One prunable conv: its node, its region and its channels' normalised scores.
-struct Candidate {
-  size_t node;
-  Region region;
-  std::vector<float> scores;
-  std::vector<uint8_t> pruned;
-};
+// The normalised L1 score of each output channel of a conv: its filter's L1 norm over the
+// layer's mean filter L1 norm (NaN filters score +inf: kept).
+std::vector<double> conv_scores(const Tensor& w) {
+  const int64_t rows = w.dim(0), cols = w.numel() / rows;
+  const float* p = w.data<float>();
+  std::vector<double> s(static_cast<size_t>(rows));
+  double total = 0;
+  for (int64_t k = 0; k < rows; ++k) {
+    double sum = 0;
+    for (int64_t j = 0; j < cols; ++j) sum += std::fabs(p[k * cols + j]);
+    s[static_cast<size_t>(k)] = static_cast<float>(sum);  // summed in double, kept as float
+    total += static_cast<float>(sum);
+  }
+  const double mean = total / static_cast<double>(rows);
+  for (double& v : s)
+    v = std::isnan(v) ? INFINITY : mean > 0 && std::isfinite(mean) ? v / mean : 0.0;
+  return s;
+}
 
 }  // namespace
 
@@ -212,66 +381,75 @@ PruneReport prune_channels(Graph& graph, const PruneSpec& spec) {
   r.params_before = graph.param_count();
   r.macs_before = graph.macs();
   r.layers = find_layers(graph, spec.prune_first, false);
-  std::map<std::string, size_t> layer_of;  // node name -> index in r.layers
+  std::map<std::string, size_t> layer_of;              // node name -> index in r.layers
+  std::map<std::string, std::string> producer_blocks;  // group-1 convs that never shrink
   for (size_t i = 0; i < r.layers.size(); ++i) {
     PruneLayer& l = r.layers[i];
     layer_of[l.node] = i;
     const Tensor* w = graph.constant(l.weight);
     l.out_channels = l.rows;
     l.in_channels = l.op == "Gemm" ? l.cols : w->dim(1) * l.groups;
-    if (!l.pruned) l.note = &l == &r.layers.back() ? "classifier" : "first conv";
+    if (!l.pruned) {
+      l.note = &l == &r.layers.back() ? "classifier" : "first conv";
+      producer_blocks[l.node] = "the " + l.note + " '" + l.node + "'";
+    }
     l.pruned = false;
   }
+  for (const Node& n : graph.nodes)  // a Conv weight find_layers skipped (shared, not f32)
+    if (n.op == "Conv" && !layer_of.count(n.name))
+      producer_blocks[n.name] = "Conv '" + n.name + "' (weight shared or not f32)";
 
-  // The candidates: group-1 Convs (not the first unless asked, not the classifier) whose
-  // channels reach only what can shrink with them.
-  const RegionTracer tracer(graph);
+  const ChannelGraph cg(graph, producer_blocks);
+
+  // The prunable groups (in order of their first member), their channels' scores: the mean
+  // over the members of the normalised filter L1 norms.
+  struct Candidate {
+    size_t group;
+    std::vector<double> scores;
+    std::vector<uint8_t> pruned;
+  };
   std::vector<Candidate> candidates;
-  for (size_t i = 0; i < graph.nodes.size(); ++i) {
-    const Node& n = graph.nodes[i];
-    const auto it = layer_of.find(n.name);
-    if (it == layer_of.end()) continue;
-    PruneLayer& l = r.layers[it->second];
-    if (!l.note.empty()) continue;
-    if (n.op != "Conv") {
-      l.note = n.op == "Gemm" ? "not a conv" : n.op + " (only Conv is channel-pruned)";
-      continue;
+  for (size_t gid = 0; gid < cg.group_count(); ++gid) {
+    if (cg.root(gid) != gid) continue;
+    const Group& grp = cg.group(gid);
+    if (grp.members.empty()) continue;
+    std::vector<size_t> members = grp.members;
+    std::sort(members.begin(), members.end());
+    const std::string head = graph.nodes[members[0]].name;
+    std::string tie_note;
+    if (members.size() > 1) {
+      tie_note = "group of " + std::to_string(members.size()) + " convs led by '" + head + "'";
+      if (!grp.ties.empty()) tie_note += " (tied by " + grp.ties.front() + ", ...)";
     }
-    if (l.groups != 1) continue;  // depthwise: follows its producer (noted there)
-    Region region = tracer.trace(n);
-    if (region.blocked.empty() && !tracer.own_constant(n.inputs[1], l.shape.size(), false))
-      region.blocked = "weight shared with another node";
-    if (region.blocked.empty() && n.inputs.size() > 2 && !tracer.own_constant(n.inputs[2], 1, true))
-      region.blocked = "bias shared or not constant";
-    if (!region.blocked.empty()) {
-      l.note = region.blocked;
-      continue;
+    for (size_t m : members) {
+      PruneLayer& l = r.layers[layer_of.at(graph.nodes[m].name)];
+      l.note = grp.fixed.empty() ? tie_note : grp.fixed;
+      if (!grp.fixed.empty() && members.size() > 1) l.note += " (" + tie_note + ")";
     }
-    l.pruned = true;
-    Candidate c{i, std::move(region), {}, {}};
-    const float* w = graph.constant(l.weight)->data<float>();
-    c.scores.resize(static_cast<size_t>(l.rows));
-    double total = 0;
-    for (int64_t k = 0; k < l.rows; ++k) {
-      double sum = 0;
-      for (int64_t j = 0; j < l.cols; ++j) sum += std::fabs(w[k * l.cols + j]);
-      c.scores[static_cast<size_t>(k)] = static_cast<float>(sum);
-      total += sum;
+    if (!grp.fixed.empty()) continue;
+    Candidate c{gid, std::vector<double>(static_cast<size_t>(grp.width), 0.0), {}};
+    for (size_t m : members) {
+      const std::vector<double> s = conv_scores(*graph.constant(graph.nodes[m].inputs[1]));
+      for (size_t k = 0; k < s.size(); ++k)
+        c.scores[k] += s[k] / static_cast<double>(members.size());
+      r.layers[layer_of.at(graph.nodes[m].name)].pruned = true;
     }
-    const double mean = total / static_cast<double>(l.rows);
-    for (float& s : c.scores)
-      s = std::isnan(s) ? INFINITY : mean > 0 && std::isfinite(mean) ? s / mean : 0.f;
     c.pruned.assign(c.scores.size(), 0);
-    for (size_t d : c.region.depthwise)
-      r.layers[layer_of.at(graph.nodes[d].name)].note = "depthwise: follows '" + n.name + "'";
-    r.prunable_channels += l.rows;
+    r.prunable_channels += grp.width;
     candidates.push_back(std::move(c));
   }
+  std::stable_sort(candidates.begin(), candidates.end(),
+                   [&](const Candidate& a, const Candidate& b) {
+                     return *std::min_element(cg.group(a.group).members.begin(),
+                                              cg.group(a.group).members.end()) <
+                            *std::min_element(cg.group(b.group).members.begin(),
+                                              cg.group(b.group).members.end());
+                   });
 
-  // Selection: the smallest normalised scores (ties: layer order, then channel order), one
-  // channel per layer always kept.
+  // Selection: the smallest scores (ties: group order, then channel order), one channel per
+  // group always kept.
   struct Unit {
-    float score;
+    double score;
     size_t cand;
     int64_t channel;
   };
@@ -290,58 +468,119 @@ PruneReport prune_channels(Graph& graph, const PruneSpec& spec) {
     }
     return done;
   };
+  auto units_of = [&](size_t i, std::vector<Unit>& units) {
+    for (int64_t k = 0; k < std::ssize(candidates[i].scores); ++k)
+      units.push_back({candidates[i].scores[static_cast<size_t>(k)], i, k});
+  };
   if (spec.scope == PruneScope::kLayer) {
     for (size_t i = 0; i < candidates.size(); ++i) {
-      std::vector<Unit> units;  // this layer alone
+      std::vector<Unit> units;  // this group alone
+      units_of(i, units);
       const int64_t n = std::ssize(candidates[i].scores);
-      for (int64_t k = 0; k < n; ++k)
-        units.push_back({candidates[i].scores[static_cast<size_t>(k)], i, k});
       r.pruned_channels += select(std::move(units), target_count(spec.sparsity, n), candidates);
     }
   } else {
     std::vector<Unit> units;
-    for (size_t i = 0; i < candidates.size(); ++i)
-      for (int64_t k = 0; k < std::ssize(candidates[i].scores); ++k)
-        units.push_back({candidates[i].scores[static_cast<size_t>(k)], i, k});
+    for (size_t i = 0; i < candidates.size(); ++i) units_of(i, units);
     r.pruned_channels =
         select(std::move(units), target_count(spec.sparsity, r.prunable_channels), candidates);
   }
+  // Kept counts rounded up to a multiple (fills vector lanes and GEMM tiles): the removed
+  // channels with the highest scores come back.
+  if (spec.channel_multiple > 1)
+    for (Candidate& c : candidates) {
+      const int64_t width = std::ssize(c.scores);
+      int64_t kept = width - std::count(c.pruned.begin(), c.pruned.end(), uint8_t{1});
+      const int64_t want = std::min(width, (kept + spec.channel_multiple - 1) /
+                                               spec.channel_multiple * spec.channel_multiple);
+      std::vector<int64_t> back;
+      for (int64_t k = 0; k < width; ++k)
+        if (c.pruned[static_cast<size_t>(k)]) back.push_back(k);
+      std::stable_sort(back.begin(), back.end(), [&](int64_t a, int64_t b) {
+        return c.scores[static_cast<size_t>(a)] > c.scores[static_cast<size_t>(b)];
+      });
+      for (size_t i = 0; kept < want; ++i, ++kept) {
+        c.pruned[static_cast<size_t>(back[i])] = 0;
+        --r.pruned_channels;
+      }
+    }
 
-  // Index lists per initializer dimension, then the shrunk copies.
-  std::map<std::string, std::map<size_t, std::vector<int64_t>>> cuts;
-  auto cut = [&](const std::string& name, size_t dim, const std::vector<int64_t>& kept) {
-    if (!name.empty()) cuts[name][dim] = kept;
-  };
+  // Kept channel indices of each group, then of each mapped value.
+  std::vector<std::optional<std::vector<int64_t>>> group_kept(cg.group_count());
   for (const Candidate& c : candidates) {
-    const Node& n = graph.nodes[c.node];
-    PruneLayer& l = r.layers[layer_of.at(n.name)];
     std::vector<int64_t> kept;
     for (int64_t k = 0; k < std::ssize(c.pruned); ++k)
       if (!c.pruned[static_cast<size_t>(k)]) kept.push_back(k);
-    l.kept_outputs = kept;
-    if (std::ssize(kept) == l.rows) continue;
-    cut(n.inputs[1], 0, kept);
-    if (n.inputs.size() > 2) cut(n.inputs[2], 0, kept);
-    for (size_t b : c.region.batch_norms)
-      for (size_t k = 1; k < 5; ++k) cut(graph.nodes[b].inputs[k], 0, kept);
-    for (size_t d : c.region.depthwise) {
-      Node& dw = graph.nodes[d];
-      cut(dw.inputs[1], 0, kept);
-      if (dw.inputs.size() > 2) cut(dw.inputs[2], 0, kept);
-      dw.attrs["group"] = static_cast<int64_t>(kept.size());
-      PruneLayer& dl = r.layers[layer_of.at(dw.name)];
-      dl.kept_outputs = dl.kept_inputs = kept;
+    group_kept[c.group] = std::move(kept);
+  }
+  auto kept_of = [&](const ChannelMap& m) {
+    std::vector<int64_t> kept;
+    int64_t offset = 0;
+    for (const Segment& s : m.segments) {
+      const auto& g = group_kept[cg.root(s.group)];
+      if (g)
+        for (int64_t k : *g) kept.push_back(offset + k);
+      else
+        for (int64_t k = 0; k < s.width; ++k) kept.push_back(offset + k);
+      offset += s.width;
     }
-    for (const Consumer& u : c.region.consumers) {
-      const Node& m = graph.nodes[u.node];
-      PruneLayer& ml = r.layers[layer_of.at(m.name)];
-      if (u.features_per_channel == 0) {
-        cut(m.inputs[1], 1, kept);
-        ml.kept_inputs = kept;
-      } else {
-        ml.kept_inputs = features_of(kept, u.features_per_channel);
-        cut(m.inputs[1], m.attr_int("transB", 0) ? 1 : 0, ml.kept_inputs);
-      }
+    return kept;
+  };
+
+  // Index lists per initializer dimension, then the shrunk copies.
+  std::map<std::string, std::map<size_t, std::vector<int64_t>>> cuts;
+  auto cut = [&](const std::string& name, size_t dim, const std::vector<int64_t>& kept,
+                 int64_t width) {
+    if (!name.empty() && std::ssize(kept) < width) cuts[name][dim] = kept;
+  };
+  for (const Candidate& c : candidates) {
+    ChannelGroup& rg = r.groups.emplace_back();
+    rg.channels = std::ssize(c.scores);
+    rg.kept = *group_kept[c.group];
+    std::vector<size_t> members = cg.group(c.group).members;
+    std::sort(members.begin(), members.end());
+    for (size_t m : members) rg.convs.push_back(graph.nodes[m].name);
+  }
+  for (const Candidate& c : candidates)
+    for (size_t m : cg.group(c.group).members) {
+      const Node& n = graph.nodes[m];
+      PruneLayer& l = r.layers[layer_of.at(n.name)];
+      l.kept_outputs = *group_kept[c.group];
+      cut(n.inputs[1], 0, l.kept_outputs, l.out_channels);
+      if (n.inputs.size() > 2) cut(n.inputs[2], 0, l.kept_outputs, l.out_channels);
+    }
+  for (const Use& u : cg.batch_norms()) {
+    const std::vector<int64_t> kept = kept_of(u.input);
+    for (size_t k = 1; k < 5; ++k) cut(graph.nodes[u.node].inputs[k], 0, kept, u.input.channels());
+  }
+  for (const Use& u : cg.depthwise()) {
+    Node& dw = graph.nodes[u.node];
+    const std::vector<int64_t> kept = kept_of(u.input);
+    cut(dw.inputs[1], 0, kept, u.input.channels());
+    if (dw.inputs.size() > 2) cut(dw.inputs[2], 0, kept, u.input.channels());
+    dw.attrs["group"] = static_cast<int64_t>(kept.size());
+    PruneLayer& dl = r.layers[layer_of.at(dw.name)];
+    dl.kept_outputs = dl.kept_inputs = kept;
+    for (const Segment& s : u.input.segments) {  // name the conv it follows
+      const Group& grp = cg.group(s.group);
+      if (grp.members.empty()) continue;
+      dl.note = "depthwise: follows '" +
+                graph.nodes[*std::min_element(grp.members.begin(), grp.members.end())].name + "'";
+      break;
+    }
+    if (dl.note.empty()) dl.note = "depthwise: follows no prunable conv";
+  }
+  for (const Use& u : cg.consumers()) {
+    const Node& m = graph.nodes[u.node];
+    PruneLayer& ml = r.layers[layer_of.at(m.name)];
+    const std::vector<int64_t> kept = kept_of(u.input);
+    if (u.input.per_channel == 0) {
+      ml.kept_inputs = kept;
+      cut(m.inputs[1], 1, kept, u.input.channels());
+    } else {
+      ml.kept_inputs = features_of(kept, u.input.per_channel);
+      cut(m.inputs[1], m.attr_int("transB", 0) ? 1 : 0, ml.kept_inputs,
+          u.input.channels() * u.input.per_channel);
     }
   }
   for (const auto& [name, dims] : cuts) {
@@ -356,7 +595,10 @@ PruneReport prune_channels(Graph& graph, const PruneSpec& spec) {
     const Tensor* w = graph.constant(l.weight);
     if (l.kept_outputs.empty()) l.kept_outputs = iota(l.out_channels);
     if (l.kept_inputs.empty()) l.kept_inputs = iota(l.in_channels);
-    if (l.note.empty() && !l.pruned) l.note = "grouped conv (follows no prunable conv)";
+    if (l.note.empty() && !l.pruned)
+      l.note = l.op == "Gemm"   ? "not a conv"
+               : l.op != "Conv" ? l.op + " (only Conv is channel-pruned)"
+                                : "grouped conv (follows no prunable conv)";
     l.shape = w->shape();
     l.params = w->numel();
     if (l.op == "Gemm") {

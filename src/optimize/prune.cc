@@ -234,6 +234,8 @@ std::string PruneSpec::str() const {
   }
   s += format_sparsity(sparsity);
   if (scope == PruneScope::kLayer) s += ":layer";
+  if (method == PruneMethod::kChannel && channel_multiple > 1)
+    s += ":round" + std::to_string(channel_multiple);
   return s;
 }
 
@@ -268,14 +270,24 @@ PruneSpec parse_prune_spec(std::string_view text) {
              "' is not a number");
   DLAS_CHECK(s >= 0 && s < 1, ErrorKind::kInvalidInput, t, ": sparsity must be in [0, 1)");
   spec.sparsity = s;
-  if (parts.size() > next + 1) {
-    const std::string& scope = parts[next + 1];
-    DLAS_CHECK(scope == "global" || scope == "layer", ErrorKind::kInvalidInput, t, ": scope '",
-               scope, "' is not global or layer");
-    spec.scope = scope == "layer" ? PruneScope::kLayer : PruneScope::kGlobal;
+  const size_t after_sparsity = ++next;
+  if (parts.size() > next && (parts[next] == "global" || parts[next] == "layer")) {
+    spec.scope = parts[next] == "layer" ? PruneScope::kLayer : PruneScope::kGlobal;
+    ++next;
   }
-  DLAS_CHECK(parts.size() <= next + 2, ErrorKind::kInvalidInput, t, ": unexpected '",
-             parts[next + 2], "' after the scope");
+  if (parts.size() > next && kind == "cp" && parts[next].rfind("round", 0) == 0) {
+    int m = 0;
+    DLAS_CHECK(parse_positive_int(parts[next].substr(5), m), ErrorKind::kInvalidInput, t, ": '",
+               parts[next], "' is not roundN with a positive N (e.g. round8)");
+    spec.channel_multiple = m;
+    ++next;
+  }
+  if (parts.size() > next) {
+    DLAS_CHECK(next != after_sparsity, ErrorKind::kInvalidInput, t, ": scope '", parts[next],
+               "' is not global or layer", kind == "cp" ? " (nor roundN)" : "");
+    fail(ErrorKind::kInvalidInput, t, ": unexpected '", parts[next], "' after the ",
+         parts[next - 1].rfind("round", 0) == 0 ? "rounding" : "scope");
+  }
   return spec;
 }
 

@@ -54,6 +54,19 @@ TEST(WinogradConv, RejectsUnsupportedAndBadKnobs) {
   EXPECT_THROW(algo().prepare(p, w.data(), nullptr, k, Isa::kScalar), Error);
 }
 
+TEST(WinogradConv, DefaultKnobsGiveThreadsTwoTileBlocks) {
+  // Narrow layers (channel-pruned VGG: c64 k28 32x32, 64 F(4,3) tiles) fit every tile in
+  // one block; whole-block parallelism then needs the block halved, or one thread works.
+  for (int64_t k : {28, 64, 8}) {
+    const ConvProblem p =
+        ConvProblem::from_key("c64_h32_w32_k" + std::to_string(k) + "_3x3_s1x1_p1x1x1x1_d1x1_g1");
+    const Knobs kn = algo().default_knobs(p, Isa::kScalar);
+    ASSERT_EQ(kn.at("variant"), 4);
+    ASSERT_EQ(kn.at("parallel"), 0) << k;  // whole tile blocks (64 tiles)
+    EXPECT_LE(kn.at("tile_block"), 32) << k;
+  }
+}
+
 TEST(WinogradConv, DefaultKnobsEveryIsa) {
   for (Isa isa : supported_isas())
     for (const ConvProblem& p : supported_problems()) ConvTester().problem(p).test(algo(), isa);

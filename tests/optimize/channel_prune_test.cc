@@ -11,6 +11,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <random>
+#include <set>
 
 #include "dlas/core/error.h"
 #include "dlas/model/zoo.h"
@@ -117,9 +118,49 @@ double tolerance(const Graph& g, double scale) {
          std::max(1.0, scale);
 }
 
+ErrorKind error_of_prune_spec(const char* text) {
+  try {
+    parse_prune_spec(text);
+  } catch (const Error& e) {
+    return e.kind();
+  }
+  return ErrorKind::kInternal;  // accepted
+}
+
+const PruneLayer& layer_named(const PruneReport& r, const std::string& node) {
+  for (const PruneLayer& l : r.layers)
+    if (l.node == node) return l;
+  throw Error(ErrorKind::kInternal, "no layer " + node);
+}
+
+// The report's groups: every member conv keeps the group's channels, the counts add up
+// (one unit per group channel), and the pruned layers are exactly the groups' members.
+void expect_consistent_groups(const PruneReport& r) {
+  int64_t channels = 0, removed = 0;
+  std::set<std::string> members;
+  for (const ChannelGroup& g : r.groups) {
+    channels += g.channels;
+    removed += g.channels - std::ssize(g.kept);
+    EXPECT_GE(g.kept.size(), 1u);
+    EXPECT_TRUE(std::is_sorted(g.kept.begin(), g.kept.end()));
+    for (const std::string& c : g.convs) {
+      EXPECT_TRUE(members.insert(c).second) << c << " in two groups";
+      const PruneLayer& l = layer_named(r, c);
+      EXPECT_TRUE(l.pruned) << c;
+      EXPECT_EQ(l.out_channels, g.channels) << c;
+      EXPECT_EQ(l.kept_outputs, g.kept) << c;
+    }
+  }
+  EXPECT_EQ(channels, r.prunable_channels);
+  EXPECT_EQ(removed, r.pruned_channels);
+  for (const PruneLayer& l : r.layers) EXPECT_EQ(l.pruned, members.count(l.node) == 1) << l.node;
+}
+
 struct ModelCase {
   const char* name;
   int64_t image_size;  // -1: the model's own
+  const char* spec = "cp:0.6";
+  bool prune_first = false;
 };
 
 class PruneChannelModels : public ::testing::TestWithParam<ModelCase> {};
@@ -130,7 +171,9 @@ TEST_P(PruneChannelModels, ShrunkModelValidatesAndEqualsTheMaskedDenseModel) {
   Graph dense = build_zoo_model(GetParam().name, o);
   randomise_batch_norms(dense, 5);
   Graph pruned = dense;
-  const PruneReport r = prune(pruned, parse_prune_spec("cp:0.6"));
+  PruneSpec spec = parse_prune_spec(GetParam().spec);
+  spec.prune_first = GetParam().prune_first;
+  const PruneReport r = prune(pruned, spec);
   EXPECT_NO_THROW(pruned.infer());  // prune() inferred it too; the shrunk graph is valid
   ASSERT_GT(r.pruned_channels, 0);
   EXPECT_LT(r.macs_after, r.macs_before);
@@ -150,6 +193,8 @@ TEST_P(PruneChannelModels, ShrunkModelValidatesAndEqualsTheMaskedDenseModel) {
     }
   }
 
+  expect_consistent_groups(r);
+
   const Tensor x = random_input(dense, 3);
   const Tensor want = ReferenceExecutor(masked_dense(dense, r)).run({x})[0];
   const Tensor unpruned = ReferenceExecutor(dense).run({x})[0];
@@ -167,12 +212,28 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(ModelCase{"resnet18-cifar", -1}, ModelCase{"vgg16-cifar", -1},
                       ModelCase{"mobilenetv1-cifar", -1}, ModelCase{"mobilenetv2-cifar", -1},
                       ModelCase{"resnet50", 64}, ModelCase{"mobilenetv2", 64},
-                      ModelCase{"efficientnetb0", 64}, ModelCase{"densenet161", 64}),
+                      ModelCase{"efficientnetb0", 64}, ModelCase{"densenet161", 64},
+                      ModelCase{"resnet18-cifar", -1, "cp:0.5:layer:round8", true},
+                      ModelCase{"efficientnetb0", 64, "cp:0.7:round4", true}),
     [](const auto& info) {
-      std::string s = info.param.name;
+      std::string s = std::string(info.param.name) + (info.param.prune_first ? "_first" : "");
       std::replace(s.begin(), s.end(), '-', '_');
       return s;
     });
+
+TEST(PruneChannel, RoundingSpecSyntax) {
+  PruneSpec s = parse_prune_spec("cp:0.8:round8");
+  EXPECT_EQ(s.channel_multiple, 8);
+  EXPECT_EQ(s.scope, PruneScope::kGlobal);
+  s = parse_prune_spec("cp:0.5:layer:round4");
+  EXPECT_EQ(s.channel_multiple, 4);
+  EXPECT_EQ(s.scope, PruneScope::kLayer);
+  EXPECT_EQ(s.str(), "cp:0.5:layer:round4");
+  EXPECT_EQ(parse_prune_spec("cp:0.5:global:round1").str(), "cp:0.5");
+  for (const char* bad : {"cp:0.5:round0", "cp:0.5:roundx", "cp:0.5:round", "wp:0.5:round8",
+                          "cp:0.5:round8:layer", "cp:0.5:round8:x", "bp:4x1:0.5:round8"})
+    EXPECT_EQ(error_of_prune_spec(bad), ErrorKind::kInvalidInput) << bad;
+}
 
 TEST(PruneChannel, GlobalScopeRemovesTheRequestedCount) {
   for (double s : {0.0, 0.3, 0.8}) {
@@ -208,7 +269,8 @@ TEST(PruneChannel, LayerScopeHitsEveryLayerAndKeepsOneChannel) {
         << l.node;
   }
   EXPECT_GT(pruned, 10);
-  // At 0.999 the one-channel floor binds: every prunable layer keeps exactly one.
+  // At 0.999 the one-channel floor binds: every prunable layer keeps exactly one, and a
+  // residual group (several convs) counts once.
   Graph h = build_zoo_model("resnet18-cifar");
   const PruneReport t = prune(h, parse_prune_spec("cp:0.999"));
   int64_t layers = 0;
@@ -217,11 +279,12 @@ TEST(PruneChannel, LayerScopeHitsEveryLayerAndKeepsOneChannel) {
       ++layers;
       EXPECT_EQ(l.kept_outputs.size(), 1u) << l.node;
     }
-  EXPECT_EQ(t.pruned_channels, t.prunable_channels - layers);
+  EXPECT_LT(std::ssize(t.groups), layers);
+  EXPECT_EQ(t.pruned_channels, t.prunable_channels - std::ssize(t.groups));
   EXPECT_NO_THROW(h.infer());
 }
 
-TEST(PruneChannel, ResidualConcatFirstConvAndClassifierPolicy) {
+TEST(PruneChannel, ResidualAddsGroupTheirProducers) {
   Graph g = build_zoo_model("resnet18-cifar");
   const PruneReport r = prune(g, parse_prune_spec("cp:0.5"));
   EXPECT_FALSE(r.layers.front().pruned);
@@ -229,34 +292,142 @@ TEST(PruneChannel, ResidualConcatFirstConvAndClassifierPolicy) {
   EXPECT_EQ(r.layers.back().op, "Gemm");
   EXPECT_EQ(r.layers.back().note, "classifier");
   EXPECT_EQ(std::ssize(r.layers.back().kept_outputs), r.layers.back().out_channels);
-  int residual = 0;
-  for (const PruneLayer& l : r.layers)
-    if (l.note.find("feeds Add") != std::string::npos) {
-      ++residual;
-      EXPECT_FALSE(l.pruned);
-      EXPECT_EQ(std::ssize(l.kept_outputs), l.out_channels) << l.node;
+  // Stage 1 adds the stem's output (the first conv, not pruned): its second convs stay whole.
+  for (const char* n : {"layer1.0.conv2", "layer1.1.conv2"}) {
+    const PruneLayer& l = layer_named(r, n);
+    EXPECT_FALSE(l.pruned) << n;
+    EXPECT_NE(l.note.find("tied to the first conv 'conv1'"), std::string::npos) << l.note;
+    EXPECT_EQ(std::ssize(l.kept_outputs), l.out_channels) << n;
+  }
+  EXPECT_TRUE(layer_named(r, "layer1.0.conv1").pruned);
+  // Stages 2-4: each stage's second convs and its shortcut are one group sharing one kept set,
+  // and the next stage's first convs (and shortcut) read exactly those channels.
+  for (int stage = 2; stage <= 4; ++stage) {
+    const std::string p = "layer" + std::to_string(stage);
+    const PruneLayer& a = layer_named(r, p + ".0.conv2");
+    ASSERT_TRUE(a.pruned) << a.note;
+    const std::vector<int64_t> kept = a.kept_outputs;
+    EXPECT_EQ(layer_named(r, p + ".0.shortcut.0").kept_outputs, kept);
+    EXPECT_EQ(layer_named(r, p + ".1.conv2").kept_outputs, kept);
+    EXPECT_EQ(layer_named(r, p + ".1.conv1").kept_inputs, kept);
+    const ChannelGroup* grp = nullptr;
+    for (const ChannelGroup& c : r.groups)
+      if (c.convs.front() == p + ".0.conv2") grp = &c;
+    ASSERT_NE(grp, nullptr);
+    EXPECT_EQ(grp->convs,
+              (std::vector<std::string>{p + ".0.conv2", p + ".0.shortcut.0", p + ".1.conv2"}));
+    if (stage < 4) {
+      const std::string q = "layer" + std::to_string(stage + 1);
+      EXPECT_EQ(layer_named(r, q + ".0.conv1").kept_inputs, kept);
+      EXPECT_EQ(layer_named(r, q + ".0.shortcut.0").kept_inputs, kept);
+    } else {
+      EXPECT_EQ(r.layers.back().kept_inputs, kept);  // the classifier, through pool + Flatten
     }
-  EXPECT_GE(residual, 8);  // every block's second conv and the shortcuts
+  }
+  // With the first conv pruned, stage 1 joins the stem's group.
+  PruneSpec first = parse_prune_spec("cp:0.5");
+  first.prune_first = true;
+  Graph f = build_zoo_model("resnet18-cifar");
+  const PruneReport fr = prune(f, first);
+  const PruneLayer& stem = layer_named(fr, "conv1");
+  EXPECT_TRUE(stem.pruned);
+  EXPECT_LT(std::ssize(stem.kept_outputs), stem.out_channels);
+  EXPECT_EQ(layer_named(fr, "layer1.1.conv2").kept_outputs, stem.kept_outputs);
+  EXPECT_EQ(layer_named(fr, "layer1.0.conv1").kept_inputs, stem.kept_outputs);
+  EXPECT_NE(layer_named(fr, "layer1.0.conv2").note.find("group of 3 convs led by 'conv1'"),
+            std::string::npos)
+      << layer_named(fr, "layer1.0.conv2").note;
+}
 
+TEST(PruneChannel, ConcatProducersShrinkTheirRanges) {
   ZooOptions small;
   small.image_size = 64;
   Graph d = build_zoo_model("densenet161", small);
-  const PruneReport dr = prune(d, parse_prune_spec("cp:0.5"));
-  int concat = 0;
-  for (const PruneLayer& l : dr.layers)
-    if (l.note.find("feeds Concat") != std::string::npos) {
-      ++concat;
-      EXPECT_FALSE(l.pruned) << l.node;
-    }
-  EXPECT_GT(concat, 50);
-  EXPECT_GT(dr.pruned_channels, 0);  // the bottleneck convs inside each dense layer
+  const PruneReport r = prune(d, parse_prune_spec("cp:0.5"));
+  const std::string b = "features.denseblock1.denselayer";
+  // Layer j's conv1 reads concat(pool0 output [96, the first conv's: whole], conv2 of
+  // layers 1..j-1): its kept inputs are the 96 and each producer's kept channels, shifted.
+  std::vector<int64_t> want;
+  for (int64_t c = 0; c < 96; ++c) want.push_back(c);
+  int64_t offset = 96;
+  for (int j = 1; j <= 6; ++j) {
+    const PruneLayer& conv1 = layer_named(r, b + std::to_string(j) + ".conv1");
+    EXPECT_EQ(conv1.in_channels, offset);
+    EXPECT_EQ(conv1.kept_inputs, want) << j;
+    const PruneLayer& conv2 = layer_named(r, b + std::to_string(j) + ".conv2");
+    EXPECT_TRUE(conv2.pruned) << conv2.note;
+    for (int64_t k : conv2.kept_outputs) want.push_back(offset + k);
+    offset += conv2.out_channels;
+  }
+  // The block's concat feeds the transition conv (through its BN).
+  EXPECT_EQ(layer_named(r, "features.transition1.conv").kept_inputs, want);
+  int removed_in_block = 0;
+  for (int j = 1; j <= 6; ++j)
+    removed_in_block += layer_named(r, b + std::to_string(j) + ".conv2").kept_outputs.size() < 48;
+  EXPECT_GT(removed_in_block, 0);
+}
 
-  PruneSpec first = parse_prune_spec("cp:0.5");
-  first.prune_first = true;
-  Graph f = build_zoo_model("vgg16-cifar");
-  const PruneReport fr = prune(f, first);
-  EXPECT_TRUE(fr.layers.front().pruned);
-  EXPECT_LT(f.initializers.at(fr.layers.front().weight).dim(0), fr.layers.front().out_channels);
+TEST(PruneChannel, SqueezeExciteExpandJoinsTheMainBranch) {
+  ZooOptions small;
+  small.image_size = 64;
+  Graph g = build_zoo_model("efficientnetb0", small);
+  const PruneReport r = prune(g, parse_prune_spec("cp:0.5"));
+  // features.2.0: expand conv -> BN -> SiLU -> depthwise -> BN -> SiLU -> SE (fc2 scales the
+  // expanded channels through Mul) -> project: expand and fc2 share one kept set.
+  const std::string p = "features.2.0.block.";
+  const PruneLayer& expand = layer_named(r, p + "0.0");
+  ASSERT_TRUE(expand.pruned) << expand.note;
+  EXPECT_LT(std::ssize(expand.kept_outputs), expand.out_channels);
+  EXPECT_EQ(layer_named(r, p + "2.fc2").kept_outputs, expand.kept_outputs);
+  EXPECT_EQ(layer_named(r, p + "1.0").kept_outputs, expand.kept_outputs);  // depthwise
+  EXPECT_EQ(layer_named(r, p + "2.fc1").kept_inputs, expand.kept_outputs);
+  EXPECT_EQ(layer_named(r, p + "3.0").kept_inputs, expand.kept_outputs);
+  EXPECT_EQ(layer_named(r, p + "2.fc1").kept_outputs, layer_named(r, p + "2.fc2").kept_inputs);
+  // features.1.0 has no expand conv: its SE scales the first conv's channels, kept whole.
+  const PruneLayer& fc2 = layer_named(r, "features.1.0.block.1.fc2");
+  EXPECT_FALSE(fc2.pruned);
+  EXPECT_NE(fc2.note.find("first conv"), std::string::npos) << fc2.note;
+}
+
+TEST(PruneChannel, GroupChannelsCountOnceAndLayerScopeHitsEveryGroup) {
+  for (const char* spec : {"cp:0.5", "cp:0.3:layer"}) {
+    ZooOptions small;
+    small.image_size = 64;
+    Graph g = build_zoo_model("resnet50", small);
+    const PruneReport r = prune(g, parse_prune_spec(spec));
+    expect_consistent_groups(r);
+    if (r.spec.scope == PruneScope::kGlobal) {
+      EXPECT_EQ(r.pruned_channels, std::llround(0.5 * static_cast<double>(r.prunable_channels)));
+    } else {
+      for (const ChannelGroup& c : r.groups)
+        EXPECT_EQ(c.channels - std::ssize(c.kept), std::llround(0.3 * double(c.channels)))
+            << c.convs.front();
+    }
+  }
+}
+
+TEST(PruneChannel, RoundingKeepsMultiplesAndComputesTheRealMacRatio) {
+  const Graph dense = build_zoo_model("vgg16-cifar");
+  Graph a = dense, b = dense;
+  const PruneReport plain = prune(a, parse_prune_spec("cp:0.8"));
+  const PruneReport round = prune(b, parse_prune_spec("cp:0.8:round8"));
+  EXPECT_EQ(round.spec.str(), "cp:0.8:round8");
+  ASSERT_EQ(plain.groups.size(), round.groups.size());
+  int64_t extra = 0;
+  for (size_t i = 0; i < round.groups.size(); ++i) {
+    const ChannelGroup& p = plain.groups[i];
+    const ChannelGroup& q = round.groups[i];
+    EXPECT_TRUE(q.kept.size() % 8 == 0 || std::ssize(q.kept) == q.channels) << q.convs[0];
+    EXPECT_GE(q.kept.size(), p.kept.size());
+    EXPECT_LT(q.kept.size(), p.kept.size() + 8);
+    EXPECT_TRUE(std::includes(q.kept.begin(), q.kept.end(), p.kept.begin(), p.kept.end()));
+    extra += std::ssize(q.kept) - std::ssize(p.kept);
+  }
+  EXPECT_GT(extra, 0);
+  EXPECT_EQ(round.pruned_channels, plain.pruned_channels - extra);
+  EXPECT_EQ(round.macs_after, b.macs());
+  EXPECT_LT(round.mac_ratio(), plain.mac_ratio());
+  expect_consistent_groups(round);
 }
 
 TEST(PruneChannel, ClassifierInputFeaturesShrinkThroughFlatten) {
@@ -329,12 +500,51 @@ TEST_F(PruneChannelCli, PruneWritesTheSmallerModelAndInfoShowsIt) {
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_NE(r.out.find("MAC ratio"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("depthwise: follows"), std::string::npos) << r.out;
+
+  r = dlas("prune resnet18-cifar --method channel --sparsity 0.5 --round 8 --json -o " +
+           path("r.onnx"));
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto rj = nlohmann::json::parse(r.out);
+  EXPECT_EQ(rj["spec"], "cp:0.5:round8");
+  ASSERT_GT(rj["groups"].size(), 3u);
+  for (const auto& g : rj["groups"]) {
+    const size_t kept = g["kept"].size();
+    EXPECT_TRUE(kept % 8 == 0 || static_cast<int64_t>(kept) == g["channels"].get<int64_t>());
+  }
+  r = dlas("prune resnet18-cifar --sparsity 0.5 --round 8 -o " + path("w.onnx"));
+  EXPECT_EQ(r.code, 2) << r.err;  // --round is for channels only
 }
 
 TEST_F(PruneChannelCli, CompressChannelOnInfoRunAndBench) {
   CliResult r = dlas("info vgg16-cifar --compress cp:0.5 --json");
   ASSERT_EQ(r.code, 0) << r.err;
-  const int64_t small = nlohmann::json::parse(r.out)["macs"].get<int64_t>();
+  const auto small_info = nlohmann::json::parse(r.out);
+  const int64_t small = small_info["macs"].get<int64_t>();
+  // Bytes per format: the original dense weights, the shrunk dense ones, and shrunk dense
+  // plus the index lists of the kept channels (uint16 each here).
+  const auto& sp = small_info["sparse"];
+  int64_t original = 0, indexed = 0, index = 0;
+  for (const auto& l : sp["layers"]) {
+    original += l["original_dense_bytes"].get<int64_t>();
+    indexed += l["dense_index_bytes"].get<int64_t>();
+    const int64_t want = (l["out_kept"] == l["out_channels"] ? 0 : l["out_kept"].get<int64_t>()) +
+                         (l["in_kept"] == l["in_channels"] ? 0 : l["in_kept"].get<int64_t>());
+    EXPECT_EQ(l["index_bytes"].get<int64_t>(), 2 * want) << l["node"];
+    index += 2 * want;
+  }
+  EXPECT_EQ(sp["original_dense_bytes"].get<int64_t>(), original);
+  r = dlas("info vgg16-cifar --compress wp:0 --json");  // the unpruned weights' bytes
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(original, nlohmann::json::parse(r.out)["sparse"]["dense_bytes"].get<int64_t>());
+  EXPECT_EQ(sp["dense_index_bytes"].get<int64_t>(), indexed);
+  EXPECT_EQ(indexed, sp["dense_bytes"].get<int64_t>() + index);
+  EXPECT_GT(index, 0);
+  EXPECT_DOUBLE_EQ(sp["dense_index_ratio"].get<double>(),
+                   static_cast<double>(original) / static_cast<double>(indexed));
+  r = dlas("info vgg16-cifar --compress cp:0.5");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("DENSE+INDEX"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("dense + index lists"), std::string::npos) << r.out;
   r = dlas("info vgg16-cifar --json");
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_LT(small, nlohmann::json::parse(r.out)["macs"].get<int64_t>() / 2);

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "dlas/optimize/prune.h"
 #include "dlas/system/loader.h"
 #include "dlas/system/measure.h"
 #include "dlas/system/plan.h"
@@ -37,8 +38,10 @@ struct EngineArgs {
 };
 void add_engine_args(CLI::App& cmd, EngineArgs& args);
 // Parses a --compress value (errors name the flag) and applies it to the graph (pruning
-// before compiling). Returns the canonical spec ("dense" when nothing is applied).
-std::string apply_compress(Graph& graph, const std::string& compress);
+// before compiling). Returns the canonical spec ("dense" when nothing is applied); the
+// pruning report goes to *report when given (left alone for "dense").
+std::string apply_compress(Graph& graph, const std::string& compress,
+                           PruneReport* report = nullptr);
 // The canonical form of a --compress value ("dense", "wp:0.9", ...); errors name the flag.
 std::string compress_name(const std::string& compress);
 // Applies --isa (process-wide) and builds the plan options.

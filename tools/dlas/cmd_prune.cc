@@ -18,6 +18,7 @@ struct PruneArgs {
   std::string sparsity;
   std::string block;
   std::string scope = "global";
+  int round = 1;  // channel: kept channels per group rounded up to a multiple
   bool prune_first = false, prune_classifier = false, json = false;
   std::string output;
 };
@@ -33,7 +34,10 @@ PruneSpec spec_from_args(const PruneArgs& a) {
     text = "bp:" + (a.block.empty() ? std::string("4x1") : a.block) + ":" + a.sparsity;
   else
     text = "cp:" + a.sparsity;
+  DLAS_CHECK(a.round == 1 || a.method == "channel", ErrorKind::kUsage,
+             "--round applies to --method channel only");
   if (a.scope == "layer") text += ":layer";
+  if (a.round > 1) text += ":round" + std::to_string(a.round);
   PruneSpec spec = parse_prune_spec(text);
   spec.prune_first = a.prune_first;
   spec.prune_classifier = a.prune_classifier;
@@ -63,6 +67,9 @@ nlohmann::ordered_json report_json(const PruneReport& r) {
     j["macs_before"] = r.macs_before;
     j["macs_after"] = r.macs_after;
     j["mac_ratio"] = r.mac_ratio();  // the expected speedup
+    j["groups"] = nlohmann::ordered_json::array();
+    for (const ChannelGroup& g : r.groups)
+      j["groups"].push_back({{"convs", g.convs}, {"channels", g.channels}, {"kept", g.kept}});
   }
   j["layers"] = nlohmann::ordered_json::array();
   for (const PruneLayer& l : r.layers) {
@@ -98,10 +105,10 @@ void print_channel_report(const PruneReport& r) {
                 shape_str(l.shape).c_str(), out.c_str(), in.c_str(), l.note.c_str());
   }
   std::printf(
-      "\n%s: %s of %s prunable channels removed (%.2f%%); params %s -> %s; MACs %s -> %s "
-      "(MAC ratio %.2fx, the expected speedup)\n",
+      "\n%s: %s of %s prunable channels (%zu dependency groups) removed (%.2f%%); params %s "
+      "-> %s; MACs %s -> %s (MAC ratio %.2fx, the expected speedup)\n",
       r.spec.str().c_str(), with_commas(r.pruned_channels).c_str(),
-      with_commas(r.prunable_channels).c_str(), 100 * r.sparsity(),
+      with_commas(r.prunable_channels).c_str(), r.groups.size(), 100 * r.sparsity(),
       with_commas(r.params_before).c_str(), with_commas(r.params_after).c_str(),
       with_commas(r.macs_before).c_str(), with_commas(r.macs_after).c_str(), r.mac_ratio());
 }
@@ -128,6 +135,11 @@ void add_prune_command(CLI::App& app, Action& run) {
                   "global: one threshold over all pruned layers; layer: each layer to the sparsity")
       ->default_val("global")
       ->check(CLI::IsMember({"global", "layer"}));
+  cmd->add_option("--round", a->round,
+                  "channel: round every dependency group's kept channels up to a multiple of N "
+                  "(fills vector lanes and GEMM tiles; the MAC ratio is the pruned model's)")
+      ->default_val(1)
+      ->check(CLI::Range(1, 4096));
   cmd->add_flag("--prune-first", a->prune_first,
                 "also prune the first conv (kept dense by default)");
   cmd->add_flag("--prune-classifier", a->prune_classifier,

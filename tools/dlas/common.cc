@@ -105,8 +105,9 @@ void add_engine_args(CLI::App& cmd, EngineArgs& a) {
   cmd.add_option("--compress", a.compress,
                  "model compression applied before compiling: dense | wp:S (global L1 weight "
                  "pruning) | bp:BxC:S (L1 block pruning, e.g. bp:4x1:0.9) | cp:S (channel "
-                 "pruning: conv channels removed); add :layer for per-layer sparsity; first "
-                 "conv and classifier stay dense")
+                 "pruning: conv channels removed, by dependency group; cp:S:roundN keeps multiples "
+                 "of N); add :layer for per-layer sparsity; first conv and classifier stay "
+                 "dense")
       ->default_val("dense");
 }
 
@@ -125,10 +126,11 @@ std::string compress_name(const std::string& compress) {
   return spec ? spec->str() : "dense";
 }
 
-std::string apply_compress(Graph& graph, const std::string& compress) {
+std::string apply_compress(Graph& graph, const std::string& compress, PruneReport* report) {
   const std::optional<PruneSpec> spec = parse_compress_flag(compress);
   if (!spec) return "dense";
-  prune(graph, *spec);
+  PruneReport r = prune(graph, *spec);
+  if (report) *report = std::move(r);
   return spec->str();
 }
 

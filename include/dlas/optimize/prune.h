@@ -12,26 +12,43 @@
 //   bp:BxC:S[:global|:layer]   blocks of B output channels x C reduction indices (aligned to
 //                              multiples of B and C; edge blocks are smaller), the fraction S
 //                              of blocks with the smallest L1 norm
-//   cp:S[:global|:layer]       channels: the fraction S of the prunable conv output channels
-//                              with the smallest normalised filter L1 norm, physically removed
-//                              (see "Channel pruning" below)
+//   cp:S[:global|:layer][:roundN]  channels: the fraction S of the prunable conv output
+//                              channels with the smallest normalised filter L1 norm, physically
+//                              removed (see "Channel pruning" below); roundN rounds every
+//                              group's kept count up to a multiple of N
 // S is in [0, 1). Scope global (default): one threshold over all prunable layers; layer:
 // every prunable layer pruned to S on its own. The first conv (first Conv/FusedConv in
 // topological order) and the classifier (last prunable node in topological order) stay
 // dense unless prune_first / prune_classifier say otherwise.
 //
-// Channel pruning (cp) shrinks the graph instead of zeroing: a pruned output channel of a
-// Conv (group 1) is removed from its weight and bias, from the BatchNormalization after it,
-// from depthwise convs that follow it (their groups shrink) and from the input channels of
-// every consumer Conv, or the input features of a Gemm reached through Flatten -- through
-// any chain of channel-wise ops (Relu, Clip, Sigmoid, pools, Dropout, ...). Score: the L1
-// norm of the channel's filter divided by the mean L1 norm of its layer's filters (so 1 is
-// an average channel of any layer, whatever its fan-in). A conv whose channels reach
-// anything else -- Add, Mul, Concat, Reshape, a grouped conv, a graph output -- keeps all
-// its channels (residual and concat producers are not pruned in this version; the layer's
-// note says why). Every layer keeps at least one channel, so S is the fraction of the
-// prunable channels removed unless that bound caps it. The classifier's outputs are never
-// pruned (prune_classifier has no effect); the first conv is kept unless prune_first.
+// Channel pruning (cp) shrinks the graph instead of zeroing. Channels are pruned by
+// dependency group: the output channels of group-1 Convs that must go together. A group
+// starts at one conv's outputs and follows them through channel-wise ops (Relu, Clip,
+// Sigmoid, pools, Dropout, ...), BatchNormalization and depthwise convs (one filter per
+// channel; their filters, bias and group shrink with the channels); an Add/Sub/Mul/Div of
+// two such values joins their groups channel by channel -- ResNet's residual adds put the
+// second conv of every block of a stage and the stage's shortcut conv in one group,
+// EfficientNet's squeeze-excite Mul puts the SE expand conv (fc2) in the group of the
+// block's expand conv, SiLU (x * Sigmoid(x)) joins a group with itself. A Concat (axis 1)
+// maps each producer's channels to a range of its output, so a pruned producer shrinks its
+// range (DenseNet: concat outputs feed BNs, convs and later concats). Everything the kept
+// channels reach is cut accordingly: BNs after adds and concats, the input channels of
+// every group-1 conv, and through Flatten the H*W input features per channel of a Gemm.
+// A group is kept whole when its channels reach what cannot shrink with them (a graph
+// output, Reshape, a grouped non-depthwise conv, a per-channel constant, an Add of values
+// whose concat segments do not line up, ...) or are tied to a conv that is not pruned (the
+// first conv unless prune_first, the classifier, a conv with a shared weight); the
+// members' note says why. The classifier's outputs are never pruned (prune_classifier has
+// no effect).
+// Scores and counting: a conv channel's score is the L1 norm of its filter divided by the
+// mean filter L1 norm of its layer (1 = an average channel of any layer, whatever its
+// fan-in); a group channel's score is the mean over the group's convs. The unit counted is
+// one group channel, however many convs share it: prunable_channels is the sum of the
+// prunable groups' widths, pruned_channels the group channels removed, and exactly
+// round(S * c) go (c: prunable channels, globally or per group with :layer), ties broken by
+// group order (of each group's first conv) then channel order, unless the rule that every
+// group keeps at least one channel caps it, or roundN adds channels back (the highest-scored
+// removed channels of each group, until its kept count is a multiple of N or all).
 #pragma once
 
 #include <cstdint>
@@ -55,8 +72,10 @@ struct PruneSpec {
   PruneScope scope = PruneScope::kGlobal;
   bool prune_first = false;       // also prune the first conv
   bool prune_classifier = false;  // also prune the classifier
+  int64_t channel_multiple = 1;   // kChannel: kept channels per group rounded up to a multiple
 
-  // Canonical spec: "wp:0.9", "bp:4x1:0.9", "wp:0.9:layer" (scope only when not global).
+  // Canonical spec: "wp:0.9", "bp:4x1:0.9", "wp:0.9:layer" (scope only when not global),
+  // "cp:0.8:round8" (rounding only when > 1).
   // prune_first / prune_classifier are not part of the spec string.
   std::string str() const;
 };
@@ -97,18 +116,26 @@ struct PruneLayer {
   double sparsity() const { return params ? static_cast<double>(zeros) / params : 0.0; }
 };
 
+// Channel pruning: one prunable dependency group (see "Channel pruning" above).
+struct ChannelGroup {
+  std::vector<std::string> convs;  // the member convs' nodes, in node order
+  int64_t channels = 0;            // the group's width before pruning
+  std::vector<int64_t> kept;       // its kept channels, ascending
+};
+
 struct PruneReport {
   PruneSpec spec;
   std::vector<PruneLayer> layers;  // every Conv/FusedConv/Gemm f32 weight, in node order
   int64_t prunable_params = 0, prunable_zeros = 0;  // layers with pruned == true
   int64_t total_params = 0, total_zeros = 0;        // all layers
-  // Channel pruning: output channels of the prunable layers, and how many were removed;
+  // Channel pruning: channels of the prunable dependency groups, and how many were removed;
   // the graph's parameters and MACs before and after.
   int64_t prunable_channels = 0, pruned_channels = 0;
   int64_t params_before = 0, params_after = 0, macs_before = 0, macs_after = 0;
+  std::vector<ChannelGroup> groups;  // channel pruning: the prunable groups, in order
 
   // What the spec's S asks for: zeros / params over the pruned layers, or for channel
-  // pruning removed / prunable channels.
+  // pruning removed / prunable group channels (one per group channel, see above).
   double sparsity() const {
     if (spec.method == PruneMethod::kChannel)
       return prunable_channels ? static_cast<double>(pruned_channels) / prunable_channels : 0.0;
@@ -127,10 +154,9 @@ struct PruneReport {
 // so tensors shared with other graphs are left alone). Unstructured pruning hits exactly
 // round(S * n) pruned weights (n: prunable weights, globally or per layer), ties at the
 // threshold broken by layer order then element order; block pruning exactly round(S * b)
-// pruned blocks (b: blocks). Channel pruning removes exactly round(S * c) channels (c:
-// prunable channels, globally or per layer) unless one-channel-per-layer caps it, ties
-// broken by layer order then channel order; the graph is re-inferred afterwards (shape
-// inference validates the shrunk model) and the report's layers have no masks.
+// pruned blocks (b: blocks). Channel pruning removes exactly round(S * c) group channels
+// (see "Channel pruning" above for the exceptions); the graph is re-inferred afterwards
+// (shape inference validates the shrunk model) and the report's layers have no masks.
 PruneReport prune(Graph& graph, const PruneSpec& spec);
 
 // Describes the graph's prunable weights as they are (zeros counted, no masks): what

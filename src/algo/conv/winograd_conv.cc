@@ -345,6 +345,10 @@ class WinogradConv final : public ConvAlgorithm {
     // C and K of shared blocks is 1.8-2.2x faster at 2 threads (interleaved
     // DLAS_BENCH_KNOBS=parallel=0|1 dlas_bench_conv, zoo layers; equal from 49 tiles).
     const int64_t tiles = p.n * tiles_of(p, m);
+    // Whole tile blocks per thread need at least two blocks: narrow layers (few channels,
+    // e.g. channel-pruned: c64 k28 32x32 fits all 64 tiles in one 1 MiB block) otherwise
+    // ran on one thread (0.335 vs 0.173 ms at 2 threads, vgg16-cifar cp:0.8 features.3).
+    while (tiles >= 32 && tb > kTileBlocks[0] && tiles < 2 * tb) tb /= 2;
     return {{"variant", m},
             {"ukernel", 0},
             {"tile_block", tb},
