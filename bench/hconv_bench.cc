@@ -139,7 +139,8 @@ void bench_case(benchmark::State& state, dlas::DType type, std::string name, dla
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   const double flops = 2.0 * static_cast<double>(p.macs());
-  state.counters["FLOPS"] = benchmark::Counter(flops, benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["FLOPS"] =
+      benchmark::Counter(flops, benchmark::Counter::kIsIterationInvariantRate);
   if (peak_gflops > 0 && seconds > 0)
     state.counters["peak_pct"] =
         100.0 * flops * static_cast<double>(state.iterations()) / seconds / (peak_gflops * 1e9);
@@ -160,7 +161,8 @@ std::vector<std::pair<std::string, std::vector<dlas::ConvShape>>> load_models(
     if (e.path().extension() == ".txt") files.push_back(e.path());
   std::sort(files.begin(), files.end());
   std::vector<std::pair<std::string, std::vector<dlas::ConvShape>>> out;
-  for (const auto& f : files) out.emplace_back(f.stem().string(), dlas::parse_conv_shape_list(read_file(f)));
+  for (const auto& f : files)
+    out.emplace_back(f.stem().string(), dlas::parse_conv_shape_list(read_file(f)));
   return out;
 }
 
@@ -190,8 +192,8 @@ int summary(const std::filesystem::path& dir, int threads, const std::vector<std
   std::printf("# isa %s%s, %d threads; per model: sum over layers of the best algorithm's median\n",
               dlas::isa_name(dlas::active_isa()), dlas::isa_emulated() ? " (emulated)" : "",
               threads);
-  std::printf("%-16s %10s %10s %10s %8s %8s  %s\n", "model", "f32_ms", "f16_ms", "bf16_ms",
-              "f16_x", "bf16_x", "16-bit paths");
+  std::printf("%-16s %10s %10s %10s %8s %8s  %s\n", "model", "f32_ms", "f16_ms", "bf16_ms", "f16_x",
+              "bf16_x", "16-bit paths");
   for (const auto& [model, shapes] : load_models(dir)) {
     if (!only.empty() && std::find(only.begin(), only.end(), model) == only.end()) continue;
     double total[3] = {0, 0, 0};
@@ -201,7 +203,8 @@ int summary(const std::filesystem::path& dir, int threads, const std::vector<std
       std::vector<std::pair<int, std::unique_ptr<Case>>> cases;
       for (const std::string& a : algo_names())
         for (int t = 0; t < 3; ++t)
-          if (auto c = make_case(kTypes[t], a, s.problem, threads)) cases.emplace_back(t, std::move(c));
+          if (auto c = make_case(kTypes[t], a, s.problem, threads))
+            cases.emplace_back(t, std::move(c));
       // Interleaved rounds: every candidate once per round.
       std::vector<std::vector<double>> times(cases.size());
       for (int round = 0; round < 7; ++round)
@@ -213,7 +216,8 @@ int summary(const std::filesystem::path& dir, int threads, const std::vector<std
         const int t = cases[i].first;
         if (times[i][3] < best[t]) {
           best[t] = times[i][3];
-          if (cases[i].second->half) best_path[t] = dlas::half_compute_name(cases[i].second->half->compute());
+          if (cases[i].second->half)
+            best_path[t] = dlas::half_compute_name(cases[i].second->half->compute());
         }
       }
       for (int t = 0; t < 3; ++t) total[t] += best[t] * static_cast<double>(s.count);
@@ -253,8 +257,8 @@ int main(int argc, char** argv) {
                               : dlas::find_hconv_algorithm(a) &&
                                     dlas::find_hconv_algorithm(a)->supports({s.problem, t});
           if (!ok) continue;
-          const std::string name = std::string(dlas::dtype_name(t)) + "/" + a + "/" + model + "/" +
-                                   s.problem.key();
+          const std::string name =
+              std::string(dlas::dtype_name(t)) + "/" + a + "/" + model + "/" + s.problem.key();
           benchmark::RegisterBenchmark(name.c_str(), bench_case, t, a, s.problem, threads)
               ->UseRealTime()
               ->Unit(benchmark::kMicrosecond);

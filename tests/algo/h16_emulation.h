@@ -25,7 +25,8 @@ inline int64_t f16_units(uint16_t h) {
 inline uint16_t f16_fma_model(uint16_t a, uint16_t b, uint16_t c) {
   const bool special = ((a >> 10) & 31) == 31 || ((b >> 10) & 31) == 31 || ((c >> 10) & 31) == 31;
   if (special)  // Inf / NaN: no rounding question
-    return dlas::f32_to_f16(std::fma(dlas::f16_to_f32(a), dlas::f16_to_f32(b), dlas::f16_to_f32(c)));
+    return dlas::f32_to_f16(
+        std::fma(dlas::f16_to_f32(a), dlas::f16_to_f32(b), dlas::f16_to_f32(c)));
   // Exact value in units of 2^-48: a*b = ua*ub (units 2^-48), c = uc << 24.
   const bool sp = ((a ^ b) >> 15) & 1, sc = (c >> 15) & 1;
   const __int128 prod = static_cast<__int128>(f16_units(a)) * f16_units(b);
@@ -70,7 +71,8 @@ inline float bf16_dot_step(float acc, float x, float y) {
 
 inline float bf16_dot_model(float acc, uint32_t a, uint32_t b) {
   float t = f32_daz(acc);
-  t = bf16_dot_step(t, bf16_daz(static_cast<uint16_t>(a >> 16)), bf16_daz(static_cast<uint16_t>(b >> 16)));
+  t = bf16_dot_step(t, bf16_daz(static_cast<uint16_t>(a >> 16)),
+                    bf16_daz(static_cast<uint16_t>(b >> 16)));
   t = bf16_dot_step(t, bf16_daz(static_cast<uint16_t>(a)), bf16_daz(static_cast<uint16_t>(b)));
   return t;
 }

@@ -58,7 +58,7 @@ TEST_P(HConvAlgoTest, SampledKnobPointsTwoThreads) {
         const int64_t n = space.size(), samples = 3;
         for (int64_t s = 0; s < samples; ++s)
           HConvTester().problem(c).type(t).threads(2).test(algo(), isa,
-                                                          space.point((n / samples) * s + s % n));
+                                                           space.point((n / samples) * s + s % n));
       }
 }
 
@@ -82,7 +82,13 @@ TEST_P(HConvAlgoTest, FusedEpilogues) {
         for (bool res : {false, true})
           for (const ConvProblem& c : {c3, dw}) {
             if (!algo().supports(hp(c, t))) continue;
-            HConvTester().problem(c).type(t).activation(act.a, act.p0, act.p1).residual(res).threads(2).test(algo(), isa);
+            HConvTester()
+                .problem(c)
+                .type(t)
+                .activation(act.a, act.p0, act.p1)
+                .residual(res)
+                .threads(2)
+                .test(algo(), isa);
           }
 }
 
@@ -93,7 +99,8 @@ TEST_P(HConvAlgoTest, ComputeLabelFollowsIsa) {
     for (DType t : kTypes) {
       if (!algo().supports(hp(c, t))) continue;
       std::vector<uint16_t> w(static_cast<size_t>(c.weight_count()), 0);
-      auto pc = algo().prepare(hp(c, t), w.data(), nullptr, algo().default_knobs(hp(c, t), isa), isa);
+      auto pc =
+          algo().prepare(hp(c, t), w.data(), nullptr, algo().default_knobs(hp(c, t), isa), isa);
       HalfCompute want = HalfCompute::kEmulated;
       if (algo().name() == "gemm" && t == DType::kF16 && isa >= Isa::kAvx512Fp16)
         want = HalfCompute::kNativeFp16;
@@ -158,9 +165,8 @@ TEST(HConvNativeLogic, HalfAccumulationErrorIsVisible) {
   for (uint16_t& v : x) v = f32_to_f16(0.3f);
   for (uint16_t& v : w) v = f32_to_f16(0.7f);
   auto run = [&](int64_t flush) {
-    auto pc = hconv_detail::prepare_gemm_hconv_with(p, w.data(), nullptr,
-                                                    {{"kc", 8192}, {"nc", 32}, {"flush", flush}},
-                                                    Isa::kAvx2, *f16);
+    auto pc = hconv_detail::prepare_gemm_hconv_with(
+        p, w.data(), nullptr, {{"kc", 8192}, {"nc", 32}, {"flush", flush}}, Isa::kAvx2, *f16);
     ThreadPool pool(1);
     std::vector<unsigned char> ws(pc->workspace_bytes(1) + 64);
     void* wsp = ws.data() + (64 - reinterpret_cast<uintptr_t>(ws.data()) % 64) % 64;
@@ -192,9 +198,10 @@ TEST(H16InstructionModels, Fp16FmaRoundsOnce) {
   EXPECT_EQ(f16_fma_model(h(1.f + std::ldexp(1.f, -10)), h(std::ldexp(1.f, -11)), h(1.f)),
             h(1.f + std::ldexp(1.f, -10)));
   // Subnormals and overflow.
-  EXPECT_EQ(f16_fma_model(h(std::ldexp(1.f, -12)), h(std::ldexp(1.f, -12)), 0), h(std::ldexp(1.f, -24)));
+  EXPECT_EQ(f16_fma_model(h(std::ldexp(1.f, -12)), h(std::ldexp(1.f, -12)), 0),
+            h(std::ldexp(1.f, -24)));
   EXPECT_EQ(f16_fma_model(h(256.f), h(256.f), 0), 0x7c00);
-  EXPECT_EQ(f16_fma_model(h(1.f), h(-1.f), h(1.f)), 0);  // +0
+  EXPECT_EQ(f16_fma_model(h(1.f), h(-1.f), h(1.f)), 0);      // +0
   EXPECT_EQ(f16_fma_model(0x8000, h(1.f), 0x8000), 0x8000);  // -0 + -0
   // Random: agrees with an independent rounding of the exact value. Magnitudes in
   // [2^-6, 4] keep a * b + c exact in double (lsb >= 2^-32, value < 2^5); std::nearbyint
@@ -225,11 +232,14 @@ TEST(H16InstructionModels, Bf16DotPairs) {
   // lo first it would be 1 + (-2^24) = -2^24 + 1 rounded = -2^24 (even), then + 2^24 = 0 too;
   // pick values where the order shows: acc 1, hi 2^24, lo 1: (1 + 2^24) = 2^24 (tie to even),
   // + 1 = 2^24; lo first: 1 + 1 = 2, + 2^24 = 2^24 + 2.
-  EXPECT_EQ(bf16_dot_model(1.f, pair(1.f, std::ldexp(1.f, 24)), pair(1.f, 1.f)), std::ldexp(1.f, 24));
+  EXPECT_EQ(bf16_dot_model(1.f, pair(1.f, std::ldexp(1.f, 24)), pair(1.f, 1.f)),
+            std::ldexp(1.f, 24));
   // DAZ on bf16 inputs, FTZ on the result.
   const uint16_t denorm = 0x0001;
-  EXPECT_EQ(bf16_dot_model(0.f, static_cast<uint32_t>(denorm), pair(std::ldexp(1.f, 100), 0.f)), 0.f);
-  EXPECT_EQ(bf16_dot_model(0.f, pair(std::ldexp(1.f, -70), 0.f), pair(std::ldexp(1.f, -70), 0.f)), 0.f);
+  EXPECT_EQ(bf16_dot_model(0.f, static_cast<uint32_t>(denorm), pair(std::ldexp(1.f, 100), 0.f)),
+            0.f);
+  EXPECT_EQ(bf16_dot_model(0.f, pair(std::ldexp(1.f, -70), 0.f), pair(std::ldexp(1.f, -70), 0.f)),
+            0.f);
 }
 
 TEST(H16Vcvt, RowsMatchScalarConversions) {
@@ -247,7 +257,9 @@ TEST(H16Vcvt, RowsMatchScalarConversions) {
       for (size_t i = 0; i < n; ++i)
         want[i] = k.type == DType::kF16 ? f32_to_f16(f[i]) : f32_to_bf16(f[i]);
       for (size_t i = 1; i < n; ++i) ASSERT_EQ(got[i], want[i]) << k.name << " narrow " << i;
-      if (n) EXPECT_TRUE(k.type == DType::kF16 ? std::isnan(f16_to_f32(got[0])) : std::isnan(bf16_to_f32(got[0])));
+      if (n)
+        EXPECT_TRUE(k.type == DType::kF16 ? std::isnan(f16_to_f32(got[0]))
+                                          : std::isnan(bf16_to_f32(got[0])));
       std::vector<float> back(n);
       k.widen(n, want.data(), back.data());
       for (size_t i = 1; i < n; ++i) {
@@ -312,7 +324,8 @@ TEST(HConvBasics, ReferenceMatchesF32Conv) {
       cv.widen(wf.size(), k.w.data(), wf.data());
       cv.widen(rf.size(), k.res.data(), rf.data());
       const ConvAlgorithm& direct = *find_conv_algorithm("direct");
-      auto pc = direct.prepare(p.conv, wf.data(), k.b.data(), direct.default_knobs(p.conv, Isa::kScalar), Isa::kScalar);
+      auto pc = direct.prepare(p.conv, wf.data(), k.b.data(),
+                               direct.default_knobs(p.conv, Isa::kScalar), Isa::kScalar);
       ThreadPool pool(1);
       std::vector<unsigned char> ws(pc->workspace_bytes(1) + 64);
       void* wsp = ws.data() + (64 - reinterpret_cast<uintptr_t>(ws.data()) % 64) % 64;

@@ -85,8 +85,8 @@ class HConvTester {
   bool test(const HConvAlgorithm& algo, Isa isa, Knobs knobs = {}) const {
     if (knobs.empty()) knobs = algo.default_knobs(p_, isa);
     const HConvCase k = make_case();
-    auto prepared = algo.prepare(p_, k.w.data(), p_.conv.has_bias ? k.b.data() : nullptr, knobs,
-                                 isa);
+    auto prepared =
+        algo.prepare(p_, k.w.data(), p_.conv.has_bias ? k.b.data() : nullptr, knobs, isa);
     int64_t steps = half_steps_;
     if (prepared->compute() == HalfCompute::kNativeFp16) {
       const int64_t f = knobs.count("flush") ? knobs.at("flush") : 0;
@@ -104,8 +104,8 @@ class HConvTester {
              int64_t half_steps) const {
     const ConvProblem& c = p_.conv;
     const std::string what = label + " " + p_.key() + " act=" + activation_name(c.epilogue.act) +
-                             (c.epilogue.residual ? " +res" : "") + " threads=" +
-                             std::to_string(threads_);
+                             (c.epilogue.residual ? " +res" : "") +
+                             " threads=" + std::to_string(threads_);
     const uint16_t* res = c.epilogue.residual ? k.res.data() : nullptr;
     std::vector<uint16_t> want(k.res.size()), got(k.res.size(), 0x7e00);
     reference_hconv(p_, k.x.data(), k.w.data(), c.has_bias ? k.b.data() : nullptr, res,
@@ -126,7 +126,8 @@ class HConvTester {
     if (c.epilogue.act == Activation::kSilu) lip = 1.1;
     if (c.epilogue.act == Activation::kHardSigmoid)
       lip = std::max(1.0, std::fabs(static_cast<double>(c.epilogue.p0)));
-    const double nsteps = static_cast<double>(std::min<int64_t>(half_steps, c.c_per_group() * c.kh * c.kw));
+    const double nsteps =
+        static_cast<double>(std::min<int64_t>(half_steps, c.c_per_group() * c.kh * c.kw));
     const int64_t oh = c.oh(), ow = c.ow(), cg = c.c_per_group(), kg = c.k_per_group();
     int64_t bad = 0;
     for (int64_t n = 0; n < c.n; ++n)

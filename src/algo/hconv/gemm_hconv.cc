@@ -113,8 +113,8 @@ class PreparedGemmHConv final : public PreparedHConv {
         int64_t ip0, ip1;
         chunk_range(panels_, mchunks, mc, &ip0, &ip1);
         const int64_t p0 = nb * nc_;
-        block(x, y, residual, ng / p_.groups, ng % p_.groups, p0,
-              ohw_ - p0 < nc_ ? ohw_ - p0 : nc_, ip0, ip1, slot);
+        block(x, y, residual, ng / p_.groups, ng % p_.groups, p0, ohw_ - p0 < nc_ ? ohw_ - p0 : nc_,
+              ip0, ip1, slot);
       }
     });
   }
@@ -266,9 +266,9 @@ KnobSpace gemm_hconv_space(const HConvProblem& p, Isa isa, bool with_ukernel) {
   s.knobs.push_back({"nc",
                      {32, 64, 128, 256, 512, 1024},
                      "output pixels per block (rounded up to NR; the f32 C block is Kg x nc)"});
-  const bool half_acc =
-      with_ukernel ? !native.empty() && native.front()->compute == HalfCompute::kNativeFp16
-                   : p.type == DType::kF16;
+  const bool half_acc = with_ukernel
+                            ? !native.empty() && native.front()->compute == HalfCompute::kNativeFp16
+                            : p.type == DType::kF16;
   if (half_acc)
     s.knobs.push_back({"flush",
                        {0, 8, 16, 32, 64, 128},
@@ -307,8 +307,8 @@ class GemmHConvAlgorithm final : public HConvAlgorithm {
     if (!native.empty())
       return std::make_unique<PreparedGemmHConv>(p, weights, bias, knobs, isa,
                                                  native[static_cast<size_t>(u)], nullptr);
-    return std::make_unique<PreparedGemmHConv>(
-        p, weights, bias, knobs, isa, nullptr, &conv_detail::ukernel_from_knob(base_isa(isa), u));
+    return std::make_unique<PreparedGemmHConv>(p, weights, bias, knobs, isa, nullptr,
+                                               &conv_detail::ukernel_from_knob(base_isa(isa), u));
   }
 };
 
@@ -320,8 +320,8 @@ std::unique_ptr<PreparedHConv> prepare_gemm_hconv_with(const HConvProblem& p,
                                                        const Knobs& knobs, Isa isa,
                                                        const ukernel::H16GemmUkernel& uk) {
   p.validate();
-  DLAS_CHECK(uk.type == p.type, ErrorKind::kInvalidInput, uk.name, " is not a ",
-             dtype_name(p.type), " kernel");
+  DLAS_CHECK(uk.type == p.type, ErrorKind::kInvalidInput, uk.name, " is not a ", dtype_name(p.type),
+             " kernel");
   Knobs k = knobs;
   k.erase("ukernel");
   if (uk.compute != HalfCompute::kNativeFp16) k.erase("flush");

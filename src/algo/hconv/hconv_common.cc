@@ -28,8 +28,8 @@ const char* half_compute_name(HalfCompute c) {
 
 void HConvProblem::validate() const {
   conv.validate();
-  DLAS_CHECK(type == DType::kF16 || type == DType::kBF16, ErrorKind::kInvalidInput,
-             "16-bit conv ", conv.key(), ": type must be f16 or bf16, got ", dtype_name(type));
+  DLAS_CHECK(type == DType::kF16 || type == DType::kBF16, ErrorKind::kInvalidInput, "16-bit conv ",
+             conv.key(), ": type must be f16 or bf16, got ", dtype_name(type));
 }
 
 std::string HConvProblem::key() const { return conv.key() + "_" + dtype_name(type); }
@@ -55,8 +55,9 @@ void reference_hconv(const HConvProblem& p, const uint16_t* x, const uint16_t* w
               for (int64_t kx = 0; kx < c.kw; ++kx) {
                 const int64_t ix = ox * c.stride_w - c.pad_l + kx * c.dil_w;
                 if (ix < 0 || ix >= c.w) continue;
-                acc += static_cast<double>(widen(x[((n * c.c + g * cg + ci) * c.h + iy) * c.w + ix])) *
-                       static_cast<double>(widen(wk[(ci * c.kh + ky) * c.kw + kx]));
+                acc +=
+                    static_cast<double>(widen(x[((n * c.c + g * cg + ci) * c.h + iy) * c.w + ix])) *
+                    static_cast<double>(widen(wk[(ci * c.kh + ky) * c.kw + kx]));
               }
             }
           const int64_t yi = ((n * c.k + k) * oh + oy) * ow + ox;

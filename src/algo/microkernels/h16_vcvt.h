@@ -17,7 +17,7 @@ namespace dlas::ukernel {
 using H16WidenFn = void (*)(size_t n, const uint16_t* x, float* y);
 using H16NarrowFn = void (*)(size_t n, const float* x, uint16_t* y);
 
-#define X(prefix, type, isa)                                   \
+#define X(prefix, type, isa)                                  \
   void prefix##_widen(size_t n, const uint16_t* x, float* y); \
   void prefix##_narrow(size_t n, const float* x, uint16_t* y);
 #include "algo/microkernels/h16-vcvt/h16_vcvt.inc"

@@ -5,9 +5,8 @@
 
 namespace dlas::ukernel {
 
-void bf16_gemm_6x64__avx512bf16(size_t m, size_t n, size_t k, const uint16_t* a,
-                                  const uint16_t* b, size_t flush, float* c, size_t ldc,
-                                  bool accumulate) {
+void bf16_gemm_6x64__avx512bf16(size_t m, size_t n, size_t k, const uint16_t* a, const uint16_t* b,
+                                size_t flush, float* c, size_t ldc, bool accumulate) {
   bf16_gemm_dot<6, 4, Bf16Avx512Bf16>(m, n, k, a, b, flush, c, ldc, accumulate);
 }
 

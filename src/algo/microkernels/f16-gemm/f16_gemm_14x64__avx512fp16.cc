@@ -5,9 +5,8 @@
 
 namespace dlas::ukernel {
 
-void f16_gemm_14x64__avx512fp16(size_t m, size_t n, size_t k, const uint16_t* a,
-                                 const uint16_t* b, size_t flush, float* c, size_t ldc,
-                                 bool accumulate) {
+void f16_gemm_14x64__avx512fp16(size_t m, size_t n, size_t k, const uint16_t* a, const uint16_t* b,
+                                size_t flush, float* c, size_t ldc, bool accumulate) {
   f16_gemm_native<14, 2, F16Avx512Fp16>(m, n, k, a, b, flush, c, ldc, accumulate);
 }
 

@@ -6,8 +6,6 @@ namespace dlas::ukernel {
 
 void bf16_vcvt__avx2_widen(size_t n, const uint16_t* x, float* y) { bf16_widen_vec<8>(n, x, y); }
 
-void bf16_vcvt__avx2_narrow(size_t n, const float* x, uint16_t* y) {
-  bf16_narrow_vec<8>(n, x, y);
-}
+void bf16_vcvt__avx2_narrow(size_t n, const float* x, uint16_t* y) { bf16_narrow_vec<8>(n, x, y); }
 
 }  // namespace dlas::ukernel

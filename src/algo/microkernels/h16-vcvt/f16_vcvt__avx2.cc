@@ -9,7 +9,8 @@ namespace dlas::ukernel {
 void f16_vcvt__avx2_widen(size_t n, const uint16_t* x, float* y) {
   size_t i = 0;
   for (; i + 8 <= n; i += 8)
-    _mm256_storeu_ps(y + i, _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(x + i))));
+    _mm256_storeu_ps(y + i,
+                     _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(x + i))));
   if (i < n) {
     uint16_t h[8] = {};
     float f[8];
