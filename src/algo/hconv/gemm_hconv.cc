@@ -1,0 +1,340 @@
+// `gemm` for 16-bit tensors: per image, group and block of nc output pixels,
+// C[Kg][nc] (f32, per-thread scratch) = W[Kg][R] x im2col(x)[R][nc], kc reduction rows at a
+// time, then per output row bias + residual + activation in f32 (apply_epilogue) and one
+// rounding to the type. Weights are packed once, 16-bit, into MR-row panels; the input block
+// is im2col'ed 16-bit into NR-column panels. Three compute paths, chosen by the ISA:
+//   emulated     (no half arithmetic for the type): the panels are widened to f32 (F16C /
+//                shifts, h16_vcvt.h) right before use -- each A panel once per kc block and
+//                pixel block, each B block once -- and the f32 GEMM microkernels run;
+//   native-fp16  (avx512-fp16, f16): vfmadd231ph kernels, half accumulators added into the
+//                f32 C tile every `flush` reduction steps;
+//   native-bf16  (avx512-bf16 and up, bf16): vdpbf16ps kernels, f32 accumulators; packing
+//                interleaves pairs of reduction steps (kp = 2).
+// Knobs: ukernel (this path's kernel list), kc, nc, flush (native-fp16 only).
+#include <limits>
+#include <memory>
+#include <string>
+
+#include "algo/conv/gemm_common.h"
+#include "algo/hconv/hconv_gemm.h"
+#include "algo/microkernels/h16_vcvt.h"
+#include "dlas/core/error.h"
+#include "dlas/hw/thread_pool.h"
+
+namespace dlas {
+namespace {
+
+using conv_detail::chunk_range;
+using conv_detail::div_up;
+using conv_detail::round_up;
+using conv_detail::slot_floats;
+
+constexpr int64_t kMaxPanelWidth = 128;
+
+struct Tap {
+  int64_t chan_off;      // c * H * W
+  int64_t dy, dx;        // ky * dil_h - pad_t, kx * dil_w - pad_l
+  int64_t ox_lo, ox_hi;  // output columns whose input column is inside [0, W)
+};
+
+class PreparedGemmHConv final : public PreparedHConv {
+ public:
+  // Exactly one of native / f32 is set.
+  PreparedGemmHConv(const HConvProblem& hp, const uint16_t* w, const float* bias, const Knobs& kn,
+                    Isa isa, const ukernel::H16GemmUkernel* native,
+                    const ukernel::F32GemmUkernel* f32)
+      : p_(hp.conv),
+        type_(hp.type),
+        base_(base_isa(isa)),
+        cvt_(&ukernel::h16_vcvt_for(hp.type, isa)),
+        native_(native),
+        f32_(f32) {
+    const ConvProblem& p = p_;
+    mr_ = native ? native->mr : f32->mr;
+    nr_ = native ? native->nr : f32->nr;
+    kp_ = native ? native->kp : 1;
+    kg_ = p.k_per_group(), cg_ = p.c_per_group();
+    r_ = cg_ * p.kh * p.kw;
+    rp_ = round_up(r_, kp_);
+    ohw_ = p.oh() * p.ow();
+    kc_ = round_up(kn.at("kc") < rp_ ? kn.at("kc") : rp_, kp_);
+    nc_ = round_up(kn.at("nc"), nr_);
+    if (nc_ > round_up(ohw_, nr_)) nc_ = round_up(ohw_, nr_);
+    flush_ = kn.count("flush") ? kn.at("flush") : 0;
+    panels_ = div_up(kg_, mr_);
+    DLAS_CHECK(nr_ <= kMaxPanelWidth, ErrorKind::kInternal, "gemm hconv: NR ", nr_, " too wide");
+    // Weights [K][R] -> [g][panel][R rounded to kp][MR] in k groups of kp (h16_gemm.h).
+    wpack_.assign(static_cast<size_t>(p.groups * panels_ * rp_ * mr_), 0);
+    for (int64_t g = 0; g < p.groups; ++g)
+      for (int64_t kk = 0; kk < kg_; ++kk) {
+        uint16_t* dst = wpack_.data() + (g * panels_ + kk / mr_) * rp_ * mr_;
+        const int64_t i = kk % mr_;
+        const uint16_t* src = w + (g * kg_ + kk) * r_;
+        for (int64_t r = 0; r < r_; ++r) dst[(r / kp_) * mr_ * kp_ + i * kp_ + r % kp_] = src[r];
+      }
+    bias_.assign(static_cast<size_t>(p.k), 0.f);
+    if (bias) bias_.assign(bias, bias + p.k);
+    for (int64_t kk = 0; kk < kc_; ++kk) panel_off_.push_back(kk * nr_);
+    for (int64_t c = 0; c < cg_; ++c)
+      for (int64_t ky = 0; ky < p.kh; ++ky)
+        for (int64_t kx = 0; kx < p.kw; ++kx) {
+          const int64_t dx = kx * p.dil_w - p.pad_l, sw = p.stride_w;
+          const int64_t lo = dx >= 0 ? 0 : div_up(-dx, sw);
+          const int64_t hi = p.w - dx <= 0 ? 0 : div_up(p.w - dx, sw);
+          taps_.push_back({c * p.h * p.w, ky * p.dil_h - p.pad_t, dx, lo, hi});
+        }
+  }
+
+  size_t workspace_bytes(int threads) const override {
+    return static_cast<size_t>(threads * slot_floats_total()) * sizeof(float);
+  }
+  size_t packed_bytes() const override { return wpack_.size() * 2 + bias_.size() * 4; }
+  HalfCompute compute() const override {
+    return native_ ? native_->compute : HalfCompute::kEmulated;
+  }
+
+  void run(const uint16_t* x, uint16_t* y, const uint16_t* residual, void* workspace,
+           ThreadPool& pool) const override {
+    float* ws = static_cast<float*>(workspace);
+    const int64_t threads = pool.threads();
+    const int64_t images = p_.n * p_.groups, nblocks = div_up(ohw_, nc_);
+    const int64_t base = images * nblocks;
+    // Fewer pixel blocks than threads (small late layers): also split output-channel panels.
+    int64_t mchunks = base >= threads ? 1 : div_up(threads, base);
+    if (mchunks > panels_) mchunks = panels_;
+    const int64_t items = base * mchunks;
+    pool.parallel_for(static_cast<size_t>(threads), [&](size_t t) {
+      int64_t b, e;
+      chunk_range(items, threads, static_cast<int64_t>(t), &b, &e);
+      float* slot = ws + static_cast<int64_t>(t) * slot_floats_total();
+      for (int64_t it = b; it < e; ++it) {
+        const int64_t mc = it % mchunks, rest = it / mchunks;
+        const int64_t nb = rest % nblocks, ng = rest / nblocks;
+        int64_t ip0, ip1;
+        chunk_range(panels_, mchunks, mc, &ip0, &ip1);
+        const int64_t p0 = nb * nc_;
+        block(x, y, residual, ng / p_.groups, ng % p_.groups, p0, ohw_ - p0 < nc_ ? ohw_ - p0 : nc_,
+              ip0, ip1, slot);
+      }
+    });
+  }
+
+ private:
+  // Scratch slot: 16-bit B block (nc x kc), f32 B block and f32 A panel (emulated), f32 C
+  // block (all channel panels x nc), one f32 residual row.
+  int64_t bq_floats() const { return slot_floats(div_up(nc_ * kc_, 2)); }
+  int64_t bf_floats() const { return native_ ? 0 : slot_floats(nc_ * kc_); }
+  int64_t af_floats() const { return native_ ? 0 : slot_floats(kc_ * mr_); }
+  int64_t c_floats() const { return slot_floats(panels_ * mr_ * nc_); }
+  int64_t slot_floats_total() const {
+    return bq_floats() + bf_floats() + af_floats() + c_floats() + slot_floats(nc_);
+  }
+
+  // im2col of reduction rows [r0, r0 + rows) (rows a multiple of kp; rows past R zero) for
+  // the pixel block [p0, p0 + ncols) into NR-column panels: panel j at buf + j * rows * NR,
+  // element (r, col) at ((r / kp) * NR + col) * kp + r % kp.
+  void pack_b(const uint16_t* img, int64_t p0, int64_t ncols, int64_t r0, int64_t rows,
+              uint16_t* buf) const {
+    const int64_t ow = p_.ow(), sh = p_.stride_h, sw = p_.stride_w, h = p_.h, w = p_.w;
+    const int64_t npanels = div_up(ncols, nr_);
+    struct Segment {
+      int64_t oy, ox0, ox1, at;  // pixels (oy, ox0..ox1) go to columns at..
+    };
+    Segment segs[kMaxPanelWidth + 1];
+    for (int64_t j = 0; j < npanels; ++j) {
+      const int64_t q0 = p0 + j * nr_, q1 = q0 + nr_ < p0 + ncols ? q0 + nr_ : p0 + ncols;
+      int nsegs = 0;
+      for (int64_t q = q0; q < q1;) {
+        const int64_t oy = q / ow, ox0 = q % ow;
+        const int64_t ox1 = ox0 + (q1 - q) < ow ? ox0 + (q1 - q) : ow;
+        segs[nsegs++] = {oy, ox0, ox1, q - q0};
+        q += ox1 - ox0;
+      }
+      uint16_t* panel = buf + j * rows * nr_;
+      for (int64_t rr = 0; rr < rows; ++rr) {
+        uint16_t* dst = panel + (rr / kp_) * nr_ * kp_ + rr % kp_;  // column c at dst[c * kp]
+        const int64_t r = r0 + rr;
+        if (r >= r_) {
+          for (int64_t col = 0; col < nr_; ++col) dst[col * kp_] = 0;
+          continue;
+        }
+        const Tap& tap = taps_[static_cast<size_t>(r)];
+        const uint16_t* src = img + tap.chan_off + tap.dx;
+        for (int si = 0; si < nsegs; ++si) {
+          const Segment& sg = segs[si];
+          uint16_t* d = dst + (sg.at - sg.ox0) * kp_;  // d[ox * kp] is pixel (oy, ox)
+          const int64_t iy = sg.oy * sh + tap.dy;
+          if (iy < 0 || iy >= h) {
+            for (int64_t ox = sg.ox0; ox < sg.ox1; ++ox) d[ox * kp_] = 0;
+            continue;
+          }
+          const int64_t lo = tap.ox_lo < sg.ox0 ? sg.ox0 : tap.ox_lo > sg.ox1 ? sg.ox1 : tap.ox_lo;
+          int64_t hi = tap.ox_hi > sg.ox1 ? sg.ox1 : tap.ox_hi;
+          if (hi < lo) hi = lo;
+          const uint16_t* s = src + iy * w;
+          int64_t ox = sg.ox0;
+          for (; ox < lo; ++ox) d[ox * kp_] = 0;
+          if (kp_ == 1 && sw == 1) {
+            for (; ox < hi; ++ox) d[ox] = s[ox];
+          } else {
+            for (; ox < hi; ++ox) d[ox * kp_] = s[ox * sw];
+          }
+          for (; ox < sg.ox1; ++ox) d[ox * kp_] = 0;
+        }
+        for (int64_t col = q1 - q0; col < nr_; ++col) dst[col * kp_] = 0;
+      }
+    }
+  }
+
+  void block(const uint16_t* x, uint16_t* y, const uint16_t* residual, int64_t n, int64_t g,
+             int64_t p0, int64_t ncols, int64_t ip0, int64_t ip1, float* slot) const {
+    uint16_t* bq = reinterpret_cast<uint16_t*>(slot);
+    float* bf = slot + bq_floats();
+    float* af = bf + bf_floats();
+    float* cb = af + af_floats();
+    float* rrow = cb + c_floats();
+    const int64_t npanels = div_up(ncols, nr_);
+    const uint16_t* img = x + (n * p_.c + g * cg_) * p_.h * p_.w;
+    const uint16_t* wg = wpack_.data() + g * panels_ * rp_ * mr_;
+    const float inf = std::numeric_limits<float>::infinity();
+    for (int64_t r0 = 0; r0 < rp_; r0 += kc_) {
+      const int64_t rows = rp_ - r0 < kc_ ? rp_ - r0 : kc_;
+      const bool acc = r0 > 0;
+      pack_b(img, p0, ncols, r0, rows, bq);
+      if (!native_) cvt_->widen(static_cast<size_t>(npanels * rows * nr_), bq, bf);
+      for (int64_t ip = ip0; ip < ip1; ++ip) {
+        const int64_t m = kg_ - ip * mr_ < mr_ ? kg_ - ip * mr_ : mr_;
+        const uint16_t* a = wg + ip * rp_ * mr_ + r0 * mr_;
+        if (!native_) cvt_->widen(static_cast<size_t>(rows * mr_), a, af);
+        for (int64_t j = 0; j < npanels; ++j) {
+          const int64_t cols = ncols - j * nr_ < nr_ ? ncols - j * nr_ : nr_;
+          float* c = cb + ip * mr_ * nc_ + j * nr_;
+          if (native_)
+            native_->fn(static_cast<size_t>(m), static_cast<size_t>(cols),
+                        static_cast<size_t>(rows), a, bq + j * rows * nr_,
+                        static_cast<size_t>(flush_), c, static_cast<size_t>(nc_), acc);
+          else
+            f32_->fn(static_cast<size_t>(m), static_cast<size_t>(cols), static_cast<size_t>(rows),
+                     af, bf + j * rows * nr_, panel_off_.data(), c, static_cast<size_t>(nc_),
+                     nullptr, acc, -inf, inf);
+        }
+      }
+    }
+    const int64_t k1 = ip1 * mr_ < kg_ ? ip1 * mr_ : kg_;
+    for (int64_t kk = ip0 * mr_; kk < k1; ++kk) {
+      const int64_t off = (n * p_.k + g * kg_ + kk) * ohw_ + p0;
+      float* crow = cb + kk * nc_;
+      if (residual) cvt_->widen(static_cast<size_t>(ncols), residual + off, rrow);
+      apply_epilogue(base_, p_.epilogue, static_cast<size_t>(ncols), crow, bias_[g * kg_ + kk],
+                     residual ? rrow : nullptr);
+      cvt_->narrow(static_cast<size_t>(ncols), crow, y + off);
+    }
+  }
+
+  ConvProblem p_;
+  DType type_;
+  Isa base_;
+  const ukernel::H16Vcvt* cvt_;
+  const ukernel::H16GemmUkernel* native_;
+  const ukernel::F32GemmUkernel* f32_;
+  int64_t mr_, nr_, kp_, kg_, cg_, r_, rp_, ohw_, kc_, nc_, flush_, panels_;
+  std::vector<uint16_t> wpack_;
+  std::vector<float> bias_;
+  std::vector<int64_t> panel_off_;
+  std::vector<Tap> taps_;
+};
+
+KnobSpace gemm_hconv_space(const HConvProblem& p, Isa isa, bool with_ukernel) {
+  KnobSpace s;
+  const auto native = ukernel::h16_gemm_ukernels_for(p.type, isa);
+  if (with_ukernel) {
+    if (native.empty()) {
+      KnobSpec k = conv_detail::ukernel_knob(base_isa(isa));
+      k.doc = "emulated path: " + k.doc;
+      s.knobs.push_back(k);
+    } else {
+      KnobSpec k{"ukernel", {}, "native microkernel (index:"};
+      for (size_t i = 0; i < native.size(); ++i) {
+        k.values.push_back(static_cast<int64_t>(i));
+        k.doc += std::string(i ? ", " : " ") + std::to_string(i) + "=" + native[i]->name;
+      }
+      k.doc += ")";
+      s.knobs.push_back(k);
+    }
+  }
+  s.knobs.push_back({"kc", {64, 128, 256, 512, 1024, 8192}, "reduction rows per block"});
+  s.knobs.push_back({"nc",
+                     {32, 64, 128, 256, 512, 1024},
+                     "output pixels per block (rounded up to NR; the f32 C block is Kg x nc)"});
+  const bool half_acc = with_ukernel
+                            ? !native.empty() && native.front()->compute == HalfCompute::kNativeFp16
+                            : p.type == DType::kF16;
+  if (half_acc)
+    s.knobs.push_back({"flush",
+                       {0, 8, 16, 32, 64, 128},
+                       "reduction steps accumulated in half precision before adding into the "
+                       "f32 C tile (0: once per kc block)"});
+  return s;
+}
+
+class GemmHConvAlgorithm final : public HConvAlgorithm {
+ public:
+  std::string_view name() const override { return "gemm"; }
+  bool supports(const HConvProblem& p) const override {
+    return p.type == DType::kF16 || p.type == DType::kBF16;
+  }
+  KnobSpace knob_space(const HConvProblem& p, Isa isa) const override {
+    return gemm_hconv_space(p, isa, true);
+  }
+  Knobs default_knobs(const HConvProblem& p, Isa isa) const override {
+    // nc: the f32 C block (Kg x nc) stays within ~128 KiB of L2 next to the B block.
+    const int64_t kg = p.conv.k_per_group();
+    int64_t nc = 512;
+    while (nc > 32 && kg * nc > 32768) nc /= 2;
+    Knobs k{{"ukernel", 0}, {"kc", 256}, {"nc", nc}};
+    // 32 half FMAs per accumulator between flushes: bounded error 32 * 2^-11 of sum |w x|
+    // per output (about 2^-12 * sqrt(32) in practice); flushing costs ~1/16 of the FMAs.
+    if (knob_space(p, isa).find("flush")) k["flush"] = 32;
+    return k;
+  }
+  std::unique_ptr<PreparedHConv> prepare(const HConvProblem& p, const uint16_t* weights,
+                                         const float* bias, const Knobs& knobs,
+                                         Isa isa) const override {
+    p.validate();
+    knob_space(p, isa).validate(knobs, "gemm hconv " + p.key());
+    const auto native = ukernel::h16_gemm_ukernels_for(p.type, isa);
+    const int64_t u = knobs.at("ukernel");
+    if (!native.empty())
+      return std::make_unique<PreparedGemmHConv>(p, weights, bias, knobs, isa,
+                                                 native[static_cast<size_t>(u)], nullptr);
+    return std::make_unique<PreparedGemmHConv>(p, weights, bias, knobs, isa, nullptr,
+                                               &conv_detail::ukernel_from_knob(base_isa(isa), u));
+  }
+};
+
+}  // namespace
+
+namespace hconv_detail {
+std::unique_ptr<PreparedHConv> prepare_gemm_hconv_with(const HConvProblem& p,
+                                                       const uint16_t* weights, const float* bias,
+                                                       const Knobs& knobs, Isa isa,
+                                                       const ukernel::H16GemmUkernel& uk) {
+  p.validate();
+  DLAS_CHECK(uk.type == p.type, ErrorKind::kInvalidInput, uk.name, " is not a ", dtype_name(p.type),
+             " kernel");
+  Knobs k = knobs;
+  k.erase("ukernel");
+  if (uk.compute != HalfCompute::kNativeFp16) k.erase("flush");
+  HConvProblem q = p;
+  q.type = uk.compute == HalfCompute::kNativeFp16 ? DType::kF16 : DType::kBF16;
+  gemm_hconv_space(q, isa, false).validate(k, "gemm hconv " + p.key());
+  return std::make_unique<PreparedGemmHConv>(p, weights, bias, k, isa, &uk, nullptr);
+}
+}  // namespace hconv_detail
+
+const HConvAlgorithm& gemm_hconv_algorithm() {
+  static const GemmHConvAlgorithm algo;
+  return algo;
+}
+
+}  // namespace dlas

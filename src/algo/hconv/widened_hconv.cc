@@ -1,0 +1,133 @@
+// `direct`, `spatial-pack`, `winograd` and `depthwise` for 16-bit tensors: the f32 twin run
+// on widened tensors (the emulated compute path on every ISA). run() widens the input (and
+// residual) into the workspace with the h16 row conversions, runs the f32 algorithm -- bias,
+// residual and activation in f32, as the contract asks -- and narrows the output once.
+// The f32 twin packs its weights at prepare from the exactly widened 16-bit weights, so these
+// hold f32 weights (packed_bytes() says so): only gemm keeps weights 16-bit in memory and has
+// native half arithmetic (gemm_hconv.cc). Knobs are the f32 twin's.
+#include <memory>
+
+#include "algo/microkernels/h16_vcvt.h"
+#include "dlas/algo/hconv.h"
+#include "dlas/core/error.h"
+#include "dlas/hw/thread_pool.h"
+
+namespace dlas {
+namespace {
+
+size_t round64(size_t b) { return (b + 63) / 64 * 64; }
+
+// Converts n elements split into pool.threads() chunks of whole 16-element blocks.
+template <class Fn>
+void parallel_rows(ThreadPool& pool, size_t n, Fn fn) {
+  const size_t t = static_cast<size_t>(pool.threads());
+  const size_t blocks = (n + 15) / 16;
+  if (t <= 1 || n < 4096) {
+    fn(0, n);
+    return;
+  }
+  pool.parallel_for(t, [&](size_t i) {
+    const size_t b = blocks * i / t * 16, e = blocks * (i + 1) / t * 16;
+    if (b < n) fn(b, e < n ? e : n);
+  });
+}
+
+class PreparedWidenedHConv final : public PreparedHConv {
+ public:
+  PreparedWidenedHConv(const HConvProblem& p, std::unique_ptr<PreparedConv> inner, Isa isa)
+      : p_(p), inner_(std::move(inner)), cvt_(&ukernel::h16_vcvt_for(p.type, isa)) {
+    const ConvProblem& c = p.conv;
+    nx_ = static_cast<size_t>(c.n * c.c * c.h * c.w);
+    ny_ = static_cast<size_t>(c.n * c.k * c.oh() * c.ow());
+  }
+
+  size_t workspace_bytes(int threads) const override {
+    return round64(nx_ * 4) + round64(ny_ * 4) * (p_.conv.epilogue.residual ? 2 : 1) +
+           inner_->workspace_bytes(threads);
+  }
+
+  void run(const uint16_t* x, uint16_t* y, const uint16_t* residual, void* workspace,
+           ThreadPool& pool) const override {
+    char* ws = static_cast<char*>(workspace);
+    float* xf = reinterpret_cast<float*>(ws);
+    ws += round64(nx_ * 4);
+    float* yf = reinterpret_cast<float*>(ws);
+    ws += round64(ny_ * 4);
+    float* rf = nullptr;
+    if (p_.conv.epilogue.residual) {
+      rf = reinterpret_cast<float*>(ws);
+      ws += round64(ny_ * 4);
+    }
+    parallel_rows(pool, nx_, [&](size_t b, size_t e) { cvt_->widen(e - b, x + b, xf + b); });
+    if (rf)
+      parallel_rows(pool, ny_,
+                    [&](size_t b, size_t e) { cvt_->widen(e - b, residual + b, rf + b); });
+    inner_->run(xf, yf, rf, ws, pool);
+    parallel_rows(pool, ny_, [&](size_t b, size_t e) { cvt_->narrow(e - b, yf + b, y + b); });
+  }
+
+  size_t packed_bytes() const override { return inner_->packed_bytes(); }
+  HalfCompute compute() const override { return HalfCompute::kEmulated; }
+
+ private:
+  HConvProblem p_;
+  std::unique_ptr<PreparedConv> inner_;
+  const ukernel::H16Vcvt* cvt_;
+  size_t nx_, ny_;
+};
+
+class WidenedHConvAlgorithm final : public HConvAlgorithm {
+ public:
+  explicit WidenedHConvAlgorithm(std::string_view twin) : twin_name_(twin) {}
+
+  std::string_view name() const override { return twin_name_; }
+  bool supports(const HConvProblem& p) const override {
+    return (p.type == DType::kF16 || p.type == DType::kBF16) && twin().supports(p.conv);
+  }
+  KnobSpace knob_space(const HConvProblem& p, Isa isa) const override {
+    return twin().knob_space(p.conv, base_isa(isa));
+  }
+  Knobs default_knobs(const HConvProblem& p, Isa isa) const override {
+    return twin().default_knobs(p.conv, base_isa(isa));
+  }
+  std::unique_ptr<PreparedHConv> prepare(const HConvProblem& p, const uint16_t* weights,
+                                         const float* bias, const Knobs& knobs,
+                                         Isa isa) const override {
+    p.validate();
+    DLAS_CHECK(twin().supports(p.conv), ErrorKind::kUnsupported, "16-bit ", twin_name_,
+               " conv does not support ", p.key());
+    std::vector<float> wf(static_cast<size_t>(p.conv.weight_count()));
+    ukernel::h16_vcvt_for(p.type, isa).widen(wf.size(), weights, wf.data());
+    return std::make_unique<PreparedWidenedHConv>(
+        p, twin().prepare(p.conv, wf.data(), bias, knobs, base_isa(isa)), isa);
+  }
+
+ private:
+  const ConvAlgorithm& twin() const {
+    const ConvAlgorithm* a = find_conv_algorithm(twin_name_);
+    DLAS_CHECK(a != nullptr, ErrorKind::kInternal, "no f32 conv algorithm ", twin_name_);
+    return *a;
+  }
+  std::string_view twin_name_;
+};
+
+}  // namespace
+
+const HConvAlgorithm& direct_hconv_algorithm() {
+  static const WidenedHConvAlgorithm a("direct");
+  return a;
+}
+const HConvAlgorithm& spatial_pack_hconv_algorithm() {
+  static const WidenedHConvAlgorithm a("spatial-pack");
+  return a;
+}
+const HConvAlgorithm& winograd_hconv_algorithm() {
+  static const WidenedHConvAlgorithm a("winograd");
+  return a;
+}
+const HConvAlgorithm& depthwise_hconv_algorithm() {
+  static const WidenedHConvAlgorithm a("depthwise");
+  return a;
+}
+
+}  // namespace dlas

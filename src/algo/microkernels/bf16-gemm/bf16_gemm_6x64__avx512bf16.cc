@@ -1,0 +1,13 @@
+// AVX512-BF16 bf16 GEMM, 6x64: 6 x 4 zmm f32 accumulators fed by vdpbf16ps.
+#include "algo/microkernels/bf16-gemm/bf16_gemm_avx512bf16_policy.h"
+#include "algo/microkernels/bf16-gemm/bf16_gemm_dot.h"
+#include "algo/microkernels/h16_gemm.h"
+
+namespace dlas::ukernel {
+
+void bf16_gemm_6x64__avx512bf16(size_t m, size_t n, size_t k, const uint16_t* a, const uint16_t* b,
+                                size_t flush, float* c, size_t ldc, bool accumulate) {
+  bf16_gemm_dot<6, 4, Bf16Avx512Bf16>(m, n, k, a, b, flush, c, ldc, accumulate);
+}
+
+}  // namespace dlas::ukernel

@@ -1,0 +1,13 @@
+// AVX512-FP16 f16 GEMM, 14x64: 14 x 2 zmm half accumulators (32 halves each).
+#include "algo/microkernels/f16-gemm/f16_gemm_avx512fp16_policy.h"
+#include "algo/microkernels/f16-gemm/f16_gemm_native.h"
+#include "algo/microkernels/h16_gemm.h"
+
+namespace dlas::ukernel {
+
+void f16_gemm_14x64__avx512fp16(size_t m, size_t n, size_t k, const uint16_t* a, const uint16_t* b,
+                                size_t flush, float* c, size_t ldc, bool accumulate) {
+  f16_gemm_native<14, 2, F16Avx512Fp16>(m, n, k, a, b, flush, c, ldc, accumulate);
+}
+
+}  // namespace dlas::ukernel

@@ -1,0 +1,14 @@
+// Portable bf16 rows (the oracle path): dlas::bf16_to_f32 / f32_to_bf16.
+#include "algo/microkernels/h16_vcvt.h"
+
+namespace dlas::ukernel {
+
+void bf16_vcvt__scalar_widen(size_t n, const uint16_t* x, float* y) {
+  for (size_t i = 0; i < n; ++i) y[i] = bf16_to_f32(x[i]);
+}
+
+void bf16_vcvt__scalar_narrow(size_t n, const float* x, uint16_t* y) {
+  for (size_t i = 0; i < n; ++i) y[i] = f32_to_bf16(x[i]);
+}
+
+}  // namespace dlas::ukernel

@@ -1,0 +1,342 @@
+// The fp16 / bf16 conv algorithms (hconv.h) against reference_hconv (HConvTester): every
+// algorithm x supported_isa_levels() x generated problem x f16/bf16 at the default knobs, a
+// sampled set of knob points, every fused epilogue, two threads. Paths this CPU lacks are
+// skipped, never failed; their native kernels' logic runs here through exact instruction
+// models (HConvNativeLogic*, h16_native_logic__avx2.cc). On an AVX512-FP16 / AMX machine:
+//   build/dlas_tests --gtest_filter='HConv*:H16*'
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "algo/conv_tester.h"
+#include "algo/h16_emulation.h"
+#include "algo/h16_native_logic.h"
+#include "algo/hconv/hconv_gemm.h"
+#include "algo/hconv_tester.h"
+#include "algo/microkernels/h16_gemm.h"
+#include "algo/microkernels/h16_vcvt.h"
+#include "dlas/core/error.h"
+
+namespace dlas::test {
+namespace {
+
+constexpr DType kTypes[] = {DType::kF16, DType::kBF16};
+
+class HConvAlgoTest : public ::testing::TestWithParam<std::string> {
+ protected:
+  const HConvAlgorithm& algo() const {
+    const HConvAlgorithm* a = find_hconv_algorithm(GetParam());
+    EXPECT_NE(a, nullptr);
+    return *a;
+  }
+  static HConvProblem hp(const ConvProblem& c, DType t) {
+    HConvProblem p;
+    p.conv = c;
+    p.type = t;
+    return p;
+  }
+};
+
+TEST_P(HConvAlgoTest, GeneratedProblemsDefaultKnobs) {
+  int tested = 0;
+  for (Isa isa : supported_isa_levels())
+    for (DType t : kTypes)
+      for (const ConvProblem& c : generated_conv_problems()) {
+        if (!algo().supports(hp(c, t))) continue;
+        HConvTester().problem(c).type(t).test(algo(), isa);
+        ++tested;
+      }
+  EXPECT_GT(tested, 0);
+}
+
+TEST_P(HConvAlgoTest, SampledKnobPointsTwoThreads) {
+  for (Isa isa : supported_isa_levels())
+    for (DType t : kTypes)
+      for (const ConvProblem& c : generated_conv_problems()) {
+        if (!algo().supports(hp(c, t))) continue;
+        const KnobSpace space = algo().knob_space(hp(c, t), isa);
+        const int64_t n = space.size(), samples = 3;
+        for (int64_t s = 0; s < samples; ++s)
+          HConvTester().problem(c).type(t).threads(2).test(algo(), isa,
+                                                           space.point((n / samples) * s + s % n));
+      }
+}
+
+TEST_P(HConvAlgoTest, FusedEpilogues) {
+  struct Act {
+    Activation a;
+    float p0, p1;
+  };
+  const Act acts[] = {{Activation::kRelu, 0, 0},    {Activation::kClip, 0, 6},
+                      {Activation::kSilu, 0, 0},    {Activation::kHardSwish, 0, 0},
+                      {Activation::kSigmoid, 0, 0}, {Activation::kNone, 0, 0}};
+  ConvProblem c3;  // 3x3, odd sizes, channels off every vector width
+  c3.c = 17, c3.k = 23, c3.h = 9, c3.w = 11, c3.kh = c3.kw = 3;
+  c3.pad_t = c3.pad_l = c3.pad_b = c3.pad_r = 1;
+  c3.has_bias = true;
+  ConvProblem dw = c3;  // depthwise
+  dw.c = dw.k = dw.groups = 16;
+  for (Isa isa : supported_isa_levels())
+    for (DType t : kTypes)
+      for (const Act& act : acts)
+        for (bool res : {false, true})
+          for (const ConvProblem& c : {c3, dw}) {
+            if (!algo().supports(hp(c, t))) continue;
+            HConvTester()
+                .problem(c)
+                .type(t)
+                .activation(act.a, act.p0, act.p1)
+                .residual(res)
+                .threads(2)
+                .test(algo(), isa);
+          }
+}
+
+TEST_P(HConvAlgoTest, ComputeLabelFollowsIsa) {
+  ConvProblem c;
+  c.c = 16, c.k = 16, c.h = 8, c.w = 8, c.kh = c.kw = 3, c.pad_t = c.pad_l = c.pad_b = c.pad_r = 1;
+  for (Isa isa : supported_isa_levels())
+    for (DType t : kTypes) {
+      if (!algo().supports(hp(c, t))) continue;
+      std::vector<uint16_t> w(static_cast<size_t>(c.weight_count()), 0);
+      auto pc =
+          algo().prepare(hp(c, t), w.data(), nullptr, algo().default_knobs(hp(c, t), isa), isa);
+      HalfCompute want = HalfCompute::kEmulated;
+      if (algo().name() == "gemm" && t == DType::kF16 && isa >= Isa::kAvx512Fp16)
+        want = HalfCompute::kNativeFp16;
+      if (algo().name() == "gemm" && t == DType::kBF16 && isa >= Isa::kAvx512Bf16)
+        want = HalfCompute::kNativeBf16;
+      EXPECT_EQ(half_compute_name(pc->compute()), std::string(half_compute_name(want)))
+          << algo().name() << " " << isa_name(isa) << " " << dtype_name(t);
+    }
+}
+
+INSTANTIATE_TEST_SUITE_P(All, HConvAlgoTest,
+                         ::testing::Values("gemm", "direct", "depthwise", "winograd",
+                                           "spatial-pack"),
+                         [](const auto& info) {
+                           std::string s = info.param;
+                           for (char& ch : s)
+                             if (ch == '-') ch = '_';
+                           return s;
+                         });
+
+// The native kernels' logic (exact instruction models under AVX2) inside the whole gemm
+// algorithm: k-group packing, odd R padding, flushes, kc blocks, tails, two threads.
+TEST(HConvNativeLogic, GemmWithModelledKernels) {
+  if (!isa_supported(Isa::kAvx2)) GTEST_SKIP() << "needs avx2";
+  int tested = 0;
+  for (const ukernel::H16GemmUkernel& uk : h16_native_logic_ukernels())
+    for (const ConvProblem& c : generated_conv_problems()) {
+      HConvProblem p;
+      p.conv = c;
+      p.type = uk.type;
+      const bool half = uk.compute == HalfCompute::kNativeFp16;
+      struct Point {
+        int64_t kc, nc, flush;
+      };
+      for (Point pt : {Point{256, 128, 32}, Point{64, 32, 8}, Point{128, 64, 0}}) {
+        Knobs k{{"kc", pt.kc}, {"nc", pt.nc}};
+        if (half) k["flush"] = pt.flush;
+        HConvTester t;
+        t.problem(c).type(uk.type).threads(2);
+        auto prepared = hconv_detail::prepare_gemm_hconv_with(
+            p, t.make_case().w.data(), t.make_case().b.data(), k, Isa::kAvx2, uk);
+        EXPECT_EQ(prepared->compute(), uk.compute);
+        t.check(*prepared, t.make_case(), std::string(uk.name) + "(model)",
+                half ? (pt.flush ? pt.flush : pt.kc) : 0);
+        ++tested;
+      }
+    }
+  EXPECT_GT(tested, 0);
+}
+
+// The tolerance is tight enough to catch a half-accumulation defect: flushing never (flush
+// 0 with one kc block) on a long reduction of same-sign values drifts beyond the f32 bound.
+TEST(HConvNativeLogic, HalfAccumulationErrorIsVisible) {
+  if (!isa_supported(Isa::kAvx2)) GTEST_SKIP() << "needs avx2";
+  const ukernel::H16GemmUkernel* f16 = nullptr;
+  for (const auto& uk : h16_native_logic_ukernels())
+    if (uk.compute == HalfCompute::kNativeFp16) f16 = &uk;
+  ASSERT_NE(f16, nullptr);
+  HConvProblem p;
+  p.conv.c = 512, p.conv.k = 4, p.conv.h = 2, p.conv.w = 2;
+  std::vector<uint16_t> x(512 * 4), w(512 * 4);
+  for (uint16_t& v : x) v = f32_to_f16(0.3f);
+  for (uint16_t& v : w) v = f32_to_f16(0.7f);
+  auto run = [&](int64_t flush) {
+    auto pc = hconv_detail::prepare_gemm_hconv_with(
+        p, w.data(), nullptr, {{"kc", 8192}, {"nc", 32}, {"flush", flush}}, Isa::kAvx2, *f16);
+    ThreadPool pool(1);
+    std::vector<unsigned char> ws(pc->workspace_bytes(1) + 64);
+    void* wsp = ws.data() + (64 - reinterpret_cast<uintptr_t>(ws.data()) % 64) % 64;
+    std::vector<uint16_t> y(16);
+    pc->run(x.data(), y.data(), nullptr, wsp, pool);
+    return f16_to_f32(y[0]);
+  };
+  std::vector<uint16_t> want(16);
+  reference_hconv(p, x.data(), w.data(), nullptr, nullptr, want.data());
+  const double exact = f16_to_f32(want[0]);
+  // Every product is ~0.21; with partial sums in [64, 128) (ulp 2^-4) each add rounds down by
+  // ~0.022, ~200 times: a drift of several units.
+  EXPECT_GT(std::fabs(run(0) - exact), 4 * std::ldexp(exact, -11));
+  EXPECT_LE(std::fabs(run(8) - exact), std::ldexp(exact, -8));
+}
+
+TEST(H16InstructionModels, Fp16FmaRoundsOnce) {
+  auto h = [](float f) { return f32_to_f16(f); };
+  // 1 + 2^-11 is a tie between 1 and 1 + 2^-10: nearest even is 1.
+  EXPECT_EQ(f16_fma_model(h(1.f), h(std::ldexp(1.f, -11)), h(1.f)), h(1.f));
+  // 1 + 3 * 2^-11: tie between 1 + 2^-10 and 1 + 2^-9 -> even (1 + 2^-9).
+  EXPECT_EQ(f16_fma_model(h(3.f), h(std::ldexp(1.f, -11)), h(1.f)), h(1.f + std::ldexp(1.f, -9)));
+  // Fused: (1 + 2^-10)^2 - 1 = 2^-9 + 2^-20 exactly representable as f16? 2^-9 (1 + 2^-11):
+  // rounds to 2^-9 once; a separately rounded product would give 1 + 2^-9 - 1 = 2^-9 too,
+  // so take a case where they differ: (1 + 2^-10)(1 - 2^-10) - 1 = -2^-20 exactly.
+  EXPECT_EQ(f16_fma_model(h(1.f + std::ldexp(1.f, -10)), h(1.f - std::ldexp(1.f, -10)), h(-1.f)),
+            h(-std::ldexp(1.f, -20)));
+  // Just above the tie (1 + 2^-11 + 2^-21): rounds up.
+  EXPECT_EQ(f16_fma_model(h(1.f + std::ldexp(1.f, -10)), h(std::ldexp(1.f, -11)), h(1.f)),
+            h(1.f + std::ldexp(1.f, -10)));
+  // Subnormals and overflow.
+  EXPECT_EQ(f16_fma_model(h(std::ldexp(1.f, -12)), h(std::ldexp(1.f, -12)), 0),
+            h(std::ldexp(1.f, -24)));
+  EXPECT_EQ(f16_fma_model(h(256.f), h(256.f), 0), 0x7c00);
+  EXPECT_EQ(f16_fma_model(h(1.f), h(-1.f), h(1.f)), 0);      // +0
+  EXPECT_EQ(f16_fma_model(0x8000, h(1.f), 0x8000), 0x8000);  // -0 + -0
+  // Random: agrees with an independent rounding of the exact value. Magnitudes in
+  // [2^-6, 4] keep a * b + c exact in double (lsb >= 2^-32, value < 2^5); std::nearbyint
+  // rounds to nearest even at the f16 lsb of the value's binade.
+  std::mt19937 rng(3);
+  std::uniform_real_distribution<float> d(1.f / 64, 4.f);
+  std::bernoulli_distribution sgn(0.5);
+  auto draw = [&] { return h(sgn(rng) ? -d(rng) : d(rng)); };
+  for (int i = 0; i < 20000; ++i) {
+    const uint16_t a = draw(), b = draw(), c = draw();
+    const double exact = static_cast<double>(f16_to_f32(a)) * f16_to_f32(b) + f16_to_f32(c);
+    if (exact == 0) continue;
+    int e;
+    std::frexp(exact, &e);  // |exact| in [2^(e-1), 2^e): f16 lsb 2^(e-11), at least 2^-24
+    const int lsb = e - 11 < -24 ? -24 : e - 11;
+    const double rounded = std::ldexp(std::nearbyint(std::ldexp(exact, -lsb)), lsb);
+    ASSERT_EQ(f16_fma_model(a, b, c), h(static_cast<float>(rounded))) << i;
+  }
+}
+
+TEST(H16InstructionModels, Bf16DotPairs) {
+  auto b = [](float f) { return f32_to_bf16(f); };
+  auto pair = [&](float lo, float hi) {
+    return static_cast<uint32_t>(b(lo)) | static_cast<uint32_t>(b(hi)) << 16;
+  };
+  EXPECT_EQ(bf16_dot_model(1.f, pair(2.f, 3.f), pair(5.f, 7.f)), 1.f + 21.f + 10.f);
+  // Order: hi pair first. 1 + 2^24 (hi) then -2^24 (lo) -> 2^24 (1 lost) + -2^24 = 0... with
+  // lo first it would be 1 + (-2^24) = -2^24 + 1 rounded = -2^24 (even), then + 2^24 = 0 too;
+  // pick values where the order shows: acc 1, hi 2^24, lo 1: (1 + 2^24) = 2^24 (tie to even),
+  // + 1 = 2^24; lo first: 1 + 1 = 2, + 2^24 = 2^24 + 2.
+  EXPECT_EQ(bf16_dot_model(1.f, pair(1.f, std::ldexp(1.f, 24)), pair(1.f, 1.f)),
+            std::ldexp(1.f, 24));
+  // DAZ on bf16 inputs, FTZ on the result.
+  const uint16_t denorm = 0x0001;
+  EXPECT_EQ(bf16_dot_model(0.f, static_cast<uint32_t>(denorm), pair(std::ldexp(1.f, 100), 0.f)),
+            0.f);
+  EXPECT_EQ(bf16_dot_model(0.f, pair(std::ldexp(1.f, -70), 0.f), pair(std::ldexp(1.f, -70), 0.f)),
+            0.f);
+}
+
+TEST(H16Vcvt, RowsMatchScalarConversions) {
+  std::mt19937 rng(5);
+  std::uniform_real_distribution<float> d(-70000.f, 70000.f);
+  std::vector<float> f(1000);
+  for (size_t i = 0; i < f.size(); ++i)
+    f[i] = i % 3 == 0 ? d(rng) : i % 3 == 1 ? d(rng) * 1e-9f : d(rng) * 1e-3f;
+  f[0] = std::nanf(""), f[1] = -0.f, f[2] = 65520.f, f[3] = 65519.f;
+  for (const auto& k : ukernel::h16_vcvt_kernels()) {
+    if (!isa_supported(k.isa)) continue;
+    for (size_t n : {size_t{0}, size_t{1}, size_t{7}, size_t{15}, size_t{17}, size_t{1000}}) {
+      std::vector<uint16_t> got(n), want(n);
+      k.narrow(n, f.data(), got.data());
+      for (size_t i = 0; i < n; ++i)
+        want[i] = k.type == DType::kF16 ? f32_to_f16(f[i]) : f32_to_bf16(f[i]);
+      for (size_t i = 1; i < n; ++i) ASSERT_EQ(got[i], want[i]) << k.name << " narrow " << i;
+      if (n)
+        EXPECT_TRUE(k.type == DType::kF16 ? std::isnan(f16_to_f32(got[0]))
+                                          : std::isnan(bf16_to_f32(got[0])));
+      std::vector<float> back(n);
+      k.widen(n, want.data(), back.data());
+      for (size_t i = 1; i < n; ++i) {
+        const float w = k.type == DType::kF16 ? f16_to_f32(want[i]) : bf16_to_f32(want[i]);
+        ASSERT_EQ(std::memcmp(&back[i], &w, 4), 0) << k.name << " widen " << i;
+      }
+    }
+  }
+}
+
+TEST(HConvBasics, ListNamesAutoAndErrors) {
+  EXPECT_EQ(hconv_algorithms().size(), 5u);
+  for (const HConvAlgorithm* a : hconv_algorithms()) {
+    EXPECT_EQ(find_hconv_algorithm(a->name()), a);
+    EXPECT_NE(find_conv_algorithm(a->name()), nullptr) << "f32 twin of " << a->name();
+  }
+  EXPECT_EQ(find_hconv_algorithm("nope"), nullptr);
+  EXPECT_STREQ(half_compute_name(HalfCompute::kNativeFp16), "native-fp16");
+  EXPECT_STREQ(half_compute_name(HalfCompute::kAmxBf16), "amx-bf16");
+  HConvProblem p;
+  p.conv.c = 32, p.conv.k = 32, p.conv.h = 16, p.conv.w = 16, p.conv.kh = p.conv.kw = 3;
+  p.conv.pad_t = p.conv.pad_l = p.conv.pad_b = p.conv.pad_r = 1;
+  EXPECT_EQ(p.key(), p.conv.key() + "_f16");
+  p.type = DType::kBF16;
+  EXPECT_EQ(p.key(), p.conv.key() + "_bf16");
+  EXPECT_TRUE(auto_hconv_algorithm(p).supports(p));
+  HConvProblem dw = p;
+  dw.conv.groups = dw.conv.c;
+  EXPECT_EQ(auto_hconv_algorithm(dw).name(), "depthwise");
+  HConvProblem bad = p;
+  bad.type = DType::kF32;
+  EXPECT_THROW(bad.validate(), Error);
+  const HConvAlgorithm& g = *find_hconv_algorithm("gemm");
+  std::vector<uint16_t> w(static_cast<size_t>(p.conv.weight_count()));
+  Knobs k = g.default_knobs(p, Isa::kScalar);
+  k["kc"] = 3;
+  EXPECT_THROW(g.prepare(p, w.data(), nullptr, k, Isa::kScalar), Error);
+  ConvProblem c1;
+  c1.c = 5, c1.k = 4, c1.h = 3, c1.w = 3, c1.kh = c1.kw = 1;
+  HConvProblem p1{c1, DType::kBF16};
+  // gemm supports everything; winograd only 3x3 -> kUnsupported from prepare.
+  const HConvAlgorithm& wino = *find_hconv_algorithm("winograd");
+  if (!wino.supports(p1)) {
+    std::vector<uint16_t> w1(static_cast<size_t>(c1.weight_count()));
+    EXPECT_THROW(wino.prepare(p1, w1.data(), nullptr, {}, Isa::kScalar), Error);
+  }
+}
+
+// The oracle itself against the f32 reference Conv (ConvTester's path) on widened values.
+TEST(HConvBasics, ReferenceMatchesF32Conv) {
+  for (DType t : kTypes)
+    for (const ConvProblem& c : generated_conv_problems()) {
+      HConvTester tester;
+      tester.problem(c).type(t).residual(true).activation(Activation::kRelu);
+      const HConvCase k = tester.make_case();
+      const HConvProblem& p = tester.problem();
+      std::vector<uint16_t> y(k.res.size());
+      reference_hconv(p, k.x.data(), k.w.data(), k.b.data(), k.res.data(), y.data());
+      const auto& cv = ukernel::h16_vcvt_for(t, Isa::kScalar);
+      std::vector<float> xf(k.x.size()), wf(k.w.size()), rf(k.res.size()), yf(k.res.size());
+      cv.widen(xf.size(), k.x.data(), xf.data());
+      cv.widen(wf.size(), k.w.data(), wf.data());
+      cv.widen(rf.size(), k.res.data(), rf.data());
+      const ConvAlgorithm& direct = *find_conv_algorithm("direct");
+      auto pc = direct.prepare(p.conv, wf.data(), k.b.data(),
+                               direct.default_knobs(p.conv, Isa::kScalar), Isa::kScalar);
+      ThreadPool pool(1);
+      std::vector<unsigned char> ws(pc->workspace_bytes(1) + 64);
+      void* wsp = ws.data() + (64 - reinterpret_cast<uintptr_t>(ws.data()) % 64) % 64;
+      pc->run(xf.data(), yf.data(), rf.data(), wsp, pool);
+      const double ulp = t == DType::kF16 ? std::ldexp(1.0, -10) : std::ldexp(1.0, -7);
+      for (size_t i = 0; i < y.size(); ++i) {
+        const double got = t == DType::kF16 ? f16_to_f32(y[i]) : bf16_to_f32(y[i]);
+        ASSERT_NEAR(got, yf[i], ulp * std::fabs(yf[i]) + 1e-3 * ulp + 1e-4) << p.key() << " " << i;
+      }
+    }
+}
+
+}  // namespace
+}  // namespace dlas::test
