@@ -1,8 +1,8 @@
 // Every f32 SpMM microkernel (f32_spmm.inc, plus the AVX-512 template logic compiled for
 // AVX2) against the scalar reference of the contract: random masks with empty rows,
 // fully dense rows, all-zero and single-nonzero matrices; pixel counts around the tile
-// and its tails; input row strides wider than the pixels; the fused clamp; and no store
-// outside the `rows` x `pixels` output window.
+// and its tails; the reduction split in two accumulated chunks; input row strides wider than the
+// pixels; the fused clamp; and no store outside the `rows` x `pixels` output window.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -53,8 +53,10 @@ void check_kernel(const F32SpmmUkernel& uk) {
   std::mt19937 rng(11);
   std::uniform_real_distribution<float> dist(-1.f, 1.f);
   const size_t mr = static_cast<size_t>(uk.mr()), lanes = static_cast<size_t>(uk.lanes);
-  const size_t pixel_counts[] = {1,          3, lanes > 1 ? lanes - 1 : 2, lanes + 5, mr, mr + 1,
-                                 2 * mr + 5, 67};
+  // Tails: whole-vector remainders of every count (one narrower tile), 4-lane, single pixels.
+  const size_t pixel_counts[] = {1,  3,      lanes > 1 ? lanes - 1 : 2, lanes + 5,      3 * lanes,
+                                 mr, mr + 1, mr + 3 * lanes + 1,        2 * mr - lanes, 2 * mr + 5,
+                                 67};
   const int64_t row_counts[] = {1, 5, 8, 13};
   const int64_t col_counts[] = {4, 7, 33};
   const Mask masks[] = {Mask::kRandom50, Mask::kRandom90, Mask::kEmptyAndDenseRows, Mask::kAllZero,
@@ -83,7 +85,32 @@ void check_kernel(const F32SpmmUkernel& uk) {
               ukernel::pack_f32_spmm(m, bias.data(), static_cast<int64_t>(in_stride));
           std::vector<float> got((rows + 1) * out_stride, sentinel);
           uk.fn(pixels, static_cast<size_t>(rows), in.data(), in_stride * sizeof(float),
-                pk.w.data(), pk.dmap.data(), pk.nnz.data(), got.data(), out_stride, lo, hi);
+                pk.w.data(), pk.dmap.data(), pk.nnz.data(), got.data(), out_stride, lo, hi, false);
+          // The same reduction in two chunks (columns [0, ca) with the bias, then [ca, cols)
+          // accumulated onto the stored sums, clamped only at the end).
+          std::vector<float> chunked((rows + 1) * out_stride, sentinel);
+          const int64_t ca = cols / 2;
+          const bool split = ca >= uk.bc && cols - ca >= uk.bc;
+          if (split) {
+            const float inf = std::numeric_limits<float>::infinity();
+            std::vector<float> wa(static_cast<size_t>(rows * ca)),
+                wb(static_cast<size_t>(rows * (cols - ca)));
+            for (int64_t k = 0; k < rows; ++k)
+              for (int64_t r = 0; r < cols; ++r)
+                (r < ca ? wa[k * ca + r] : wb[k * (cols - ca) + r - ca]) = w[k * cols + r];
+            const auto pa = ukernel::pack_f32_spmm(
+                encode_sparse(wa.data(), rows, ca, SparseBlock{uk.br, uk.bc}), bias.data(),
+                static_cast<int64_t>(in_stride));
+            const auto pb = ukernel::pack_f32_spmm(
+                encode_sparse(wb.data(), rows, cols - ca, SparseBlock{uk.br, uk.bc}), nullptr,
+                static_cast<int64_t>(in_stride));
+            uk.fn(pixels, static_cast<size_t>(rows), in.data(), in_stride * sizeof(float),
+                  pa.w.data(), pa.dmap.data(), pa.nnz.data(), chunked.data(), out_stride, -inf, inf,
+                  false);
+            uk.fn(pixels, static_cast<size_t>(rows), in.data() + ca * in_stride,
+                  in_stride * sizeof(float), pb.w.data(), pb.dmap.data(), pb.nnz.data(),
+                  chunked.data(), out_stride, lo, hi, true);
+          }
           std::vector<float> want((rows + 1) * out_stride, sentinel);
           ukernel::f32_spmm_reference(pixels, static_cast<size_t>(rows), static_cast<size_t>(cols),
                                       in.data(), in_stride, w.data(), bias.data(), want.data(),
@@ -96,12 +123,15 @@ void check_kernel(const F32SpmmUkernel& uk) {
               for (int64_t r = 0; k < rows && r < cols; ++r)
                 mag += std::fabs(w[k * cols + r] * (p < pixels ? in[r * in_stride + p] : 0.f));
               const double tol = 4 * 1.19e-7 * std::sqrt((double)cols) * mag + 1e-6;
-              const bool ok =
-                  k < rows && p < pixels ? std::fabs(got[i] - want[i]) <= tol : got[i] == sentinel;
-              if (!ok && bad++ < 3)
+              const bool inside = k < rows && p < pixels;
+              const bool ok = inside ? std::fabs(got[i] - want[i]) <= tol : got[i] == sentinel;
+              const bool ok2 = !split || (inside ? std::fabs(chunked[i] - want[i]) <= tol
+                                                 : chunked[i] == sentinel);
+              if ((!ok || !ok2) && bad++ < 3)
                 ADD_FAILURE() << uk.name << " mask " << static_cast<int>(mask) << " rows " << rows
                               << " cols " << cols << " pixels " << pixels << ": out[" << k << "]["
-                              << p << "] got " << got[i] << " want " << want[i];
+                              << p << "] got " << got[i] << " chunked " << chunked[i] << " want "
+                              << want[i];
             }
           ++cases;
         }

@@ -13,9 +13,9 @@ namespace {
 template <int L, int NV, int BR, int BC>
 void spmm_16_lanes(size_t pixels, size_t rows, const float* in, size_t in_stride, const float* w,
                    const int32_t* dmap, const uint32_t* nnz, float* out, size_t out_stride,
-                   float min, float max) {
+                   float min, float max, bool accumulate) {
   ukernel::f32_spmm_vec<L, NV, BR, BC>(pixels, rows, in, in_stride, w, dmap, nnz, out, out_stride,
-                                       min, max);
+                                       min, max, accumulate);
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
 #include "algo/conv/sparse_conv_common.h"
 
+#include <cstring>
 #include <limits>
 #include <string>
 
@@ -11,6 +12,14 @@ namespace dlas::conv_detail {
 namespace {
 
 constexpr SparseBlock kFormatBlocks[] = {{1, 1}, {1, 1}, {4, 1}, {8, 1}, {1, 4}};
+
+// n floats, inline: the spans are short (a 4..34-pixel row), where a libc memcpy call
+// costs more than the copy.
+inline void copy_floats(float* d, const float* s, int64_t n) {
+  int64_t j = 0;
+  for (; j + 4 <= n; j += 4) __builtin_memcpy(d + j, s + j, 16);
+  for (; j < n; ++j) d[j] = s[j];
+}
 
 // Fraction of the stored BRx1 blocks' values that are nonzero, over every group.
 double block_fill(const ConvProblem& p, const float* w, int br) {
@@ -49,7 +58,9 @@ class PreparedSparseConv final : public PreparedConv {
       if (split_ == SparseSplit::kBlocks) split_ = SparseSplit::kPixels;
       const int64_t sh = p.stride_h, sw = p.stride_w;
       qh_ = div_up(p.h + p.pad_t + p.pad_b, sh), qw_ = div_up(p.w + p.pad_l + p.pad_r, sw);
-      plane_ = qh_ * qw_, chan_ = sh * sw * plane_, wide_ = p.oh() * qw_;
+      plane_ = qh_ * qw_, chan_ = sh * sw * plane_, grid_ = p.oh() * qw_;
+      // Whole vectors only: the kernel never runs its 4-lane and one-pixel tails here.
+      wide_ = div_up(grid_, uk_->lanes) * uk_->lanes;
       for (int64_t c0 = 0; c0 < cg_; ++c0)
         for (int64_t ky = 0; ky < p.kh; ++ky)
           for (int64_t kx = 0; kx < p.kw; ++kx) {
@@ -151,7 +162,7 @@ class PreparedSparseConv final : public PreparedConv {
   int64_t block_rows() const { return div_up(kg_, uk_->br); }
 
   // Floats of the padded phase-split input of one group, plus `wide_` of zero slack: the
-  // wide grid's last taps read up to wide_ floats past their offset.
+  // wide grid's last taps read up to wide_ (>= grid_) floats past their offset.
   int64_t phase_floats() const { return cg_ * chan_ + wide_; }
 
   void run_implicit(const float* in, float* out, const float* residual, float* ws,
@@ -186,34 +197,37 @@ class PreparedSparseConv final : public PreparedConv {
   }
 
   // Channels [c0, c1) of one group's input planes -> buf: per channel sh*sw phase planes of
-  // qh_ x qw_, zero where the padded pixel is padding or past the padded input.
+  // qh_ x qw_, zero where the padded pixel is padding or past the padded input. One bulk
+  // zeroing, then only the valid row spans are copied: per-row zero/copy loops became
+  // libc calls of a few bytes each (half the layer's time on 4x4 planes).
   void pack_phases(const float* img, int64_t c0, int64_t c1, float* buf) const {
     const int64_t sh = p_.stride_h, sw = p_.stride_w, h = p_.h, w = p_.w;
-    for (int64_t c = c0; c < c1; ++c)
-      for (int64_t py = 0; py < sh; ++py)
-        for (int64_t px = 0; px < sw; ++px) {
+    if (c1 <= c0) return;
+    std::memset(buf + c0 * chan_, 0, static_cast<size_t>((c1 - c0) * chan_) * sizeof(float));
+    for (int64_t py = 0; py < sh; ++py)
+      for (int64_t px = 0; px < sw; ++px) {
+        // Columns j whose input x = j*sw + px - pad_l is in [0, w): [jlo, jhi); rows i
+        // whose y = i*sh + py - pad_t is in [0, h): [ilo, ihi).
+        const int64_t x0 = px - p_.pad_l, y0 = py - p_.pad_t;
+        const int64_t jlo = x0 >= 0 ? 0 : div_up(-x0, sw);
+        int64_t jhi = w - x0 <= 0 ? 0 : div_up(w - x0, sw);
+        jhi = jhi < qw_ ? jhi : qw_;
+        const int64_t ilo = y0 >= 0 ? 0 : div_up(-y0, sh);
+        int64_t ihi = h - y0 <= 0 ? 0 : div_up(h - y0, sh);
+        ihi = ihi < qh_ ? ihi : qh_;
+        if (jlo >= jhi || ilo >= ihi) continue;
+        for (int64_t c = c0; c < c1; ++c) {
           float* dst = buf + c * chan_ + (py * sw + px) * plane_;
-          // Columns j whose input x = j*sw + px - pad_l is in [0, w): [jlo, jhi).
-          const int64_t x0 = px - p_.pad_l;
-          const int64_t jlo = x0 >= 0 ? 0 : div_up(-x0, sw);
-          int64_t jhi = w - x0 <= 0 ? 0 : div_up(w - x0, sw);
-          jhi = jhi < qw_ ? jhi : qw_;
-          for (int64_t i = 0; i < qh_; ++i, dst += qw_) {
-            const int64_t y = i * sh + py - p_.pad_t;
-            if (y < 0 || y >= h || jlo >= jhi) {
-              for (int64_t j = 0; j < qw_; ++j) dst[j] = 0.f;
-              continue;
-            }
-            const float* src = img + (c * h + y) * w + x0;
-            int64_t j = 0;
-            for (; j < jlo; ++j) dst[j] = 0.f;
+          for (int64_t i = ilo; i < ihi; ++i) {
+            const float* src = img + (c * h + i * sh + y0) * w + x0;
+            float* d = dst + i * qw_;
             if (sw == 1)
-              for (; j < jhi; ++j) dst[j] = src[j];
+              copy_floats(d + jlo, src + jlo, jhi - jlo);
             else
-              for (; j < jhi; ++j) dst[j] = src[j * sw];
-            for (; j < qw_; ++j) dst[j] = 0.f;
+              for (int64_t j = jlo; j < jhi; ++j) d[j] = src[j * sw];
           }
         }
+      }
   }
 
   // Block rows [b0, b1) x wide pixels [q0, q1) into the wide scratch, then the valid
@@ -225,20 +239,21 @@ class PreparedSparseConv final : public PreparedConv {
     uk_->fn(static_cast<size_t>(q1 - q0), static_cast<size_t>(k1 - k0), buf + q0, 0,
             pk.w.data() + pk.w_off[static_cast<size_t>(b0)],
             pk.dmap.data() + pk.d_off[static_cast<size_t>(b0)], pk.nnz.data() + b0,
-            wide + k0 * wide_ + q0, static_cast<size_t>(wide_), cmin_, cmax_);
+            wide + k0 * wide_ + q0, static_cast<size_t>(wide_), cmin_, cmax_, false);
     const int64_t ow = p_.ow();
     auto out_index = [&](int64_t q) {  // first output at or after wide pixel q
       const int64_t oy = q / qw_, ox = q - oy * qw_;
       return oy * ow + (ox < ow ? ox : ow);
     };
-    const int64_t o0 = out_index(q0), o1 = out_index(q1);
+    const int64_t qv = q1 < grid_ ? q1 : grid_;  // [grid_, wide_) is vector padding
+    const int64_t o0 = out_index(q0), o1 = out_index(qv);
     for (int64_t k = k0; k < k1; ++k) {
       const float* src = wide + k * wide_;
       float* dst = out + (n * p_.k + g * kg_ + k) * ohw_;
-      for (int64_t oy = q0 / qw_; oy * qw_ < q1; ++oy) {
+      for (int64_t oy = q0 / qw_; oy * qw_ < qv; ++oy) {
         const int64_t a = q0 - oy * qw_ > 0 ? q0 - oy * qw_ : 0;
-        const int64_t b = q1 - oy * qw_ < ow ? q1 - oy * qw_ : ow;
-        for (int64_t ox = a; ox < b; ++ox) dst[oy * ow + ox] = src[oy * qw_ + ox];
+        const int64_t b = qv - oy * qw_ < ow ? qv - oy * qw_ : ow;
+        if (b > a) copy_floats(dst + oy * ow + a, src + oy * qw_ + a, b - a);
       }
       if (post_epilogue_ && o1 > o0) {
         const int64_t off = (n * p_.k + g * kg_ + k) * ohw_ + o0;
@@ -272,7 +287,7 @@ class PreparedSparseConv final : public PreparedConv {
     uk_->fn(static_cast<size_t>(q1 - q0), static_cast<size_t>(k1 - k0), bsrc + q0, in_stride_bytes_,
             pk.w.data() + pk.w_off[static_cast<size_t>(b0)],
             pk.dmap.data() + pk.d_off[static_cast<size_t>(b0)], pk.nnz.data() + b0,
-            out_g + k0 * ohw_ + q0, static_cast<size_t>(ohw_), cmin_, cmax_);
+            out_g + k0 * ohw_ + q0, static_cast<size_t>(ohw_), cmin_, cmax_, false);
     if (!post_epilogue_) return;
     for (int64_t k = k0; k < k1; ++k) {
       const int64_t off = (n * p_.k + g * kg_ + k) * ohw_ + p0 + q0;
@@ -325,7 +340,8 @@ class PreparedSparseConv final : public PreparedConv {
   bool direct_, implicit_, post_epilogue_ = false;
   const ukernel::F32SpmmUkernel* uk_ = nullptr;
   int64_t kg_, cg_, r_, ohw_, nc_;
-  int64_t qh_ = 0, qw_ = 0, plane_ = 0, chan_ = 0, wide_ = 0;  // implicit: phase planes
+  // implicit: phase planes; the OH x QW grid, rounded up to whole vectors
+  int64_t qh_ = 0, qw_ = 0, plane_ = 0, chan_ = 0, grid_ = 0, wide_ = 0;
   size_t in_stride_bytes_ = 0;
   float cmin_, cmax_;
   std::vector<ukernel::F32SpmmPacked> packs_;  // one per group

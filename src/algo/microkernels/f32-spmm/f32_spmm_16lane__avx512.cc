@@ -8,9 +8,9 @@ namespace dlas::ukernel {
 #define SPMM_DEFINE(fn, lanes, nv, br, bc)                                                      \
   void fn(size_t pixels, size_t rows, const float* in, size_t in_stride, const float* w,        \
           const int32_t* dmap, const uint32_t* nnz, float* out, size_t out_stride, float min,   \
-          float max) {                                                                          \
+          float max, bool accumulate) {                                                         \
     f32_spmm_vec<lanes, nv, br, bc>(pixels, rows, in, in_stride, w, dmap, nnz, out, out_stride, \
-                                    min, max);                                                  \
+                                    min, max, accumulate);                                      \
   }
 #define SPMM_kScalar(...)
 #define SPMM_kAvx2(...)
