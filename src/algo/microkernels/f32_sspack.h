@@ -13,7 +13,9 @@
 // the layout pack_f32_spmm(m, bias, row_off) produces for a VCx1 block shape (biases,
 // then [block][VC] values; one int32 byte delta per block) over sparse-direct's
 // zero-padded, stride-phase-split input planes, where every tap is one constant offset.
-// Blocks with zeros inside carry them (exact on any weights).
+// Blocks with zeros inside carry them (exact on any weights). With `accumulate` the sums
+// start from the tile already in out (+ the biases): a reduction split into chunks, each
+// packed with its own taps (biases zero after the first), the last one clamping.
 //
 // One list: f32-sspack/f32_sspack.inc (kernel sets per ISA; each set instantiates every
 // tile shape below). Bodies: f32-sspack/f32_sspack_template.h.
@@ -28,7 +30,8 @@
 namespace dlas::ukernel {
 
 using F32SspackFn = void (*)(size_t nblocks, const float* in, size_t row_stride, const float* w,
-                             const int32_t* dmap, float* out, float min, float max);
+                             const int32_t* dmap, float* out, float min, float max,
+                             bool accumulate);
 
 // The tile shapes every kernel set instantiates (sparse-spatial-pack knob values).
 inline constexpr int kSspackVectors[] = {1, 2};  // NV: VC = NV * lanes

@@ -16,7 +16,7 @@ namespace {
 // through the 4-cycle latency, and the broadcasts stay under Zen3's 3 loads per cycle.
 template <class V, int L, int NV, int VH, int VW>
 void sspack_tile(size_t nblocks, const float* in, size_t row_stride, const float* w,
-                 const int32_t* dmap, float* out, float min, float max) {
+                 const int32_t* dmap, float* out, float min, float max, bool accumulate) {
   V acc[VH * VW][NV];
 #pragma GCC unroll 4
   for (int v = 0; v < NV; ++v) {
@@ -26,6 +26,16 @@ void sspack_tile(size_t nblocks, const float* in, size_t row_stride, const float
     for (int p = 0; p < VH * VW; ++p) acc[p][v] = b;
   }
   w += NV * L;
+  if (accumulate) {
+#pragma GCC unroll 32
+    for (int p = 0; p < VH * VW; ++p)
+#pragma GCC unroll 4
+      for (int v = 0; v < NV; ++v) {
+        V o;
+        __builtin_memcpy(&o, out + (p * NV + v) * L, sizeof(V));
+        acc[p][v] += o;
+      }
+  }
   const char* ip = reinterpret_cast<const char*>(in);
   for (; nblocks != 0; --nblocks) {
     ip += *dmap++;
@@ -60,8 +70,8 @@ template <class V, int L>
 dlas::ukernel::F32SspackFn sspack_select(int vectors, int vh, int vw) {
 #define DLAS_SSPACK_CASE(nv, h, w_) \
   if (vectors == nv && vh == h && vw == w_) return &sspack_tile<V, L, nv, h, w_>;
-#define DLAS_SSPACK_VW(nv, h)                                                            \
-  DLAS_SSPACK_CASE(nv, h, 2)                                                             \
+#define DLAS_SSPACK_VW(nv, h) \
+  DLAS_SSPACK_CASE(nv, h, 2)  \
   DLAS_SSPACK_CASE(nv, h, 4) DLAS_SSPACK_CASE(nv, h, 6) DLAS_SSPACK_CASE(nv, h, 8)
 #define DLAS_SSPACK_VH(nv) \
   DLAS_SSPACK_VW(nv, 1) DLAS_SSPACK_VW(nv, 2) DLAS_SSPACK_VW(nv, 3) DLAS_SSPACK_VW(nv, 4)

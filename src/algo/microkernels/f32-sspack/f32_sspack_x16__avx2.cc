@@ -1,5 +1,6 @@
-// The AVX-512 set's 16-lane code built for AVX2 (two ymm per vector), so its logic is tested on machines without AVX-512.
-// 64-byte vectors without AVX-512 pass in memory; only inline helpers take them.
+// The AVX-512 set's 16-lane code built for AVX2 (two ymm per vector), so its logic is tested on
+// machines without AVX-512. 64-byte vectors without AVX-512 pass in memory; only inline helpers
+// take them.
 #pragma GCC diagnostic ignored "-Wpsabi"
 #include "algo/microkernels/f32-sspack/f32_sspack_kernels.h"
 #include "algo/microkernels/f32-sspack/f32_sspack_template.h"
