@@ -462,31 +462,34 @@ class PreparedSparseConv final : public PreparedConv {
             int64_t r1, float* buf) const {
     const int64_t ow = p_.ow(), sh = p_.stride_h, sw = p_.stride_w, h = p_.h, w = p_.w;
     const float* img = in + (n * p_.c + g * cg_) * h * w;
+    const int64_t oy_first = p0 / ow, ox_first = p0 % ow;  // no divisions per segment
     for (int64_t r = r0; r < r1; ++r) {
       const RowTap& tap = taps_[static_cast<size_t>(r)];
       const float* src = img + tap.chan_off;
       float* dst = buf + r * nc_ - p0;  // dst[q] is pixel q
-      for (int64_t q = p0; q < p0 + ncols;) {
-        const int64_t oy = q / ow, ox0 = q % ow;
+      // ix = ox * sw + dx in [0, w)  <=>  ox in [lo_all, hi_all)
+      const int64_t lo_all = tap.dx >= 0 ? 0 : div_up(-tap.dx, sw);
+      const int64_t hi_all = w - tap.dx <= 0 ? 0 : div_up(w - tap.dx, sw);
+      int64_t oy = oy_first, ox0 = ox_first;
+      for (int64_t q = p0; q < p0 + ncols; ++oy, ox0 = 0) {
         const int64_t ox1 = ox0 + (p0 + ncols - q) < ow ? ox0 + (p0 + ncols - q) : ow;
         float* d = dst + q - ox0;  // d[ox] is pixel (oy, ox)
         const int64_t iy = oy * sh + tap.dy;
         if (iy < 0 || iy >= h) {
           for (int64_t ox = ox0; ox < ox1; ++ox) d[ox] = 0.f;
         } else {
-          // ix = ox * sw + dx in [0, w)  <=>  ox in [lo, hi)
-          int64_t lo = tap.dx >= 0 ? 0 : div_up(-tap.dx, sw);
-          int64_t hi = w - tap.dx <= 0 ? 0 : div_up(w - tap.dx, sw);
-          lo = lo < ox0 ? ox0 : lo;
-          hi = hi > ox1 ? ox1 : hi;
+          int64_t lo = lo_all < ox0 ? ox0 : lo_all;
+          int64_t hi = hi_all > ox1 ? ox1 : hi_all;
           if (hi < lo) hi = lo;
           const float* s = src + iy * w + tap.dx;
           int64_t ox = ox0;
           for (; ox < lo; ++ox) d[ox] = 0.f;
-          if (sw == 1)
-            for (; ox < hi; ++ox) d[ox] = s[ox];
-          else
+          if (sw == 1) {
+            copy_floats(d + ox, s + ox, hi - ox);
+            ox = hi;
+          } else {
             for (; ox < hi; ++ox) d[ox] = s[ox * sw];
+          }
           for (; ox < ox1; ++ox) d[ox] = 0.f;
         }
         q += ox1 - ox0;
