@@ -1,8 +1,8 @@
 // Every f32 sparse spatial-pack kernel set (f32_sspack.inc, the AVX-512 16-lane logic
 // compiled for AVX2 included) x every tile shape against a scalar reference of the
 // contract: random block counts (0, 1, many), taps at arbitrary (also decreasing) input
-// offsets, the clamp, the reduction split into two accumulated halves, and no store past
-// the VH x VW x VC tile.
+// offsets, the clamp, the reduction split into two accumulated halves whose last stores
+// the tile transposed (channel-major), and no store past the VH x VW x VC tile.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -55,10 +55,10 @@ void check_shape(const F32SspackUkernels& set, int nv, int vh, int vw, std::mt19
     // Whole, then split in two halves (second: zero biases, accumulate).
     std::vector<float> got(tile + 16, sentinel), two(tile + 16, sentinel);
     fn(static_cast<size_t>(nblocks), in.data(), rs * 4, w.data(), dmap.data(), got.data(), lo, hi,
-       false);
+       false, false);
     const int half = nblocks / 2;
     fn(static_cast<size_t>(half), in.data(), rs * 4, w.data(), dmap.data(), two.data(), -inf, inf,
-       false);
+       false, false);
     std::vector<float> w2(static_cast<size_t>(vc * (nblocks - half + 1)), 0.f);
     for (int z = half; z < nblocks; ++z)
       for (int v = 0; v < vc; ++v)
@@ -66,17 +66,20 @@ void check_shape(const F32SspackUkernels& set, int nv, int vh, int vw, std::mt19
     std::vector<int32_t> d2(dmap.begin() + half, dmap.end());
     if (!d2.empty()) d2[0] = off[static_cast<size_t>(half)] * 4;  // absolute again
     fn(static_cast<size_t>(nblocks - half), in.data(), rs * 4, w2.data(), d2.data(), two.data(), lo,
-       hi, true);
+       hi, true, /*transpose=*/true);
     int bad = 0;
     for (size_t i = 0; i < tile + 16; ++i) {
       const double tol = 4 * 1.19e-7 * std::sqrt(nblocks + 1.0) * mag[i < tile ? i : 0] + 1e-6;
+      // two[] is channel-major: two[(v * VH + y) * VW + x] holds want[(y * VW + x) * VC + v].
+      const size_t pix = i / static_cast<size_t>(vc), v = i % static_cast<size_t>(vc);
+      const size_t t = i < tile ? v * static_cast<size_t>(vh * vw) + pix : i;
       const bool ok = i < tile
-                          ? std::fabs(got[i] - want[i]) <= tol && std::fabs(two[i] - want[i]) <= tol
+                          ? std::fabs(got[i] - want[i]) <= tol && std::fabs(two[t] - want[i]) <= tol
                           : got[i] == sentinel && two[i] == sentinel;
       if (!ok && bad++ < 3)
         ADD_FAILURE() << set.name << " nv " << nv << " tile " << vh << "x" << vw << " blocks "
-                      << nblocks << ": out[" << i << "] got " << got[i] << " split " << two[i]
-                      << " want " << (i < tile ? want[i] : sentinel);
+                      << nblocks << ": out[" << i << "] got " << got[i] << " split+transposed "
+                      << two[t] << " want " << (i < tile ? want[i] : sentinel);
     }
   }
 }

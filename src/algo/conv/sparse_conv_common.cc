@@ -391,7 +391,7 @@ class PreparedSparseConv final : public PreparedConv {
       for (int64_t b = b0; b < b1; ++b) {
         const size_t bi = static_cast<size_t>(b);
         sk_(pk.nnz[bi], base, rs, pk.w.data() + pk.w_off[bi], pk.dmap.data() + pk.d_off[bi],
-            tb + b * tf, last ? cmin_ : -inf, last ? cmax_ : inf, j > 0);
+            tb + b * tf, last ? cmin_ : -inf, last ? cmax_ : inf, j > 0, last);
       }
     }
     const int64_t oh = p_.oh(), ow = p_.ow();
@@ -399,23 +399,49 @@ class PreparedSparseConv final : public PreparedConv {
     const Epilogue& e = p_.epilogue;
     const bool add_clamp = residual && e.is_clamp();  // else post_epilogue_: the full epilogue
     const float lo = e.is_clamp() ? e.clamp_min() : -inf, hi = e.is_clamp() ? e.clamp_max() : inf;
+    // Plain copies of whole tile rows (the common case) take a fixed-size path: the
+    // per-row loop overhead dominated this step on 4-wide tiles.
+    const bool plain = !add_clamp && !post_epilogue_ && cols == vw_;
     for (int64_t b = b0; b < b1; ++b) {
       const float* t = tb + b * tf;
       const int64_t lanes = kg_ - b * vc_ < vc_ ? kg_ - b * vc_ : vc_;
+      float* dst0 = out + (n * p_.k + g * kg_ + b * vc_) * ohw_ + oy0 * ow + ox0;
+      if (plain) {
+        for (int64_t l = 0; l < lanes; ++l)
+          for (int64_t i = 0; i < rows; ++i) {
+            float* dst = dst0 + l * ohw_ + i * ow;
+            const float* src = t + (l * vh_ + i) * vw_;
+            switch (vw_) {
+              case 8:
+                __builtin_memcpy(dst, src, 32);
+                break;
+              case 4:
+                __builtin_memcpy(dst, src, 16);
+                break;
+              case 6:
+                __builtin_memcpy(dst, src, 24);
+                break;
+              default:
+                __builtin_memcpy(dst, src, 8);
+                break;
+            }
+          }
+        continue;
+      }
       for (int64_t l = 0; l < lanes; ++l) {
         const int64_t off = (n * p_.k + g * kg_ + b * vc_ + l) * ohw_ + oy0 * ow + ox0;
         for (int64_t i = 0; i < rows; ++i) {
           float* dst = out + off + i * ow;
-          const float* src = t + i * vw_ * vc_ + l;
+          const float* src = t + (l * vh_ + i) * vw_;  // channel-major tile
           const float* res = residual ? residual + off + i * ow : nullptr;
           if (add_clamp) {
             for (int64_t x = 0; x < cols; ++x) {
-              float v = src[x * vc_] + res[x];
+              float v = src[x] + res[x];
               v = v < lo ? lo : v;
               dst[x] = v > hi ? hi : v;
             }
           } else {
-            for (int64_t x = 0; x < cols; ++x) dst[x] = src[x * vc_];
+            copy_floats(dst, src, cols);
             if (post_epilogue_) apply_epilogue(isa_, e, static_cast<size_t>(cols), dst, 0.f, res);
           }
         }

@@ -15,7 +15,10 @@
 // zero-padded, stride-phase-split input planes, where every tap is one constant offset.
 // Blocks with zeros inside carry them (exact on any weights). With `accumulate` the sums
 // start from the tile already in out (+ the biases): a reduction split into chunks, each
-// packed with its own taps (biases zero after the first), the last one clamping.
+// packed with its own taps (biases zero after the first), the last one clamping. With
+// `transpose` (the last chunk) the tile is stored channel-major instead,
+// out[(v * VH + vh) * VW + vw], so each channel's rows copy straight into NCHW (8-lane
+// kernels transpose in registers).
 //
 // One list: f32-sspack/f32_sspack.inc (kernel sets per ISA; each set instantiates every
 // tile shape below). Bodies: f32-sspack/f32_sspack_template.h.
@@ -30,8 +33,8 @@
 namespace dlas::ukernel {
 
 using F32SspackFn = void (*)(size_t nblocks, const float* in, size_t row_stride, const float* w,
-                             const int32_t* dmap, float* out, float min, float max,
-                             bool accumulate);
+                             const int32_t* dmap, float* out, float min, float max, bool accumulate,
+                             bool transpose);
 
 // The tile shapes every kernel set instantiates (sparse-spatial-pack knob values).
 inline constexpr int kSspackVectors[] = {1, 2};  // NV: VC = NV * lanes
