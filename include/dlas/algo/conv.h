@@ -140,6 +140,10 @@ const ConvAlgorithm& auto_conv_algorithm(const ConvProblem& p);
 // towards dense; the tuner replaces it with per-layer measurements.
 inline constexpr double kSparse1x1MaxDensity = 0.25;
 inline constexpr double kSparseDirectMaxDensity = 0.2;
+// ... and such a non-1x1 layer whose weights are 8x1 blocks along output channels (>= 80% of
+// each stored block nonzero: block pruning bp:8x1) runs sparse-spatial-pack instead when its
+// output has at most this many pixels.
+inline constexpr int64_t kSparseSpatialMaxPixels = 64;
 const ConvAlgorithm& auto_conv_algorithm(const ConvProblem& p, const float* weights);
 
 }  // namespace dlas

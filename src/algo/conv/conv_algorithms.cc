@@ -1,6 +1,7 @@
 // The one list of convolution algorithms, and the documented `auto` rule.
 #include <string>
 
+#include "algo/conv/sparse_conv_common.h"
 #include "dlas/algo/conv.h"
 #include "dlas/core/error.h"
 
@@ -86,6 +87,11 @@ const ConvAlgorithm& auto_conv_algorithm(const ConvProblem& p, const float* weig
     const char* name = one_by_one && density <= kSparse1x1MaxDensity       ? "sparse-1x1"
                        : !one_by_one && density <= kSparseDirectMaxDensity ? "sparse-direct"
                                                                            : nullptr;
+    // Block-pruned weights (8x1 blocks along output channels >= 80% full: bp:8x1) on small
+    // planes: sparse-spatial-pack, one weight vector per block and broadcast pixels.
+    if (name && !one_by_one && p.oh() * p.ow() <= kSparseSpatialMaxPixels &&
+        conv_detail::sparse_block_for(0, p, weights) == SparseBlock{8, 1})
+      name = "sparse-spatial-pack";
     if (name) {
       const ConvAlgorithm* a = find_conv_algorithm(name);
       if (a && a->supports(p)) return *a;
