@@ -138,6 +138,75 @@ void check_kernel(const F32SpmmUkernel& uk) {
   EXPECT_GT(cases, 0);
 }
 
+// The rows entry (BC = 1 kernels): out_rows pixel rows of nvr vectors, input and output
+// rows at their own pitches; 2-D tiles and their remainders, accumulate and clamp.
+void check_rows(const F32SpmmUkernel& uk) {
+  if (!uk.rows_fn) {
+    EXPECT_NE(uk.bc, 1) << uk.name;
+    return;
+  }
+  std::mt19937 rng(3);
+  std::uniform_real_distribution<float> dist(-1.f, 1.f);
+  const size_t lanes = static_cast<size_t>(uk.lanes);
+  const float sentinel = 777.f, inf = std::numeric_limits<float>::infinity();
+  for (Mask mask : {Mask::kRandom50, Mask::kEmptyAndDenseRows, Mask::kSingle})
+    for (int64_t rows : {5, 13})
+      for (size_t nvr : {1, 2, 3, 4})
+        for (size_t out_rows : {1, 3, 5, 9}) {
+          const int64_t cols = 11;
+          const size_t px = nvr * lanes, in_row = px + 3, out_row = px + 1;
+          const size_t plane_in = out_rows * in_row, plane_out = out_rows * out_row;
+          std::vector<float> w = make_weights(rows, cols, mask, rng), bias(rows),
+                             in(cols * plane_in);
+          for (float& v : bias) v = dist(rng);
+          for (float& v : in) v = dist(rng);
+          const auto pk = ukernel::pack_f32_spmm(encode_sparse(w.data(), rows, cols, {uk.br, 1}),
+                                                 bias.data(), static_cast<int64_t>(plane_in));
+          std::vector<float> got((rows + 1) * plane_out, sentinel), twice = got;
+          const float lo = -0.5f, hi = 0.75f;
+          uk.rows_fn(out_rows, nvr, static_cast<size_t>(rows), in.data(), in_row * 4, pk.w.data(),
+                     pk.dmap.data(), pk.nnz.data(), got.data(), out_row, plane_out, lo, hi, false);
+          // Accumulate onto a stored zero-bias pass of the same product: bias + 2 * sum.
+          const auto pz = ukernel::pack_f32_spmm(encode_sparse(w.data(), rows, cols, {uk.br, 1}),
+                                                 nullptr, static_cast<int64_t>(plane_in));
+          uk.rows_fn(out_rows, nvr, static_cast<size_t>(rows), in.data(), in_row * 4, pz.w.data(),
+                     pz.dmap.data(), pz.nnz.data(), twice.data(), out_row, plane_out, -inf, inf,
+                     false);
+          uk.rows_fn(out_rows, nvr, static_cast<size_t>(rows), in.data(), in_row * 4, pk.w.data(),
+                     pk.dmap.data(), pk.nnz.data(), twice.data(), out_row, plane_out, -inf, inf,
+                     true);
+          int bad = 0;
+          for (int64_t k = 0; k <= rows; ++k)
+            for (size_t y = 0; y < out_rows; ++y)
+              for (size_t x = 0; x < out_row; ++x) {
+                const size_t i = k * plane_out + y * out_row + x;
+                const bool inside = k < rows && x < px;
+                double sum = 0, mag = inside ? std::fabs(bias[k]) : 0;
+                for (int64_t r = 0; inside && r < cols; ++r) {
+                  const double t = w[k * cols + r] * in[r * plane_in + y * in_row + x];
+                  sum += t, mag += std::fabs(t);
+                }
+                const double b = inside ? bias[k] : 0, one = b + sum, two = b + 2 * sum;
+                const double want = one < lo ? lo : one > hi ? hi : one;
+                const double tol = 8 * 1.19e-7 * std::sqrt((double)cols) * mag + 1e-6;
+                const bool ok =
+                    inside ? std::fabs(got[i] - want) <= tol && std::fabs(twice[i] - two) <= 2 * tol
+                           : got[i] == sentinel && twice[i] == sentinel;
+                if (!ok && bad++ < 3)
+                  ADD_FAILURE() << uk.name << " rows: nvr " << nvr << " out_rows " << out_rows
+                                << " k " << k << " y " << y << " x " << x << " got " << got[i]
+                                << " want " << want << " twice " << twice[i] << " want " << two;
+              }
+        }
+}
+
+TEST(F32SpmmUkernelTest, RowsEntryMatchesTheReference) {
+  for (const F32SpmmUkernel& uk : ukernel::f32_spmm_ukernels())
+    if (isa_supported(uk.isa)) check_rows(uk);
+  if (isa_supported(Isa::kAvx2))
+    for (const F32SpmmUkernel& uk : avx512_logic_spmm_ukernels()) check_rows(uk);
+}
+
 TEST(F32SpmmUkernelTest, EveryKernelMatchesTheReference) {
   int tested = 0;
   for (const F32SpmmUkernel& uk : ukernel::f32_spmm_ukernels()) {

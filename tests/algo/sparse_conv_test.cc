@@ -247,6 +247,31 @@ TEST(SparseSpatialPackTest, EveryBlockAndTile) {
   EXPECT_GT(tested, 0);
 }
 
+// sparse-direct writes output rows straight into NCHW when OW is a multiple of the lanes
+// (2-D SpMM tiles): widths 8, 16, 24, 32 (stride 1 and 2, dilation), both parallel axes on
+// two threads, reduction chunks, residual + activation, output rows not a multiple of the
+// tile's rows.
+TEST(SparseDirectConvTest, OutputRowsStraightIntoNchw) {
+  const ConvAlgorithm* a = find_conv_algorithm("sparse-direct");
+  ASSERT_NE(a, nullptr);
+  struct Shape {
+    int64_t h, w, stride, dil;
+  };
+  const Shape shapes[] = {{5, 8, 1, 1}, {7, 16, 1, 1}, {3, 32, 1, 1}, {9, 48, 2, 1}, {6, 24, 1, 2}};
+  for (Isa isa : supported_isas())
+    for (const Shape& sh : shapes)
+      for (int64_t par : {0, 1})
+        for (int64_t kc : {0, 16}) {
+          ConvTester t;
+          t.channels(35, 21).input(sh.h, sh.w).kernel(3, 3).stride(sh.stride).dilation(sh.dil);
+          t.pad(sh.dil).bias(true).residual(par == 1).weight_sparsity(0.9);
+          t.activation(kc ? Activation::kRelu : Activation::kSilu).threads(2);
+          Knobs k = a->default_knobs(t.problem(), isa);
+          k["parallel"] = par, k["kc"] = kc;
+          t.test(*a, isa, k);
+        }
+}
+
 TEST(SparseSpatialPackTest, DefaultTileFitsTheRegisters) {
   const ConvAlgorithm* a = find_conv_algorithm("sparse-spatial-pack");
   ASSERT_NE(a, nullptr);

@@ -127,6 +127,9 @@ class PreparedSparseConv final : public PreparedConv {
         // Whole vectors only: the kernel never runs its 4-lane and one-pixel tails here.
         wide_ = div_up(grid_, uk_->lanes) * uk_->lanes;
         max_q = wide_ - 1;
+        // Output rows of whole vectors (32/16/8 wide on AVX2) go straight into NCHW with 2-D
+        // tiles: no scratch grid, no padding columns computed, no copy-out.
+        rows_mode_ = uk_->rows_fn != nullptr && p.ow() % uk_->lanes == 0 && c.rows != 0;
       }
       for (int64_t c0 = 0; c0 < cg_; ++c0)
         for (int64_t ky = 0; ky < p.kh; ++ky)
@@ -187,6 +190,7 @@ class PreparedSparseConv final : public PreparedConv {
       return static_cast<size_t>(slot_floats(phase_floats()) +
                                  threads * slot_floats(tile_floats())) *
              4;
+    if (rows_mode_) return static_cast<size_t>(slot_floats(phase_floats())) * 4;
     if (implicit_) return static_cast<size_t>(slot_floats(phase_floats()) + kg_ * wide_) * 4;
     if (direct_) return 0;
     const int64_t slots = split_ == SparseSplit::kBlocks ? threads : 1;
@@ -327,6 +331,15 @@ class PreparedSparseConv final : public PreparedConv {
         }
         pool.parallel_for(static_cast<size_t>(threads), [&](size_t t) {
           const int64_t ti = static_cast<int64_t>(t);
+          if (rows_mode_) {
+            int64_t b0 = 0, b1 = block_rows(), y0 = 0, y1 = p_.oh();
+            if (split_ == SparseSplit::kChannels)
+              b0 = balanced_row(g, threads, ti), b1 = balanced_row(g, threads, ti + 1);
+            else
+              chunk_range(p_.oh(), threads, ti, &y0, &y1);
+            if (b0 < b1 && y0 < y1) compute_rows(buf, out, residual, n, g, b0, b1, y0, y1);
+            return;
+          }
           int64_t b0 = 0, b1 = block_rows(), q0 = 0, q1 = wide_;
           if (split_ == SparseSplit::kChannels) {
             b0 = balanced_row(g, threads, ti), b1 = balanced_row(g, threads, ti + 1);
@@ -414,6 +427,33 @@ class PreparedSparseConv final : public PreparedConv {
           }
         }
       }
+    }
+  }
+
+  // Block rows [b0, b1) x output rows [y0, y1) straight into NCHW (rows mode: OW whole
+  // vectors), then the epilogue on what was written.
+  void compute_rows(const float* buf, float* out, const float* residual, int64_t n, int64_t g,
+                    int64_t b0, int64_t b1, int64_t y0, int64_t y1) const {
+    const int64_t k0 = b0 * uk_->br, k1 = b1 * uk_->br < kg_ ? b1 * uk_->br : kg_;
+    const int64_t ow = p_.ow();
+    const float inf = std::numeric_limits<float>::infinity();
+    float* o = out + (n * p_.k + g * kg_ + k0) * ohw_ + y0 * ow;
+    for (int64_t j = 0; j < nchunks_; ++j) {  // chunk-outer: its input rows stay in L1
+      const ukernel::F32SpmmPacked& pk = packs_[static_cast<size_t>(g * nchunks_ + j)];
+      const bool last = j == nchunks_ - 1;
+      uk_->rows_fn(static_cast<size_t>(y1 - y0), static_cast<size_t>(ow / uk_->lanes),
+                   static_cast<size_t>(k1 - k0), buf + y0 * qw_,
+                   static_cast<size_t>(qw_) * sizeof(float),
+                   pk.w.data() + pk.w_off[static_cast<size_t>(b0)],
+                   pk.dmap.data() + pk.d_off[static_cast<size_t>(b0)], pk.nnz.data() + b0, o,
+                   static_cast<size_t>(ow), static_cast<size_t>(ohw_), last ? cmin_ : -inf,
+                   last ? cmax_ : inf, j > 0);
+    }
+    if (!post_epilogue_) return;
+    for (int64_t k = k0; k < k1; ++k) {
+      const int64_t off = (n * p_.k + g * kg_ + k) * ohw_ + y0 * ow;
+      apply_epilogue(isa_, p_.epilogue, static_cast<size_t>((y1 - y0) * ow), out + off, 0.f,
+                     residual ? residual + off : nullptr);
     }
   }
 
@@ -617,6 +657,8 @@ class PreparedSparseConv final : public PreparedConv {
   std::vector<std::vector<int64_t>> costs_;    // per group: cumulative blocks + rows per row
   // Reduction chunks (implicit; else one): kc_ input channels each.
   int64_t kc_ = 0, nchunks_ = 1, slack_ = 0, br_ = 1;
+  // implicit spmm with OW a multiple of the lanes: output rows straight into NCHW.
+  bool rows_mode_ = false;
   // sparse-spatial-pack: VC x 1 blocks, VH x VW tiles, th_ x tw_ of them.
   bool spatial_ = false;
   ukernel::F32SspackFn sk_ = nullptr;

@@ -40,6 +40,9 @@ struct SparseConvConfig {
   // stay in L1 while every block row walks them; >= C: one chunk). The kernels continue
   // the stored sums chunk after chunk (their `accumulate` flag).
   int64_t kc = 0;
+  // implicit spmm: 1 (default) writes output rows straight into NCHW when OW is a multiple
+  // of the vector lanes (2-D tiles, F32SpmmRowsFn); 0 always computes the wide grid.
+  int64_t rows = 1;
   // sparse-spatial-pack (implies implicit): weights in VCx1 blocks (vc output channels x
   // one tap; 0: sparse_spatial_vc), output tiles of vh x vw pixels x vc channels held in
   // registers with lanes over channels (f32-sspack kernels); split kPixels = tiles.

@@ -43,12 +43,23 @@ using F32SpmmFn = void (*)(size_t pixels, size_t rows, const float* in, size_t i
                            const float* w, const int32_t* dmap, const uint32_t* nnz, float* out,
                            size_t out_stride, float min, float max, bool accumulate);
 
+// The same product over out_rows pixel rows of nvr whole vectors each (nvr * lanes pixels):
+// pixel (y, x) of input row r at in + y * in_row BYTES (+ the delta map's offset), of
+// output row k at out + k * out_stride + y * out_row floats. A conv's output rows go
+// straight into NCHW (no scratch, no padding columns computed); tiles are 2-D (e.g. 2 rows
+// of 4 vectors on a 32-wide output) so they keep NV vectors. Only for BC = 1.
+using F32SpmmRowsFn = void (*)(size_t out_rows, size_t nvr, size_t rows, const float* in,
+                               size_t in_row, const float* w, const int32_t* dmap,
+                               const uint32_t* nnz, float* out, size_t out_row, size_t out_stride,
+                               float min, float max, bool accumulate);
+
 struct F32SpmmUkernel {
   const char* name;  // "f32_spmm_32x4x1__avx2": MR pixels x BR x BC block
   Isa isa;
   int lanes, nv, br, bc;
   int mr() const { return lanes * nv; }
   F32SpmmFn fn;
+  F32SpmmRowsFn rows_fn;  // nullptr when BC > 1
 };
 
 // Every kernel built, in f32_spmm.inc order.

@@ -62,10 +62,14 @@ constexpr int spmm_chains() {
 // U*BR*NV accumulators + NV input vectors + 1 weight broadcast (the .inc picks NV per ISA
 // so this fits: 16 ymm on AVX2, 32 zmm on AVX-512). A BRx1 block loads each input vector
 // once for BR FMAs, which is what lifts the sparse kernel off the load ports.
-template <int L, int NV, int BR, int BC>
-inline void spmm_tile(size_t rows, const char* in, size_t in_stride, const float* w,
-                      const int32_t* dmap, const uint32_t* nnz, float* out, size_t out_stride,
-                      float min, float max, bool accumulate) {
+// The tile may be 2-D: RH pixel rows of NVR vectors (NV = RH * NVR), row h of the input
+// at in + h * in_row bytes and of the output at out + h * out_row floats -- output rows of
+// a conv written straight into NCHW.
+template <int L, int NVR, int RH, int BR, int BC>
+inline void spmm_tile2d(size_t rows, const char* in, size_t in_stride, size_t in_row,
+                        const float* w, const int32_t* dmap, const uint32_t* nnz, float* out,
+                        size_t out_stride, size_t out_row, float min, float max, bool accumulate) {
+  constexpr int NV = NVR * RH;
   typedef typename SpmmVec<L>::type V;
   constexpr int U = spmm_chains<NV, BR>();
   const V vmin = spmm_splat<L>(min), vmax = spmm_splat<L>(max);
@@ -90,8 +94,8 @@ inline void spmm_tile(size_t rows, const char* in, size_t in_stride, const float
         if (static_cast<size_t>(i) >= valid) break;
 #pragma GCC unroll 16
         for (int j = 0; j < NV; ++j)
-          acc[0][i][j] +=
-              spmm_load<V>(reinterpret_cast<const char*>(out + (b * BR + i) * out_stride + j * L));
+          acc[0][i][j] += spmm_load<V>(reinterpret_cast<const char*>(
+              out + (b * BR + i) * out_stride + (j / NVR) * out_row + (j % NVR) * L));
       }
     }
     const char* ip = in;
@@ -103,7 +107,8 @@ inline void spmm_tile(size_t rows, const char* in, size_t in_stride, const float
         V x[NV];
 #pragma GCC unroll 16
         for (int j = 0; j < NV; ++j)
-          x[j] = spmm_load<V>(ip + c * in_stride + j * L * sizeof(float));
+          x[j] =
+              spmm_load<V>(ip + c * in_stride + (j / NVR) * in_row + (j % NVR) * L * sizeof(float));
 #pragma GCC unroll 16
         for (int i = 0; i < BR; ++i) {
           const V wv = spmm_splat<L>(w[c * BR + i]);
@@ -133,10 +138,18 @@ inline void spmm_tile(size_t rows, const char* in, size_t in_stride, const float
         for (int u = 1; u < U; ++u) v += acc[u][i][j];
         v = v < vmin ? vmin : v;  // NaN passes through, as in the scalar epilogue
         v = v > vmax ? vmax : v;
-        spmm_store(o + j * L, v);
+        spmm_store(o + (j / NVR) * out_row + (j % NVR) * L, v);
       }
     }
   }
+}
+
+template <int L, int NV, int BR, int BC>
+inline void spmm_tile(size_t rows, const char* in, size_t in_stride, const float* w,
+                      const int32_t* dmap, const uint32_t* nnz, float* out, size_t out_stride,
+                      float min, float max, bool accumulate) {
+  spmm_tile2d<L, NV, 1, BR, BC>(rows, in, in_stride, 0, w, dmap, nnz, out, out_stride, 0, min, max,
+                                accumulate);
 }
 
 // The tile of exactly `n` (< N + 1) vectors: one pass over the weights for a remainder of
@@ -188,6 +201,56 @@ inline void f32_spmm_vec(size_t pixels, size_t rows, const float* in, size_t in_
   size_t p = 0;
   spmm_tail<L, NV, BR, BC>(p, pixels, rows, in, in_stride, w, dmap, nnz, out, out_stride, min, max,
                            accumulate);
+}
+
+// Tiles of up to RH pixel rows of NVR vectors: whole tiles, then one of the remaining rows.
+template <int L, int NVR, int RH, int BR>
+inline void spmm_rows_tiles(size_t out_rows, size_t rows, const char* in, size_t in_row,
+                            const float* w, const int32_t* dmap, const uint32_t* nnz, float* out,
+                            size_t out_row, size_t out_stride, float min, float max,
+                            bool accumulate) {
+  size_t y = 0;
+  for (; y + RH <= out_rows; y += RH)
+    spmm_tile2d<L, NVR, RH, BR, 1>(rows, in + y * in_row, 0, in_row, w, dmap, nnz,
+                                   out + y * out_row, out_stride, out_row, min, max, accumulate);
+  if constexpr (RH > 1) {
+    if (y < out_rows)
+      spmm_rows_tiles<L, NVR, RH - 1, BR>(out_rows - y, rows, in + y * in_row, in_row, w, dmap, nnz,
+                                          out + y * out_row, out_row, out_stride, min, max,
+                                          accumulate);
+  }
+}
+
+// out_rows pixel rows of nvr whole vectors each (contract: F32SpmmRowsFn): 2-D tiles of NV
+// vectors when nvr is 1, 2 or 4 and divides NV, else row by row. BC = 1 only.
+template <int L, int NV, int BR>
+inline void f32_spmm_rows(size_t out_rows, size_t nvr, size_t rows, const float* in, size_t in_row,
+                          const float* w, const int32_t* dmap, const uint32_t* nnz, float* out,
+                          size_t out_row, size_t out_stride, float min, float max,
+                          bool accumulate) {
+  const char* ib = reinterpret_cast<const char*>(in);
+  if constexpr (NV % 4 == 0 && NV >= 8) {
+    if (nvr == 4) {
+      spmm_rows_tiles<L, 4, NV / 4, BR>(out_rows, rows, ib, in_row, w, dmap, nnz, out, out_row,
+                                        out_stride, min, max, accumulate);
+      return;
+    }
+  }
+  if constexpr (NV % 2 == 0) {
+    if (nvr == 2) {
+      spmm_rows_tiles<L, 2, NV / 2, BR>(out_rows, rows, ib, in_row, w, dmap, nnz, out, out_row,
+                                        out_stride, min, max, accumulate);
+      return;
+    }
+  }
+  if (nvr == 1) {
+    spmm_rows_tiles<L, 1, NV, BR>(out_rows, rows, ib, in_row, w, dmap, nnz, out, out_row,
+                                  out_stride, min, max, accumulate);
+    return;
+  }
+  for (size_t y = 0; y < out_rows; ++y)
+    f32_spmm_vec<L, NV, BR, 1>(nvr * L, rows, reinterpret_cast<const float*>(ib + y * in_row), 0, w,
+                               dmap, nnz, out + y * out_row, out_stride, min, max, accumulate);
 }
 
 }  // namespace
