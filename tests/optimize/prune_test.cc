@@ -373,12 +373,14 @@ TEST(Prune, AutoRunsPrunedLayersSparse) {
   EXPECT_EQ(auto_conv_algorithm(q, w.data()).name(), "sparse-direct");
   for (size_t i = 0; i < w.size(); ++i) w[i] = i % 10 == 0 ? 1.f : 0.f;
   EXPECT_EQ(auto_conv_algorithm(p, w.data()).name(), "sparse-direct");
-  // 8x1 blocks along output channels (block pruning) on <= 64 output pixels: spatial pack.
+  // 8x1 blocks along output channels (block pruning) on <= 16 output pixels: spatial pack.
   const int64_t r = p.c * 9;
   for (int64_t k = 0; k < p.k; ++k)
     for (int64_t j = 0; j < r; ++j) w[static_cast<size_t>(k * r + j)] = (j * 7 + k / 8) % 10 == 0;
-  EXPECT_EQ(auto_conv_algorithm(q, w.data()).name(), "sparse-spatial-pack");
-  EXPECT_EQ(auto_conv_algorithm(p, w.data()).name(), "sparse-direct");  // 256 pixels
+  ConvProblem t = p;
+  t.h = t.w = 4;
+  EXPECT_EQ(auto_conv_algorithm(t, w.data()).name(), "sparse-spatial-pack");
+  EXPECT_EQ(auto_conv_algorithm(q, w.data()).name(), "sparse-direct");  // 64 pixels
   p.groups = 64, p.k = 64;                                              // depthwise: never sparse
   w.resize(static_cast<size_t>(p.weight_count()));
   EXPECT_EQ(auto_conv_algorithm(p, w.data()).name(), "depthwise");

@@ -147,8 +147,9 @@ inline constexpr double kSparseDirectMaxDensity = 0.4;
 inline constexpr double kSparseDirectVsWinogradMaxDensity = 0.25;
 // ... and such a non-1x1 layer whose weights are 8x1 blocks along output channels (>= 80% of
 // each stored block nonzero: block pruning bp:8x1) runs sparse-spatial-pack instead when its
-// output has at most this many pixels.
-inline constexpr int64_t kSparseSpatialMaxPixels = 64;
+// output has at most this many pixels (4x4: its register tiles beat sparse-direct's bsr8x1
+// wide grid; from 8x8 on sparse-direct's output rows are as fast).
+inline constexpr int64_t kSparseSpatialMaxPixels = 16;
 const ConvAlgorithm& auto_conv_algorithm(const ConvProblem& p, const float* weights);
 
 }  // namespace dlas
