@@ -1,7 +1,10 @@
-// Sparse conv microbenchmarks: the sparse algorithms (sparse_conv_algorithms()) against dense
-// `gemm` and the dense `auto` choice on the groups-1 conv layers of resnet18-cifar and
-// mobilenetv1-cifar (bench/shapes/<model>.txt; the 3-channel stem is skipped: pruning keeps
-// the first conv dense), with weights randomly masked to 90% and 95% sparsity.
+// Sparse conv microbenchmarks: the sparse algorithms (sparse_conv_algorithms(): sparse-1x1,
+// sparse-gemm, sparse-direct, sparse-spatial-pack) against dense `gemm` and the dense `auto`
+// choice on the groups-1 conv layers of resnet18-cifar and mobilenetv1-cifar
+// (bench/shapes/<model>.txt; the 3-channel stem is skipped: pruning keeps the first conv
+// dense), with weights randomly masked to 90% and 95% sparsity (wp0.90, wp0.95:
+// unstructured) and with 90% of the 8x1 blocks along output channels zeroed (bp8x1_0.90:
+// what `--compress bp:8x1:0.9` gives, sparse-spatial-pack's natural input).
 //
 // Two kinds of benchmark per (model, shape):
 //   <algo>/<model>/wp<S>/<key>          one algorithm alone (gemm and auto: S = dense cost);
@@ -39,7 +42,11 @@
 namespace {
 
 const char* const kModels[] = {"resnet18-cifar", "mobilenetv1-cifar"};
-const double kSparsities[] = {0.90, 0.95};
+struct Sparsity {
+  double s;
+  int block_rows;  // 1: unstructured; 8: whole 8x1 blocks (8 output channels x one tap)
+};
+const Sparsity kSparsities[] = {{0.90, 1}, {0.95, 1}, {0.90, 8}};
 
 struct FreeDeleter {
   void operator()(void* p) const { std::free(p); }
@@ -58,24 +65,30 @@ int bench_threads() {
 }
 
 // Input and weights of one layer, the weights masked to `sparsity` (each zeroed with that
-// probability: unstructured, like global magnitude pruning gives per layer).
+// probability: unstructured, like global magnitude pruning gives per layer; or each
+// block_rows x 1 block along output channels, like block pruning).
 struct Layer {
   dlas::ConvProblem p;
   Buffer in, w, out;
   int64_t nnz = 0;
-  Layer(const dlas::ConvProblem& prob, double sparsity) : p(prob) {
+  Layer(const dlas::ConvProblem& prob, Sparsity sp) : p(prob) {
     std::mt19937 rng(7);
     std::uniform_real_distribution<float> dist(-1.f, 1.f);
-    std::bernoulli_distribution zero(sparsity);
+    std::bernoulli_distribution zero(sp.s);
     const size_t nin = static_cast<size_t>(p.n * p.c * p.h * p.w), nw = p.weight_count();
     in = make_buffer(nin * sizeof(float));
     w = make_buffer(nw * sizeof(float));
     out = make_buffer(static_cast<size_t>(p.n * p.k * p.oh() * p.ow()) * sizeof(float));
     for (size_t i = 0; i < nin; ++i) in[i] = dist(rng);
-    for (size_t i = 0; i < nw; ++i) {
-      w[i] = zero(rng) ? 0.f : dist(rng);
-      nnz += w[i] != 0.f;
-    }
+    const size_t r = nw / static_cast<size_t>(p.k), br = static_cast<size_t>(sp.block_rows);
+    for (size_t k0 = 0; k0 < static_cast<size_t>(p.k); k0 += br)
+      for (size_t j = 0; j < r; ++j) {
+        const bool z = zero(rng);
+        for (size_t k = k0; k < k0 + br && k < static_cast<size_t>(p.k); ++k) {
+          w[k * r + j] = z ? 0.f : dist(rng);
+          nnz += w[k * r + j] != 0.f;
+        }
+      }
   }
 };
 
@@ -107,7 +120,7 @@ void set_flops(benchmark::State& state, const Layer& l, bool sparse) {
 }
 
 void run_one(benchmark::State& state, const dlas::ConvAlgorithm* algo, dlas::ConvProblem p,
-             double sparsity, bool sparse, int threads) {
+             Sparsity sparsity, bool sparse, int threads) {
   dlas::ThreadPool pool(threads);
   const Layer l(p, sparsity);
   try {
@@ -124,7 +137,7 @@ void run_one(benchmark::State& state, const dlas::ConvAlgorithm* algo, dlas::Con
 }
 
 void run_ab(benchmark::State& state, const dlas::ConvAlgorithm* sparse, dlas::ConvProblem p,
-            double sparsity, int threads) {
+            Sparsity sparsity, int threads) {
   dlas::ThreadPool pool(threads);
   const Layer l(p, sparsity);
   using Clock = std::chrono::steady_clock;
@@ -164,9 +177,12 @@ std::string read_file(const std::filesystem::path& path) {
   return s.str();
 }
 
-std::string sparsity_tag(double s) {
-  char buf[16];
-  std::snprintf(buf, sizeof buf, "wp%.2f", s);
+std::string sparsity_tag(Sparsity s) {
+  char buf[32];
+  if (s.block_rows > 1)
+    std::snprintf(buf, sizeof buf, "bp%dx1_%.2f", s.block_rows, s.s);
+  else
+    std::snprintf(buf, sizeof buf, "wp%.2f", s.s);
   return buf;
 }
 
@@ -184,7 +200,7 @@ void register_benchmarks(const std::filesystem::path& dir, int threads) {
       const dlas::ConvProblem& p = s.problem;
       if (p.groups != 1 || p.c < 4) continue;  // depthwise / stem stay dense
       const std::string key = std::string(model) + "/" + p.key() + "/x" + std::to_string(s.count);
-      for (double sp : kSparsities) {
+      for (Sparsity sp : kSparsities) {
         const std::string tag = sparsity_tag(sp);
         for (const char* dense : {"gemm"}) {
           const auto* a = dlas::find_conv_algorithm(dense);

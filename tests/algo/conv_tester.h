@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <functional>
 #include <random>
 #include <string>
 #include <vector>
@@ -91,6 +92,12 @@ class ConvTester {
     sparsity_ = s;
     return *this;
   }
+  // Then also zeroes weight (k, r) where keep(k, r) is false (k output channel, r =
+  // (c/g, ky, kx) reduction index): structured masks (blocks, empty rows, one nonzero).
+  ConvTester& weight_mask(std::function<bool(int64_t k, int64_t r)> keep) {
+    keep_ = std::move(keep);
+    return *this;
+  }
   ConvTester& seed(uint32_t s) {
     seed_ = s;
     return *this;
@@ -125,6 +132,12 @@ class ConvTester {
       std::bernoulli_distribution zero(sparsity_);
       for (float& v : w)
         if (zero(rng)) v = 0.f;
+    }
+    if (keep_) {
+      const int64_t rr = cg * p_.kh * p_.kw;
+      for (int64_t k = 0; k < p_.k; ++k)
+        for (int64_t i = 0; i < rr; ++i)
+          if (!keep_(k, i)) w[static_cast<size_t>(k * rr + i)] = 0.f;
     }
 
     // Reference: the reference Conv kernel, then the scalar epilogue per output row.
@@ -186,6 +199,7 @@ class ConvTester {
   int threads_ = 1;
   uint32_t seed_ = 1;
   double sparsity_ = 0;
+  std::function<bool(int64_t, int64_t)> keep_;
 };
 
 // Generated shapes every algorithm is tested on (those it supports): odd sizes,

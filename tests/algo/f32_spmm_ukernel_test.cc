@@ -1,8 +1,8 @@
 // Every f32 SpMM microkernel (f32_spmm.inc, plus the AVX-512 template logic compiled for
 // AVX2) against the scalar reference of the contract: random masks with empty rows,
 // fully dense rows, all-zero and single-nonzero matrices; pixel counts around the tile
-// and its tails; input row strides wider than the pixels; the fused clamp; and no store
-// outside the `rows` x `pixels` output window.
+// and its tails; the reduction split in two accumulated chunks; input row strides wider than the
+// pixels; the fused clamp; and no store outside the `rows` x `pixels` output window.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -53,8 +53,10 @@ void check_kernel(const F32SpmmUkernel& uk) {
   std::mt19937 rng(11);
   std::uniform_real_distribution<float> dist(-1.f, 1.f);
   const size_t mr = static_cast<size_t>(uk.mr()), lanes = static_cast<size_t>(uk.lanes);
-  const size_t pixel_counts[] = {1,          3, lanes > 1 ? lanes - 1 : 2, lanes + 5, mr, mr + 1,
-                                 2 * mr + 5, 67};
+  // Tails: whole-vector remainders of every count (one narrower tile), 4-lane, single pixels.
+  const size_t pixel_counts[] = {1,  3,      lanes > 1 ? lanes - 1 : 2, lanes + 5,      3 * lanes,
+                                 mr, mr + 1, mr + 3 * lanes + 1,        2 * mr - lanes, 2 * mr + 5,
+                                 67};
   const int64_t row_counts[] = {1, 5, 8, 13};
   const int64_t col_counts[] = {4, 7, 33};
   const Mask masks[] = {Mask::kRandom50, Mask::kRandom90, Mask::kEmptyAndDenseRows, Mask::kAllZero,
@@ -83,7 +85,32 @@ void check_kernel(const F32SpmmUkernel& uk) {
               ukernel::pack_f32_spmm(m, bias.data(), static_cast<int64_t>(in_stride));
           std::vector<float> got((rows + 1) * out_stride, sentinel);
           uk.fn(pixels, static_cast<size_t>(rows), in.data(), in_stride * sizeof(float),
-                pk.w.data(), pk.dmap.data(), pk.nnz.data(), got.data(), out_stride, lo, hi);
+                pk.w.data(), pk.dmap.data(), pk.nnz.data(), got.data(), out_stride, lo, hi, false);
+          // The same reduction in two chunks (columns [0, ca) with the bias, then [ca, cols)
+          // accumulated onto the stored sums, clamped only at the end).
+          std::vector<float> chunked((rows + 1) * out_stride, sentinel);
+          const int64_t ca = cols / 2;
+          const bool split = ca >= uk.bc && cols - ca >= uk.bc;
+          if (split) {
+            const float inf = std::numeric_limits<float>::infinity();
+            std::vector<float> wa(static_cast<size_t>(rows * ca)),
+                wb(static_cast<size_t>(rows * (cols - ca)));
+            for (int64_t k = 0; k < rows; ++k)
+              for (int64_t r = 0; r < cols; ++r)
+                (r < ca ? wa[k * ca + r] : wb[k * (cols - ca) + r - ca]) = w[k * cols + r];
+            const auto pa = ukernel::pack_f32_spmm(
+                encode_sparse(wa.data(), rows, ca, SparseBlock{uk.br, uk.bc}), bias.data(),
+                static_cast<int64_t>(in_stride));
+            const auto pb = ukernel::pack_f32_spmm(
+                encode_sparse(wb.data(), rows, cols - ca, SparseBlock{uk.br, uk.bc}), nullptr,
+                static_cast<int64_t>(in_stride));
+            uk.fn(pixels, static_cast<size_t>(rows), in.data(), in_stride * sizeof(float),
+                  pa.w.data(), pa.dmap.data(), pa.nnz.data(), chunked.data(), out_stride, -inf, inf,
+                  false);
+            uk.fn(pixels, static_cast<size_t>(rows), in.data() + ca * in_stride,
+                  in_stride * sizeof(float), pb.w.data(), pb.dmap.data(), pb.nnz.data(),
+                  chunked.data(), out_stride, lo, hi, true);
+          }
           std::vector<float> want((rows + 1) * out_stride, sentinel);
           ukernel::f32_spmm_reference(pixels, static_cast<size_t>(rows), static_cast<size_t>(cols),
                                       in.data(), in_stride, w.data(), bias.data(), want.data(),
@@ -96,16 +123,88 @@ void check_kernel(const F32SpmmUkernel& uk) {
               for (int64_t r = 0; k < rows && r < cols; ++r)
                 mag += std::fabs(w[k * cols + r] * (p < pixels ? in[r * in_stride + p] : 0.f));
               const double tol = 4 * 1.19e-7 * std::sqrt((double)cols) * mag + 1e-6;
-              const bool ok =
-                  k < rows && p < pixels ? std::fabs(got[i] - want[i]) <= tol : got[i] == sentinel;
-              if (!ok && bad++ < 3)
+              const bool inside = k < rows && p < pixels;
+              const bool ok = inside ? std::fabs(got[i] - want[i]) <= tol : got[i] == sentinel;
+              const bool ok2 = !split || (inside ? std::fabs(chunked[i] - want[i]) <= tol
+                                                 : chunked[i] == sentinel);
+              if ((!ok || !ok2) && bad++ < 3)
                 ADD_FAILURE() << uk.name << " mask " << static_cast<int>(mask) << " rows " << rows
                               << " cols " << cols << " pixels " << pixels << ": out[" << k << "]["
-                              << p << "] got " << got[i] << " want " << want[i];
+                              << p << "] got " << got[i] << " chunked " << chunked[i] << " want "
+                              << want[i];
             }
           ++cases;
         }
   EXPECT_GT(cases, 0);
+}
+
+// The rows entry (BC = 1 kernels): out_rows pixel rows of nvr vectors, input and output
+// rows at their own pitches; 2-D tiles and their remainders, accumulate and clamp.
+void check_rows(const F32SpmmUkernel& uk) {
+  if (!uk.rows_fn) {
+    EXPECT_NE(uk.bc, 1) << uk.name;
+    return;
+  }
+  std::mt19937 rng(3);
+  std::uniform_real_distribution<float> dist(-1.f, 1.f);
+  const size_t lanes = static_cast<size_t>(uk.lanes);
+  const float sentinel = 777.f, inf = std::numeric_limits<float>::infinity();
+  for (Mask mask : {Mask::kRandom50, Mask::kEmptyAndDenseRows, Mask::kSingle})
+    for (int64_t rows : {5, 13})
+      for (size_t nvr : {1, 2, 3, 4})
+        for (size_t out_rows : {1, 3, 5, 9}) {
+          const int64_t cols = 11;
+          const size_t px = nvr * lanes, in_row = px + 3, out_row = px + 1;
+          const size_t plane_in = out_rows * in_row, plane_out = out_rows * out_row;
+          std::vector<float> w = make_weights(rows, cols, mask, rng), bias(rows),
+                             in(cols * plane_in);
+          for (float& v : bias) v = dist(rng);
+          for (float& v : in) v = dist(rng);
+          const auto pk = ukernel::pack_f32_spmm(encode_sparse(w.data(), rows, cols, {uk.br, 1}),
+                                                 bias.data(), static_cast<int64_t>(plane_in));
+          std::vector<float> got((rows + 1) * plane_out, sentinel), twice = got;
+          const float lo = -0.5f, hi = 0.75f;
+          uk.rows_fn(out_rows, nvr, static_cast<size_t>(rows), in.data(), in_row * 4, pk.w.data(),
+                     pk.dmap.data(), pk.nnz.data(), got.data(), out_row, plane_out, lo, hi, false);
+          // Accumulate onto a stored zero-bias pass of the same product: bias + 2 * sum.
+          const auto pz = ukernel::pack_f32_spmm(encode_sparse(w.data(), rows, cols, {uk.br, 1}),
+                                                 nullptr, static_cast<int64_t>(plane_in));
+          uk.rows_fn(out_rows, nvr, static_cast<size_t>(rows), in.data(), in_row * 4, pz.w.data(),
+                     pz.dmap.data(), pz.nnz.data(), twice.data(), out_row, plane_out, -inf, inf,
+                     false);
+          uk.rows_fn(out_rows, nvr, static_cast<size_t>(rows), in.data(), in_row * 4, pk.w.data(),
+                     pk.dmap.data(), pk.nnz.data(), twice.data(), out_row, plane_out, -inf, inf,
+                     true);
+          int bad = 0;
+          for (int64_t k = 0; k <= rows; ++k)
+            for (size_t y = 0; y < out_rows; ++y)
+              for (size_t x = 0; x < out_row; ++x) {
+                const size_t i = k * plane_out + y * out_row + x;
+                const bool inside = k < rows && x < px;
+                double sum = 0, mag = inside ? std::fabs(bias[k]) : 0;
+                for (int64_t r = 0; inside && r < cols; ++r) {
+                  const double t = w[k * cols + r] * in[r * plane_in + y * in_row + x];
+                  sum += t, mag += std::fabs(t);
+                }
+                const double b = inside ? bias[k] : 0, one = b + sum, two = b + 2 * sum;
+                const double want = one < lo ? lo : one > hi ? hi : one;
+                const double tol = 8 * 1.19e-7 * std::sqrt((double)cols) * mag + 1e-6;
+                const bool ok =
+                    inside ? std::fabs(got[i] - want) <= tol && std::fabs(twice[i] - two) <= 2 * tol
+                           : got[i] == sentinel && twice[i] == sentinel;
+                if (!ok && bad++ < 3)
+                  ADD_FAILURE() << uk.name << " rows: nvr " << nvr << " out_rows " << out_rows
+                                << " k " << k << " y " << y << " x " << x << " got " << got[i]
+                                << " want " << want << " twice " << twice[i] << " want " << two;
+              }
+        }
+}
+
+TEST(F32SpmmUkernelTest, RowsEntryMatchesTheReference) {
+  for (const F32SpmmUkernel& uk : ukernel::f32_spmm_ukernels())
+    if (isa_supported(uk.isa)) check_rows(uk);
+  if (isa_supported(Isa::kAvx2))
+    for (const F32SpmmUkernel& uk : avx512_logic_spmm_ukernels()) check_rows(uk);
 }
 
 TEST(F32SpmmUkernelTest, EveryKernelMatchesTheReference) {

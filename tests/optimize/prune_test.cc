@@ -357,15 +357,31 @@ TEST(Prune, AutoRunsPrunedLayersSparse) {
   EXPECT_EQ(kp.at("layer1.0.conv1"), "sparse-direct");
   EXPECT_EQ(kp.at("layer2.0.shortcut.0"), "sparse-1x1");
 
-  // At half density the rule keeps dense algorithms.
+  // At half density the rule keeps dense algorithms; a winograd layer (16x16) stays dense
+  // at density 1/3, a gemm one (8x8) does not.
   ConvProblem p;
   p.c = 64, p.k = 64, p.h = p.w = 16, p.kh = p.kw = 3, p.pad_t = p.pad_l = p.pad_b = p.pad_r = 1;
   std::vector<float> w(static_cast<size_t>(p.weight_count()), 1.f);
   for (size_t i = 0; i < w.size(); i += 2) w[i] = 0.f;
   EXPECT_EQ(auto_conv_algorithm(p, w.data()).name(), auto_conv_algorithm(p).name());
+  for (size_t i = 0; i < w.size(); ++i) w[i] = (i + i / 576) % 3 == 0 ? 1.f : 0.f;  // unstructured
+  ASSERT_EQ(auto_conv_algorithm(p).name(), "winograd");
+  EXPECT_EQ(auto_conv_algorithm(p, w.data()).name(), "winograd");
+  ConvProblem q = p;
+  q.h = q.w = 8;
+  ASSERT_EQ(auto_conv_algorithm(q).name(), "gemm");
+  EXPECT_EQ(auto_conv_algorithm(q, w.data()).name(), "sparse-direct");
   for (size_t i = 0; i < w.size(); ++i) w[i] = i % 10 == 0 ? 1.f : 0.f;
   EXPECT_EQ(auto_conv_algorithm(p, w.data()).name(), "sparse-direct");
-  p.groups = 64, p.k = 64;  // depthwise: never sparse
+  // 8x1 blocks along output channels (block pruning) on <= 16 output pixels: spatial pack.
+  const int64_t r = p.c * 9;
+  for (int64_t k = 0; k < p.k; ++k)
+    for (int64_t j = 0; j < r; ++j) w[static_cast<size_t>(k * r + j)] = (j * 7 + k / 8) % 10 == 0;
+  ConvProblem t = p;
+  t.h = t.w = 4;
+  EXPECT_EQ(auto_conv_algorithm(t, w.data()).name(), "sparse-spatial-pack");
+  EXPECT_EQ(auto_conv_algorithm(q, w.data()).name(), "sparse-direct");  // 64 pixels
+  p.groups = 64, p.k = 64;                                              // depthwise: never sparse
   w.resize(static_cast<size_t>(p.weight_count()));
   EXPECT_EQ(auto_conv_algorithm(p, w.data()).name(), "depthwise");
 }

@@ -133,13 +133,23 @@ std::string conv_algorithm_names();
 const ConvAlgorithm& auto_conv_algorithm(const ConvProblem& p);
 
 // The same rule seeing the weights ([K][C/g][KH][KW]): a pruned groups-1 layer (stems
-// excepted) runs sparse when few enough weights are nonzero -- sparse-1x1 for 1x1 convs at
-// density <= kSparse1x1MaxDensity, sparse-direct for the others at density <=
-// kSparseDirectMaxDensity -- else the dense rule above. The thresholds sit just past the
-// crossovers measured on whole models at 2 threads (README "The engine"), so the rule errs
+// excepted) runs sparse when few enough weights are nonzero -- a 1x1 conv runs sparse-1x1
+// at density <= kSparse1x1MaxDensity (stride 1, no padding: the input is the SpMM operand)
+// or kSparse1x1StridedMaxDensity (the subsampled input is packed first); any other conv
+// runs sparse-direct at density <= kSparseDirectMaxDensity, or
+// kSparseDirectVsWinogradMaxDensity where the dense rule picks winograd (2.25x fewer
+// multiplies than direct) -- else the dense rule above. Thresholds sit just below the
+// per-layer crossovers measured at 2 threads (README "The engine"), so the rule errs
 // towards dense; the tuner replaces it with per-layer measurements.
-inline constexpr double kSparse1x1MaxDensity = 0.25;
-inline constexpr double kSparseDirectMaxDensity = 0.2;
+inline constexpr double kSparse1x1MaxDensity = 0.35;
+inline constexpr double kSparse1x1StridedMaxDensity = 0.12;
+inline constexpr double kSparseDirectMaxDensity = 0.4;
+inline constexpr double kSparseDirectVsWinogradMaxDensity = 0.25;
+// ... and such a non-1x1 layer whose weights are 8x1 blocks along output channels (>= 80% of
+// each stored block nonzero: block pruning bp:8x1) runs sparse-spatial-pack instead when its
+// output has at most this many pixels (4x4: its register tiles beat sparse-direct's bsr8x1
+// wide grid; from 8x8 on sparse-direct's output rows are as fast).
+inline constexpr int64_t kSparseSpatialMaxPixels = 16;
 const ConvAlgorithm& auto_conv_algorithm(const ConvProblem& p, const float* weights);
 
 }  // namespace dlas

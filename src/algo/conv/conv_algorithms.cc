@@ -1,6 +1,7 @@
 // The one list of convolution algorithms, and the documented `auto` rule.
 #include <string>
 
+#include "algo/conv/sparse_conv_common.h"
 #include "dlas/algo/conv.h"
 #include "dlas/core/error.h"
 
@@ -83,9 +84,22 @@ const ConvAlgorithm& auto_conv_algorithm(const ConvProblem& p, const float* weig
     for (int64_t i = 0; i < n; ++i) nonzero += weights[i] != 0.f;
     const double density = static_cast<double>(nonzero) / static_cast<double>(n);
     const bool one_by_one = p.kh == 1 && p.kw == 1;
-    const char* name = one_by_one && density <= kSparse1x1MaxDensity       ? "sparse-1x1"
-                       : !one_by_one && density <= kSparseDirectMaxDensity ? "sparse-direct"
-                                                                           : nullptr;
+    const bool plain_1x1 = one_by_one && p.stride_h == 1 && p.stride_w == 1 && p.pad_t == 0 &&
+                           p.pad_l == 0 && p.pad_b == 0 && p.pad_r == 0;
+    double max_density;
+    if (one_by_one)
+      max_density = plain_1x1 ? kSparse1x1MaxDensity : kSparse1x1StridedMaxDensity;
+    else
+      max_density = auto_conv_algorithm(p).name() == "winograd" ? kSparseDirectVsWinogradMaxDensity
+                                                                : kSparseDirectMaxDensity;
+    const char* name = density > max_density ? nullptr
+                       : one_by_one          ? "sparse-1x1"
+                                             : "sparse-direct";
+    // Block-pruned weights (8x1 blocks along output channels >= 80% full: bp:8x1) on small
+    // planes: sparse-spatial-pack, one weight vector per block and broadcast pixels.
+    if (name && !one_by_one && p.oh() * p.ow() <= kSparseSpatialMaxPixels &&
+        conv_detail::sparse_block_for(0, p, weights) == SparseBlock{8, 1})
+      name = "sparse-spatial-pack";
     if (name) {
       const ConvAlgorithm* a = find_conv_algorithm(name);
       if (a && a->supports(p)) return *a;

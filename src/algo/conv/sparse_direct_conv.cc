@@ -12,6 +12,8 @@
 //             4 rows would be 4 taps, not one stride apart)
 //   vecs      pixel vectors per microkernel tile
 //   parallel  0: threads split the wide grid's pixels; 1: output channels (by nonzeros)
+//   kc        input channels per reduction chunk (0 auto: a tile's input rows stay in L1
+//             while every output channel walks them -- 4x4..8x8 planes of 256-512 channels)
 #include <memory>
 
 #include "algo/conv/sparse_conv_common.h"
@@ -30,11 +32,16 @@ class SparseDirectConvAlgorithm final : public ConvAlgorithm {
     s.knobs.push_back(conv_detail::sparse_format_knob());
     s.knobs.push_back(conv_detail::sparse_vecs_knob());
     s.knobs.push_back({"parallel", {0, 1}, "0: threads split output pixels; 1: output channels"});
+    s.knobs.push_back(conv_detail::sparse_chunk_knob());
     return s;
   }
 
   Knobs default_knobs(const ConvProblem& p, Isa) const override {
-    return {{"format", 0}, {"vecs", 8}, {"parallel", p.oh() * p.ow() >= 256 ? 0 : 1}};
+    // Output channels (balanced by nonzeros) up to 16x16 outputs: each thread walks every
+    // pixel in full tiles, 1.1-1.5x faster at 2 threads and 95% sparsity than splitting the
+    // pixels; on 32x32 outputs and up the threads split output rows (58 vs 68 us on
+    // resnet18-cifar's layer1: each thread's input and output halves stay in its L2).
+    return {{"format", 0}, {"vecs", 8}, {"parallel", p.oh() * p.ow() >= 1024 ? 0 : 1}, {"kc", 0}};
   }
 
   std::unique_ptr<PreparedConv> prepare(const ConvProblem& p, const float* weights,
@@ -48,6 +55,7 @@ class SparseDirectConvAlgorithm final : public ConvAlgorithm {
     c.split = knobs.at("parallel") == 1 ? conv_detail::SparseSplit::kChannels
                                         : conv_detail::SparseSplit::kPixels;
     c.implicit = true;
+    c.kc = knobs.at("kc");
     return conv_detail::prepare_sparse_conv(p, weights, bias, c, isa);
   }
 };

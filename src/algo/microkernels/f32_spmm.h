@@ -4,6 +4,10 @@
 //   out[k][p] = clamp(bias[k] + sum_{r : W[k][r] != 0} W[k][r] * in[r][p], min, max)
 //                                               (k < rows, p < pixels)
 //
+// With `accumulate` the sums start from the out[k][p] already stored (+ bias[k]): a
+// reduction split into chunks (each packed with its own W columns, bias in the first)
+// keeps each chunk's input rows in L1; the last chunk applies the clamp.
+//
 // The sparse operand W is packed into BRxBC blocks (BR output channels x BC consecutive
 // input rows, BSR; 1x1 is CSR) by pack_f32_spmm(). Per block row b (output channels
 // [b*BR, b*BR + BR)): BR biases, then for each stored block its BC*BR values ([bc][br],
@@ -15,10 +19,12 @@
 // at least `pixels` readable floats (the kernel never reads past `pixels`).
 //
 // The kernel walks pixel tiles of MR = NV * lanes (outer) and all block rows (inner), so a
-// tile's input rows stay in L1 while the (small, sparse) weights stream from L2; tails use
-// fewer-vector, then narrower (4-lane), then one-pixel tiles. Output row k is at out + k *
-// out_stride floats; rows past `rows` in the last block are computed from zero padding and not
-// stored.
+// tile's input rows stay in L1 while the (small, sparse) weights stream from L2; the
+// remaining whole vectors form ONE narrower tile (every vector count up to NV is
+// instantiated), then one narrower (4-lane) vector, then one-pixel tiles. Tiles with
+// fewer than 8 accumulators split each row's nonzeros over several accumulator sets (FMA
+// latency), summed before the store. Output row k is at out + k * out_stride floats; rows
+// past `rows` in the last block are computed from zero padding and not stored.
 //
 // One list: f32-spmm/f32_spmm.inc. Bodies: f32-spmm/f32_spmm_template.h, one
 // instantiation per ISA translation unit.
@@ -35,7 +41,17 @@ namespace dlas::ukernel {
 
 using F32SpmmFn = void (*)(size_t pixels, size_t rows, const float* in, size_t in_stride,
                            const float* w, const int32_t* dmap, const uint32_t* nnz, float* out,
-                           size_t out_stride, float min, float max);
+                           size_t out_stride, float min, float max, bool accumulate);
+
+// The same product over out_rows pixel rows of nvr whole vectors each (nvr * lanes pixels):
+// pixel (y, x) of input row r at in + y * in_row BYTES (+ the delta map's offset), of
+// output row k at out + k * out_stride + y * out_row floats. A conv's output rows go
+// straight into NCHW (no scratch, no padding columns computed); tiles are 2-D (e.g. 2 rows
+// of 4 vectors on a 32-wide output) so they keep NV vectors. Only for BC = 1.
+using F32SpmmRowsFn = void (*)(size_t out_rows, size_t nvr, size_t rows, const float* in,
+                               size_t in_row, const float* w, const int32_t* dmap,
+                               const uint32_t* nnz, float* out, size_t out_row, size_t out_stride,
+                               float min, float max, bool accumulate);
 
 struct F32SpmmUkernel {
   const char* name;  // "f32_spmm_32x4x1__avx2": MR pixels x BR x BC block
@@ -43,6 +59,7 @@ struct F32SpmmUkernel {
   int lanes, nv, br, bc;
   int mr() const { return lanes * nv; }
   F32SpmmFn fn;
+  F32SpmmRowsFn rows_fn;  // nullptr when BC > 1
 };
 
 // Every kernel built, in f32_spmm.inc order.

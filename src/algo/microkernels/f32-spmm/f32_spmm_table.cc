@@ -10,7 +10,8 @@ namespace dlas::ukernel {
 
 const std::vector<F32SpmmUkernel>& f32_spmm_ukernels() {
   static const std::vector<F32SpmmUkernel> table = {
-#define X(fn, isa, lanes, nv, br, bc) {#fn, Isa::isa, lanes, nv, br, bc, &fn},
+#define X(fn, isa, lanes, nv, br, bc) \
+  {#fn, Isa::isa, lanes, nv, br, bc, &fn, bc == 1 ? &fn##_rows : nullptr},
 #include "algo/microkernels/f32-spmm/f32_spmm.inc"
 #undef X
   };
