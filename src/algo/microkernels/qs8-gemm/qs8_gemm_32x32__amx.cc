@@ -1,0 +1,56 @@
+// AMX-INT8 kernel: 32x32 int32 tile in four accumulator tiles (qs8_gemm_amx.h); the
+// caller (gemm_qconv.cc's prepare) has obtained the tile-data permission (src/hw/amx.h).
+#include <immintrin.h>
+
+#include "algo/microkernels/qs8-gemm/qs8_gemm_amx.h"
+#include "algo/microkernels/qs8-gemm/qs8_gemm_kernels.h"
+
+namespace {
+
+struct Tiles {
+  // Palette 1, all 8 tiles 16 rows x 64 bytes. Loaded per call: cheap next to a call's
+  // 32 x 32 x kq*4 MACs, and it leaves no state the next kernel on this thread depends on.
+  static void configure() {
+    struct alignas(64) Config {
+      uint8_t palette, start_row, reserved[14];
+      uint16_t colsb[16];
+      uint8_t rows[16];
+    } cfg{};
+    cfg.palette = 1;
+    for (int t = 0; t < 8; ++t) cfg.colsb[t] = 64, cfg.rows[t] = 16;
+    _tile_loadconfig(&cfg);
+  }
+  template <int T>
+  static void zero() {
+    _tile_zero(T);
+  }
+  template <int T>
+  static void load(const void* p, size_t stride) {
+    _tile_loadd(T, p, stride);
+  }
+  template <int T>
+  static void store(void* p, size_t stride) {
+    _tile_stored(T, p, stride);
+  }
+  template <int C, int A, int B>
+  static void dp() {
+    _tile_dpbsud(C, A, B);
+  }
+};
+
+struct Policy {
+  static constexpr int kLanes = 16;
+  typedef QVec<16>::f32 F;
+  static F fma(F a, F b, F c) { return (F)_mm512_fmadd_ps((__m512)a, (__m512)b, (__m512)c); }
+};
+
+}  // namespace
+
+namespace dlas::ukernel {
+
+void qs8_gemm_32x32__amx(size_t m, size_t n, size_t kq, const void* a, const void* b, void* c,
+                         size_t ldc, const QS8GemmParams& p) {
+  qs8_gemm_amx_32x32<Tiles, Policy>(m, n, kq, a, b, c, ldc, p);
+}
+
+}  // namespace dlas::ukernel
