@@ -7,10 +7,13 @@
 
 #include <vector>
 
+#include "algo/microkernels/qs8_dwconv.h"
 #include "algo/microkernels/qs8_gemm.h"
 
 namespace dlas::test {
 
 const std::vector<ukernel::QS8GemmUkernel>& qs8_logic_gemm_ukernels();
+// qs8_dwconv_16lane__avx512's template at 16 lanes.
+ukernel::QS8DwFn qs8_logic_dwconv_16lane();
 
 }  // namespace dlas::test

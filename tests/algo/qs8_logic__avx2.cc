@@ -9,6 +9,7 @@
 
 #include <cstring>
 
+#include "algo/microkernels/qs8-dwconv/qs8_dwconv_vec.h"
 #include "algo/microkernels/qs8-gemm/qs8_gemm_amx.h"
 #include "algo/microkernels/qs8-gemm/qs8_gemm_vec.h"
 
@@ -113,7 +114,14 @@ void emulated(size_t m, size_t n, size_t kq, const void* a, const void* b, void*
   }
 }
 
+void dwconv_16lane(const ukernel::QS8DwPlane& d, int32_t bias, float mult, const void* residual,
+                   void* y, const ukernel::QS8GemmParams& p) {
+  qs8_dwconv_vec<EmuPmaddwd<16>>(d, bias, mult, residual, y, p);
+}
+
 }  // namespace
+
+ukernel::QS8DwFn qs8_logic_dwconv_16lane() { return &dwconv_16lane; }
 
 const std::vector<ukernel::QS8GemmUkernel>& qs8_logic_gemm_ukernels() {
   static const std::vector<ukernel::QS8GemmUkernel> table = [] {

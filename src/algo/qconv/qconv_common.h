@@ -8,6 +8,7 @@
 #include <memory>
 #include <vector>
 
+#include "algo/microkernels/qs8_dwconv.h"
 #include "algo/microkernels/qs8_gemm.h"
 #include "dlas/algo/qconv.h"
 
@@ -41,5 +42,11 @@ std::unique_ptr<PreparedQConv> prepare_gemm_qconv(const QConvProblem& p, const i
                                                   const float* w_scale, const int32_t* bias,
                                                   const Knobs& knobs,
                                                   const ukernel::QS8GemmUkernel& uk);
+
+// `depthwise` with the plane kernel `fn` (tests: emulated paths).
+std::unique_ptr<PreparedQConv> prepare_depthwise_qconv(const QConvProblem& p, const int8_t* w,
+                                                       const float* w_scale,
+                                                       const int32_t* bias, const Knobs& knobs,
+                                                       ukernel::QS8DwFn fn);
 
 }  // namespace dlas::qconv_detail
