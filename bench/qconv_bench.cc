@@ -75,7 +75,9 @@ double int8_ratio(dlas::Isa isa) {
 
 struct Key {
   std::string model, shape;
-  bool operator<(const Key& o) const { return model != o.model ? model < o.model : shape < o.shape; }
+  bool operator<(const Key& o) const {
+    return model != o.model ? model < o.model : shape < o.shape;
+  }
 };
 struct Best {
   double int8_s = 0, f32_s = 0;  // best seconds per run
@@ -155,8 +157,8 @@ void run_f32(benchmark::State& state, const dlas::ConvAlgorithm* algo, dlas::Con
   c.epilogue.act = dlas::Activation::kRelu;
   std::mt19937 rng(2);
   std::uniform_real_distribution<float> dist(-1.f, 1.f);
-  std::vector<float> x(static_cast<size_t>(c.n * c.c * c.h * c.w)), w(c.weight_count()),
-      b(c.k), y(static_cast<size_t>(c.n * c.k * c.oh() * c.ow()));
+  std::vector<float> x(static_cast<size_t>(c.n * c.c * c.h * c.w)), w(c.weight_count()), b(c.k),
+      y(static_cast<size_t>(c.n * c.k * c.oh() * c.ow()));
   for (auto& v : x) v = dist(rng);
   for (auto& v : w) v = dist(rng);
   std::unique_ptr<dlas::PreparedConv> prepared;
@@ -218,8 +220,9 @@ void register_benchmarks(const std::filesystem::path& dir, int threads) {
       for (const char* name : {"gemm", "winograd", "depthwise"}) {
         const dlas::ConvAlgorithm* algo = dlas::find_conv_algorithm(name);
         if (!algo || !algo->supports(s.problem)) continue;
-        benchmark::RegisterBenchmark(("f32/" + std::string(name) + "/" + model + "/" + key.shape).c_str(),
-                                     run_f32, algo, s.problem, threads, key)
+        benchmark::RegisterBenchmark(
+            ("f32/" + std::string(name) + "/" + model + "/" + key.shape).c_str(), run_f32, algo,
+            s.problem, threads, key)
             ->UseRealTime()
             ->Unit(benchmark::kMicrosecond);
       }

@@ -27,8 +27,7 @@ bool amx_permitted() {
 
 void amx_require(const char* what) {
   const CpuFeatures& f = cpu_info().features;
-  DLAS_CHECK(f.amx_tile && f.amx_int8, ErrorKind::kUnsupported, what,
-             ": this CPU has no AMX-INT8");
+  DLAS_CHECK(f.amx_tile && f.amx_int8, ErrorKind::kUnsupported, what, ": this CPU has no AMX-INT8");
   DLAS_CHECK(amx_permitted(), ErrorKind::kUnsupported, what,
              ": the OS refused the AMX tile-data permission (arch_prctl ARCH_REQ_XCOMP_PERM)");
 }

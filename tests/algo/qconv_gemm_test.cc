@@ -38,10 +38,9 @@ void run_generated(const QConvAlgorithm& algo, Isa isa) {
           const auto prepared =
               algo.prepare(p, d.w.data(), d.w_scale.data(), d.bias.data(), k, isa);
           if (!expect_qconv_exact(p, d, *prepared, threads,
-                                  std::string(algo.name()) + " " + isa_name(isa) + " " +
-                                      p.key() + " act=" + activation_name(p.conv.epilogue.act) +
-                                      " knobs=" + knobs_to_string(k) +
-                                      " threads=" + std::to_string(threads)))
+                                  std::string(algo.name()) + " " + isa_name(isa) + " " + p.key() +
+                                      " act=" + activation_name(p.conv.epilogue.act) + " knobs=" +
+                                      knobs_to_string(k) + " threads=" + std::to_string(threads)))
             return;
           if (&k != &points.front()) break;  // sampled points at 2 threads only
         }
@@ -93,8 +92,8 @@ TEST_P(QConvGemm, ExtremeValuesDoNotOverflow) {
       Knobs k = algo.default_knobs(p, isa);
       k["ukernel"] = u;
       const auto prepared = algo.prepare(p, d.w.data(), d.w_scale.data(), d.bias.data(), k, isa);
-      EXPECT_TRUE(expect_qconv_exact(p, d, *prepared, 2, std::string(isa_name(isa)) + " " +
-                                                             knobs_to_string(k)));
+      EXPECT_TRUE(expect_qconv_exact(p, d, *prepared, 2,
+                                     std::string(isa_name(isa)) + " " + knobs_to_string(k)));
     }
   }
 }
@@ -122,10 +121,11 @@ TEST(QConvGemmLogic, EmulatedKernelsEqualTheOracle) {
         k["loop_order"] = (idx / 2) % 2;
         k["nc"] = idx % 3 == 0 ? 32 : 256;
         ++idx;
-        const auto prepared = qconv_detail::prepare_gemm_qconv(p, d.w.data(), d.w_scale.data(),
-                                                               d.bias.data(), k, uk);
-        if (!expect_qconv_exact(p, d, *prepared, 2, std::string(uk.name) + " " + p.key() +
-                                                        " knobs=" + knobs_to_string(k)))
+        const auto prepared =
+            qconv_detail::prepare_gemm_qconv(p, d.w.data(), d.w_scale.data(), d.bias.data(), k, uk);
+        if (!expect_qconv_exact(
+                p, d, *prepared, 2,
+                std::string(uk.name) + " " + p.key() + " knobs=" + knobs_to_string(k)))
           return;
       }
     for (DType xt : {DType::kU8, DType::kS8}) {

@@ -33,15 +33,15 @@
 namespace dlas::ukernel {
 
 struct QS8GemmParams {
-  const int32_t* init;   // [MR] per row: bias - zero-point correction (rows past m unread)
-  const float* mult;     // [MR] per row: requant_multiplier(x.scale, w_scale, y.scale)
-  float vlo, vhi;        // out_lo - y_zp, out_hi - y_zp
+  const int32_t* init;  // [MR] per row: bias - zero-point correction (rows past m unread)
+  const float* mult;    // [MR] per row: requant_multiplier(x.scale, w_scale, y.scale)
+  float vlo, vhi;       // out_lo - y_zp, out_hi - y_zp
   int32_t y_zp;
   bool y_signed;         // C is int8 (else uint8)
   const void* residual;  // null, or row i at (bytes) residual + i * ldc, of r's type
   bool r_signed;
   int32_t r_zp;
-  float rm;              // requant_multiplier(r.scale, 1, y.scale)
+  float rm;  // requant_multiplier(r.scale, 1, y.scale)
 };
 
 using QS8GemmFn = void (*)(size_t m, size_t n, size_t kq, const void* a, const void* b, void* c,

@@ -69,10 +69,18 @@ class PreparedDepthwiseQConv final : public PreparedQConv {
       int16_t* buf = static_cast<int16_t*>(workspace) + static_cast<int64_t>(t) * plane_elems_;
       // Padding and slack stay 0; each item overwrites the interior only.
       std::memset(buf, 0, static_cast<size_t>(plane_elems_) * sizeof(int16_t));
-      ukernel::QS8DwPlane d{buf, hp_, wq_, nullptr, static_cast<int>(c.kh),
-                            static_cast<int>(c.kw), static_cast<int>(c.stride_h),
-                            static_cast<int>(c.stride_w), static_cast<int>(c.dil_h),
-                            static_cast<int>(c.dil_w), c.oh(), c.ow()};
+      ukernel::QS8DwPlane d{buf,
+                            hp_,
+                            wq_,
+                            nullptr,
+                            static_cast<int>(c.kh),
+                            static_cast<int>(c.kw),
+                            static_cast<int>(c.stride_h),
+                            static_cast<int>(c.stride_w),
+                            static_cast<int>(c.dil_h),
+                            static_cast<int>(c.dil_w),
+                            c.oh(),
+                            c.ow()};
       for (int64_t it = b; it < e; ++it) {
         fill_plane(x, it * hw, buf);
         const int64_t n = it / c.c, ci = it % c.c;
@@ -146,12 +154,11 @@ class DepthwiseQConvAlgorithm final : public QConvAlgorithm {
 namespace qconv_detail {
 
 std::unique_ptr<PreparedQConv> prepare_depthwise_qconv(const QConvProblem& p, const int8_t* w,
-                                                       const float* w_scale,
-                                                       const int32_t* bias, const Knobs& knobs,
-                                                       ukernel::QS8DwFn fn) {
+                                                       const float* w_scale, const int32_t* bias,
+                                                       const Knobs& knobs, ukernel::QS8DwFn fn) {
   p.validate();
-  DLAS_CHECK(is_depthwise(p.conv), ErrorKind::kUnsupported, "int8 depthwise conv: ",
-             p.conv.key(), " is not depthwise");
+  DLAS_CHECK(is_depthwise(p.conv), ErrorKind::kUnsupported, "int8 depthwise conv: ", p.conv.key(),
+             " is not depthwise");
   KnobSpace{}.validate(knobs, "int8 depthwise conv " + p.key());
   return std::make_unique<PreparedDepthwiseQConv>(p, w, w_scale, bias, fn);
 }

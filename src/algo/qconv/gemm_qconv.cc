@@ -52,10 +52,12 @@ void interleave_quads(const uint8_t* r0, const uint8_t* r1, const uint8_t* r2, c
     V a, b, c, d;
     std::memcpy(&a, r0 + j, 16), std::memcpy(&b, r1 + j, 16);
     std::memcpy(&c, r2 + j, 16), std::memcpy(&d, r3 + j, 16);
-    const V ab_lo = __builtin_shuffle(a, b, V{0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23});
+    const V ab_lo =
+        __builtin_shuffle(a, b, V{0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23});
     const V ab_hi =
         __builtin_shuffle(a, b, V{8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31});
-    const V cd_lo = __builtin_shuffle(c, d, V{0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23});
+    const V cd_lo =
+        __builtin_shuffle(c, d, V{0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23});
     const V cd_hi =
         __builtin_shuffle(c, d, V{8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31});
     const V lo16 = V{0, 1, 16, 17, 2, 3, 18, 19, 4, 5, 20, 21, 6, 7, 22, 23};
@@ -78,7 +80,8 @@ void interleave_pairs(const uint8_t* r0, const uint8_t* r1, int64_t n, uint8_t* 
     V a, b;
     std::memcpy(&a, r0 + j, 16), std::memcpy(&b, r1 + j, 16);
     // a0 0 b0 0 a1 0 b1 0 ...: two zero-extended 16-bit values per pixel.
-    const V ab_lo = __builtin_shuffle(a, b, V{0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23});
+    const V ab_lo =
+        __builtin_shuffle(a, b, V{0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23});
     const V ab_hi =
         __builtin_shuffle(a, b, V{8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31});
     const V lo = V{0, 16, 1, 16, 2, 16, 3, 16, 4, 16, 5, 16, 6, 16, 7, 16};
@@ -254,15 +257,16 @@ class PreparedGemmQConv final : public PreparedQConv {
         } else {
           for (int64_t ox = lo; ox < hi; ++ox) out[ox - ox0] = src[ox * sw] ^ flip;
         }
-        if (hi < ox0 + len) std::memset(out + (hi - ox0), xzp_, static_cast<size_t>(ox0 + len - hi));
+        if (hi < ox0 + len)
+          std::memset(out + (hi - ox0), xzp_, static_cast<size_t>(ox0 + len - hi));
       }
       j += len, q += len;
     }
   }
 
   // Groups [q0, q1) of the block's panels: blk + (panel * kq + q) * NR * 4.
-  void pack(const void* x, int64_t n, int64_t g, int64_t p0, int64_t ncols, int64_t q0,
-            int64_t q1, uint8_t* blk, uint8_t* rows) const {
+  void pack(const void* x, int64_t n, int64_t g, int64_t p0, int64_t ncols, int64_t q0, int64_t q1,
+            uint8_t* blk, uint8_t* rows) const {
     const int64_t npan = div_up(ncols, nr_), width = npan * nr_;
     const uint8_t* xb = static_cast<const uint8_t*>(x);
     for (int64_t q = q0; q < q1; ++q) {
@@ -338,7 +342,8 @@ class GemmQConvAlgorithm final : public QConvAlgorithm {
       uk.doc += " " + std::to_string(i) + "=" + all[i]->name;
     }
     s.knobs.push_back(uk);
-    s.knobs.push_back({"nc", {32, 64, 128, 256, 512, 1024, 4096},
+    s.knobs.push_back({"nc",
+                       {32, 64, 128, 256, 512, 1024, 4096},
                        "output pixels per packed block (rounded up to NR)"});
     s.knobs.push_back({"loop_order", {0, 1}, "0: channel panels outer; 1: pixel panels outer"});
     s.knobs.push_back(

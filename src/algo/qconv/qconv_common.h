@@ -45,8 +45,7 @@ std::unique_ptr<PreparedQConv> prepare_gemm_qconv(const QConvProblem& p, const i
 
 // `depthwise` with the plane kernel `fn` (tests: emulated paths).
 std::unique_ptr<PreparedQConv> prepare_depthwise_qconv(const QConvProblem& p, const int8_t* w,
-                                                       const float* w_scale,
-                                                       const int32_t* bias, const Knobs& knobs,
-                                                       ukernel::QS8DwFn fn);
+                                                       const float* w_scale, const int32_t* bias,
+                                                       const Knobs& knobs, ukernel::QS8DwFn fn);
 
 }  // namespace dlas::qconv_detail

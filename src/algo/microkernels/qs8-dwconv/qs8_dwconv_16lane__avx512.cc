@@ -15,7 +15,7 @@ struct Policy {
 namespace dlas::ukernel {
 
 void qs8_dwconv_16lane__avx512(const QS8DwPlane& d, int32_t bias, float mult, const void* residual,
-                            void* y, const QS8GemmParams& p) {
+                               void* y, const QS8GemmParams& p) {
   qs8_dwconv_vec<Policy>(d, bias, mult, residual, y, p);
 }
 

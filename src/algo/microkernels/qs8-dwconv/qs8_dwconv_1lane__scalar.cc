@@ -19,8 +19,8 @@ void qs8_dwconv_1lane__scalar(const QS8DwPlane& d, int32_t bias, float mult, con
                  d.w[ky * d.kw + kx];
         }
       const int64_t off = oy * d.ow + ox;
-      yb[off] = qs8_requant1(acc, mult, rb ? qs8_residual1(p, rb, static_cast<size_t>(off)) : 0.f,
-                             p);
+      yb[off] =
+          qs8_requant1(acc, mult, rb ? qs8_residual1(p, rb, static_cast<size_t>(off)) : 0.f, p);
     }
 }
 

@@ -20,21 +20,39 @@ struct Tiles {
     for (int t = 0; t < 8; ++t) cfg.colsb[t] = 64, cfg.rows[t] = 16;
     _tile_loadconfig(&cfg);
   }
+  // GCC's tile intrinsics paste their tile number into the asm text: literal numbers only,
+  // hence the if-constexpr chains over the tiles the kernel uses.
   template <int T>
   static void zero() {
-    _tile_zero(T);
+    if constexpr (T == 0) _tile_zero(0);
+    if constexpr (T == 1) _tile_zero(1);
+    if constexpr (T == 2) _tile_zero(2);
+    if constexpr (T == 3) _tile_zero(3);
   }
   template <int T>
   static void load(const void* p, size_t stride) {
-    _tile_loadd(T, p, stride);
+    if constexpr (T == 4) _tile_loadd(4, p, stride);
+    if constexpr (T == 5) _tile_loadd(5, p, stride);
+    if constexpr (T == 6) _tile_loadd(6, p, stride);
+    if constexpr (T == 7) _tile_loadd(7, p, stride);
   }
   template <int T>
   static void store(void* p, size_t stride) {
-    _tile_stored(T, p, stride);
+    if constexpr (T == 0) _tile_stored(0, p, stride);
+    if constexpr (T == 1) _tile_stored(1, p, stride);
+    if constexpr (T == 2) _tile_stored(2, p, stride);
+    if constexpr (T == 3) _tile_stored(3, p, stride);
   }
   template <int C, int A, int B>
   static void dp() {
-    _tile_dpbsud(C, A, B);
+    static_assert(A == 4 || A == 5);
+    static_assert(B == 6 || B == 7);
+    if constexpr (C == 0) _tile_dpbsud(0, 4, 6);
+    if constexpr (C == 1) _tile_dpbsud(1, 4, 7);
+    if constexpr (C == 2) _tile_dpbsud(2, 5, 6);
+    if constexpr (C == 3) _tile_dpbsud(3, 5, 7);
+    static_assert((C == 0 && A == 4 && B == 6) || (C == 1 && A == 4 && B == 7) ||
+                  (C == 2 && A == 5 && B == 6) || (C == 3 && A == 5 && B == 7));
   }
 };
 

@@ -18,8 +18,8 @@ struct Policy {
 
 namespace dlas::ukernel {
 
-void qs8_gemm_4x24__avx2(size_t m, size_t n, size_t kq, const void* a, const void* b, void* c, size_t ldc,
-        const QS8GemmParams& p) {
+void qs8_gemm_4x24__avx2(size_t m, size_t n, size_t kq, const void* a, const void* b, void* c,
+                         size_t ldc, const QS8GemmParams& p) {
   qs8_gemm_vec<Policy, 4, 3>(m, n, kq, a, b, c, ldc, p);
 }
 

@@ -19,8 +19,8 @@ struct Policy {
 
 namespace dlas::ukernel {
 
-void qs8_gemm_4x64__avx512vnni(size_t m, size_t n, size_t kq, const void* a, const void* b, void* c, size_t ldc,
-        const QS8GemmParams& p) {
+void qs8_gemm_4x64__avx512vnni(size_t m, size_t n, size_t kq, const void* a, const void* b, void* c,
+                               size_t ldc, const QS8GemmParams& p) {
   qs8_gemm_vec<Policy, 4, 4>(m, n, kq, a, b, c, ldc, p);
 }
 

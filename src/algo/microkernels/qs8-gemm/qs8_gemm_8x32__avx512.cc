@@ -17,8 +17,8 @@ struct Policy {
 
 namespace dlas::ukernel {
 
-void qs8_gemm_8x32__avx512(size_t m, size_t n, size_t kq, const void* a, const void* b, void* c, size_t ldc,
-        const QS8GemmParams& p) {
+void qs8_gemm_8x32__avx512(size_t m, size_t n, size_t kq, const void* a, const void* b, void* c,
+                           size_t ldc, const QS8GemmParams& p) {
   qs8_gemm_vec<Policy, 8, 2>(m, n, kq, a, b, c, ldc, p);
 }
 

@@ -4,7 +4,7 @@
 #include "algo/microkernels/qs8_gemm.h"
 
 namespace dlas::ukernel {
-#define X(fn, isa, mr, nr, kr, kb)                                                 \
+#define X(fn, isa, mr, nr, kr, kb)                                                          \
   void fn(size_t m, size_t n, size_t kq, const void* a, const void* b, void* c, size_t ldc, \
           const QS8GemmParams& p);
 #include "algo/microkernels/qs8-gemm/qs8_gemm.inc"

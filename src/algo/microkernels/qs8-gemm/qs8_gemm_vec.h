@@ -43,8 +43,8 @@ inline uint8_t qs8_requant1(int32_t acc, float m, float t, const dlas::ukernel::
 }
 
 inline float qs8_residual1(const dlas::ukernel::QS8GemmParams& p, const void* row, size_t j) {
-  const int32_t r = p.r_signed ? static_cast<const int8_t*>(row)[j]
-                               : static_cast<const uint8_t*>(row)[j];
+  const int32_t r =
+      p.r_signed ? static_cast<const int8_t*>(row)[j] : static_cast<const uint8_t*>(row)[j];
   return static_cast<float>(r - p.r_zp) * p.rm;
 }
 
