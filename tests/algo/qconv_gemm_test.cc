@@ -138,6 +138,49 @@ TEST(QConvGemmLogic, EmulatedKernelsEqualTheOracle) {
   }
 }
 
+// Regression: 13 groups of one channel, 9x9, 5x5 taps, pad 2. A block of nc = 32 pixels
+// ends one pixel into output row 7 (pixel 63), and taps with dx < 0 have their first valid
+// column past that one-pixel segment; im2col padded past the segment, the last scratch row
+// overflowing by one byte into the next thread's scratch row 0 (the first pixel of its
+// block), so 2 threads gave wrong outputs only sometimes. One thread must not write past
+// workspace_bytes (deterministic), and 2 threads must be exact on every one of many runs.
+TEST(QConvGemmRegression, GroupedBlockEndingInAShortRowSegmentIsExactEveryRun) {
+  QConvProblem p = make_qproblem(ConvProblem::from_key("c13_h9_w9_k13_5x5_s1x1_p2x2x2x2_d1x1_g13"),
+                                 {DType::kS8, DType::kU8, -5, 10, Activation::kClip, false});
+  p.conv.has_bias = true;
+  const QConvData d = random_qconv_data(p, 5);
+  std::vector<uint8_t> want(d.r.size());
+  reference_qconv(p, d.x.data(), d.w.data(), d.w_scale.data(), d.bias.data(), nullptr, want.data());
+  const QConvAlgorithm& algo = *find_qconv_algorithm("gemm");
+  ThreadPool pool(2);
+  int checked = 0;
+  for (Isa isa : kAllIsas) {
+    if (!isa_supported(isa)) continue;
+    const KnobSpace space = algo.knob_space(p, isa);
+    for (int64_t u : space.find("ukernel")->values)
+      for (int64_t nc : {32, 64})
+        for (int64_t order : {0, 1})
+          for (int64_t par : {0, 1}) {
+            const Knobs k = {{"ukernel", u}, {"nc", nc}, {"loop_order", order}, {"parallel", par}};
+            const std::string what = std::string(isa_name(isa)) + " " + knobs_to_string(k);
+            const auto prepared =
+                algo.prepare(p, d.w.data(), d.w_scale.data(), d.bias.data(), k, isa);
+            ASSERT_TRUE(expect_qconv_exact(p, d, *prepared, 1, what + " threads=1"));
+            const size_t wsb = prepared->workspace_bytes(2);
+            std::vector<uint8_t> ws(wsb + kWorkspaceGuard, kGuardByte), got(want.size());
+            for (int it = 0; it < 50; ++it) {
+              std::fill(got.begin(), got.end(), uint8_t{0xA5});
+              prepared->run(d.x.data(), got.data(), nullptr, ws.data(), pool);
+              ASSERT_EQ(got, want) << what << " threads=2 run " << it;
+              for (size_t i = wsb; i < ws.size(); ++i)
+                ASSERT_EQ(ws[i], kGuardByte) << what << " workspace byte " << i;
+            }
+            ++checked;
+          }
+  }
+  EXPECT_GT(checked, 0);
+}
+
 // Every kernel of a path above AVX2 has its emulated twin (derived from qs8_gemm.inc).
 TEST(QConvGemmLogic, EmulatedListCoversEveryPathAboveAvx2) {
   int vnni = 0, pairs512 = 0, amx = 0;

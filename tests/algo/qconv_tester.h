@@ -49,8 +49,13 @@ inline QConvData random_qconv_data(QConvProblem& p, uint32_t seed) {
   return d;
 }
 
+// Bytes after the workspace the tests check are untouched (no zero point used in the tests
+// is stored as kGuardByte).
+inline constexpr size_t kWorkspaceGuard = 256;
+inline constexpr uint8_t kGuardByte = 0xCD;
+
 // Reference vs `prepared` (run with `threads`); returns false after ADD_FAILURE naming
-// the first mismatch.
+// the first mismatch or a write past workspace_bytes(threads).
 inline bool expect_qconv_exact(const QConvProblem& p, const QConvData& d,
                                const PreparedQConv& prepared, int threads,
                                const std::string& what) {
@@ -59,8 +64,16 @@ inline bool expect_qconv_exact(const QConvProblem& p, const QConvData& d,
   reference_qconv(p, d.x.data(), d.w.data(), d.w_scale.data(),
                   p.conv.has_bias ? d.bias.data() : nullptr, res, want.data());
   ThreadPool pool(threads);
-  std::vector<uint8_t> ws(prepared.workspace_bytes(threads) + 64);
+  // A guard band past workspace_bytes: a write there is an overflow of the last thread's
+  // scratch, which with more threads would land in a neighbour's (a nondeterministic race).
+  const size_t wsb = prepared.workspace_bytes(threads);
+  std::vector<uint8_t> ws(wsb + kWorkspaceGuard, kGuardByte);
   prepared.run(d.x.data(), got.data(), res, ws.data(), pool);
+  for (size_t i = wsb; i < ws.size(); ++i)
+    if (ws[i] != kGuardByte) {
+      ADD_FAILURE() << what << ": wrote workspace byte " << i << " past workspace_bytes " << wsb;
+      return false;
+    }
   for (size_t i = 0; i < want.size(); ++i)
     if (want[i] != got[i]) {
       ADD_FAILURE() << what << ": output " << i << " is " << int(got[i]) << ", oracle "

@@ -248,8 +248,13 @@ class PreparedGemmQConv final : public PreparedQConv {
         std::memset(out, xzp_, static_cast<size_t>(len));
       } else {
         const uint8_t* src = plane + iy * c.w + tap.dx;
-        int64_t lo = tap.ox_lo > ox0 ? tap.ox_lo : ox0;
-        int64_t hi = tap.ox_hi < ox0 + len ? tap.ox_hi : ox0 + len;
+        // Clamp both ends into this segment [ox0, ox0 + len): a tap whose first valid
+        // column lies past a short segment (a block ending early in an output row) would
+        // otherwise pad lo - ox0 > len bytes, past the row into the next scratch row, or
+        // from the last row into the next thread's scratch.
+        const int64_t ox1 = ox0 + len;
+        const int64_t lo = tap.ox_lo < ox0 ? ox0 : tap.ox_lo > ox1 ? ox1 : tap.ox_lo;
+        int64_t hi = tap.ox_hi < ox1 ? tap.ox_hi : ox1;
         if (hi < lo) hi = lo;
         if (lo > ox0) std::memset(out, xzp_, static_cast<size_t>(lo - ox0));
         if (sw == 1) {
@@ -257,8 +262,7 @@ class PreparedGemmQConv final : public PreparedQConv {
         } else {
           for (int64_t ox = lo; ox < hi; ++ox) out[ox - ox0] = src[ox * sw] ^ flip;
         }
-        if (hi < ox0 + len)
-          std::memset(out + (hi - ox0), xzp_, static_cast<size_t>(ox0 + len - hi));
+        if (hi < ox1) std::memset(out + (hi - ox0), xzp_, static_cast<size_t>(ox1 - hi));
       }
       j += len, q += len;
     }
