@@ -7,6 +7,7 @@
 
 #include "dlas/core/error.h"
 #include "dlas/hw/cpu.h"
+#include "hw/amx.h"
 
 namespace dlas {
 
@@ -58,7 +59,9 @@ bool isa_supported(Isa isa) {
     case Isa::kAvx512Fp16:
       return isa_supported(Isa::kAvx512Bf16) && f.avx512_fp16;
     case Isa::kAmx:
-      return isa_supported(Isa::kAvx512Fp16) && f.amx_tile && f.amx_int8 && f.amx_bf16;
+      // Tile data also needs the OS's per-process permission (asked once, here first).
+      return isa_supported(Isa::kAvx512Fp16) && f.amx_tile && f.amx_int8 && f.amx_bf16 &&
+             amx_permitted();
   }
   return false;
 }

@@ -2,6 +2,7 @@
 #include <cmath>
 #include <string>
 
+#include "algo/qconv/qconv_common.h"
 #include "dlas/algo/qconv.h"
 #include "dlas/core/error.h"
 
@@ -151,5 +152,39 @@ const QConvAlgorithm& auto_qconv_algorithm(const QConvProblem& p) {
     if (a->supports(p)) return *a;
   fail(ErrorKind::kUnsupported, "no int8 convolution algorithm supports ", p.key());
 }
+
+namespace qconv_detail {
+
+ChannelTerms channel_terms(const QConvProblem& p, const int8_t* w, const float* w_scale,
+                           const int32_t* bias) {
+  const ConvProblem& c = p.conv;
+  const int64_t per_k = c.c_per_group() * c.kh * c.kw;
+  const int64_t zp = stored_zero_point(p.x);
+  ChannelTerms t;
+  t.init.resize(static_cast<size_t>(c.k));
+  t.mult.resize(static_cast<size_t>(c.k));
+  for (int64_t k = 0; k < c.k; ++k) {
+    int64_t sum = 0;
+    for (int64_t i = 0; i < per_k; ++i) sum += w[k * per_k + i];
+    const int64_t init = (bias ? bias[k] : 0) - zp * sum;
+    t.init[k] = static_cast<int32_t>(static_cast<uint32_t>(init));  // wraps like the kernels
+    t.mult[k] = requant_multiplier(p.x.scale, w_scale[k], p.y.scale);
+  }
+  return t;
+}
+
+ukernel::QS8GemmParams base_params(const QConvProblem& p) {
+  ukernel::QS8GemmParams prm{};
+  prm.vlo = static_cast<float>(p.out_lo() - p.y.zero_point);
+  prm.vhi = static_cast<float>(p.out_hi() - p.y.zero_point);
+  prm.y_zp = p.y.zero_point;
+  prm.y_signed = p.y.type == DType::kS8;
+  prm.r_signed = p.r.type == DType::kS8;
+  prm.r_zp = p.r.zero_point;
+  prm.rm = p.conv.epilogue.residual ? requant_multiplier(p.r.scale, 1.f, p.y.scale) : 0.f;
+  return prm;
+}
+
+}  // namespace qconv_detail
 
 }  // namespace dlas

@@ -1,0 +1,31 @@
+// int8 depthwise conv kernels: one output plane (one channel of one image) per call, from
+// the channel's input plane prepared by src/algo/qconv/depthwise_qconv.cc as int16
+// (x - x.zero_point; padding 0, so no zero-point correction), split into stride phases so
+// the output pixels of a row are contiguous lanes for every tap:
+//   padded element (iy, ix) at x[((ix % sw) * hp + iy) * wq + ix / sw]
+// and a tap (ky, kx) of output (oy, ox) reads (oy * sh + ky * dh, ox * sw + kx * dw).
+// acc = bias + sum_taps w * x in int32 (|x| <= 255, |w| <= 128: products fit int16 x int16
+// -> int32, sums exact for any depthwise kernel size), then the requantizing store of
+// qs8_gemm.h (QS8GemmParams: its init / mult fields unused, passed per call).
+// Rows are read L lanes at a time past ow: wq covers round_up(ow, 16) + the tap offset.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "algo/microkernels/qs8_gemm.h"
+
+namespace dlas::ukernel {
+
+struct QS8DwPlane {
+  const int16_t* x;
+  int64_t hp, wq;
+  const int32_t* w;  // [kh][kw]
+  int kh, kw, sh, sw, dh, dw;
+  int64_t oh, ow;
+};
+
+using QS8DwFn = void (*)(const QS8DwPlane& d, int32_t bias, float mult, const void* residual,
+                         void* y, const QS8GemmParams& p);
+
+}  // namespace dlas::ukernel

@@ -1,0 +1,398 @@
+// int8 `gemm` convolution: per image and group, Y[Kg][OH*OW] = requant(W[Kg][R] x B[R][OH*OW])
+// with R = C/g*KH*KW, on the qs8 GEMM microkernels (microkernels/qs8_gemm.h): output
+// channels are the tile rows, pixels the vector lanes, so each stored row is a run of one
+// NCHW output plane, requantized (+ clamp + residual) in the microkernel's store.
+//
+// B is im2col'ed per block of nc pixels into NR-pixel panels of 4-byte reduction groups
+// ([kq][NR][4]: u8 quads for vpdpbusd / AMX / scalar, s16 pairs for the pmaddwd paths),
+// s8 activations shifted to u8 (x ^ 0x80) and padding filled with the stored zero point;
+// weights are packed once into MR-channel panels, and bias and the zero-point correction
+// fold into one int32 per channel (qconv_common.h).
+//
+// Knobs:
+//   ukernel     which microkernel (tile MR x NR, ISA path)
+//   nc          pixels per packed block (rounded up to NR)
+//   loop_order  0: channel panels outer (the A panel stays in L1); 1: pixel panels outer
+//   parallel    0: threads split pixel blocks (each packs its own B);
+//               1: threads pack one shared block (split over reduction groups), then split
+//                  its output-channel panels
+#include <cstring>
+#include <memory>
+#include <vector>
+
+#include "algo/conv/gemm_common.h"
+#include "algo/qconv/qconv_common.h"
+#include "dlas/core/error.h"
+#include "dlas/hw/thread_pool.h"
+#include "hw/amx.h"
+
+namespace dlas {
+namespace {
+
+using conv_detail::chunk_range;
+using conv_detail::div_up;
+using conv_detail::round_up;
+using ukernel::QS8GemmUkernel;
+
+struct Tap {             // reduction row r = (c, ky, kx) of one group
+  int64_t chan_off;      // c * H * W
+  int64_t dy, dx;        // ky * dil_h - pad_t, kx * dil_w - pad_l
+  int64_t ox_lo, ox_hi;  // output columns whose input column ox * sw + dx is inside [0, W)
+};
+
+int64_t round64(int64_t bytes) { return round_up(bytes, 64); }
+
+// dst[j * 4 + e] = rows[e][j] for j < n (n a multiple of 16 takes 16-byte vectors: two
+// rounds of byte / word unpacks, SSE2 shuffles of the baseline ISA).
+void interleave_quads(const uint8_t* r0, const uint8_t* r1, const uint8_t* r2, const uint8_t* r3,
+                      int64_t n, uint8_t* dst) {
+  typedef uint8_t V __attribute__((vector_size(16)));
+  int64_t j = 0;
+  for (; j + 16 <= n; j += 16) {
+    V a, b, c, d;
+    std::memcpy(&a, r0 + j, 16), std::memcpy(&b, r1 + j, 16);
+    std::memcpy(&c, r2 + j, 16), std::memcpy(&d, r3 + j, 16);
+    const V ab_lo =
+        __builtin_shuffle(a, b, V{0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23});
+    const V ab_hi =
+        __builtin_shuffle(a, b, V{8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31});
+    const V cd_lo =
+        __builtin_shuffle(c, d, V{0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23});
+    const V cd_hi =
+        __builtin_shuffle(c, d, V{8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31});
+    const V lo16 = V{0, 1, 16, 17, 2, 3, 18, 19, 4, 5, 20, 21, 6, 7, 22, 23};
+    const V hi16 = V{8, 9, 24, 25, 10, 11, 26, 27, 12, 13, 28, 29, 14, 15, 30, 31};
+    const V o[4] = {__builtin_shuffle(ab_lo, cd_lo, lo16), __builtin_shuffle(ab_lo, cd_lo, hi16),
+                    __builtin_shuffle(ab_hi, cd_hi, lo16), __builtin_shuffle(ab_hi, cd_hi, hi16)};
+    std::memcpy(dst + j * 4, o, 64);
+  }
+  for (; j < n; ++j) {
+    dst[j * 4] = r0[j], dst[j * 4 + 1] = r1[j], dst[j * 4 + 2] = r2[j], dst[j * 4 + 3] = r3[j];
+  }
+}
+
+// s16 pairs: dst[j] = {rows[0][j], rows[1][j]} zero-extended.
+void interleave_pairs(const uint8_t* r0, const uint8_t* r1, int64_t n, uint8_t* dst) {
+  typedef uint8_t V __attribute__((vector_size(16)));
+  int64_t j = 0;
+  const V z = V{};
+  for (; j + 16 <= n; j += 16) {
+    V a, b;
+    std::memcpy(&a, r0 + j, 16), std::memcpy(&b, r1 + j, 16);
+    // a0 0 b0 0 a1 0 b1 0 ...: two zero-extended 16-bit values per pixel.
+    const V ab_lo =
+        __builtin_shuffle(a, b, V{0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23});
+    const V ab_hi =
+        __builtin_shuffle(a, b, V{8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31});
+    const V lo = V{0, 16, 1, 16, 2, 16, 3, 16, 4, 16, 5, 16, 6, 16, 7, 16};
+    const V hi = V{8, 16, 9, 16, 10, 16, 11, 16, 12, 16, 13, 16, 14, 16, 15, 16};
+    const V o[4] = {__builtin_shuffle(ab_lo, z, lo), __builtin_shuffle(ab_lo, z, hi),
+                    __builtin_shuffle(ab_hi, z, lo), __builtin_shuffle(ab_hi, z, hi)};
+    std::memcpy(dst + j * 4, o, 64);
+  }
+  for (; j < n; ++j) {
+    const int16_t v[2] = {r0[j], r1[j]};
+    std::memcpy(dst + j * 4, v, 4);
+  }
+}
+
+class PreparedGemmQConv final : public PreparedQConv {
+ public:
+  PreparedGemmQConv(const QConvProblem& p, const int8_t* w, const float* w_scale,
+                    const int32_t* bias, const Knobs& kn, const QS8GemmUkernel& uk)
+      : p_(p), uk_(uk) {
+    const ConvProblem& c = p.conv;
+    mr_ = uk.mr, nr_ = uk.nr, kr_ = uk.kr;
+    kg_ = c.k_per_group(), cg_ = c.c_per_group();
+    r_ = cg_ * c.kh * c.kw;
+    ohw_ = c.oh() * c.ow();
+    kq_ = round_up(div_up(r_, kr_), uk.kb);
+    panels_ = div_up(kg_, mr_);
+    panel_bytes_ = kq_ * mr_ * 4;
+    nc_ = round_up(kn.at("nc"), nr_);
+    if (nc_ > round_up(ohw_, nr_)) nc_ = round_up(ohw_, nr_);
+    loop_order_ = kn.at("loop_order");
+    by_channels_ = kn.at("parallel") == 1;
+    xzp_ = static_cast<uint8_t>(qconv_detail::stored_zero_point(p.x));
+    x_signed_ = p.x.type == DType::kS8;
+    // Weights: [g][panel][kq / KB][MR][KB][4 bytes]; channels past Kg and groups past R zero.
+    wpack_.assign(static_cast<size_t>(c.groups * panels_ * panel_bytes_), 0);
+    const qconv_detail::ChannelTerms terms = qconv_detail::channel_terms(p, w, w_scale, bias);
+    init_.assign(static_cast<size_t>(c.groups * panels_ * mr_), 0);
+    mult_.assign(init_.size(), 0.f);
+    const int64_t kb = uk.kb;
+    for (int64_t g = 0; g < c.groups; ++g)
+      for (int64_t j = 0; j < kg_; ++j) {
+        const int64_t panel = j / mr_, i = j % mr_;
+        uint8_t* dst = wpack_.data() + (g * panels_ + panel) * panel_bytes_;
+        const int8_t* src = w + (g * kg_ + j) * r_;
+        for (int64_t rr = 0; rr < r_; ++rr) {
+          const int64_t q = rr / kr_, e = rr % kr_;
+          const int64_t off = ((q / kb) * mr_ + i) * kb * 4 + (q % kb) * 4;
+          if (kr_ == 4) {
+            dst[off + e] = static_cast<uint8_t>(src[rr]);
+          } else {
+            const int16_t v = src[rr];
+            std::memcpy(dst + off + 2 * e, &v, 2);
+          }
+        }
+        init_[(g * panels_ + panel) * mr_ + i] = terms.init[g * kg_ + j];
+        mult_[(g * panels_ + panel) * mr_ + i] = terms.mult[g * kg_ + j];
+      }
+    for (int64_t ci = 0; ci < cg_; ++ci)
+      for (int64_t ky = 0; ky < c.kh; ++ky)
+        for (int64_t kx = 0; kx < c.kw; ++kx) {
+          const int64_t dx = kx * c.dil_w - c.pad_l, sw = c.stride_w;
+          // ix = ox * sw + dx in [0, W)  <=>  ox in [lo, hi)
+          const int64_t lo = dx >= 0 ? 0 : div_up(-dx, sw);
+          const int64_t hi = c.w - dx <= 0 ? 0 : div_up(c.w - dx, sw);
+          taps_.push_back({ci * c.h * c.w, ky * c.dil_h - c.pad_t, dx, lo, hi});
+        }
+    base_ = qconv_detail::base_params(p);
+  }
+
+  size_t workspace_bytes(int threads) const override {
+    const int64_t slots = by_channels_ ? 1 : threads;
+    return static_cast<size_t>(slots * block_bytes() + threads * rows_bytes());
+  }
+  size_t packed_bytes() const override {
+    return wpack_.size() + init_.size() * sizeof(int32_t) + mult_.size() * sizeof(float);
+  }
+
+  void run(const void* x, void* y, const void* residual, void* workspace,
+           ThreadPool& pool) const override {
+    uint8_t* ws = static_cast<uint8_t*>(workspace);
+    const int64_t threads = pool.threads();
+    const ConvProblem& c = p_.conv;
+    const int64_t nblocks = div_up(ohw_, nc_), images = c.n * c.groups;
+    uint8_t* rows_base = ws + (by_channels_ ? 1 : threads) * block_bytes();
+    if (!by_channels_) {
+      const int64_t items = images * nblocks;
+      if (images % threads == 0 || items >= 8 * threads) {
+        // Whole nc-pixel blocks, a contiguous run of them per thread.
+        pool.parallel_for(static_cast<size_t>(threads), [&](size_t t) {
+          int64_t b, e;
+          chunk_range(items, threads, static_cast<int64_t>(t), &b, &e);
+          uint8_t* blk = ws + static_cast<int64_t>(t) * block_bytes();
+          uint8_t* rows = rows_base + static_cast<int64_t>(t) * rows_bytes();
+          for (int64_t it = b; it < e; ++it) {
+            const int64_t p0 = it % nblocks * nc_, ng = it / nblocks;
+            const int64_t ncols = ohw_ - p0 < nc_ ? ohw_ - p0 : nc_;
+            pack(x, ng / c.groups, ng % c.groups, p0, ncols, 0, kq_, blk, rows);
+            compute(y, residual, ng / c.groups, ng % c.groups, p0, ncols, 0, panels_, blk);
+          }
+        });
+      } else {
+        // Few images: every thread takes an equal run of each image's pixel panels, in
+        // nc-pixel steps (whole blocks would leave a thread idle on one small image).
+        const int64_t ppanels = div_up(ohw_, nr_);
+        pool.parallel_for(static_cast<size_t>(threads), [&](size_t t) {
+          int64_t b, e;
+          chunk_range(ppanels, threads, static_cast<int64_t>(t), &b, &e);
+          uint8_t* blk = ws + static_cast<int64_t>(t) * block_bytes();
+          uint8_t* rows = rows_base + static_cast<int64_t>(t) * rows_bytes();
+          const int64_t q1 = e * nr_ < ohw_ ? e * nr_ : ohw_;
+          for (int64_t ng = 0; ng < images; ++ng)
+            for (int64_t q = b * nr_; q < q1; q += nc_) {
+              const int64_t ncols = q1 - q < nc_ ? q1 - q : nc_;
+              pack(x, ng / c.groups, ng % c.groups, q, ncols, 0, kq_, blk, rows);
+              compute(y, residual, ng / c.groups, ng % c.groups, q, ncols, 0, panels_, blk);
+            }
+        });
+      }
+      return;
+    }
+    for (int64_t ng = 0; ng < images; ++ng)
+      for (int64_t nb = 0; nb < nblocks; ++nb) {
+        const int64_t n = ng / c.groups, g = ng % c.groups, p0 = nb * nc_;
+        const int64_t ncols = ohw_ - p0 < nc_ ? ohw_ - p0 : nc_;
+        // Phase 1: the shared block, split over reduction groups.
+        pool.parallel_for(static_cast<size_t>(threads), [&](size_t t) {
+          int64_t b, e;
+          chunk_range(kq_, threads, static_cast<int64_t>(t), &b, &e);
+          pack(x, n, g, p0, ncols, b, e, ws, rows_base + static_cast<int64_t>(t) * rows_bytes());
+        });
+        // Phase 2: output-channel panels split over threads.
+        pool.parallel_for(static_cast<size_t>(threads), [&](size_t t) {
+          int64_t b, e;
+          chunk_range(panels_, threads, static_cast<int64_t>(t), &b, &e);
+          if (b < e) compute(y, residual, n, g, p0, ncols, b, e, ws);
+        });
+      }
+  }
+
+ private:
+  int64_t block_bytes() const { return round64(nc_ * kq_ * 4); }
+  int64_t rows_bytes() const { return round64(kr_ * nc_); }
+
+  // Row `rr` of the im2col matrix over pixels [p0, p0 + ncols) of image n, group g, as
+  // stored bytes (u8, or s8 ^ 0x80), padding = the stored zero point.
+  void fill_row(const uint8_t* x, int64_t n, int64_t g, int64_t rr, int64_t p0, int64_t ncols,
+                uint8_t* row) const {
+    const ConvProblem& c = p_.conv;
+    if (rr >= r_) {
+      std::memset(row, xzp_, static_cast<size_t>(ncols));
+      return;
+    }
+    const Tap& tap = taps_[rr];
+    const uint8_t* plane = x + (n * c.c + g * cg_) * c.h * c.w + tap.chan_off;
+    const int64_t ow = c.ow(), sw = c.stride_w;
+    const uint8_t flip = x_signed_ ? 0x80 : 0;
+    int64_t j = 0, q = p0;
+    while (j < ncols) {
+      const int64_t oy = q / ow, ox0 = q % ow;
+      const int64_t len = ow - ox0 < ncols - j ? ow - ox0 : ncols - j;
+      const int64_t iy = oy * c.stride_h + tap.dy;
+      uint8_t* out = row + j;
+      if (iy < 0 || iy >= c.h) {
+        std::memset(out, xzp_, static_cast<size_t>(len));
+      } else {
+        const uint8_t* src = plane + iy * c.w + tap.dx;
+        // Clamp both ends into this segment [ox0, ox0 + len): a tap whose first valid
+        // column lies past a short segment (a block ending early in an output row) would
+        // otherwise pad lo - ox0 > len bytes, past the row into the next scratch row, or
+        // from the last row into the next thread's scratch.
+        const int64_t ox1 = ox0 + len;
+        const int64_t lo = tap.ox_lo < ox0 ? ox0 : tap.ox_lo > ox1 ? ox1 : tap.ox_lo;
+        int64_t hi = tap.ox_hi < ox1 ? tap.ox_hi : ox1;
+        if (hi < lo) hi = lo;
+        if (lo > ox0) std::memset(out, xzp_, static_cast<size_t>(lo - ox0));
+        if (sw == 1) {
+          for (int64_t ox = lo; ox < hi; ++ox) out[ox - ox0] = src[ox] ^ flip;
+        } else {
+          for (int64_t ox = lo; ox < hi; ++ox) out[ox - ox0] = src[ox * sw] ^ flip;
+        }
+        if (hi < ox1) std::memset(out + (hi - ox0), xzp_, static_cast<size_t>(ox1 - hi));
+      }
+      j += len, q += len;
+    }
+  }
+
+  // Groups [q0, q1) of the block's panels: blk + (panel * kq + q) * NR * 4.
+  void pack(const void* x, int64_t n, int64_t g, int64_t p0, int64_t ncols, int64_t q0, int64_t q1,
+            uint8_t* blk, uint8_t* rows) const {
+    const int64_t npan = div_up(ncols, nr_), width = npan * nr_;
+    const uint8_t* xb = static_cast<const uint8_t*>(x);
+    for (int64_t q = q0; q < q1; ++q) {
+      for (int64_t e = 0; e < kr_; ++e) {
+        uint8_t* row = rows + e * nc_;
+        fill_row(xb, n, g, q * kr_ + e, p0, ncols, row);
+        if (width > ncols) std::memset(row + ncols, xzp_, static_cast<size_t>(width - ncols));
+      }
+      for (int64_t pp = 0; pp < npan; ++pp) {
+        uint8_t* dst = blk + (pp * kq_ + q) * nr_ * 4;
+        const int64_t o = pp * nr_;
+        if (kr_ == 4)
+          interleave_quads(rows + o, rows + nc_ + o, rows + 2 * nc_ + o, rows + 3 * nc_ + o, nr_,
+                           dst);
+        else
+          interleave_pairs(rows + o, rows + nc_ + o, nr_, dst);
+      }
+    }
+  }
+
+  void compute(void* y, const void* residual, int64_t n, int64_t g, int64_t p0, int64_t ncols,
+               int64_t cp0, int64_t cp1, const uint8_t* blk) const {
+    const ConvProblem& c = p_.conv;
+    const int64_t npan = div_up(ncols, nr_);
+    auto call = [&](int64_t cp, int64_t pp) {
+      const int64_t m = kg_ - cp * mr_ < mr_ ? kg_ - cp * mr_ : mr_;
+      const int64_t nn = ncols - pp * nr_ < nr_ ? ncols - pp * nr_ : nr_;
+      const int64_t yoff = (n * c.k + g * kg_ + cp * mr_) * ohw_ + p0 + pp * nr_;
+      ukernel::QS8GemmParams prm = base_;
+      prm.init = init_.data() + (g * panels_ + cp) * mr_;
+      prm.mult = mult_.data() + (g * panels_ + cp) * mr_;
+      prm.residual = residual ? static_cast<const uint8_t*>(residual) + yoff : nullptr;
+      uk_.fn(static_cast<size_t>(m), static_cast<size_t>(nn), static_cast<size_t>(kq_),
+             wpack_.data() + (g * panels_ + cp) * panel_bytes_, blk + pp * kq_ * nr_ * 4,
+             static_cast<uint8_t*>(y) + yoff, static_cast<size_t>(ohw_), prm);
+    };
+    if (loop_order_ == 0) {
+      for (int64_t cp = cp0; cp < cp1; ++cp)
+        for (int64_t pp = 0; pp < npan; ++pp) call(cp, pp);
+    } else {
+      for (int64_t pp = 0; pp < npan; ++pp)
+        for (int64_t cp = cp0; cp < cp1; ++cp) call(cp, pp);
+    }
+  }
+
+  QConvProblem p_;
+  const QS8GemmUkernel& uk_;
+  int64_t mr_, nr_, kr_, kg_, cg_, r_, ohw_, kq_, panels_, panel_bytes_, nc_, loop_order_;
+  bool by_channels_, x_signed_;
+  uint8_t xzp_;
+  std::vector<uint8_t> wpack_;
+  std::vector<int32_t> init_;
+  std::vector<float> mult_;
+  std::vector<Tap> taps_;
+  ukernel::QS8GemmParams base_;
+};
+
+// Conv candidates on `isa`: the knob's index order (highest path first).
+std::vector<const QS8GemmUkernel*> candidates(Isa isa) {
+  return ukernel::qs8_gemm_ukernels_for(isa);
+}
+
+class GemmQConvAlgorithm final : public QConvAlgorithm {
+ public:
+  std::string_view name() const override { return "gemm"; }
+  bool supports(const QConvProblem&) const override { return true; }
+  KnobSpace knob_space(const QConvProblem&, Isa isa) const override {
+    KnobSpace s;
+    KnobSpec uk{"ukernel", {}, "microkernel:"};
+    const auto all = candidates(isa);
+    for (size_t i = 0; i < all.size(); ++i) {
+      uk.values.push_back(static_cast<int64_t>(i));
+      uk.doc += " " + std::to_string(i) + "=" + all[i]->name;
+    }
+    s.knobs.push_back(uk);
+    s.knobs.push_back({"nc",
+                       {32, 64, 128, 256, 512, 1024, 4096},
+                       "output pixels per packed block (rounded up to NR)"});
+    s.knobs.push_back({"loop_order", {0, 1}, "0: channel panels outer; 1: pixel panels outer"});
+    s.knobs.push_back(
+        {"parallel", {0, 1}, "0: threads split pixel blocks; 1: output channels of one block"});
+    return s;
+  }
+  Knobs default_knobs(const QConvProblem& p, Isa isa) const override {
+    // The packed block (nc pixels x R bytes) within ~128 KiB, so it stays in L2 next to the
+    // weights while every channel panel sweeps it; threads split output channels when
+    // there are too few pixels for two threads (the f32 gemm's rule).
+    const int64_t r = p.conv.c_per_group() * p.conv.kh * p.conv.kw;
+    int64_t nc = 32;
+    for (int64_t v : {64, 128, 256, 512, 1024})
+      if (v * r <= 128 * 1024) nc = v;
+    const int64_t ohw = p.conv.oh() * p.conv.ow();
+    return {{"ukernel", 0}, {"nc", nc}, {"loop_order", 0}, {"parallel", ohw < 64 ? 1 : 0}};
+  }
+  std::unique_ptr<PreparedQConv> prepare(const QConvProblem& p, const int8_t* w,
+                                         const float* w_scale, const int32_t* bias,
+                                         const Knobs& knobs, Isa isa) const override {
+    p.validate();
+    knob_space(p, isa).validate(knobs, "int8 gemm conv " + p.key());
+    return qconv_detail::prepare_gemm_qconv(p, w, w_scale, bias, knobs,
+                                            *candidates(isa)[knobs.at("ukernel")]);
+  }
+};
+
+}  // namespace
+
+namespace qconv_detail {
+
+std::unique_ptr<PreparedQConv> prepare_gemm_qconv(const QConvProblem& p, const int8_t* w,
+                                                  const float* w_scale, const int32_t* bias,
+                                                  const Knobs& knobs,
+                                                  const ukernel::QS8GemmUkernel& uk) {
+  p.validate();
+  if (uk.isa == Isa::kAmx) amx_require("int8 gemm conv (AMX)");
+  return std::make_unique<PreparedGemmQConv>(p, w, w_scale, bias, knobs, uk);
+}
+
+}  // namespace qconv_detail
+
+const QConvAlgorithm& gemm_qconv_algorithm() {
+  static const GemmQConvAlgorithm algo;
+  return algo;
+}
+
+}  // namespace dlas

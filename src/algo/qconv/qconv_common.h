@@ -1,0 +1,51 @@
+// Pieces the int8 conv algorithms share: the folded per-channel terms of the
+// requantization (qconv.h), the activation storage shift, and test hooks that run an
+// algorithm with an explicitly chosen microkernel (so emulated kernels of ISA paths the
+// CPU lacks run through the whole algorithm in tests/algo/).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "algo/microkernels/qs8_dwconv.h"
+#include "algo/microkernels/qs8_gemm.h"
+#include "dlas/algo/qconv.h"
+
+namespace dlas::qconv_detail {
+
+// Activations are stored unsigned inside the kernels: s8 x is stored as x ^ 0x80 =
+// x + 128 (u8), so vpdpbusd / tdpbsud / the s16 pairs see 0..255; the zero point moves
+// with it. Padding holds this stored zero point (it then contributes nothing).
+inline int32_t stored_zero_point(const QuantParams& x) {
+  return x.type == DType::kS8 ? x.zero_point + 128 : x.zero_point;
+}
+
+// Per output channel k: mult[k] = requant_multiplier(x.scale, w_scale[k], y.scale) and
+// init[k] = bias[k] - stored_zero_point(x) * sum(w[k]) (int32 wraparound, like the kernels'
+// sums: the final integer equals the oracle's whenever the oracle's does not overflow,
+// which QConvProblem::validate guarantees).
+struct ChannelTerms {
+  std::vector<int32_t> init;
+  std::vector<float> mult;
+};
+ChannelTerms channel_terms(const QConvProblem& p, const int8_t* w, const float* w_scale,
+                           const int32_t* bias);
+
+// The microkernel store parameters shared by every call of one problem (init / mult /
+// residual filled in per call).
+ukernel::QS8GemmParams base_params(const QConvProblem& p);
+
+// `gemm` with the microkernel `uk` instead of the one the "ukernel" knob names (the other
+// knobs as usual). For tests.
+std::unique_ptr<PreparedQConv> prepare_gemm_qconv(const QConvProblem& p, const int8_t* w,
+                                                  const float* w_scale, const int32_t* bias,
+                                                  const Knobs& knobs,
+                                                  const ukernel::QS8GemmUkernel& uk);
+
+// `depthwise` with the plane kernel `fn` (tests: emulated paths).
+std::unique_ptr<PreparedQConv> prepare_depthwise_qconv(const QConvProblem& p, const int8_t* w,
+                                                       const float* w_scale, const int32_t* bias,
+                                                       const Knobs& knobs, ukernel::QS8DwFn fn);
+
+}  // namespace dlas::qconv_detail

@@ -1,0 +1,77 @@
+// The int8 `depthwise` conv on every ISA level x the generated depthwise problems (3x3,
+// 5x5, stride 2, multiplier 2) plus mobilenet-like shapes x u8/s8 x relu/clip/residual, at
+// 1 and 2 threads, EXACTLY equal to reference_qconv; the 16-lane (AVX-512) kernel's logic
+// through an AVX2 instantiation.  build/dlas_tests --gtest_filter='QConvDepthwise*'
+#include <gtest/gtest.h>
+
+#include "algo/conv_tester.h"
+#include "algo/qconv/qconv_common.h"
+#include "algo/qconv_tester.h"
+#include "algo/qs8_logic.h"
+
+namespace dlas::test {
+namespace {
+
+std::vector<ConvProblem> depthwise_problems() {
+  std::vector<ConvProblem> out;
+  for (const ConvProblem& c : generated_conv_problems())
+    if (c.groups == c.c && c.groups > 1) out.push_back(c);
+  ConvProblem m = out.front();  // mobilenet-like: 32 channels 17x19, stride 2, pad 1
+  m.c = m.k = m.groups = 32, m.h = 17, m.w = 19, m.stride_h = m.stride_w = 2;
+  out.push_back(m);
+  m.stride_h = m.stride_w = 1, m.h = 5, m.w = 40, m.has_bias = false;  // wide rows, no bias
+  out.push_back(m);
+  return out;
+}
+
+void run_all(Isa isa, ukernel::QS8DwFn fn) {
+  const QConvAlgorithm& algo = *find_qconv_algorithm("depthwise");
+  uint32_t seed = 500;
+  int checked = 0;
+  for (const ConvProblem& c : depthwise_problems())
+    for (const QVariant& v : qconv_variants()) {
+      QConvProblem p = make_qproblem(c, v);
+      const QConvData d = random_qconv_data(p, seed++);
+      ASSERT_TRUE(algo.supports(p)) << p.key();
+      for (int threads : {2, 1}) {
+        const auto prepared =
+            fn ? qconv_detail::prepare_depthwise_qconv(p, d.w.data(), d.w_scale.data(),
+                                                       d.bias.data(), {}, fn)
+               : algo.prepare(p, d.w.data(), d.w_scale.data(), d.bias.data(), {}, isa);
+        if (!expect_qconv_exact(p, d, *prepared, threads,
+                                std::string("depthwise ") + isa_name(isa) + " " + p.key() +
+                                    " threads=" + std::to_string(threads)))
+          return;
+        ++checked;
+      }
+    }
+  EXPECT_EQ(checked, static_cast<int>(depthwise_problems().size() * qconv_variants().size() * 2));
+}
+
+class QConvDepthwise : public ::testing::TestWithParam<Isa> {};
+
+TEST_P(QConvDepthwise, EqualsTheOracle) {
+  if (!isa_supported(GetParam())) GTEST_SKIP() << isa_name(GetParam()) << " not supported here";
+  run_all(GetParam(), nullptr);
+}
+
+INSTANTIATE_TEST_SUITE_P(Isa, QConvDepthwise, ::testing::ValuesIn(kAllIsas),
+                         [](const ::testing::TestParamInfo<Isa>& i) {
+                           return isa_test_name(i.param);
+                         });
+
+TEST(QConvDepthwiseLogic, SixteenLaneKernelEqualsTheOracle) {
+  if (!isa_supported(Isa::kAvx2)) GTEST_SKIP() << "the emulation is built for AVX2";
+  run_all(Isa::kAvx2, qs8_logic_dwconv_16lane());
+}
+
+TEST(QConvDepthwise, RejectsNonDepthwise) {
+  QConvProblem p = make_qproblem(generated_conv_problems().front(), qconv_variants().front());
+  EXPECT_FALSE(find_qconv_algorithm("depthwise")->supports(p));
+  EXPECT_EQ(auto_qconv_algorithm(p).name(), "gemm");
+  p.conv.c = p.conv.k = p.conv.groups = 8;
+  EXPECT_EQ(auto_qconv_algorithm(p).name(), "depthwise");
+}
+
+}  // namespace
+}  // namespace dlas::test

@@ -1,0 +1,201 @@
+// The int8 `gemm` conv: every ISA level (real kernels where the CPU has the path; the
+// other paths' kernels through exact instruction models, qs8_logic.h) x generated problems
+// x u8/s8 in/out x relu/clip/residual x sampled knobs, at 1 and 2 threads, EXACTLY equal to
+// reference_qconv. On an AVX-512 / AMX machine:
+//   build/dlas_tests --gtest_filter='QConv*'
+#include <gtest/gtest.h>
+
+#include "algo/conv_tester.h"
+#include "algo/qconv/qconv_common.h"
+#include "algo/qconv_tester.h"
+#include "algo/qs8_logic.h"
+#include "dlas/hw/isa.h"
+
+namespace dlas::test {
+namespace {
+
+// Default knobs plus sampled points (every microkernel of the path at least once), at
+// 2 threads; the default also at 1 thread.
+void run_generated(const QConvAlgorithm& algo, Isa isa) {
+  uint32_t seed = 1;
+  int64_t idx = 0;
+  for (const ConvProblem& c : generated_conv_problems())
+    for (const QVariant& v : qconv_variants()) {
+      QConvProblem p = make_qproblem(c, v);
+      const QConvData d = random_qconv_data(p, seed++);
+      if (!algo.supports(p)) continue;
+      const KnobSpace space = algo.knob_space(p, isa);
+      std::vector<Knobs> points = {algo.default_knobs(p, isa)};
+      if (space.size() > 1) points.push_back(space.point((idx++ * 7919 + 13) % space.size()));
+      if (const KnobSpec* uk = space.find("ukernel")) {
+        Knobs k = algo.default_knobs(p, isa);
+        k["ukernel"] = uk->values[static_cast<size_t>(idx) % uk->values.size()];
+        k["parallel"] = idx % 2;
+        points.push_back(k);
+      }
+      for (const Knobs& k : points)
+        for (int threads : {2, 1}) {
+          const auto prepared =
+              algo.prepare(p, d.w.data(), d.w_scale.data(), d.bias.data(), k, isa);
+          if (!expect_qconv_exact(p, d, *prepared, threads,
+                                  std::string(algo.name()) + " " + isa_name(isa) + " " + p.key() +
+                                      " act=" + activation_name(p.conv.epilogue.act) + " knobs=" +
+                                      knobs_to_string(k) + " threads=" + std::to_string(threads)))
+            return;
+          if (&k != &points.front()) break;  // sampled points at 2 threads only
+        }
+    }
+}
+
+// x all at the top of its range, w all -128, the longest reduction validate() allows:
+// |acc| ~ 2^30, the int32 limit the accumulators must hold without saturating or
+// wrapping, and the float conversion of |acc| >= 2^24 rounds alike on every path.
+QConvProblem extreme_problem(DType xt) {
+  QConvProblem p;
+  ConvProblem& c = p.conv;
+  c.n = 1, c.c = 3640, c.k = 5, c.h = 3, c.w = 4, c.kh = c.kw = 3;  // R = 32760
+  c.pad_t = c.pad_l = c.pad_b = c.pad_r = 1;
+  c.has_bias = true;
+  p.x = {0.5f, xt == DType::kU8 ? 0 : -128, xt};
+  p.y = {1.f, 0, DType::kS8};
+  return p;
+}
+
+QConvData extreme_data(const QConvProblem& p) {
+  const ConvProblem& c = p.conv;
+  QConvData d;
+  d.x.assign(static_cast<size_t>(c.n * c.c * c.h * c.w), p.x.type == DType::kU8 ? 255 : 127);
+  d.w.assign(static_cast<size_t>(c.weight_count()), -128);
+  d.r.assign(static_cast<size_t>(c.n * c.k * c.oh() * c.ow()), 0);
+  // acc = -(255 * 128 * taps) at most -1.069e9; multipliers spread the result over s8.
+  d.w_scale = {1e-7f, 2.3e-7f, 1.17e-7f, 3e-8f, 1.9e-7f};
+  d.bias = {1 << 26, -(1 << 26), 12345, 0, -7};
+  return d;
+}
+
+class QConvGemm : public ::testing::TestWithParam<Isa> {};
+
+TEST_P(QConvGemm, GeneratedProblemsEqualTheOracle) {
+  if (!isa_supported(GetParam())) GTEST_SKIP() << isa_name(GetParam()) << " not supported here";
+  run_generated(*find_qconv_algorithm("gemm"), GetParam());
+}
+
+TEST_P(QConvGemm, ExtremeValuesDoNotOverflow) {
+  const Isa isa = GetParam();
+  if (!isa_supported(isa)) GTEST_SKIP() << isa_name(isa) << " not supported here";
+  const QConvAlgorithm& algo = *find_qconv_algorithm("gemm");
+  for (DType xt : {DType::kU8, DType::kS8}) {
+    const QConvProblem p = extreme_problem(xt);
+    const QConvData d = extreme_data(p);
+    const KnobSpace space = algo.knob_space(p, isa);
+    for (int64_t u : space.find("ukernel")->values) {
+      Knobs k = algo.default_knobs(p, isa);
+      k["ukernel"] = u;
+      const auto prepared = algo.prepare(p, d.w.data(), d.w_scale.data(), d.bias.data(), k, isa);
+      EXPECT_TRUE(expect_qconv_exact(p, d, *prepared, 2,
+                                     std::string(isa_name(isa)) + " " + knobs_to_string(k)));
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Isa, QConvGemm, ::testing::ValuesIn(kAllIsas),
+                         [](const ::testing::TestParamInfo<Isa>& i) {
+                           return isa_test_name(i.param);
+                         });
+
+// The kernels of the other paths (emulated) through the whole algorithm.
+TEST(QConvGemmLogic, EmulatedKernelsEqualTheOracle) {
+  if (!isa_supported(Isa::kAvx2)) GTEST_SKIP() << "the emulations are built for AVX2";
+  ASSERT_FALSE(qs8_logic_gemm_ukernels().empty());
+  const QConvAlgorithm& algo = *find_qconv_algorithm("gemm");
+  uint32_t seed = 100;
+  for (const ukernel::QS8GemmUkernel& uk : qs8_logic_gemm_ukernels()) {
+    SCOPED_TRACE(uk.name);
+    int64_t idx = 0;
+    for (const ConvProblem& c : generated_conv_problems())
+      for (const QVariant& v : qconv_variants()) {
+        QConvProblem p = make_qproblem(c, v);
+        const QConvData d = random_qconv_data(p, seed++);
+        Knobs k = algo.default_knobs(p, Isa::kScalar);
+        k["parallel"] = idx % 2;
+        k["loop_order"] = (idx / 2) % 2;
+        k["nc"] = idx % 3 == 0 ? 32 : 256;
+        ++idx;
+        const auto prepared =
+            qconv_detail::prepare_gemm_qconv(p, d.w.data(), d.w_scale.data(), d.bias.data(), k, uk);
+        if (!expect_qconv_exact(
+                p, d, *prepared, 2,
+                std::string(uk.name) + " " + p.key() + " knobs=" + knobs_to_string(k)))
+          return;
+      }
+    for (DType xt : {DType::kU8, DType::kS8}) {
+      const QConvProblem p = extreme_problem(xt);
+      const QConvData d = extreme_data(p);
+      const auto prepared = qconv_detail::prepare_gemm_qconv(
+          p, d.w.data(), d.w_scale.data(), d.bias.data(), algo.default_knobs(p, Isa::kScalar), uk);
+      EXPECT_TRUE(expect_qconv_exact(p, d, *prepared, 2, std::string(uk.name) + " extreme"));
+    }
+  }
+}
+
+// Regression: 13 groups of one channel, 9x9, 5x5 taps, pad 2. A block of nc = 32 pixels
+// ends one pixel into output row 7 (pixel 63), and taps with dx < 0 have their first valid
+// column past that one-pixel segment; im2col padded past the segment, the last scratch row
+// overflowing by one byte into the next thread's scratch row 0 (the first pixel of its
+// block), so 2 threads gave wrong outputs only sometimes. One thread must not write past
+// workspace_bytes (deterministic), and 2 threads must be exact on every one of many runs.
+TEST(QConvGemmRegression, GroupedBlockEndingInAShortRowSegmentIsExactEveryRun) {
+  QConvProblem p = make_qproblem(ConvProblem::from_key("c13_h9_w9_k13_5x5_s1x1_p2x2x2x2_d1x1_g13"),
+                                 {DType::kS8, DType::kU8, -5, 10, Activation::kClip, false});
+  p.conv.has_bias = true;
+  const QConvData d = random_qconv_data(p, 5);
+  std::vector<uint8_t> want(d.r.size());
+  reference_qconv(p, d.x.data(), d.w.data(), d.w_scale.data(), d.bias.data(), nullptr, want.data());
+  const QConvAlgorithm& algo = *find_qconv_algorithm("gemm");
+  ThreadPool pool(2);
+  int checked = 0;
+  for (Isa isa : kAllIsas) {
+    if (!isa_supported(isa)) continue;
+    const KnobSpace space = algo.knob_space(p, isa);
+    for (int64_t u : space.find("ukernel")->values)
+      for (int64_t nc : {32, 64})
+        for (int64_t order : {0, 1})
+          for (int64_t par : {0, 1}) {
+            const Knobs k = {{"ukernel", u}, {"nc", nc}, {"loop_order", order}, {"parallel", par}};
+            const std::string what = std::string(isa_name(isa)) + " " + knobs_to_string(k);
+            const auto prepared =
+                algo.prepare(p, d.w.data(), d.w_scale.data(), d.bias.data(), k, isa);
+            ASSERT_TRUE(expect_qconv_exact(p, d, *prepared, 1, what + " threads=1"));
+            const size_t wsb = prepared->workspace_bytes(2);
+            std::vector<uint8_t> ws(wsb + kWorkspaceGuard, kGuardByte), got(want.size());
+            for (int it = 0; it < 50; ++it) {
+              std::fill(got.begin(), got.end(), uint8_t{0xA5});
+              prepared->run(d.x.data(), got.data(), nullptr, ws.data(), pool);
+              ASSERT_EQ(got, want) << what << " threads=2 run " << it;
+              for (size_t i = wsb; i < ws.size(); ++i)
+                ASSERT_EQ(ws[i], kGuardByte) << what << " workspace byte " << i;
+            }
+            ++checked;
+          }
+  }
+  EXPECT_GT(checked, 0);
+}
+
+// Every kernel of a path above AVX2 has its emulated twin (derived from qs8_gemm.inc).
+TEST(QConvGemmLogic, EmulatedListCoversEveryPathAboveAvx2) {
+  int vnni = 0, pairs512 = 0, amx = 0;
+  for (const ukernel::QS8GemmUkernel& uk : qs8_logic_gemm_ukernels()) {
+    const ukernel::QS8GemmUkernel* real = ukernel::find_qs8_gemm(uk.name);
+    ASSERT_NE(real, nullptr) << uk.name;
+    EXPECT_GT(real->isa, Isa::kAvx2);
+    vnni += real->kr == 4 && real->kb == 1;
+    pairs512 += real->kr == 2;
+    amx += real->kb == 16;
+  }
+  EXPECT_GE(vnni, 2);
+  EXPECT_GE(pairs512, 1);
+  EXPECT_EQ(amx, 1);
+}
+
+}  // namespace
+}  // namespace dlas::test

@@ -1,0 +1,123 @@
+// QConvTester: runs one int8 conv (an algorithm on an ISA path and knob point, or any
+// prepared conv) on random data and requires EXACT equality with reference_qconv (the
+// integer oracle of qconv.h): every int8 kernel equals it bit for bit on every path.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <functional>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "dlas/algo/qconv.h"
+#include "dlas/hw/thread_pool.h"
+
+namespace dlas::test {
+
+struct QConvData {
+  std::vector<uint8_t> x, r;  // bytes of x.type / r.type
+  std::vector<int8_t> w;
+  std::vector<float> w_scale;
+  std::vector<int32_t> bias;
+};
+
+// Random data whose requantized outputs spread over the output range (the multiplier is
+// set from the accumulator's expected spread, so clamps and rounding both occur).
+inline QConvData random_qconv_data(QConvProblem& p, uint32_t seed) {
+  const ConvProblem& c = p.conv;
+  std::mt19937 rng(seed);
+  QConvData d;
+  d.x.resize(static_cast<size_t>(c.n * c.c * c.h * c.w));
+  d.w.resize(static_cast<size_t>(c.weight_count()));
+  d.r.resize(static_cast<size_t>(c.n * c.k * c.oh() * c.ow()));
+  for (auto& v : d.x) v = static_cast<uint8_t>(rng());
+  for (auto& v : d.w) v = static_cast<int8_t>(rng());
+  for (auto& v : d.r) v = static_cast<uint8_t>(rng());
+  const double r = static_cast<double>(c.c_per_group() * c.kh * c.kw);
+  const double spread = std::sqrt(r) * 74.0 * 74.0;  // std of sum((x - zp) * w)
+  d.w_scale.resize(static_cast<size_t>(c.k));
+  d.bias.resize(static_cast<size_t>(c.k));
+  for (int64_t k = 0; k < c.k; ++k) {
+    d.w_scale[k] = 0.01f * (1.f + 0.37f * static_cast<float>(k % 7));
+    d.bias[k] = c.has_bias ? static_cast<int32_t>(rng() % 20001) - 10000 : 0;
+  }
+  // m = x.scale * w_scale / y.scale ~ 50 / spread.
+  p.y.scale = static_cast<float>(p.x.scale * 0.01 * spread / 50.0);
+  return d;
+}
+
+// Bytes after the workspace the tests check are untouched (no zero point used in the tests
+// is stored as kGuardByte).
+inline constexpr size_t kWorkspaceGuard = 256;
+inline constexpr uint8_t kGuardByte = 0xCD;
+
+// Reference vs `prepared` (run with `threads`); returns false after ADD_FAILURE naming
+// the first mismatch or a write past workspace_bytes(threads).
+inline bool expect_qconv_exact(const QConvProblem& p, const QConvData& d,
+                               const PreparedQConv& prepared, int threads,
+                               const std::string& what) {
+  const void* res = p.conv.epilogue.residual ? d.r.data() : nullptr;
+  std::vector<uint8_t> want(d.r.size()), got(d.r.size(), 0xA5);
+  reference_qconv(p, d.x.data(), d.w.data(), d.w_scale.data(),
+                  p.conv.has_bias ? d.bias.data() : nullptr, res, want.data());
+  ThreadPool pool(threads);
+  // A guard band past workspace_bytes: a write there is an overflow of the last thread's
+  // scratch, which with more threads would land in a neighbour's (a nondeterministic race).
+  const size_t wsb = prepared.workspace_bytes(threads);
+  std::vector<uint8_t> ws(wsb + kWorkspaceGuard, kGuardByte);
+  prepared.run(d.x.data(), got.data(), res, ws.data(), pool);
+  for (size_t i = wsb; i < ws.size(); ++i)
+    if (ws[i] != kGuardByte) {
+      ADD_FAILURE() << what << ": wrote workspace byte " << i << " past workspace_bytes " << wsb;
+      return false;
+    }
+  for (size_t i = 0; i < want.size(); ++i)
+    if (want[i] != got[i]) {
+      ADD_FAILURE() << what << ": output " << i << " is " << int(got[i]) << ", oracle "
+                    << int(want[i]) << " (bytes)";
+      return false;
+    }
+  return true;
+}
+
+// The type / epilogue variants every algorithm test runs: x, y, residual types and zero
+// points, and the activation.
+struct QVariant {
+  DType x, y;
+  int32_t xzp, yzp;
+  Activation act;
+  bool residual;
+};
+inline std::vector<QVariant> qconv_variants() {
+  return {{DType::kU8, DType::kU8, 3, 0, Activation::kRelu, false},
+          {DType::kU8, DType::kU8, 128, 130, Activation::kNone, false},
+          {DType::kS8, DType::kS8, 0, 0, Activation::kNone, false},
+          {DType::kS8, DType::kU8, -5, 10, Activation::kClip, false},
+          {DType::kU8, DType::kS8, 251, -3, Activation::kNone, true},
+          {DType::kS8, DType::kS8, 1, -1, Activation::kRelu, true}};
+}
+
+inline QConvProblem make_qproblem(const ConvProblem& c, const QVariant& v) {
+  QConvProblem p;
+  p.conv = c;
+  p.conv.epilogue.act = v.act;
+  p.conv.epilogue.p0 = 0.f;
+  p.conv.epilogue.p1 = 6.f;
+  p.conv.epilogue.residual = v.residual;
+  p.x = {0.02f, v.xzp, v.x};
+  p.y = {0.1f, v.yzp, v.y};  // scale set by random_qconv_data
+  p.r = {0.09f, v.x == DType::kU8 ? 128 : 0, v.x};
+  return p;
+}
+
+inline std::string isa_test_name(Isa isa) {
+  std::string s = isa_name(isa);
+  for (char& ch : s)
+    if (ch == '-') ch = '_';
+  return s;
+}
+
+}  // namespace dlas::test
