@@ -7,6 +7,7 @@
 #include "dlas/algo/conv.h"
 #include "dlas/hw/isa.h"
 #include "dlas/optimize/prune.h"
+#include "dlas/optimize/quantize.h"
 
 namespace dlas::cli {
 
@@ -91,8 +92,10 @@ void add_engine_args(CLI::App& cmd, EngineArgs& a) {
   cmd.add_option("--threads", a.threads, "worker threads (0: one per logical CPU)")
       ->default_val(1)
       ->check(CLI::Range(0, 1024));
-  cmd.add_option("--isa", a.isa,
-                 "force an ISA path: scalar|avx2|avx2-vnni|avx512|avx512-vnni|avx512-bf16|avx512-fp16|amx (default: the best detected, or DLAS_ISA; README \"ISA paths\")");
+  cmd.add_option(
+      "--isa", a.isa,
+      "force an ISA path: scalar|avx2|avx2-vnni|avx512|avx512-vnni|avx512-bf16|avx512-fp16|amx "
+      "(default: the best detected, or DLAS_ISA; README \"ISA paths\")");
   cmd.add_option("--opt-level", a.opt_level,
                  "graph optimizations: 0 none, 1 const-fold+DCE+memory reuse, 2 +BN folding, "
                  "3 +residual/activation fusion")
@@ -102,14 +105,16 @@ void add_engine_args(CLI::App& cmd, EngineArgs& a) {
                  "model compression applied before compiling: dense | wp:S (global L1 weight "
                  "pruning) | bp:BxC:S (L1 block pruning, e.g. bp:4x1:0.9) | cp:S (channel "
                  "pruning: conv channels removed); add :layer for per-layer sparsity; first "
-                 "conv and classifier stay dense")
+                 "conv and classifier stay dense; quantization: int8[:minmax|percentile[=P]|"
+                 "entropy|mse|none][:u8|s8] (random calibration at load), fp16, bf16; join "
+                 "with '+', e.g. wp:0.9+int8")
       ->default_val("dense");
 }
 
 namespace {
-std::optional<PruneSpec> parse_compress_flag(const std::string& compress) {
+CompressSpec parse_compress_flag(const std::string& compress) {
   try {
-    return parse_compress_spec(compress);
+    return parse_compress(compress);
   } catch (const Error& e) {
     throw Error(e.kind(), "--compress " + std::string(e.what()));
   }
@@ -117,15 +122,11 @@ std::optional<PruneSpec> parse_compress_flag(const std::string& compress) {
 }  // namespace
 
 std::string compress_name(const std::string& compress) {
-  const std::optional<PruneSpec> spec = parse_compress_flag(compress);
-  return spec ? spec->str() : "dense";
+  return parse_compress_flag(compress).str();
 }
 
 std::string apply_compress(Graph& graph, const std::string& compress) {
-  const std::optional<PruneSpec> spec = parse_compress_flag(compress);
-  if (!spec) return "dense";
-  prune(graph, *spec);
-  return spec->str();
+  return apply_compress_spec(graph, parse_compress_flag(compress));
 }
 
 PlanOptions plan_options_from_args(const EngineArgs& a) {
