@@ -142,7 +142,12 @@ std::unique_ptr<Step> lower_qconv(const LowerContext& ctx) {
     algo = find_qconv_algorithm(ctx.options.conv_algo);  // no int8 twin: the auto rule
     if (algo && !algo->supports(p)) algo = nullptr;
   }
-  if (!algo) algo = &auto_qconv_algorithm(p);
+  if (!algo) {
+    bool any = false;
+    for (const QConvAlgorithm* a : qconv_algorithms()) any |= a->supports(p);
+    if (!any) return nullptr;  // the reference kernel runs it
+    algo = &auto_qconv_algorithm(p);
+  }
   if (knobs.empty()) knobs = algo->default_knobs(p, ctx.isa);
   algo->knob_space(p, ctx.isa).validate(knobs, n.label());
   auto prepared = algo->prepare(p, w->data<int8_t>(), ws.data(), b ? b->data<int32_t>() : nullptr,
