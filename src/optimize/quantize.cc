@@ -392,8 +392,8 @@ void calibrate(const Graph& folded, const std::vector<std::string>& taps,
   Graph g = folded;
   const size_t first_tap = g.outputs.size();
   for (const std::string& t : taps) g.outputs.push_back(t);
-  PlanOptions o;
-  o.threads = 0;
+  PlanOptions o;  // one thread: calibration is short, and spinning workers cost more when
+                  // the machine is shared
   Plan plan(std::move(g), o);
   std::vector<Tensor> out = plan.make_outputs();
   stats.assign(taps.size(), Stats());

@@ -283,6 +283,55 @@ TEST(Quantize, EngineFusesInt8ConvsAndMatchesTheReference) {
   EXPECT_LT(max_err, 0.1 * max_ref + 1e-6);
 }
 
+// An imported QLinearConv with constant parameters and s8 weights runs as a QFusedConv on the
+// int8 algorithms, bit for bit like its reference kernel (which uses the integer oracle).
+TEST(Quantize, QLinearConvLowersOntoTheInt8Engine) {
+  Graph g;
+  g.inputs.push_back({"x", DType::kU8, {1, 8, 9, 9}});
+  std::mt19937_64 rng(3);
+  std::uniform_int_distribution<int> u8(0, 255), s8(-127, 127), b32(-2000, 2000);
+  Tensor w(DType::kS8, {16, 8, 3, 3});
+  for (int64_t i = 0; i < w.numel(); ++i) w.data<int8_t>()[i] = static_cast<int8_t>(s8(rng));
+  Tensor ws(DType::kF32, {16}), bias(DType::kS32, {16});
+  for (int64_t k = 0; k < 16; ++k) {
+    ws.data<float>()[k] = 0.002f + 0.0005f * static_cast<float>(k);
+    bias.data<int32_t>()[k] = b32(rng);
+  }
+  g.initializers["xs"] = Tensor::scalar_f32(0.05f);
+  g.initializers["xz"] = Tensor::from_vector<uint8_t>({}, {120});
+  g.initializers["w"] = w;
+  g.initializers["ws"] = ws;
+  g.initializers["wz"] = Tensor(DType::kS8, {16});
+  g.initializers["ys"] = Tensor::scalar_f32(0.2f);
+  g.initializers["yz"] = Tensor::from_vector<uint8_t>({}, {100});
+  g.initializers["b"] = bias;
+  Node n;
+  n.name = "qconv";
+  n.op = "QLinearConv";
+  n.inputs = {"x", "xs", "xz", "w", "ws", "wz", "ys", "yz", "b"};
+  n.outputs = {"y"};
+  n.attrs["pads"] = std::vector<int64_t>{1, 1, 1, 1};
+  n.attrs["strides"] = std::vector<int64_t>{2, 2};
+  g.nodes.push_back(n);
+  g.outputs = {"y"};
+  g.infer();
+  Plan plan(g, PlanOptions{});
+  ASSERT_EQ(plan.steps().size(), 1u);
+  EXPECT_EQ(plan.steps()[0].op, "QFusedConv");
+  EXPECT_NE(plan.steps()[0].kernel, "reference");
+  Tensor x(DType::kU8, {1, 8, 9, 9});
+  for (int64_t i = 0; i < x.numel(); ++i) x.data<uint8_t>()[i] = static_cast<uint8_t>(u8(rng));
+  const auto y = plan.run({x});
+  const auto ref = ReferenceExecutor(g).run({x});
+  ASSERT_EQ(y[0].dtype(), DType::kU8);
+  int distinct = 0;
+  for (int64_t i = 0; i < y[0].numel(); ++i) {
+    EXPECT_EQ(y[0].data<uint8_t>()[i], ref[0].data<uint8_t>()[i]) << i;
+    distinct += y[0].data<uint8_t>()[i] != y[0].data<uint8_t>()[0];
+  }
+  EXPECT_GT(distinct, 0);  // not a saturated constant
+}
+
 TEST(Quantize, UncalibratedAndS8Variants) {
   for (const char* s : {"int8:none", "int8:percentile:s8", "int8:mse"}) {
     Graph g = small_resnet();
