@@ -15,7 +15,6 @@
 #include "dlas/core/error.h"
 #include "dlas/hw/isa.h"
 #include "dlas/optimize/prune.h"
-#include "dlas/optimize/quantize.h"
 #include "dlas/study/runner.h"
 #include "dlas/study/spec.h"
 #include "dlas/system/loader.h"
@@ -76,8 +75,8 @@ Row measure_variant(const MeasureRequest& r) {
   apply_fault_switch(id);
   Graph g = load_for(r);
   // Compression is applied to the loaded model (pruned weights stay dense tensors with
-  // zeros; the sparse algorithms encode them at prepare; int8/fp16/bf16 quantize after).
-  apply_compress_spec(g, parse_compress(v.compress));
+  // zeros; the sparse algorithms encode them at prepare).
+  if (const auto spec = parse_compress_spec(v.compress)) prune(g, *spec);
 
   auto t0 = std::chrono::steady_clock::now();
   std::unique_ptr<Plan> plan;

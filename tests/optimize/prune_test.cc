@@ -419,7 +419,7 @@ TEST_F(PruneCli, BadInputExitsTwoWithOneLine) {
         "prune resnet18-cifar --sparsity 0.5 --block 4x1 -o " + path("a.onnx"),
         "prune resnet18-cifar --sparsity 0.5 -o " + path("nodir/a.onnx"),
         std::string("bench resnet18-cifar --repeat 1 --compress wp:7"),
-        std::string("info resnet18-cifar --compress bp:4x1:0.5+int8")}) {
+        std::string("info resnet18-cifar --compress bp:4x1:0.5+int8:kl")}) {
     const CliResult r = dlas(args);
     EXPECT_EQ(r.code, 2) << args << "\n" << r.err;
     EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << args << "\n" << r.err;
