@@ -231,7 +231,9 @@ double calibrate_threshold(const std::vector<double>& hist, double bw, Calibrato
 QuantParams quant_params_for_range(float lo, float hi, DType type) {
   QuantParams q;
   q.type = type;
-  constexpr float kTiny = 1e-8f;
+  // A floor only against a zero range (a dead activation): ranges of 1e-10 are real in
+  // randomly initialised deep nets, so the floor is near the smallest normal float.
+  constexpr float kTiny = std::numeric_limits<float>::min() * 1024.f;
   if (type == DType::kS8) {
     const float a = std::max({std::abs(lo), std::abs(hi), kTiny});
     q.scale = a / 127.f;
@@ -527,12 +529,15 @@ QuantLayer quantize_weights(Graph& g, Node& n, float x_scale) {
     if (b && b->dtype() == DType::kF32 && b->shape() == Shape{k} &&
         (n.op == "Conv" || n.attr_float("beta", 1.f) == 1.f)) {
       Tensor bq(DType::kS32, {k}), bs(DType::kF32, {k});
+      bool fits = true;  // int8 convs leave 2^30 of the int32 accumulator to the bias
       for (int64_t c = 0; c < k; ++c) {
         const double s = static_cast<double>(x_scale) * scales.data<float>()[c];
         bs.data<float>()[c] = static_cast<float>(s);
         const double v = std::nearbyint(b->data<float>()[c] / s);
-        bq.data<int32_t>()[c] = static_cast<int32_t>(std::clamp(v, -2147483647.0, 2147483647.0));
+        fits &= std::abs(v) <= 1073741823.0;
+        bq.data<int32_t>()[c] = static_cast<int32_t>(std::clamp(v, -1073741823.0, 1073741823.0));
       }
+      if (!fits) return l;  // the bias stays f32 (the layer then runs in float)
       const std::string bbase = n.inputs[2];
       const std::string bq_name = add_init(g, bbase + "_quantized", bq);
       const std::string bs_name = add_init(g, bbase + "_scale", bs);

@@ -167,6 +167,9 @@ TEST(Calibrators, RangeToParameters) {
   EXPECT_EQ(u.zero_point, 64);  // round(1 / (4/255)) = round(63.75)
   const QuantParams r = quant_params_for_range(0.f, 6.f, DType::kU8);
   EXPECT_EQ(r.zero_point, 0);
+  // Tiny ranges (vanishing activations of randomly initialised nets) keep their resolution.
+  EXPECT_FLOAT_EQ(quant_params_for_range(0.f, 1e-10f, DType::kU8).scale, 1e-10f / 255.f);
+  EXPECT_GT(quant_params_for_range(0.f, 0.f, DType::kU8).scale, 0.f);
   const QuantParams s = quant_params_for_range(-1.f, 3.f, DType::kS8);
   EXPECT_FLOAT_EQ(s.scale, 3.f / 127.f);
   EXPECT_EQ(s.zero_point, 0);
