@@ -1,4 +1,5 @@
 #include "dlas/optimize/prune.h"
+#include "dlas/optimize/quantize.h"
 
 #include <algorithm>
 #include <cmath>
@@ -292,20 +293,9 @@ PruneSpec parse_prune_spec(std::string_view text) {
 }
 
 std::optional<PruneSpec> parse_compress_spec(std::string_view text) {
-  DLAS_CHECK(!text.empty(), ErrorKind::kInvalidInput, "compress spec is empty (dense, wp:S, ...)");
-  if (text == "dense") return std::nullopt;
-  std::optional<PruneSpec> spec;
-  for (const std::string& part : split(text, '+')) {
-    DLAS_CHECK(!part.empty(), ErrorKind::kInvalidInput, text, ": empty part");
-    const std::string head = part.substr(0, part.find(':'));
-    if (head == "fp16" || head == "bf16" || head == "int8")
-      fail(ErrorKind::kUnsupported, text, ": ", part, ": quantization is not available yet");
-    DLAS_CHECK(head == "wp" || head == "bp" || head == "cp", ErrorKind::kInvalidInput, text,
-               ": unknown part '", part, "' (dense, wp:S, bp:BxC:S, cp:S, fp16, bf16, int8)");
-    DLAS_CHECK(!spec, ErrorKind::kInvalidInput, text, ": more than one pruning part");
-    spec = parse_prune_spec(part);
-  }
-  return spec;
+  // The whole syntax (pruning and quantization parts) lives in parse_compress; callers that
+  // only prune read its pruning part.
+  return parse_compress(text).prune;
 }
 
 PruneReport describe_weights(const Graph& graph, bool prune_first, bool prune_classifier) {

@@ -12,6 +12,7 @@
 #include "dlas/hw/isa.h"
 #include "dlas/model/zoo.h"
 #include "dlas/optimize/prune.h"
+#include "dlas/optimize/quantize.h"
 
 namespace dlas::study {
 namespace {
@@ -209,7 +210,8 @@ void parse_space_table(const Ctx& ctx, const toml::table& t, StudySpec& spec) {
                         "int8[:calibrator], joined with '+')");
         // Bad specs, and what is not built yet (quantization), are refused by the parser.
         try {
-          parse_compress_spec(v);
+          if (parse_compress(v).quant)  // the study's quantization dimension comes later
+            fail(ErrorKind::kUnsupported, v, ": quantization is not available yet in studies");
         } catch (const Error& e) {
           ctx.error(r, f, e.what());
         }

@@ -62,6 +62,8 @@ void add_bench_command(CLI::App& app, Action& run);
 void add_profile_command(CLI::App& app, Action& run);
 void add_study_command(CLI::App& app, Action& run);
 void add_prune_command(CLI::App& app, Action& run);
+void add_quantize_command(CLI::App& app, Action& run);
+void add_eval_command(CLI::App& app, Action& run);
 // `study report` and `study observe`, added to the `study` subcommand.
 void add_study_report_commands(CLI::App& study, Action& run);
 

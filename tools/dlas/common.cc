@@ -7,6 +7,7 @@
 #include "dlas/algo/conv.h"
 #include "dlas/hw/isa.h"
 #include "dlas/optimize/prune.h"
+#include "dlas/optimize/quantize.h"
 
 namespace dlas::cli {
 
@@ -107,14 +108,15 @@ void add_engine_args(CLI::App& cmd, EngineArgs& a) {
                  "pruning) | bp:BxC:S (L1 block pruning, e.g. bp:4x1:0.9) | cp:S (channel "
                  "pruning: conv channels removed, by dependency group; cp:S:roundN keeps multiples "
                  "of N); add :layer for per-layer sparsity; first conv and classifier stay "
-                 "dense")
+                 "dense; quantization: int8[:minmax|percentile[=P]|entropy|mse|none][:u8|s8] "
+                 "(random calibration at load), fp16, bf16; join with '+', e.g. wp:0.9+int8")
       ->default_val("dense");
 }
 
 namespace {
-std::optional<PruneSpec> parse_compress_flag(const std::string& compress) {
+CompressSpec parse_compress_flag(const std::string& compress) {
   try {
-    return parse_compress_spec(compress);
+    return parse_compress(compress);
   } catch (const Error& e) {
     throw Error(e.kind(), "--compress " + std::string(e.what()));
   }
@@ -122,16 +124,20 @@ std::optional<PruneSpec> parse_compress_flag(const std::string& compress) {
 }  // namespace
 
 std::string compress_name(const std::string& compress) {
-  const std::optional<PruneSpec> spec = parse_compress_flag(compress);
-  return spec ? spec->str() : "dense";
+  return parse_compress_flag(compress).str();
 }
 
 std::string apply_compress(Graph& graph, const std::string& compress, PruneReport* report) {
-  const std::optional<PruneSpec> spec = parse_compress_flag(compress);
-  if (!spec) return "dense";
-  PruneReport r = prune(graph, *spec);
-  if (report) *report = std::move(r);
-  return spec->str();
+  const CompressSpec spec = parse_compress_flag(compress);
+  if (spec.prune && report) {
+    // Prune here to keep the report, then apply the rest (quantization) alone.
+    *report = prune(graph, *spec.prune);
+    CompressSpec rest = spec;
+    rest.prune.reset();
+    apply_compress_spec(graph, rest);
+    return spec.str();
+  }
+  return apply_compress_spec(graph, spec);
 }
 
 PlanOptions plan_options_from_args(const EngineArgs& a) {

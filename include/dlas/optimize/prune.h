@@ -85,8 +85,9 @@ struct PruneSpec {
 PruneSpec parse_prune_spec(std::string_view text);
 
 // Parses a --compress value: "dense" (nullopt) or parts joined by '+' of which at most one
-// prunes. Quantization parts (fp16, bf16, int8[:calibrator]) are refused with kUnsupported
-// (not available yet); anything else is kInvalidInput naming the part.
+// prunes, and returns the pruning part. Quantization parts (fp16, bf16, int8[:calibrator])
+// are validated and left out: parse_compress (dlas/optimize/quantize.h) returns both parts.
+// Anything else is kInvalidInput naming the part.
 std::optional<PruneSpec> parse_compress_spec(std::string_view text);
 
 // One weight tensor considered by prune().

@@ -30,15 +30,32 @@ int fuse_residual_add(Graph& graph);
 // as in ResNet's relu(conv + identity)). Returns the count.
 int fuse_activation(Graph& graph);
 
+// Quantized graphs (QDQ, as dlas quantize writes them, or imported): a (Fused)Conv reading
+// DequantizeLinear'd 8-bit activations and constant s8 per-channel weights (zero point 0),
+// with a constant s32 or f32 bias, an optional DequantizeLinear'd residual and a none /
+// relu / clip activation, whose output goes only to a per-tensor QuantizeLinear, becomes
+// one QFusedConv (the int8 conv of dlas/algo/qconv.h with requantization, clamp and
+// residual fused); so does a QLinearConv with constant parameters and s8 weights (zero
+// point 0). The Q -> DQ pairs between fused convs then disappear; a DQ -> MaxPool -> Q
+// with equal parameters becomes a MaxPool on the 8-bit values. Other DQ / Q steps stay
+// (float ops in between). Run after fuse_activation. Returns the number of QFusedConvs made.
+int fuse_quantized_conv(Graph& graph);
+
+// Evaluates DequantizeLinear nodes of constants (quantized weights no int8 op consumed),
+// turning them into f32 initializers. Returns the count.
+int fold_dequantize(Graph& graph);
+
 // What optimize_graph did, for reports.
 struct PassReport {
   int batchnorms_folded = 0, residuals_fused = 0, activations_fused = 0;
+  int qconvs_fused = 0;
   int nodes_before = 0, nodes_after = 0;
 };
 
 // The pass list, by --opt-level: 0 nothing; 1 constant folding + dead-code elimination
-// (and memory reuse in the plan); 2 + BatchNorm folding; 3 + residual and activation
-// fusion. Leaves the graph inferred.
+// (and memory reuse in the plan) + folding the dequantization of weights no int8 op uses;
+// 2 + BatchNorm folding; 3 + residual and activation fusion, then int8 conv fusion
+// (fuse_quantized_conv). Leaves the graph inferred.
 PassReport optimize_graph(Graph& graph, int opt_level);
 
 }  // namespace dlas

@@ -488,57 +488,82 @@ void clip_kernel(const Node& node, const std::vector<Tensor>& in, std::vector<Te
   }
 }
 
+// f16 / bf16 tensors: the f32 kernel on widened copies, the outputs rounded back (to nearest
+// even). Integer tensors pass through untouched.
+template <KernelFn Fn>
+void half_as_f32(const Node& node, const std::vector<Tensor>& inputs,
+                 std::vector<Tensor>& outputs) {
+  auto half = [](const Tensor& t) {
+    return t.defined() && (t.dtype() == DType::kF16 || t.dtype() == DType::kBF16);
+  };
+  bool any = false;
+  for (const Tensor& t : inputs) any |= half(t);
+  for (const Tensor& t : outputs) any |= half(t);
+  if (!any) return Fn(node, inputs, outputs);
+  std::vector<Tensor> in(inputs.size()), out(outputs.size());
+  for (size_t i = 0; i < inputs.size(); ++i)
+    in[i] = half(inputs[i]) ? inputs[i].cast(DType::kF32) : inputs[i];
+  for (size_t i = 0; i < outputs.size(); ++i)
+    out[i] = half(outputs[i]) ? Tensor(DType::kF32, outputs[i].shape()) : outputs[i];
+  Fn(node, in, out);
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    if (!half(outputs[i])) continue;
+    const Tensor back = out[i].cast(outputs[i].dtype());
+    std::memcpy(outputs[i].raw(), back.raw(), back.nbytes());
+  }
+}
+
 }  // namespace
 
 void append_elementwise_kernels(std::vector<KernelEntry>& t) {
-  t.push_back({"Relu", unary_f32<Relu>});
-  t.push_back({"LeakyRelu", unary_f32<LeakyRelu>});
-  t.push_back({"ThresholdedRelu", unary_f32<ThresholdedRelu>});
-  t.push_back({"Elu", unary_f32<Elu>});
-  t.push_back({"Selu", unary_f32<Selu>});
-  t.push_back({"Celu", unary_f32<Celu>});
-  t.push_back({"Sigmoid", unary_f32<Sigmoid>});
-  t.push_back({"HardSigmoid", unary_f32<HardSigmoid>});
-  t.push_back({"HardSwish", unary_f32<HardSwish>});
-  t.push_back({"Softplus", unary_f32<Softplus>});
-  t.push_back({"Softsign", unary_f32<Softsign>});
-  t.push_back({"Mish", unary_f32<Mish>});
-  t.push_back({"Sign", unary_f32<Sign>});
-  t.push_back({"Reciprocal", unary_f32<Reciprocal>});
-  t.push_back({"Round", unary_f32<Round>});
-  t.push_back({"Exp", unary_f32<MathFn<exp_d>>});
-  t.push_back({"Log", unary_f32<MathFn<log_d>>});
-  t.push_back({"Sqrt", unary_f32<MathFn<sqrt_d>>});
-  t.push_back({"Tanh", unary_f32<MathFn<tanh_d>>});
-  t.push_back({"Erf", unary_f32<MathFn<erf_d>>});
-  t.push_back({"Floor", unary_f32<MathFn<floor_d>>});
-  t.push_back({"Ceil", unary_f32<MathFn<ceil_d>>});
-  t.push_back({"Sin", unary_f32<MathFn<sin_d>>});
-  t.push_back({"Cos", unary_f32<MathFn<cos_d>>});
-  t.push_back({"Tan", unary_f32<MathFn<tan_d>>});
-  t.push_back({"Atan", unary_f32<MathFn<atan_d>>});
-  t.push_back({"Sinh", unary_f32<MathFn<sinh_d>>});
-  t.push_back({"Cosh", unary_f32<MathFn<cosh_d>>});
-  t.push_back({"Asin", unary_f32<MathFn<asin_d>>});
-  t.push_back({"Acos", unary_f32<MathFn<acos_d>>});
-  t.push_back({"Asinh", unary_f32<MathFn<asinh_d>>});
-  t.push_back({"Acosh", unary_f32<MathFn<acosh_d>>});
-  t.push_back({"Atanh", unary_f32<MathFn<atanh_d>>});
-  t.push_back({"Shrink", unary_f32<Shrink>});
-  t.push_back({"Neg", unary_arith<Neg>});
-  t.push_back({"Abs", unary_arith<Abs>});
-  t.push_back({"Clip", clip_kernel});
-  t.push_back({"PRelu", prelu_kernel});
-  t.push_back({"Add", binary_arith<Add>});
-  t.push_back({"Sub", binary_arith<Sub>});
-  t.push_back({"Mul", binary_arith<Mul>});
-  t.push_back({"Div", div_kernel});
-  t.push_back({"Pow", pow_kernel});
-  t.push_back({"Mod", mod_kernel});
-  t.push_back({"Max", variadic<Max>});
-  t.push_back({"Min", variadic<Min>});
-  t.push_back({"Sum", sum_kernel});
-  t.push_back({"Mean", mean_kernel});
+  t.push_back({"Relu", half_as_f32<unary_f32<Relu>>});
+  t.push_back({"LeakyRelu", half_as_f32<unary_f32<LeakyRelu>>});
+  t.push_back({"ThresholdedRelu", half_as_f32<unary_f32<ThresholdedRelu>>});
+  t.push_back({"Elu", half_as_f32<unary_f32<Elu>>});
+  t.push_back({"Selu", half_as_f32<unary_f32<Selu>>});
+  t.push_back({"Celu", half_as_f32<unary_f32<Celu>>});
+  t.push_back({"Sigmoid", half_as_f32<unary_f32<Sigmoid>>});
+  t.push_back({"HardSigmoid", half_as_f32<unary_f32<HardSigmoid>>});
+  t.push_back({"HardSwish", half_as_f32<unary_f32<HardSwish>>});
+  t.push_back({"Softplus", half_as_f32<unary_f32<Softplus>>});
+  t.push_back({"Softsign", half_as_f32<unary_f32<Softsign>>});
+  t.push_back({"Mish", half_as_f32<unary_f32<Mish>>});
+  t.push_back({"Sign", half_as_f32<unary_f32<Sign>>});
+  t.push_back({"Reciprocal", half_as_f32<unary_f32<Reciprocal>>});
+  t.push_back({"Round", half_as_f32<unary_f32<Round>>});
+  t.push_back({"Exp", half_as_f32<unary_f32<MathFn<exp_d>>>});
+  t.push_back({"Log", half_as_f32<unary_f32<MathFn<log_d>>>});
+  t.push_back({"Sqrt", half_as_f32<unary_f32<MathFn<sqrt_d>>>});
+  t.push_back({"Tanh", half_as_f32<unary_f32<MathFn<tanh_d>>>});
+  t.push_back({"Erf", half_as_f32<unary_f32<MathFn<erf_d>>>});
+  t.push_back({"Floor", half_as_f32<unary_f32<MathFn<floor_d>>>});
+  t.push_back({"Ceil", half_as_f32<unary_f32<MathFn<ceil_d>>>});
+  t.push_back({"Sin", half_as_f32<unary_f32<MathFn<sin_d>>>});
+  t.push_back({"Cos", half_as_f32<unary_f32<MathFn<cos_d>>>});
+  t.push_back({"Tan", half_as_f32<unary_f32<MathFn<tan_d>>>});
+  t.push_back({"Atan", half_as_f32<unary_f32<MathFn<atan_d>>>});
+  t.push_back({"Sinh", half_as_f32<unary_f32<MathFn<sinh_d>>>});
+  t.push_back({"Cosh", half_as_f32<unary_f32<MathFn<cosh_d>>>});
+  t.push_back({"Asin", half_as_f32<unary_f32<MathFn<asin_d>>>});
+  t.push_back({"Acos", half_as_f32<unary_f32<MathFn<acos_d>>>});
+  t.push_back({"Asinh", half_as_f32<unary_f32<MathFn<asinh_d>>>});
+  t.push_back({"Acosh", half_as_f32<unary_f32<MathFn<acosh_d>>>});
+  t.push_back({"Atanh", half_as_f32<unary_f32<MathFn<atanh_d>>>});
+  t.push_back({"Shrink", half_as_f32<unary_f32<Shrink>>});
+  t.push_back({"Neg", half_as_f32<unary_arith<Neg>>});
+  t.push_back({"Abs", half_as_f32<unary_arith<Abs>>});
+  t.push_back({"Clip", half_as_f32<clip_kernel>});
+  t.push_back({"PRelu", half_as_f32<prelu_kernel>});
+  t.push_back({"Add", half_as_f32<binary_arith<Add>>});
+  t.push_back({"Sub", half_as_f32<binary_arith<Sub>>});
+  t.push_back({"Mul", half_as_f32<binary_arith<Mul>>});
+  t.push_back({"Div", half_as_f32<div_kernel>});
+  t.push_back({"Pow", half_as_f32<pow_kernel>});
+  t.push_back({"Mod", half_as_f32<mod_kernel>});
+  t.push_back({"Max", half_as_f32<variadic<Max>>});
+  t.push_back({"Min", half_as_f32<variadic<Min>>});
+  t.push_back({"Sum", half_as_f32<sum_kernel>});
+  t.push_back({"Mean", half_as_f32<mean_kernel>});
 }
 
 }  // namespace dlas::reference

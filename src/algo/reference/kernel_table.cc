@@ -12,6 +12,7 @@ KernelFn find_kernel(std::string_view op) {
     append_nn_kernels(t);
     append_elementwise_kernels(t);
     append_tensor_kernels(t);
+    append_quant_kernels(t);
     std::unordered_map<std::string, KernelFn> m;
     for (const auto& e : t) m[e.op] = e.fn;
     return m;

@@ -10,10 +10,10 @@ namespace {
 
 constexpr int kVariadic = std::numeric_limits<int>::max();
 
-// Integer arithmetic covers the index/shape dtypes (s32, s64) and 8-bit image data.
+// Integer arithmetic covers the index/shape dtypes (s32, s64) and 8-bit image data; f16 and
+// bf16 compute in f32 (the reference kernels widen them and round the result back).
 bool is_arith_dtype(DType t) {
-  return t == DType::kF32 || t == DType::kS8 || t == DType::kU8 || t == DType::kS32 ||
-         t == DType::kS64;
+  return is_float(t) || t == DType::kS8 || t == DType::kU8 || t == DType::kS32 || t == DType::kS64;
 }
 
 [[noreturn]] void unsupported_dtype(const InferContext& ctx, int i, const char* allowed) {
@@ -21,12 +21,14 @@ bool is_arith_dtype(DType t) {
        dtype_name(ctx.dtype(i)), "; ", ctx.node().op, " supports ", allowed);
 }
 
+// Float ops: f32, and f16 / bf16 computed in f32.
 void require_f32(const InferContext& ctx, int i) {
-  if (ctx.dtype(i) != DType::kF32) unsupported_dtype(ctx, i, "f32 only");
+  if (!is_float(ctx.dtype(i))) unsupported_dtype(ctx, i, "f32, f16 and bf16");
 }
 
 void require_arith(const InferContext& ctx, int i) {
-  if (!is_arith_dtype(ctx.dtype(i))) unsupported_dtype(ctx, i, "f32, s8, u8, s32 and s64");
+  if (!is_arith_dtype(ctx.dtype(i)))
+    unsupported_dtype(ctx, i, "f32, f16, bf16, s8, u8, s32 and s64");
 }
 
 Shape broadcast_inputs(const InferContext& ctx) {

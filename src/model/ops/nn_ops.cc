@@ -128,12 +128,12 @@ void check_spatial_rank(const InferContext& ctx, int i, const char* what) {
 // Conv
 // ---------------------------------------------------------------------------
 
-void infer_conv(InferContext& ctx) {
-  check_spatial_rank(ctx, 0, "X");
-  require_float(ctx, 0, "X");
-  require_same_dtype(ctx, 1, "W");
-  const Shape& x = ctx.shape(0);
-  const Shape& w = ctx.shape(1);
+// Output shape of a convolution of input xi by weights wi (bias bi, or -1), checking
+// ranks, groups and the window; dtypes are the caller's to check.
+Shape conv_output_shape(const InferContext& ctx, int xi, int wi, int bi) {
+  check_spatial_rank(ctx, xi, "X");
+  const Shape& x = ctx.shape(xi);
+  const Shape& w = ctx.shape(wi);
   ctx.check(w.size() == x.size(), "W ", shape_str(w), " must have the rank of X ", shape_str(x));
   const int64_t group = ctx.node().attr_int("group", 1);
   ctx.check(group >= 1, "group ", group, " must be positive");
@@ -147,15 +147,21 @@ void infer_conv(InferContext& ctx) {
     const auto ks = ctx.node().attr_ints("kernel_shape", {});
     ctx.check(ks == kernel, "kernel_shape ", shape_str(ks), " does not match W ", shape_str(w));
   }
-  if (ctx.has_input(2)) {
-    require_same_dtype(ctx, 2, "B");
-    ctx.check(ctx.shape(2) == Shape{m}, "B ", shape_str(ctx.shape(2)), " must have shape [", m,
+  if (bi >= 0 && ctx.has_input(bi))
+    ctx.check(ctx.shape(bi) == Shape{m}, "B ", shape_str(ctx.shape(bi)), " must have shape [", m,
               "]");
-  }
   const Window win = read_window(ctx, kernel);
   Shape y = {x[0], m};
   for (int64_t d : window_output(ctx, win, spatial_of(x), false)) y.push_back(d);
-  ctx.set_output(0, ctx.dtype(0), y);
+  return y;
+}
+
+void infer_conv(InferContext& ctx) {
+  check_spatial_rank(ctx, 0, "X");
+  require_float(ctx, 0, "X");
+  require_same_dtype(ctx, 1, "W");
+  if (ctx.has_input(2)) require_same_dtype(ctx, 2, "B");
+  ctx.set_output(0, ctx.dtype(0), conv_output_shape(ctx, 0, 1, 2));
 }
 
 int64_t conv_macs(const Graph& g, const Node& n) {
@@ -436,23 +442,23 @@ int64_t gemm_macs(const Graph& g, const Node& nd) {
   return y[0] * y[1] * k;
 }
 
-// Output shape of NumPy matmul; fails naming the node on mismatch.
-Shape matmul_shape(const InferContext& ctx) {
-  Shape a = ctx.shape(0), b = ctx.shape(1);
+// Output shape of MatMul(input ai, input bi) (NumPy matmul broadcasting).
+Shape matmul_shape(const InferContext& ctx, int ai = 0, int bi = 1) {
+  Shape a = ctx.shape(ai), b = ctx.shape(bi);
   ctx.check(!a.empty() && !b.empty(), "MatMul inputs must have rank >= 1, got ", shape_str(a),
             " and ", shape_str(b));
   const bool a_vec = a.size() == 1, b_vec = b.size() == 1;
   if (a_vec) a.insert(a.begin(), 1);
   if (b_vec) b.push_back(1);
-  ctx.check(a.back() == b[b.size() - 2], "inner dimensions differ: A ", shape_str(ctx.shape(0)),
-            " and B ", shape_str(ctx.shape(1)));
+  ctx.check(a.back() == b[b.size() - 2], "inner dimensions differ: A ", shape_str(ctx.shape(ai)),
+            " and B ", shape_str(ctx.shape(bi)));
   const size_t ba = a.size() - 2, bb = b.size() - 2, nb = std::max(ba, bb);
   Shape y(nb);
   for (size_t i = 0; i < nb; ++i) {
     const int64_t da = i + ba >= nb ? a[i + ba - nb] : 1;
     const int64_t db = i + bb >= nb ? b[i + bb - nb] : 1;
-    ctx.check(da == db || da == 1 || db == 1, "batch dimensions of A ", shape_str(ctx.shape(0)),
-              " and B ", shape_str(ctx.shape(1)), " do not broadcast");
+    ctx.check(da == db || da == 1 || db == 1, "batch dimensions of A ", shape_str(ctx.shape(ai)),
+              " and B ", shape_str(ctx.shape(bi)), " do not broadcast");
     y[i] = da == 1 ? db : da;
   }
   if (!a_vec) y.push_back(a[a.size() - 2]);
@@ -736,11 +742,187 @@ void infer_dropout(InferContext& ctx) {
   ctx.set_output(0, ctx.dtype(0), ctx.shape(0));
 }
 
+// ---------------------------------------------------------------------------
+// Quantized ops (ONNX opset 10/13 forms): QuantizeLinear, DequantizeLinear,
+// DynamicQuantizeLinear, QLinearConv, ConvInteger, QLinearMatMul, MatMulInteger, and the
+// dlas-internal QFusedConv (made by fuse_quantized_conv: an int8 conv with the
+// requantization, ReLU/Clip and residual add of include/dlas/algo/qconv.h fused).
+// ---------------------------------------------------------------------------
+
+bool is_8bit(DType t) { return t == DType::kU8 || t == DType::kS8; }
+
+void require_8bit(const InferContext& ctx, int i, const char* what) {
+  if (!is_8bit(ctx.dtype(i)))
+    unsupported(ctx, str(what, " has dtype ", dtype_name(ctx.dtype(i)), "; only u8 and s8"));
+}
+
+// A scale (and zero point) of QuantizeLinear / DequantizeLinear: a scalar or a 1-element
+// tensor (per tensor), or a 1-D tensor of x.shape[axis] elements (per axis, opset 13).
+void check_quant_param(const InferContext& ctx, int i, int xi, const char* what) {
+  if (!ctx.has_input(i)) return;
+  const Shape& s = ctx.shape(i);
+  if (s.empty() || shape_numel(s) == 1) return;
+  ctx.check(s.size() == 1, what, " ", shape_str(s), " must be a scalar or 1-D");
+  const int axis = ctx.normalize_axis(ctx.node().attr_int("axis", 1), ctx.rank(xi));
+  ctx.check(s[0] == ctx.shape(xi)[static_cast<size_t>(axis)], what, " ", shape_str(s),
+            " must have x.shape[axis] = ", ctx.shape(xi)[static_cast<size_t>(axis)], " elements");
+}
+
+void infer_quantize_linear(InferContext& ctx) {
+  require_float(ctx, 0, "x");
+  require_float(ctx, 1, "y_scale");
+  check_quant_param(ctx, 1, 0, "y_scale");
+  DType out = DType::kU8;
+  if (ctx.has_input(2)) {
+    require_8bit(ctx, 2, "y_zero_point");
+    ctx.check(ctx.shape(2) == ctx.shape(1), "y_zero_point ", shape_str(ctx.shape(2)),
+              " must have the shape of y_scale ", shape_str(ctx.shape(1)));
+    out = ctx.dtype(2);
+  }
+  ctx.set_output(0, out, ctx.shape(0));
+}
+
+void infer_dequantize_linear(InferContext& ctx) {
+  const DType t = ctx.dtype(0);
+  if (!is_8bit(t) && t != DType::kS32)
+    unsupported(ctx, str("x has dtype ", dtype_name(t), "; only u8, s8 and s32"));
+  if (ctx.dtype(1) != DType::kF32)
+    unsupported(ctx, str("x_scale has dtype ", dtype_name(ctx.dtype(1)), "; only f32"));
+  check_quant_param(ctx, 1, 0, "x_scale");
+  if (ctx.has_input(2)) {
+    ctx.check(ctx.dtype(2) == t, "x_zero_point has dtype ", dtype_name(ctx.dtype(2)), " but x has ",
+              dtype_name(t));
+    ctx.check(ctx.shape(2) == ctx.shape(1), "x_zero_point ", shape_str(ctx.shape(2)),
+              " must have the shape of x_scale ", shape_str(ctx.shape(1)));
+  }
+  ctx.set_output(0, ctx.dtype(1), ctx.shape(0));
+}
+
+void infer_dynamic_quantize_linear(InferContext& ctx) {
+  ctx.check(ctx.dtype(0) == DType::kF32, "x must be f32");
+  ctx.set_output(0, DType::kU8, ctx.shape(0));
+  ctx.set_output(1, DType::kF32, {});
+  ctx.set_output(2, DType::kU8, {});
+}
+
+// A per-tensor quantization parameter (scalar or 1 element) of the given dtype class.
+void require_scalar_param(const InferContext& ctx, int i, const char* what) {
+  ctx.check(shape_numel(ctx.shape(i)) == 1, what, " ", shape_str(ctx.shape(i)),
+            " must have one element");
+}
+
+void infer_qlinear_conv(InferContext& ctx) {
+  require_8bit(ctx, 0, "x");
+  require_8bit(ctx, 3, "w");
+  require_8bit(ctx, 7, "y_zero_point");
+  require_scalar_param(ctx, 1, "x_scale");
+  require_scalar_param(ctx, 2, "x_zero_point");
+  require_scalar_param(ctx, 6, "y_scale");
+  require_scalar_param(ctx, 7, "y_zero_point");
+  const int64_t m = ctx.shape(3).empty() ? 0 : ctx.shape(3)[0];
+  for (int i : {4, 5}) {
+    const int64_t e = shape_numel(ctx.shape(i));
+    ctx.check(ctx.rank(i) <= 1 && (e == 1 || e == m), i == 4 ? "w_scale " : "w_zero_point ",
+              shape_str(ctx.shape(i)), " must have 1 or ", m, " elements");
+  }
+  if (ctx.has_input(8))
+    ctx.check(ctx.dtype(8) == DType::kS32, "B must be s32, got ", dtype_name(ctx.dtype(8)));
+  ctx.set_output(0, ctx.dtype(7), conv_output_shape(ctx, 0, 3, 8));
+}
+
+void infer_conv_integer(InferContext& ctx) {
+  require_8bit(ctx, 0, "x");
+  require_8bit(ctx, 1, "w");
+  if (ctx.has_input(2)) require_scalar_param(ctx, 2, "x_zero_point");
+  if (ctx.has_input(3)) {
+    const int64_t e = shape_numel(ctx.shape(3));
+    ctx.check(ctx.rank(3) <= 1 && (e == 1 || e == ctx.shape(1)[0]), "w_zero_point ",
+              shape_str(ctx.shape(3)), " must have 1 or M elements");
+  }
+  ctx.set_output(0, DType::kS32, conv_output_shape(ctx, 0, 1, -1));
+}
+
+// Zero point / scale of a quantized matmul operand: per tensor, or (for B) per column.
+void check_matmul_param(const InferContext& ctx, int i, int64_t per_column, const char* what) {
+  const int64_t e = shape_numel(ctx.shape(i));
+  ctx.check(ctx.rank(i) <= 1 && (e == 1 || e == per_column), what, " ", shape_str(ctx.shape(i)),
+            " must have 1", per_column > 1 ? str(" or ", per_column) : std::string(), " elements");
+}
+
+void infer_qlinear_matmul(InferContext& ctx) {
+  require_8bit(ctx, 0, "a");
+  require_8bit(ctx, 3, "b");
+  require_8bit(ctx, 7, "y_zero_point");
+  const int64_t cols = ctx.shape(3).empty() ? 1 : ctx.shape(3).back();
+  check_matmul_param(ctx, 1, 1, "a_scale");
+  check_matmul_param(ctx, 2, 1, "a_zero_point");
+  check_matmul_param(ctx, 4, cols, "b_scale");
+  check_matmul_param(ctx, 5, cols, "b_zero_point");
+  check_matmul_param(ctx, 6, 1, "y_scale");
+  check_matmul_param(ctx, 7, 1, "y_zero_point");
+  ctx.set_output(0, ctx.dtype(7), matmul_shape(ctx, 0, 3));
+}
+
+void infer_matmul_integer(InferContext& ctx) {
+  require_8bit(ctx, 0, "A");
+  require_8bit(ctx, 1, "B");
+  const int64_t cols = ctx.shape(1).empty() ? 1 : ctx.shape(1).back();
+  if (ctx.has_input(2)) check_matmul_param(ctx, 2, 1, "a_zero_point");
+  if (ctx.has_input(3)) check_matmul_param(ctx, 3, cols, "b_zero_point");
+  ctx.set_output(0, DType::kS32, matmul_shape(ctx, 0, 1));
+}
+
+int64_t qlinear_conv_macs(const Graph& g, const Node& n) {
+  const Shape& w = g.value(n.inputs[3]).shape;
+  return shape_numel(g.value(n.outputs[0]).shape) * (shape_numel(w) / std::max<int64_t>(w[0], 1));
+}
+
+int64_t qlinear_matmul_macs(const Graph& g, const Node& nd) {
+  const Shape& a = g.value(nd.inputs[0]).shape;
+  return a.empty() ? 0 : shape_numel(g.value(nd.outputs[0]).shape) * a.back();
+}
+
+// QFusedConv(x, w, [B], [R]): x u8/s8, w s8 [K][C/g][KH][KW] (symmetric), B s32 [K] at scale
+// x_scale * w_scale[k], R like Y (u8/s8). Attributes: Conv's, `activation` none / relu /
+// clip with `activation_params`, x_scale, x_zero_point, w_scale (floats, K or 1), y_scale,
+// y_zero_point, y_type ("u8" or "s8"), r_scale, r_zero_point. Y = the qconv.h arithmetic.
+void infer_qfused_conv(InferContext& ctx) {
+  require_8bit(ctx, 0, "x");
+  ctx.check(ctx.dtype(1) == DType::kS8, "w must be s8, got ", dtype_name(ctx.dtype(1)));
+  if (ctx.has_input(2))
+    ctx.check(ctx.dtype(2) == DType::kS32, "B must be s32, got ", dtype_name(ctx.dtype(2)));
+  const Shape y = conv_output_shape(ctx, 0, 1, 2);
+  const std::string act = ctx.node().attr_string("activation", "none");
+  ctx.check(act == "none" || act == "relu" || act == "clip", "activation '", act,
+            "' is not none, relu or clip");
+  ctx.check(ctx.node().attr_floats("activation_params", {}).size() == (act == "clip" ? 2u : 0u),
+            "activation '", act, "' has the wrong number of activation_params");
+  const size_t ws = ctx.node().attr_floats("w_scale", {}).size();
+  ctx.check(ws == 1 || static_cast<int64_t>(ws) == y[1], "w_scale has ", ws,
+            " values, expected 1 or ", y[1]);
+  const auto yt = dtype_from_name(ctx.node().attr_string("y_type", "u8"));
+  ctx.check(yt && is_8bit(*yt), "y_type must be u8 or s8");
+  if (ctx.has_input(3)) {
+    require_8bit(ctx, 3, "R");
+    ctx.check(ctx.shape(3) == y, "residual R ", shape_str(ctx.shape(3)),
+              " must have the output shape ", shape_str(y));
+  }
+  ctx.set_output(0, *yt, y);
+}
+
 }  // namespace
 
 void append_nn_ops(std::vector<OpSchema>& table) {
   table.push_back({"Conv", 2, 3, 1, 1, infer_conv, conv_macs});
   table.push_back({"FusedConv", 2, 4, 1, 1, infer_fused_conv, conv_macs});
+  table.push_back({"QuantizeLinear", 2, 3, 1, 1, infer_quantize_linear});
+  table.push_back({"DequantizeLinear", 2, 3, 1, 1, infer_dequantize_linear});
+  table.push_back({"DynamicQuantizeLinear", 1, 1, 3, 3, infer_dynamic_quantize_linear});
+  table.push_back({"QLinearConv", 8, 9, 1, 1, infer_qlinear_conv, qlinear_conv_macs});
+  table.push_back({"ConvInteger", 2, 4, 1, 1, infer_conv_integer, conv_macs});
+  table.push_back({"QLinearMatMul", 8, 8, 1, 1, infer_qlinear_matmul, qlinear_matmul_macs});
+  table.push_back({"MatMulInteger", 2, 4, 1, 1, infer_matmul_integer, matmul_macs});
+  table.push_back({"QFusedConv", 2, 4, 1, 1, infer_qfused_conv, conv_macs});
   table.push_back({"ConvTranspose", 2, 3, 1, 1, infer_conv_transpose, conv_transpose_macs});
   table.push_back({"BatchNormalization", 5, 5, 1, 3, infer_batch_norm, nullptr, {3, 4}});
   table.push_back({"InstanceNormalization", 3, 3, 1, 1, infer_instance_norm});

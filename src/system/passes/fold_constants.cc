@@ -30,6 +30,9 @@ void fold_constants(Graph& graph) {
       if (!o.empty() && shape_numel(graph.value(o).shape) > kMaxFoldedElements) small = false;
     const reference::KernelFn fn = reference::find_kernel(cur.op);
     if (!fn || !small || !(all_const || is_shape) || cur.op == "Dropout") continue;
+    // A quantized weight's DequantizeLinear stays: the int8 lowering (fuse_quantized_conv)
+    // reads the integer weights and their scales through it.
+    if (cur.op == "DequantizeLinear") continue;
     std::vector<Tensor> ins, outs;
     for (const auto& in : cur.inputs) {
       if (in.empty()) {

@@ -12,7 +12,7 @@ int fuse_residual_add(Graph& graph) {
     const Node& add = graph.nodes[ai];
     if (add.op != "Add" || add.inputs.size() != 2) continue;
     const ValueInfo& out = graph.value(add.outputs[0]);
-    if (out.dtype != DType::kF32) continue;
+    if (!is_float(out.dtype)) continue;  // f16 / bf16 convs fuse their residual too
     // Prefer the operand computed later: the other one is then long finished.
     int pick = -1;
     size_t pick_at = 0;

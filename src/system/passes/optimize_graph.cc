@@ -17,7 +17,9 @@ PassReport optimize_graph(Graph& graph, int opt_level) {
   if (opt_level >= 3) {
     r.residuals_fused = fuse_residual_add(graph);
     r.activations_fused = fuse_activation(graph);
+    r.qconvs_fused = fuse_quantized_conv(graph);
   }
+  if (opt_level >= 1) fold_dequantize(graph);
   graph.infer();
   r.nodes_after = static_cast<int>(graph.nodes.size());
   return r;

@@ -22,8 +22,9 @@ namespace {
 // The one list of lowerings, tried in order; the reference lowering takes the rest.
 using Lowering = std::unique_ptr<Step> (*)(const plan::LowerContext&);
 constexpr Lowering kLowerings[] = {
-    plan::lower_conv,   plan::lower_fc,   plan::lower_batchnorm, plan::lower_activation,
-    plan::lower_binary, plan::lower_pool, plan::lower_copy,      plan::lower_reference,
+    plan::lower_conv, plan::lower_qconv,     plan::lower_half_conv,  plan::lower_quantize,
+    plan::lower_fc,   plan::lower_batchnorm, plan::lower_activation, plan::lower_binary,
+    plan::lower_pool, plan::lower_copy,      plan::lower_reference,
 };
 
 struct AlignedBuffer {
@@ -121,8 +122,9 @@ Plan::Plan(Graph graph, const PlanOptions& options) : impl_(std::make_unique<Imp
       if (n.name == name) found = &n;
     DLAS_CHECK(found, ErrorKind::kInvalidInput, "layer choice for '", name,
                "': no such node in the optimized graph");
-    DLAS_CHECK(found->op == "Conv" || found->op == "FusedConv", ErrorKind::kInvalidInput,
-               "layer choice for '", name, "': node is a ", found->op, ", not a convolution");
+    DLAS_CHECK(found->op == "Conv" || found->op == "FusedConv" || found->op == "QFusedConv",
+               ErrorKind::kInvalidInput, "layer choice for '", name, "': node is a ", found->op,
+               ", not a convolution");
   }
 
   // 1. Lower every node.

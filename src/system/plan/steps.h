@@ -43,6 +43,9 @@ struct LowerContext {
 
 // Each returns nullptr when it does not handle the node.
 std::unique_ptr<Step> lower_conv(const LowerContext& ctx);
+std::unique_ptr<Step> lower_qconv(const LowerContext& ctx);      // QFusedConv (int8)
+std::unique_ptr<Step> lower_half_conv(const LowerContext& ctx);  // f16 / bf16 convs
+std::unique_ptr<Step> lower_quantize(const LowerContext& ctx);   // Q / DQ, per tensor
 std::unique_ptr<Step> lower_fc(const LowerContext& ctx);
 std::unique_ptr<Step> lower_batchnorm(const LowerContext& ctx);
 std::unique_ptr<Step> lower_activation(const LowerContext& ctx);
