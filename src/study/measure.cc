@@ -15,6 +15,7 @@
 #include "dlas/core/error.h"
 #include "dlas/hw/isa.h"
 #include "dlas/optimize/prune.h"
+#include "dlas/optimize/quantize.h"
 #include "dlas/study/runner.h"
 #include "dlas/study/spec.h"
 #include "dlas/system/loader.h"
@@ -74,9 +75,10 @@ Row measure_variant(const MeasureRequest& r) {
   const std::string id = v.str();
   apply_fault_switch(id);
   Graph g = load_for(r);
-  // Compression is applied to the loaded model (pruned weights stay dense tensors with
-  // zeros; the sparse algorithms encode them at prepare).
-  if (const auto spec = parse_compress_spec(v.compress)) prune(g, *spec);
+  // Compression is applied to the loaded model: pruning first (pruned weights stay dense
+  // tensors with zeros; the sparse algorithms encode them at prepare), then quantization
+  // (int8 calibrated on random inputs, fp16 / bf16 conversion), as `--compress` does.
+  apply_compress_spec(g, parse_compress(v.compress));
 
   auto t0 = std::chrono::steady_clock::now();
   std::unique_ptr<Plan> plan;

@@ -116,22 +116,34 @@ TEST_F(StudyMpiReport, ReportAndObserveFromTheCommandLine) {
 TEST_F(StudyMpiReport, CompressedVariantsRunAndTheSpeedupTableFills) {
   std::ofstream(path("c.toml"))
       << "[study]\nname = \"c\"\nrepeat = 2\nwarmup = 0\n[space]\n"
-         "models = [\"tiny.onnx\"]\ncompress = [\"dense\", \"wp:0.9:layer\"]\n"
+         "models = [\"tiny.onnx\"]\ncompress = [\"dense\", \"wp:0.9:layer\", \"int8\"]\n"
          "conv_algo = [\"gemm\", \"sparse-direct\"]\n";
   ASSERT_EQ(sh(cli() + " study run " + path("c.toml") + " --db " + path("c.db")), 0) << err_;
-  int pruned = 0;
+  int pruned = 0, quantized = 0;
   for (const Row& r : ResultStore(path("c.db"), ResultStore::Mode::kReadOnly).rows()) {
     EXPECT_EQ(r.text("status"), kStatusOk) << r.text("variant_id") << ": " << r.text("reason");
     if (r.text("compress") == "wp:0.9:layer") ++pruned;
+    if (r.text("compress") == "int8") ++quantized;
   }
   EXPECT_EQ(pruned, 2);
+  EXPECT_EQ(quantized, 2);
   ASSERT_EQ(sh(cli() + " study report " + path("c.db") + " -o " + path("crep") + " --no-plots"), 0)
       << err_;
   std::ifstream sp(path("crep/speedup.csv"));
   const auto rows = parse_csv(std::string((std::istreambuf_iterator<char>(sp)), {}));
-  ASSERT_EQ(rows.size(), 3u);  // header + (gemm, sparse-direct) x wp:0.9:layer
-  for (size_t i = 1; i < rows.size(); ++i) EXPECT_EQ(rows[i][5], "wp:0.9:layer");  // compress
-  EXPECT_EQ(rows[1][8], "10.00");  // expected 1 / (1 - 0.9)
+  ASSERT_EQ(rows.size(), 5u);  // header + (gemm, sparse-direct) x (wp:0.9:layer, int8)
+  int checked = 0;
+  for (size_t i = 1; i < rows.size(); ++i) {
+    if (rows[i][5] == "wp:0.9:layer") {
+      EXPECT_EQ(rows[i][8], "10.00");  // expected 1 / (1 - 0.9)
+      ++checked;
+    }
+    if (rows[i][5] == "int8") {
+      EXPECT_EQ(rows[i][8], "4.00");  // expected: 8-bit vs 32-bit
+      ++checked;
+    }
+  }
+  EXPECT_EQ(checked, 4);
 }
 
 }  // namespace

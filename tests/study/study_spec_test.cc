@@ -129,8 +129,8 @@ TEST(StudySpec, ErrorsNameFileLineAndField) {
       // Dimensions of later issues: parsed, refused clearly.
       {"[space]\nmodels = [\"resnet18-cifar\"]\ncompress = [\"dense\", \"cp:0.5:rows\"]\n",
        "s.toml:3:", "[space].compress", "scope 'rows' is not global or layer"},
-      {"[space]\nmodels = [\"resnet18-cifar\"]\ncompress = [\"wp:0.9+int8\"]\n",
-       "s.toml:3:", "[space].compress", "quantization is not available yet"},
+      {"[space]\nmodels = [\"resnet18-cifar\"]\ncompress = [\"wp:0.9+int8:median\"]\n",
+       "s.toml:3:", "[space].compress", "median"},
       {"[space]\nmodels = [\"resnet18-cifar\"]\ncompress = [\"wp:1.5\"]\n",
        "s.toml:3:", "[space].compress", "sparsity must be in [0, 1)"},
       {"[space]\nmodels = [\"resnet18-cifar\"]\ncompress = [\"zip\"]\n",
@@ -212,6 +212,21 @@ opt_level = [1, 3]
   EXPECT_EQ(one->conv_algo, "onednn");
   EXPECT_EQ(one->isa, "onednn");
   EXPECT_EQ(one->opt_level, 0);
+}
+
+TEST(StudySpec, QuantizedVariantsAreDlasOnly) {
+  const StudySpec s = parse_study_spec(R"([space]
+models = ["resnet18-cifar"]
+backend = ["dlas", "onednn"]
+compress = ["dense", "int8", "wp:0.9+fp16"]
+)",
+                                       "s.toml");
+  const Expansion e = expand_study(s);
+  EXPECT_EQ(e.total, 6u);
+  EXPECT_EQ(e.points.size(), 4u);  // 3 dlas + the dense onednn row
+  EXPECT_EQ(e.excluded, 2u);
+  for (const StudyPoint& p : e.points)
+    if (p.backend == "onednn") EXPECT_EQ(p.compress, "dense");
 }
 
 TEST(StudySpec, RelativeOnnxPathsResolveAgainstTheSpecFolder) {

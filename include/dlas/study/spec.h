@@ -22,7 +22,7 @@
 //
 // Every error is a dlas::Error(kInvalidInput) whose message starts with
 // "FILE:LINE:COL: FIELD: " so the user can jump to the fault. Dimensions that
-// later issues add (compression other than dense, accuracy, tuning) are parsed
+// later issues add (accuracy, tuning, schedule, dataset) are parsed
 // and rejected with "not available yet".
 #pragma once
 
@@ -37,7 +37,7 @@ namespace dlas::study {
 // The dimensions of [space], in expansion order (outermost first).
 struct StudySpace {
   std::vector<std::string> models;     // as written (zoo name or .onnx path)
-  std::vector<std::string> compress;   // "dense" (others: later issues)
+  std::vector<std::string> compress;   // "dense", "wp:0.9", "cp:0.5", "int8", "wp:0.9+int8", ...
   std::vector<int64_t> batch;          // default {1}
   std::vector<std::string> backend;    // "dlas" | "onednn"; default {"dlas"}
   std::vector<std::string> isa;        // "native" | isa_name(); default {"native"}

@@ -2,11 +2,12 @@
 // (include/dlas/algo/qconv.h): --conv-algo / per-layer choices name the f32 twin's
 // algorithm; layers it does not support use auto_qconv_algorithm. And 16-bit convs
 // (FusedConv on f16 / bf16 values, from fp16 / bf16 models) -> the f32 algorithm on widened
-// values, the "emulated" half path.
+// values) -> an hconv algorithm (include/dlas/algo/hconv.h), emulated or native by ISA.
 #include <cstring>
 
 #include "algo/reference/quant_kernels.h"
 #include "dlas/algo/conv.h"
+#include "dlas/algo/hconv.h"
 #include "dlas/algo/qconv.h"
 #include "dlas/core/error.h"
 #include "dlas/system/conv_shapes.h"
@@ -46,21 +47,15 @@ class QConvStep : public Step {
   void* ws_ = nullptr;
 };
 
-// 16-bit conv on the f32 algorithms: x widened into the workspace, the f32 conv, the result
-// (and residual) rounded back. HOOK: when eng-half's list lands, try
-// find_hconv_algorithm(--conv-algo) / auto_hconv_algorithm here first (include/dlas/algo/hconv.h),
-// which run on the 16-bit values directly (native AVX512-FP16 / BF16 where present).
-class HalfConvStep : public Step {
+// 16-bit conv on an hconv algorithm (include/dlas/algo/hconv.h): 16-bit values in and out;
+// the kernel label names the compute path ("gemm[native-fp16]", "winograd[emulated]").
+class HConvStep : public Step {
  public:
-  HalfConvStep(const Node& n, const Graph& g, DType type, std::string algo, Knobs knobs,
-               std::unique_ptr<PreparedConv> prepared)
+  HConvStep(const Node& n, std::string label, Knobs knobs, std::unique_ptr<PreparedHConv> prepared)
       : x_name_(n.inputs[0]),
         y_name_(n.outputs[0]),
         r_name_(n.inputs.size() > 3 ? n.inputs[3] : std::string()),
-        type_(type),
-        x_count_(static_cast<size_t>(shape_numel(g.value(n.inputs[0]).shape))),
-        y_count_(static_cast<size_t>(shape_numel(g.value(n.outputs[0]).shape))),
-        algo_(std::move(algo)),
+        label_(std::move(label)),
         knobs_(std::move(knobs)),
         prepared_(std::move(prepared)) {}
   void bind(const Binder& b) override {
@@ -69,37 +64,16 @@ class HalfConvStep : public Step {
     r_ = r_name_.empty() ? nullptr : static_cast<const uint16_t*>(b.value(r_name_));
     ws_ = b.workspace;
   }
-  void run(ThreadPool& pool) override {
-    float* xf = static_cast<float*>(ws_);
-    float* yf = xf + round64(x_count_);
-    float* rf = yf + round64(y_count_);
-    void* inner = rf + (r_ ? round64(y_count_) : 0);
-    widen(x_, xf, x_count_);
-    if (r_) widen(r_, rf, y_count_);
-    prepared_->run(xf, yf, r_ ? rf : nullptr, inner, pool);
-    for (size_t i = 0; i < y_count_; ++i)
-      y_[i] = type_ == DType::kF16 ? f32_to_f16(yf[i]) : f32_to_bf16(yf[i]);
-  }
-  size_t workspace_bytes(int threads) const override {
-    return (round64(x_count_) + 2 * round64(y_count_)) * sizeof(float) +
-           prepared_->workspace_bytes(threads);
-  }
+  void run(ThreadPool& pool) override { prepared_->run(x_, y_, r_, ws_, pool); }
+  size_t workspace_bytes(int threads) const override { return prepared_->workspace_bytes(threads); }
   size_t packed_bytes() const override { return prepared_->packed_bytes(); }
-  std::string kernel() const override { return algo_ + "(f32-emulated)"; }
+  std::string kernel() const override { return label_; }
   std::string knobs() const override { return knobs_to_string(knobs_); }
 
  private:
-  static size_t round64(size_t n) { return (n + 15) / 16 * 16; }  // floats: 64-byte multiples
-  void widen(const uint16_t* s, float* d, size_t n) const {
-    for (size_t i = 0; i < n; ++i)
-      d[i] = type_ == DType::kF16 ? f16_to_f32(s[i]) : bf16_to_f32(s[i]);
-  }
-  std::string x_name_, y_name_, r_name_;
-  DType type_;
-  size_t x_count_, y_count_;
-  std::string algo_;
+  std::string x_name_, y_name_, r_name_, label_;
   Knobs knobs_;
-  std::unique_ptr<PreparedConv> prepared_;
+  std::unique_ptr<PreparedHConv> prepared_;
   const uint16_t* x_ = nullptr;
   uint16_t* y_ = nullptr;
   const uint16_t* r_ = nullptr;
@@ -138,9 +112,13 @@ std::unique_ptr<Step> lower_qconv(const LowerContext& ctx) {
     DLAS_CHECK(algo->supports(p), ErrorKind::kInvalidInput, n.label(), ": int8 algorithm '",
                algo->name(), "' does not support ", p.key());
     knobs = choice->second.knobs;
-  } else if (ctx.options.conv_algo != "auto") {
-    algo = find_qconv_algorithm(ctx.options.conv_algo);  // no int8 twin: the auto rule
+  }
+  const AlgoChoiceSpec chosen = parse_algo_choice(ctx.options.conv_algo);
+  bool override_knobs = false;
+  if (!algo && chosen.algo != "auto") {
+    algo = find_qconv_algorithm(chosen.algo);  // no int8 twin: the auto rule
     if (algo && !algo->supports(p)) algo = nullptr;
+    override_knobs = algo != nullptr;
   }
   if (!algo) {
     bool any = false;
@@ -149,6 +127,7 @@ std::unique_ptr<Step> lower_qconv(const LowerContext& ctx) {
     algo = &auto_qconv_algorithm(p);
   }
   if (knobs.empty()) knobs = algo->default_knobs(p, ctx.isa);
+  if (override_knobs) apply_knob_overrides(chosen, algo->knob_space(p, ctx.isa), knobs, n.label());
   algo->knob_space(p, ctx.isa).validate(knobs, n.label());
   auto prepared = algo->prepare(p, w->data<int8_t>(), ws.data(), b ? b->data<int32_t>() : nullptr,
                                 knobs, ctx.isa);
@@ -167,19 +146,33 @@ std::unique_ptr<Step> lower_half_conv(const LowerContext& ctx) {
   const ConvProblem& p = *problem;
   const Tensor* w = g.constant(n.inputs[1]);
   const Tensor* b = p.has_bias ? g.constant(n.inputs[2]) : nullptr;
-  if (p.has_bias && !b) return nullptr;
-  const std::vector<float> wf = widened(*w);
+  if (!w || w->dtype() != t || (p.has_bias && !b)) return nullptr;  // the reference kernel
+  const HConvProblem hp{p, t};
   const std::vector<float> bf = b ? widened(*b) : std::vector<float>();
-  const ConvAlgorithm* algo = nullptr;
-  if (ctx.options.conv_algo != "auto") {
-    algo = find_conv_algorithm(ctx.options.conv_algo);
-    if (algo && !algo->supports(p)) algo = nullptr;
+  const HConvAlgorithm* algo = nullptr;
+  Knobs knobs;
+  auto choice = ctx.options.layers.find(n.name);
+  const AlgoChoiceSpec chosen = parse_algo_choice(ctx.options.conv_algo);
+  bool override_knobs = false;
+  if (choice != ctx.options.layers.end()) {
+    algo = find_hconv_algorithm(choice->second.algo);
+    DLAS_CHECK(algo && algo->supports(hp), ErrorKind::kInvalidInput, n.label(),
+               ": no 16-bit algorithm '", choice->second.algo, "' for ", hp.key());
+    knobs = choice->second.knobs;
+  } else if (chosen.algo != "auto") {
+    algo = find_hconv_algorithm(chosen.algo);  // no 16-bit twin: the auto rule
+    if (algo && !algo->supports(hp)) algo = nullptr;
+    override_knobs = algo != nullptr;
   }
-  if (!algo) algo = &auto_conv_algorithm(p, wf.data());
-  Knobs knobs = algo->default_knobs(p, ctx.isa);
-  auto prepared = algo->prepare(p, wf.data(), b ? bf.data() : nullptr, knobs, ctx.isa);
-  return std::make_unique<HalfConvStep>(n, g, t, std::string(algo->name()), std::move(knobs),
-                                        std::move(prepared));
+  if (!algo) algo = &auto_hconv_algorithm(hp);
+  if (knobs.empty()) knobs = algo->default_knobs(hp, ctx.isa);
+  if (override_knobs) apply_knob_overrides(chosen, algo->knob_space(hp, ctx.isa), knobs, n.label());
+  algo->knob_space(hp, ctx.isa).validate(knobs, n.label());
+  auto prepared = algo->prepare(hp, static_cast<const uint16_t*>(w->raw()), b ? bf.data() : nullptr,
+                                knobs, ctx.isa);
+  const std::string label =
+      std::string(algo->name()) + "[" + half_compute_name(prepared->compute()) + "]";
+  return std::make_unique<HConvStep>(n, label, std::move(knobs), std::move(prepared));
 }
 
 }  // namespace dlas::plan
