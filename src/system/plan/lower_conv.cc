@@ -5,40 +5,6 @@
 #include "system/plan/steps.h"
 
 namespace dlas::plan {
-namespace {
-
-class ConvStep : public Step {
- public:
-  ConvStep(const Node& n, std::string algo, Knobs knobs, std::unique_ptr<PreparedConv> prepared)
-      : x_name_(n.inputs[0]),
-        y_name_(n.outputs[0]),
-        r_name_(n.inputs.size() > 3 ? n.inputs[3] : std::string()),
-        algo_(std::move(algo)),
-        knobs_(std::move(knobs)),
-        prepared_(std::move(prepared)) {}
-  void bind(const Binder& b) override {
-    x_ = static_cast<const float*>(b.value(x_name_));
-    y_ = static_cast<float*>(b.value(y_name_));
-    r_ = r_name_.empty() ? nullptr : static_cast<const float*>(b.value(r_name_));
-    ws_ = b.workspace;
-  }
-  void run(ThreadPool& pool) override { prepared_->run(x_, y_, r_, ws_, pool); }
-  size_t workspace_bytes(int threads) const override { return prepared_->workspace_bytes(threads); }
-  size_t packed_bytes() const override { return prepared_->packed_bytes(); }
-  std::string kernel() const override { return algo_; }
-  std::string knobs() const override { return knobs_to_string(knobs_); }
-
- private:
-  std::string x_name_, y_name_, r_name_, algo_;
-  Knobs knobs_;
-  std::unique_ptr<PreparedConv> prepared_;
-  const float* x_ = nullptr;
-  float* y_ = nullptr;
-  const float* r_ = nullptr;
-  void* ws_ = nullptr;
-};
-
-}  // namespace
 
 std::unique_ptr<Step> lower_conv(const LowerContext& ctx) {
   const Node& n = ctx.node;
@@ -83,8 +49,8 @@ std::unique_ptr<Step> lower_conv(const LowerContext& ctx) {
   algo->knob_space(p, ctx.isa).validate(knobs, n.label());
   auto prepared =
       algo->prepare(p, w->data<float>(), b ? b->data<float>() : nullptr, knobs, ctx.isa);
-  return std::make_unique<ConvStep>(n, std::string(algo->name()), std::move(knobs),
-                                    std::move(prepared));
+  return std::make_unique<PreparedConvStep<PreparedConv, float>>(
+      n, std::string(algo->name()), std::move(knobs), std::move(prepared));
 }
 
 }  // namespace dlas::plan

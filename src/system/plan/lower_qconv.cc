@@ -16,70 +16,6 @@
 namespace dlas::plan {
 namespace {
 
-class QConvStep : public Step {
- public:
-  QConvStep(const Node& n, std::string algo, Knobs knobs, std::unique_ptr<PreparedQConv> prepared)
-      : x_name_(n.inputs[0]),
-        y_name_(n.outputs[0]),
-        r_name_(n.inputs.size() > 3 ? n.inputs[3] : std::string()),
-        algo_(std::move(algo)),
-        knobs_(std::move(knobs)),
-        prepared_(std::move(prepared)) {}
-  void bind(const Binder& b) override {
-    x_ = b.value(x_name_);
-    y_ = b.value(y_name_);
-    r_ = r_name_.empty() ? nullptr : b.value(r_name_);
-    ws_ = b.workspace;
-  }
-  void run(ThreadPool& pool) override { prepared_->run(x_, y_, r_, ws_, pool); }
-  size_t workspace_bytes(int threads) const override { return prepared_->workspace_bytes(threads); }
-  size_t packed_bytes() const override { return prepared_->packed_bytes(); }
-  std::string kernel() const override { return algo_; }
-  std::string knobs() const override { return knobs_to_string(knobs_); }
-
- private:
-  std::string x_name_, y_name_, r_name_, algo_;
-  Knobs knobs_;
-  std::unique_ptr<PreparedQConv> prepared_;
-  const void* x_ = nullptr;
-  void* y_ = nullptr;
-  const void* r_ = nullptr;
-  void* ws_ = nullptr;
-};
-
-// 16-bit conv on an hconv algorithm (include/dlas/algo/hconv.h): 16-bit values in and out;
-// the kernel label names the compute path ("gemm[native-fp16]", "winograd[emulated]").
-class HConvStep : public Step {
- public:
-  HConvStep(const Node& n, std::string label, Knobs knobs, std::unique_ptr<PreparedHConv> prepared)
-      : x_name_(n.inputs[0]),
-        y_name_(n.outputs[0]),
-        r_name_(n.inputs.size() > 3 ? n.inputs[3] : std::string()),
-        label_(std::move(label)),
-        knobs_(std::move(knobs)),
-        prepared_(std::move(prepared)) {}
-  void bind(const Binder& b) override {
-    x_ = static_cast<const uint16_t*>(b.value(x_name_));
-    y_ = static_cast<uint16_t*>(b.value(y_name_));
-    r_ = r_name_.empty() ? nullptr : static_cast<const uint16_t*>(b.value(r_name_));
-    ws_ = b.workspace;
-  }
-  void run(ThreadPool& pool) override { prepared_->run(x_, y_, r_, ws_, pool); }
-  size_t workspace_bytes(int threads) const override { return prepared_->workspace_bytes(threads); }
-  size_t packed_bytes() const override { return prepared_->packed_bytes(); }
-  std::string kernel() const override { return label_; }
-  std::string knobs() const override { return knobs_to_string(knobs_); }
-
- private:
-  std::string x_name_, y_name_, r_name_, label_;
-  Knobs knobs_;
-  std::unique_ptr<PreparedHConv> prepared_;
-  const uint16_t* x_ = nullptr;
-  uint16_t* y_ = nullptr;
-  const uint16_t* r_ = nullptr;
-  void* ws_ = nullptr;
-};
-
 std::vector<float> widened(const Tensor& t) {
   std::vector<float> v(static_cast<size_t>(t.numel()));
   for (int64_t i = 0; i < t.numel(); ++i) v[i] = static_cast<float>(t.get_as_double(i));
@@ -131,8 +67,8 @@ std::unique_ptr<Step> lower_qconv(const LowerContext& ctx) {
   algo->knob_space(p, ctx.isa).validate(knobs, n.label());
   auto prepared = algo->prepare(p, w->data<int8_t>(), ws.data(), b ? b->data<int32_t>() : nullptr,
                                 knobs, ctx.isa);
-  return std::make_unique<QConvStep>(n, std::string(algo->name()), std::move(knobs),
-                                     std::move(prepared));
+  return std::make_unique<PreparedConvStep<PreparedQConv, void>>(
+      n, std::string(algo->name()), std::move(knobs), std::move(prepared));
 }
 
 std::unique_ptr<Step> lower_half_conv(const LowerContext& ctx) {
@@ -172,7 +108,8 @@ std::unique_ptr<Step> lower_half_conv(const LowerContext& ctx) {
                                 knobs, ctx.isa);
   const std::string label =
       std::string(algo->name()) + "[" + half_compute_name(prepared->compute()) + "]";
-  return std::make_unique<HConvStep>(n, label, std::move(knobs), std::move(prepared));
+  return std::make_unique<PreparedConvStep<PreparedHConv, uint16_t>>(n, label, std::move(knobs),
+                                                                     std::move(prepared));
 }
 
 }  // namespace dlas::plan

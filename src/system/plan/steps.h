@@ -9,7 +9,9 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <utility>
 
+#include "dlas/algo/knobs.h"
 #include "dlas/hw/isa.h"
 #include "dlas/hw/thread_pool.h"
 #include "dlas/model/graph.h"
@@ -31,6 +33,42 @@ class Step {
   virtual size_t packed_bytes() const { return 0; }
   virtual std::string kernel() const = 0;  // algorithm name, "fast" or "reference"
   virtual std::string knobs() const { return {}; }
+};
+
+// One prepared convolution of any element type: PreparedConv (float), PreparedQConv (void:
+// u8/s8), PreparedHConv (uint16_t: f16/bf16). Inputs: x = node input 0, the residual =
+// input 3 when present; output 0. `label` is what profile shows as the kernel.
+template <class Prepared, class T>
+class PreparedConvStep : public Step {
+ public:
+  PreparedConvStep(const Node& n, std::string label, Knobs knobs,
+                   std::unique_ptr<Prepared> prepared)
+      : x_name_(n.inputs[0]),
+        y_name_(n.outputs[0]),
+        r_name_(n.inputs.size() > 3 ? n.inputs[3] : std::string()),
+        label_(std::move(label)),
+        knobs_(std::move(knobs)),
+        prepared_(std::move(prepared)) {}
+  void bind(const Binder& b) override {
+    x_ = static_cast<const T*>(b.value(x_name_));
+    y_ = static_cast<T*>(b.value(y_name_));
+    r_ = r_name_.empty() ? nullptr : static_cast<const T*>(b.value(r_name_));
+    ws_ = b.workspace;
+  }
+  void run(ThreadPool& pool) override { prepared_->run(x_, y_, r_, ws_, pool); }
+  size_t workspace_bytes(int threads) const override { return prepared_->workspace_bytes(threads); }
+  size_t packed_bytes() const override { return prepared_->packed_bytes(); }
+  std::string kernel() const override { return label_; }
+  std::string knobs() const override { return knobs_to_string(knobs_); }
+
+ private:
+  std::string x_name_, y_name_, r_name_, label_;
+  Knobs knobs_;
+  std::unique_ptr<Prepared> prepared_;
+  const T* x_ = nullptr;
+  T* y_ = nullptr;
+  const T* r_ = nullptr;
+  void* ws_ = nullptr;
 };
 
 struct LowerContext {
