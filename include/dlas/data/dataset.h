@@ -1,0 +1,134 @@
+// Datasets (DLAS layer 1): labelled image sets, preprocessing and batching.
+//
+// The contract shared by the loaders (src/data/), training (src/model/train/), accuracy
+// evaluation (`dlas eval --dataset`) and calibration (`dlas quantize --calib-data`):
+//
+//   auto train = dlas::data::open_dataset("fashion-mnist", dlas::data::Split::kTrain);
+//   dlas::data::Loader loader(*train, preprocess, {.batch = 128, .shuffle = true, .seed = 1});
+//   dlas::data::Batch b;
+//   while (loader.next(b)) { ... b.images [B,C,H,W] f32, b.labels ... }
+//
+// A Dataset holds decoded images as u8 (C,H,W per record, the natural form of IDX, CIFAR and
+// 8-bit JPEG/PNG) or produces them on demand; preprocessing turns them into f32 in [0,1],
+// then resizes/crops/flips and normalizes. Everything is deterministic given the seed: the
+// same seed gives the same order and the same random crops and flips, on any thread count.
+//
+// Errors: a missing or corrupt file is kInvalidInput naming the file (and the record index
+// when one record is bad), e.g. "train-images-idx3-ubyte.gz: truncated at image 41213".
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "dlas/core/tensor.h"
+
+namespace dlas::data {
+
+enum class Split { kTrain, kTest };
+const char* split_name(Split s);
+
+struct DatasetInfo {
+  std::string name;      // "fashion-mnist", "cifar10", "folder:/path", "synthetic"
+  std::string source;    // where it was read from (directory or file), "" for synthetic
+  int64_t channels = 0;  // decoded image shape (before preprocessing)
+  int64_t height = 0;
+  int64_t width = 0;
+  int classes = 0;
+  std::vector<std::string> class_names;  // may be empty
+};
+
+// A random-access labelled image set. Implementations are immutable after construction and
+// safe to read from several threads at once.
+class Dataset {
+ public:
+  virtual ~Dataset() = default;
+  virtual const DatasetInfo& info() const = 0;
+  virtual int64_t size() const = 0;
+  virtual int label(int64_t i) const = 0;
+  // Writes record i as u8 [C][H][W] (info().channels x height x width bytes). Image-folder
+  // datasets decode on demand and resize to info()'s shape first.
+  virtual void image_u8(int64_t i, uint8_t* out) const = 0;
+};
+
+// Opens a dataset by name:
+//   "fashion-mnist"            Debian's dataset-fashion-mnist (/usr/share/datasets/fashion-mnist)
+//   "mnist:DIR", "fashion-mnist:DIR"   IDX files in DIR (gzip'd or raw, standard file names)
+//   "cifar10:DIR", "cifar100:DIR"      CIFAR binary batches in DIR
+//   "folder:DIR"               ImageNet-style DIR/<class>/<image>.{jpg,jpeg,png}, or DIR with a
+//                              labels.txt ("relative/path label" per line); class names sorted
+//   "synthetic[:C,H,W[:classes[:n]]]"  deterministic random images whose class is learnable
+// kInvalidInput (naming the file) for missing/corrupt data, or an unknown name.
+std::unique_ptr<Dataset> open_dataset(std::string_view spec, Split split);
+
+// The names open_dataset accepts, for --help texts.
+std::vector<std::string> dataset_names();
+
+// Preprocessing applied to each u8 image, in this order: to f32 in [0,1]; resize (bilinear)
+// so the shorter side is `resize` (0 = keep); center crop to crop_h x crop_w (0 = keep);
+// when training: random crop of the same size after zero-padding by `pad`, and horizontal flip
+// with probability 0.5 when `hflip`; replicate or average channels to `channels` (0 = keep);
+// then (x - mean[c]) / std[c] (one value applies to every channel).
+struct Preprocess {
+  int resize = 0;
+  int crop_h = 0, crop_w = 0;
+  int pad = 0;
+  bool hflip = false;
+  int channels = 0;
+  std::vector<float> mean{0.f};
+  std::vector<float> std{1.f};
+  // Output shape [C,H,W] for a dataset with this info.
+  std::vector<int64_t> output_shape(const DatasetInfo& info) const;
+};
+
+// The usual preprocessing for a dataset by name (mean/std of its training set, random crop
+// with pad 4 (CIFAR) or 2 (MNIST-like) and flip for CIFAR when `train`).
+Preprocess default_preprocess(const DatasetInfo& info, bool train);
+
+struct LoaderOptions {
+  int64_t batch = 64;
+  bool shuffle = false;     // a new permutation per epoch, from (seed, epoch)
+  bool augment = false;     // apply the random crop / flip (training)
+  bool drop_last = false;   // drop a final short batch
+  uint64_t seed = 0;
+  int64_t limit = 0;        // use only the first `limit` records (0 = all), before shuffling
+};
+
+struct Batch {
+  Tensor images;            // f32 [B,C,H,W]
+  std::vector<int> labels;  // B labels
+  std::vector<int64_t> indices;  // dataset record of each image
+};
+
+// Iterates a dataset in batches. Call next() until it returns false; start_epoch(e) begins
+// epoch e (its shuffle order and augmentation draws depend only on seed and e, which makes
+// resume-from-checkpoint reproduce the same stream).
+class Loader {
+ public:
+  Loader(const Dataset& ds, Preprocess pre, LoaderOptions opt);
+  void start_epoch(int64_t epoch);
+  bool next(Batch& out);
+  int64_t batches_per_epoch() const;
+  int64_t samples() const;  // records per epoch (after limit)
+  const Preprocess& preprocess() const { return pre_; }
+
+ private:
+  const Dataset& ds_;
+  Preprocess pre_;
+  LoaderOptions opt_;
+  std::vector<int64_t> order_;
+  int64_t pos_ = 0;
+  int64_t epoch_ = 0;
+};
+
+// Top-k accuracy bookkeeping for classifiers: feed logits [B,classes] and labels.
+struct Accuracy {
+  int64_t samples = 0, top1 = 0, top5 = 0;
+  void add(const Tensor& logits, const std::vector<int>& labels);
+  double top1_rate() const { return samples ? double(top1) / double(samples) : 0.0; }
+  double top5_rate() const { return samples ? double(top5) / double(samples) : 0.0; }
+};
+
+}  // namespace dlas::data
