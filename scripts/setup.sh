@@ -18,6 +18,7 @@ PACKAGES=(
   gnuplot-nox                                   # study report plots (SVG/PNG)
   libopenmpi-dev openmpi-bin                    # mpirun -n K dlas study run (scale-out)
   zlib1g-dev                                    # gzip'd IDX datasets
+  libxgboost-dev                                # the auto-tuner's cost model (dlas tune)
   dataset-fashion-mnist                         # the default real dataset
   python3-torch python3-torchvision python3-onnx python3-numpy  # PyTorch-exported ONNX cross-checks
 )

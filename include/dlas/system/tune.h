@@ -1,0 +1,234 @@
+// The auto-tuner (DLAS layer 5, issue 8): makes 'tuned' a cheap, routine study dimension.
+//
+//  * Tasks: the unique (conv problem, algorithm, format, dtype, ISA, threads) of a compiled
+//    model, each with its knob space, its weight (occurrences) and the layer's real weights
+//    (so sparse candidates see the real sparsity pattern).
+//  * Measurement: a candidate (task, knobs) runs its layer in isolation, warm-up + repeats,
+//    median; throws and timeouts are recorded as the candidate's error, never fatal.
+//  * Records: JSON Lines like TVM's tuning logs; the best record per task becomes a
+//    LayerChoice wherever a model has a layer with that task key (transfer-tuning).
+//  * Search: random, grid, or Ansor-like evolutionary search ranked by a cost model
+//    (XGBoost, trained online on knob + problem features -> log cost), a task scheduler
+//    giving trials to the layers with the largest expected gain in model latency.
+//  * Trimmer's cost discipline: cold-candidate filtering (predicted slow, or close to a
+//    measured cold candidate; exploration decays as the model ranks better) and survey
+//    tuning (rounds of small batches over all tasks, the whole model re-timed after each,
+//    stopping when the improvement per tuning second falls below phi, a latency goal or
+//    a budget is met).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "dlas/algo/conv.h"
+#include "dlas/algo/knobs.h"
+#include "dlas/hw/isa.h"
+#include "dlas/model/graph.h"
+#include "dlas/system/plan.h"
+
+namespace dlas::tune {
+
+// ---- tasks -------------------------------------------------------------------------------
+
+struct Task {
+  // "conv2d|c64_h32_..._g1|winograd|nchw|f32|avx2|t2" (+"|d0.10" for pruned weights):
+  // stable across models and runs; records match on it.
+  std::string key;
+  std::string layer;  // the layer group: problem key (+ density); several algos share one
+  std::string algo;
+  ConvProblem problem;
+  Isa isa = Isa::kScalar;
+  int threads = 1;
+  KnobSpace space;
+  Knobs defaults;
+  std::vector<std::string> nodes;  // conv nodes of the optimized graph with this layer
+  int weight = 1;                  // nodes.size()
+  double density = 1.0;            // nonzero share of the weights
+  // The first node's weights [K][C/g][KH][KW] and bias (empty when none).
+  std::shared_ptr<const std::vector<float>> weights, bias;
+};
+
+// The task key of one (problem, algorithm) on an ISA and thread count; `density` < 0.95
+// adds a 2-decimal density suffix (a pruned layer's best schedule differs).
+std::string task_key(const ConvProblem& p, std::string_view algo, Isa isa, int threads,
+                     double density);
+// Layer group key: the problem key (+ density suffix as above).
+std::string layer_key(const ConvProblem& p, double density);
+
+// The tasks of a model as Plan(graph, options) would compile it: `graph` is the model
+// before passes (optimized here on a copy at options.opt_level); every f32 conv node with
+// constant weights gives one task per algorithm that supports it (sparse algorithms only
+// where density <= max_sparse_density). Order: by layer, in graph order.
+std::vector<Task> extract_tasks(const Graph& graph, const PlanOptions& options,
+                                double max_sparse_density = 0.6);
+
+// ---- measurement -------------------------------------------------------------------------
+
+struct MeasureResult {
+  std::vector<double> costs;  // seconds per run, one per repeat (empty on error)
+  std::string error;          // empty: ok
+  double seconds = 0;         // wall time the measurement took (prepare included)
+  bool ok() const { return error.empty() && !costs.empty(); }
+  double cost() const;  // median of costs (+inf when !ok())
+};
+
+class Measurer {
+ public:
+  virtual ~Measurer() = default;
+  // Must not throw for a bad candidate: the error goes into the result.
+  virtual MeasureResult measure(const Task& task, const Knobs& knobs) = 0;
+};
+
+struct MeasureOptions {
+  int warmup = 1;
+  int repeat = 5;
+  double min_repeat_seconds = 5e-4;  // runs per repeat grow until a repeat lasts this long
+  double timeout_seconds = 1.0;      // a candidate whose run exceeds it is a failure
+  uint64_t seed = 0;                 // the random input
+};
+
+// Prepares the task's algorithm with the knobs on its real weights and times it alone
+// on a pool of task.threads threads (input: seeded N(0,1)).
+std::unique_ptr<Measurer> make_conv_measurer(const MeasureOptions& options);
+
+// Runs measurer.measure with exceptions captured and the wall time checked: a candidate
+// that throws or takes longer than timeout_seconds comes back as an error.
+MeasureResult measure_safely(Measurer& m, const Task& task, const Knobs& knobs,
+                             double timeout_seconds);
+
+// ---- records -----------------------------------------------------------------------------
+
+struct Record {
+  std::string task;  // Task::key
+  std::string algo;
+  Knobs knobs;
+  std::vector<double> costs;  // seconds
+  std::string error;          // empty: ok
+  std::string timestamp;      // ISO 8601 UTC
+  std::string version;        // dlas version (git sha)
+  std::string hardware;       // cpu model | isa | threads
+  bool ok() const { return error.empty() && !costs.empty(); }
+  double cost() const;  // median, +inf when !ok()
+};
+
+std::string record_to_json(const Record& r);  // one line, no newline
+// Throws kInvalidInput naming `where` (file:line) and the field.
+Record record_from_json(std::string_view line, std::string_view where = "record");
+// Reads a JSON Lines file (blank lines skipped). Throws kInvalidInput naming file:line.
+std::vector<Record> read_records(const std::string& path);
+// Writes all records (temp file + rename: never half-written).
+void write_records(const std::string& path, const std::vector<Record>& records);
+// Appends one line and flushes (the tuner's live log).
+void append_record(const std::string& path, const Record& r);
+
+// The best ok record per task key (ties: the earliest), in first-seen task order.
+std::vector<Record> best_records(const std::vector<Record>& records);
+
+// "AMD EPYC 7B13|avx2|t2"; the current machine.
+std::string hardware_id(Isa isa, int threads);
+std::string now_iso8601();
+std::string dlas_version();
+
+// The layer choices the records give a model (graph before passes, as for extract_tasks):
+// for every conv node, the fastest ok record among the keys of the algorithms that support
+// it (records from any model: transfer). Records whose knobs are no longer valid are
+// skipped. Nodes with no record are left out (the auto rule runs them).
+struct AppliedRecords {
+  LayerChoices layers;
+  int matched_nodes = 0, conv_nodes = 0;
+};
+AppliedRecords apply_records(const Graph& graph, const PlanOptions& options,
+                             const std::vector<Record>& records);
+
+// ---- cost model ----------------------------------------------------------------------------
+
+// Features of a candidate: problem features, the algorithm (one-hot over every conv
+// algorithm) and each knob value (log2 of |v|+1, by a fixed global knob index; missing:
+// NaN).
+std::vector<float> candidate_features(const Task& task, const Knobs& knobs);
+size_t feature_count();
+
+class CostModel {
+ public:
+  virtual ~CostModel() = default;
+  // Trains from scratch on rows (feature_count() columns) -> log(cost).
+  virtual void fit(const std::vector<std::vector<float>>& x, const std::vector<double>& y) = 0;
+  // Predicted log(cost); before any fit, all equal.
+  virtual std::vector<double> predict(const std::vector<std::vector<float>>& x) const = 0;
+  virtual std::string name() const = 0;
+};
+// "xgboost" (when built with it) or "knn" (k-nearest neighbours; the fallback).
+std::unique_ptr<CostModel> make_cost_model(const std::string& kind = "xgboost",
+                                           uint64_t seed = 0);
+bool have_xgboost();
+
+// Pairwise ranking accuracy: the share of pairs (i, j) in the same group with
+// actual[i] != actual[j] that `predicted` orders the same way. 0.5 when no pair.
+double ranking_accuracy(const std::vector<double>& predicted, const std::vector<double>& actual,
+                        const std::vector<int>& group);
+
+// ---- search ----------------------------------------------------------------------------------
+
+enum class Strategy { kRandom, kGrid, kEvolutionary };
+Strategy parse_strategy(std::string_view s);  // kUsage on an unknown name
+const char* strategy_name(Strategy s);
+
+// One point of the latency curve: after a survey round.
+struct CurvePoint {
+  double seconds = 0;    // tuning time so far
+  int64_t trials = 0;    // candidates measured so far
+  double latency_s = 0;  // whole-model latency with the best choices so far
+};
+
+// The early-stop rule of survey tuning: with rounds r-w..r in the curve, the relative
+// improvement (latency[r-w] - latency[r]) / latency[0] per tuning second over that span is
+// below phi. Needs at least min_rounds points after the first.
+bool should_stop_early(const std::vector<CurvePoint>& curve, double phi, int window = 2,
+                       int min_rounds = 2);
+
+struct TuneOptions {
+  Strategy strategy = Strategy::kEvolutionary;
+  int64_t budget_trials = 0;   // 0: unlimited
+  double budget_seconds = 0;   // 0: unlimited
+  double phi = 1e-3;           // early stop: relative improvement per second (0: off)
+  double latency_goal_s = 0;   // stop when the model is at least this fast (0: off)
+  uint64_t seed = 0;
+  int batch = 4;               // trials per task per round (survey tuning)
+  int round_trials = 0;        // trials per round (0: 2 x tasks, at least 16)
+  double cold_margin = 0.5;    // cold: measured / predicted > (1 + margin) x the task's best
+  double timeout_seconds = 1.0;
+  bool filter_cold = true;     // Trimmer's cold-candidate filtering
+  std::string cost_model = "xgboost";
+  // Whole-model latency (seconds) with these choices; null: the sum over tasks of
+  // weight x the layer's best cost (no re-timing).
+  std::function<double(const LayerChoices&)> model_latency;
+  std::function<void(const Record&)> on_record;                  // every measured candidate
+  std::function<void(const CurvePoint&, int round)> on_round;    // after every round
+};
+
+struct TuneReport {
+  std::vector<Record> records;  // every candidate measured, in order
+  std::vector<CurvePoint> curve;
+  int64_t trials = 0, failures = 0, skipped_cold = 0, rounds = 0;
+  double seconds = 0;          // tuning time (measurement + search + re-timing)
+  double measure_seconds = 0;  // time inside measurements
+  double cold_seconds = 0;     // measurement time of candidates that turned out cold
+  double untuned_latency_s = 0, tuned_latency_s = 0;
+  double final_ranking_accuracy = 0.5;
+  std::string stop_reason;  // "phi", "goal", "trials", "seconds", "exhausted"
+  LayerChoices choices;     // the best per layer
+  std::string cost_model;
+};
+
+// Tunes `tasks` (one or more per layer; a layer's choice is its fastest task).
+TuneReport tune(const std::vector<Task>& tasks, Measurer& measurer, const TuneOptions& options);
+
+// LayerChoices from tasks and the best ok record per task key: each node gets the
+// fastest of its layer's tasks.
+LayerChoices choices_from_best(const std::vector<Task>& tasks, const std::vector<Record>& best);
+
+}  // namespace dlas::tune

@@ -1,0 +1,202 @@
+// Tuning records: JSON Lines (one measured candidate per line, like TVM's logs), the best
+// per task, and their application to a model as per-layer choices (transfer by task key).
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <unistd.h>
+
+#include "dlas/core/error.h"
+#include "dlas/core/version.h"
+#include "dlas/hw/cpu.h"
+#include "dlas/system/tune.h"
+
+namespace dlas::tune {
+
+double Record::cost() const {
+  if (!ok()) return INFINITY;
+  std::vector<double> c = costs;
+  std::nth_element(c.begin(), c.begin() + c.size() / 2, c.end());
+  return c[c.size() / 2];
+}
+
+std::string record_to_json(const Record& r) {
+  nlohmann::ordered_json j;
+  j["task"] = r.task;
+  j["algo"] = r.algo;
+  j["knobs"] = nlohmann::json::parse(knobs_to_json(r.knobs));
+  j["costs"] = r.costs;
+  j["error"] = r.error;
+  j["timestamp"] = r.timestamp;
+  j["version"] = r.version;
+  j["hardware"] = r.hardware;
+  return j.dump();
+}
+
+Record record_from_json(std::string_view line, std::string_view where) {
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(line);
+  } catch (const std::exception& e) {
+    fail(ErrorKind::kInvalidInput, where, ": not JSON: ", e.what());
+  }
+  DLAS_CHECK(j.is_object(), ErrorKind::kInvalidInput, where, ": expected a JSON object");
+  auto text = [&](const char* field, bool required) -> std::string {
+    if (!j.contains(field)) {
+      DLAS_CHECK(!required, ErrorKind::kInvalidInput, where, ": missing field '", field, "'");
+      return {};
+    }
+    DLAS_CHECK(j[field].is_string(), ErrorKind::kInvalidInput, where, ": field '", field,
+               "' must be a string");
+    return j[field].get<std::string>();
+  };
+  Record r;
+  r.task = text("task", true);
+  r.algo = text("algo", true);
+  r.error = text("error", false);
+  r.timestamp = text("timestamp", false);
+  r.version = text("version", false);
+  r.hardware = text("hardware", false);
+  if (j.contains("knobs")) {
+    try {
+      r.knobs = knobs_from_json(j["knobs"].dump());
+    } catch (const Error& e) {
+      fail(ErrorKind::kInvalidInput, where, ": field 'knobs': ", e.what());
+    }
+  }
+  if (j.contains("costs")) {
+    DLAS_CHECK(j["costs"].is_array(), ErrorKind::kInvalidInput, where,
+               ": field 'costs' must be an array of seconds");
+    for (const auto& c : j["costs"]) {
+      DLAS_CHECK(c.is_number() && c.get<double>() >= 0, ErrorKind::kInvalidInput, where,
+                 ": field 'costs' must hold non-negative numbers");
+      r.costs.push_back(c.get<double>());
+    }
+  }
+  return r;
+}
+
+std::vector<Record> read_records(const std::string& path) {
+  std::ifstream f(path);
+  DLAS_CHECK(f, ErrorKind::kInvalidInput, path, ": cannot open records file");
+  std::vector<Record> out;
+  std::string line;
+  int n = 0;
+  while (std::getline(f, line)) {
+    ++n;
+    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+    out.push_back(record_from_json(line, str(path, ":", n)));
+  }
+  return out;
+}
+
+void write_records(const std::string& path, const std::vector<Record>& records) {
+  const std::string tmp = str(path, ".tmp.", ::getpid());
+  {
+    std::ofstream f(tmp, std::ios::trunc);
+    DLAS_CHECK(f, ErrorKind::kRuntime, tmp, ": cannot write");
+    for (const Record& r : records) f << record_to_json(r) << "\n";
+    f.flush();
+    DLAS_CHECK(f, ErrorKind::kRuntime, tmp, ": write failed");
+  }
+  std::error_code ec;
+  std::filesystem::rename(tmp, path, ec);
+  if (ec) {
+    std::filesystem::remove(tmp, ec);
+    fail(ErrorKind::kRuntime, path, ": cannot rename the records into place");
+  }
+}
+
+void append_record(const std::string& path, const Record& r) {
+  std::ofstream f(path, std::ios::app);
+  DLAS_CHECK(f, ErrorKind::kRuntime, path, ": cannot append");
+  f << record_to_json(r) << "\n";
+  f.flush();
+}
+
+std::vector<Record> best_records(const std::vector<Record>& records) {
+  std::vector<Record> out;
+  std::map<std::string, size_t> at;
+  for (const Record& r : records) {
+    if (!r.ok()) continue;
+    auto it = at.find(r.task);
+    if (it == at.end()) {
+      at[r.task] = out.size();
+      out.push_back(r);
+    } else if (r.cost() < out[it->second].cost()) {
+      out[it->second] = r;
+    }
+  }
+  return out;
+}
+
+std::string hardware_id(Isa isa, int threads) {
+  std::string model = cpu_info().model_name;
+  if (model.empty()) model = "unknown-cpu";
+  return str(model, "|", isa_name(isa), "|t", threads);
+}
+
+std::string now_iso8601() {
+  const std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+std::string dlas_version() { return str(DLAS_VERSION, " (", DLAS_GIT_SHA, ")"); }
+
+LayerChoices choices_from_best(const std::vector<Task>& tasks, const std::vector<Record>& best) {
+  std::map<std::string, const Record*> by_key;
+  for (const Record& r : best)
+    if (r.ok()) {
+      auto [it, fresh] = by_key.emplace(r.task, &r);
+      if (!fresh && r.cost() < it->second->cost()) it->second = &r;
+    }
+  // Per layer: the fastest valid record among its tasks.
+  std::map<std::string, std::pair<double, LayerChoice>> layer_best;
+  std::map<std::string, std::vector<std::string>> layer_nodes;
+  for (const Task& t : tasks) {
+    for (const std::string& n : t.nodes) {
+      auto& v = layer_nodes[t.layer];
+      if (std::find(v.begin(), v.end(), n) == v.end()) v.push_back(n);
+    }
+    auto it = by_key.find(t.key);
+    if (it == by_key.end() || it->second->algo != t.algo) continue;
+    try {
+      t.space.validate(it->second->knobs, t.key);
+    } catch (const Error&) {
+      continue;  // a record from an older space
+    }
+    const double c = it->second->cost();
+    auto lb = layer_best.find(t.layer);
+    if (lb == layer_best.end() || c < lb->second.first)
+      layer_best[t.layer] = {c, LayerChoice{t.algo, it->second->knobs}};
+  }
+  LayerChoices out;
+  for (const auto& [layer, best_choice] : layer_best)
+    for (const std::string& n : layer_nodes[layer]) out[n] = best_choice.second;
+  return out;
+}
+
+AppliedRecords apply_records(const Graph& graph, const PlanOptions& options,
+                             const std::vector<Record>& records) {
+  // Every algorithm, sparse ones included at any density: a record decides.
+  const std::vector<Task> tasks = extract_tasks(graph, options, 1.0);
+  AppliedRecords a;
+  a.layers = choices_from_best(tasks, best_records(records));
+  std::map<std::string, int> nodes;
+  for (const Task& t : tasks)
+    for (const std::string& n : t.nodes) nodes[n] = 1;
+  a.conv_nodes = static_cast<int>(nodes.size());
+  a.matched_nodes = static_cast<int>(a.layers.size());
+  return a;
+}
+
+}  // namespace dlas::tune

@@ -1,0 +1,254 @@
+// Tasks of a compiled model and their measurement in isolation.
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <random>
+#include <thread>
+
+#include "dlas/core/error.h"
+#include "dlas/hw/thread_pool.h"
+#include "dlas/system/conv_shapes.h"
+#include "dlas/system/passes.h"
+#include "dlas/system/tune.h"
+
+namespace dlas::tune {
+
+namespace {
+
+// Below this share of nonzeros a layer counts as pruned: its key carries the density.
+constexpr double kDenseThreshold = 0.95;
+
+std::string density_suffix(double density) {
+  if (density >= kDenseThreshold) return {};
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "d%.2f", density);
+  return buf;
+}
+
+double density_of(const float* w, int64_t n) {
+  if (n <= 0) return 1.0;
+  int64_t nz = 0;
+  for (int64_t i = 0; i < n; ++i) nz += w[i] != 0.f;
+  return static_cast<double>(nz) / static_cast<double>(n);
+}
+
+int resolve_threads(int threads) {
+  if (threads > 0) return threads;
+  return static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+}
+
+}  // namespace
+
+std::string layer_key(const ConvProblem& p, double density) {
+  std::string s = p.key();
+  // The fused epilogue changes the work a little (residual reads, activation cost).
+  if (p.epilogue.act != Activation::kNone) s += std::string("_") + activation_name(p.epilogue.act);
+  if (p.epilogue.residual) s += "_res";
+  if (!p.has_bias) s += "_nobias";
+  const std::string d = density_suffix(density);
+  if (!d.empty()) s += "_" + d;
+  return s;
+}
+
+std::string task_key(const ConvProblem& p, std::string_view algo, Isa isa, int threads,
+                     double density) {
+  return str("conv2d|", layer_key(p, density), "|", algo, "|nchw|f32|", isa_name(isa), "|t",
+             threads);
+}
+
+std::vector<Task> extract_tasks(const Graph& graph, const PlanOptions& options,
+                                double max_sparse_density) {
+  Graph g = graph;
+  optimize_graph(g, options.opt_level);
+  const Isa isa = options.isa.value_or(active_isa());
+  const int threads = resolve_threads(options.threads);
+  std::vector<Task> tasks;
+  std::map<std::string, size_t> by_key;
+  for (const Node& n : g.nodes) {
+    if (n.op != "Conv" && n.op != "FusedConv") continue;
+    const std::optional<ConvProblem> problem = conv_problem_of(g, n);
+    if (!problem || g.value(n.inputs[0]).dtype != DType::kF32) continue;
+    const Tensor* w = g.constant(n.inputs[1]);
+    const Tensor* b = problem->has_bias ? g.constant(n.inputs[2]) : nullptr;
+    if (!w || w->dtype() != DType::kF32 || (problem->has_bias && (!b || b->dtype() != DType::kF32)))
+      continue;
+    const ConvProblem& p = *problem;
+    const double density = density_of(w->data<float>(), w->numel());
+    std::shared_ptr<const std::vector<float>> wv, bv;
+    std::vector<const ConvAlgorithm*> algos = conv_algorithms();
+    if (density <= max_sparse_density)
+      for (const ConvAlgorithm* a : sparse_conv_algorithms()) algos.push_back(a);
+    for (const ConvAlgorithm* a : algos) {
+      if (!a->supports(p)) continue;
+      const std::string key = task_key(p, a->name(), isa, threads, density);
+      auto it = by_key.find(key);
+      if (it != by_key.end()) {
+        Task& t = tasks[it->second];
+        t.nodes.push_back(n.name);
+        t.weight = static_cast<int>(t.nodes.size());
+        continue;
+      }
+      if (!wv) {
+        wv = std::make_shared<const std::vector<float>>(w->data<float>(),
+                                                        w->data<float>() + w->numel());
+        bv = std::make_shared<const std::vector<float>>();
+        if (b)
+          bv = std::make_shared<const std::vector<float>>(b->data<float>(),
+                                                          b->data<float>() + b->numel());
+      }
+      Task t;
+      t.key = key;
+      t.layer = layer_key(p, density);
+      t.algo = std::string(a->name());
+      t.problem = p;
+      t.isa = isa;
+      t.threads = threads;
+      t.space = a->knob_space(p, isa);
+      t.defaults = a->default_knobs(p, isa);
+      t.nodes = {n.name};
+      t.density = density;
+      t.weights = wv;
+      t.bias = bv;
+      by_key[key] = tasks.size();
+      tasks.push_back(std::move(t));
+    }
+  }
+  return tasks;
+}
+
+// ---- measurement ------------------------------------------------------------------------
+
+double MeasureResult::cost() const {
+  if (!ok()) return INFINITY;
+  std::vector<double> c = costs;
+  std::nth_element(c.begin(), c.begin() + c.size() / 2, c.end());
+  return c[c.size() / 2];
+}
+
+namespace {
+
+struct AlignedFree {
+  void operator()(void* p) const { std::free(p); }
+};
+using AlignedPtr = std::unique_ptr<void, AlignedFree>;
+AlignedPtr aligned_bytes(size_t bytes) {
+  return AlignedPtr(std::aligned_alloc(64, std::max<size_t>(64, (bytes + 63) / 64 * 64)));
+}
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+class ConvMeasurer : public Measurer {
+ public:
+  explicit ConvMeasurer(const MeasureOptions& o) : o_(o) {}
+
+  MeasureResult measure(const Task& task, const Knobs& knobs) override {
+    MeasureResult r;
+    const auto t0 = std::chrono::steady_clock::now();
+    try {
+      const ConvAlgorithm* algo = find_conv_algorithm(task.algo);
+      DLAS_CHECK(algo, ErrorKind::kInvalidInput, "unknown algorithm '", task.algo, "'");
+      task.space.validate(knobs, task.key);
+      const ConvProblem& p = task.problem;
+      const float* bias = task.bias && !task.bias->empty() ? task.bias->data() : nullptr;
+      auto prepared = algo->prepare(p, task.weights->data(), bias, knobs, task.isa);
+      Buffers& b = buffers(task);
+      ThreadPool& pool = this->pool(task.threads);
+      const size_t ws = prepared->workspace_bytes(pool.threads());
+      if (ws > ws_bytes_) {
+        ws_ = aligned_bytes(ws);
+        ws_bytes_ = ws;
+      }
+      const float* res = p.epilogue.residual ? b.out2.data() : nullptr;
+      auto once = [&] { prepared->run(b.in.data(), b.out.data(), res, ws_.get(), pool); };
+      auto t = std::chrono::steady_clock::now();
+      once();  // the first run also pays cold caches: it checks the timeout only
+      const double first = seconds_since(t);
+      DLAS_CHECK(first <= o_.timeout_seconds, ErrorKind::kRuntime, "timeout: one run took ",
+                 first, " s > ", o_.timeout_seconds, " s");
+      for (int i = 1; i < o_.warmup; ++i) once();
+      const int number =
+          std::clamp(static_cast<int>(o_.min_repeat_seconds / std::max(first, 1e-7)), 1, 1000);
+      const auto start = std::chrono::steady_clock::now();
+      for (int rep = 0; rep < o_.repeat; ++rep) {
+        t = std::chrono::steady_clock::now();
+        for (int i = 0; i < number; ++i) once();
+        r.costs.push_back(seconds_since(t) / number);
+        DLAS_CHECK(seconds_since(start) <= o_.timeout_seconds * o_.repeat, ErrorKind::kRuntime,
+                   "timeout: repeats took longer than ", o_.timeout_seconds * o_.repeat, " s");
+      }
+    } catch (const std::exception& e) {
+      r.costs.clear();
+      r.error = e.what();
+      if (r.error.empty()) r.error = "failed";
+    }
+    r.seconds = seconds_since(t0);
+    return r;
+  }
+
+ private:
+  struct Buffers {
+    std::vector<float> in, out, out2;
+  };
+  Buffers& buffers(const Task& t) {
+    auto it = buffers_.find(t.layer);
+    if (it != buffers_.end()) return it->second;
+    const ConvProblem& p = t.problem;
+    Buffers b;
+    std::mt19937_64 rng(o_.seed);
+    std::normal_distribution<float> dist(0.f, 1.f);
+    b.in.resize(static_cast<size_t>(p.n * p.c * p.h * p.w));
+    for (float& v : b.in) v = dist(rng);
+    b.out.resize(static_cast<size_t>(p.n * p.k * p.oh() * p.ow()));
+    b.out2.resize(b.out.size());
+    for (float& v : b.out2) v = dist(rng);
+    if (buffers_.size() > 64) buffers_.clear();  // bound memory on huge models
+    return buffers_.emplace(t.layer, std::move(b)).first->second;
+  }
+  ThreadPool& pool(int threads) {
+    if (!pool_ || pool_->threads() != threads) pool_ = std::make_unique<ThreadPool>(threads);
+    return *pool_;
+  }
+
+  MeasureOptions o_;
+  std::map<std::string, Buffers> buffers_;
+  std::unique_ptr<ThreadPool> pool_;
+  AlignedPtr ws_;
+  size_t ws_bytes_ = 0;
+};
+
+}  // namespace
+
+std::unique_ptr<Measurer> make_conv_measurer(const MeasureOptions& options) {
+  return std::make_unique<ConvMeasurer>(options);
+}
+
+MeasureResult measure_safely(Measurer& m, const Task& task, const Knobs& knobs,
+                             double timeout_seconds) {
+  MeasureResult r;
+  const auto t0 = std::chrono::steady_clock::now();
+  try {
+    r = m.measure(task, knobs);
+  } catch (const std::exception& e) {
+    r = MeasureResult{};
+    r.error = e.what();
+    if (r.error.empty()) r.error = "failed";
+  } catch (...) {
+    r = MeasureResult{};
+    r.error = "failed (unknown exception)";
+  }
+  const double wall = seconds_since(t0);
+  r.seconds = std::max(r.seconds, wall);
+  if (r.ok() && timeout_seconds > 0 && r.cost() > timeout_seconds) {
+    r.error = str("timeout: ", r.cost(), " s per run > ", timeout_seconds, " s");
+    r.costs.clear();
+  }
+  if (!r.ok() && r.error.empty()) r.error = "no measurement";
+  return r;
+}
+
+}  // namespace dlas::tune
