@@ -35,6 +35,7 @@ struct EngineArgs {
   std::string isa;  // empty: detected (or DLAS_ISA)
   int opt_level = 3;
   std::string compress = "dense";  // --compress SPEC (dlas/optimize/prune.h)
+  std::string records;             // --records FILE: tuned knobs (dlas tune)
 };
 void add_engine_args(CLI::App& cmd, EngineArgs& args);
 // Parses a --compress value (errors name the flag) and applies it to the graph (pruning
@@ -44,8 +45,9 @@ std::string apply_compress(Graph& graph, const std::string& compress,
                            PruneReport* report = nullptr);
 // The canonical form of a --compress value ("dense", "wp:0.9", ...); errors name the flag.
 std::string compress_name(const std::string& compress);
-// Applies --isa (process-wide) and builds the plan options.
-PlanOptions plan_options_from_args(const EngineArgs& args);
+// Applies --isa (process-wide) and builds the plan options; with --records, `graph` (the
+// model as it will be compiled) gets the records' per-layer choices (--layers wins).
+PlanOptions plan_options_from_args(const EngineArgs& args, const Graph* graph = nullptr);
 // The Variant a command measures.
 Variant variant_from_args(const ModelArgs& model, const EngineArgs& engine, const Plan& plan);
 // Loads the model named by args; errors carry the model path or node.
@@ -64,6 +66,7 @@ void add_study_command(CLI::App& app, Action& run);
 void add_prune_command(CLI::App& app, Action& run);
 void add_quantize_command(CLI::App& app, Action& run);
 void add_eval_command(CLI::App& app, Action& run);
+void add_tune_command(CLI::App& app, Action& run);     // tune and records
 // `study report` and `study observe`, added to the `study` subcommand.
 void add_study_report_commands(CLI::App& study, Action& run);
 

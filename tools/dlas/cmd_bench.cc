@@ -62,7 +62,7 @@ void add_bench_command(CLI::App& app, Action& run) {
       compress_name(engine->compress);  // a bad spec fails before the model loads
       Graph g = load_model_from_args(*model);
       const std::string compress = apply_compress(g, engine->compress);
-      const PlanOptions options = plan_options_from_args(*engine);
+      const PlanOptions options = plan_options_from_args(*engine, &g);
       auto t0 = std::chrono::steady_clock::now();
       // The measured thing: the compiled plan, or the oneDNN backend on the same graph.
       std::unique_ptr<Plan> plan;

@@ -32,7 +32,7 @@ void add_profile_command(CLI::App& app, Action& run) {
       compress_name(engine->compress);  // a bad spec fails before the model loads
       Graph g = load_model_from_args(*model);
       apply_compress(g, engine->compress);
-      Plan plan(g, plan_options_from_args(*engine));
+      Plan plan(g, plan_options_from_args(*engine, &g));
       const Variant variant = variant_from_args(*model, *engine, plan);
       std::vector<Tensor> in;
       for (size_t i = 0; i < plan.graph().inputs.size(); ++i)

@@ -105,7 +105,7 @@ void add_run_command(CLI::App& app, Action& run) {
         ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0)
                  .count();
       } else {
-        Plan plan(g, plan_options_from_args(*engine));
+        Plan plan(g, plan_options_from_args(*engine, &g));
         runtime = variant_from_args(*args, *engine, plan).str();
         const auto t0 = std::chrono::steady_clock::now();
         out = plan.run(in);

@@ -1,4 +1,5 @@
 #include <algorithm>
+#include <cstdio>
 #include <optional>
 #include <random>
 #include <sstream>
@@ -8,6 +9,7 @@
 #include "dlas/hw/isa.h"
 #include "dlas/optimize/prune.h"
 #include "dlas/optimize/quantize.h"
+#include "dlas/system/tune.h"
 
 namespace dlas::cli {
 
@@ -91,6 +93,10 @@ void add_engine_args(CLI::App& cmd, EngineArgs& a) {
   cmd.add_option("--layers", a.layers,
                  "JSON file mapping conv node names to {\"algo\": ..., \"knobs\": {...}}")
       ->check(CLI::ExistingFile);
+  cmd.add_option("--records", a.records,
+                 "tuning records (JSON Lines from `dlas tune`): each conv layer runs the fastest "
+                 "recorded algorithm and knobs of its task, from any model (transfer)")
+      ->check(CLI::ExistingFile);
   cmd.add_option("--threads", a.threads, "worker threads (0: one per logical CPU)")
       ->default_val(1)
       ->check(CLI::Range(0, 1024));
@@ -140,7 +146,7 @@ std::string apply_compress(Graph& graph, const std::string& compress, PruneRepor
   return apply_compress_spec(graph, spec);
 }
 
-PlanOptions plan_options_from_args(const EngineArgs& a) {
+PlanOptions plan_options_from_args(const EngineArgs& a, const Graph* graph) {
   if (!a.isa.empty()) set_active_isa(parse_isa(a.isa));
   PlanOptions o;
   o.conv_algo = a.conv_algo;
@@ -159,6 +165,13 @@ PlanOptions plan_options_from_args(const EngineArgs& a) {
   o.threads = a.threads;
   o.opt_level = a.opt_level;
   o.isa = active_isa();
+  if (!a.records.empty()) {
+    DLAS_CHECK(graph, ErrorKind::kUsage, "--records is not supported by this command");
+    const tune::AppliedRecords r = tune::apply_records(*graph, o, tune::read_records(a.records));
+    for (const auto& [node, choice] : r.layers) o.layers.emplace(node, choice);
+    std::fprintf(stderr, "records: %d of %d conv layers tuned from %s\n", r.matched_nodes,
+                 r.conv_nodes, a.records.c_str());
+  }
   return o;
 }
 
@@ -167,7 +180,9 @@ Variant variant_from_args(const ModelArgs& m, const EngineArgs& e, const Plan& p
   v.model = m.model;
   v.batch = m.batch;
   v.compress = compress_name(e.compress);
-  v.conv_algo = e.layers.empty() ? e.conv_algo : "layers:" + e.layers;
+  v.conv_algo = !e.layers.empty()    ? "layers:" + e.layers
+                : !e.records.empty() ? "records:" + e.records
+                                     : e.conv_algo;
   v.opt_level = e.opt_level;
   v.isa = isa_name(plan.isa());
   v.isa_emulated = plan.isa() < detected_isa();

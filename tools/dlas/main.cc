@@ -23,6 +23,7 @@ int main(int argc, char** argv) {
   dlas::cli::add_profile_command(app, run);
   dlas::cli::add_hw_command(app, run);
   dlas::cli::add_study_command(app, run);
+  dlas::cli::add_tune_command(app, run);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

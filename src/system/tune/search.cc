@@ -368,29 +368,33 @@ class Tuner {
   }
 
   void round() {
-    const size_t per_round =
-        o_.round_trials > 0 ? static_cast<size_t>(o_.round_trials)
-                            : std::max<size_t>(16, 2 * layers_.size());
-    std::vector<size_t> order(states_.size());
-    for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+    const size_t per_round = o_.round_trials > 0 ? static_cast<size_t>(o_.round_trials)
+                                                 : std::max<size_t>(16, 4 * layers_.size());
+    const size_t want = static_cast<size_t>(std::max(1, o_.batch));
+    // Batches go one at a time to the task with the largest expected gain, whose gain then
+    // halves (diminishing returns), so heavy layers get more and the rest still get some.
     std::vector<double> g(states_.size());
     for (size_t i = 0; i < states_.size(); ++i) g[i] = gain(states_[i]);
-    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return g[a] > g[b]; });
-    size_t used = 0;
+    std::vector<size_t> batches(states_.size(), 0), order;
+    for (size_t b = 0; b < std::max<size_t>(1, per_round / want); ++b) {
+      const size_t i = static_cast<size_t>(std::max_element(g.begin(), g.end()) - g.begin());
+      if (g.empty() || g[i] <= 0) break;
+      if (batches[i]++ == 0) order.push_back(i);
+      g[i] *= 0.5;
+    }
     for (size_t i : order) {
-      if (used >= per_round || budget_hit()) break;
-      if (g[i] <= 0) continue;
+      if (budget_hit()) break;
       TaskState& s = states_[i];
-      const size_t want = static_cast<size_t>(std::max(1, o_.batch));
+      const size_t n = batches[i] * want;
       std::vector<Knobs> batch;
       // Candidates predicted cold are skipped and replaced by fresh samples.
-      for (int attempt = 0; batch.size() < want && attempt < 8; ++attempt) {
-        std::vector<Knobs> cand = propose(s, want * (attempt == 0 ? 1 : 2));
+      for (int attempt = 0; batch.size() < n && attempt < 8; ++attempt) {
+        std::vector<Knobs> cand = propose(s, (n - batch.size()) * (attempt == 0 ? 1 : 2));
         if (cand.empty()) break;
         for (Knobs& k : cand) {
-          if (batch.size() >= want) break;
+          if (batch.size() >= n) break;
           s.seen.insert(knobs_to_string(k));  // proposed once, whatever the verdict
-          if (is_cold(s, k)) {
+          if (o_.strategy != Strategy::kGrid && is_cold(s, k)) {
             ++report_.skipped_cold;
             continue;
           }
@@ -399,16 +403,14 @@ class Tuner {
       }
       if (batch.empty()) {
         if (static_cast<int64_t>(s.seen.size()) >= s.task->space.size() ||
-            o_.strategy == Strategy::kGrid)
+            (o_.strategy == Strategy::kGrid && s.grid_next >= s.task->space.size()))
           s.exhausted = true;
         continue;
       }
       const double before = s.best;
       for (const Knobs& k : batch) {
         if (budget_hit()) break;
-        s.seen.erase(knobs_to_string(k));  // measure() re-inserts it
         measure(i, k, true);
-        ++used;
       }
       const double improved =
           std::isfinite(before) && std::isfinite(s.best) ? (before - s.best) / before : 0.0;

@@ -1,0 +1,406 @@
+// The auto-tuner: search on synthetic knob landscapes (planted optimum, determinism, the
+// cost model's ranking), failure capture, the early-stop rule, and records that
+// round-trip, distill and apply to a Plan.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <thread>
+#include <unistd.h>
+
+#include "dlas/core/error.h"
+#include "dlas/model/zoo.h"
+#include "dlas/system/plan.h"
+#include "dlas/system/tune.h"
+
+namespace dlas::tune {
+namespace {
+
+// A task with `knobs` knobs of 6 values each, standing for a 3x3 conv.
+Task synthetic_task(const std::string& name, int knobs, int weight = 1) {
+  Task t;
+  t.key = "synthetic|" + name;
+  t.layer = name;
+  t.algo = "gemm";
+  t.problem.c = 32;
+  t.problem.k = 32;
+  t.problem.h = t.problem.w = 16;
+  t.problem.kh = t.problem.kw = 3;
+  t.problem.pad_t = t.problem.pad_l = t.problem.pad_b = t.problem.pad_r = 1;
+  t.isa = Isa::kScalar;
+  t.threads = 1;
+  for (int i = 0; i < knobs; ++i)
+    t.space.knobs.push_back({"k" + std::to_string(i), {1, 2, 4, 8, 16, 32}, "synthetic"});
+  t.defaults = t.space.point(0);
+  t.nodes = {name};
+  t.weight = weight;
+  return t;
+}
+
+// cost = scale x prod_i (1 + 0.4 (index_i - optimum_i)^2): one planted optimum.
+struct Landscape : Measurer {
+  std::vector<int> optimum;
+  double scale = 1e-3;
+  MeasureResult measure(const Task& t, const Knobs& k) override {
+    double c = scale * (1 + 0.1 * static_cast<double>(t.key.size() % 3));
+    for (size_t i = 0; i < t.space.knobs.size(); ++i) {
+      const KnobSpec& s = t.space.knobs[i];
+      const int64_t v = k.at(s.name);
+      const int idx = static_cast<int>(std::find(s.values.begin(), s.values.end(), v) -
+                                       s.values.begin());
+      const double d = idx - optimum[i % optimum.size()];
+      c *= 1 + 0.4 * d * d;
+    }
+    MeasureResult r;
+    r.costs = {c, c * 1.01, c * 0.99};
+    return r;
+  }
+  Knobs best_knobs(const Task& t) const {
+    Knobs k;
+    for (size_t i = 0; i < t.space.knobs.size(); ++i)
+      k[t.space.knobs[i].name] = t.space.knobs[i].values[optimum[i % optimum.size()]];
+    return k;
+  }
+};
+
+const Record* best_of(const std::vector<Record>& records, const std::string& task) {
+  const Record* b = nullptr;
+  for (const Record& r : records)
+    if (r.task == task && r.ok() && (!b || r.cost() < b->cost())) b = &r;
+  return b;
+}
+
+TEST(TuneSearch, EveryStrategyFindsThePlantedOptimum) {
+  Landscape land;
+  land.optimum = {4, 1, 3};
+  for (Strategy s : {Strategy::kGrid, Strategy::kRandom, Strategy::kEvolutionary}) {
+    const std::vector<Task> tasks = {synthetic_task("a", 3)};  // 216 points
+    TuneOptions o;
+    o.strategy = s;
+    o.phi = 0;
+    o.seed = 3;
+    o.cost_model = "knn";
+    // Grid needs the whole space; random and evolutionary get less than half of it.
+    o.budget_trials = s == Strategy::kGrid ? 216 : 100;
+    const TuneReport r = tune(tasks, land, o);
+    const Record* b = best_of(r.records, tasks[0].key);
+    ASSERT_TRUE(b) << strategy_name(s);
+    if (s != Strategy::kRandom) {
+      EXPECT_EQ(b->knobs, land.best_knobs(tasks[0])) << strategy_name(s);
+    }
+    EXPECT_LT(b->cost(), 1.5 * land.measure(tasks[0], land.best_knobs(tasks[0])).cost())
+        << strategy_name(s);
+    EXPECT_LE(r.trials, o.budget_trials);
+    EXPECT_EQ(r.choices.at("a").knobs, b->knobs);
+  }
+}
+
+TEST(TuneSearch, EvolutionaryBeatsRandomAtEqualTrials) {
+  Landscape land;
+  land.optimum = {5, 2, 4, 1, 3};
+  const std::vector<Task> tasks = {synthetic_task("a", 5), synthetic_task("b", 5, 3)};
+  double sum[2] = {0, 0};
+  for (uint64_t seed = 1; seed <= 3; ++seed)
+    for (int e = 0; e < 2; ++e) {
+      TuneOptions o;
+      o.strategy = e ? Strategy::kEvolutionary : Strategy::kRandom;
+      o.phi = 0;
+      o.seed = seed;
+      o.budget_trials = 120;
+      const TuneReport r = tune(tasks, land, o);
+      sum[e] += r.tuned_latency_s;
+    }
+  EXPECT_LT(sum[1], sum[0]);
+}
+
+TEST(TuneSearch, DeterministicWithASeed) {
+  Landscape land;
+  land.optimum = {2, 3, 1, 4};
+  const std::vector<Task> tasks = {synthetic_task("a", 4), synthetic_task("b", 4, 2)};
+  auto run = [&](uint64_t seed) {
+    TuneOptions o;
+    o.seed = seed;
+    o.phi = 0;
+    o.budget_trials = 60;
+    std::vector<std::string> seq;
+    for (const Record& r : tune(tasks, land, o).records)
+      seq.push_back(r.task + " " + knobs_to_string(r.knobs));
+    return seq;
+  };
+  const auto a = run(11), b = run(11), c = run(12);
+  EXPECT_EQ(a, b);
+  EXPECT_EQ(a.size(), 60u);
+  EXPECT_NE(a, c);
+}
+
+TEST(TuneSearch, SchedulerFavoursTheHeavyLayer) {
+  Landscape land;
+  land.optimum = {5, 5, 5};
+  // Same landscape; "heavy" occurs 8 times in the model, so gains there count 8x.
+  const std::vector<Task> tasks = {synthetic_task("light", 3, 1), synthetic_task("heavy", 3, 8)};
+  TuneOptions o;
+  o.phi = 0;
+  o.budget_trials = 40;
+  o.round_trials = 8;
+  const TuneReport r = tune(tasks, land, o);
+  int heavy = 0, light = 0;
+  for (const Record& rec : r.records) {
+    if (rec.task == tasks[1].key)
+      ++heavy;
+    else
+      ++light;
+  }
+  EXPECT_GT(heavy, light);
+  EXPECT_LT(r.tuned_latency_s, r.untuned_latency_s);
+  ASSERT_GE(r.curve.size(), 2u);
+  for (size_t i = 1; i < r.curve.size(); ++i)
+    EXPECT_LE(r.curve[i].latency_s, r.curve[i - 1].latency_s + 1e-15);
+}
+
+TEST(TuneMeasure, ThrowingAndTimedOutCandidatesAreRecordedNotFatal) {
+  struct Flaky : Landscape {
+    MeasureResult measure(const Task& t, const Knobs& k) override {
+      if (k.at("k0") == 2) throw Error(ErrorKind::kRuntime, "kernel exploded");
+      if (k.at("k0") == 4) std::this_thread::sleep_for(std::chrono::milliseconds(30));
+      if (k.at("k0") == 4) {
+        MeasureResult r;
+        r.costs = {0.03};  // 30 ms per run: over the 10 ms timeout
+        return r;
+      }
+      return Landscape::measure(t, k);
+    }
+  } flaky;
+  flaky.optimum = {1, 2};
+  const std::vector<Task> tasks = {synthetic_task("a", 2)};  // 36 points
+  TuneOptions o;
+  o.strategy = Strategy::kGrid;
+  o.phi = 0;
+  o.timeout_seconds = 0.01;
+  o.budget_trials = 36;
+  const TuneReport r = tune(tasks, flaky, o);
+  EXPECT_EQ(r.trials, 36);
+  EXPECT_EQ(r.failures, 12);
+  int thrown = 0, timed_out = 0;
+  for (const Record& rec : r.records) {
+    thrown += rec.error.find("kernel exploded") != std::string::npos;
+    timed_out += rec.error.find("timeout") != std::string::npos;
+    EXPECT_EQ(rec.ok(), rec.error.empty());
+  }
+  EXPECT_EQ(thrown, 6);
+  EXPECT_EQ(timed_out, 6);
+  EXPECT_EQ(best_of(r.records, tasks[0].key)->knobs, flaky.best_knobs(tasks[0]));
+}
+
+TEST(TuneMeasure, RealConvCandidatesRunAndBadKnobsFail) {
+  ZooOptions zo;
+  zo.width_mult = 0.25;
+  const Graph g = build_zoo_model("resnet18-cifar", zo);
+  PlanOptions po;
+  po.threads = 2;
+  const std::vector<Task> tasks = extract_tasks(g, po);
+  ASSERT_FALSE(tasks.empty());
+  MeasureOptions mo;
+  mo.repeat = 3;
+  auto m = make_conv_measurer(mo);
+  const MeasureResult ok = measure_safely(*m, tasks[0], tasks[0].defaults, 1.0);
+  EXPECT_TRUE(ok.ok()) << ok.error;
+  EXPECT_EQ(ok.costs.size(), 3u);
+  EXPECT_GT(ok.cost(), 0);
+  Knobs bad = tasks[0].defaults;
+  bad["no_such_knob"] = 1;
+  const MeasureResult r = measure_safely(*m, tasks[0], bad, 1.0);
+  EXPECT_FALSE(r.ok());
+  EXPECT_NE(r.error.find("no_such_knob"), std::string::npos) << r.error;
+}
+
+TEST(TuneStop, EarlyStopRuleOnSyntheticCurves) {
+  auto curve = [](std::vector<double> lat) {
+    std::vector<CurvePoint> c;
+    for (size_t i = 0; i < lat.size(); ++i) c.push_back({double(i), int64_t(i * 10), lat[i]});
+    return c;
+  };
+  // 10% of the first latency per second: far above phi = 1e-3.
+  EXPECT_FALSE(should_stop_early(curve({10, 9, 8, 7}), 1e-3));
+  // Flat: no improvement.
+  EXPECT_TRUE(should_stop_early(curve({10, 8, 8, 8}), 1e-3));
+  // Too few rounds to judge.
+  EXPECT_FALSE(should_stop_early(curve({10, 10}), 1e-3));
+  // A noisy re-timing that looks slower does not count as progress afterwards.
+  EXPECT_TRUE(should_stop_early(curve({10, 8, 9, 8}), 1e-3));
+  // Slow improvement: 0.05% per second < 0.1%.
+  EXPECT_TRUE(should_stop_early(curve({10, 9.995, 9.99, 9.985}), 1e-3));
+  EXPECT_FALSE(should_stop_early(curve({10, 9.995, 9.99, 9.985}), 1e-4));
+  EXPECT_FALSE(should_stop_early(curve({10, 8, 8, 8}), 0));  // phi 0: off
+  // And the tuner stops on it: a landscape with nothing to gain.
+  struct Flat : Measurer {
+    MeasureResult measure(const Task&, const Knobs&) override {
+      MeasureResult r;
+      r.costs = {1e-3};
+      r.seconds = 0.01;
+      return r;
+    }
+  } flat;
+  TuneOptions o;
+  o.budget_trials = 1000;
+  const TuneReport r = tune({synthetic_task("a", 4)}, flat, o);
+  EXPECT_EQ(r.stop_reason, "phi");
+  EXPECT_LT(r.trials, 1000);
+}
+
+TEST(TuneCostModel, RankingAccuracyImprovesWithData) {
+  Landscape land;
+  land.optimum = {4, 1, 3, 2};
+  const Task t = synthetic_task("a", 4);
+  std::mt19937_64 rng(5);
+  auto sample = [&](size_t n, std::vector<std::vector<float>>& x, std::vector<double>& y) {
+    std::uniform_int_distribution<int64_t> d(0, t.space.size() - 1);
+    for (size_t i = 0; i < n; ++i) {
+      const Knobs k = t.space.point(d(rng));
+      x.push_back(candidate_features(t, k));
+      y.push_back(std::log(land.measure(t, k).cost()));
+    }
+  };
+  std::vector<std::vector<float>> xt;
+  std::vector<double> yt;
+  sample(300, xt, yt);
+  const std::vector<int> group(yt.size(), 0);
+  for (const std::string kind : {"xgboost", "knn"}) {
+    double acc[2];
+    size_t sizes[2] = {8, 400};
+    for (int i = 0; i < 2; ++i) {
+      std::vector<std::vector<float>> x;
+      std::vector<double> y;
+      sample(sizes[i], x, y);
+      auto m = make_cost_model(kind, 1);
+      m->fit(x, y);
+      acc[i] = ranking_accuracy(m->predict(xt), yt, group);
+    }
+    EXPECT_GT(acc[1], acc[0] + 0.05) << kind;
+    EXPECT_GT(acc[1], 0.85) << kind;
+  }
+  EXPECT_DOUBLE_EQ(ranking_accuracy({1, 2, 3}, {1, 2, 3}, {0, 0, 0}), 1.0);
+  EXPECT_DOUBLE_EQ(ranking_accuracy({3, 2, 1}, {1, 2, 3}, {0, 0, 0}), 0.0);
+  EXPECT_DOUBLE_EQ(ranking_accuracy({3, 2}, {1, 2}, {0, 1}), 0.5);  // no pair in a group
+}
+
+class TuneRecords : public ::testing::Test {
+ protected:
+  std::string dir;
+  void SetUp() override {
+    dir = (std::filesystem::temp_directory_path() /
+           ("dlas_tune_test_" + std::to_string(::getpid())))
+              .string();
+    std::filesystem::create_directories(dir);
+  }
+  void TearDown() override { std::filesystem::remove_all(dir); }
+};
+
+Record rec(const std::string& task, const std::string& algo, Knobs k, std::vector<double> costs,
+           std::string error = "") {
+  Record r;
+  r.task = task;
+  r.algo = algo;
+  r.knobs = std::move(k);
+  r.costs = std::move(costs);
+  r.error = std::move(error);
+  r.timestamp = now_iso8601();
+  r.version = dlas_version();
+  r.hardware = hardware_id(Isa::kScalar, 1);
+  return r;
+}
+
+TEST_F(TuneRecords, RoundTripAndDistill) {
+  const std::vector<Record> all = {
+      rec("t1", "gemm", {{"mb", 8}}, {3e-3, 3.1e-3}),
+      rec("t1", "gemm", {{"mb", 16}}, {1e-3, 1.2e-3, 0.9e-3}),
+      rec("t1", "gemm", {{"mb", 32}}, {}, "timeout: 2 s"),
+      rec("t2", "winograd", {{"variant", 4}}, {2e-3}),
+      rec("t2", "winograd", {{"variant", 6}}, {2e-3}),  // a tie: the first stays
+  };
+  const std::string path = dir + "/r.jsonl";
+  write_records(path, all);
+  const std::vector<Record> back = read_records(path);
+  ASSERT_EQ(back.size(), all.size());
+  for (size_t i = 0; i < all.size(); ++i) {
+    EXPECT_EQ(record_to_json(back[i]), record_to_json(all[i]));
+    EXPECT_EQ(back[i].knobs, all[i].knobs);
+    EXPECT_EQ(back[i].costs, all[i].costs);
+  }
+  EXPECT_FALSE(back[2].ok());
+  EXPECT_TRUE(std::isinf(back[2].cost()));
+  EXPECT_DOUBLE_EQ(back[1].cost(), 1e-3);  // the median
+  const std::vector<Record> best = best_records(back);
+  ASSERT_EQ(best.size(), 2u);
+  EXPECT_EQ(best[0].knobs, (Knobs{{"mb", 16}}));
+  EXPECT_EQ(best[1].knobs, (Knobs{{"variant", 4}}));
+  append_record(path, rec("t2", "winograd", {{"variant", 6}}, {1e-3}));
+  EXPECT_EQ(best_records(read_records(path))[1].knobs, (Knobs{{"variant", 6}}));
+  // Bad lines name the file and line.
+  std::ofstream(path, std::ios::app) << "\n{\"task\": \"t3\"}\n";
+  try {
+    read_records(path);
+    ADD_FAILURE() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("r.jsonl:8"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("algo"), std::string::npos) << e.what();
+    EXPECT_EQ(e.exit_code(), 2);
+  }
+}
+
+TEST_F(TuneRecords, AppliedRecordsSetThePlansKnobsAndTransfer) {
+  ZooOptions zo;
+  zo.width_mult = 0.25;
+  const Graph g = build_zoo_model("resnet18-cifar", zo);
+  PlanOptions po;
+  po.threads = 2;
+  const std::vector<Task> tasks = extract_tasks(g, po);
+  // Per layer: the first non-default point of its gemm task (else of its first task),
+  // recorded fastest; the other tasks of the layer recorded slower.
+  std::vector<Record> records;
+  std::map<std::string, std::pair<std::string, Knobs>> want;  // layer -> algo, knobs
+  for (const Task& t : tasks) {
+    if (t.algo != "gemm" && want.count(t.layer)) continue;
+    Knobs k = t.defaults;
+    for (int64_t i = 0; i < t.space.size() && i < 50; ++i)
+      if (t.space.point(i) != t.defaults) {
+        k = t.space.point(i);
+        break;
+      }
+    want[t.layer] = {t.algo, k};
+  }
+  for (const Task& t : tasks) {
+    const bool chosen = want[t.layer].first == t.algo;
+    records.push_back(
+        rec(t.key, t.algo, chosen ? want[t.layer].second : t.defaults, {chosen ? 1e-4 : 1e-3}));
+    records.push_back(rec(t.key, t.algo, t.defaults, {}, "failed"));  // never applied
+  }
+  const std::string path = dir + "/best.jsonl";
+  write_records(path, best_records(records));
+  const AppliedRecords a = apply_records(g, po, read_records(path));
+  EXPECT_GT(a.conv_nodes, 10);
+  EXPECT_EQ(a.matched_nodes, a.conv_nodes);
+  po.layers = a.layers;
+  const Plan plan(g, po);
+  int checked = 0;
+  for (const StepInfo& s : plan.steps()) {
+    auto it = a.layers.find(s.node);
+    if (it == a.layers.end()) continue;
+    EXPECT_EQ(s.kernel, it->second.algo) << s.node;
+    EXPECT_EQ(s.knobs, knobs_to_string(it->second.knobs)) << s.node;
+    ++checked;
+  }
+  EXPECT_EQ(checked, a.conv_nodes);
+  // Transfer: another model with the same layers (different weights) matches every key;
+  // a model at another thread count matches none.
+  zo.seed = 9;
+  const Graph other = build_zoo_model("resnet18-cifar", zo);
+  EXPECT_EQ(apply_records(other, po, records).matched_nodes, a.conv_nodes);
+  po.threads = 1;
+  EXPECT_EQ(apply_records(other, po, records).matched_nodes, 0);
+}
+
+}  // namespace
+}  // namespace dlas::tune

@@ -1,0 +1,265 @@
+// dlas tune: auto-tunes a model's conv layers (src/system/tune/) and writes JSON Lines
+// records that `dlas bench|run|profile --records` apply; `dlas records best` distills them.
+#include <unistd.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+#include <set>
+#include <nlohmann/json.hpp>
+
+#include "cli.h"
+#include "dlas/core/error.h"
+#include "dlas/system/measure.h"
+#include "dlas/system/tune.h"
+
+namespace dlas::cli {
+namespace {
+
+struct TuneArgs {
+  std::string budget = "120s";
+  std::string strategy = "evolutionary";
+  std::string out;
+  std::string cost_model = "xgboost";
+  double phi = 1e-3;
+  double goal_ms = 0;
+  double timeout_s = 1.0;
+  uint64_t tune_seed = 0;
+  int batch = 4;
+  int repeat = 5;
+  bool no_filter = false;
+  bool json = false;
+};
+
+// "120s", "2m", "500trials", or both joined by ','.
+void parse_budget(const std::string& text, double& seconds, int64_t& trials) {
+  seconds = 0;
+  trials = 0;
+  size_t start = 0;
+  while (start <= text.size()) {
+    const size_t comma = text.find(',', start);
+    const std::string item =
+        text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    size_t used = 0;
+    double v = -1;
+    try {
+      v = std::stod(item, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    const std::string unit = item.substr(used);
+    DLAS_CHECK(used > 0 && v > 0, ErrorKind::kUsage, "--budget '", text,
+               "': expected a positive amount like 120s, 2m or 500trials");
+    if (unit == "s")
+      seconds = v;
+    else if (unit == "m" || unit == "min")
+      seconds = v * 60;
+    else if (unit == "trials" || unit == "t")
+      trials = static_cast<int64_t>(v);
+    else
+      fail(ErrorKind::kUsage, "--budget '", text, "': unknown unit '", unit,
+           "' (expected s, m or trials)");
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+}
+
+// Whole-model latency: the plan compiled with these choices, median of a few runs.
+double time_model(const Graph& g, PlanOptions o, const LayerChoices& choices) {
+  o.layers = choices;
+  Plan plan(g, o);
+  std::vector<Tensor> in;
+  for (size_t i = 0; i < plan.graph().inputs.size(); ++i)
+    in.push_back(random_input(plan.graph().inputs[i], i));
+  std::vector<Tensor> out = plan.make_outputs();
+  plan.run_into(in, out);  // warm-up
+  std::vector<double> t;
+  const auto start = std::chrono::steady_clock::now();
+  while (t.size() < 30 && (t.size() < 5 || ms_since(start) < 200)) {
+    const auto t0 = std::chrono::steady_clock::now();
+    plan.run_into(in, out);
+    t.push_back(ms_since(t0) / 1e3);
+  }
+  return percentile(t, 0.5);
+}
+
+}  // namespace
+
+void add_tune_command(CLI::App& app, Action& run) {
+  auto* cmd = app.add_subcommand(
+      "tune",
+      "Auto-tune a model's conv layers (algorithm and knobs per layer) and write JSON Lines "
+      "records for --records");
+  auto model = std::make_shared<ModelArgs>();
+  auto engine = std::make_shared<EngineArgs>();
+  auto a = std::make_shared<TuneArgs>();
+  add_model_args(*cmd, *model);
+  add_engine_args(*cmd, *engine);
+  cmd->add_option("-o,--output", a->out, "records file to write (JSON Lines)")->required();
+  cmd->add_option("--budget", a->budget,
+                  "stop after this much tuning: 120s, 2m, 500trials, or both (120s,500trials)")
+      ->default_val("120s");
+  cmd->add_option("--strategy", a->strategy, "search: random|grid|evolutionary")
+      ->default_val("evolutionary")
+      ->check(CLI::IsMember({"random", "grid", "evolutionary"}));
+  cmd->add_option("--phi", a->phi,
+                  "early stop when the model's latency improves by less than this fraction "
+                  "per tuning second (0: off)")
+      ->default_val(1e-3)
+      ->check(CLI::Range(0.0, 1.0));
+  cmd->add_option("--goal-ms", a->goal_ms, "stop once the model runs this fast (0: off)")
+      ->default_val(0)
+      ->check(CLI::Range(0.0, 1e9));
+  cmd->add_option("--tune-seed", a->tune_seed, "seed of the search (--seed seeds the zoo weights)");
+  cmd->add_option("--batch", a->batch, "trials per task per batch (survey tuning)")
+      ->default_val(4)
+      ->check(CLI::Range(1, 1000));
+  cmd->add_option("--repeat", a->repeat, "timed repeats per candidate (median)")
+      ->default_val(5)
+      ->check(CLI::Range(1, 1000));
+  cmd->add_option("--timeout", a->timeout_s, "seconds one run of a candidate may take")
+      ->default_val(1.0)
+      ->check(CLI::Range(1e-4, 3600.0));
+  cmd->add_option("--cost-model", a->cost_model, "xgboost|knn")
+      ->default_val("xgboost")
+      ->check(CLI::IsMember({"xgboost", "knn"}));
+  cmd->add_flag("--no-filter", a->no_filter, "measure every candidate (no cold filtering)");
+  cmd->add_flag("--json", a->json, "print one JSON object (with the latency curve)");
+  cmd->callback([&run, model, engine, a] {
+    run = [model, engine, a] {
+      tune::TuneOptions o;
+      parse_budget(a->budget, o.budget_seconds, o.budget_trials);
+      o.strategy = tune::parse_strategy(a->strategy);
+      const std::string compress = compress_name(engine->compress);
+      Graph g = load_model_from_args(*model);
+      apply_compress(g, engine->compress);
+      const PlanOptions po = plan_options_from_args(*engine, &g);
+      const std::vector<tune::Task> tasks = tune::extract_tasks(g, po);
+      DLAS_CHECK(!tasks.empty(), ErrorKind::kUnsupported, model->model,
+                 ": no f32 conv layer to tune");
+      size_t layers = 0;
+      {
+        std::set<std::string> seen;
+        for (const auto& t : tasks) seen.insert(t.layer);
+        layers = seen.size();
+      }
+      std::fprintf(stderr,
+                   "tune: %s (%s), %zu tasks over %zu conv layer shapes, %s search, %s cost "
+                   "model, %d threads, %s\n",
+                   model->model.c_str(), compress.c_str(), tasks.size(), layers,
+                   a->strategy.c_str(), tune::have_xgboost() ? a->cost_model.c_str() : "knn",
+                   tasks[0].threads, isa_name(tasks[0].isa));
+      tune::MeasureOptions mo;
+      mo.repeat = a->repeat;
+      mo.timeout_seconds = a->timeout_s;
+      auto measurer = tune::make_conv_measurer(mo);
+      o.phi = a->phi;
+      o.latency_goal_s = a->goal_ms / 1e3;
+      o.seed = a->tune_seed;
+      o.batch = a->batch;
+      o.timeout_seconds = a->timeout_s;
+      o.filter_cold = !a->no_filter;
+      o.cost_model = a->cost_model;
+      o.model_latency = [&](const LayerChoices& c) { return time_model(g, po, c); };
+      // The live log: every candidate as it is measured, renamed into place at the end.
+      const std::string tmp = a->out + ".partial";
+      std::filesystem::remove(tmp);
+      o.on_record = [&](const tune::Record& r) { tune::append_record(tmp, r); };
+      double untuned = 0;
+      o.on_round = [&](const tune::CurvePoint& p, int round) {
+        if (round == 0) untuned = p.latency_s;
+        std::fprintf(stderr, "tune: round %d  %6lld trials  %7.1f s  latency %.3f ms", round,
+                     static_cast<long long>(p.trials), p.seconds, p.latency_s * 1e3);
+        if (round > 0 && untuned > 0)
+          std::fprintf(stderr, "  (%.2fx untuned)", untuned / p.latency_s);
+        std::fprintf(stderr, "\n");
+      };
+      tune::TuneReport r = tune::tune(tasks, *measurer, o);
+      std::error_code ec;
+      std::filesystem::rename(tmp, a->out, ec);
+      DLAS_CHECK(!ec, ErrorKind::kRuntime, a->out, ": cannot move the records into place");
+      const double cold_share = r.measure_seconds > 0 ? r.cold_seconds / r.measure_seconds : 0;
+      const double speedup =
+          r.tuned_latency_s > 0 ? r.untuned_latency_s / r.tuned_latency_s : 0;
+      nlohmann::ordered_json j;
+      j["model"] = model->model;
+      j["compress"] = compress;
+      j["strategy"] = a->strategy;
+      j["cost_model"] = r.cost_model;
+      j["threads"] = tasks[0].threads;
+      j["isa"] = isa_name(tasks[0].isa);
+      j["hardware"] = tune::hardware_id(tasks[0].isa, tasks[0].threads);
+      j["tasks"] = tasks.size();
+      j["layers"] = layers;
+      j["trials"] = r.trials;
+      j["failures"] = r.failures;
+      j["skipped_cold"] = r.skipped_cold;
+      j["rounds"] = r.rounds;
+      j["tuning_seconds"] = r.seconds;
+      j["measure_seconds"] = r.measure_seconds;
+      j["cold_seconds"] = r.cold_seconds;
+      j["cold_share"] = cold_share;
+      j["ranking_accuracy"] = r.final_ranking_accuracy;
+      j["untuned_ms"] = r.untuned_latency_s * 1e3;
+      j["tuned_ms"] = r.tuned_latency_s * 1e3;
+      j["speedup"] = speedup;
+      j["stop_reason"] = r.stop_reason;
+      j["records"] = a->out;
+      j["curve"] = nlohmann::json::array();
+      for (const tune::CurvePoint& p : r.curve)
+        j["curve"].push_back({{"seconds", p.seconds},
+                              {"trials", p.trials},
+                              {"latency_ms", p.latency_s * 1e3}});
+      if (a->json) {
+        std::cout << j.dump(2) << "\n";
+        return 0;
+      }
+      std::printf("tuned %s in %.1f s (%s): %lld trials, %lld failed, %lld skipped as cold\n",
+                  model->model.c_str(), r.seconds, r.stop_reason.c_str(),
+                  static_cast<long long>(r.trials), static_cast<long long>(r.failures),
+                  static_cast<long long>(r.skipped_cold));
+      std::printf("latency %.3f ms -> %.3f ms (%.2fx); %.0f%% of measuring time on cold or "
+                  "failed candidates; cost model ranking accuracy %.2f\n",
+                  r.untuned_latency_s * 1e3, r.tuned_latency_s * 1e3, speedup,
+                  cold_share * 100, r.final_ranking_accuracy);
+      std::printf("records: %s (apply with --records)\n", a->out.c_str());
+      return 0;
+    };
+  });
+
+  auto* rec = app.add_subcommand("records", "Work with tuning records (JSON Lines)");
+  rec->require_subcommand(1);
+  auto* best = rec->add_subcommand("best", "Keep the best record per task");
+  auto in = std::make_shared<std::string>();
+  auto out = std::make_shared<std::string>();
+  auto json = std::make_shared<bool>(false);
+  best->add_option("IN", *in, "records file (JSON Lines)")->required()->check(CLI::ExistingFile);
+  best->add_option("-o,--output", *out, "distilled records file to write")->required();
+  best->add_flag("--json", *json, "print one JSON object");
+  best->callback([&run, in, out, json] {
+    run = [in, out, json] {
+      const std::vector<tune::Record> all = tune::read_records(*in);
+      const std::vector<tune::Record> b = tune::best_records(all);
+      tune::write_records(*out, b);
+      size_t failed = 0;
+      for (const auto& r : all) failed += !r.ok();
+      if (*json) {
+        nlohmann::ordered_json j;
+        j["input"] = *in;
+        j["output"] = *out;
+        j["records"] = all.size();
+        j["failed"] = failed;
+        j["tasks"] = b.size();
+        std::cout << j.dump(2) << "\n";
+      } else {
+        std::printf("%zu records (%zu failed) -> %zu tasks' best in %s\n", all.size(), failed,
+                    b.size(), out->c_str());
+      }
+      return 0;
+    };
+  });
+}
+
+}  // namespace dlas::cli
