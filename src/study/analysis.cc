@@ -54,6 +54,8 @@ std::vector<Context> contexts_of(const std::vector<Row>& rows) {
     v.has_accuracy = r.has("accuracy");
     v.accuracy = r.real("accuracy");
     v.schedule = r.text("schedule");
+    v.tuning_s = r.real("tuning_s");
+    v.tuning_trials = r.integer("tuning_trials");
     return v;
   };
   auto add = [](Context& c, const Variant& v) {
@@ -105,6 +107,13 @@ std::vector<Context> contexts_of(const std::vector<Row>& rows) {
   for (auto& [k, c] : by_key) out.push_back(std::move(c));
   return out;
 }
+
+std::string untuned_twin_key(const Context& c) {
+  return c.platform.substr(0, c.platform.rfind(" / ")) + "|" + c.model + "|" +
+         std::to_string(c.batch) + "|" + std::to_string(c.opt_level);
+}
+
+bool is_tuned(const std::string& schedule) { return schedule.rfind("tuned", 0) == 0; }
 
 std::string fmt(double v, int digits) {
   if (!std::isfinite(v)) return "nan";

@@ -21,6 +21,8 @@ struct Variant {
   bool has_accuracy = false;
   double accuracy = 0;
   std::string schedule;
+  double tuning_s = 0;        // tuned schedules: auto-tuning time
+  int64_t tuning_trials = 0;  // candidates measured while tuning
 };
 
 // Platform x model x batch x opt level; variants keyed by (algorithm, compression).
@@ -38,6 +40,11 @@ struct Context {
 
 // Contexts of the ok rows, ordered by (platform, model, batch, opt level).
 std::vector<Context> contexts_of(const std::vector<Row>& rows);
+
+// A tuned context's untuned twin: same CPU, ISA path, threads, model, batch and opt level,
+// schedule "default". Key of a context with its schedule left out.
+std::string untuned_twin_key(const Context& c);
+bool is_tuned(const std::string& schedule);
 
 // Fixed-point with `digits` decimals; "nan" for non-finite values.
 std::string fmt(double v, int digits);

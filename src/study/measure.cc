@@ -12,6 +12,7 @@
 #include <sstream>
 #include <thread>
 
+#include "dlas/algo/knobs.h"
 #include "dlas/core/error.h"
 #include "dlas/hw/isa.h"
 #include "dlas/optimize/prune.h"
@@ -22,6 +23,8 @@
 #include "dlas/system/measure.h"
 #include "dlas/system/onednn_backend.h"
 #include "dlas/system/plan.h"
+#include "dlas/system/tune.h"
+#include "dlas/system/tune_model.h"
 
 namespace dlas::study {
 namespace {
@@ -68,6 +71,45 @@ Graph load_for(const MeasureRequest& r) {
   return load_model(r.model_path, lo);
 }
 
+// A tuned variant: survey-tunes the conv layers of the variant's algorithm ("auto": every
+// algorithm per layer) within the schedule's budget, sets the best choices into `o.layers`
+// and the tuning columns into `row`. The tuning seed is the input seed, so a rerun of the
+// same study repeats the same search.
+void tune_variant(const MeasureRequest& r, const Graph& g, PlanOptions& o, Row& row) {
+  const std::string& s = r.variant.schedule;
+  DLAS_CHECK(s.rfind("tuned:", 0) == 0, ErrorKind::kInvalidInput, "schedule '", s,
+             "' is neither default nor tuned:<budget>");
+  const tune::Budget budget = tune::parse_budget(std::string_view(s).substr(6));
+  const std::string algo = parse_algo_choice(o.conv_algo).algo;
+  const std::vector<tune::Task> tasks = tune::tasks_for_algorithm(tune::extract_tasks(g, o), algo);
+  row.set("tuning_trials", int64_t{0});
+  row.set("tuning_failures", int64_t{0});
+  row.set("tuning_s", 0.0);
+  if (tasks.empty()) {
+    // Nothing of this algorithm to tune (e.g. an int8 model: the tuner tunes f32 convs).
+    row.set("tuning_stop", std::string("no-tasks"));
+    return;
+  }
+  tune::TuneOptions t;
+  t.budget_seconds = budget.seconds;
+  t.budget_trials = budget.trials;
+  t.seed = r.input_seed;
+  t.model_latency = [&](const LayerChoices& c) { return tune::time_model(g, o, c); };
+  tune::MeasureOptions mo;
+  auto measurer = tune::make_conv_measurer(mo);
+  const tune::TuneReport rep = tune::tune(tasks, *measurer, t);
+  for (const auto& [node, choice] : rep.choices) o.layers[node] = choice;
+  row.set("tuning_s", rep.seconds);
+  row.set("tuning_trials", rep.trials);
+  row.set("tuning_failures", rep.failures);
+  row.set("tuning_cold_share", rep.measure_seconds > 0 ? rep.cold_seconds / rep.measure_seconds
+                                                       : 0.0);
+  row.set("tuning_stop", rep.stop_reason);
+  std::cerr << "tuned " << tasks.size() << " tasks in " << rep.seconds << " s (" << rep.trials
+            << " trials, stop: " << rep.stop_reason << "): " << rep.untuned_latency_s * 1e3
+            << " -> " << rep.tuned_latency_s * 1e3 << " ms" << std::endl;
+}
+
 }  // namespace
 
 Row measure_variant(const MeasureRequest& r) {
@@ -80,6 +122,7 @@ Row measure_variant(const MeasureRequest& r) {
   // (int8 calibrated on random inputs, fp16 / bf16 conversion), as `--compress` does.
   apply_compress_spec(g, parse_compress(v.compress));
 
+  Row row;
   auto t0 = std::chrono::steady_clock::now();
   std::unique_ptr<Plan> plan;
   std::unique_ptr<OnednnExecutor> onednn;
@@ -93,6 +136,10 @@ Row measure_variant(const MeasureRequest& r) {
     o.threads = v.threads;
     o.opt_level = v.opt_level;
     o.isa = active_isa();
+    if (v.schedule != "default") {
+      tune_variant(r, g, o, row);
+      t0 = std::chrono::steady_clock::now();  // compile_ms is the plan's own, tuning aside
+    }
     plan = std::make_unique<Plan>(g, o);
     // The parent keyed the row by what it expected to run; make sure that is what runs.
     DLAS_CHECK(plan->threads() == v.threads && isa_name(plan->isa()) == v.isa, ErrorKind::kInternal,
@@ -130,7 +177,6 @@ Row measure_variant(const MeasureRequest& r) {
   const double std_ms =
       times.size() > 1 ? std::sqrt(var / static_cast<double>(times.size() - 1)) : 0;
 
-  Row row;
   row.set("median_ms", percentile(times, 0.5));
   row.set("mean_ms", mean);
   row.set("p10_ms", percentile(times, 0.1));
@@ -166,6 +212,7 @@ std::vector<std::string> exec_variant_args(const MeasureRequest& r) {
           "--opt-level",  std::to_string(v.opt_level),
           "--isa",        v.isa,
           "--threads",    std::to_string(v.threads),
+          "--schedule",   v.schedule,
           "--repeat",     std::to_string(r.repeat),
           "--warmup",     std::to_string(r.warmup),
           "--input-seed", std::to_string(r.input_seed)};

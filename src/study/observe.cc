@@ -14,6 +14,7 @@ namespace {
 
 using analysis::Context;
 using analysis::fmt;
+using analysis::is_tuned;
 using analysis::Variant;
 
 bool is_pruned(const std::string& c) {
@@ -23,7 +24,6 @@ bool is_quantized(const std::string& c) {
   return c.find("int8") != std::string::npos || c.find("fp16") != std::string::npos ||
          c.find("bf16") != std::string::npos;
 }
-bool is_tuned(const std::string& schedule) { return schedule.rfind("tuned", 0) == 0; }
 bool is_cifar(const std::string& model) { return model.find("cifar") != std::string::npos; }
 
 // Majority vote over the cases; a tie is "mixed".
@@ -287,10 +287,7 @@ std::vector<Observation> observe(const std::vector<Row>& rows) {
         "XI", "auto-tuning accelerates inference and can change the best algorithm", "", "", {}};
     Observation xii{"XII", "pruned models see a lower relative speedup when tuned", "", "", {}};
     std::map<std::string, const Context*> untuned;
-    auto strip = [](const Context& c) {
-      return c.platform.substr(0, c.platform.rfind(" / ")) + "|" + c.model + "|" +
-             std::to_string(c.batch) + "|" + std::to_string(c.opt_level);
-    };
+    auto strip = [](const Context& c) { return analysis::untuned_twin_key(c); };
     for (const Context& c : contexts)
       if (!is_tuned(c.schedule)) untuned[strip(c)] = &c;
     int xi_h = 0, xi_t = 0, xii_h = 0, xii_t = 0;

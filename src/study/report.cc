@@ -171,6 +171,38 @@ std::vector<Table> report_tables(const std::vector<Row>& all) {
   if (sp.cells.empty()) sp.note += " This study has no compressed variant.";
   tables.push_back(sp);
 
+  Table tu{"tuning",
+           "Untuned vs auto-tuned",
+           "Each tuned variant against its untuned twin (same platform, model, algorithm and "
+           "compression; schedule default). Tuning cost: the tuner's wall time and candidates "
+           "measured (DLAS observations XI and XII; Trimmer's cost of tuning).",
+           ctx_header,
+           {}};
+  for (const char* h : {"schedule", "algorithm", "compress", "untuned_ms", "tuned_ms", "speedup",
+                        "tuning_s", "trials"})
+    tu.header.push_back(h);
+  {
+    std::map<std::string, const Context*> untuned;
+    for (const Context& c : contexts)
+      if (!analysis::is_tuned(c.schedule)) untuned[analysis::untuned_twin_key(c)] = &c;
+    for (const Context& c : contexts) {
+      if (!analysis::is_tuned(c.schedule)) continue;
+      auto twin = untuned.find(analysis::untuned_twin_key(c));
+      if (twin == untuned.end()) continue;
+      for (const auto& [k, v] : c.variants) {
+        auto u = twin->second->variants.find(k);
+        if (u == twin->second->variants.end()) continue;
+        auto row = ctx_cells(*twin->second);
+        row.insert(row.end(), {c.schedule, v.algorithm, v.compress, fmt(u->second.median_ms, 4),
+                               fmt(v.median_ms, 4), fmt(u->second.median_ms / v.median_ms, 2),
+                               fmt(v.tuning_s, 1), std::to_string(v.tuning_trials)});
+        tu.cells.push_back(row);
+      }
+    }
+  }
+  if (tu.cells.empty()) tu.note += " This study has no tuned variant with an untuned twin.";
+  tables.push_back(tu);
+
   Table co{"correlation",
            "Correlation of model size, MACs, accuracy and latency",
            "Per platform, over models (dense, each model's fastest variant): Spearman rank "

@@ -349,6 +349,9 @@ Variant resolve_variant(const StudyPoint& p, std::string* skip_reason) {
   v.compress = p.compress;
   v.backend = p.backend;
   v.conv_algo = p.conv_algo;
+  // The Variant's schedule: "default" for the algorithms' default knobs (so untuned ids stay
+  // what they were before tuning existed), "tuned:<budget>" otherwise.
+  v.schedule = p.tuning == "untuned" ? "default" : p.tuning;
   v.opt_level = p.opt_level;
   // Like the thread pool: 0 means one thread per logical processor.
   v.threads = p.threads > 0 ? p.threads
@@ -560,7 +563,8 @@ std::string short_label(const Variant& v) {
   if (v.compress != "dense") s += " " + v.compress;
   if (v.backend == "onednn") return str(s, " onednn t", v.threads);
   return str(s, " dlas/", v.conv_algo, " opt", v.opt_level, " ", v.isa,
-             v.isa_emulated ? "(emulated)" : "", " t", v.threads);
+             v.isa_emulated ? "(emulated)" : "", " t", v.threads,
+             v.schedule == "default" ? "" : " " + v.schedule);
 }
 
 RunListener progress_printer(bool tty) {

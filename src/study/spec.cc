@@ -13,16 +13,17 @@
 #include "dlas/model/zoo.h"
 #include "dlas/optimize/prune.h"
 #include "dlas/optimize/quantize.h"
+#include "dlas/system/tune_model.h"
 
 namespace dlas::study {
 namespace {
 
 namespace fs = std::filesystem;
 
-const char* const kSpaceKeys[] = {"models", "compress",  "batch",     "backend",
-                                  "isa",    "opt_level", "conv_algo", "threads"};
+const char* const kSpaceKeys[] = {"models",    "compress", "batch",  "backend", "isa",
+                                  "opt_level", "conv_algo", "threads", "tuning"};
 // Keys later issues give meaning to: parsed, then refused with "not available yet".
-const char* const kLaterSpaceKeys[] = {"accuracy", "tuning", "schedule", "dataset"};
+const char* const kLaterSpaceKeys[] = {"accuracy", "schedule", "dataset"};
 const char* const kLaterTables[] = {"accuracy", "tuning", "dataset"};
 
 // Where a node was written, as "FILE:LINE:COL".
@@ -185,6 +186,7 @@ void parse_space_table(const Ctx& ctx, const toml::table& t, StudySpec& spec) {
   s.opt_level = {3};
   s.conv_algo = {"auto"};
   s.threads = {1};
+  s.tuning = {"untuned"};
   bool have_models = false;
   for (auto&& [key, node] : t) {
     const std::string k(key.str());
@@ -280,6 +282,22 @@ void parse_space_table(const Ctx& ctx, const toml::table& t, StudySpec& spec) {
           ctx.error(r, f, str(v, " is out of range [0, 1024] (0: one per logical CPU)"));
         s.threads.push_back(static_cast<int>(v));
       }
+    } else if (k == "tuning") {
+      auto vals = values_of<std::string>(ctx, node, field);
+      no_duplicates(ctx, vals, field);
+      s.tuning.clear();
+      for (const auto& [v, r, f] : vals) {
+        if (v != "untuned") {
+          if (v.rfind("tuned:", 0) != 0)
+            ctx.error(r, f, "'" + v + "' is not a tuning (untuned, tuned:120s, tuned:500trials)");
+          try {
+            tune::parse_budget(std::string_view(v).substr(6));
+          } catch (const Error& e) {
+            ctx.error(r, f, e.what());
+          }
+        }
+        s.tuning.push_back(v);
+      }
     } else if (std::find(std::begin(kLaterSpaceKeys), std::end(kLaterSpaceKeys), k) !=
                std::end(kLaterSpaceKeys)) {
       ctx.error(key.source(), field,
@@ -307,6 +325,7 @@ std::vector<std::string> dimension_texts(const StudySpace& s, const std::string&
   if (dim == "opt_level") add(s.opt_level);
   if (dim == "conv_algo") add(s.conv_algo);
   if (dim == "threads") add(s.threads);
+  if (dim == "tuning") add(s.tuning);
   return v;
 }
 
@@ -368,6 +387,17 @@ StudySpec parse_table(const Ctx& ctx, const toml::table& root, StudySpec spec) {
     }
   }
   if (!have_space) ctx.error(root.source(), "[space]", "missing: the spec needs a [space] table");
+  // A tuned variant tunes inside its child process, under the per-variant timeout.
+  for (const std::string& t : spec.space.tuning) {
+    if (t == "untuned" || spec.timeout_s <= 0) continue;
+    const double budget = tune::parse_budget(std::string_view(t).substr(6)).seconds;
+    if (budget == 0 || budget + 30 > spec.timeout_s) {
+      const toml::node* n = root.at_path("space.tuning").node();
+      ctx.error(n ? n->source() : root.source(), "[space].tuning",
+                "'" + t + "' needs a time budget at least 30 s under [study].timeout (" +
+                    str(spec.timeout_s) + " s): the child tunes, then measures, within it");
+    }
+  }
   if (const toml::node* ex = root.get("exclude")) {
     const toml::array* arr = ex->as_array();
     if (!arr || !arr->is_array_of_tables())
@@ -428,13 +458,15 @@ std::string StudyPoint::value(std::string_view d) const {
   if (d == "opt_level") return std::to_string(opt_level);
   if (d == "conv_algo") return conv_algo;
   if (d == "threads") return std::to_string(threads);
+  if (d == "tuning") return tuning;
   fail(ErrorKind::kInternal, "StudyPoint::value: unknown dimension '", d, "'");
 }
 
 std::string StudyPoint::str() const {
   return "model=" + model + ";compress=" + compress + ";batch=" + std::to_string(batch) +
          ";backend=" + backend + ";isa=" + isa + ";opt=" + std::to_string(opt_level) +
-         ";conv=" + conv_algo + ";threads=" + std::to_string(threads);
+         ";conv=" + conv_algo + ";threads=" + std::to_string(threads) +
+         (tuning == "untuned" ? "" : ";tuning=" + tuning);
 }
 
 Expansion expand_study(const StudySpec& spec) {
@@ -454,9 +486,10 @@ Expansion expand_study(const StudySpec& spec) {
           for (const std::string& isa : s.isa)
             for (int opt : s.opt_level)
               for (const std::string& algo : s.conv_algo)
-                for (int threads : s.threads) {
+                for (int threads : s.threads)
+                  for (const std::string& tuning : s.tuning) {
                   ++e.total;
-                  StudyPoint p{model, path, compress, batch, backend, isa, opt, algo, threads};
+                  StudyPoint p{model, path, compress, batch, backend, isa, opt, algo, threads, tuning};
                   if (std::any_of(spec.exclude.begin(), spec.exclude.end(),
                                   [&](const ExcludeRule& r) { return excluded_by(r, p); })) {
                     ++e.excluded;
@@ -471,6 +504,7 @@ Expansion expand_study(const StudySpec& spec) {
                     p.isa = "onednn";
                     p.opt_level = 0;
                     p.conv_algo = "onednn";
+                    p.tuning = "untuned";  // oneDNN has no schedules of dlas's to tune
                   }
                   if (!seen.insert(p.str()).second) {
                     ++e.collapsed;

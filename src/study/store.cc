@@ -6,6 +6,7 @@
 #include <charconv>
 #include <filesystem>
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "dlas/core/error.h"
 
@@ -30,7 +31,7 @@ const std::vector<ColumnDef> kColumns = {
     {"compress", kText, "compression spec (dense)"},
     {"backend", kText, "dlas | onednn"},
     {"conv_algo", kText, "convolution algorithm for every layer (onednn: onednn)"},
-    {"schedule", kText, "default (untuned) | tuned:<records> (later issues)"},
+    {"schedule", kText, "default (untuned knobs) | tuned:<budget> (auto-tuned first)"},
     {"opt_level", kInteger, "graph optimization level 0..3"},
     {"isa", kText, "ISA path the kernels ran (onednn: onednn)"},
     {"isa_emulated", kInteger, "1 when the ISA path was forced below the detected one"},
@@ -62,7 +63,11 @@ const std::vector<ColumnDef> kColumns = {
     {"peak_rss_bytes", kInteger, "peak resident memory of the measuring process"},
     // later issues (NULL until then)
     {"accuracy", kReal, "top-1 accuracy (later issues)"},
-    {"tuning_s", kReal, "auto-tuning time (later issues)"},
+    {"tuning_s", kReal, "auto-tuning time in seconds (tuned schedules)"},
+    {"tuning_trials", kInteger, "candidates measured while tuning"},
+    {"tuning_failures", kInteger, "candidates that failed (error or timeout) while tuning"},
+    {"tuning_cold_share", kReal, "share of measuring time spent on cold or failed candidates"},
+    {"tuning_stop", kText, "why tuning stopped: phi, goal, trials, seconds, exhausted, no-tasks"},
     // provenance
     {"dlas_version", kText, "dlas version"},
     {"git_sha", kText, "git revision dlas was built from"},
@@ -110,6 +115,9 @@ struct Statement {
 struct ResultStore::Impl {
   std::string path;
   sqlite3* db = nullptr;
+  // Columns of kColumns the table lacks: a database of an older schema opened read-only
+  // (read-write opens add them). Reads select NULL for them.
+  std::set<std::string> missing;
   ~Impl() { sqlite3_close_v2(db); }
 
   // One clear line naming the file; disk full and read-only spelled out.
@@ -273,11 +281,34 @@ ResultStore::ResultStore(const std::string& path, Mode mode) : impl_(std::make_u
     DLAS_CHECK(version <= kStoreSchemaVersion, ErrorKind::kInvalidInput, path,
                ": written by a newer dlas (results schema ", version, "; this dlas knows up to ",
                kStoreSchemaVersion, "); use a newer dlas");
-    // Older versions would be migrated here, one step per version, inside one transaction.
-    DLAS_CHECK(version == kStoreSchemaVersion, ErrorKind::kInvalidInput, path,
-               ": unknown results schema version ", version);
+    DLAS_CHECK(version >= 1, ErrorKind::kInvalidInput, path, ": unknown results schema version ",
+               version);
+    // Schema 2 only added columns (tuning_*): find the ones an older table lacks.
+    Statement s;
+    im.prepare(s, "PRAGMA table_info(results)");
+    std::set<std::string> have;
+    while (sqlite3_step(s.stmt) == SQLITE_ROW)
+      have.insert(reinterpret_cast<const char*>(sqlite3_column_text(s.stmt, 1)));
+    for (const auto& c : kColumns)
+      if (!have.count(c.name)) im.missing.insert(c.name);
   }
   if (mode == Mode::kReadOnly) return;
+  if (app_id == kApplicationId && (version < kStoreSchemaVersion || !im.missing.empty())) {
+    // Migrate in one transaction: add the new columns (NULL in old rows), bump the version.
+    std::string sql = "BEGIN IMMEDIATE; ";
+    for (const auto& c : kColumns)
+      if (im.missing.count(c.name))
+        sql += "ALTER TABLE results ADD COLUMN " + std::string(c.name) + " " + sql_type(c.type) +
+               "; ";
+    sql += "PRAGMA user_version = " + std::to_string(kStoreSchemaVersion) + "; COMMIT;";
+    try {
+      im.exec(sql, "upgrading the results table to schema " + std::to_string(kStoreSchemaVersion));
+    } catch (...) {
+      sqlite3_exec(im.db, "ROLLBACK", nullptr, nullptr, nullptr);
+      throw;
+    }
+    im.missing.clear();
+  }
 
   im.exec("PRAGMA journal_mode = WAL", "switching to WAL mode");
   // FULL: a committed result survives a power cut too, not only a killed process; one
@@ -334,7 +365,11 @@ void ResultStore::put(const Row& row) {
 
 std::vector<Row> ResultStore::rows() const {
   Statement s;
-  impl_->prepare(s, "SELECT " + column_list() + " FROM results ORDER BY variant_id, hardware_id");
+  std::string cols;
+  for (const auto& c : kColumns)
+    cols += (cols.empty() ? "" : ", ") +
+            (impl_->missing.count(c.name) ? "NULL AS " + std::string(c.name) : std::string(c.name));
+  impl_->prepare(s, "SELECT " + cols + " FROM results ORDER BY variant_id, hardware_id");
   std::vector<Row> out;
   int rc;
   while ((rc = sqlite3_step(s.stmt)) == SQLITE_ROW) {

@@ -528,7 +528,7 @@ TEST_F(StudyCli, BadInputExitsTwoAndKeepsStoredRows) {
   EXPECT_EQ(r.code, 2);
   EXPECT_FALSE(fs::exists(path("merged.db")));
   ASSERT_EQ(sqlite3_open(db.c_str(), &h), SQLITE_OK);
-  ASSERT_EQ(sqlite3_exec(h, "PRAGMA user_version = 1", nullptr, nullptr, nullptr), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(h, "PRAGMA user_version = 2", nullptr, nullptr, nullptr), SQLITE_OK);
   sqlite3_close(h);
   EXPECT_EQ(row_count(db), 1);  // the stored row survived every refusal
 

@@ -146,5 +146,43 @@ TEST_F(StudyMpiReport, CompressedVariantsRunAndTheSpeedupTableFills) {
   EXPECT_EQ(checked, 4);
 }
 
+// The tuning dimension end to end: a tuned variant tunes in its child (a few trials), stores
+// its tuning columns, runs the tuned layer choices, and the report pairs it with its
+// untuned twin.
+TEST_F(StudyMpiReport, TunedVariantsStoreTheirCostAndTheTuningTableFills) {
+  std::ofstream(path("t.toml"))
+      << "[study]\nname = \"t\"\nrepeat = 2\nwarmup = 0\ntimeout = 300\n[space]\n"
+         "models = [\"tiny.onnx\"]\nconv_algo = [\"gemm\", \"auto\"]\n"
+         "tuning = [\"untuned\", \"tuned:8trials,60s\"]\n";
+  ASSERT_EQ(sh(cli() + " study run " + path("t.toml") + " --db " + path("t.db")), 0) << err_;
+  int tuned = 0;
+  for (const Row& r : ResultStore(path("t.db"), ResultStore::Mode::kReadOnly).rows()) {
+    EXPECT_EQ(r.text("status"), kStatusOk) << r.text("variant_id") << ": " << r.text("reason");
+    if (r.text("schedule") == "default") {
+      EXPECT_EQ(r.text("variant_id").find("tuned"), std::string::npos);
+      EXPECT_FALSE(r.has("tuning_trials"));
+      continue;
+    }
+    ++tuned;
+    EXPECT_EQ(r.text("schedule"), "tuned:8trials,60s");
+    EXPECT_NE(r.text("variant_id").find("schedule=tuned:8trials,60s"), std::string::npos);
+    EXPECT_GE(r.integer("tuning_trials"), 1);
+    EXPECT_LE(r.integer("tuning_trials"), 8 + 16);  // the budget is checked between batches
+    EXPECT_GT(r.real("tuning_s"), 0);
+    EXPECT_FALSE(r.text("tuning_stop").empty());
+  }
+  EXPECT_EQ(tuned, 2);
+  ASSERT_EQ(sh(cli() + " study report " + path("t.db") + " -o " + path("trep") + " --no-plots"), 0)
+      << err_;
+  std::ifstream tu(path("trep/tuning.csv"));
+  const auto rows = parse_csv(std::string((std::istreambuf_iterator<char>(tu)), {}));
+  ASSERT_EQ(rows.size(), 3u);  // header + gemm + auto
+  for (size_t i = 1; i < rows.size(); ++i) {
+    EXPECT_EQ(rows[i][4], "tuned:8trials,60s");
+    EXPECT_GT(std::stod(rows[i][7]), 0.0);  // untuned_ms
+    EXPECT_GT(std::stod(rows[i][8]), 0.0);  // tuned_ms
+  }
+}
+
 }  // namespace
 }  // namespace dlas::study

@@ -139,6 +139,14 @@ TEST(StudySpec, ErrorsNameFileLineAndField) {
        "s.toml:3:", "[space].accuracy", "not available yet"},
       {"[space]\nmodels = [\"resnet18-cifar\"]\n[tuning]\ntrials = 10\n", "s.toml:3:", "[tuning]",
        "not available yet"},
+      {"[space]\nmodels = [\"resnet18-cifar\"]\ntuning = [\"fast\"]\n", "s.toml:3:",
+       "[space].tuning[0]", "is not a tuning"},
+      {"[space]\nmodels = [\"resnet18-cifar\"]\ntuning = [\"tuned:5x\"]\n", "s.toml:3:",
+       "[space].tuning[0]", "unknown unit 'x'"},
+      {"[study]\ntimeout = 100\n[space]\nmodels = [\"resnet18-cifar\"]\ntuning = [\"tuned:2m\"]\n",
+       "s.toml:5:", "[space].tuning", "at least 30 s under [study].timeout"},
+      {"[space]\nmodels = [\"resnet18-cifar\"]\ntuning = [\"tuned:50trials\"]\n", "s.toml:3:",
+       "[space].tuning", "needs a time budget"},
       // Exclusion rules are checked against the space.
       {"[space]\nmodels = [\"resnet18-cifar\"]\nconv_algo = [\"gemm\"]\n[[exclude]]\nconv_algo = "
        "\"winograd\"\n",
@@ -212,6 +220,30 @@ opt_level = [1, 3]
   EXPECT_EQ(one->conv_algo, "onednn");
   EXPECT_EQ(one->isa, "onednn");
   EXPECT_EQ(one->opt_level, 0);
+}
+
+TEST(StudySpec, TuningMultipliesDlasVariantsAndCollapsesForOnednn) {
+  const StudySpec s = parse_study_spec(R"([space]
+models = ["resnet18-cifar"]
+backend = ["dlas", "onednn"]
+conv_algo = ["gemm", "winograd"]
+tuning = ["untuned", "tuned:90s"]
+)",
+                                       "s.toml");
+  const Expansion e = expand_study(s);
+  EXPECT_EQ(e.total, 8u);
+  EXPECT_EQ(e.points.size(), 5u);  // 2 algorithms x 2 tunings + 1 onednn (untuned)
+  int tuned = 0;
+  for (const StudyPoint& p : e.points) {
+    if (p.backend == "onednn") EXPECT_EQ(p.tuning, "untuned");
+    if (p.tuning == "tuned:90s") {
+      ++tuned;
+      EXPECT_NE(p.str().find(";tuning=tuned:90s"), std::string::npos) << p.str();
+    } else {
+      EXPECT_EQ(p.str().find("tuning"), std::string::npos) << p.str();  // ids as before
+    }
+  }
+  EXPECT_EQ(tuned, 2);
 }
 
 TEST(StudySpec, QuantizedVariantsAreDlasOnly) {

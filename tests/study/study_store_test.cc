@@ -55,7 +55,7 @@ TEST_F(StudyStore, CreatesWalDatabaseWithSchemaVersion) {
   sqlite3* h = nullptr;
   ASSERT_EQ(sqlite3_open(db.c_str(), &h), SQLITE_OK);
   sqlite3_stmt* st = nullptr;
-  for (auto [pragma, want] : {std::pair<const char*, std::string>{"PRAGMA user_version", "1"},
+  for (auto [pragma, want] : {std::pair<const char*, std::string>{"PRAGMA user_version", std::to_string(kStoreSchemaVersion)},
                               {"PRAGMA journal_mode", "wal"},
                               {"PRAGMA application_id", std::to_string(0x646c6173)}}) {
     ASSERT_EQ(sqlite3_prepare_v2(h, pragma, -1, &st, nullptr), SQLITE_OK);
@@ -104,7 +104,7 @@ TEST_F(StudyStore, RefusesNewerSchemaForeignAndBrokenFiles) {
     }
     raw_sql(newer, "PRAGMA user_version = 99");
     refused(newer, "newer dlas", mode);
-    raw_sql(newer, "PRAGMA user_version = 1");
+    raw_sql(newer, "PRAGMA user_version = " + std::to_string(kStoreSchemaVersion));
     EXPECT_EQ(ResultStore(newer).count(), 1);  // nothing lost
 
     const std::string foreign = path("foreign.db");
@@ -170,11 +170,45 @@ TEST_F(StudyStore, MergeRefusesMismatchedSchemaAndWritesNothing) {
   const std::string a = path("a.db"), b = path("b.db"), out = path("all.db");
   { ResultStore(a).put(make_row("v1", kStatusOk, 1.0)); }
   { ResultStore(b).put(make_row("v2", kStatusOk, 1.0)); }
-  raw_sql(b, "PRAGMA user_version = 2");
+  raw_sql(b, "PRAGMA user_version = " + std::to_string(kStoreSchemaVersion + 1));
   EXPECT_THROW(merge_stores({a, b}, out), Error);
   EXPECT_FALSE(fs::exists(out));
   for (const auto& e : fs::directory_iterator(dir()))
     EXPECT_EQ(e.path().filename().string().find(".tmp-"), std::string::npos) << e.path();
+}
+
+// Schema 1 (before the tuning_* columns): read as NULLs read-only, upgraded in place by a
+// read-write open, rows kept.
+TEST_F(StudyStore, UpgradesASchemaOneDatabase) {
+  const std::string db = path("old.db");
+  { ResultStore(db).put(make_row("v1", kStatusOk, 1.5)); }
+  for (const char* c : {"tuning_trials", "tuning_failures", "tuning_cold_share", "tuning_stop"})
+    raw_sql(db, std::string("ALTER TABLE results DROP COLUMN ") + c);
+  raw_sql(db, "PRAGMA user_version = 1");
+  {
+    const std::vector<Row> rows = ResultStore(db, ResultStore::Mode::kReadOnly).rows();
+    ASSERT_EQ(rows.size(), 1u);
+    EXPECT_FALSE(rows[0].has("tuning_trials"));
+    EXPECT_DOUBLE_EQ(rows[0].real("median_ms"), 1.5);
+  }
+  {
+    ResultStore s(db);
+    Row r = make_row("v2", kStatusOk, 2.0);
+    r.set("tuning_trials", int64_t{17});
+    s.put(r);
+    EXPECT_EQ(s.count(), 2);
+  }
+  sqlite3* h = nullptr;
+  ASSERT_EQ(sqlite3_open(db.c_str(), &h), SQLITE_OK);
+  sqlite3_stmt* st = nullptr;
+  ASSERT_EQ(sqlite3_prepare_v2(h, "PRAGMA user_version", -1, &st, nullptr), SQLITE_OK);
+  ASSERT_EQ(sqlite3_step(st), SQLITE_ROW);
+  EXPECT_EQ(sqlite3_column_int64(st, 0), kStoreSchemaVersion);
+  sqlite3_finalize(st);
+  sqlite3_close(h);
+  const std::vector<Row> rows = ResultStore(db, ResultStore::Mode::kReadOnly).rows();
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[1].integer("tuning_trials"), 17);
 }
 
 TEST_F(StudyStore, ExportCsvAndJsonMatchTheRows) {

@@ -278,6 +278,7 @@ void add_study_command(CLI::App& app, Action& run) {
   x->add_option("--opt-level", v.opt_level);
   x->add_option("--isa", *isa)->required();
   x->add_option("--threads", v.threads);
+  x->add_option("--schedule", v.schedule);
   x->add_option("--repeat", xa->repeat);
   x->add_option("--warmup", xa->warmup);
   x->add_option("--input-seed", xa->input_seed);

@@ -16,13 +16,14 @@
 //   isa = ["native"]                                   # native or any --isa path (isa.h)
 //   backend = ["dlas"]                                 # dlas or onednn
 //   opt_level = [3]                                    # 0..3
+//   tuning = ["untuned", "tuned:120s"]                 # auto-tune first (budget: s, m, trials)
 //   [[exclude]]                                        # skip a partial combination
 //   model = "vgg16-cifar"
 //   conv_algo = ["winograd", "direct"]
 //
 // Every error is a dlas::Error(kInvalidInput) whose message starts with
 // "FILE:LINE:COL: FIELD: " so the user can jump to the fault. Dimensions that
-// later issues add (accuracy, tuning, schedule, dataset) are parsed
+// later issues add (accuracy, schedule, dataset) are parsed
 // and rejected with "not available yet".
 #pragma once
 
@@ -44,6 +45,9 @@ struct StudySpace {
   std::vector<int> opt_level;          // 0..3; default {3}
   std::vector<std::string> conv_algo;  // conv_algorithm_names() | "auto"; default {"auto"}
   std::vector<int> threads;            // >= 0 (0: every logical CPU); default {1}
+  // "untuned" (the algorithms' default knobs) | "tuned:<budget>" (120s, 2m, 500trials, or
+  // "120s,500trials"): the child auto-tunes the variant's conv layers first; default {"untuned"}
+  std::vector<std::string> tuning;
 };
 
 // One [[exclude]] table: a point is excluded when, for every dimension named,
@@ -85,6 +89,7 @@ struct StudyPoint {
   int opt_level = 3;
   std::string conv_algo = "auto";
   int threads = 1;
+  std::string tuning = "untuned";
 
   // The value of a dimension as text ("models" / "model" -> model, "threads" -> "2").
   std::string value(std::string_view dimension) const;

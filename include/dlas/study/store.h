@@ -20,7 +20,7 @@
 
 namespace dlas::study {
 
-inline constexpr int kStoreSchemaVersion = 1;
+inline constexpr int kStoreSchemaVersion = 2;  // 2: tuning_* columns (1 is upgraded)
 
 enum class ColumnType { kText, kInteger, kReal };
 
