@@ -63,7 +63,7 @@ double since(Clock::time_point t0) {
 struct TaskState {
   const Task* task = nullptr;
   size_t layer = 0;
-  std::set<std::string> seen;  // knobs_to_string of every candidate measured
+  std::set<std::string> seen;                  // knobs_to_string of every candidate measured
   std::vector<std::pair<Knobs, double>> good;  // ok measurements
   std::vector<Knobs> cold;                     // measured cold (or failed)
   double best = INFINITY;
@@ -118,21 +118,23 @@ class Tuner {
 
   TuneReport run() {
     t0_ = Clock::now();
-    // Round 0: every task's default point (the survey's baseline).
+    // Point 0 of the curve: the untuned model (the auto rule, default knobs).
+    if (o_.model_latency) push_untuned();
+    // Round 1: every task's default point (the survey's baseline; algorithm selection).
     for (size_t i = 0; i < states_.size() && !budget_hit(); ++i)
       measure(i, states_[i].task->defaults, false);
     retrain();
-    const double untuned = untuned_latency();
-    report_.untuned_latency_s = untuned;
-    push_point(0);
+    if (!o_.model_latency) push_untuned();
+    ++report_.rounds;
+    push_point(1);
     while (report_.stop_reason.empty()) {
       if (budget_hit()) break;
       const int64_t before = report_.trials;
       round();
-      ++report_.rounds;
-      push_point(static_cast<int>(report_.rounds));
+      push_point(static_cast<int>(++report_.rounds));
       if (report_.stop_reason.empty() && budget_hit()) break;
-      if (report_.stop_reason.empty() && report_.trials == before) report_.stop_reason = "exhausted";
+      if (report_.stop_reason.empty() && report_.trials == before)
+        report_.stop_reason = "exhausted";
       if (!report_.stop_reason.empty()) break;
       if (o_.latency_goal_s > 0 && report_.curve.back().latency_s <= o_.latency_goal_s)
         report_.stop_reason = "goal";
@@ -171,6 +173,14 @@ class Tuner {
       s += l.weight * (std::isfinite(c) ? c : 0);
     }
     return s;
+  }
+
+  void push_untuned() {
+    CurvePoint p;
+    p.latency_s = untuned_latency();
+    report_.untuned_latency_s = p.latency_s;
+    report_.curve.push_back(p);
+    if (o_.on_round) o_.on_round(p, 0);
   }
 
   void push_point(int round) {
@@ -281,9 +291,7 @@ class Tuner {
     }
     return k;
   }
-  bool fresh(const TaskState& s, const Knobs& k) const {
-    return !s.seen.count(knobs_to_string(k));
-  }
+  bool fresh(const TaskState& s, const Knobs& k) const { return !s.seen.count(knobs_to_string(k)); }
 
   // Raw candidates of a strategy (unseen, distinct), up to n.
   std::vector<Knobs> propose(TaskState& s, size_t n) {
@@ -331,7 +339,8 @@ class Tuner {
     if (pop.empty()) return out;
     std::vector<std::vector<float>> xs;
     for (const Knobs& k : pop) xs.push_back(candidate_features(t, k));
-    const std::vector<double> pred = trained_rows_ ? model_->predict(xs) : std::vector<double>(pop.size(), 0);
+    const std::vector<double> pred =
+        trained_rows_ ? model_->predict(xs) : std::vector<double>(pop.size(), 0);
     std::vector<size_t> order(pop.size());
     for (size_t i = 0; i < order.size(); ++i) order[i] = i;
     std::stable_sort(order.begin(), order.end(),
