@@ -82,7 +82,6 @@ TEST(TuneSearch, EveryStrategyFindsThePlantedOptimum) {
     o.strategy = s;
     o.phi = 0;
     o.seed = 3;
-    o.cost_model = "knn";
     // Grid needs the whole space; random and evolutionary get less than half of it.
     o.budget_trials = s == Strategy::kGrid ? 216 : 100;
     const TuneReport r = tune(tasks, land, o);
