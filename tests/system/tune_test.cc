@@ -226,7 +226,11 @@ TEST(TuneStop, EarlyStopRuleOnSyntheticCurves) {
   // Flat: no improvement.
   EXPECT_TRUE(should_stop_early(curve({10, 8, 8, 8}), 1e-3));
   // Too few rounds to judge.
-  EXPECT_FALSE(should_stop_early(curve({10, 10}), 1e-3));
+  EXPECT_FALSE(should_stop_early(curve({10, 10, 10}), 1e-3));
+  // The survey of defaults (point 1) being slower than untuned does not stop it ...
+  EXPECT_FALSE(should_stop_early(curve({10, 12, 11, 10}), 1e-3));
+  // ... nor count as progress.
+  EXPECT_TRUE(should_stop_early(curve({10, 7, 7, 7}), 1e-3));
   // A noisy re-timing that looks slower does not count as progress afterwards.
   EXPECT_TRUE(should_stop_early(curve({10, 8, 9, 8}), 1e-3));
   // Slow improvement: 0.05% per second < 0.1%.

@@ -183,9 +183,10 @@ struct CurvePoint {
   double latency_s = 0;  // whole-model latency with the best choices so far
 };
 
-// The early-stop rule of survey tuning: with rounds r-w..r in the curve, the relative
-// improvement (latency[r-w] - latency[r]) / latency[0] per tuning second over that span is
-// below phi. Needs at least min_rounds points after the first.
+// The early-stop rule of survey tuning. curve[0] is the untuned model, curve[1] the
+// survey of default points, then one point per round. Over the last `window` rounds, the
+// best latency so far improved by less than phi x curve[0].latency_s per tuning second.
+// Needs at least max(min_rounds, window) rounds after curve[1].
 bool should_stop_early(const std::vector<CurvePoint>& curve, double phi, int window = 2,
                        int min_rounds = 2);
 

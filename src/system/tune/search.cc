@@ -36,17 +36,19 @@ const char* strategy_name(Strategy s) {
 bool should_stop_early(const std::vector<CurvePoint>& curve, double phi, int window,
                        int min_rounds) {
   if (phi <= 0 || window < 1) return false;
+  // Point 0 is the untuned model (the scale of "relative"); the rule judges the tuned
+  // points 1.. (after the survey of defaults), so the algorithm selection of point 1 is
+  // neither counted as progress nor held against it.
   const int n = static_cast<int>(curve.size());
-  if (n < 1 + std::max(min_rounds, window)) return false;
-  const CurvePoint& a = curve[static_cast<size_t>(n - 1 - window)];
-  const CurvePoint& b = curve.back();
+  if (n - 1 < 1 + std::max(min_rounds, window)) return false;
+  const int a = n - 1 - window;
   const double base = curve.front().latency_s;
-  const double dt = b.seconds - a.seconds;
+  const double dt = curve.back().seconds - curve[static_cast<size_t>(a)].seconds;
   if (base <= 0 || dt <= 0) return false;
   // The best latency so far at each end: a noisy re-timing must not look like progress.
   double best_a = INFINITY, best_b = INFINITY;
-  for (int i = 0; i < n; ++i) {
-    if (i <= n - 1 - window) best_a = std::min(best_a, curve[static_cast<size_t>(i)].latency_s);
+  for (int i = 1; i < n; ++i) {
+    if (i <= a) best_a = std::min(best_a, curve[static_cast<size_t>(i)].latency_s);
     best_b = std::min(best_b, curve[static_cast<size_t>(i)].latency_s);
   }
   const double rate = (best_a - best_b) / base / dt;
