@@ -7,8 +7,8 @@
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
-#include <set>
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "cli.h"
 #include "dlas/core/error.h"
@@ -113,7 +113,7 @@ void add_tune_command(CLI::App& app, Action& run) {
       ->default_val(0)
       ->check(CLI::Range(0.0, 1e9));
   cmd->add_option("--tune-seed", a->tune_seed, "seed of the search (--seed seeds the zoo weights)");
-  cmd->add_option("--batch", a->batch, "trials per task per batch (survey tuning)")
+  cmd->add_option("--batch-trials", a->batch, "trials per batch given to a task (survey tuning)")
       ->default_val(4)
       ->check(CLI::Range(1, 1000));
   cmd->add_option("--repeat", a->repeat, "timed repeats per candidate (median)")
@@ -169,11 +169,14 @@ void add_tune_command(CLI::App& app, Action& run) {
       o.on_record = [&](const tune::Record& r) { tune::append_record(tmp, r); };
       double untuned = 0;
       o.on_round = [&](const tune::CurvePoint& p, int round) {
-        if (round == 0) untuned = p.latency_s;
+        if (round == 0) {
+          untuned = p.latency_s;
+          std::fprintf(stderr, "tune: untuned latency %.3f ms\n", p.latency_s * 1e3);
+          return;
+        }
         std::fprintf(stderr, "tune: round %d  %6lld trials  %7.1f s  latency %.3f ms", round,
                      static_cast<long long>(p.trials), p.seconds, p.latency_s * 1e3);
-        if (round > 0 && untuned > 0)
-          std::fprintf(stderr, "  (%.2fx untuned)", untuned / p.latency_s);
+        if (untuned > 0) std::fprintf(stderr, "  (%.2fx untuned)", untuned / p.latency_s);
         std::fprintf(stderr, "\n");
       };
       tune::TuneReport r = tune::tune(tasks, *measurer, o);
@@ -181,8 +184,7 @@ void add_tune_command(CLI::App& app, Action& run) {
       std::filesystem::rename(tmp, a->out, ec);
       DLAS_CHECK(!ec, ErrorKind::kRuntime, a->out, ": cannot move the records into place");
       const double cold_share = r.measure_seconds > 0 ? r.cold_seconds / r.measure_seconds : 0;
-      const double speedup =
-          r.tuned_latency_s > 0 ? r.untuned_latency_s / r.tuned_latency_s : 0;
+      const double speedup = r.tuned_latency_s > 0 ? r.untuned_latency_s / r.tuned_latency_s : 0;
       nlohmann::ordered_json j;
       j["model"] = model->model;
       j["compress"] = compress;
@@ -209,9 +211,8 @@ void add_tune_command(CLI::App& app, Action& run) {
       j["records"] = a->out;
       j["curve"] = nlohmann::json::array();
       for (const tune::CurvePoint& p : r.curve)
-        j["curve"].push_back({{"seconds", p.seconds},
-                              {"trials", p.trials},
-                              {"latency_ms", p.latency_s * 1e3}});
+        j["curve"].push_back(
+            {{"seconds", p.seconds}, {"trials", p.trials}, {"latency_ms", p.latency_s * 1e3}});
       if (a->json) {
         std::cout << j.dump(2) << "\n";
         return 0;
@@ -220,10 +221,11 @@ void add_tune_command(CLI::App& app, Action& run) {
                   model->model.c_str(), r.seconds, r.stop_reason.c_str(),
                   static_cast<long long>(r.trials), static_cast<long long>(r.failures),
                   static_cast<long long>(r.skipped_cold));
-      std::printf("latency %.3f ms -> %.3f ms (%.2fx); %.0f%% of measuring time on cold or "
-                  "failed candidates; cost model ranking accuracy %.2f\n",
-                  r.untuned_latency_s * 1e3, r.tuned_latency_s * 1e3, speedup,
-                  cold_share * 100, r.final_ranking_accuracy);
+      std::printf(
+          "latency %.3f ms -> %.3f ms (%.2fx); %.0f%% of measuring time on cold or "
+          "failed candidates; cost model ranking accuracy %.2f\n",
+          r.untuned_latency_s * 1e3, r.tuned_latency_s * 1e3, speedup, cold_share * 100,
+          r.final_ranking_accuracy);
       std::printf("records: %s (apply with --records)\n", a->out.c_str());
       return 0;
     };

@@ -162,8 +162,7 @@ class CostModel {
   virtual std::string name() const = 0;
 };
 // "xgboost" (when built with it) or "knn" (k-nearest neighbours; the fallback).
-std::unique_ptr<CostModel> make_cost_model(const std::string& kind = "xgboost",
-                                           uint64_t seed = 0);
+std::unique_ptr<CostModel> make_cost_model(const std::string& kind = "xgboost", uint64_t seed = 0);
 bool have_xgboost();
 
 // Pairwise ranking accuracy: the share of pairs (i, j) in the same group with
@@ -184,30 +183,32 @@ struct CurvePoint {
   double latency_s = 0;  // whole-model latency with the best choices so far
 };
 
-// The early-stop rule of survey tuning: with rounds r-w..r in the curve, the relative
-// improvement (latency[r-w] - latency[r]) / latency[0] per tuning second over that span is
-// below phi. Needs at least min_rounds points after the first.
+// The early-stop rule of survey tuning. curve[0] is the untuned model, curve[1] the
+// survey of default points, then one point per round. Over the last `window` rounds, the
+// best latency so far improved by less than phi x curve[0].latency_s per tuning second.
+// Needs at least max(min_rounds, window) rounds after curve[1].
 bool should_stop_early(const std::vector<CurvePoint>& curve, double phi, int window = 2,
                        int min_rounds = 2);
 
 struct TuneOptions {
   Strategy strategy = Strategy::kEvolutionary;
-  int64_t budget_trials = 0;   // 0: unlimited
-  double budget_seconds = 0;   // 0: unlimited
-  double phi = 1e-3;           // early stop: relative improvement per second (0: off)
-  double latency_goal_s = 0;   // stop when the model is at least this fast (0: off)
+  int64_t budget_trials = 0;  // 0: unlimited
+  double budget_seconds = 0;  // 0: unlimited
+  double phi = 1e-3;          // early stop: relative improvement per second (0: off)
+  double latency_goal_s = 0;  // stop when the model is at least this fast (0: off)
   uint64_t seed = 0;
-  int batch = 4;               // trials per task per round (survey tuning)
-  int round_trials = 0;        // trials per round (0: 2 x tasks, at least 16)
-  double cold_margin = 0.5;    // cold: measured / predicted > (1 + margin) x the task's best
+  int batch = 4;             // trials per task per round (survey tuning)
+  int round_trials = 0;      // trials per round (0: 2 x tasks, at least 16)
+  double cold_margin = 0.5;  // cold: measured / predicted > (1 + margin) x the task's best
   double timeout_seconds = 1.0;
-  bool filter_cold = true;     // Trimmer's cold-candidate filtering
+  bool filter_cold = true;  // Trimmer's cold-candidate filtering
   std::string cost_model = "xgboost";
   // Whole-model latency (seconds) with these choices; null: the sum over tasks of
   // weight x the layer's best cost (no re-timing).
   std::function<double(const LayerChoices&)> model_latency;
-  std::function<void(const Record&)> on_record;                  // every measured candidate
-  std::function<void(const CurvePoint&, int round)> on_round;    // after every round
+  std::function<void(const Record&)> on_record;  // every measured candidate
+  // The curve as it grows: round 0 is the untuned model, round 1 every default point.
+  std::function<void(const CurvePoint&, int round)> on_round;
 };
 
 struct TuneReport {

@@ -85,8 +85,8 @@ double ranking_accuracy(const std::vector<double>& predicted, const std::vector<
     for (size_t j = i + 1; j < actual.size(); ++j) {
       if (group[i] != group[j] || actual[i] == actual[j]) continue;
       ++pairs;
-      right += (predicted[i] < predicted[j]) == (actual[i] < actual[j]) &&
-               predicted[i] != predicted[j];
+      right +=
+          (predicted[i] < predicted[j]) == (actual[i] < actual[j]) && predicted[i] != predicted[j];
     }
   return pairs ? static_cast<double>(right) / static_cast<double>(pairs) : 0.5;
 }
@@ -135,9 +135,9 @@ class KnnModel : public CostModel {
 };
 
 #ifdef DLAS_WITH_XGBOOST
-#define XGB_CHECK(call)                                                                   \
-  do {                                                                                    \
-    if ((call) != 0)                                                                      \
+#define XGB_CHECK(call)                                                                       \
+  do {                                                                                        \
+    if ((call) != 0)                                                                          \
       ::dlas::fail(::dlas::ErrorKind::kRuntime, "xgboost: ", #call, ": ", XGBGetLastError()); \
   } while (0)
 
@@ -161,10 +161,14 @@ class XgbModel : public CostModel {
     BoosterHandle b = nullptr;
     XGB_CHECK(XGBoosterCreate(&d, 1, &b));
     const std::string seed = std::to_string(seed_ % 2147483647);
-    const std::pair<const char*, const char*> params[] = {
-        {"objective", "reg:squarederror"}, {"max_depth", "6"}, {"eta", "0.3"},
-        {"min_child_weight", "1"},         {"subsample", "1"}, {"nthread", "1"},
-        {"verbosity", "0"},                {"seed", seed.c_str()}};
+    const std::pair<const char*, const char*> params[] = {{"objective", "reg:squarederror"},
+                                                          {"max_depth", "6"},
+                                                          {"eta", "0.3"},
+                                                          {"min_child_weight", "1"},
+                                                          {"subsample", "1"},
+                                                          {"nthread", "1"},
+                                                          {"verbosity", "0"},
+                                                          {"seed", seed.c_str()}};
     for (const auto& [k, v] : params) XGB_CHECK(XGBoosterSetParam(b, k, v));
     for (int it = 0; it < kRounds; ++it) XGB_CHECK(XGBoosterUpdateOneIter(b, it, d));
     XGDMatrixFree(d);

@@ -1,5 +1,6 @@
 // Tuning records: JSON Lines (one measured candidate per line, like TVM's logs), the best
 // per task, and their application to a model as per-layer choices (transfer by task key).
+#include <unistd.h>
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -9,7 +10,6 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
-#include <unistd.h>
 
 #include "dlas/core/error.h"
 #include "dlas/core/version.h"

@@ -168,8 +168,8 @@ class ConvMeasurer : public Measurer {
       auto t = std::chrono::steady_clock::now();
       once();  // the first run also pays cold caches: it checks the timeout only
       const double first = seconds_since(t);
-      DLAS_CHECK(first <= o_.timeout_seconds, ErrorKind::kRuntime, "timeout: one run took ",
-                 first, " s > ", o_.timeout_seconds, " s");
+      DLAS_CHECK(first <= o_.timeout_seconds, ErrorKind::kRuntime, "timeout: one run took ", first,
+                 " s > ", o_.timeout_seconds, " s");
       for (int i = 1; i < o_.warmup; ++i) once();
       const int number =
           std::clamp(static_cast<int>(o_.min_repeat_seconds / std::max(first, 1e-7)), 1, 1000);
