@@ -97,3 +97,29 @@ Preprocess default_preprocess(const DatasetInfo& info, bool train) {
 }
 
 }  // namespace dlas::data
+
+namespace dlas::data {
+
+Preprocess preprocess_for_input(const DatasetInfo& info, const Shape& input, bool train) {
+  Preprocess p = default_preprocess(info, train);
+  const std::vector<int64_t> out = p.output_shape(info);
+  DLAS_CHECK(input.size() == 4 && input[1] == out[0] && input[2] == out[1] && input[3] == out[2],
+             ErrorKind::kInvalidInput, "the model's input ", shape_str(input), " does not take ",
+             info.name, "'s preprocessed images [N, ", out[0], ", ", out[1], ", ", out[2], "]");
+  return p;
+}
+
+std::vector<Tensor> calibration_batches(std::string_view dataset, const Shape& input, int count,
+                                        uint64_t seed) {
+  const std::unique_ptr<Dataset> ds = open_dataset(dataset, Split::kTrain);
+  const Preprocess p = preprocess_for_input(ds->info(), input);
+  Loader loader(*ds, p, {.batch = input[0], .shuffle = true, .drop_last = true, .seed = seed});
+  std::vector<Tensor> out;
+  Batch b;
+  while (static_cast<int>(out.size()) < count && loader.next(b)) out.push_back(b.images);
+  DLAS_CHECK(!out.empty(), ErrorKind::kInvalidInput, "dataset '", dataset, "' has fewer than ",
+             input[0], " training images (one calibration batch)");
+  return out;
+}
+
+}  // namespace dlas::data

@@ -99,6 +99,16 @@ Preprocess default_preprocess(const DatasetInfo& info, bool train);
 void preprocess_image(const Preprocess& pre, const DatasetInfo& info, const uint8_t* image,
                       float* out, bool augment = false, uint64_t draw = 0);
 
+// Test-time preprocessing (default_preprocess(info, train)) for a model whose image input is
+// [N,C,H,W]: kInvalidInput naming both shapes when the preprocessed C,H,W differ.
+Preprocess preprocess_for_input(const DatasetInfo& info, const Shape& input, bool train = false);
+
+// `count` batches shaped like the model input [B,C,H,W] of preprocessed training images of
+// `dataset` (test-time preprocessing, shuffled by `seed`): int8 calibration data. Fewer when
+// the training split is smaller than count x B.
+std::vector<Tensor> calibration_batches(std::string_view dataset, const Shape& input, int count,
+                                        uint64_t seed);
+
 struct LoaderOptions {
   int64_t batch = 64;
   bool shuffle = false;    // a new permutation per epoch, from (seed, epoch)
