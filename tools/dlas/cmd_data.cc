@@ -125,8 +125,12 @@ int run_dataset_eval(const ModelArgs& model_in, const EngineArgs& engine, const 
   std::vector<Plan*> plans = {&deployed};
   if (reference) plans.push_back(reference.get());
 
-  data::Loader loader(*ds, pre,
-                      {.batch = input[0], .limit = a.limit, .threads = std::max(1, o.threads)});
+  // Decoding threads pay only for image folders (JPEG/PNG); IDX/CIFAR records are memcpy'd
+  // and preprocessing one costs microseconds, less than waking a worker.
+  const bool decodes = info.name.rfind("folder:", 0) == 0;
+  data::Loader loader(
+      *ds, pre,
+      {.batch = input[0], .limit = a.limit, .threads = decodes ? std::max(1, o.threads) : 1});
   EvalProgressPrinter printer(::isatty(2) && !json);
   EvalProgress progress;
   if (loader.samples() >= 2000) progress = std::ref(printer);

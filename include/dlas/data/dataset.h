@@ -116,7 +116,8 @@ struct LoaderOptions {
   bool drop_last = false;  // drop a final short batch
   uint64_t seed = 0;
   int64_t limit = 0;  // use only the first `limit` records (0 = all), before shuffling
-  int threads = 1;    // decode/preprocess a batch on this many threads (same result)
+  int threads = 1;    // decode/preprocess a batch on this many threads (same result; pays
+                      // for image folders, not for in-memory IDX/CIFAR records)
 };
 
 struct Batch {
