@@ -129,6 +129,8 @@ TEST_F(EvalCli, DatasetModeOnOnnxZooAndCompressedVariants) {
   EXPECT_EQ(unknown.code, 2);
   EXPECT_NE(unknown.err.find("unknown dataset 'nosuch'"), std::string::npos) << unknown.err;
 
+  EXPECT_EQ(dlas(str("eval ", model, " --limit 5")).code, 2);  // --limit needs --dataset
+
   // The random-input mode is unchanged.
   const auto r = parse_json(dlas(str("eval ", model, " --compress int8 --samples 2 --json")));
   EXPECT_TRUE(r.contains("top1_agreement"));

@@ -202,6 +202,9 @@ void add_eval_command(CLI::App& app, Action& run) {
   cmd->add_flag("--json", *json, "print one JSON object");
   cmd->callback([&run, cmd, model, engine, samples, seed, json, data_args] {
     data_args->batch_given = cmd->get_option("--batch")->count() > 0;
+    if (data_args->dataset.empty() &&
+        (cmd->get_option("--split")->count() > 0 || cmd->get_option("--limit")->count() > 0))
+      throw CLI::ValidationError("--split/--limit", "only apply with --dataset");
     run = [model, engine, samples, seed, json, data_args] {
       if (!data_args->dataset.empty()) return run_dataset_eval(*model, *engine, *data_args, *json);
       const std::string spec = compress_name(engine->compress);  // fails before loading
