@@ -72,4 +72,15 @@ std::vector<data::Accuracy> evaluate_plans(const std::vector<Plan*>& plans, data
   return acc;
 }
 
+data::Accuracy evaluate_accuracy(const Graph& graph, const PlanOptions& options,
+                                 std::string_view dataset, data::Split split, int64_t limit,
+                                 const EvalProgress& progress) {
+  const std::unique_ptr<data::Dataset> ds = data::open_dataset(dataset, split);
+  const Shape& input = image_input_shape(graph);
+  data::Loader loader(*ds, data::preprocess_for_input(ds->info(), input),
+                      {.batch = input[0], .limit = limit});
+  Plan plan(graph, options);
+  return evaluate_plans({&plan}, loader, progress)[0];
+}
+
 }  // namespace dlas

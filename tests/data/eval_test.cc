@@ -71,6 +71,11 @@ TEST(EvalAccuracy, NearestMeanModelIsAccurateAndPaddingIsExact) {
   EXPECT_EQ(a1[0].top5, 120);         // 4 classes: always in the top 5
   // A plan whose batch is not the loader's is refused.
   expect_invalid([&] { evaluate_plans({&b1}, l7); }, {"[7, 1, 8, 8]"});
+  // The one-call form gives the same numbers.
+  const data::Accuracy one = evaluate_accuracy(nearest_mean_model(7), o, kData);
+  EXPECT_EQ(one.samples, 120);
+  EXPECT_EQ(one.top1, a1[0].top1);
+  EXPECT_EQ(evaluate_accuracy(nearest_mean_model(7), o, kData, data::Split::kTest, 50).samples, 50);
   EXPECT_EQ(zoo_options_for(test->info()).image_size, 8);
   EXPECT_EQ(zoo_options_for(test->info()).num_classes, 4);
 }

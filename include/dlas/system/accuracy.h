@@ -22,6 +22,13 @@ using EvalProgress = std::function<void(int64_t done, int64_t total, const data:
 std::vector<data::Accuracy> evaluate_plans(const std::vector<Plan*>& plans, data::Loader& loader,
                                            const EvalProgress& progress = {});
 
+// One call: opens `dataset`'s split, compiles `graph` (its image input [B,C,H,W] sets the
+// batch; it must take the dataset's preprocessed images) and scores it on the first `limit`
+// records (0 = all) with test-time preprocessing.
+data::Accuracy evaluate_accuracy(const Graph& graph, const PlanOptions& options,
+                                 std::string_view dataset, data::Split split = data::Split::kTest,
+                                 int64_t limit = 0, const EvalProgress& progress = {});
+
 // The zoo options that adapt a zoo model to a dataset's preprocessed images and classes
 // (-1 fields of `base` are filled in; kInvalidInput for non-square images).
 ZooOptions zoo_options_for(const data::DatasetInfo& info, ZooOptions base = {});
