@@ -12,6 +12,7 @@
 
 #include "dlas/core/error.h"
 #include "dlas/core/npy.h"
+#include "dlas/data/dataset.h"
 #include "dlas/system/passes.h"
 #include "dlas/system/plan.h"
 
@@ -356,8 +357,25 @@ std::vector<std::vector<Tensor>> calibration_inputs(const Graph& g, const QuantS
   }
   namespace fs = std::filesystem;
   std::error_code ec;
-  DLAS_CHECK(fs::is_directory(spec.calib_data, ec), ErrorKind::kInvalidInput, "calibration data '",
-             spec.calib_data, "' is neither 'random' nor a directory");
+  if (!fs::is_directory(spec.calib_data, ec)) {
+    // A dataset name (dlas/data/dataset.h): batches of preprocessed training images.
+    DLAS_CHECK(g.inputs.size() == 1 && g.inputs[0].shape.size() == 4, ErrorKind::kInvalidInput,
+               "calibration data '", spec.calib_data,
+               "': a dataset needs a model with one image input [N,C,H,W]");
+    std::vector<Tensor> batches;
+    try {
+      batches = data::calibration_batches(spec.calib_data, g.inputs[0].shape,
+                                          std::max(spec.calib_samples, 1), spec.seed);
+    } catch (const Error& e) {
+      throw Error(e.kind(), "calibration data '" + spec.calib_data +
+                                "' (neither 'random', a directory of .npy files, nor a usable "
+                                "dataset): " +
+                                e.what());
+    }
+    for (const Tensor& t : batches)
+      samples.push_back({t.dtype() == g.inputs[0].dtype ? t : t.cast(g.inputs[0].dtype)});
+    return samples;
+  }
   DLAS_CHECK(g.inputs.size() == 1, ErrorKind::kInvalidInput, "calibration data '", spec.calib_data,
              "': a directory of .npy files needs a model with one input, not ", g.inputs.size());
   std::vector<fs::path> files;

@@ -53,6 +53,16 @@ Variant variant_from_args(const ModelArgs& model, const EngineArgs& engine, cons
 // Loads the model named by args; errors carry the model path or node.
 Graph load_model_from_args(const ModelArgs& args);
 
+// `dlas eval --dataset`: accuracy of the compiled variant on a labelled dataset (cmd_data.cc).
+struct DatasetEvalArgs {
+  std::string dataset;  // empty: the random-input mode of `dlas eval`
+  std::string split = "test";
+  int64_t limit = 0;
+  bool batch_given = false;  // --batch was given (else 100 images per run)
+};
+int run_dataset_eval(const ModelArgs& model, const EngineArgs& engine, const DatasetEvalArgs& args,
+                     bool json);
+
 // Each command registers itself and sets `run` to its action when selected.
 using Action = std::function<int()>;
 void add_zoo_command(CLI::App& app, Action& run);
@@ -67,6 +77,7 @@ void add_prune_command(CLI::App& app, Action& run);
 void add_quantize_command(CLI::App& app, Action& run);
 void add_eval_command(CLI::App& app, Action& run);
 void add_tune_command(CLI::App& app, Action& run);  // tune and records
+void add_data_command(CLI::App& app, Action& run);
 // `study report` and `study observe`, added to the `study` subcommand.
 void add_study_report_commands(CLI::App& study, Action& run);
 

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli.h"
+#include "dlas/data/dataset.h"
 #include "dlas/optimize/quantize.h"
 
 namespace dlas::cli {
@@ -44,9 +45,14 @@ QuantSpec spec_from_args(const QuantizeArgs& a) {
   q.calib_data = a.calib_data;
   q.calib_samples = a.calib_samples;
   q.seed = a.calib_seed;
-  if (q.calib_data != "random")
-    DLAS_CHECK(std::filesystem::is_directory(q.calib_data), ErrorKind::kInvalidInput,
-               "--calib-data '", q.calib_data, "' is neither 'random' nor a directory");
+  if (q.calib_data != "random" && !std::filesystem::is_directory(q.calib_data)) {
+    try {
+      data::open_dataset(q.calib_data, data::Split::kTrain);  // fails before the model loads
+    } catch (const Error& e) {
+      fail(ErrorKind::kInvalidInput, "--calib-data '", q.calib_data,
+           "' is neither 'random', a directory, nor a dataset: ", e.what());
+    }
+  }
   return q;
 }
 
@@ -111,10 +117,12 @@ void add_quantize_command(CLI::App& app, Action& run) {
   cmd->add_option("--percentile", a->percentile, "percentile calibrator's P (default 99.99)")
       ->default_val(99.99);
   cmd->add_option("--calib-data", a->calib_data,
-                  "calibration inputs: 'random' (N(0,1), seeded) or a directory of .npy files")
+                  "calibration inputs: 'random' (N(0,1), seeded), a directory of .npy files, or "
+                  "a dataset (e.g. fashion-mnist: preprocessed training images, shuffled by "
+                  "--calib-seed)")
       ->default_val("random");
   cmd->add_option("--calib-samples", a->calib_samples,
-                  "random samples, or at most this many files (default 32)")
+                  "random samples, at most this many files, or dataset batches (default 32)")
       ->default_val(32);
   cmd->add_option("--calib-seed", a->calib_seed, "seed of the random calibration inputs");
   cmd->add_option("--activations", a->activations,
@@ -166,21 +174,39 @@ void add_eval_command(CLI::App& app, Action& run) {
   auto* cmd = app.add_subcommand(
       "eval",
       "Output error of a compressed model (--compress) against fp32 on random inputs: top-1 "
-      "agreement, max and mean absolute error");
+      "agreement, max and mean absolute error; with --dataset: top-1/top-5 accuracy of the "
+      "compiled variant on a labelled dataset");
   auto model = std::make_shared<ModelArgs>();
   auto engine = std::make_shared<EngineArgs>();
   auto samples = std::make_shared<int>(32);
   auto seed = std::make_shared<uint64_t>(1000);
   auto json = std::make_shared<bool>(false);
+  auto data_args = std::make_shared<DatasetEvalArgs>();
   add_model_args(*cmd, *model);
   add_engine_args(*cmd, *engine);
+  std::string names;
+  for (const std::string& n : data::dataset_names()) names += (names.empty() ? "" : ", ") + n;
+  cmd->add_option("--dataset", data_args->dataset,
+                  "accuracy mode: top-1/top-5 on this dataset (" + names +
+                      "); zoo models are built for its shape and classes (untrained); --batch "
+                      "is then the images per run (default 100); int8 calibrates on 512 "
+                      "training images");
+  cmd->add_option("--split", data_args->split, "dataset split: test (default) or train")
+      ->check(CLI::IsMember({"test", "train"}));
+  cmd->add_option("--limit", data_args->limit, "only the first N images (0: all)")
+      ->check(CLI::NonNegativeNumber);
   cmd->add_option("--samples", *samples, "random N(0,1) inputs (default 32)")
       ->default_val(32)
       ->check(CLI::Range(1, 1000000));
   cmd->add_option("--input-seed", *seed, "seed of the first input (default 1000)");
   cmd->add_flag("--json", *json, "print one JSON object");
-  cmd->callback([&run, model, engine, samples, seed, json] {
-    run = [model, engine, samples, seed, json] {
+  cmd->callback([&run, cmd, model, engine, samples, seed, json, data_args] {
+    data_args->batch_given = cmd->get_option("--batch")->count() > 0;
+    if (data_args->dataset.empty() &&
+        (cmd->get_option("--split")->count() > 0 || cmd->get_option("--limit")->count() > 0))
+      throw CLI::ValidationError("--split/--limit", "only apply with --dataset");
+    run = [model, engine, samples, seed, json, data_args] {
+      if (!data_args->dataset.empty()) return run_dataset_eval(*model, *engine, *data_args, *json);
       const std::string spec = compress_name(engine->compress);  // fails before loading
       const Graph fp32 = load_model_from_args(*model);
       Graph compressed = fp32;

@@ -55,7 +55,8 @@ struct QuantSpec {
   Calibrator calibrator = Calibrator::kEntropy;
   double percentile = 99.99;          // kPercentile, in (0, 100]
   DType activations = DType::kU8;     // kU8 (asymmetric) or kS8 (symmetric)
-  std::string calib_data = "random";  // "random" or a directory of .npy files
+  std::string calib_data = "random";  // "random", a directory of .npy files, or a dataset name
+                                      // (dlas/data/dataset.h: preprocessed training images)
   int calib_samples = 32;             // random samples / at most this many files
   uint64_t seed = 0;                  // random calibration inputs
 
