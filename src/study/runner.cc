@@ -237,7 +237,12 @@ const char* const kMeasuredColumns[] = {"median_ms",
                                         "weight_bytes",
                                         "packed_weight_bytes",
                                         "peak_activation_bytes",
-                                        "workspace_bytes"};
+                                        "workspace_bytes",
+                                        "tuning_s",
+                                        "tuning_trials",
+                                        "tuning_failures",
+                                        "tuning_cold_share",
+                                        "tuning_stop"};
 
 std::string signal_text(int sig) {
   const char* abbrev = sigabbrev_np(sig);

@@ -14,6 +14,7 @@
 #include "dlas/core/error.h"
 #include "dlas/system/measure.h"
 #include "dlas/system/tune.h"
+#include "dlas/system/tune_model.h"
 
 namespace dlas::cli {
 namespace {
@@ -32,58 +33,6 @@ struct TuneArgs {
   bool no_filter = false;
   bool json = false;
 };
-
-// "120s", "2m", "500trials", or both joined by ','.
-void parse_budget(const std::string& text, double& seconds, int64_t& trials) {
-  seconds = 0;
-  trials = 0;
-  size_t start = 0;
-  while (start <= text.size()) {
-    const size_t comma = text.find(',', start);
-    const std::string item =
-        text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
-    size_t used = 0;
-    double v = -1;
-    try {
-      v = std::stod(item, &used);
-    } catch (const std::exception&) {
-      used = 0;
-    }
-    const std::string unit = item.substr(used);
-    DLAS_CHECK(used > 0 && v > 0, ErrorKind::kUsage, "--budget '", text,
-               "': expected a positive amount like 120s, 2m or 500trials");
-    if (unit == "s")
-      seconds = v;
-    else if (unit == "m" || unit == "min")
-      seconds = v * 60;
-    else if (unit == "trials" || unit == "t")
-      trials = static_cast<int64_t>(v);
-    else
-      fail(ErrorKind::kUsage, "--budget '", text, "': unknown unit '", unit,
-           "' (expected s, m or trials)");
-    if (comma == std::string::npos) break;
-    start = comma + 1;
-  }
-}
-
-// Whole-model latency: the plan compiled with these choices, median of a few runs.
-double time_model(const Graph& g, PlanOptions o, const LayerChoices& choices) {
-  o.layers = choices;
-  Plan plan(g, o);
-  std::vector<Tensor> in;
-  for (size_t i = 0; i < plan.graph().inputs.size(); ++i)
-    in.push_back(random_input(plan.graph().inputs[i], i));
-  std::vector<Tensor> out = plan.make_outputs();
-  plan.run_into(in, out);  // warm-up
-  std::vector<double> t;
-  const auto start = std::chrono::steady_clock::now();
-  while (t.size() < 30 && (t.size() < 5 || ms_since(start) < 200)) {
-    const auto t0 = std::chrono::steady_clock::now();
-    plan.run_into(in, out);
-    t.push_back(ms_since(t0) / 1e3);
-  }
-  return percentile(t, 0.5);
-}
 
 }  // namespace
 
@@ -130,7 +79,14 @@ void add_tune_command(CLI::App& app, Action& run) {
   cmd->callback([&run, model, engine, a] {
     run = [model, engine, a] {
       tune::TuneOptions o;
-      parse_budget(a->budget, o.budget_seconds, o.budget_trials);
+      tune::Budget budget;
+      try {
+        budget = tune::parse_budget(a->budget);
+      } catch (const Error& e) {
+        fail(ErrorKind::kUsage, "--", e.what());  // "--budget '5x': unknown unit 'x' ..."
+      }
+      o.budget_seconds = budget.seconds;
+      o.budget_trials = budget.trials;
       o.strategy = tune::parse_strategy(a->strategy);
       const std::string compress = compress_name(engine->compress);
       Graph g = load_model_from_args(*model);
@@ -162,7 +118,7 @@ void add_tune_command(CLI::App& app, Action& run) {
       o.timeout_seconds = a->timeout_s;
       o.filter_cold = !a->no_filter;
       o.cost_model = a->cost_model;
-      o.model_latency = [&](const LayerChoices& c) { return time_model(g, po, c); };
+      o.model_latency = [&](const LayerChoices& c) { return tune::time_model(g, po, c); };
       // The live log: every candidate as it is measured, renamed into place at the end.
       const std::string tmp = a->out + ".partial";
       std::filesystem::remove(tmp);
