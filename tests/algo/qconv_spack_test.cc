@@ -161,8 +161,8 @@ TEST(QConvSpackLogic, KernelSetsCoverTheKnobShapes) {
                                                        : ukernel::qs8_spack_for(Isa::kAvx512).isa);
 }
 
-// The auto rule (qconv_common.cc): direct on large stride-1 KxK maps, spatial-pack on
-// small or strided ones, gemm on 1x1, few-channel stems and the AMX path.
+// The auto rule (qconv_common.cc): direct on stride-1 KxK convs, spatial-pack on strided
+// ones, gemm on 1x1, few-channel stems and the AMX path.
 TEST(QConvSpackAuto, RulePicksByShapeAndPath) {
   auto pick = [](const char* key, Isa isa) {
     QConvProblem p = make_qproblem(ConvProblem::from_key(key), qconv_variants().front());
@@ -170,7 +170,7 @@ TEST(QConvSpackAuto, RulePicksByShapeAndPath) {
   };
   const char* r18_l1 = "c64_h32_w32_k64_3x3_s1x1_p1x1x1x1_d1x1_g1";
   EXPECT_EQ(pick(r18_l1, Isa::kAvx2), "direct");
-  EXPECT_EQ(pick("c256_h8_w8_k256_3x3_s1x1_p1x1x1x1_d1x1_g1", Isa::kAvx2), "spatial-pack");
+  EXPECT_EQ(pick("c256_h8_w8_k256_3x3_s1x1_p1x1x1x1_d1x1_g1", Isa::kAvx2), "direct");
   EXPECT_EQ(pick("c64_h32_w32_k128_3x3_s2x2_p1x1x1x1_d1x1_g1", Isa::kAvx512Vnni), "spatial-pack");
   EXPECT_EQ(pick("c64_h32_w32_k128_1x1_s2x2_p0x0x0x0_d1x1_g1", Isa::kAvx2), "gemm");
   EXPECT_EQ(pick("c3_h32_w32_k64_3x3_s1x1_p1x1x1x1_d1x1_g1", Isa::kAvx2), "gemm");
