@@ -1,7 +1,7 @@
 // int8 conv microbenchmarks against the fp32 best in the same run: on the layer shapes of
 // resnet18-cifar, vgg16-cifar and resnet50 (bench/shapes/<model>.txt), every int8
-// algorithm of qconv_algorithms() that supports the shape (the scalar `direct` only with
-// DLAS_BENCH_QDIRECT=1) and the fp32 `gemm` and `winograd`, each prepared once with its
+// algorithm of qconv_algorithms() that supports the shape (`direct`, `spatial-pack`, `gemm`,
+// `depthwise`) and the fp32 `gemm` and `winograd`, each prepared once with its
 // default knobs on active_isa(). Benchmarks are registered shape by shape, int8 and fp32
 // side by side (interleaved in time), named <dtype>/<algo>/<model>/<key>.
 // Counters: GOPS (2 x MACs per second), peak_pct (% of the path's nominal peak: fp32 = the
@@ -15,8 +15,7 @@
 //   DLAS_BENCH_THREADS=2 build/dlas_bench_qconv --benchmark_filter='resnet18-cifar'
 //
 // Environment: DLAS_BENCH_THREADS (default 1), DLAS_ISA, DLAS_BENCH_SHAPES (directory),
-// DLAS_BENCH_MODELS (comma list, default resnet18-cifar,vgg16-cifar,resnet50),
-// DLAS_BENCH_QDIRECT=1.
+// DLAS_BENCH_MODELS (comma list, default resnet18-cifar,vgg16-cifar,resnet50).
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
@@ -194,7 +193,6 @@ std::vector<std::string> bench_models() {
 }
 
 void register_benchmarks(const std::filesystem::path& dir, int threads) {
-  const bool qdirect = std::getenv("DLAS_BENCH_QDIRECT") != nullptr;
   for (const std::string& model : bench_models()) {
     const std::filesystem::path file = dir / (model + ".txt");
     std::vector<dlas::ConvShape> shapes;
@@ -210,7 +208,7 @@ void register_benchmarks(const std::filesystem::path& dir, int threads) {
       dlas::QConvProblem qp;
       qp.conv = s.problem;
       for (const dlas::QConvAlgorithm* algo : dlas::qconv_algorithms()) {
-        if (!algo->supports(qp) || (algo->name() == "direct" && !qdirect)) continue;
+        if (!algo->supports(qp)) continue;
         benchmark::RegisterBenchmark(
             ("int8/" + std::string(algo->name()) + "/" + model + "/" + key.shape).c_str(),
             run_qconv, algo, s.problem, threads, key)

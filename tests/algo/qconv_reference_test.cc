@@ -100,7 +100,7 @@ TEST(QConvReference, ClampBoundsAreInTheQuantizedDomain) {
   EXPECT_THROW(p.validate(), Error);
 }
 
-TEST(QConvReference, ScalarDirectAlgorithmEqualsTheOracleBitForBit) {
+TEST(QConvReference, DirectAlgorithmOnTheScalarPathEqualsTheOracleBitForBit) {
   const QConvProblem p = small_problem(true, Activation::kClip);
   const ConvProblem& c = p.conv;
   std::mt19937 rng(11);
@@ -115,9 +115,11 @@ TEST(QConvReference, ScalarDirectAlgorithmEqualsTheOracleBitForBit) {
   reference_qconv(p, x.data(), w.data(), ws.data(), bias.data(), r.data(), want.data());
   const QConvAlgorithm* algo = find_qconv_algorithm("direct");
   ASSERT_NE(algo, nullptr);
-  auto prepared = algo->prepare(p, w.data(), ws.data(), bias.data(), {}, Isa::kScalar);
+  auto prepared = algo->prepare(p, w.data(), ws.data(), bias.data(),
+                                algo->default_knobs(p, Isa::kScalar), Isa::kScalar);
   ThreadPool pool(2);
-  prepared->run(x.data(), got.data(), r.data(), nullptr, pool);
+  std::vector<uint8_t> workspace(prepared->workspace_bytes(2));
+  prepared->run(x.data(), got.data(), r.data(), workspace.data(), pool);
   EXPECT_EQ(got, want);
 }
 

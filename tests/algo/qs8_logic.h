@@ -9,10 +9,19 @@
 
 #include "algo/microkernels/qs8_dwconv.h"
 #include "algo/microkernels/qs8_gemm.h"
+#include "algo/microkernels/qs8_spack.h"
 
 namespace dlas::test {
 
 const std::vector<ukernel::QS8GemmUkernel>& qs8_logic_gemm_ukernels();
+// The spatial-pack / direct kernel sets of the paths above AVX2 (qs8_spack.inc), named like
+// them, isa = kAvx2; to keep this TU's build time down each selects only the tile shapes
+// of qs8_logic_spack_shapes() (the others are the same template at other constants).
+const std::vector<ukernel::QS8SpackUkernels>& qs8_logic_spack_ukernels();
+struct SpackShape {
+  int vectors, vh, vw;
+};
+const std::vector<SpackShape>& qs8_logic_spack_shapes();
 // qs8_dwconv_16lane__avx512's template at 16 lanes.
 ukernel::QS8DwFn qs8_logic_dwconv_16lane();
 

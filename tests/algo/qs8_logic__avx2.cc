@@ -12,6 +12,7 @@
 #include "algo/microkernels/qs8-dwconv/qs8_dwconv_vec.h"
 #include "algo/microkernels/qs8-gemm/qs8_gemm_amx.h"
 #include "algo/microkernels/qs8-gemm/qs8_gemm_vec.h"
+#include "algo/microkernels/qs8-spack/qs8_spack_vec.h"
 
 namespace dlas::test {
 namespace {
@@ -119,7 +120,44 @@ void dwconv_16lane(const ukernel::QS8DwPlane& d, int32_t bias, float mult, const
   qs8_dwconv_vec<EmuPmaddwd<16>>(d, bias, mult, residual, y, p);
 }
 
+template <class P>
+ukernel::QS8SpackFn spack_subset(int nv, int vh, int vw) {
+  if (nv == 1 && vh == 1 && vw == 4) return &qs8_spack_vec<P, 1, 1, 4>;
+  if (nv == 2 && vh == 2 && vw == 7) return &qs8_spack_vec<P, 2, 2, 7>;
+  if (nv == 1 && vh == 4 && vw == 8) return &qs8_spack_vec<P, 1, 4, 8>;
+  if (nv == 2 && vh == 1 && vw == 8) return &qs8_spack_vec<P, 2, 1, 8>;
+  return nullptr;
+}
+
+template <Isa kIsa, int L, int KR>
+ukernel::QS8SpackFn emulated_spack(int nv, int vh, int vw) {
+  if constexpr (kIsa <= Isa::kAvx2)
+    return nullptr;  // not listed
+  else if constexpr (KR == 4)
+    return spack_subset<EmuDpbusd<L>>(nv, vh, vw);
+  else
+    return spack_subset<EmuPmaddwd<L>>(nv, vh, vw);
+}
+
 }  // namespace
+
+const std::vector<SpackShape>& qs8_logic_spack_shapes() {
+  static const std::vector<SpackShape> s = {{1, 1, 4}, {2, 2, 7}, {1, 4, 8}, {2, 1, 8}};
+  return s;
+}
+
+const std::vector<ukernel::QS8SpackUkernels>& qs8_logic_spack_ukernels() {
+  static const std::vector<ukernel::QS8SpackUkernels> table = [] {
+    std::vector<ukernel::QS8SpackUkernels> t;
+#define X(name, isa, lanes, kr) \
+  if (Isa::isa > Isa::kAvx2)    \
+    t.push_back({#name, Isa::kAvx2, lanes, kr, &emulated_spack<Isa::isa, lanes, kr>});
+#include "algo/microkernels/qs8-spack/qs8_spack.inc"
+#undef X
+    return t;
+  }();
+  return table;
+}
 
 ukernel::QS8DwFn qs8_logic_dwconv_16lane() { return &dwconv_16lane; }
 

@@ -112,8 +112,9 @@ class QConvAlgorithm {
 const std::vector<const QConvAlgorithm*>& qconv_algorithms();
 // By name; nullptr when unknown.
 const QConvAlgorithm* find_qconv_algorithm(std::string_view name);
-// The int8 auto rule (README "The engine"); only algorithms that support p are returned.
-const QConvAlgorithm& auto_qconv_algorithm(const QConvProblem& p);
+// The int8 auto rule (README "The engine", "int8 kernels") for the ISA path `isa`; only
+// algorithms that support p are returned.
+const QConvAlgorithm& auto_qconv_algorithm(const QConvProblem& p, Isa isa = active_isa());
 
 // The integer oracle: the arithmetic above, literally (scalar loops, no packing).
 void reference_qconv(const QConvProblem& p, const void* x, const int8_t* weights,

@@ -5,7 +5,8 @@
 //
 // B is im2col'ed per block of nc pixels into NR-pixel panels of 4-byte reduction groups
 // ([kq][NR][4]: u8 quads for vpdpbusd / AMX / scalar, s16 pairs for the pmaddwd paths),
-// s8 activations shifted to u8 (x ^ 0x80) and padding filled with the stored zero point;
+// s8 activations shifted to u8 (x ^ 0x80) and padding filled with the stored zero point
+// (the row copies and interleaves are the qs8-pack kernels of the microkernel's path);
 // weights are packed once into MR-channel panels, and bias and the zero-point correction
 // fold into one int32 per channel (qconv_common.h).
 //
@@ -21,6 +22,7 @@
 #include <vector>
 
 #include "algo/conv/gemm_common.h"
+#include "algo/microkernels/qs8_pack.h"
 #include "algo/qconv/qconv_common.h"
 #include "dlas/core/error.h"
 #include "dlas/hw/thread_pool.h"
@@ -42,65 +44,11 @@ struct Tap {             // reduction row r = (c, ky, kx) of one group
 
 int64_t round64(int64_t bytes) { return round_up(bytes, 64); }
 
-// dst[j * 4 + e] = rows[e][j] for j < n (n a multiple of 16 takes 16-byte vectors: two
-// rounds of byte / word unpacks, SSE2 shuffles of the baseline ISA).
-void interleave_quads(const uint8_t* r0, const uint8_t* r1, const uint8_t* r2, const uint8_t* r3,
-                      int64_t n, uint8_t* dst) {
-  typedef uint8_t V __attribute__((vector_size(16)));
-  int64_t j = 0;
-  for (; j + 16 <= n; j += 16) {
-    V a, b, c, d;
-    std::memcpy(&a, r0 + j, 16), std::memcpy(&b, r1 + j, 16);
-    std::memcpy(&c, r2 + j, 16), std::memcpy(&d, r3 + j, 16);
-    const V ab_lo =
-        __builtin_shuffle(a, b, V{0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23});
-    const V ab_hi =
-        __builtin_shuffle(a, b, V{8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31});
-    const V cd_lo =
-        __builtin_shuffle(c, d, V{0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23});
-    const V cd_hi =
-        __builtin_shuffle(c, d, V{8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31});
-    const V lo16 = V{0, 1, 16, 17, 2, 3, 18, 19, 4, 5, 20, 21, 6, 7, 22, 23};
-    const V hi16 = V{8, 9, 24, 25, 10, 11, 26, 27, 12, 13, 28, 29, 14, 15, 30, 31};
-    const V o[4] = {__builtin_shuffle(ab_lo, cd_lo, lo16), __builtin_shuffle(ab_lo, cd_lo, hi16),
-                    __builtin_shuffle(ab_hi, cd_hi, lo16), __builtin_shuffle(ab_hi, cd_hi, hi16)};
-    std::memcpy(dst + j * 4, o, 64);
-  }
-  for (; j < n; ++j) {
-    dst[j * 4] = r0[j], dst[j * 4 + 1] = r1[j], dst[j * 4 + 2] = r2[j], dst[j * 4 + 3] = r3[j];
-  }
-}
-
-// s16 pairs: dst[j] = {rows[0][j], rows[1][j]} zero-extended.
-void interleave_pairs(const uint8_t* r0, const uint8_t* r1, int64_t n, uint8_t* dst) {
-  typedef uint8_t V __attribute__((vector_size(16)));
-  int64_t j = 0;
-  const V z = V{};
-  for (; j + 16 <= n; j += 16) {
-    V a, b;
-    std::memcpy(&a, r0 + j, 16), std::memcpy(&b, r1 + j, 16);
-    // a0 0 b0 0 a1 0 b1 0 ...: two zero-extended 16-bit values per pixel.
-    const V ab_lo =
-        __builtin_shuffle(a, b, V{0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23});
-    const V ab_hi =
-        __builtin_shuffle(a, b, V{8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31});
-    const V lo = V{0, 16, 1, 16, 2, 16, 3, 16, 4, 16, 5, 16, 6, 16, 7, 16};
-    const V hi = V{8, 16, 9, 16, 10, 16, 11, 16, 12, 16, 13, 16, 14, 16, 15, 16};
-    const V o[4] = {__builtin_shuffle(ab_lo, z, lo), __builtin_shuffle(ab_lo, z, hi),
-                    __builtin_shuffle(ab_hi, z, lo), __builtin_shuffle(ab_hi, z, hi)};
-    std::memcpy(dst + j * 4, o, 64);
-  }
-  for (; j < n; ++j) {
-    const int16_t v[2] = {r0[j], r1[j]};
-    std::memcpy(dst + j * 4, v, 4);
-  }
-}
-
 class PreparedGemmQConv final : public PreparedQConv {
  public:
   PreparedGemmQConv(const QConvProblem& p, const int8_t* w, const float* w_scale,
                     const int32_t* bias, const Knobs& kn, const QS8GemmUkernel& uk)
-      : p_(p), uk_(uk) {
+      : p_(p), uk_(uk), pack_(ukernel::qs8_pack_for(uk.isa)) {
     const ConvProblem& c = p.conv;
     mr_ = uk.mr, nr_ = uk.nr, kr_ = uk.kr;
     kg_ = c.k_per_group(), cg_ = c.c_per_group();
@@ -257,11 +205,9 @@ class PreparedGemmQConv final : public PreparedQConv {
         int64_t hi = tap.ox_hi < ox1 ? tap.ox_hi : ox1;
         if (hi < lo) hi = lo;
         if (lo > ox0) std::memset(out, xzp_, static_cast<size_t>(lo - ox0));
-        if (sw == 1) {
-          for (int64_t ox = lo; ox < hi; ++ox) out[ox - ox0] = src[ox] ^ flip;
-        } else {
-          for (int64_t ox = lo; ox < hi; ++ox) out[ox - ox0] = src[ox * sw] ^ flip;
-        }
+        if (hi > lo)
+          pack_.copy(src + lo * sw, static_cast<size_t>(sw), static_cast<size_t>(hi - lo), flip,
+                     out + (lo - ox0));
         if (hi < ox1) std::memset(out + (hi - ox0), xzp_, static_cast<size_t>(ox1 - hi));
       }
       j += len, q += len;
@@ -282,11 +228,8 @@ class PreparedGemmQConv final : public PreparedQConv {
       for (int64_t pp = 0; pp < npan; ++pp) {
         uint8_t* dst = blk + (pp * kq_ + q) * nr_ * 4;
         const int64_t o = pp * nr_;
-        if (kr_ == 4)
-          interleave_quads(rows + o, rows + nc_ + o, rows + 2 * nc_ + o, rows + 3 * nc_ + o, nr_,
-                           dst);
-        else
-          interleave_pairs(rows + o, rows + nc_ + o, nr_, dst);
+        const uint8_t* r[4] = {rows + o, rows + nc_ + o, rows + 2 * nc_ + o, rows + 3 * nc_ + o};
+        (kr_ == 4 ? pack_.quads : pack_.pairs)(r, static_cast<size_t>(nr_), 0, dst);
       }
     }
   }
@@ -318,6 +261,7 @@ class PreparedGemmQConv final : public PreparedQConv {
 
   QConvProblem p_;
   const QS8GemmUkernel& uk_;
+  const ukernel::QS8PackUkernels& pack_;  // the im2col shuffles of uk's path
   int64_t mr_, nr_, kr_, kg_, cg_, r_, ohw_, kq_, panels_, panel_bytes_, nc_, loop_order_;
   bool by_channels_, x_signed_;
   uint8_t xzp_;

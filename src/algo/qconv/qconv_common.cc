@@ -147,9 +147,26 @@ const QConvAlgorithm* find_qconv_algorithm(std::string_view name) {
   return nullptr;
 }
 
-const QConvAlgorithm& auto_qconv_algorithm(const QConvProblem& p) {
-  for (const QConvAlgorithm* a : qconv_algorithms())
-    if (a->supports(p)) return *a;
+// Measured on AVX2 (Zen 3, 2 threads, dlas_bench_qconv; README "int8 kernels"): on
+// KxK convs with >= 16 input channels per group the register-tiled algorithms beat gemm's
+// im2col -- direct (image packed once) on stride-1 convs (equal to spatial-pack within
+// noise on 4x4 and smaller maps, up to 1.2x ahead on 14x14 .. 56x56), spatial-pack (tiles
+// packed in L1: no image columns skipped by the stride are packed) on strided ones; 1x1 convs (gemm
+// packs each pixel's channels once, the tiled layouts stream the image per tile), stems with few
+// channels and grouped convs stay on gemm. On the AMX path gemm (AMX tiles) keeps every layer: the
+// tiled algorithms have no AMX kernels and were not measured there.
+const QConvAlgorithm& auto_qconv_algorithm(const QConvProblem& p, Isa isa) {
+  const ConvProblem& c = p.conv;
+  const QConvAlgorithm* depthwise = find_qconv_algorithm("depthwise");
+  if (depthwise && depthwise->supports(p)) return *depthwise;
+  const char* name = "gemm";
+  if (isa != Isa::kAmx && c.groups == 1 && c.kh * c.kw > 1 && c.c_per_group() >= 16) {
+    name = c.stride_h == 1 && c.stride_w == 1 ? "direct" : "spatial-pack";
+  }
+  const QConvAlgorithm* a = find_qconv_algorithm(name);
+  if (a && a->supports(p)) return *a;
+  for (const QConvAlgorithm* any : qconv_algorithms())
+    if (any->supports(p)) return *any;
   fail(ErrorKind::kUnsupported, "no int8 convolution algorithm supports ", p.key());
 }
 

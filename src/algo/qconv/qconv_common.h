@@ -10,6 +10,7 @@
 
 #include "algo/microkernels/qs8_dwconv.h"
 #include "algo/microkernels/qs8_gemm.h"
+#include "algo/microkernels/qs8_spack.h"
 #include "dlas/algo/qconv.h"
 
 namespace dlas::qconv_detail {
@@ -47,5 +48,15 @@ std::unique_ptr<PreparedQConv> prepare_gemm_qconv(const QConvProblem& p, const i
 std::unique_ptr<PreparedQConv> prepare_depthwise_qconv(const QConvProblem& p, const int8_t* w,
                                                        const float* w_scale, const int32_t* bias,
                                                        const Knobs& knobs, ukernel::QS8DwFn fn);
+
+// `spatial-pack` (kTiles: each tile's receptive field packed just before use) and vector
+// `direct` (kImage: the padded image packed once) with the kernel set `set` (tests:
+// emulated paths). Knobs as the algorithm's.
+enum class BlockedMode { kTiles, kImage };
+std::unique_ptr<PreparedQConv> prepare_blocked_qconv(const QConvProblem& p, const int8_t* w,
+                                                     const float* w_scale, const int32_t* bias,
+                                                     const Knobs& knobs,
+                                                     const ukernel::QS8SpackUkernels& set,
+                                                     BlockedMode mode);
 
 }  // namespace dlas::qconv_detail

@@ -1,4 +1,6 @@
-// MaxPool / AveragePool (2-D, f32, explicit pads) and GlobalAveragePool -> fast pooling.
+// MaxPool / AveragePool (2-D, f32, explicit pads) and GlobalAveragePool -> fast pooling;
+// MaxPool on u8 / s8 values (int8 graphs) -> the 8-bit max pool.
+#include "algo/pool/q8_pool.h"
 #include "dlas/algo/pool.h"
 #include "system/plan/steps.h"
 
@@ -41,15 +43,37 @@ class PoolStep : public Step {
   float* y_ = nullptr;
 };
 
+class Q8MaxPoolStep : public Step {
+ public:
+  Q8MaxPoolStep(const Node& n, PoolProblem p, bool is_signed)
+      : x_name_(n.inputs[0]), y_name_(n.outputs[0]), p_(p), signed_(is_signed) {}
+  void bind(const Binder& b) override {
+    x_ = b.value(x_name_);
+    y_ = b.value(y_name_);
+  }
+  void run(ThreadPool& pool) override { max_pool_8bit(p_, signed_, x_, y_, pool); }
+  std::string kernel() const override { return "fast"; }
+
+ private:
+  std::string x_name_, y_name_;
+  PoolProblem p_;
+  bool signed_;
+  const void* x_ = nullptr;
+  void* y_ = nullptr;
+};
+
 }  // namespace
 
 std::unique_ptr<Step> lower_pool(const LowerContext& ctx) {
   const Node& n = ctx.node;
   const Graph& g = ctx.graph;
   const bool global = n.op == "GlobalAveragePool";
-  if ((n.op != "MaxPool" && n.op != "AveragePool" && !global) || n.outputs.size() != 1 ||
-      !is_f32(g, n.inputs[0]))
+  if ((n.op != "MaxPool" && n.op != "AveragePool" && !global) || n.outputs.size() != 1)
     return nullptr;
+  const DType xt = g.value(n.inputs[0]).dtype;
+  const bool q8 = n.op == "MaxPool" && (xt == DType::kU8 || xt == DType::kS8) &&
+                  g.value(n.outputs[0]).dtype == xt;
+  if (!is_f32(g, n.inputs[0]) && !q8) return nullptr;
   const Shape& x = g.value(n.inputs[0]).shape;
   const Shape& y = g.value(n.outputs[0]).shape;
   if (x.size() != 4) return nullptr;
@@ -68,6 +92,13 @@ std::unique_ptr<Step> lower_pool(const LowerContext& ctx) {
   p.kh = k[0], p.kw = k[1], p.stride_h = s[0], p.stride_w = s[1], p.dil_h = d[0], p.dil_w = d[1];
   p.pad_t = pads[0], p.pad_l = pads[1], p.pad_b = pads[2], p.pad_r = pads[3];
   p.validate();
+  if (q8) {
+    // Undilated windows that each hold a tap inside the input (pads below the kernel).
+    if (p.dil_h != 1 || p.dil_w != 1 || p.pad_t >= p.kh || p.pad_b >= p.kh || p.pad_l >= p.kw ||
+        p.pad_r >= p.kw)
+      return nullptr;
+    return std::make_unique<Q8MaxPoolStep>(n, p, xt == DType::kS8);
+  }
   const bool include_pad = n.attr_int("count_include_pad", 0) != 0;
   // A window covering the whole unpadded plane once (kuangliu's avg_pool2d(out, 4) at
   // the end of the CIFAR models) is a global average: one pass per plane, no window setup.

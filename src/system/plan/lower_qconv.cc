@@ -60,7 +60,7 @@ std::unique_ptr<Step> lower_qconv(const LowerContext& ctx) {
     bool any = false;
     for (const QConvAlgorithm* a : qconv_algorithms()) any |= a->supports(p);
     if (!any) return nullptr;  // the reference kernel runs it
-    algo = &auto_qconv_algorithm(p);
+    algo = &auto_qconv_algorithm(p, ctx.isa);
   }
   if (knobs.empty()) knobs = algo->default_knobs(p, ctx.isa);
   if (override_knobs) apply_knob_overrides(chosen, algo->knob_space(p, ctx.isa), knobs, n.label());

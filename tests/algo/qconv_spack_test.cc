@@ -1,0 +1,218 @@
+// The int8 `spatial-pack` and vector `direct` convs (qs8-spack kernels): every ISA level
+// (real kernels where the CPU has the path; the other paths' kernels through exact
+// instruction models, qs8_logic.h) x generated problems x u8/s8 in/out x relu/clip/residual
+// x sampled knobs, at 2 and 1 threads, EXACTLY equal to reference_qconv. And the qs8-pack
+// shuffles against their definitions. On an AVX-512 / AMX machine:
+//   build/dlas_tests --gtest_filter='QConvSpack*:QS8Pack*'
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include "algo/conv_tester.h"
+#include "algo/microkernels/qs8_pack.h"
+#include "algo/qconv/qconv_common.h"
+#include "algo/qconv_tester.h"
+#include "algo/qs8_logic.h"
+#include "dlas/hw/isa.h"
+
+namespace dlas::test {
+namespace {
+
+using qconv_detail::BlockedMode;
+
+// Every `every`-th type variant of every generated problem (the scalar path's lane-by-lane
+// kernels are slow: it runs a third of them, keeping the CI budget).
+void run_generated(const QConvAlgorithm& algo, Isa isa) {
+  const int64_t every = isa == Isa::kScalar ? 3 : 1;
+  uint32_t seed = 7;
+  int64_t idx = 0, n = 0;
+  for (const ConvProblem& c : generated_conv_problems())
+    for (const QVariant& v : qconv_variants()) {
+      if (n++ % every) continue;
+      QConvProblem p = make_qproblem(c, v);
+      const QConvData d = random_qconv_data(p, seed++);
+      if (!algo.supports(p)) continue;
+      const KnobSpace space = algo.knob_space(p, isa);
+      const std::vector<Knobs> points = {algo.default_knobs(p, isa),
+                                         space.point((idx++ * 7919 + 13) % space.size())};
+      for (const Knobs& k : points)
+        for (int threads : {2, 1}) {
+          const auto prepared =
+              algo.prepare(p, d.w.data(), d.w_scale.data(), d.bias.data(), k, isa);
+          if (!expect_qconv_exact(p, d, *prepared, threads,
+                                  std::string(algo.name()) + " " + isa_name(isa) + " " + p.key() +
+                                      " act=" + activation_name(p.conv.epilogue.act) + " knobs=" +
+                                      knobs_to_string(k) + " threads=" + std::to_string(threads)))
+            return;
+          if (&k != &points.front()) break;  // sampled points at 2 threads only
+        }
+    }
+}
+
+// x at the top of its range, w all -128, the longest reduction validate() allows: |acc|
+// ~ 2^30 (see qconv_gemm_test.cc).
+QConvProblem extreme_problem(DType xt) {
+  QConvProblem p;
+  ConvProblem& c = p.conv;
+  c.n = 1, c.c = 3640, c.k = 5, c.h = 3, c.w = 4, c.kh = c.kw = 3;  // R = 32760
+  c.pad_t = c.pad_l = c.pad_b = c.pad_r = 1;
+  c.has_bias = true;
+  p.x = {0.5f, xt == DType::kU8 ? 0 : -128, xt};
+  p.y = {1.f, 0, DType::kS8};
+  return p;
+}
+
+QConvData extreme_data(const QConvProblem& p) {
+  const ConvProblem& c = p.conv;
+  QConvData d;
+  d.x.assign(static_cast<size_t>(c.n * c.c * c.h * c.w), p.x.type == DType::kU8 ? 255 : 127);
+  d.w.assign(static_cast<size_t>(c.weight_count()), -128);
+  d.r.assign(static_cast<size_t>(c.n * c.k * c.oh() * c.ow()), 0);
+  d.w_scale = {1e-7f, 2.3e-7f, 1.17e-7f, 3e-8f, 1.9e-7f};
+  d.bias = {1 << 26, -(1 << 26), 12345, 0, -7};
+  return d;
+}
+
+class QConvSpack : public ::testing::TestWithParam<Isa> {};
+
+TEST_P(QConvSpack, SpatialPackEqualsTheOracle) {
+  if (!isa_supported(GetParam())) GTEST_SKIP() << isa_name(GetParam()) << " not supported here";
+  run_generated(*find_qconv_algorithm("spatial-pack"), GetParam());
+}
+
+TEST_P(QConvSpack, DirectEqualsTheOracle) {
+  if (!isa_supported(GetParam())) GTEST_SKIP() << isa_name(GetParam()) << " not supported here";
+  run_generated(*find_qconv_algorithm("direct"), GetParam());
+}
+
+TEST_P(QConvSpack, ExtremeValuesDoNotOverflow) {
+  const Isa isa = GetParam();
+  if (!isa_supported(isa)) GTEST_SKIP() << isa_name(isa) << " not supported here";
+  for (const char* name : {"spatial-pack", "direct"}) {
+    const QConvAlgorithm& algo = *find_qconv_algorithm(name);
+    for (DType xt : {DType::kU8, DType::kS8}) {
+      const QConvProblem p = extreme_problem(xt);
+      const QConvData d = extreme_data(p);
+      const Knobs k = algo.default_knobs(p, isa);
+      const auto prepared = algo.prepare(p, d.w.data(), d.w_scale.data(), d.bias.data(), k, isa);
+      EXPECT_TRUE(expect_qconv_exact(
+          p, d, *prepared, 2, std::string(name) + " " + isa_name(isa) + " " + knobs_to_string(k)));
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Isa, QConvSpack, ::testing::ValuesIn(kAllIsas),
+                         [](const ::testing::TestParamInfo<Isa>& i) {
+                           return isa_test_name(i.param);
+                         });
+
+// The kernel sets of the other paths (emulated) through both algorithms, every emulated
+// tile shape, both parallel splits.
+TEST(QConvSpackLogic, EmulatedKernelsEqualTheOracle) {
+  if (!isa_supported(Isa::kAvx2)) GTEST_SKIP() << "the emulations are built for AVX2";
+  ASSERT_EQ(qs8_logic_spack_ukernels().size(), 3u);  // avx2-vnni, avx512, avx512-vnni
+  uint32_t seed = 300;
+  for (const ukernel::QS8SpackUkernels& set : qs8_logic_spack_ukernels()) {
+    SCOPED_TRACE(set.name);
+    int64_t idx = 0;
+    for (const ConvProblem& c : generated_conv_problems())
+      for (const QVariant& v : qconv_variants()) {
+        if (idx++ % 3) continue;  // a third of the variants per set keeps this test short
+        QConvProblem p = make_qproblem(c, v);
+        const QConvData d = random_qconv_data(p, seed++);
+        const int64_t i = idx / 3;  // 0, 1, 2, ... over the variants run
+        const SpackShape& s = qs8_logic_spack_shapes()[i % qs8_logic_spack_shapes().size()];
+        const BlockedMode mode = i % 2 ? BlockedMode::kTiles : BlockedMode::kImage;
+        Knobs k = {{"vc", s.vectors}, {"vh", s.vh}, {"vw", s.vw}};
+        if (mode == BlockedMode::kTiles) k["parallel"] = i / 2 % 2;
+        const auto prepared = qconv_detail::prepare_blocked_qconv(p, d.w.data(), d.w_scale.data(),
+                                                                  d.bias.data(), k, set, mode);
+        if (!expect_qconv_exact(p, d, *prepared, 2,
+                                std::string(set.name) +
+                                    (mode == BlockedMode::kTiles ? " spatial-pack " : " direct ") +
+                                    p.key() + " knobs=" + knobs_to_string(k)))
+          return;
+      }
+    for (DType xt : {DType::kU8, DType::kS8}) {
+      const QConvProblem p = extreme_problem(xt);
+      const QConvData d = extreme_data(p);
+      const Knobs k = {{"vc", 2}, {"vh", 2}, {"vw", 7}, {"parallel", 1}};
+      const auto prepared = qconv_detail::prepare_blocked_qconv(
+          p, d.w.data(), d.w_scale.data(), d.bias.data(), k, set, BlockedMode::kTiles);
+      EXPECT_TRUE(expect_qconv_exact(p, d, *prepared, 2, std::string(set.name) + " extreme"));
+    }
+  }
+}
+
+// Every real set has every knob shape; the emulated list covers every set above AVX2.
+TEST(QConvSpackLogic, KernelSetsCoverTheKnobShapes) {
+  int above_avx2 = 0;
+  for (const ukernel::QS8SpackUkernels& set : ukernel::qs8_spack_ukernels()) {
+    above_avx2 += set.isa > Isa::kAvx2;
+    for (int v : ukernel::kQS8SpackVectors)
+      for (int vh : ukernel::kQS8SpackVh)
+        for (int vw : ukernel::kQS8SpackVw)
+          EXPECT_NE(set.select(v, vh, vw), nullptr) << set.name << " " << v << vh << vw;
+  }
+  EXPECT_EQ(above_avx2, static_cast<int>(qs8_logic_spack_ukernels().size()));
+  // amx runs the avx512-vnni set (no AMX kernel of its own).
+  EXPECT_EQ(ukernel::qs8_spack_for(Isa::kAmx).isa, isa_supported(Isa::kAvx512Vnni)
+                                                       ? Isa::kAvx512Vnni
+                                                       : ukernel::qs8_spack_for(Isa::kAvx512).isa);
+}
+
+// The auto rule (qconv_common.cc): direct on stride-1 KxK convs, spatial-pack on strided
+// ones, gemm on 1x1, few-channel stems and the AMX path.
+TEST(QConvSpackAuto, RulePicksByShapeAndPath) {
+  auto pick = [](const char* key, Isa isa) {
+    QConvProblem p = make_qproblem(ConvProblem::from_key(key), qconv_variants().front());
+    return std::string(auto_qconv_algorithm(p, isa).name());
+  };
+  const char* r18_l1 = "c64_h32_w32_k64_3x3_s1x1_p1x1x1x1_d1x1_g1";
+  EXPECT_EQ(pick(r18_l1, Isa::kAvx2), "direct");
+  EXPECT_EQ(pick("c256_h8_w8_k256_3x3_s1x1_p1x1x1x1_d1x1_g1", Isa::kAvx2), "direct");
+  EXPECT_EQ(pick("c64_h32_w32_k128_3x3_s2x2_p1x1x1x1_d1x1_g1", Isa::kAvx512Vnni), "spatial-pack");
+  EXPECT_EQ(pick("c64_h32_w32_k128_1x1_s2x2_p0x0x0x0_d1x1_g1", Isa::kAvx2), "gemm");
+  EXPECT_EQ(pick("c3_h32_w32_k64_3x3_s1x1_p1x1x1x1_d1x1_g1", Isa::kAvx2), "gemm");
+  EXPECT_EQ(pick(r18_l1, Isa::kAmx), "gemm");
+  EXPECT_EQ(pick("c16_h8_w8_k16_3x3_s1x1_p1x1x1x1_d1x1_g16", Isa::kAvx2), "depthwise");
+}
+
+// The packing shuffles of every set this CPU runs against their definitions (qs8_pack.h),
+// at lengths around the 16-byte vector steps, both flips, strides 1-3.
+TEST(QS8Pack, ShufflesMatchTheirDefinitions) {
+  size_t count = 0;
+  const ukernel::QS8PackUkernels* sets = ukernel::qs8_pack_all(&count);
+  ASSERT_GE(count, 2u);
+  std::mt19937 rng(3);
+  std::vector<uint8_t> src(4 * 200);
+  for (auto& b : src) b = static_cast<uint8_t>(rng());
+  const uint8_t* rows[4] = {src.data(), src.data() + 200, src.data() + 400, src.data() + 600};
+  for (size_t s = 0; s < count; ++s) {
+    const ukernel::QS8PackUkernels& set = sets[s];
+    if (!isa_supported(set.isa)) continue;
+    for (size_t n : {0, 1, 15, 16, 17, 33, 48, 50})
+      for (uint8_t flip : {0, 0x80}) {
+        std::vector<uint8_t> got(4 * n + 8, 0xEE), want(4 * n + 8, 0xEE);
+        for (size_t j = 0; j < n; ++j)
+          for (int e = 0; e < 4; ++e) want[4 * j + e] = rows[e][j] ^ flip;
+        set.quads(rows, n, flip, got.data());
+        EXPECT_EQ(got, want) << set.name << " quads n=" << n;
+        std::fill(want.begin(), want.end(), 0xEE), std::fill(got.begin(), got.end(), 0xEE);
+        for (size_t j = 0; j < n; ++j)
+          for (int e = 0; e < 2; ++e)
+            want[4 * j + 2 * e] = rows[e][j] ^ flip, want[4 * j + 2 * e + 1] = 0;
+        set.pairs(rows, n, flip, got.data());
+        EXPECT_EQ(got, want) << set.name << " pairs n=" << n;
+        for (size_t stride : {1, 2, 3}) {
+          std::vector<uint8_t> g(n + 8, 0xEE), w(n + 8, 0xEE);
+          for (size_t j = 0; j < n; ++j) w[j] = src[j * stride] ^ flip;
+          set.copy(src.data(), stride, n, flip, g.data());
+          EXPECT_EQ(g, w) << set.name << " copy n=" << n << " stride=" << stride;
+        }
+      }
+  }
+}
+
+}  // namespace
+}  // namespace dlas::test
