@@ -19,6 +19,7 @@ PACKAGES=(
   libopenmpi-dev openmpi-bin                    # mpirun -n K dlas study run (scale-out)
   zlib1g-dev                                    # gzip'd IDX datasets
   dataset-fashion-mnist                         # the default real dataset
+  libjpeg-dev libpng-dev                        # image-folder datasets (JPEG via libjpeg-turbo, PNG)
   python3-torch python3-torchvision python3-onnx python3-numpy  # PyTorch-exported ONNX cross-checks
 )
 if [[ "${DLAS_FUZZ:-0}" == 1 ]]; then PACKAGES+=(clang libclang-rt-14-dev libfuzzer-14-dev); fi

@@ -25,6 +25,10 @@
 
 #include "dlas/core/tensor.h"
 
+namespace dlas {
+class ThreadPool;
+}
+
 namespace dlas::data {
 
 enum class Split { kTrain, kTest };
@@ -70,7 +74,8 @@ std::vector<std::string> dataset_names();
 // so the shorter side is `resize` (0 = keep); center crop to crop_h x crop_w (0 = keep);
 // when training: random crop of the same size after zero-padding by `pad`, and horizontal flip
 // with probability 0.5 when `hflip`; replicate or average channels to `channels` (0 = keep);
-// then (x - mean[c]) / std[c] (one value applies to every channel).
+// then (x - mean[c]) / std[c] (one value applies to every channel). A crop larger than the
+// image pads with zeros; crop_h alone means a square crop.
 struct Preprocess {
   int resize = 0;
   int crop_h = 0, crop_w = 0;
@@ -87,19 +92,28 @@ struct Preprocess {
 // with pad 4 (CIFAR) or 2 (MNIST-like) and flip for CIFAR when `train`).
 Preprocess default_preprocess(const DatasetInfo& info, bool train);
 
+// Preprocesses one u8 image of `info`'s shape into `out` (numel of output_shape(info) floats).
+// With `augment`, the random crop offset and flip come from `draw` (any 64-bit value; the
+// Loader derives it from (seed, epoch, record)). kInvalidInput for an impossible channel
+// conversion or a mean/std list whose size is neither 1 nor the output channel count.
+void preprocess_image(const Preprocess& pre, const DatasetInfo& info, const uint8_t* image,
+                      float* out, bool augment = false, uint64_t draw = 0);
+
 struct LoaderOptions {
   int64_t batch = 64;
-  bool shuffle = false;     // a new permutation per epoch, from (seed, epoch)
-  bool augment = false;     // apply the random crop / flip (training)
-  bool drop_last = false;   // drop a final short batch
+  bool shuffle = false;    // a new permutation per epoch, from (seed, epoch)
+  bool augment = false;    // apply the random crop / flip (training)
+  bool drop_last = false;  // drop a final short batch
   uint64_t seed = 0;
-  int64_t limit = 0;        // use only the first `limit` records (0 = all), before shuffling
+  int64_t limit = 0;  // use only the first `limit` records (0 = all), before shuffling
+  int threads = 1;    // decode/preprocess a batch on this many threads (same result)
 };
 
 struct Batch {
-  Tensor images;            // f32 [B,C,H,W]
-  std::vector<int> labels;  // B labels
+  Tensor images;                 // f32 [B,C,H,W]
+  std::vector<int> labels;       // B labels
   std::vector<int64_t> indices;  // dataset record of each image
+  int64_t size() const { return static_cast<int64_t>(labels.size()); }
 };
 
 // Iterates a dataset in batches. Call next() until it returns false; start_epoch(e) begins
@@ -113,6 +127,8 @@ class Loader {
   int64_t batches_per_epoch() const;
   int64_t samples() const;  // records per epoch (after limit)
   const Preprocess& preprocess() const { return pre_; }
+  const Dataset& dataset() const { return ds_; }
+  std::vector<int64_t> batch_shape() const;  // [batch, C, H, W] of a full batch
 
  private:
   const Dataset& ds_;
@@ -121,9 +137,14 @@ class Loader {
   std::vector<int64_t> order_;
   int64_t pos_ = 0;
   int64_t epoch_ = 0;
+  int64_t n_ = 0;
+  std::vector<int64_t> out_shape_;    // [C,H,W] after preprocessing
+  std::shared_ptr<ThreadPool> pool_;  // when opt_.threads > 1
 };
 
-// Top-k accuracy bookkeeping for classifiers: feed logits [B,classes] and labels.
+// Top-k accuracy bookkeeping for classifiers: feed logits [B,classes] (or [B,classes,1,1])
+// and labels. A label is counted in the top k when fewer than k logits beat it (ties go to
+// the lower class index, as argmax does). kInvalidInput for a label outside [0, classes).
 struct Accuracy {
   int64_t samples = 0, top1 = 0, top5 = 0;
   void add(const Tensor& logits, const std::vector<int>& labels);
