@@ -31,7 +31,7 @@ data::Accuracy engine_accuracy(const Graph& graph, const data::Dataset& ds,
   PlanOptions po;
   po.threads = threads;
   Plan plan(std::move(g), po);
-  data::Loader loader(ds, pre, {.batch = b, .limit = limit});
+  data::Loader loader(ds, pre, {.batch = b, .limit = limit, .threads = std::max(1, threads)});
   loader.start_epoch(0);
   data::Batch bt;
   data::Accuracy acc;

@@ -515,6 +515,7 @@ TrainResult Trainer::fit(const data::Dataset& train) {
   lo.drop_last = true;  // a batch of one would break BatchNorm's batch statistics
   lo.seed = o.seed;
   lo.limit = o.limit;
+  lo.threads = std::max(1, o.threads);
   data::Loader loader(train, o.preprocess, lo);
   m.steps_per_epoch = loader.batches_per_epoch();
   DLAS_CHECK(m.steps_per_epoch > 0, ErrorKind::kInvalidInput, "dataset '", train.info().name,
