@@ -78,6 +78,7 @@ void add_quantize_command(CLI::App& app, Action& run);
 void add_eval_command(CLI::App& app, Action& run);
 void add_tune_command(CLI::App& app, Action& run);  // tune and records
 void add_data_command(CLI::App& app, Action& run);
+void add_train_command(CLI::App& app, Action& run);  // cmd_train.cc (libtorch when built)
 // `study report` and `study observe`, added to the `study` subcommand.
 void add_study_report_commands(CLI::App& study, Action& run);
 

@@ -20,6 +20,7 @@ int main(int argc, char** argv) {
   dlas::cli::add_quantize_command(app, run);
   dlas::cli::add_eval_command(app, run);
   dlas::cli::add_data_command(app, run);
+  dlas::cli::add_train_command(app, run);
   dlas::cli::add_bench_command(app, run);
   dlas::cli::add_profile_command(app, run);
   dlas::cli::add_hw_command(app, run);

@@ -5,6 +5,8 @@
 // is enough (the torch/torch.h front end adds autograd and nn modules we never use).
 #include "dlas/system/torch_peer.h"
 
+#include "system/peers/torch/torch_ops.h"
+
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
 #include <c10/core/InferenceMode.h>
@@ -1255,6 +1257,26 @@ OpFn find_op(const Node& node) {
 }
 
 }  // namespace
+
+namespace torch_ops {
+
+at::ScalarType scalar_type(DType t) { return to_scalar_type(t); }
+at::Tensor to_torch(const Tensor& t) { return dlas::to_torch(t); }
+Tensor from_torch(const at::Tensor& value, DType dtype) { return dlas::from_torch(value, dtype); }
+
+bool is_mapped(std::string_view op) { return op_table().count(op) != 0; }
+
+std::vector<at::Tensor> run_node(const Node& node, std::vector<at::Tensor> inputs) {
+  OpFn fn = find_op(node);
+  if (fn == nullptr) fail(ErrorKind::kUnsupported, node.label(), ": not mapped to libtorch");
+  try {
+    return fn(NodeCall(node, std::move(inputs)));
+  } catch (const c10::Error& e) {
+    fail(ErrorKind::kRuntime, node.label(), ": libtorch: ", e.what_without_backtrace());
+  }
+}
+
+}  // namespace torch_ops
 
 const std::vector<std::string>& libtorch_mapped_ops() {
   static const std::vector<std::string> ops = [] {
