@@ -237,7 +237,7 @@ TEST(StudyReport, WritesEveryFileAndRefusesAnEmptyDatabase) {
   ReportOptions opt;
   opt.plots = have_gnuplot;
   const ReportFiles files = write_report(fixture(), dir.string(), opt);
-  EXPECT_EQ(files.tables, 6);
+  EXPECT_EQ(files.tables, 7);
   for (const std::string& f : files.files) EXPECT_TRUE(fs::exists(dir / f)) << f;
   std::ifstream html(dir / "report.html");
   std::stringstream s;
