@@ -102,8 +102,8 @@ void tune_variant(const MeasureRequest& r, const Graph& g, PlanOptions& o, Row& 
   row.set("tuning_s", rep.seconds);
   row.set("tuning_trials", rep.trials);
   row.set("tuning_failures", rep.failures);
-  row.set("tuning_cold_share", rep.measure_seconds > 0 ? rep.cold_seconds / rep.measure_seconds
-                                                       : 0.0);
+  row.set("tuning_cold_share",
+          rep.measure_seconds > 0 ? rep.cold_seconds / rep.measure_seconds : 0.0);
   row.set("tuning_stop", rep.stop_reason);
   std::cerr << "tuned " << tasks.size() << " tasks in " << rep.seconds << " s (" << rep.trials
             << " trials, stop: " << rep.stop_reason << "): " << rep.untuned_latency_s * 1e3

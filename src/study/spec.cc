@@ -20,7 +20,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-const char* const kSpaceKeys[] = {"models",    "compress", "batch",  "backend", "isa",
+const char* const kSpaceKeys[] = {"models",    "compress",  "batch",   "backend", "isa",
                                   "opt_level", "conv_algo", "threads", "tuning"};
 // Keys later issues give meaning to: parsed, then refused with "not available yet".
 const char* const kLaterSpaceKeys[] = {"accuracy", "schedule", "dataset"};
@@ -488,30 +488,31 @@ Expansion expand_study(const StudySpec& spec) {
               for (const std::string& algo : s.conv_algo)
                 for (int threads : s.threads)
                   for (const std::string& tuning : s.tuning) {
-                  ++e.total;
-                  StudyPoint p{model, path, compress, batch, backend, isa, opt, algo, threads, tuning};
-                  if (std::any_of(spec.exclude.begin(), spec.exclude.end(),
-                                  [&](const ExcludeRule& r) { return excluded_by(r, p); })) {
-                    ++e.excluded;
-                    continue;
-                  }
-                  if (backend == "onednn") {
-                    // oneDNN runs the fp32 graph only: quantized variants are dlas's alone.
-                    if (parse_compress(compress).quant) {
+                    ++e.total;
+                    StudyPoint p{model, path, compress, batch,   backend,
+                                 isa,   opt,  algo,     threads, tuning};
+                    if (std::any_of(spec.exclude.begin(), spec.exclude.end(),
+                                    [&](const ExcludeRule& r) { return excluded_by(r, p); })) {
                       ++e.excluded;
                       continue;
                     }
-                    p.isa = "onednn";
-                    p.opt_level = 0;
-                    p.conv_algo = "onednn";
-                    p.tuning = "untuned";  // oneDNN has no schedules of dlas's to tune
+                    if (backend == "onednn") {
+                      // oneDNN runs the fp32 graph only: quantized variants are dlas's alone.
+                      if (parse_compress(compress).quant) {
+                        ++e.excluded;
+                        continue;
+                      }
+                      p.isa = "onednn";
+                      p.opt_level = 0;
+                      p.conv_algo = "onednn";
+                      p.tuning = "untuned";  // oneDNN has no schedules of dlas's to tune
+                    }
+                    if (!seen.insert(p.str()).second) {
+                      ++e.collapsed;
+                      continue;
+                    }
+                    e.points.push_back(std::move(p));
                   }
-                  if (!seen.insert(p.str()).second) {
-                    ++e.collapsed;
-                    continue;
-                  }
-                  e.points.push_back(std::move(p));
-                }
   }
   return e;
 }

@@ -298,8 +298,8 @@ ResultStore::ResultStore(const std::string& path, Mode mode) : impl_(std::make_u
     std::string sql = "BEGIN IMMEDIATE; ";
     for (const auto& c : kColumns)
       if (im.missing.count(c.name))
-        sql += "ALTER TABLE results ADD COLUMN " + std::string(c.name) + " " + sql_type(c.type) +
-               "; ";
+        sql +=
+            "ALTER TABLE results ADD COLUMN " + std::string(c.name) + " " + sql_type(c.type) + "; ";
     sql += "PRAGMA user_version = " + std::to_string(kStoreSchemaVersion) + "; COMMIT;";
     try {
       im.exec(sql, "upgrading the results table to schema " + std::to_string(kStoreSchemaVersion));

@@ -55,7 +55,8 @@ TEST_F(StudyStore, CreatesWalDatabaseWithSchemaVersion) {
   sqlite3* h = nullptr;
   ASSERT_EQ(sqlite3_open(db.c_str(), &h), SQLITE_OK);
   sqlite3_stmt* st = nullptr;
-  for (auto [pragma, want] : {std::pair<const char*, std::string>{"PRAGMA user_version", std::to_string(kStoreSchemaVersion)},
+  for (auto [pragma, want] : {std::pair<const char*, std::string>{
+                                  "PRAGMA user_version", std::to_string(kStoreSchemaVersion)},
                               {"PRAGMA journal_mode", "wal"},
                               {"PRAGMA application_id", std::to_string(0x646c6173)}}) {
     ASSERT_EQ(sqlite3_prepare_v2(h, pragma, -1, &st, nullptr), SQLITE_OK);

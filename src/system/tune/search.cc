@@ -144,12 +144,18 @@ class Tuner {
         report_.stop_reason = "phi";
     }
     report_.seconds = since(t0_);
-    report_.choices = choices_from_best(tasks_, best_records(report_.records));
-    report_.tuned_latency_s = report_.curve.empty() ? 0 : report_.curve.back().latency_s;
+    // The choices of the fastest whole model seen (the untuned model included): layers timed
+    // in isolation do not always compose, so a later round's per-layer bests can run slower
+    // together than an earlier round's -- the re-timing after every round is the judge.
+    report_.choices = best_choices_;
+    report_.tuned_latency_s = std::isfinite(best_latency_) ? best_latency_ : 0;
     return std::move(report_);
   }
 
  private:
+  LayerChoices best_choices_;
+  double best_latency_ = INFINITY;
+
   bool budget_hit() {
     if (!report_.stop_reason.empty()) return true;
     if (o_.budget_trials > 0 && report_.trials >= o_.budget_trials) report_.stop_reason = "trials";
@@ -181,6 +187,7 @@ class Tuner {
     CurvePoint p;
     p.latency_s = untuned_latency();
     report_.untuned_latency_s = p.latency_s;
+    best_latency_ = p.latency_s;  // empty choices: every layer on the auto rule's defaults
     report_.curve.push_back(p);
     if (o_.on_round) o_.on_round(p, 0);
   }
@@ -189,6 +196,7 @@ class Tuner {
     const LayerChoices c = choices_from_best(tasks_, best_records(report_.records));
     CurvePoint p;
     p.latency_s = latency(c);
+    if (p.latency_s < best_latency_) best_latency_ = p.latency_s, best_choices_ = c;
     p.seconds = since(t0_);
     p.trials = report_.trials;
     report_.curve.push_back(p);
