@@ -235,7 +235,9 @@ tuning = ["untuned", "tuned:90s"]
   EXPECT_EQ(e.points.size(), 5u);  // 2 algorithms x 2 tunings + 1 onednn (untuned)
   int tuned = 0;
   for (const StudyPoint& p : e.points) {
-    if (p.backend == "onednn") EXPECT_EQ(p.tuning, "untuned");
+    if (p.backend == "onednn") {
+      EXPECT_EQ(p.tuning, "untuned");
+    }
     if (p.tuning == "tuned:90s") {
       ++tuned;
       EXPECT_NE(p.str().find(";tuning=tuned:90s"), std::string::npos) << p.str();
@@ -257,8 +259,11 @@ compress = ["dense", "int8", "wp:0.9+fp16"]
   EXPECT_EQ(e.total, 6u);
   EXPECT_EQ(e.points.size(), 4u);  // 3 dlas + the dense onednn row
   EXPECT_EQ(e.excluded, 2u);
-  for (const StudyPoint& p : e.points)
-    if (p.backend == "onednn") EXPECT_EQ(p.compress, "dense");
+  for (const StudyPoint& p : e.points) {
+    if (p.backend == "onednn") {
+      EXPECT_EQ(p.compress, "dense");
+    }
+  }
 }
 
 TEST(StudySpec, RelativeOnnxPathsResolveAgainstTheSpecFolder) {

@@ -65,6 +65,10 @@ int run_dataset_eval(const ModelArgs& model, const EngineArgs& engine, const Dat
 
 // Each command registers itself and sets `run` to its action when selected.
 using Action = std::function<int()>;
+
+// Parses argv into `app` and runs the chosen command's action: the exit-code contract of
+// every dlas binary (0 ok; 2 bad usage or input, one "dlas: error:" line; 1 runtime failure).
+int run_app(CLI::App& app, int argc, char** argv, Action& run);
 void add_zoo_command(CLI::App& app, Action& run);
 void add_info_command(CLI::App& app, Action& run);
 void add_run_command(CLI::App& app, Action& run);

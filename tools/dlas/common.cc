@@ -1,5 +1,7 @@
 #include <algorithm>
 #include <cstdio>
+#include <iostream>
+#include <new>
 #include <optional>
 #include <random>
 #include <sstream>
@@ -188,6 +190,33 @@ Variant variant_from_args(const ModelArgs& m, const EngineArgs& e, const Plan& p
   v.isa_emulated = plan.isa() < detected_isa();
   v.threads = plan.threads();
   return v;
+}
+
+int run_app(CLI::App& app, int argc, char** argv, Action& run) {
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    app.exit(e);
+    return 2;
+  }
+  try {
+    return run ? run() : 2;
+  } catch (const dlas::Error& e) {
+    std::cerr << "dlas: error: " << e.what() << "\n";
+    return e.exit_code();
+  } catch (const std::bad_alloc&) {
+    std::cerr << "dlas: error: out of memory\n";
+    return 1;
+  } catch (const std::exception& e) {
+    std::cerr << "dlas: internal error: " << e.what() << "\n";
+    return 1;
+  }
 }
 
 }  // namespace dlas::cli

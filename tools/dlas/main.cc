@@ -26,28 +26,5 @@ int main(int argc, char** argv) {
   dlas::cli::add_hw_command(app, run);
   dlas::cli::add_study_command(app, run);
   dlas::cli::add_tune_command(app, run);
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::CallForHelp& e) {
-    return app.exit(e);
-  } catch (const CLI::CallForAllHelp& e) {
-    return app.exit(e);
-  } catch (const CLI::CallForVersion& e) {
-    return app.exit(e);
-  } catch (const CLI::ParseError& e) {
-    app.exit(e);
-    return 2;
-  }
-  try {
-    return run ? run() : 2;
-  } catch (const dlas::Error& e) {
-    std::cerr << "dlas: error: " << e.what() << "\n";
-    return e.exit_code();
-  } catch (const std::bad_alloc&) {
-    std::cerr << "dlas: error: out of memory\n";
-    return 1;
-  } catch (const std::exception& e) {
-    std::cerr << "dlas: internal error: " << e.what() << "\n";
-    return 1;
-  }
+  return dlas::cli::run_app(app, argc, argv, run);
 }
