@@ -120,4 +120,30 @@ inline std::string isa_test_name(Isa isa) {
   return s;
 }
 
+// x all at the top of its range, w all -128, the longest reduction validate() allows:
+// |acc| ~ 2^30, the int32 limit the accumulators must hold without saturating or
+// wrapping, and the float conversion of |acc| >= 2^24 rounds alike on every path.
+inline QConvProblem extreme_problem(DType xt) {
+  QConvProblem p;
+  ConvProblem& c = p.conv;
+  c.n = 1, c.c = 3640, c.k = 5, c.h = 3, c.w = 4, c.kh = c.kw = 3;  // R = 32760
+  c.pad_t = c.pad_l = c.pad_b = c.pad_r = 1;
+  c.has_bias = true;
+  p.x = {0.5f, xt == DType::kU8 ? 0 : -128, xt};
+  p.y = {1.f, 0, DType::kS8};
+  return p;
+}
+
+inline QConvData extreme_data(const QConvProblem& p) {
+  const ConvProblem& c = p.conv;
+  QConvData d;
+  d.x.assign(static_cast<size_t>(c.n * c.c * c.h * c.w), p.x.type == DType::kU8 ? 255 : 127);
+  d.w.assign(static_cast<size_t>(c.weight_count()), -128);
+  d.r.assign(static_cast<size_t>(c.n * c.k * c.oh() * c.ow()), 0);
+  // acc = -(255 * 128 * taps) at most -1.069e9; multipliers spread the result over s8.
+  d.w_scale = {1e-7f, 2.3e-7f, 1.17e-7f, 3e-8f, 1.9e-7f};
+  d.bias = {1 << 26, -(1 << 26), 12345, 0, -7};
+  return d;
+}
+
 }  // namespace dlas::test
