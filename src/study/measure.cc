@@ -258,18 +258,18 @@ Row measure_variant(const MeasureRequest& r) {
 std::vector<std::string> exec_variant_args(const MeasureRequest& r) {
   const Variant& v = r.variant;
   std::vector<std::string> args = {"--model",      v.model,
-          "--model-path", r.model_path,
-          "--batch",      std::to_string(v.batch),
-          "--compress",   v.compress,
-          "--backend",    v.backend,
-          "--conv-algo",  v.conv_algo,
-          "--opt-level",  std::to_string(v.opt_level),
-          "--isa",        v.isa,
-          "--threads",    std::to_string(v.threads),
-          "--schedule",   v.schedule,
-          "--repeat",     std::to_string(r.repeat),
-          "--warmup",     std::to_string(r.warmup),
-          "--input-seed", std::to_string(r.input_seed)};
+                                   "--model-path", r.model_path,
+                                   "--batch",      std::to_string(v.batch),
+                                   "--compress",   v.compress,
+                                   "--backend",    v.backend,
+                                   "--conv-algo",  v.conv_algo,
+                                   "--opt-level",  std::to_string(v.opt_level),
+                                   "--isa",        v.isa,
+                                   "--threads",    std::to_string(v.threads),
+                                   "--schedule",   v.schedule,
+                                   "--repeat",     std::to_string(r.repeat),
+                                   "--warmup",     std::to_string(r.warmup),
+                                   "--input-seed", std::to_string(r.input_seed)};
   if (!v.dataset.empty()) {
     for (std::string a : {std::string("--dataset"), v.dataset, std::string("--accuracy-limit"),
                           std::to_string(r.accuracy_limit)})

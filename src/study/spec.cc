@@ -228,8 +228,9 @@ void parse_space_table(const Ctx& ctx, const toml::table& t, StudySpec& spec) {
         if (const std::string part = elbow_part(v); !part.empty()) {
           if (part != "wp:elbow" && part != "cp:elbow")
             ctx.error(r, f,
-                      "'" + part + "': an elbow level takes no options (wp:elbow or cp:elbow; the "
-                      "sweep's level keeps its own)");
+                      "'" + part +
+                          "': an elbow level takes no options (wp:elbow or cp:elbow; the "
+                          "sweep's level keeps its own)");
           checked.replace(checked.find(part), part.size(), part.substr(0, 3) + "0.5");
         }
         try {
@@ -493,9 +494,8 @@ void resolve_elbows(const Ctx& ctx, const toml::table& root, StudySpec& spec) {
           if (sw.method == method && (dataset.empty() || sw.dataset == dataset) &&
               same_model(model, spec.base_dir, sw.model))
             match.push_back(&sw);
-        const std::string what =
-            str(sweep_method_name(method), " sweep of ", model,
-                dataset.empty() ? std::string() : " on " + dataset);
+        const std::string what = str(sweep_method_name(method), " sweep of ", model,
+                                     dataset.empty() ? std::string() : " on " + dataset);
         if (match.empty())
           ctx.error(r, field,
                     "'" + part + "' needs a " + what + " in [accuracy].sweeps (" +
@@ -511,8 +511,8 @@ void resolve_elbows(const Ctx& ctx, const toml::table& root, StudySpec& spec) {
         if (sw.elbow < 0 || sw.elbow >= static_cast<int>(sw.points.size()))
           ctx.error(r, field,
                     "'" + part + "': the " + what + " (" + sw.dir.string() +
-                        ") has no elbow: no level kept top-1 within " +
-                        str(sw.tolerance * 100) + " points of the baseline");
+                        ") has no elbow: no level kept top-1 within " + str(sw.tolerance * 100) +
+                        " points of the baseline");
         const SweepPoint& pt = sw.points[static_cast<size_t>(sw.elbow)];
         const std::string prefix = part.substr(0, 3);
         if (pt.spec.rfind(prefix, 0) != 0 || pt.spec.size() <= 3)
@@ -555,7 +555,8 @@ StudySpec parse_table(const Ctx& ctx, const toml::table& root, StudySpec spec) {
     }
   }
   if (!have_space) ctx.error(root.source(), "[space]", "missing: the spec needs a [space] table");
-  if (const toml::node* acc = root.get("accuracy")) parse_accuracy_table(ctx, *acc->as_table(), spec);
+  if (const toml::node* acc = root.get("accuracy"))
+    parse_accuracy_table(ctx, *acc->as_table(), spec);
   // A tuned variant tunes inside its child process, under the per-variant timeout.
   for (const std::string& t : spec.space.tuning) {
     if (t == "untuned" || spec.timeout_s <= 0) continue;
@@ -664,54 +665,54 @@ Expansion expand_study(const StudySpec& spec) {
                                              : fs::path(model))
                   .string();
     for (const std::string& dataset : s.dataset)
-    for (const std::string& compress : s.compress)
-      for (int64_t batch : s.batch)
-        for (const std::string& backend : s.backend)
-          for (const std::string& isa : s.isa)
-            for (int opt : s.opt_level)
-              for (const std::string& algo : s.conv_algo)
-                for (int threads : s.threads)
-                  for (const std::string& tuning : s.tuning) {
-                    ++e.total;
-                    StudyPoint p{model, path,    compress, batch,  backend,
-                                 isa,   opt,     algo,     threads, tuning, dataset};
-                    if (std::any_of(spec.exclude.begin(), spec.exclude.end(),
-                                    [&](const ExcludeRule& r) { return excluded_by(r, p); })) {
-                      ++e.excluded;
-                      continue;
-                    }
-                    // Exclusions match the level as written ("wp:elbow"); the point
-                    // deploys the resolved one.
-                    if (const std::string part = elbow_part(compress); !part.empty()) {
-                      const PruneMethod m =
-                          part[0] == 'w' ? PruneMethod::kWeight : PruneMethod::kChannel;
-                      const auto it =
-                          std::find_if(spec.elbows.begin(), spec.elbows.end(), [&](auto& c) {
-                            return c.model == model && c.dataset == dataset && c.method == m;
-                          });
-                      DLAS_CHECK(it != spec.elbows.end(), ErrorKind::kInternal,
-                                 "expand_study: unresolved ", part, " for ", model);
-                      p.compress.replace(p.compress.find(part), part.size(),
-                                         part + "=" + it->level);
-                      p.model_path = it->model_path;
-                    }
-                    if (backend == "onednn") {
-                      // oneDNN runs the fp32 graph only: quantized variants are dlas's alone.
-                      if (parse_compress(deployed_compress(p.compress)).quant) {
+      for (const std::string& compress : s.compress)
+        for (int64_t batch : s.batch)
+          for (const std::string& backend : s.backend)
+            for (const std::string& isa : s.isa)
+              for (int opt : s.opt_level)
+                for (const std::string& algo : s.conv_algo)
+                  for (int threads : s.threads)
+                    for (const std::string& tuning : s.tuning) {
+                      ++e.total;
+                      StudyPoint p{model, path, compress, batch,  backend, isa,
+                                   opt,   algo, threads,  tuning, dataset};
+                      if (std::any_of(spec.exclude.begin(), spec.exclude.end(),
+                                      [&](const ExcludeRule& r) { return excluded_by(r, p); })) {
                         ++e.excluded;
                         continue;
                       }
-                      p.isa = "onednn";
-                      p.opt_level = 0;
-                      p.conv_algo = "onednn";
-                      p.tuning = "untuned";  // oneDNN has no schedules of dlas's to tune
+                      // Exclusions match the level as written ("wp:elbow"); the point
+                      // deploys the resolved one.
+                      if (const std::string part = elbow_part(compress); !part.empty()) {
+                        const PruneMethod m =
+                            part[0] == 'w' ? PruneMethod::kWeight : PruneMethod::kChannel;
+                        const auto it =
+                            std::find_if(spec.elbows.begin(), spec.elbows.end(), [&](auto& c) {
+                              return c.model == model && c.dataset == dataset && c.method == m;
+                            });
+                        DLAS_CHECK(it != spec.elbows.end(), ErrorKind::kInternal,
+                                   "expand_study: unresolved ", part, " for ", model);
+                        p.compress.replace(p.compress.find(part), part.size(),
+                                           part + "=" + it->level);
+                        p.model_path = it->model_path;
+                      }
+                      if (backend == "onednn") {
+                        // oneDNN runs the fp32 graph only: quantized variants are dlas's alone.
+                        if (parse_compress(deployed_compress(p.compress)).quant) {
+                          ++e.excluded;
+                          continue;
+                        }
+                        p.isa = "onednn";
+                        p.opt_level = 0;
+                        p.conv_algo = "onednn";
+                        p.tuning = "untuned";  // oneDNN has no schedules of dlas's to tune
+                      }
+                      if (!seen.insert(p.str()).second) {
+                        ++e.collapsed;
+                        continue;
+                      }
+                      e.points.push_back(std::move(p));
                     }
-                    if (!seen.insert(p.str()).second) {
-                      ++e.collapsed;
-                      continue;
-                    }
-                    e.points.push_back(std::move(p));
-                  }
   }
   return e;
 }

@@ -4,7 +4,10 @@
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 
+#include <algorithm>
+#include <cmath>
 #include <fstream>
+#include <nlohmann/json.hpp>
 
 #include "dlas/core/error.h"
 #include "dlas/data/dataset.h"
@@ -18,6 +21,7 @@
 #include "dlas/study/store.h"
 #include "dlas/system/accuracy.h"
 #include "dlas/system/loader.h"
+#include "dlas/system/variant.h"
 #include "study/study_test_util.h"
 
 namespace dlas::study {
@@ -45,8 +49,7 @@ class StudyAccuracy : public TempDirTest {
     export_onnx_file(base, path("base.onnx"));
     // Two "fine-tuned" levels per method (no training here: pruned copies stand in).
     write_fixture_sweep("sw-weight", PruneMethod::kWeight, base, {"wp:0.5", "wp:0.8"}, 1, kData);
-    write_fixture_sweep("sw-channel", PruneMethod::kChannel, base, {"cp:0.25", "cp:0.5"}, 1,
-                        kData);
+    write_fixture_sweep("sw-channel", PruneMethod::kChannel, base, {"cp:0.25", "cp:0.5"}, 1, kData);
   }
 
   // A prune-sweep folder as `dlas prune-sweep` leaves it: sweep.json and one model a level.
@@ -99,10 +102,10 @@ class StudyAccuracy : public TempDirTest {
 };
 
 TEST_F(StudyAccuracy, ElbowLevelsResolveFromTheSweeps) {
-  const StudySpec s = parse(spec_text(
-      "models = [\"base.onnx\"]\ndataset = [\"" + std::string(kData) +
-          "\"]\ncompress = [\"dense\", \"wp:elbow\", \"cp:elbow+int8\"]\n",
-      "[accuracy]\nlimit = 48\nsweeps = [\"sw-weight\", \"sw-channel/sweep.json\"]\n"));
+  const StudySpec s = parse(
+      spec_text("models = [\"base.onnx\"]\ndataset = [\"" + std::string(kData) +
+                    "\"]\ncompress = [\"dense\", \"wp:elbow\", \"cp:elbow+int8\"]\n",
+                "[accuracy]\nlimit = 48\nsweeps = [\"sw-weight\", \"sw-channel/sweep.json\"]\n"));
   EXPECT_EQ(s.accuracy.limit, 48);
   ASSERT_EQ(s.accuracy.loaded.size(), 2u);
   ASSERT_EQ(s.elbows.size(), 2u);
@@ -201,9 +204,9 @@ TEST_F(StudyAccuracy, ElbowErrorsNameTheSpecField) {
 // evaluate_accuracy gives for the same deployed variant here.
 TEST_F(StudyAccuracy, StudyRowsCarryTheDeployedVariantsAccuracy) {
   std::ofstream(path("study.toml")) << spec_text(
-      "models = [\"mobilenetv1-cifar\", \"base.onnx\"]\ndataset = [\"" + std::string(kData) +
+      "models = [\"resnet18-cifar\", \"base.onnx\"]\ndataset = [\"" + std::string(kData) +
           "\"]\ncompress = [\"dense\", \"int8\", \"wp:elbow\"]\nthreads = [1]\n"
-          "[[exclude]]\nmodel = \"mobilenetv1-cifar\"\ncompress = \"wp:elbow\"\n",
+          "[[exclude]]\nmodel = \"resnet18-cifar\"\ncompress = \"wp:elbow\"\n",
       "[accuracy]\nlimit = 48\nsweeps = [\"sw-weight\"]\n");
   const std::string db = path("r.db");
   const int status =
@@ -228,8 +231,8 @@ TEST_F(StudyAccuracy, StudyRowsCarryTheDeployedVariantsAccuracy) {
     // The same variant, deployed here.
     const std::string compress = r.text("compress");
     Graph g;
-    if (r.text("model") == "mobilenetv1-cifar") {
-      g = build_zoo_model("mobilenetv1-cifar", zoo_options_for(ds->info()));
+    if (r.text("model") == "resnet18-cifar") {
+      g = build_zoo_model("resnet18-cifar", zoo_options_for(ds->info()));
     } else if (compress.rfind("wp:elbow", 0) == 0) {
       EXPECT_EQ(compress, "wp:elbow=0.8");
       g = load_model(path("sw-weight/level-1.onnx"));
@@ -247,19 +250,58 @@ TEST_F(StudyAccuracy, StudyRowsCarryTheDeployedVariantsAccuracy) {
   }
   EXPECT_EQ(checked, 5);
 
-  // The report's accuracy summary: one line per (model, dataset, compression) with accuracy.
-  ReportOptions ro;
-  ro.plots = false;
-  ro.sweeps = {read_sweep(dir() / "sw-weight" / "sweep.json")};
-  const ReportFiles f = write_report(rows, path("report"), ro);
+  // The report from the command line, with the spec's sweeps: the accuracy summary (one
+  // line per model, dataset and compression) and the sweep's curve, also in --json.
+  const bool gnuplot = std::system("gnuplot --version > /dev/null 2>&1") == 0;
+  const std::string out = path("report.json");
+  ASSERT_EQ(std::system((std::string(DLAS_CLI_PATH) + " study report " + db + " -o " +
+                         path("report") + " --spec " + path("study.toml") + " --json" +
+                         (gnuplot ? "" : " --no-plots") + " >" + out + " 2>" + path("log.txt"))
+                            .c_str()),
+            0)
+      << slurp(path("log.txt"));
+  const auto j = nlohmann::json::parse(slurp(out));
+  ASSERT_EQ(j["accuracy_summary"].size(), 5u) << j.dump(1);
+  ASSERT_EQ(j["accuracy_curves"].size(), 3u) << j.dump(1);  // baseline + 2 levels
+  EXPECT_EQ(j["accuracy_curves"][2]["elbow"], "elbow");
+  EXPECT_EQ(j["accuracy_curves"][2]["spec"], "wp:0.8");
+  if (gnuplot)
+    EXPECT_TRUE(fs::exists(path("report/accuracy-base-onnx-on-synthetic-1-8-8-4-64.svg")));
   const std::string summary = slurp(path("report/accuracy_summary.csv"));
   const auto table = parse_csv(summary);
   ASSERT_EQ(table.size(), 6u) << summary;  // header + 5
-  EXPECT_EQ(table[0][0], "model");
+  const std::vector<std::string> head = table[0];
+  auto col = [&](const std::string& name) {
+    const auto it = std::find(head.begin(), head.end(), name);
+    EXPECT_NE(it, head.end()) << name;
+    return static_cast<size_t>(it - head.begin());
+  };
+  // The elbow line of base.onnx: its top-1, the loss against its dense twin, and a
+  // compression ratio from the nonzero parameters (80% pruned: about 5x on the convs).
+  const Row* dense_row = nullptr;
+  const Row* elbow_row = nullptr;
+  for (const Row& r : rows) {
+    if (r.text("model") != "base.onnx") continue;
+    if (r.text("compress") == "dense") dense_row = &r;
+    if (r.text("compress") == "wp:elbow=0.8") elbow_row = &r;
+  }
+  ASSERT_TRUE(dense_row && elbow_row);
+  int found = 0;
+  for (const auto& line : table) {
+    if (line[col("model")] != "base.onnx" || line[col("compress")] != "wp:elbow=0.8") continue;
+    ++found;
+    EXPECT_EQ(line[col("dataset")], kData);
+    EXPECT_DOUBLE_EQ(std::stod(line[col("top1")]),
+                     std::round(10000 * elbow_row->real("accuracy")) / 100);
+    EXPECT_NEAR(std::stod(line[col("top1_loss")]),
+                100 * (dense_row->real("accuracy") - elbow_row->real("accuracy")), 0.011);
+    EXPECT_GT(std::stod(line[col("ratio")]), 3.0);
+    EXPECT_LT(std::stod(line[col("ratio")]), 5.1);
+  }
+  EXPECT_EQ(found, 1) << summary;
   const std::string curve = slurp(path("report/accuracy_curves.csv"));
   EXPECT_NE(curve.find("wp:0.8"), std::string::npos) << curve;
-  EXPECT_NE(slurp(path("report/report.md")).find("Accuracy"), std::string::npos);
-  (void)f;
+  EXPECT_NE(slurp(path("report/report.md")).find("Accuracy vs compression"), std::string::npos);
 }
 
 }  // namespace

@@ -106,7 +106,8 @@ int run_dataset_eval(const ModelArgs& model_in, const EngineArgs& engine, const 
   // The deployed variant: pruned and/or quantized; int8 calibrates on training images.
   Graph compressed = fp32;
   std::string calibration;
-  const std::string compress = apply_compress_for_dataset(compressed, spec, a.dataset, &calibration);
+  const std::string compress =
+      apply_compress_for_dataset(compressed, spec, a.dataset, &calibration);
   const bool dense = compress == "dense";
   const PlanOptions o = plan_options_from_args(engine);
   Plan deployed(compressed, o);
