@@ -302,6 +302,15 @@ TEST_F(StudyAccuracy, StudyRowsCarryTheDeployedVariantsAccuracy) {
   const std::string curve = slurp(path("report/accuracy_curves.csv"));
   EXPECT_NE(curve.find("wp:0.8"), std::string::npos) << curve;
   EXPECT_NE(slurp(path("report/report.md")).find("Accuracy vs compression"), std::string::npos);
+  // The speedup table reads the resolved elbow level: 1/(1-0.8) = 5x expected.
+  const auto speedup = parse_csv(slurp(path("report/speedup.csv")));
+  int elbow_lines = 0;
+  for (const auto& line : speedup)
+    if (std::find(line.begin(), line.end(), "wp:elbow=0.8") != line.end()) {
+      ++elbow_lines;
+      EXPECT_NE(std::find(line.begin(), line.end(), "5.00"), line.end());
+    }
+  EXPECT_EQ(elbow_lines, 1);
 }
 
 }  // namespace
