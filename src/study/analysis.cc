@@ -53,6 +53,8 @@ std::vector<Context> contexts_of(const std::vector<Row>& rows) {
     v.macs = r.integer("macs");
     v.has_accuracy = r.has("accuracy");
     v.accuracy = r.real("accuracy");
+    v.top5 = r.has("top5") ? r.real("top5") : -1;
+    v.nonzero_params = r.has("nonzero_params") ? r.integer("nonzero_params") : v.params;
     v.schedule = r.text("schedule");
     v.tuning_s = r.real("tuning_s");
     v.tuning_trials = r.integer("tuning_trials");
@@ -63,15 +65,21 @@ std::vector<Context> contexts_of(const std::vector<Row>& rows) {
     if (!inserted && v.median_ms < it->second.median_ms) it->second = v;
   };
   auto usable = [](const Row& r) { return r.text("status") == kStatusOk && r.has("median_ms"); };
+  // The same model built for two datasets is two models.
+  auto model_of = [](const Row& r) {
+    const std::string dataset = r.text("dataset");
+    return r.text("model") + (dataset.empty() ? "" : " @" + dataset);
+  };
   auto vendor = [](const Row& r) {
     return !r.text("backend").empty() && r.text("backend") != "dlas";
   };
   for (const Row& r : rows) {
     if (!usable(r) || vendor(r)) continue;
     const std::string platform = platform_of(r);
-    Context& c = by_key[Key{platform, r.text("model"), r.integer("batch"), r.integer("opt_level")}];
+    Context& c = by_key[Key{platform, model_of(r), r.integer("batch"), r.integer("opt_level")}];
     c.platform = platform;
-    c.model = r.text("model");
+    c.model = model_of(r);
+    c.dataset = r.text("dataset");
     c.batch = r.integer("batch");
     c.opt_level = r.integer("opt_level");
     c.threads = r.integer("threads");
@@ -88,15 +96,16 @@ std::vector<Context> contexts_of(const std::vector<Row>& rows) {
     const std::string platform = platform_of(r);
     bool placed = false;
     for (const Key& k : dlas_keys)
-      if (std::get<0>(k) == platform && std::get<1>(k) == r.text("model") &&
+      if (std::get<0>(k) == platform && std::get<1>(k) == model_of(r) &&
           std::get<2>(k) == r.integer("batch")) {
         add(by_key[k], variant_of(r));
         placed = true;
       }
     if (placed) continue;
-    Context& c = by_key[Key{platform, r.text("model"), r.integer("batch"), r.integer("opt_level")}];
+    Context& c = by_key[Key{platform, model_of(r), r.integer("batch"), r.integer("opt_level")}];
     c.platform = platform;
-    c.model = r.text("model");
+    c.model = model_of(r);
+    c.dataset = r.text("dataset");
     c.batch = r.integer("batch");
     c.opt_level = r.integer("opt_level");
     c.threads = r.integer("threads");
@@ -139,7 +148,9 @@ double expected_speedup(const std::string& compress, int64_t dense_macs, int64_t
     for (std::string x; std::getline(fields, x, ':');) f.push_back(x);
     const std::string kind = f.empty() ? "" : f[0];
     const size_t at = kind == "bp" ? 2 : 1;
-    const double s = f.size() > at ? std::atof(f[at].c_str()) : 0.0;
+    std::string level = f.size() > at ? f[at] : "";
+    if (level.rfind("elbow=", 0) == 0) level = level.substr(6);  // a resolved elbow level
+    const double s = level.empty() ? 0.0 : std::atof(level.c_str());
     if (kind == "dense") {
     } else if (kind == "wp" || kind == "bp") {
       if (!(s >= 0 && s < 1)) return 0;

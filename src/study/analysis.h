@@ -19,7 +19,9 @@ struct Variant {
   double median_ms = 0, p10_ms = 0, p90_ms = 0, cv = 0;
   int64_t params = 0, macs = 0;
   bool has_accuracy = false;
-  double accuracy = 0;
+  double accuracy = 0;         // top-1 (fraction)
+  double top5 = -1;            // -1: not measured
+  int64_t nonzero_params = 0;  // = params when not measured
   std::string schedule;
   double tuning_s = 0;        // tuned schedules: auto-tuning time
   int64_t tuning_trials = 0;  // candidates measured while tuning
@@ -29,7 +31,8 @@ struct Variant {
 // When one key was measured more than once (several hardware ids with the same
 // description), the fastest median is kept.
 struct Context {
-  std::string platform, model, schedule;
+  std::string platform, model, schedule;  // model: "name @dataset" when built for a dataset
+  std::string dataset;
   int64_t batch = 1, opt_level = 3, threads = 1;
   std::map<std::pair<std::string, std::string>, Variant> variants;
 
@@ -74,6 +77,9 @@ struct Correlation {
 // params, MACs, accuracy (when every model has one) and the fastest dense latency.
 // Needs 3 models or more.
 std::vector<Correlation> correlations(const std::vector<Context>& contexts);
+
+// The accuracy_summary table of report_tables (report.cc).
+Table accuracy_summary_of(const std::vector<Context>& contexts);
 
 double pearson(const std::vector<double>& x, const std::vector<double>& y);
 double spearman(const std::vector<double>& x, const std::vector<double>& y);

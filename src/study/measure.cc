@@ -11,14 +11,18 @@
 #include <random>
 #include <sstream>
 #include <thread>
+#include <unordered_set>
 
 #include "dlas/algo/knobs.h"
 #include "dlas/core/error.h"
+#include "dlas/data/dataset.h"
 #include "dlas/hw/isa.h"
+#include "dlas/model/op_schema.h"
 #include "dlas/optimize/prune.h"
 #include "dlas/optimize/quantize.h"
 #include "dlas/study/runner.h"
 #include "dlas/study/spec.h"
+#include "dlas/system/accuracy.h"
 #include "dlas/system/loader.h"
 #include "dlas/system/measure.h"
 #include "dlas/system/onednn_backend.h"
@@ -57,9 +61,11 @@ void apply_fault_switch(const std::string& variant_id) {
   }
 }
 
-Graph load_for(const MeasureRequest& r) {
+// With a dataset, zoo models are built for its preprocessed images and classes.
+Graph load_for(const MeasureRequest& r, const data::DatasetInfo* info) {
   LoadOptions lo;
   lo.zoo.batch = r.variant.batch;
+  if (info && find_zoo_model(r.model_path)) lo.zoo = zoo_options_for(*info, lo.zoo);
   if (find_zoo_model(r.model_path) || r.variant.batch == 1) return load_model(r.model_path, lo);
   // An ONNX file: its first input's leading dimension is the batch.
   const Graph probe = load_model(r.model_path, lo);
@@ -110,19 +116,55 @@ void tune_variant(const MeasureRequest& r, const Graph& g, PlanOptions& o, Row& 
             << " -> " << rep.tuned_latency_s * 1e3 << " ms" << std::endl;
 }
 
+// Nonzero parameters (what param_count() counts, zeros left out): pruning keeps weights as
+// dense tensors with zeros, so this is what a sparse format stores.
+int64_t nonzero_params(const Graph& g) {
+  std::unordered_set<std::string> buffers;
+  for (const Node& n : g.nodes) {
+    const OpSchema* s = find_op_schema(n.op);
+    if (!s) continue;
+    for (int i : s->buffer_inputs)
+      if (i < static_cast<int>(n.inputs.size())) buffers.insert(n.inputs[i]);
+  }
+  int64_t nz = 0;
+  for (const auto& [k, t] : g.initializers) {
+    if (!is_float(t.dtype()) || buffers.count(k)) continue;
+    for (int64_t i = 0; i < t.numel(); ++i) nz += t.get_as_double(i) != 0.0;
+  }
+  return nz;
+}
+
 }  // namespace
 
 Row measure_variant(const MeasureRequest& r) {
   const Variant& v = r.variant;
   const std::string id = v.str();
   apply_fault_switch(id);
-  Graph g = load_for(r);
+  std::unique_ptr<data::Dataset> test_set;
+  if (!v.dataset.empty()) test_set = data::open_dataset(v.dataset, data::Split::kTest);
+  Graph g = load_for(r, test_set ? &test_set->info() : nullptr);
   // Compression is applied to the loaded model: pruning first (pruned weights stay dense
   // tensors with zeros; the sparse algorithms encode them at prepare), then quantization
-  // (int8 calibrated on random inputs, fp16 / bf16 conversion), as `--compress` does.
-  apply_compress_spec(g, parse_compress(v.compress));
-
+  // (int8 calibrated on random inputs -- on training images with a dataset, as `dlas eval`
+  // does --, fp16 / bf16 conversion), as `--compress` does. An elbow level deploys the
+  // sweep's fine-tuned model (deployed_compress says what is still to apply to it).
   Row row;
+  CompressSpec cs = parse_compress(deployed_compress(v.compress));
+  std::optional<QuantSpec> quant = cs.quant;
+  cs.quant.reset();
+  apply_compress_spec(g, cs);
+  // Parameters before quantization: int8 stores the same parameters in 8 bits.
+  row.set("params", g.param_count());
+  row.set("nonzero_params", nonzero_params(g));
+  if (quant) {
+    CompressSpec qs;
+    qs.quant = quant;
+    if (test_set)
+      apply_compress_for_dataset(g, qs, v.dataset);
+    else
+      apply_compress_spec(g, qs);
+  }
+
   auto t0 = std::chrono::steady_clock::now();
   std::unique_ptr<Plan> plan;
   std::unique_ptr<OnednnExecutor> onednn;
@@ -187,7 +229,6 @@ Row measure_variant(const MeasureRequest& r) {
   row.set("cv", mean > 0 ? std_ms / mean : 0.0);
   row.set("first_ms", first_ms);
   row.set("compile_ms", compile_ms);
-  row.set("params", g.param_count());
   row.set("macs", plan ? plan->graph().macs() : g.macs());
   if (plan) {
     const MemoryReport m = plan->memory();
@@ -198,24 +239,43 @@ Row measure_variant(const MeasureRequest& r) {
   } else {
     row.set("weight_bytes", g.weight_bytes());  // oneDNN's own buffers are not visible
   }
+  // Accuracy of the deployed variant: the plan just timed scores the first `limit` test
+  // images (the model's batch; a short last batch is zero-padded and not counted).
+  if (test_set && plan) {
+    const Shape& input = image_input_shape(plan->graph());
+    data::Loader loader(*test_set, data::preprocess_for_input(test_set->info(), input),
+                        {.batch = input[0], .limit = r.accuracy_limit});
+    t0 = std::chrono::steady_clock::now();
+    const data::Accuracy acc = evaluate_plans({plan.get()}, loader)[0];
+    row.set("accuracy", acc.top1_rate());
+    row.set("top5", acc.top5_rate());
+    row.set("accuracy_samples", acc.samples);
+    row.set("accuracy_s", ms_since(t0) / 1e3);
+  }
   return row;
 }
 
 std::vector<std::string> exec_variant_args(const MeasureRequest& r) {
   const Variant& v = r.variant;
-  return {"--model",      v.model,
-          "--model-path", r.model_path,
-          "--batch",      std::to_string(v.batch),
-          "--compress",   v.compress,
-          "--backend",    v.backend,
-          "--conv-algo",  v.conv_algo,
-          "--opt-level",  std::to_string(v.opt_level),
-          "--isa",        v.isa,
-          "--threads",    std::to_string(v.threads),
-          "--schedule",   v.schedule,
-          "--repeat",     std::to_string(r.repeat),
-          "--warmup",     std::to_string(r.warmup),
-          "--input-seed", std::to_string(r.input_seed)};
+  std::vector<std::string> args = {"--model",      v.model,
+                                   "--model-path", r.model_path,
+                                   "--batch",      std::to_string(v.batch),
+                                   "--compress",   v.compress,
+                                   "--backend",    v.backend,
+                                   "--conv-algo",  v.conv_algo,
+                                   "--opt-level",  std::to_string(v.opt_level),
+                                   "--isa",        v.isa,
+                                   "--threads",    std::to_string(v.threads),
+                                   "--schedule",   v.schedule,
+                                   "--repeat",     std::to_string(r.repeat),
+                                   "--warmup",     std::to_string(r.warmup),
+                                   "--input-seed", std::to_string(r.input_seed)};
+  if (!v.dataset.empty()) {
+    for (std::string a : {std::string("--dataset"), v.dataset, std::string("--accuracy-limit"),
+                          std::to_string(r.accuracy_limit)})
+      args.push_back(std::move(a));
+  }
+  return args;
 }
 
 }  // namespace dlas::study

@@ -148,7 +148,9 @@ std::vector<Observation> observe(const std::vector<Row>& rows) {
       o.evidence.push_back(c.platform + ": spearman(params, accuracy) = " + fmt(c.spearman, 2));
     }
     if (total == 0) {
-      out.push_back(untestable(o.id, o.claim, "needs measured accuracy (issue 7)"));
+      out.push_back(untestable(o.id, o.claim,
+                               "needs measured accuracy ([space].dataset) of 3 or more models "
+                               "on one platform"));
     } else {
       o.verdict = verdict_of(holds, total);
       o.detail = count_of(holds, total, "platforms");
@@ -242,8 +244,9 @@ std::vector<Observation> observe(const std::vector<Row>& rows) {
                            fmt(100 * int8, 2));
     }
     if (total == 0) {
-      out.push_back(
-          untestable(o.id, o.claim, "needs accuracy of fp16 and int8 variants (issues 6 and 7)"));
+      out.push_back(untestable(o.id, o.claim,
+                               "needs accuracy of dense, fp16 and int8 variants "
+                               "([space].dataset)"));
     } else {
       o.verdict = verdict_of(holds, total);
       o.detail = count_of(holds, total, "models");

@@ -17,6 +17,7 @@
 #include <sstream>
 
 #include "dlas/core/error.h"
+#include "dlas/optimize/prune_sweep.h"
 #include "study/analysis.h"
 
 extern char** environ;
@@ -213,7 +214,92 @@ std::vector<Table> report_tables(const std::vector<Row>& all) {
     co.cells.push_back(
         {c.platform, c.x, c.y, std::to_string(c.n), fmt(c.spearman, 3), fmt(c.pearson, 3)});
   tables.push_back(co);
+  tables.push_back(analysis::accuracy_summary_of(contexts));
   return tables;
+}
+
+namespace {
+
+// Bits a parameter is stored in under a compression spec (int8 8, fp16/bf16 16, else 32).
+int storage_bits(const std::string& compress) {
+  if (compress.find("int8") != std::string::npos) return 8;
+  if (compress.find("fp16") != std::string::npos || compress.find("bf16") != std::string::npos)
+    return 16;
+  return 32;
+}
+
+}  // namespace
+
+Table analysis::accuracy_summary_of(const std::vector<Context>& contexts) {
+  Table t{"accuracy_summary",
+          "Accuracy and latency per compression (the paper's Tables 2 and 5)",
+          "Per context with measured accuracy (a model built for a dataset) and compression: "
+          "the fastest variant, its parameters (nonzero: pruning leaves zeros), MACs, top-1 and "
+          "top-5 on the test images (%), the top-1 loss against dense (points), the "
+          "compression ratio (dense parameter bits / nonzero parameter bits: 32-bit floats, "
+          "8 bits for int8, 16 for fp16/bf16), its median latency (ms) and speedup over the "
+          "fastest dense variant.",
+          {"platform", "model", "dataset", "batch", "compress", "algorithm", "params",
+           "nonzero_params", "macs", "top1", "top5", "top1_loss", "ratio", "median_ms", "speedup"},
+          {}};
+  for (const Context& c : contexts) {
+    std::set<std::string> comps;
+    for (const auto& [k, v] : c.variants)
+      if (v.has_accuracy) comps.insert(k.second);
+    if (comps.empty()) continue;
+    const analysis::Variant* dense = c.fastest([](const auto& k) { return k.second == "dense"; });
+    // Dense first, then the spec order of the set.
+    std::vector<std::string> order;
+    if (comps.count("dense")) order.push_back("dense");
+    for (const auto& x : comps)
+      if (x != "dense") order.push_back(x);
+    const std::string name = c.dataset.empty() ? c.model : c.model.substr(0, c.model.find(" @"));
+    for (const std::string& comp : order) {
+      const analysis::Variant* v = c.fastest([&](const auto& k) { return k.second == comp; });
+      if (!v || !v->has_accuracy) continue;
+      const bool dense_acc = dense && dense->has_accuracy;
+      const double ratio = dense && v->nonzero_params > 0
+                               ? 32.0 * static_cast<double>(dense->nonzero_params) /
+                                     (storage_bits(comp) * static_cast<double>(v->nonzero_params))
+                               : 0.0;
+      t.cells.push_back({c.platform, name, c.dataset, std::to_string(c.batch), comp, v->algorithm,
+                         std::to_string(v->params), std::to_string(v->nonzero_params),
+                         std::to_string(v->macs), fmt(100 * v->accuracy, 2),
+                         v->top5 >= 0 ? fmt(100 * v->top5, 2) : "-",
+                         dense_acc ? fmt(100 * (dense->accuracy - v->accuracy), 2) : "-",
+                         ratio > 0 ? fmt(ratio, 2) : "-", fmt(v->median_ms, 4),
+                         dense ? fmt(dense->median_ms / v->median_ms, 2) : "-"});
+    }
+  }
+  if (t.cells.empty())
+    t.note += " This study measured no accuracy (list [space].dataset in its spec).";
+  return t;
+}
+
+Table accuracy_curves(const std::vector<SweepResult>& sweeps) {
+  Table t{"accuracy_curves",
+          "Accuracy vs compression, iterative pruning with fine-tuning (the paper's Fig. 3)",
+          "From the prune-sweep folders: per model, dataset and method, each level's top-1 "
+          "(%) after its fine-tuning and right after pruning, the sparsity achieved, "
+          "parameters and MACs of the deployed graph; elbow = the highest level within the "
+          "sweep's tolerance of the baseline (the level `elbow` in a spec deploys).",
+          {"model", "dataset", "method", "level", "spec", "achieved", "top1", "top1_pruned", "top5",
+           "params", "nonzero_params", "macs", "elbow"},
+          {}};
+  auto pct = [](double x) { return x < 0 ? std::string("-") : fmt(100 * x, 2); };
+  for (const SweepResult& s : sweeps) {
+    const std::string method = sweep_method_name(s.method);
+    auto add = [&](const SweepPoint& p, bool elbow) {
+      t.cells.push_back({s.model, s.dataset, method, fmt(p.level, 2), p.spec, fmt(p.achieved, 3),
+                         pct(p.top1), pct(p.top1_pruned), pct(p.top5), std::to_string(p.params),
+                         std::to_string(p.nonzero_params), std::to_string(p.macs),
+                         elbow ? "elbow" : ""});
+    };
+    add(s.baseline, false);
+    for (size_t i = 0; i < s.points.size(); ++i) add(s.points[i], static_cast<int>(i) == s.elbow);
+  }
+  if (t.cells.empty()) t.note += " No prune-sweep given (--sweep DIR or --spec).";
+  return t;
 }
 
 namespace {
@@ -319,7 +405,8 @@ ReportFiles write_report(const std::vector<Row>& rows, const std::string& dir_na
   DLAS_CHECK(!ec && fs::is_directory(dir), ErrorKind::kInvalidInput, "report: cannot create ",
              dir_name, ec ? ": " + ec.message() : std::string());
   ReportFiles out;
-  const std::vector<Table> tables = report_tables(rows);
+  std::vector<Table> tables = report_tables(rows);
+  if (!options.sweeps.empty()) tables.push_back(accuracy_curves(options.sweeps));
   const std::vector<Observation> obs = observe(rows);
 
   // Plots: per platform, latency bars per model grouped by algorithm (log scale: models
@@ -396,6 +483,38 @@ ReportFiles write_report(const std::vector<Row>& rows, const std::string& dir_na
         << "plot $S using 2:xtic(1) title 'expected', '' using 3 title 'achieved'\n";
       script += both_terminals(dir, "speedup", d.str(), 1100, 520);
       plots.push_back({"speedup", "Achieved vs expected speedup of compression"});
+    }
+    // Fig. 3: top-1 vs fraction pruned, one plot per model and dataset, a line per method.
+    std::map<std::pair<std::string, std::string>, std::vector<const SweepResult*>> curves;
+    for (const SweepResult& s : options.sweeps) curves[{s.model, s.dataset}].push_back(&s);
+    for (const auto& [key, list] : curves) {
+      std::ostringstream d, draw;
+      std::string plot_cmd;
+      int block = 0;
+      for (const SweepResult* s : list) {
+        d << "$C" << block << " << EOD\n"
+          << fmt(0.0, 3) << " " << fmt(100 * s->baseline.top1, 3) << "\n";
+        for (const SweepPoint& p : s->points)
+          if (p.top1 >= 0) d << fmt(p.level, 3) << " " << fmt(100 * p.top1, 3) << "\n";
+        d << "EOD\n";
+        plot_cmd += str(block ? ", " : "", "$C", block, " using 1:2 with linespoints pt 7 title ",
+                        gp_quote(sweep_method_name(s->method)));
+        if (s->elbow >= 0) {
+          const SweepPoint& e = s->points[static_cast<size_t>(s->elbow)];
+          d << "$E" << block << " << EOD\n"
+            << fmt(e.level, 3) << " " << fmt(100 * e.top1, 3) << "\nEOD\n";
+          plot_cmd += str(", $E", block, " using 1:2 with points pt 6 ps 2.5 title ",
+                          gp_quote(std::string(sweep_method_name(s->method)) + " elbow"));
+        }
+        ++block;
+      }
+      const std::string title = key.first + (key.second.empty() ? "" : " on " + key.second);
+      const std::string name = "accuracy-" + slug(title);
+      draw << d.str() << "reset\nset title " << gp_quote("Top-1 vs compression, " + title)
+           << "\nset xlabel 'fraction pruned'\nset ylabel 'top-1 (%)'\nset grid\n"
+           << "set key bottom left\nset xrange [0:1]\nplot " << plot_cmd << "\n";
+      script += both_terminals(dir, name, draw.str(), 720, 480);
+      plots.push_back({name, "Accuracy vs compression (Fig. 3), " + title});
     }
     run_gnuplot(dir, script);
     for (const Plot& p : plots)

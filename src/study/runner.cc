@@ -242,7 +242,12 @@ const char* const kMeasuredColumns[] = {"median_ms",
                                         "tuning_trials",
                                         "tuning_failures",
                                         "tuning_cold_share",
-                                        "tuning_stop"};
+                                        "tuning_stop",
+                                        "nonzero_params",
+                                        "accuracy",
+                                        "top5",
+                                        "accuracy_samples",
+                                        "accuracy_s"};
 
 std::string signal_text(int sig) {
   const char* abbrev = sigabbrev_np(sig);
@@ -358,6 +363,7 @@ Variant resolve_variant(const StudyPoint& p, std::string* skip_reason) {
   // what they were before tuning existed), "tuned:<budget>" otherwise.
   v.schedule = p.tuning == "untuned" ? "default" : p.tuning;
   v.opt_level = p.opt_level;
+  v.dataset = p.dataset;
   // Like the thread pool: 0 means one thread per logical processor.
   v.threads = p.threads > 0 ? p.threads
                             : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
@@ -458,6 +464,7 @@ RunSummary run_study(const StudySpec& spec, const RunOptions& options,
     row.set("isa", v.isa);
     row.set("isa_emulated", int64_t{v.isa_emulated});
     row.set("threads", int64_t{v.threads});
+    if (!v.dataset.empty()) row.set("dataset", v.dataset);
     row.set("repeat", int64_t{spec.repeat});
     row.set("warmup", int64_t{spec.warmup});
     row.set("attempts", int64_t{1});
@@ -474,6 +481,7 @@ RunSummary run_study(const StudySpec& spec, const RunOptions& options,
       req.model_path = pv.point.model_path;
       req.repeat = spec.repeat;
       req.warmup = spec.warmup;
+      req.accuracy_limit = spec.accuracy.limit;
       std::vector<std::string> args = {options.exe, "study", "exec-variant"};
       for (auto& a : exec_variant_args(req)) args.push_back(std::move(a));
       ChildResult c;
@@ -566,6 +574,7 @@ std::string row_summary(const Row& r) {
 std::string short_label(const Variant& v) {
   std::string s = str(v.model, " b", v.batch);
   if (v.compress != "dense") s += " " + v.compress;
+  if (!v.dataset.empty()) s += " @" + v.dataset;
   if (v.backend == "onednn") return str(s, " onednn t", v.threads);
   return str(s, " dlas/", v.conv_algo, " opt", v.opt_level, " ", v.isa,
              v.isa_emulated ? "(emulated)" : "", " t", v.threads,

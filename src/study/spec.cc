@@ -9,10 +9,12 @@
 
 #include "dlas/algo/conv.h"
 #include "dlas/core/error.h"
+#include "dlas/data/dataset.h"
 #include "dlas/hw/isa.h"
 #include "dlas/model/zoo.h"
 #include "dlas/optimize/prune.h"
 #include "dlas/optimize/quantize.h"
+#include "dlas/system/accuracy.h"
 #include "dlas/system/tune_model.h"
 
 namespace dlas::study {
@@ -21,10 +23,19 @@ namespace {
 namespace fs = std::filesystem;
 
 const char* const kSpaceKeys[] = {"models",    "compress",  "batch",   "backend", "isa",
-                                  "opt_level", "conv_algo", "threads", "tuning"};
+                                  "opt_level", "conv_algo", "threads", "tuning",  "dataset"};
 // Keys later issues give meaning to: parsed, then refused with "not available yet".
-const char* const kLaterSpaceKeys[] = {"accuracy", "schedule", "dataset"};
-const char* const kLaterTables[] = {"accuracy", "tuning", "dataset"};
+const char* const kLaterSpaceKeys[] = {"schedule"};
+const char* const kLaterTables[] = {"tuning", "dataset"};
+
+// The pruning part of a compression value that asks for the elbow ("wp:elbow"), or "".
+std::string elbow_part(const std::string& compress) {
+  std::stringstream ss(compress);
+  std::string part;
+  while (std::getline(ss, part, '+'))
+    if (part.rfind("wp:elbow", 0) == 0 || part.rfind("cp:elbow", 0) == 0) return part;
+  return "";
+}
 
 // Where a node was written, as "FILE:LINE:COL".
 std::string where(const std::string& source, const toml::source_region& r) {
@@ -187,6 +198,7 @@ void parse_space_table(const Ctx& ctx, const toml::table& t, StudySpec& spec) {
   s.conv_algo = {"auto"};
   s.threads = {1};
   s.tuning = {"untuned"};
+  s.dataset = {""};
   bool have_models = false;
   for (auto&& [key, node] : t) {
     const std::string k(key.str());
@@ -211,8 +223,18 @@ void parse_space_table(const Ctx& ctx, const toml::table& t, StudySpec& spec) {
                         "' is not a compression spec (dense, wp:F, cp:F, bp:RxC:F, fp16, bf16, "
                         "int8[:calibrator], joined with '+')");
         // Bad specs are refused by the parser (the measuring child applies the same one).
+        // An elbow level is checked with a stand-in level; the sweep gives the real one.
+        std::string checked = v;
+        if (const std::string part = elbow_part(v); !part.empty()) {
+          if (part != "wp:elbow" && part != "cp:elbow")
+            ctx.error(r, f,
+                      "'" + part +
+                          "': an elbow level takes no options (wp:elbow or cp:elbow; the "
+                          "sweep's level keeps its own)");
+          checked.replace(checked.find(part), part.size(), part.substr(0, 3) + "0.5");
+        }
         try {
-          parse_compress(v);
+          parse_compress(checked);
         } catch (const Error& e) {
           ctx.error(r, f, e.what());
         }
@@ -298,6 +320,24 @@ void parse_space_table(const Ctx& ctx, const toml::table& t, StudySpec& spec) {
         }
         s.tuning.push_back(v);
       }
+    } else if (k == "dataset") {
+      auto vals = values_of<std::string>(ctx, node, field);
+      no_duplicates(ctx, vals, field);
+      s.dataset.clear();
+      for (const auto& [v, r, f] : vals) {
+        // Opened here so a typo or a missing download fails before anything is measured.
+        try {
+          const auto ds = data::open_dataset(v, data::Split::kTest);
+          zoo_options_for(ds->info());
+        } catch (const Error& e) {
+          ctx.error(r, f, e.what());
+        }
+        s.dataset.push_back(v);
+      }
+    } else if (k == "accuracy") {
+      ctx.error(key.source(), field,
+                "accuracy is not a dimension: list [space].dataset and set [accuracy] (limit, "
+                "sweeps)");
     } else if (std::find(std::begin(kLaterSpaceKeys), std::end(kLaterSpaceKeys), k) !=
                std::end(kLaterSpaceKeys)) {
       ctx.error(key.source(), field,
@@ -326,6 +366,7 @@ std::vector<std::string> dimension_texts(const StudySpace& s, const std::string&
   if (dim == "conv_algo") add(s.conv_algo);
   if (dim == "threads") add(s.threads);
   if (dim == "tuning") add(s.tuning);
+  if (dim == "dataset") add(s.dataset);
   return v;
 }
 
@@ -365,6 +406,129 @@ ExcludeRule parse_exclude(const Ctx& ctx, const toml::table& t, size_t index,
   return rule;
 }
 
+void parse_accuracy_table(const Ctx& ctx, const toml::table& t, StudySpec& spec) {
+  for (auto&& [key, node] : t) {
+    const std::string k(key.str());
+    const std::string field = "[accuracy]." + k;
+    if (k == "limit") {
+      if (!node.is_integer()) ctx.error(node.source(), field, "expected an integer");
+      const int64_t v = *node.value<int64_t>();
+      if (v < 0 || v > 100000000)
+        ctx.error(node.source(), field, str(v, " is out of range [0, 1e8] (0: the whole split)"));
+      spec.accuracy.limit = v;
+    } else if (k == "sweeps") {
+      auto vals = values_of<std::string>(ctx, node, field);
+      no_duplicates(ctx, vals, field);
+      for (const auto& [v, r, f] : vals) {
+        fs::path dir(v);
+        if (dir.is_relative()) dir = fs::path(spec.base_dir) / dir;
+        dir = dir.lexically_normal();
+        // A sweep.json path is accepted too.
+        const fs::path file = dir.filename() == "sweep.json" ? dir : dir / "sweep.json";
+        std::error_code ec;
+        if (!fs::is_regular_file(file, ec))
+          ctx.error(r, f, "'" + file.string() + "' does not exist (a `dlas prune-sweep` folder)");
+        try {
+          spec.accuracy.loaded.push_back(read_sweep(file));
+        } catch (const Error& e) {
+          ctx.error(r, f, e.what());
+        }
+        spec.accuracy.sweeps.push_back(file.parent_path().string());
+      }
+    } else {
+      ctx.error(key.source(), field, "unknown key; expected one of limit, sweeps");
+    }
+  }
+}
+
+// The same model? As written, or the same file (the sweep's path is relative to where
+// prune-sweep ran, the spec's to the spec's folder).
+bool same_model(const std::string& spec_model, const std::string& base_dir,
+                const std::string& sweep_model) {
+  if (spec_model == sweep_model) return true;
+  if (find_zoo_model(spec_model) || find_zoo_model(sweep_model)) return false;
+  fs::path a(spec_model);
+  if (a.is_relative()) a = fs::path(base_dir) / a;
+  std::error_code ea, eb;
+  const fs::path ca = fs::weakly_canonical(a, ea), cb = fs::weakly_canonical(sweep_model, eb);
+  return !ea && !eb && ca == cb;
+}
+
+// True when a rule naming only models, dataset and compress removes this combination
+// whatever the other dimensions (its elbow then needs no sweep).
+bool excluded_whole(const StudySpec& spec, const std::string& model, const std::string& dataset,
+                    const std::string& compress) {
+  for (const ExcludeRule& rule : spec.exclude) {
+    bool all = true;
+    for (const auto& [dim, vals] : rule.match) {
+      const std::string* v = dim == "models"     ? &model
+                             : dim == "dataset"  ? &dataset
+                             : dim == "compress" ? &compress
+                                                 : nullptr;
+      all = all && v && std::find(vals.begin(), vals.end(), *v) != vals.end();
+    }
+    if (all) return true;
+  }
+  return false;
+}
+
+// Every (model, method, dataset) an elbow compression needs, found in [accuracy].sweeps.
+void resolve_elbows(const Ctx& ctx, const toml::table& root, StudySpec& spec) {
+  const toml::node* cn = root.at_path("space.compress").node();
+  for (size_t ci = 0; ci < spec.space.compress.size(); ++ci) {
+    const std::string part = elbow_part(spec.space.compress[ci]);
+    if (part.empty()) continue;
+    const toml::node* vn = cn && cn->is_array() ? cn->as_array()->get(ci) : cn;
+    const toml::source_region r = vn ? vn->source() : root.source();
+    const std::string field = str("[space].compress[", ci, "]");
+    const PruneMethod method = part[0] == 'w' ? PruneMethod::kWeight : PruneMethod::kChannel;
+    for (const std::string& model : spec.space.models)
+      for (const std::string& dataset : spec.space.dataset) {
+        if (excluded_whole(spec, model, dataset, spec.space.compress[ci])) continue;
+        const bool known = std::any_of(spec.elbows.begin(), spec.elbows.end(), [&](auto& e) {
+          return e.model == model && e.dataset == dataset && e.method == method;
+        });
+        if (known) continue;
+        std::vector<const SweepResult*> match;
+        for (const SweepResult& sw : spec.accuracy.loaded)
+          if (sw.method == method && (dataset.empty() || sw.dataset == dataset) &&
+              same_model(model, spec.base_dir, sw.model))
+            match.push_back(&sw);
+        const std::string what = str(sweep_method_name(method), " sweep of ", model,
+                                     dataset.empty() ? std::string() : " on " + dataset);
+        if (match.empty())
+          ctx.error(r, field,
+                    "'" + part + "' needs a " + what + " in [accuracy].sweeps (" +
+                        (spec.accuracy.sweeps.empty() ? std::string("none listed")
+                                                      : joined(spec.accuracy.sweeps)) +
+                        ")");
+        if (match.size() > 1)
+          ctx.error(r, field,
+                    "'" + part + "': several " + what + " in [accuracy].sweeps (" +
+                        match[0]->dir.string() + ", " + match[1]->dir.string() +
+                        "); list one, or add [space].dataset to tell them apart");
+        const SweepResult& sw = *match[0];
+        if (sw.elbow < 0 || sw.elbow >= static_cast<int>(sw.points.size()))
+          ctx.error(r, field,
+                    "'" + part + "': the " + what + " (" + sw.dir.string() +
+                        ") has no elbow: no level kept top-1 within " + str(sw.tolerance * 100) +
+                        " points of the baseline");
+        const SweepPoint& pt = sw.points[static_cast<size_t>(sw.elbow)];
+        const std::string prefix = part.substr(0, 3);
+        if (pt.spec.rfind(prefix, 0) != 0 || pt.spec.size() <= 3)
+          ctx.error(r, field,
+                    "'" + part + "': the elbow of " + sw.dir.string() + " is '" + pt.spec +
+                        "', not a " + prefix + " level");
+        const fs::path mp = sw.dir / (pt.model.empty() ? std::string("elbow.onnx") : pt.model);
+        std::error_code ec;
+        if (!fs::is_regular_file(mp, ec))
+          ctx.error(r, field, "'" + part + "': the elbow model '" + mp.string() + "' is missing");
+        spec.elbows.push_back({model, dataset, method, pt.spec.substr(3),
+                               mp.lexically_normal().string(), sw.dir.string()});
+      }
+  }
+}
+
 StudySpec parse_table(const Ctx& ctx, const toml::table& root, StudySpec spec) {
   bool have_space = false;
   for (auto&& [key, node] : root) {
@@ -376,6 +540,9 @@ StudySpec parse_table(const Ctx& ctx, const toml::table& root, StudySpec spec) {
       if (!node.is_table()) ctx.error(node.source(), k, "expected a table [space]");
       parse_space_table(ctx, *node.as_table(), spec);
       have_space = true;
+    } else if (k == "accuracy") {
+      if (!node.is_table()) ctx.error(node.source(), k, "expected a table [accuracy]");
+      // Parsed after [space] (the sweeps' models are matched against it).
     } else if (k == "exclude") {
       // Checked after [space], whatever the order in the file (values are checked against it).
     } else if (std::find(std::begin(kLaterTables), std::end(kLaterTables), k) !=
@@ -383,10 +550,13 @@ StudySpec parse_table(const Ctx& ctx, const toml::table& root, StudySpec spec) {
       ctx.error(key.source(), "[" + k + "]",
                 "not available yet (" + k + " studies land with a later issue)");
     } else {
-      ctx.error(key.source(), k, "unknown table; expected [study], [space] or [[exclude]]");
+      ctx.error(key.source(), k,
+                "unknown table; expected [study], [space], [accuracy] or [[exclude]]");
     }
   }
   if (!have_space) ctx.error(root.source(), "[space]", "missing: the spec needs a [space] table");
+  if (const toml::node* acc = root.get("accuracy"))
+    parse_accuracy_table(ctx, *acc->as_table(), spec);
   // A tuned variant tunes inside its child process, under the per-variant timeout.
   for (const std::string& t : spec.space.tuning) {
     if (t == "untuned" || spec.timeout_s <= 0) continue;
@@ -405,6 +575,7 @@ StudySpec parse_table(const Ctx& ctx, const toml::table& root, StudySpec spec) {
     for (size_t i = 0; i < arr->size(); ++i)
       spec.exclude.push_back(parse_exclude(ctx, *(*arr)[i].as_table(), i, spec.space));
   }
+  resolve_elbows(ctx, root, spec);
   return spec;
 }
 
@@ -459,6 +630,7 @@ std::string StudyPoint::value(std::string_view d) const {
   if (d == "conv_algo") return conv_algo;
   if (d == "threads") return std::to_string(threads);
   if (d == "tuning") return tuning;
+  if (d == "dataset") return dataset;
   fail(ErrorKind::kInternal, "StudyPoint::value: unknown dimension '", d, "'");
 }
 
@@ -466,7 +638,19 @@ std::string StudyPoint::str() const {
   return "model=" + model + ";compress=" + compress + ";batch=" + std::to_string(batch) +
          ";backend=" + backend + ";isa=" + isa + ";opt=" + std::to_string(opt_level) +
          ";conv=" + conv_algo + ";threads=" + std::to_string(threads) +
-         (tuning == "untuned" ? "" : ";tuning=" + tuning);
+         (tuning == "untuned" ? "" : ";tuning=" + tuning) +
+         (dataset.empty() ? "" : ";dataset=" + dataset);
+}
+
+std::string deployed_compress(const std::string& compress) {
+  std::stringstream ss(compress);
+  std::string part, out;
+  while (std::getline(ss, part, '+')) {
+    if (part.rfind("cp:elbow=", 0) == 0) continue;  // the elbow model is already smaller
+    if (part.rfind("wp:elbow=", 0) == 0) part = "wp:" + part.substr(9);
+    out += (out.empty() ? "" : "+") + part;
+  }
+  return out.empty() ? "dense" : out;
 }
 
 Expansion expand_study(const StudySpec& spec) {
@@ -480,39 +664,55 @@ Expansion expand_study(const StudySpec& spec) {
             : (fs::path(model).is_relative() ? (fs::path(spec.base_dir) / model).lexically_normal()
                                              : fs::path(model))
                   .string();
-    for (const std::string& compress : s.compress)
-      for (int64_t batch : s.batch)
-        for (const std::string& backend : s.backend)
-          for (const std::string& isa : s.isa)
-            for (int opt : s.opt_level)
-              for (const std::string& algo : s.conv_algo)
-                for (int threads : s.threads)
-                  for (const std::string& tuning : s.tuning) {
-                    ++e.total;
-                    StudyPoint p{model, path, compress, batch,   backend,
-                                 isa,   opt,  algo,     threads, tuning};
-                    if (std::any_of(spec.exclude.begin(), spec.exclude.end(),
-                                    [&](const ExcludeRule& r) { return excluded_by(r, p); })) {
-                      ++e.excluded;
-                      continue;
-                    }
-                    if (backend == "onednn") {
-                      // oneDNN runs the fp32 graph only: quantized variants are dlas's alone.
-                      if (parse_compress(compress).quant) {
+    for (const std::string& dataset : s.dataset)
+      for (const std::string& compress : s.compress)
+        for (int64_t batch : s.batch)
+          for (const std::string& backend : s.backend)
+            for (const std::string& isa : s.isa)
+              for (int opt : s.opt_level)
+                for (const std::string& algo : s.conv_algo)
+                  for (int threads : s.threads)
+                    for (const std::string& tuning : s.tuning) {
+                      ++e.total;
+                      StudyPoint p{model, path, compress, batch,  backend, isa,
+                                   opt,   algo, threads,  tuning, dataset};
+                      if (std::any_of(spec.exclude.begin(), spec.exclude.end(),
+                                      [&](const ExcludeRule& r) { return excluded_by(r, p); })) {
                         ++e.excluded;
                         continue;
                       }
-                      p.isa = "onednn";
-                      p.opt_level = 0;
-                      p.conv_algo = "onednn";
-                      p.tuning = "untuned";  // oneDNN has no schedules of dlas's to tune
+                      // Exclusions match the level as written ("wp:elbow"); the point
+                      // deploys the resolved one.
+                      if (const std::string part = elbow_part(compress); !part.empty()) {
+                        const PruneMethod m =
+                            part[0] == 'w' ? PruneMethod::kWeight : PruneMethod::kChannel;
+                        const auto it =
+                            std::find_if(spec.elbows.begin(), spec.elbows.end(), [&](auto& c) {
+                              return c.model == model && c.dataset == dataset && c.method == m;
+                            });
+                        DLAS_CHECK(it != spec.elbows.end(), ErrorKind::kInternal,
+                                   "expand_study: unresolved ", part, " for ", model);
+                        p.compress.replace(p.compress.find(part), part.size(),
+                                           part + "=" + it->level);
+                        p.model_path = it->model_path;
+                      }
+                      if (backend == "onednn") {
+                        // oneDNN runs the fp32 graph only: quantized variants are dlas's alone.
+                        if (parse_compress(deployed_compress(p.compress)).quant) {
+                          ++e.excluded;
+                          continue;
+                        }
+                        p.isa = "onednn";
+                        p.opt_level = 0;
+                        p.conv_algo = "onednn";
+                        p.tuning = "untuned";  // oneDNN has no schedules of dlas's to tune
+                      }
+                      if (!seen.insert(p.str()).second) {
+                        ++e.collapsed;
+                        continue;
+                      }
+                      e.points.push_back(std::move(p));
                     }
-                    if (!seen.insert(p.str()).second) {
-                      ++e.collapsed;
-                      continue;
-                    }
-                    e.points.push_back(std::move(p));
-                  }
   }
   return e;
 }

@@ -54,7 +54,7 @@ const std::vector<ColumnDef> kColumns = {
     {"first_ms", kReal, "first (cold) run"},
     {"compile_ms", kReal, "plan compile time (passes, weight packing)"},
     // model and memory
-    {"params", kInteger, "trainable parameters"},
+    {"params", kInteger, "trainable parameters (before quantization)"},
     {"macs", kInteger, "multiply-accumulates per inference (after the graph passes)"},
     {"weight_bytes", kInteger, "weights (initializers) after the graph passes"},
     {"packed_weight_bytes", kInteger, "weights as packed by the chosen algorithms"},
@@ -62,12 +62,17 @@ const std::vector<ColumnDef> kColumns = {
     {"workspace_bytes", kInteger, "largest per-layer scratch"},
     {"peak_rss_bytes", kInteger, "peak resident memory of the measuring process"},
     // later issues (NULL until then)
-    {"accuracy", kReal, "top-1 accuracy (later issues)"},
+    {"accuracy", kReal, "top-1 accuracy on the dataset's test split (fraction; the deployed plan)"},
     {"tuning_s", kReal, "auto-tuning time in seconds (tuned schedules)"},
     {"tuning_trials", kInteger, "candidates measured while tuning"},
     {"tuning_failures", kInteger, "candidates that failed (error or timeout) while tuning"},
     {"tuning_cold_share", kReal, "share of measuring time spent on cold or failed candidates"},
     {"tuning_stop", kText, "why tuning stopped: phi, goal, trials, seconds, exhausted, no-tasks"},
+    {"dataset", kText, "dataset the model was built for and scored on (NULL: latency only)"},
+    {"top5", kReal, "top-5 accuracy on the dataset's test split (fraction)"},
+    {"accuracy_samples", kInteger, "test images top-1/top-5 were measured on"},
+    {"accuracy_s", kReal, "seconds spent scoring the test images"},
+    {"nonzero_params", kInteger, "parameters that are not zero (pruning leaves zeros)"},
     // provenance
     {"dlas_version", kText, "dlas version"},
     {"git_sha", kText, "git revision dlas was built from"},
@@ -283,7 +288,8 @@ ResultStore::ResultStore(const std::string& path, Mode mode) : impl_(std::make_u
                kStoreSchemaVersion, "); use a newer dlas");
     DLAS_CHECK(version >= 1, ErrorKind::kInvalidInput, path, ": unknown results schema version ",
                version);
-    // Schema 2 only added columns (tuning_*): find the ones an older table lacks.
+    // Schemas 2 and 3 only added columns (tuning_*; dataset, top5, accuracy_samples,
+    // accuracy_s, nonzero_params): find the ones an older table lacks.
     Statement s;
     im.prepare(s, "PRAGMA table_info(results)");
     std::set<std::string> have;

@@ -15,6 +15,20 @@ const Shape& image_input_shape(const Graph& g) {
   return g.inputs[0].shape;
 }
 
+std::string apply_compress_for_dataset(Graph& graph, CompressSpec spec, std::string_view dataset,
+                                       std::string* calibration) {
+  if (calibration) calibration->clear();
+  if (spec.quant && spec.quant->type == QuantType::kInt8 &&
+      spec.quant->calibrator != Calibrator::kNone) {
+    const int64_t batch = std::max<int64_t>(1, image_input_shape(graph)[0]);
+    spec.quant->calib_data = std::string(dataset);
+    spec.quant->calib_samples = static_cast<int>(std::max<int64_t>(1, kDatasetCalibImages / batch));
+    if (calibration)
+      *calibration = str(dataset, " train, ", spec.quant->calib_samples * batch, " images");
+  }
+  return apply_compress_spec(graph, spec);
+}
+
 ZooOptions zoo_options_for(const data::DatasetInfo& info, ZooOptions o) {
   const std::vector<int64_t> s = data::default_preprocess(info, false).output_shape(info);
   DLAS_CHECK(s[1] == s[2] || o.image_size > 0, ErrorKind::kInvalidInput, info.name,

@@ -90,7 +90,9 @@ TEST_F(StudyMpiReport, ReportAndObserveFromTheCommandLine) {
       0)
       << err_;
   const auto j = nlohmann::json::parse(out);
-  EXPECT_EQ(j["tables"], 7);
+  EXPECT_EQ(j["tables"], 8);
+  EXPECT_TRUE(j["accuracy_summary"].empty());  // no dataset: no accuracy
+  EXPECT_TRUE(j["accuracy_curves"].empty());
   for (const auto& f : j["files"]) EXPECT_TRUE(fs::exists(path("rep/" + f.get<std::string>())));
   // The latency table has the 6 stored rows.
   std::ifstream lat(path("rep/latency.csv"));

@@ -183,7 +183,8 @@ TEST_F(StudyStore, MergeRefusesMismatchedSchemaAndWritesNothing) {
 TEST_F(StudyStore, UpgradesASchemaOneDatabase) {
   const std::string db = path("old.db");
   { ResultStore(db).put(make_row("v1", kStatusOk, 1.5)); }
-  for (const char* c : {"tuning_trials", "tuning_failures", "tuning_cold_share", "tuning_stop"})
+  for (const char* c : {"tuning_trials", "tuning_failures", "tuning_cold_share", "tuning_stop",
+                        "dataset", "top5", "accuracy_samples", "accuracy_s", "nonzero_params"})
     raw_sql(db, std::string("ALTER TABLE results DROP COLUMN ") + c);
   raw_sql(db, "PRAGMA user_version = 1");
   {
@@ -210,6 +211,52 @@ TEST_F(StudyStore, UpgradesASchemaOneDatabase) {
   const std::vector<Row> rows = ResultStore(db, ResultStore::Mode::kReadOnly).rows();
   ASSERT_EQ(rows.size(), 2u);
   EXPECT_EQ(rows[1].integer("tuning_trials"), 17);
+}
+
+// Schema 2 (before the accuracy columns of issue 7): the same in-place upgrade to 3.
+TEST_F(StudyStore, UpgradesASchemaTwoDatabase) {
+  const std::string db = path("v2.db");
+  {
+    Row r = make_row("v1", kStatusOk, 1.5);
+    r.set("tuning_trials", int64_t{5});
+    ResultStore(db).put(r);
+  }
+  const char* const added[] = {"dataset", "top5", "accuracy_samples", "accuracy_s",
+                               "nonzero_params"};
+  for (const char* c : added) raw_sql(db, std::string("ALTER TABLE results DROP COLUMN ") + c);
+  raw_sql(db, "PRAGMA user_version = 2");
+  {
+    const std::vector<Row> rows = ResultStore(db, ResultStore::Mode::kReadOnly).rows();
+    ASSERT_EQ(rows.size(), 1u);
+    EXPECT_FALSE(rows[0].has("top5"));
+    EXPECT_EQ(rows[0].integer("tuning_trials"), 5);
+  }
+  {
+    ResultStore s(db);
+    Row r = make_row("v2", kStatusOk, 2.0);
+    r.set("dataset", std::string("fashion-mnist"));
+    r.set("accuracy", 0.91);
+    r.set("top5", 0.995);
+    r.set("accuracy_samples", int64_t{10000});
+    r.set("nonzero_params", int64_t{1234});
+    s.put(r);
+  }
+  sqlite3* h = nullptr;
+  ASSERT_EQ(sqlite3_open(db.c_str(), &h), SQLITE_OK);
+  sqlite3_stmt* st = nullptr;
+  ASSERT_EQ(sqlite3_prepare_v2(h, "PRAGMA user_version", -1, &st, nullptr), SQLITE_OK);
+  ASSERT_EQ(sqlite3_step(st), SQLITE_ROW);
+  EXPECT_EQ(sqlite3_column_int64(st, 0), 3);
+  sqlite3_finalize(st);
+  sqlite3_close(h);
+  const std::vector<Row> rows = ResultStore(db, ResultStore::Mode::kReadOnly).rows();
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_FALSE(rows[0].has("dataset"));  // the old row: NULL in the new columns
+  EXPECT_EQ(rows[0].integer("tuning_trials"), 5);
+  EXPECT_EQ(rows[1].text("dataset"), "fashion-mnist");
+  EXPECT_DOUBLE_EQ(rows[1].real("top5"), 0.995);
+  EXPECT_EQ(rows[1].integer("accuracy_samples"), 10000);
+  EXPECT_EQ(rows[1].integer("nonzero_params"), 1234);
 }
 
 TEST_F(StudyStore, ExportCsvAndJsonMatchTheRows) {

@@ -282,6 +282,8 @@ void add_study_command(CLI::App& app, Action& run) {
   x->add_option("--repeat", xa->repeat);
   x->add_option("--warmup", xa->warmup);
   x->add_option("--input-seed", xa->input_seed);
+  x->add_option("--dataset", v.dataset);
+  x->add_option("--accuracy-limit", xa->accuracy_limit);
   x->callback([&run, xa, isa] {
     run = [xa, isa] {
       study::MeasureRequest req = *xa;

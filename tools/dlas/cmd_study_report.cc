@@ -2,11 +2,13 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdio>
+#include <filesystem>
 #include <iostream>
 #include <memory>
 
 #include "cli.h"
 #include "dlas/study/report.h"
+#include "dlas/study/spec.h"
 #include "dlas/study/store.h"
 
 namespace dlas::cli {
@@ -14,9 +16,21 @@ namespace dlas::cli {
 namespace {
 
 struct ReportArgs {
-  std::string db, dir, title;
+  std::string db, dir, title, spec;
+  std::vector<std::string> sweeps;
   bool no_plots = false, json = false;
 };
+
+// A table as JSON: an array of objects keyed by its header.
+nlohmann::ordered_json table_json(const study::Table& t) {
+  nlohmann::ordered_json a = nlohmann::ordered_json::array();
+  for (const auto& row : t.cells) {
+    nlohmann::ordered_json o;
+    for (size_t i = 0; i < t.header.size() && i < row.size(); ++i) o[t.header[i]] = row[i];
+    a.push_back(o);
+  }
+  return a;
+}
 struct ObserveArgs {
   std::string db;
   bool json = false, evidence = false;
@@ -36,20 +50,33 @@ void add_study_report_commands(CLI::App& study, Action& run) {
   r->add_option("-o,--output", ra->dir, "output folder (created when missing)")->required();
   r->add_option("--title", ra->title, "report title")->default_val("dlas study report");
   r->add_flag("--no-plots", ra->no_plots, "tables only (no gnuplot needed)");
-  r->add_flag("--json", ra->json, "print the files written as JSON");
+  r->add_flag("--json", ra->json,
+              "print the files written, the accuracy summary and the prune-sweep curves as JSON");
+  r->add_option("--sweep", ra->sweeps,
+                "prune-sweep folder (repeatable): its accuracy-vs-compression curve (Fig. 3)");
+  r->add_option("--spec", ra->spec, "study spec whose [accuracy].sweeps to draw");
   r->callback([&run, ra] {
     run = [ra] {
       const study::ResultStore store(ra->db, study::ResultStore::Mode::kReadOnly);
       study::ReportOptions opt;
       opt.title = ra->title;
       opt.plots = !ra->no_plots;
-      const study::ReportFiles f = study::write_report(store.rows(), ra->dir, opt);
+      if (!ra->spec.empty()) opt.sweeps = study::parse_study_spec_file(ra->spec).accuracy.loaded;
+      for (const std::string& d : ra->sweeps) {
+        const std::filesystem::path p(d);
+        opt.sweeps.push_back(read_sweep(p.filename() == "sweep.json" ? p : p / "sweep.json"));
+      }
+      const std::vector<study::Row> rows = store.rows();
+      const study::ReportFiles f = study::write_report(rows, ra->dir, opt);
       if (ra->json) {
         nlohmann::ordered_json j;
         j["dir"] = ra->dir;
         j["tables"] = f.tables;
         j["plots"] = f.plots;
         j["files"] = f.files;
+        for (const study::Table& t : study::report_tables(rows))
+          if (t.id == "accuracy_summary") j["accuracy_summary"] = table_json(t);
+        j["accuracy_curves"] = table_json(study::accuracy_curves(opt.sweeps));
         std::cout << j.dump(2) << "\n";
       } else {
         std::fprintf(stderr, "study report: %d tables, %d plots in %s (open report.html)\n",

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "dlas/optimize/prune_sweep.h"
 #include "dlas/study/store.h"
 
 namespace dlas::study {
@@ -41,7 +42,14 @@ std::string platform_of(const Row& row);
 //                        2x fp16/bf16, 4x int8), achieved, % of expected
 //   correlation          per platform: Spearman and Pearson correlation over models of
 //                        params, MACs, accuracy (when measured) and best latency
+//   accuracy_summary     per context with accuracy and compression (Tables 2/5): params,
+//                        nonzero params, MACs, top-1/top-5, top-1 loss vs dense,
+//                        compression ratio, latency and speedup vs dense
 std::vector<Table> report_tables(const std::vector<Row>& rows);
+
+// The prune-sweep curves (Fig. 3) as one table: per sweep its baseline and every level
+// (top-1 after and before fine-tuning, achieved sparsity, params, MACs, the elbow marked).
+Table accuracy_curves(const std::vector<SweepResult>& sweeps);
 
 // One of the paper's observations checked on the data.
 struct Observation {
@@ -56,6 +64,9 @@ std::vector<Observation> observe(const std::vector<Row>& rows);
 struct ReportOptions {
   std::string title = "dlas study report";
   bool plots = true;  // run gnuplot for the figures (SVG + PNG)
+  // Prune-sweeps (the spec's [accuracy].sweeps): the accuracy_curves table and one Fig. 3
+  // plot per model and dataset (accuracy-<model>.svg/.png).
+  std::vector<SweepResult> sweeps;
 };
 struct ReportFiles {
   std::vector<std::string> files;  // every file written, relative to the folder

@@ -67,9 +67,11 @@ struct MeasureRequest {
   std::string model_path;  // zoo name or the .onnx path to load
   int repeat = 150, warmup = 1;
   uint64_t input_seed = 0;
+  int64_t accuracy_limit = 10000;  // with variant.dataset: test images scored (0: all)
 };
 // Child side: applies the fault switch, builds and measures the variant, returns the
-// measured columns (latency statistics, memory, params, MACs, compile time).
+// measured columns (latency statistics, memory, params, MACs, compile time; with a dataset
+// top-1/top-5 of the timed plan on the test split).
 Row measure_variant(const MeasureRequest& request);
 // The flags that make `dlas study exec-variant` run `request` (after argv[0..2]).
 std::vector<std::string> exec_variant_args(const MeasureRequest& request);

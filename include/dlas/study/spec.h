@@ -17,14 +17,24 @@
 //   backend = ["dlas"]                                 # dlas or onednn
 //   opt_level = [3]                                    # 0..3
 //   tuning = ["untuned", "tuned:120s"]                 # auto-tune first (budget: s, m, trials)
+//   dataset = ["fashion-mnist"]                        # build for it, measure top-1/top-5
+//   [accuracy]
+//   limit = 10000                                      # test images scored per variant
+//   sweeps = ["sweeps/resnet18-weight"]                # prune-sweep dirs for `elbow` levels
 //   [[exclude]]                                        # skip a partial combination
 //   model = "vgg16-cifar"
 //   conv_algo = ["winograd", "direct"]
 //
 // Every error is a dlas::Error(kInvalidInput) whose message starts with
-// "FILE:LINE:COL: FIELD: " so the user can jump to the fault. Dimensions that
-// later issues add (accuracy, schedule, dataset) are parsed
-// and rejected with "not available yet".
+// "FILE:LINE:COL: FIELD: " so the user can jump to the fault. The schedule dimension
+// is parsed and rejected with "not available yet".
+//
+// Accuracy: with a `dataset` dimension every variant is built for the dataset (zoo models
+// take its image shape and classes; .onnx models must already) and the measuring child
+// scores the deployed variant (the timed Plan itself) on the first [accuracy].limit test
+// images. A compression's pruning level may be `elbow` ("wp:elbow", "cp:elbow+int8"): the
+// prune-sweep of [accuracy].sweeps with the same model, method and dataset gives the level
+// and its fine-tuned model, which the variant deploys (compress "wp:elbow=0.9").
 #pragma once
 
 #include <cstdint>
@@ -32,6 +42,8 @@
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "dlas/optimize/prune_sweep.h"
 
 namespace dlas::study {
 
@@ -48,6 +60,24 @@ struct StudySpace {
   // "untuned" (the algorithms' default knobs) | "tuned:<budget>" (120s, 2m, 500trials, or
   // "120s,500trials"): the child auto-tunes the variant's conv layers first; default {"untuned"}
   std::vector<std::string> tuning;
+  // Labelled datasets (dlas/data/dataset.h names); default {""}: no dataset, latency only.
+  std::vector<std::string> dataset;
+};
+
+// [accuracy]: how variants with a dataset are scored, and the prune-sweeps behind `elbow`.
+struct AccuracySpec {
+  int64_t limit = 10000;            // test images per variant (0: the whole split)
+  std::vector<std::string> sweeps;  // sweep directories, resolved against the spec's folder
+  std::vector<SweepResult> loaded;  // their sweep.json, in order
+};
+
+// One `elbow` level resolved: the sweep of (model, method, dataset) and its elbow point.
+struct ElbowChoice {
+  std::string model, dataset;  // as in the spec ("" dataset: the spec has none)
+  PruneMethod method = PruneMethod::kWeight;
+  std::string level;       // the elbow's spec without its method: "0.9", "0.35:layer"
+  std::string model_path;  // the elbow's fine-tuned model (absolute or spec-relative path)
+  std::string sweep_dir;
 };
 
 // One [[exclude]] table: a point is excluded when, for every dimension named,
@@ -64,6 +94,8 @@ struct StudySpec {
   int warmup = 1;          // discarded runs before timing
   double timeout_s = 600;  // per variant; 0 means no limit
   StudySpace space;
+  AccuracySpec accuracy;
+  std::vector<ElbowChoice> elbows;  // every (model, method, dataset) an `elbow` level needs
   std::vector<ExcludeRule> exclude;
   // .onnx paths in `models` are resolved against this folder (the spec's own).
   std::string base_dir;
@@ -90,10 +122,12 @@ struct StudyPoint {
   std::string conv_algo = "auto";
   int threads = 1;
   std::string tuning = "untuned";
+  std::string dataset;  // "" = none
 
   // The value of a dimension as text ("models" / "model" -> model, "threads" -> "2").
   std::string value(std::string_view dimension) const;
-  // "model=...;compress=...;batch=..;backend=..;isa=..;opt=..;conv=..;threads=.." (messages).
+  // "model=...;compress=...;batch=..;backend=..;isa=..;opt=..;conv=..;threads=.." (messages;
+  // ";tuning=..", ";dataset=.." when set).
   std::string str() const;
 };
 
@@ -107,7 +141,14 @@ struct Expansion {
   size_t collapsed = 0;
 };
 
+// Points' `compress` is the deployed one: an `elbow` level is resolved ("wp:elbow=0.9") and
+// the point's model_path is the elbow's model.
 Expansion expand_study(const StudySpec& spec);
+
+// What the measuring child applies for a (resolved) compress value: "wp:elbow=0.9+int8" ->
+// "wp:0.9+int8" (the elbow model carries the zeros; the spec keeps sparse algorithms on),
+// "cp:elbow=0.35+int8" -> "int8" (the elbow model is already channel-pruned), else as is.
+std::string deployed_compress(const std::string& compress);
 
 // The dimension names of [space] (also valid [[exclude]] keys; "model" is an alias of "models").
 const std::vector<std::string>& study_dimensions();

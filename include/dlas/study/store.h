@@ -20,7 +20,9 @@
 
 namespace dlas::study {
 
-inline constexpr int kStoreSchemaVersion = 2;  // 2: tuning_* columns (1 is upgraded)
+// 2: tuning_* columns; 3: dataset, top5, accuracy_samples, accuracy_s, nonzero_params.
+// Older files are upgraded in place (columns added, NULL in old rows).
+inline constexpr int kStoreSchemaVersion = 3;
 
 enum class ColumnType { kText, kInteger, kReal };
 

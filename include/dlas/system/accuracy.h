@@ -9,6 +9,7 @@
 #include "dlas/data/dataset.h"
 #include "dlas/model/graph.h"
 #include "dlas/model/zoo.h"
+#include "dlas/optimize/quantize.h"
 #include "dlas/system/plan.h"
 
 namespace dlas {
@@ -28,6 +29,18 @@ std::vector<data::Accuracy> evaluate_plans(const std::vector<Plan*>& plans, data
 data::Accuracy evaluate_accuracy(const Graph& graph, const PlanOptions& options,
                                  std::string_view dataset, data::Split split = data::Split::kTest,
                                  int64_t limit = 0, const EvalProgress& progress = {});
+
+// int8 calibration for a dataset: this many preprocessed training images (TensorRT's
+// guidance is ~500), instead of random inputs.
+inline constexpr int64_t kDatasetCalibImages = 512;
+
+// Applies a --compress spec to `graph` (its image input sets the batch) as it is deployed for
+// `dataset`: pruning as usual, int8 with a calibrator calibrated on kDatasetCalibImages
+// training images of the dataset. Returns the canonical spec; `calibration` (when given) gets
+// a description of the calibration set, "" when none. What `dlas eval --dataset` and the
+// study's accuracy columns both use.
+std::string apply_compress_for_dataset(Graph& graph, CompressSpec spec, std::string_view dataset,
+                                       std::string* calibration = nullptr);
 
 // The zoo options that adapt a zoo model to a dataset's preprocessed images and classes
 // (-1 fields of `base` are filled in; kInvalidInput for non-square images).

@@ -20,9 +20,13 @@ struct Variant {
   std::string isa;            // scalar | avx2 | avx512
   bool isa_emulated = false;  // forced below what the CPU has
   int threads = 1;
+  // Labelled dataset the model is built for and scored on ("fashion-mnist"); empty: none
+  // (latency only). Part of str() only when set, so older ids are unchanged.
+  std::string dataset;
 
   // "model=resnet18-cifar;batch=1;compress=dense;backend=dlas;conv=auto;schedule=default;
-  //  opt=3;isa=avx2;threads=2" (+ ";emulated" when the ISA was forced lower).
+  //  opt=3;isa=avx2;threads=2" (+ ";emulated" when the ISA was forced lower, then
+  //  ";dataset=NAME" when a dataset is set).
   std::string str() const;
   uint64_t hash() const;
   std::string hash_hex() const;  // 16 hex digits
