@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "dlas/core/error.h"
+#include "dlas/optimize/quantize.h"
 
 namespace dlas {
 
@@ -13,6 +14,16 @@ const Shape& image_input_shape(const Graph& g) {
              "the model's first input is not an image batch [N,C,H,W]",
              g.inputs.empty() ? "" : " (it is " + shape_str(g.inputs[0].shape) + ")");
   return g.inputs[0].shape;
+}
+
+std::string use_dataset_calibration(CompressSpec& spec, std::string_view dataset, int64_t batch) {
+  if (!spec.quant || spec.quant->type != QuantType::kInt8 ||
+      spec.quant->calibrator == Calibrator::kNone)
+    return "";
+  const int64_t b = std::max<int64_t>(1, batch);
+  spec.quant->calib_data = std::string(dataset);
+  spec.quant->calib_samples = static_cast<int>(std::max<int64_t>(1, kDatasetCalibImages / b));
+  return str(dataset, " train, ", spec.quant->calib_samples * b, " images");
 }
 
 ZooOptions zoo_options_for(const data::DatasetInfo& info, ZooOptions o) {

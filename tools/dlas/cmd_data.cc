@@ -16,10 +16,6 @@ namespace dlas::cli {
 
 namespace {
 
-// int8 calibration in dataset mode: this many preprocessed training images (TensorRT's
-// guidance is ~500 images), instead of random inputs.
-constexpr int64_t kCalibImages = 512;
-
 class EvalProgressPrinter {
  public:
   explicit EvalProgressPrinter(bool tty) : tty_(tty), start_(Clock::now()), last_(start_) {}
@@ -109,13 +105,7 @@ int run_dataset_eval(const ModelArgs& model_in, const EngineArgs& engine, const 
 
   // The deployed variant: pruned and/or quantized; int8 calibrates on training images.
   Graph compressed = fp32;
-  std::string calibration;
-  if (spec.quant && spec.quant->type == QuantType::kInt8 &&
-      spec.quant->calibrator != Calibrator::kNone) {
-    spec.quant->calib_data = a.dataset;
-    spec.quant->calib_samples = static_cast<int>(std::max<int64_t>(1, kCalibImages / input[0]));
-    calibration = str(a.dataset, " train, ", spec.quant->calib_samples * input[0], " images");
-  }
+  const std::string calibration = use_dataset_calibration(spec, a.dataset, input[0]);
   const std::string compress = apply_compress_spec(compressed, spec);
   const bool dense = compress == "dense";
   const PlanOptions o = plan_options_from_args(engine);

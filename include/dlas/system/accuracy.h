@@ -33,6 +33,14 @@ data::Accuracy evaluate_accuracy(const Graph& graph, const PlanOptions& options,
 // (-1 fields of `base` are filled in; kInvalidInput for non-square images).
 ZooOptions zoo_options_for(const data::DatasetInfo& info, ZooOptions base = {});
 
+// int8 calibration on a dataset, as `dlas eval --dataset` does it: a calibrated int8 part of
+// `spec` (calibrator not none) is pointed at `dataset`'s preprocessed training images, about
+// kDatasetCalibImages of them in batches of `batch` (the model's input batch). Returns what
+// was set ("fashion-mnist train, 500 images"), "" when the spec calibrates nothing.
+struct CompressSpec;
+inline constexpr int64_t kDatasetCalibImages = 512;  // TensorRT's guidance: ~500 images
+std::string use_dataset_calibration(CompressSpec& spec, std::string_view dataset, int64_t batch);
+
 // The model's image input shape [N,C,H,W] (its first input); kInvalidInput otherwise.
 const Shape& image_input_shape(const Graph& g);
 
