@@ -68,6 +68,12 @@ std::string pct(double f) {
   return buf;
 }
 
+std::string secs(double s) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f s", s);
+  return buf;
+}
+
 struct Sweeper {
   const PruneSweepOptions& o;
   SweepResult r;
@@ -119,15 +125,16 @@ struct Sweeper {
   }
 };
 
-void check_shapes(const Graph& g, const data::DatasetInfo& info, const std::vector<int64_t>& chw) {
+void check_shapes(const Graph& g, const std::string& name, const data::DatasetInfo& info,
+                  const std::vector<int64_t>& chw) {
   const Shape& in = image_input_shape(g);
   DLAS_CHECK(in[1] == chw.at(0) && in[2] == chw.at(1) && in[3] == chw.at(2),
-             ErrorKind::kInvalidInput, "model '", g.name, "' takes ", shape_str(in),
+             ErrorKind::kInvalidInput, "model '", name, "' takes ", shape_str(in),
              " images, dataset '", info.name, "' gives ", chw[0], "x", chw[1], "x", chw[2],
              " (train it for this dataset with `dlas train`)");
-  DLAS_CHECK(!g.outputs.empty(), ErrorKind::kInvalidInput, "model '", g.name, "' has no output");
+  DLAS_CHECK(!g.outputs.empty(), ErrorKind::kInvalidInput, "model '", name, "' has no output");
   const Shape& out = g.value(g.outputs[0]).shape;
-  DLAS_CHECK(out.size() == 2 && out[1] == info.classes, ErrorKind::kInvalidInput, "model '", g.name,
+  DLAS_CHECK(out.size() == 2 && out[1] == info.classes, ErrorKind::kInvalidInput, "model '", name,
              "' gives ", shape_str(out), " logits, dataset '", info.name, "' has ", info.classes,
              " classes");
 }
@@ -192,7 +199,8 @@ PruneSweepRun run_prune_sweep(const Graph& baseline, const PruneSweepOptions& op
   const data::DatasetInfo& info = s.train->info();
   s.train_pre = data::default_preprocess(info, /*train=*/true);
   s.test_pre = data::default_preprocess(s.test->info(), /*train=*/false);
-  check_shapes(baseline, info, s.test_pre.output_shape(s.test->info()));
+  check_shapes(baseline, o.model.empty() ? baseline.name : o.model, info,
+               s.test_pre.output_shape(s.test->info()));
   {
     data::Loader probe(*s.train, s.train_pre,
                        {.batch = o.train.batch, .drop_last = true, .limit = o.train.limit});
@@ -263,7 +271,7 @@ PruneSweepRun run_prune_sweep(const Graph& baseline, const PruneSweepOptions& op
         PruneSpec none;
         none.method = PruneMethod::kChannel;
         original_channels = remaining_channels = prune(probe, none).prunable_channels;
-        DLAS_CHECK(original_channels > 0, ErrorKind::kInvalidInput, "model '", baseline.name,
+        DLAS_CHECK(original_channels > 0, ErrorKind::kInvalidInput, "model '", o.model,
                    "' has no prunable channel groups");
       }
       const PruneSpec step = channel_step_spec(original_channels, remaining_channels, level);
@@ -311,8 +319,8 @@ PruneSweepRun run_prune_sweep(const Graph& baseline, const PruneSweepOptions& op
     s.write();
     s.line(str("level ", i + 1, "/", nlev, " ", p.spec, ": achieved ", p.achieved,
                ", top-1 pruned ", pct(p.top1_pruned), " -> fine-tuned ", pct(p.top1), " (",
-               p.finetune_epochs, " epochs, ", static_cast<int64_t>(p.finetune_seconds), " s), ",
-               p.nonzero_params, "/", p.params, " nonzero params, ", p.macs, " MACs"));
+               p.finetune_epochs, " epochs, ", secs(p.finetune_seconds), "), ", p.nonzero_params,
+               "/", p.params, " nonzero params, ", p.macs, " MACs"));
   }
   run.stopped = s.stopped();
 
