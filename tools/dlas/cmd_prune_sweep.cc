@@ -125,7 +125,14 @@ void check_args(const SweepArgs& a) {
 
 #ifdef DLAS_HAVE_TORCH
 std::atomic<bool> g_stop{false};
-void on_sigint(int) { g_stop.store(true); }
+// The first Ctrl-C finishes cleanly (the levels done so far are kept; an engine evaluation
+// under way runs to its end), a second one kills at once.
+void on_sigint(int) {
+  if (g_stop.exchange(true)) {
+    std::signal(SIGINT, SIG_DFL);
+    std::raise(SIGINT);
+  }
+}
 
 std::string pct(double f) {
   if (f < 0) return "-";
