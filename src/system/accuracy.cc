@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "dlas/core/error.h"
+#include "dlas/optimize/quantize.h"
 
 namespace dlas {
 
@@ -15,17 +16,22 @@ const Shape& image_input_shape(const Graph& g) {
   return g.inputs[0].shape;
 }
 
+namespace {
+std::string use_dataset_calibration(CompressSpec& spec, std::string_view dataset, int64_t batch) {
+  if (!spec.quant || spec.quant->type != QuantType::kInt8 ||
+      spec.quant->calibrator == Calibrator::kNone)
+    return "";
+  const int64_t b = std::max<int64_t>(1, batch);
+  spec.quant->calib_data = std::string(dataset);
+  spec.quant->calib_samples = static_cast<int>(std::max<int64_t>(1, kDatasetCalibImages / b));
+  return str(dataset, " train, ", spec.quant->calib_samples * b, " images");
+}
+}  // namespace
+
 std::string apply_compress_for_dataset(Graph& graph, CompressSpec spec, std::string_view dataset,
                                        std::string* calibration) {
-  if (calibration) calibration->clear();
-  if (spec.quant && spec.quant->type == QuantType::kInt8 &&
-      spec.quant->calibrator != Calibrator::kNone) {
-    const int64_t batch = std::max<int64_t>(1, image_input_shape(graph)[0]);
-    spec.quant->calib_data = std::string(dataset);
-    spec.quant->calib_samples = static_cast<int>(std::max<int64_t>(1, kDatasetCalibImages / batch));
-    if (calibration)
-      *calibration = str(dataset, " train, ", spec.quant->calib_samples * batch, " images");
-  }
+  std::string how = use_dataset_calibration(spec, dataset, image_input_shape(graph)[0]);
+  if (calibration) *calibration = how;
   return apply_compress_spec(graph, spec);
 }
 

@@ -12,6 +12,10 @@
 #include "dlas/system/plan.h"
 #include "dlas/system/variant.h"
 
+namespace dlas {
+struct TrainProgress;  // dlas/model/train.h
+}  // namespace dlas
+
 namespace dlas::cli {
 
 // Flags shared by every command that takes a MODEL argument.
@@ -82,7 +86,10 @@ void add_quantize_command(CLI::App& app, Action& run);
 void add_eval_command(CLI::App& app, Action& run);
 void add_tune_command(CLI::App& app, Action& run);  // tune and records
 void add_data_command(CLI::App& app, Action& run);
-void add_train_command(CLI::App& app, Action& run);  // cmd_train.cc (libtorch when built)
+void add_train_command(CLI::App& app, Action& run);        // cmd_train.cc (libtorch when built)
+void add_prune_sweep_command(CLI::App& app, Action& run);  // cmd_prune_sweep.cc (as train)
+// dlas-train only (cmd_train.cc): the trainer's progress bar on a TTY, plain lines otherwise.
+std::function<void(const TrainProgress&)> train_progress_printer(bool tty, bool quiet);
 // `study report` and `study observe`, added to the `study` subcommand.
 void add_study_report_commands(CLI::App& study, Action& run);
 

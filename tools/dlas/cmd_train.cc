@@ -245,6 +245,12 @@ int exec_dlas_train(const TrainArgs& a) {
 
 }  // namespace
 
+#ifdef DLAS_HAVE_TORCH
+std::function<void(const TrainProgress&)> train_progress_printer(bool tty, bool quiet) {
+  return progress_printer(tty, quiet);
+}
+#endif
+
 void add_train_command(CLI::App& app, Action& run) {
   auto* cmd = app.add_subcommand(
       "train",

@@ -21,6 +21,7 @@ int main(int argc, char** argv) {
   dlas::cli::add_eval_command(app, run);
   dlas::cli::add_data_command(app, run);
   dlas::cli::add_train_command(app, run);
+  dlas::cli::add_prune_sweep_command(app, run);
   dlas::cli::add_bench_command(app, run);
   dlas::cli::add_profile_command(app, run);
   dlas::cli::add_hw_command(app, run);

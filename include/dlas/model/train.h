@@ -88,6 +88,11 @@ struct TrainOptions {
   int64_t limit = 0;            // training records (0: the whole split)
   bool augment = true;          // the dataset's random crop / flip
   data::Preprocess preprocess;  // applied to training images (the CLI uses default_preprocess)
+  // > 0: stop after this many steps (batches) in all, mid-epoch if need be -- a fraction of
+  // an epoch (prune-sweep shares its fine-tuning epochs across levels). The schedule then
+  // spans min(epochs x steps per epoch, max_steps) steps; a cut epoch is reported in
+  // TrainResult::epochs (fewer samples) but not counted in epochs_done.
+  int64_t max_steps = 0;
   // Pruning masks: weights with zeros at construction keep them (mask = weight != 0), and
   // explicit masks (initializer name -> 0/1 tensor of the weight's shape) take precedence.
   bool masks_from_zeros = true;

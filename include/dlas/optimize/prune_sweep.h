@@ -5,7 +5,8 @@
 // no torch dependency.
 //
 // A sweep directory holds sweep.json (this struct), one fine-tuned ONNX model per level
-// (`point.model`, relative to the directory) and elbow.onnx (a copy of the elbow's model).
+// (`point.model`, relative to the directory) and elbow.onnx (a copy of the elbow's model);
+// `dlas prune-sweep` also writes baseline.onnx (baseline.model) and curve.csv.
 //
 //   SweepResult r = read_sweep("sweeps/resnet18-weight/sweep.json");
 //   if (r.elbow >= 0) use(r.points[r.elbow].spec, r.dir / r.points[r.elbow].model);

@@ -527,7 +527,9 @@ TrainResult Trainer::fit(const data::Dataset& train) {
     }
     m.load(o.checkpoint);
   }
-  const int64_t total = static_cast<int64_t>(o.epochs) * m.steps_per_epoch;
+  DLAS_CHECK(o.max_steps >= 0, ErrorKind::kInvalidInput, "max_steps must be >= 0");
+  int64_t total = static_cast<int64_t>(o.epochs) * m.steps_per_epoch;
+  if (o.max_steps > 0) total = std::min(total, o.max_steps);
   TrainResult result;
   const auto t0 = Clock::now();
   int64_t images_this_run = 0, steps_this_run = 0;
@@ -535,13 +537,13 @@ TrainResult Trainer::fit(const data::Dataset& train) {
   auto seconds_since = [](Clock::time_point t) {
     return std::chrono::duration<double>(Clock::now() - t).count();
   };
-  while (m.epochs_done < o.epochs) {
+  while (m.epochs_done < o.epochs && m.global_step < total) {
     const int epoch = m.epochs_done;
     const auto te = Clock::now();
     loader.start_epoch(epoch);
     data::Batch b;
     for (int64_t i = 0; i < m.step_in_epoch; ++i) loader.next(b);  // resumed mid-epoch
-    while (loader.next(b)) {
+    while (m.global_step < total && loader.next(b)) {
       double lr = scheduled_lr(o.schedule, o.lr, m.global_step, total);
       auto [loss, correct] = m.step(b.images, b.labels, lr);
       const int64_t n = static_cast<int64_t>(b.labels.size());
@@ -552,7 +554,7 @@ TrainResult Trainer::fit(const data::Dataset& train) {
       ++m.global_step;
       images_this_run += n;
       ++steps_this_run;
-      bool last = m.step_in_epoch == m.steps_per_epoch;
+      bool last = m.step_in_epoch == m.steps_per_epoch || m.global_step == total;
       if (o.on_progress) {
         TrainProgress p;
         p.epoch = epoch;
@@ -587,6 +589,7 @@ TrainResult Trainer::fit(const data::Dataset& train) {
                       : 0;
     es.seconds = seconds_since(te);
     result.epochs.push_back(es);
+    if (m.step_in_epoch < m.steps_per_epoch) break;  // max_steps cut this epoch short
     ++m.epochs_done;
     m.step_in_epoch = 0;
     m.epoch_loss_sum = 0;

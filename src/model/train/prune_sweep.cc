@@ -1,0 +1,347 @@
+// The iterative prune-and-fine-tune sweep (dlas/model/prune_sweep_run.h): prune the previous
+// level's fine-tuned model further, fine-tune it for its share of the epochs, measure it in the
+// dlas engine, and find the elbow. No torch header here (the Trainer hides libtorch); it lives
+// in src/model/train/ because it links the Trainer.
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <set>
+#include <sstream>
+
+#include "dlas/core/error.h"
+#include "dlas/core/npy.h"
+#include "dlas/model/onnx.h"
+#include "dlas/model/op_schema.h"
+#include "dlas/model/prune_sweep_run.h"
+#include "dlas/optimize/quantize.h"
+#include "dlas/system/accuracy.h"
+#include "dlas/system/loader.h"
+
+namespace dlas {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+namespace fs = std::filesystem;
+
+double seconds_since(Clock::time_point t) {
+  return std::chrono::duration<double>(Clock::now() - t).count();
+}
+
+// The graph with image batch b when its ops allow it (else as it is).
+Graph rebatched(const Graph& graph, int64_t b) {
+  Graph g = graph;
+  if (g.inputs[0].shape[0] == b) return g;
+  g.inputs[0].shape[0] = b;
+  try {
+    g.infer();
+    return g;
+  } catch (const Error&) {
+    return graph;
+  }
+}
+
+int64_t nonzero_params(const Graph& g) {
+  // The same tensors as Graph::param_count: float initializers that are not buffers.
+  const int64_t all = g.param_count();
+  int64_t zeros = 0;
+  std::set<std::string> buffers;
+  for (const Node& n : g.nodes) {
+    const OpSchema* s = find_op_schema(n.op);
+    if (!s) continue;
+    for (int i : s->buffer_inputs)
+      if (i < static_cast<int>(n.inputs.size())) buffers.insert(n.inputs[i]);
+  }
+  for (const auto& [name, t] : g.initializers) {
+    if (!is_float(t.dtype()) || buffers.count(name)) continue;
+    const Tensor f = t.dtype() == DType::kF32 ? t : t.cast(DType::kF32);
+    const float* p = f.data<float>();
+    for (int64_t i = 0; i < f.numel(); ++i) zeros += p[i] == 0.0f;
+  }
+  return all - zeros;
+}
+
+std::string pct(double f) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.2f%%", 100 * f);
+  return buf;
+}
+
+std::string secs(double s) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f s", s);
+  return buf;
+}
+
+struct Sweeper {
+  const PruneSweepOptions& o;
+  SweepResult r;
+  std::unique_ptr<data::Dataset> train, test;
+  data::Preprocess train_pre, test_pre;
+  int64_t steps_per_epoch = 0;
+
+  bool stopped() const { return o.stop && o.stop->load(); }
+  void line(const std::string& s) const {
+    if (o.on_line) o.on_line(s);
+  }
+
+  data::Accuracy accuracy(const Graph& g) const {
+    return engine_accuracy(g, *test, test_pre, o.eval_batch, std::max(1, o.train.threads),
+                           o.test_limit);
+  }
+
+  // Measures one point's graph-level numbers and engine accuracy (top1/top5).
+  void describe(SweepPoint& p, const Graph& g) const {
+    p.params = g.param_count();
+    p.nonzero_params = nonzero_params(g);
+    const Graph one = rebatched(g, 1);
+    p.macs = one.inputs[0].shape[0] == 1 ? one.macs() : g.macs() / g.inputs[0].shape[0];
+    const data::Accuracy a = accuracy(g);
+    p.top1 = a.top1_rate();
+    p.top5 = a.top5_rate();
+  }
+
+  // fp16, int8 uncalibrated and int8 calibrated on training images (as `dlas eval` does).
+  std::vector<SweepQuant> quant(const Graph& fp32) const {
+    std::vector<SweepQuant> out;
+    for (const std::string& c :
+         {std::string("fp16"), std::string("int8:none"), "int8:" + o.calibrator}) {
+      if (stopped()) break;
+      Graph g = rebatched(fp32, o.eval_batch);
+      const std::string spec = apply_compress_for_dataset(g, parse_compress(c), o.dataset);
+      const data::Accuracy a = accuracy(g);
+      out.push_back({spec, a.top1_rate(), a.top5_rate()});
+    }
+    return out;
+  }
+
+  void write() {
+    r.elbow = find_elbow(r.points, r.baseline.top1, r.tolerance);
+    write_file_atomic((o.dir / "curve.csv").string(), sweep_curve_csv(r));
+    write_sweep(o.dir / "sweep.json", r);
+  }
+};
+
+void check_shapes(const Graph& g, const std::string& name, const data::DatasetInfo& info,
+                  const std::vector<int64_t>& chw) {
+  const Shape& in = image_input_shape(g);
+  DLAS_CHECK(in[1] == chw.at(0) && in[2] == chw.at(1) && in[3] == chw.at(2),
+             ErrorKind::kInvalidInput, "model '", name, "' takes ", shape_str(in),
+             " images, dataset '", info.name, "' gives ", chw[0], "x", chw[1], "x", chw[2],
+             " (train it for this dataset with `dlas train`)");
+  DLAS_CHECK(!g.outputs.empty(), ErrorKind::kInvalidInput, "model '", name, "' has no output");
+  const Shape& out = g.value(g.outputs[0]).shape;
+  DLAS_CHECK(out.size() == 2 && out[1] == info.classes, ErrorKind::kInvalidInput, "model '", name,
+             "' gives ", shape_str(out), " logits, dataset '", info.name, "' has ", info.classes,
+             " classes");
+}
+
+}  // namespace
+
+PruneSpec channel_step_spec(int64_t original, int64_t remaining, double level) {
+  DLAS_CHECK(original > 0 && remaining > 0 && remaining <= original && level >= 0 && level < 1,
+             ErrorKind::kInvalidInput, "channel step: bad counts (original ", original,
+             ", remaining ", remaining, ", level ", level, ")");
+  const int64_t target = std::max<int64_t>(1, original - std::llround(level * original));
+  const int64_t remove = std::clamp<int64_t>(remaining - target, 0, remaining - 1);
+  PruneSpec s;
+  s.method = PruneMethod::kChannel;
+  // prune() removes round(S * remaining): S sits exactly on the count (a half step above
+  // rounding error keeps it there).
+  s.sparsity = static_cast<double>(remove) / static_cast<double>(remaining);
+  return s;
+}
+
+std::string sweep_model_file(PruneMethod method, double level) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.2f", level);
+  if (std::abs(std::stod(buf) - level) > 1e-9) std::snprintf(buf, sizeof buf, "%.6g", level);
+  return str(sweep_method_name(method), "-", buf, ".onnx");
+}
+
+std::string sweep_curve_csv(const SweepResult& r) {
+  std::ostringstream os;
+  os.precision(10);
+  os << "level,spec,achieved,top1_pruned,top1,top5,params,nonzero_params,macs,"
+        "finetune_epochs,finetune_seconds,model\n";
+  auto row = [&](const SweepPoint& p) {
+    os << p.level << ',' << p.spec << ',' << p.achieved << ',' << p.top1_pruned << ',' << p.top1
+       << ',' << p.top5 << ',' << p.params << ',' << p.nonzero_params << ',' << p.macs << ','
+       << p.finetune_epochs << ',' << p.finetune_seconds << ',' << p.model << '\n';
+  };
+  row(r.baseline);
+  for (const SweepPoint& p : r.points) row(p);
+  return os.str();
+}
+
+PruneSweepRun run_prune_sweep(const Graph& baseline, const PruneSweepOptions& opts) {
+  const std::vector<double> levels =
+      opts.levels.empty() ? default_sweep_levels(opts.method) : opts.levels;
+  DLAS_CHECK(opts.method != PruneMethod::kBlock, ErrorKind::kInvalidInput,
+             "prune sweeps take weight or channel pruning, not block pruning");
+  for (size_t i = 0; i < levels.size(); ++i) {
+    DLAS_CHECK(levels[i] > 0 && levels[i] < 1, ErrorKind::kInvalidInput, "level ", levels[i],
+               " is outside (0, 1)");
+    DLAS_CHECK(i == 0 || levels[i] > levels[i - 1], ErrorKind::kInvalidInput,
+               "levels must be ascending (", levels[i - 1], " then ", levels[i], ")");
+  }
+  DLAS_CHECK(opts.epochs >= 0 && std::isfinite(opts.epochs), ErrorKind::kInvalidInput,
+             "fine-tuning epochs must be >= 0");
+  DLAS_CHECK(!opts.dir.empty(), ErrorKind::kInvalidInput, "the sweep needs an output directory");
+
+  Sweeper s{opts, {}, nullptr, nullptr, {}, {}, 0};
+  const PruneSweepOptions& o = opts;
+  s.train = data::open_dataset(o.dataset, data::Split::kTrain);
+  s.test = data::open_dataset(o.dataset, data::Split::kTest);
+  const data::DatasetInfo& info = s.train->info();
+  s.train_pre = data::default_preprocess(info, /*train=*/true);
+  s.test_pre = data::default_preprocess(s.test->info(), /*train=*/false);
+  check_shapes(baseline, o.model.empty() ? baseline.name : o.model, info,
+               s.test_pre.output_shape(s.test->info()));
+  {
+    data::Loader probe(*s.train, s.train_pre,
+                       {.batch = o.train.batch, .drop_last = true, .limit = o.train.limit});
+    s.steps_per_epoch = probe.batches_per_epoch();
+  }
+  DLAS_CHECK(s.steps_per_epoch > 0, ErrorKind::kInvalidInput, "dataset '", o.dataset,
+             "': fewer training records than one batch (", o.train.batch, ")");
+  // Steps of each level: level i ends at round((i + 1) x T / L) of T = round(E x steps/epoch).
+  const int64_t total_steps = std::llround(o.epochs * static_cast<double>(s.steps_per_epoch));
+  const int64_t nlev = static_cast<int64_t>(levels.size());
+  auto level_end = [&](int64_t i) {
+    return nlev ? std::llround(static_cast<double>(total_steps) * static_cast<double>(i) /
+                               static_cast<double>(nlev))
+                : 0;
+  };
+
+  fs::create_directories(o.dir);
+  SweepResult& r = s.r;
+  r.model = o.model;
+  r.dataset = o.dataset;
+  r.method = o.method;
+  r.tolerance = o.tolerance;
+  r.total_finetune_epochs = o.epochs;
+  PruneSweepRun run;
+
+  // The baseline.
+  Graph current = baseline;
+  current.infer();
+  {
+    SweepPoint& b = r.baseline;
+    b.level = 0;
+    b.spec = "dense";
+    b.achieved = o.method == PruneMethod::kWeight ? describe_weights(current).sparsity() : 0.0;
+    s.describe(b, current);
+    b.top1_pruned = b.top1;
+    b.model = "baseline.onnx";
+    export_onnx_file(current, (o.dir / b.model).string());
+    data::Loader count(*s.test, s.test_pre, {.batch = o.eval_batch, .limit = o.test_limit});
+    r.test_samples = count.samples();
+    s.line(str("baseline: top-1 ", pct(b.top1), ", top-5 ", pct(b.top5), ", ", b.params,
+               " params, ", b.macs, " MACs (", r.test_samples, " test images, dlas engine)"));
+  }
+  if (o.quant && !s.stopped()) {
+    r.baseline_quant = s.quant(current);
+    std::string q;
+    for (const SweepQuant& x : r.baseline_quant) q += str("  ", x.compress, " ", pct(x.top1));
+    s.line("baseline quantized:" + q);
+  }
+  s.write();
+
+  int64_t original_channels = 0, remaining_channels = 0;
+  for (int64_t i = 0; i < nlev && !s.stopped(); ++i) {
+    const double level = levels[static_cast<size_t>(i)];
+    SweepPoint p;
+    p.level = level;
+    // Prune the previous level's fine-tuned model further.
+    Graph pruned = current;
+    PruneReport rep;
+    if (o.method == PruneMethod::kWeight) {
+      PruneSpec spec;
+      spec.method = PruneMethod::kWeight;
+      spec.sparsity = level;
+      rep = prune(pruned, spec);
+      p.spec = spec.str();
+    } else {
+      if (i == 0) {
+        Graph probe = current;
+        PruneSpec none;
+        none.method = PruneMethod::kChannel;
+        original_channels = remaining_channels = prune(probe, none).prunable_channels;
+        DLAS_CHECK(original_channels > 0, ErrorKind::kInvalidInput, "model '", o.model,
+                   "' has no prunable channel groups");
+      }
+      const PruneSpec step = channel_step_spec(original_channels, remaining_channels, level);
+      rep = prune(pruned, step);
+      remaining_channels = rep.prunable_channels - rep.pruned_channels;
+      PruneSpec named;  // the spec of the whole level, relative to the original model
+      named.method = PruneMethod::kChannel;
+      named.sparsity = level;
+      p.spec = named.str();
+    }
+    p.top1_pruned = s.accuracy(pruned).top1_rate();
+    if (s.stopped()) break;
+
+    // Fine-tune for this level's share of the epochs.
+    const int64_t steps = level_end(i + 1) - level_end(i);
+    const auto t0 = Clock::now();
+    if (steps > 0) {
+      TrainOptions t = o.train;
+      t.epochs = static_cast<int>((steps + s.steps_per_epoch - 1) / s.steps_per_epoch);
+      t.max_steps = steps;
+      t.seed = o.train.seed + 1 + static_cast<uint64_t>(i);
+      t.preprocess = s.train_pre;
+      t.masks_from_zeros = o.method == PruneMethod::kWeight;
+      t.masks.clear();
+      t.checkpoint.clear();
+      t.resume = false;
+      t.stop = o.stop;
+      Trainer trainer(pruned, t);
+      const TrainResult tr = trainer.fit(*s.train);
+      if (tr.stopped || s.stopped()) break;
+      pruned = trainer.graph();
+    }
+    p.finetune_seconds = seconds_since(t0);
+    p.finetune_epochs = static_cast<double>(steps) / static_cast<double>(s.steps_per_epoch);
+    p.achieved = o.method == PruneMethod::kWeight
+                     ? describe_weights(pruned).sparsity()
+                     : static_cast<double>(original_channels - remaining_channels) /
+                           static_cast<double>(original_channels);
+    s.describe(p, pruned);
+    if (s.stopped()) break;
+    p.model = sweep_model_file(o.method, level);
+    export_onnx_file(pruned, (o.dir / p.model).string());
+    r.points.push_back(p);
+    current = std::move(pruned);
+    s.write();
+    s.line(str("level ", i + 1, "/", nlev, " ", p.spec, ": achieved ", p.achieved,
+               ", top-1 pruned ", pct(p.top1_pruned), " -> fine-tuned ", pct(p.top1), " (",
+               p.finetune_epochs, " epochs, ", secs(p.finetune_seconds), "), ", p.nonzero_params,
+               "/", p.params, " nonzero params, ", p.macs, " MACs"));
+  }
+  run.stopped = s.stopped();
+
+  // The elbow: its model copied to elbow.onnx and quantized like the baseline.
+  r.elbow = find_elbow(r.points, r.baseline.top1, r.tolerance);
+  if (r.elbow >= 0) {
+    const SweepPoint& e = r.points[static_cast<size_t>(r.elbow)];
+    const fs::path tmp = o.dir / "elbow.onnx.tmp";
+    fs::copy_file(o.dir / e.model, tmp, fs::copy_options::overwrite_existing);
+    fs::rename(tmp, o.dir / "elbow.onnx");
+    const Graph g = load_model((o.dir / e.model).string());
+    if (o.quant && !run.stopped) r.elbow_quant = s.quant(g);
+    s.line(str("elbow: ", e.spec, " (top-1 ", pct(e.top1), ", baseline ", pct(r.baseline.top1),
+               ", tolerance ", pct(r.tolerance), ")"));
+  } else {
+    std::error_code ec;
+    fs::remove(o.dir / "elbow.onnx", ec);
+    s.line(str("elbow: none (no level within ", pct(r.tolerance), " of the baseline's top-1)"));
+  }
+  s.write();
+  run.result = r;
+  run.result.dir = o.dir;
+  return run;
+}
+
+}  // namespace dlas
