@@ -253,6 +253,93 @@ TEST(TuneStop, EarlyStopRuleOnSyntheticCurves) {
   EXPECT_LT(r.trials, 1000);
 }
 
+// Sequential per-layer tuning (the AutoTVM baseline): defaults first, then one task after
+// another, each to its own stop; a curve checkpoint per layer.
+TEST(TuneSequential, TasksInGraphOrderEachToItsOwnStop) {
+  Landscape land;
+  land.optimum = {4, 1, 3};
+  const std::vector<Task> tasks = {synthetic_task("a", 3), synthetic_task("b", 3, 2),
+                                   synthetic_task("c", 3)};
+  TuneOptions o;
+  o.mode = Mode::kSequential;
+  o.phi = 0;
+  o.seed = 7;
+  o.patience = 16;
+  o.task_trials = 90;
+  const TuneReport r = tune(tasks, land, o);
+  EXPECT_EQ(r.stop_reason, "done");
+  ASSERT_GE(r.records.size(), 3u);
+  // Round 1: every default point, in task order.
+  for (size_t i = 0; i < 3; ++i) {
+    EXPECT_EQ(r.records[i].task, tasks[i].key);
+    EXPECT_EQ(r.records[i].knobs, tasks[i].defaults);
+  }
+  // Then the tasks in order, never interleaved.
+  size_t prev = 0;
+  std::vector<int> per_task(3, 0);
+  for (size_t i = 0; i < r.records.size(); ++i) {
+    size_t t = 0;
+    while (tasks[t].key != r.records[i].task) ++t;
+    ++per_task[t];
+    if (i < 3) continue;
+    EXPECT_GE(t, prev) << "record " << i;
+    prev = t;
+  }
+  for (size_t t = 0; t < 3; ++t) {
+    EXPECT_LE(per_task[t], o.task_trials);
+    EXPECT_GT(per_task[t], o.patience);  // at least the patience after the default
+    const Record* b = best_of(r.records, tasks[t].key);
+    ASSERT_TRUE(b);
+    EXPECT_LT(b->cost(), 1.5 * land.measure(tasks[t], land.best_knobs(tasks[t])).cost());
+  }
+  // Points: untuned, defaults, one checkpoint per layer; the best only improves.
+  ASSERT_EQ(r.curve.size(), 5u);
+  EXPECT_EQ(r.curve.back().trials, r.trials);
+  for (size_t i = 2; i < r.curve.size(); ++i)
+    EXPECT_LE(r.curve[i].latency_s, r.curve[i - 1].latency_s + 1e-15);
+  EXPECT_LT(r.tuned_latency_s, 0.7 * r.untuned_latency_s);
+}
+
+TEST(TuneSequential, PatienceTrialAllotmentAndBudget) {
+  struct Flat : Measurer {
+    MeasureResult measure(const Task&, const Knobs&) override {
+      MeasureResult r;
+      r.costs = {1e-3};
+      return r;
+    }
+  } flat;
+  const std::vector<Task> tasks = {synthetic_task("a", 4), synthetic_task("b", 4)};
+  auto count = [&](const TuneOptions& o) {
+    const TuneReport r = tune(tasks, flat, o);
+    std::vector<int> n(2, 0);
+    for (const Record& rec : r.records) ++n[rec.task == tasks[1].key];
+    return std::make_pair(n, r.stop_reason);
+  };
+  TuneOptions o;
+  o.mode = Mode::kSequential;
+  o.phi = 0;
+  o.patience = 5;
+  // Nothing ever improves: the default, then exactly `patience` trials per task.
+  EXPECT_EQ(count(o).first, (std::vector<int>{6, 6}));
+  // The allotment caps a task (the default point counts).
+  o.patience = 100;
+  o.task_trials = 4;
+  EXPECT_EQ(count(o).first, (std::vector<int>{4, 4}));
+  // No allotment: a trial budget is split over the tasks.
+  o.task_trials = 0;
+  o.budget_trials = 20;
+  EXPECT_EQ(count(o).first, (std::vector<int>{10, 10}));
+  // A global budget smaller than the allotments stops in the first task.
+  o.task_trials = 50;
+  o.budget_trials = 20;
+  const auto [n, why] = count(o);
+  EXPECT_EQ(n, (std::vector<int>{19, 1}));
+  EXPECT_EQ(why, "trials");
+  EXPECT_EQ(parse_mode("sequential"), Mode::kSequential);
+  EXPECT_STREQ(mode_name(parse_mode("survey")), "survey");
+  EXPECT_THROW(parse_mode("greedy"), Error);
+}
+
 TEST(TuneCostModel, RankingAccuracyImprovesWithData) {
   Landscape land;
   land.optimum = {4, 1, 3, 2};

@@ -22,6 +22,9 @@ namespace {
 struct TuneArgs {
   std::string budget = "120s";
   std::string strategy = "evolutionary";
+  std::string mode = "survey";
+  int task_trials = 0;
+  int patience = 24;
   std::string out;
   std::string cost_model = "xgboost";
   double phi = 1e-3;
@@ -53,6 +56,21 @@ void add_tune_command(CLI::App& app, Action& run) {
   cmd->add_option("--strategy", a->strategy, "search: random|grid|evolutionary")
       ->default_val("evolutionary")
       ->check(CLI::IsMember({"random", "grid", "evolutionary"}));
+  cmd->add_option("--mode", a->mode,
+                  "survey: rounds over all tasks, early stop by --phi; sequential: the tasks "
+                  "one after another, each until --patience trials bring no new best or "
+                  "--task-trials")
+      ->default_val("survey")
+      ->check(CLI::IsMember({"survey", "sequential"}));
+  cmd->add_option("--task-trials", a->task_trials,
+                  "sequential: trials per task at most (0: a trial budget split over the "
+                  "tasks, else 64)")
+      ->default_val(0)
+      ->check(CLI::Range(0, 1000000));
+  cmd->add_option("--patience", a->patience,
+                  "sequential: a task stops after this many trials without a new best")
+      ->default_val(24)
+      ->check(CLI::Range(1, 1000000));
   cmd->add_option("--phi", a->phi,
                   "early stop when the model's latency improves by less than this fraction "
                   "per tuning second (0: off)")
@@ -88,6 +106,9 @@ void add_tune_command(CLI::App& app, Action& run) {
       o.budget_seconds = budget.seconds;
       o.budget_trials = budget.trials;
       o.strategy = tune::parse_strategy(a->strategy);
+      o.mode = tune::parse_mode(a->mode);
+      o.task_trials = a->task_trials;
+      o.patience = a->patience;
       const std::string compress = compress_name(engine->compress);
       Graph g = load_model_from_args(*model);
       apply_compress(g, engine->compress);
@@ -102,9 +123,9 @@ void add_tune_command(CLI::App& app, Action& run) {
         layers = seen.size();
       }
       std::fprintf(stderr,
-                   "tune: %s (%s), %zu tasks over %zu conv layer shapes, %s search, %s cost "
+                   "tune: %s (%s), %zu tasks over %zu conv layer shapes, %s %s search, %s cost "
                    "model, %d threads, %s\n",
-                   model->model.c_str(), compress.c_str(), tasks.size(), layers,
+                   model->model.c_str(), compress.c_str(), tasks.size(), layers, a->mode.c_str(),
                    a->strategy.c_str(), tune::have_xgboost() ? a->cost_model.c_str() : "knn",
                    tasks[0].threads, isa_name(tasks[0].isa));
       tune::MeasureOptions mo;
@@ -130,7 +151,10 @@ void add_tune_command(CLI::App& app, Action& run) {
           std::fprintf(stderr, "tune: untuned latency %.3f ms\n", p.latency_s * 1e3);
           return;
         }
-        std::fprintf(stderr, "tune: round %d  %6lld trials  %7.1f s  latency %.3f ms", round,
+        // Sequential: round 1 is the defaults, then one checkpoint per layer.
+        std::fprintf(stderr, "tune: %s %d  %6lld trials  %7.1f s  latency %.3f ms",
+                     o.mode == tune::Mode::kSequential && round > 1 ? "layer" : "round",
+                     o.mode == tune::Mode::kSequential && round > 1 ? round - 1 : round,
                      static_cast<long long>(p.trials), p.seconds, p.latency_s * 1e3);
         if (untuned > 0) std::fprintf(stderr, "  (%.2fx untuned)", untuned / p.latency_s);
         std::fprintf(stderr, "\n");
@@ -145,6 +169,7 @@ void add_tune_command(CLI::App& app, Action& run) {
       j["model"] = model->model;
       j["compress"] = compress;
       j["strategy"] = a->strategy;
+      j["mode"] = a->mode;
       j["cost_model"] = r.cost_model;
       j["threads"] = tasks[0].threads;
       j["isa"] = isa_name(tasks[0].isa);
@@ -158,6 +183,7 @@ void add_tune_command(CLI::App& app, Action& run) {
       j["tuning_seconds"] = r.seconds;
       j["measure_seconds"] = r.measure_seconds;
       j["cold_seconds"] = r.cold_seconds;
+      j["retime_seconds"] = r.retime_seconds;
       j["cold_share"] = cold_share;
       j["ranking_accuracy"] = r.final_ranking_accuracy;
       j["untuned_ms"] = r.untuned_latency_s * 1e3;
