@@ -94,7 +94,8 @@ void tune_variant(const MeasureRequest& r, const Graph& g, PlanOptions& o, Row& 
   t.budget_seconds = budget.seconds;
   t.budget_trials = budget.trials;
   t.seed = r.input_seed;
-  t.model_latency = [&](const LayerChoices& c) { return tune::time_model(g, o, c); };
+  tune::ModelTimer timer(g, o);  // paired timings against the incumbent (tune_model.h)
+  t.model_latency = [&](const LayerChoices& c) { return timer(c); };
   tune::MeasureOptions mo;
   auto measurer = tune::make_conv_measurer(mo);
   const tune::TuneReport rep = tune::tune(tasks, *measurer, t);

@@ -139,7 +139,9 @@ void add_tune_command(CLI::App& app, Action& run) {
       o.timeout_seconds = a->timeout_s;
       o.filter_cold = !a->no_filter;
       o.cost_model = a->cost_model;
-      o.model_latency = [&](const LayerChoices& c) { return tune::time_model(g, po, c); };
+      // Paired timings against the fastest model so far (tune_model.h: ModelTimer).
+      tune::ModelTimer timer(g, po);
+      o.model_latency = [&](const LayerChoices& c) { return timer(c); };
       // The live log: every candidate as it is measured, renamed into place at the end.
       const std::string tmp = a->out + ".partial";
       std::filesystem::remove(tmp);

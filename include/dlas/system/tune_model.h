@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -22,9 +23,54 @@ struct Budget {
 // message that quotes `text` and says what is expected.
 Budget parse_budget(std::string_view text);
 
+// How whole-model latency is timed. A 2-core VM's timings drift by tens of percent over
+// seconds (other tenants, frequency), so: `blocks` blocks of runs, each block's runs grown
+// until it lasts `block_seconds` (min_runs..max_runs runs: more runs for short models),
+// the median of each block (drops the odd preempted run), then the minimum over blocks
+// (the least-disturbed stretch).
+struct TimeOptions {
+  int blocks = 6;
+  double block_seconds = 0.025;
+  int min_runs = 3;
+  int max_runs = 200;
+};
+
 // Whole-model latency in seconds: `graph` compiled with `options` and these layer choices,
-// one warm-up run, then the median of 5 to 30 runs (at most ~200 ms of runs).
-double time_model(const Graph& graph, PlanOptions options, const LayerChoices& choices);
+// one warm-up run, then the min over blocks of block medians (TimeOptions).
+double time_model(const Graph& graph, PlanOptions options, const LayerChoices& choices,
+                  const TimeOptions& t = {});
+// The previous rule, kept for the stability comparison (bench/tune_timing.cc): one warm-up,
+// then the median of 5 to 30 runs (at most ~200 ms of runs).
+double time_model_median(const Graph& graph, PlanOptions options, const LayerChoices& choices);
+
+// The tuner's whole-model timer (TuneOptions::model_latency): paired measurements against
+// an incumbent, so drift between two timings taken seconds apart cannot pass for progress.
+// The first call times its choices alone (time_model) and makes them the incumbent. Every
+// later call compiles the candidate and times it and the incumbent in alternating blocks
+// (A B, B A, A B, ...: each block the median of its runs, as time_model), and returns the
+// incumbent's latency x (candidate's min of block medians / incumbent's); a faster
+// candidate becomes the incumbent. Choices equal to the incumbent's return its latency
+// without running (the same plan).
+class ModelTimer {
+ public:
+  ModelTimer(const Graph& graph, PlanOptions options, TimeOptions t = {});
+  ~ModelTimer();
+  double operator()(const LayerChoices& choices);
+  // Candidate / incumbent time ratio from one paired measurement (changes nothing; needs a
+  // first call). Compiles the candidate even when its choices equal the incumbent's.
+  double compare(const LayerChoices& choices);
+  double incumbent_latency() const { return latency_; }
+
+  struct Compiled;  // a compiled plan with its inputs and outputs (tune_model.cc)
+
+ private:
+  Graph graph_;
+  PlanOptions options_;
+  TimeOptions t_;
+  std::unique_ptr<Compiled> incumbent_;
+  LayerChoices choices_;
+  double latency_ = 0;
+};
 
 // The tasks of extract_tasks, keeping only algorithm `algo` (an algorithm name; "auto" or
 // "" keeps all). Layers `algo` cannot run keep no task: the auto rule runs them untuned.

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <string>
 
 #include "dlas/core/error.h"
@@ -42,22 +43,124 @@ Budget parse_budget(std::string_view text) {
   return b;
 }
 
-double time_model(const Graph& graph, PlanOptions options, const LayerChoices& choices) {
-  options.layers = choices;
-  Plan plan(graph, options);
-  std::vector<Tensor> in;
-  for (size_t i = 0; i < plan.graph().inputs.size(); ++i)
-    in.push_back(random_input(plan.graph().inputs[i], i));
-  std::vector<Tensor> out = plan.make_outputs();
-  plan.run_into(in, out);  // warm-up
-  std::vector<double> t;
-  const auto start = std::chrono::steady_clock::now();
-  while (t.size() < 30 && (t.size() < 5 || ms_since(start) < 200)) {
+struct ModelTimer::Compiled {
+  Plan plan;
+  std::vector<Tensor> in, out;
+  Compiled(const Graph& graph, PlanOptions options, const LayerChoices& choices)
+      : plan(graph, [&] {
+          options.layers = choices;
+          return options;
+        }()) {
+    for (size_t i = 0; i < plan.graph().inputs.size(); ++i)
+      in.push_back(random_input(plan.graph().inputs[i], i));
+    out = plan.make_outputs();
+  }
+  double once() {
     const auto t0 = std::chrono::steady_clock::now();
     plan.run_into(in, out);
-    t.push_back(ms_since(t0) / 1e3);
+    return ms_since(t0) / 1e3;
   }
+  // Runs per block: enough to last block_seconds (the first, warm-up run's time decides).
+  int runs_per_block(const TimeOptions& t) {
+    const double first = once();
+    return std::clamp(static_cast<int>(t.block_seconds / std::max(first, 1e-7)), t.min_runs,
+                      t.max_runs);
+  }
+  double block(int runs) {
+    std::vector<double> v;
+    v.reserve(static_cast<size_t>(runs));
+    for (int i = 0; i < runs; ++i) v.push_back(once());
+    return percentile(v, 0.5);
+  }
+};
+
+namespace {
+
+// Min over blocks of block medians.
+double min_of_medians(ModelTimer::Compiled& c, const TimeOptions& t) {
+  const int runs = c.runs_per_block(t);
+  double best = INFINITY;
+  for (int b = 0; b < std::max(1, t.blocks); ++b) best = std::min(best, c.block(runs));
+  return best;
+}
+
+}  // namespace
+
+double time_model(const Graph& graph, PlanOptions options, const LayerChoices& choices,
+                  const TimeOptions& t) {
+  ModelTimer::Compiled c(graph, options, choices);
+  return min_of_medians(c, t);
+}
+
+double time_model_median(const Graph& graph, PlanOptions options, const LayerChoices& choices) {
+  ModelTimer::Compiled c(graph, options, choices);
+  c.once();  // warm-up
+  std::vector<double> t;
+  const auto start = std::chrono::steady_clock::now();
+  while (t.size() < 30 && (t.size() < 5 || ms_since(start) < 200)) t.push_back(c.once());
   return percentile(t, 0.5);
+}
+
+ModelTimer::ModelTimer(const Graph& graph, PlanOptions options, TimeOptions t)
+    : graph_(graph), options_(std::move(options)), t_(t) {}
+ModelTimer::~ModelTimer() = default;
+
+namespace {
+
+bool same_choices(const LayerChoices& a, const LayerChoices& b) {
+  if (a.size() != b.size()) return false;
+  for (auto i = a.begin(), j = b.begin(); i != a.end(); ++i, ++j)
+    if (i->first != j->first || i->second.algo != j->second.algo ||
+        i->second.knobs != j->second.knobs)
+      return false;
+  return true;
+}
+
+}  // namespace
+
+namespace {
+
+// Candidate / incumbent from alternating blocks (which side goes first alternates, so
+// neither always inherits the other's cache state); each side its min of block medians.
+double paired_ratio(ModelTimer::Compiled& cand, ModelTimer::Compiled& inc, const TimeOptions& t) {
+  const int runs = std::max(cand.runs_per_block(t), inc.runs_per_block(t));
+  double a = INFINITY, b = INFINITY;
+  for (int k = 0; k < std::max(1, t.blocks); ++k) {
+    if (k % 2 == 0) {
+      a = std::min(a, cand.block(runs));
+      b = std::min(b, inc.block(runs));
+    } else {
+      b = std::min(b, inc.block(runs));
+      a = std::min(a, cand.block(runs));
+    }
+  }
+  return a / b;
+}
+
+}  // namespace
+
+double ModelTimer::compare(const LayerChoices& choices) {
+  DLAS_CHECK(incumbent_, ErrorKind::kInternal, "ModelTimer::compare before a first timing");
+  Compiled cand(graph_, options_, choices);
+  return paired_ratio(cand, *incumbent_, t_);
+}
+
+double ModelTimer::operator()(const LayerChoices& choices) {
+  if (!incumbent_) {
+    incumbent_ = std::make_unique<Compiled>(graph_, options_, choices);
+    latency_ = min_of_medians(*incumbent_, t_);
+    choices_ = choices;
+    return latency_;
+  }
+  if (same_choices(choices, choices_)) return latency_;
+  auto cand = std::make_unique<Compiled>(graph_, options_, choices);
+  const double l = latency_ * paired_ratio(*cand, *incumbent_, t_);
+  if (l < latency_) {
+    incumbent_ = std::move(cand);
+    choices_ = choices;
+    latency_ = l;
+  }
+  return l;
 }
 
 std::vector<Task> tasks_for_algorithm(std::vector<Task> tasks, std::string_view algo) {
