@@ -86,7 +86,7 @@ void tune_variant(const MeasureRequest& r, const Graph& g, PlanOptions& o, Row& 
   row.set("tuning_failures", int64_t{0});
   row.set("tuning_s", 0.0);
   if (tasks.empty()) {
-    // Nothing of this algorithm to tune (e.g. an int8 model: the tuner tunes f32 convs).
+    // Nothing of this algorithm to tune (e.g. winograd on an int8 model: no int8 twin).
     row.set("tuning_stop", std::string("no-tasks"));
     return;
   }

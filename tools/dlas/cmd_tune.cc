@@ -115,7 +115,7 @@ void add_tune_command(CLI::App& app, Action& run) {
       const PlanOptions po = plan_options_from_args(*engine, &g);
       const std::vector<tune::Task> tasks = tune::extract_tasks(g, po);
       DLAS_CHECK(!tasks.empty(), ErrorKind::kUnsupported, model->model,
-                 ": no f32 conv layer to tune");
+                 ": no conv layer to tune (f32 or int8 convs with constant weights)");
       size_t layers = 0;
       {
         std::set<std::string> seen;

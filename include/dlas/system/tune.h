@@ -26,6 +26,7 @@
 
 #include "dlas/algo/conv.h"
 #include "dlas/algo/knobs.h"
+#include "dlas/algo/qconv.h"
 #include "dlas/hw/isa.h"
 #include "dlas/model/graph.h"
 #include "dlas/system/plan.h"
@@ -50,6 +51,16 @@ struct Task {
   double density = 1.0;            // nonzero share of the weights
   // The first node's weights [K][C/g][KH][KW] and bias (empty when none).
   std::shared_ptr<const std::vector<float>> weights, bias;
+  // int8 tasks (a QFusedConv of an int8 model; algo names a QConvAlgorithm, the f32
+  // twin's name): dtype "int8", the quantized problem (problem == qproblem.conv), s8
+  // weights, per-channel weight scales, int32 bias (empty when none). weights/bias above
+  // stay null.
+  std::string dtype = "f32";
+  QConvProblem qproblem;
+  std::shared_ptr<const std::vector<int8_t>> qweights;
+  std::shared_ptr<const std::vector<float>> w_scale;
+  std::shared_ptr<const std::vector<int32_t>> qbias;
+  bool int8() const { return dtype == "int8"; }
 };
 
 // The task key of one (problem, algorithm) on an ISA and thread count; `density` < 0.95
@@ -58,11 +69,15 @@ std::string task_key(const ConvProblem& p, std::string_view algo, Isa isa, int t
                      double density);
 // Layer group key: the problem key (+ density suffix as above).
 std::string layer_key(const ConvProblem& p, double density);
+// The same for an int8 conv: "conv2d|<QConvProblem::key()>[_relu]...|gemm|nchw|int8|avx2|t2".
+std::string qtask_key(const QConvProblem& p, std::string_view algo, Isa isa, int threads);
+std::string qlayer_key(const QConvProblem& p);
 
 // The tasks of a model as Plan(graph, options) would compile it: `graph` is the model
 // before passes (optimized here on a copy at options.opt_level); every f32 conv node with
 // constant weights gives one task per algorithm that supports it (sparse algorithms only
-// where density <= max_sparse_density). Order: by layer, in graph order.
+// where density <= max_sparse_density), every int8 QFusedConv with constant weights one
+// per int8 algorithm (qconv.h) that supports it. Order: by layer, in graph order.
 std::vector<Task> extract_tasks(const Graph& graph, const PlanOptions& options,
                                 double max_sparse_density = 0.6);
 

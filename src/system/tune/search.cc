@@ -113,7 +113,9 @@ class Tuner {
       if (fresh) {
         LayerState l;
         l.weight = t.weight;
-        if (t.weights && !t.weights->empty())
+        if (t.int8())
+          l.auto_algo = std::string(auto_qconv_algorithm(t.qproblem, t.isa).name());
+        else if (t.weights && !t.weights->empty())
           l.auto_algo = std::string(auto_conv_algorithm(t.problem, t.weights->data()).name());
         layers_.push_back(l);
       }
