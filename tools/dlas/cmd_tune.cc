@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -145,6 +146,7 @@ void add_tune_command(CLI::App& app, Action& run) {
       // The live log: every candidate as it is measured, renamed into place at the end.
       const std::string tmp = a->out + ".partial";
       std::filesystem::remove(tmp);
+      std::ofstream(tmp).flush();  // exists even when the budget ends before any trial
       o.on_record = [&](const tune::Record& r) { tune::append_record(tmp, r); };
       double untuned = 0;
       o.on_round = [&](const tune::CurvePoint& p, int round) {

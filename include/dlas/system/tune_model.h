@@ -27,11 +27,11 @@ Budget parse_budget(std::string_view text);
 // seconds (other tenants, frequency), so: `blocks` blocks of runs, each block's runs grown
 // until it lasts `block_seconds` (min_runs..max_runs runs: more runs for short models),
 // the median of each block (drops the odd preempted run), then the minimum over blocks
-// (the least-disturbed stretch).
+// (the least-disturbed stretch). A model slower than block_seconds runs once per block.
 struct TimeOptions {
   int blocks = 6;
-  double block_seconds = 0.025;
-  int min_runs = 3;
+  double block_seconds = 0.03;
+  int min_runs = 1;
   int max_runs = 200;
 };
 
