@@ -120,7 +120,7 @@ bool same_choices(const LayerChoices& a, const LayerChoices& b) {
 
 namespace {
 
-// Candidate / incumbent from alternating blocks (which side goes first alternates, so
+// Candidate / reference from alternating blocks (which side goes first alternates, so
 // neither always inherits the other's cache state); each side its min of block medians.
 double paired_ratio(ModelTimer::Compiled& cand, ModelTimer::Compiled& inc, const TimeOptions& t) {
   const int runs = std::max(cand.runs_per_block(t), inc.runs_per_block(t));
@@ -140,27 +140,22 @@ double paired_ratio(ModelTimer::Compiled& cand, ModelTimer::Compiled& inc, const
 }  // namespace
 
 double ModelTimer::compare(const LayerChoices& choices) {
-  DLAS_CHECK(incumbent_, ErrorKind::kInternal, "ModelTimer::compare before a first timing");
+  DLAS_CHECK(reference_, ErrorKind::kInternal, "ModelTimer::compare before a first timing");
   Compiled cand(graph_, options_, choices);
-  return paired_ratio(cand, *incumbent_, t_);
+  return paired_ratio(cand, *reference_, t_);
 }
 
 double ModelTimer::operator()(const LayerChoices& choices) {
-  if (!incumbent_) {
-    incumbent_ = std::make_unique<Compiled>(graph_, options_, choices);
-    latency_ = min_of_medians(*incumbent_, t_);
-    choices_ = choices;
-    return latency_;
+  if (!reference_) {
+    reference_ = std::make_unique<Compiled>(graph_, options_, choices);
+    reference_latency_ = min_of_medians(*reference_, t_);
+    last_choices_ = choices;
+    return last_latency_ = reference_latency_;
   }
-  if (same_choices(choices, choices_)) return latency_;
-  auto cand = std::make_unique<Compiled>(graph_, options_, choices);
-  const double l = latency_ * paired_ratio(*cand, *incumbent_, t_);
-  if (l < latency_) {
-    incumbent_ = std::move(cand);
-    choices_ = choices;
-    latency_ = l;
-  }
-  return l;
+  if (same_choices(choices, last_choices_)) return last_latency_;
+  last_latency_ = reference_latency_ * compare(choices);
+  last_choices_ = choices;
+  return last_latency_;
 }
 
 std::vector<Task> tasks_for_algorithm(std::vector<Task> tasks, std::string_view algo) {
