@@ -51,8 +51,10 @@ double time_model_median(const Graph& graph, PlanOptions options, const LayerCho
 // block the median of its runs, as time_model), and returns the reference's latency x
 // (candidate's min of block medians / reference's). The reference stays fixed: pairing
 // with the best model so far instead chains ratios, and the noise of every accepted
-// "win" compounds (measured: a 1.6x claimed speedup that bench showed as 1.07x). Choices
-// equal to the previous call's return its value (the same plan).
+// "win" compounds (measured: a 1.6x claimed speedup that bench showed as 1.07x). A
+// candidate that looks faster than every earlier one is timed a second time and keeps the
+// slower ratio of the two (a lucky timing must not set the curve's minimum). Choices equal
+// to the previous call's return its value (the same plan).
 class ModelTimer {
  public:
   ModelTimer(const Graph& graph, PlanOptions options, TimeOptions t = {});
@@ -73,6 +75,7 @@ class ModelTimer {
   double reference_latency_ = 0;
   LayerChoices last_choices_;
   double last_latency_ = 0;
+  double best_ratio_ = 1;  // the fastest confirmed candidate / reference so far
 };
 
 // The tasks of extract_tasks, keeping only algorithm `algo` (an algorithm name; "auto" or

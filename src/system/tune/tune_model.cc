@@ -153,7 +153,14 @@ double ModelTimer::operator()(const LayerChoices& choices) {
     return last_latency_ = reference_latency_;
   }
   if (same_choices(choices, last_choices_)) return last_latency_;
-  last_latency_ = reference_latency_ * compare(choices);
+  double ratio = compare(choices);
+  if (ratio < best_ratio_) {
+    // An apparent new best: confirm it with a second paired timing and keep the slower of
+    // the two, so one lucky timing cannot set the curve's minimum (the winner's curse).
+    ratio = std::max(ratio, compare(choices));
+    best_ratio_ = std::min(best_ratio_, ratio);
+  }
+  last_latency_ = reference_latency_ * ratio;
   last_choices_ = choices;
   return last_latency_;
 }
