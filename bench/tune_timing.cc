@@ -1,9 +1,9 @@
 // Stability of the whole-model timing the tuner relies on (issue 8): the same untuned model
 // timed over and over by the old rule (median of 5-30 runs, time_model_median) and the
-// new one (min over blocks of block medians, time_model), and A/A comparisons -- two
+// new one (blocks of TimeOptions, time_model), and A/A comparisons -- two
 // timings of the same model, independent (old) or paired in alternating blocks
 // (ModelTimer::compare, new). Prints one JSON object.
-//   build/dlas_bench_tune_timing [MODEL] [THREADS] [N]
+//   build/dlas_bench_tune_timing [MODEL] [THREADS] [N] [BLOCKS] [BLOCK_SECONDS] [MIN 1|0]
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -49,7 +49,11 @@ int main(int argc, char** argv) {
     o.threads = threads;
     std::vector<double> old_abs, new_abs, old_aa, new_aa;
     double old_s = 0, new_s = 0, old_aa_s = 0, new_aa_s = 0;
-    tune::ModelTimer timer(g, o);
+    tune::TimeOptions to;
+    if (argc > 4) to.blocks = std::atoi(argv[4]);
+    if (argc > 5) to.block_seconds = std::atof(argv[5]);
+    if (argc > 6) to.min_over_blocks = std::atoi(argv[6]) != 0;
+    tune::ModelTimer timer(g, o, to);
     timer({});
     // Interleave the methods, so a slow stretch of the machine hits all of them.
     for (int i = 0; i < n; ++i) {
@@ -57,7 +61,7 @@ int main(int argc, char** argv) {
       old_abs.push_back(tune::time_model_median(g, o, {}) * 1e3);
       old_s += seconds_since(t);
       t = std::chrono::steady_clock::now();
-      new_abs.push_back(tune::time_model(g, o, {}) * 1e3);
+      new_abs.push_back(tune::time_model(g, o, {}, to) * 1e3);
       new_s += seconds_since(t);
       t = std::chrono::steady_clock::now();
       const double a = tune::time_model_median(g, o, {});
@@ -71,7 +75,7 @@ int main(int argc, char** argv) {
     std::printf(
         "{\"model\": \"%s\", \"threads\": %d, \"n\": %d,\n"
         " \"old_median\": {\"mean_ms\": %.4f, \"cv\": %.4f, \"max_dev\": %.4f, \"s_each\": %.3f},\n"
-        " \"new_min_of_medians\": {\"mean_ms\": %.4f, \"cv\": %.4f, \"max_dev\": %.4f, "
+        " \"new_blocks\": {\"mean_ms\": %.4f, \"cv\": %.4f, \"max_dev\": %.4f, "
         "\"s_each\": %.3f},\n"
         " \"old_aa_ratio\": {\"mean\": %.4f, \"cv\": %.4f, \"max_dev\": %.4f, \"s_each\": %.3f},\n"
         " \"new_paired_aa_ratio\": {\"mean\": %.4f, \"cv\": %.4f, \"max_dev\": %.4f, "

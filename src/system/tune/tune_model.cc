@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cmath>
 #include <string>
+#include <vector>
 
 #include "dlas/core/error.h"
 #include "dlas/system/measure.h"
@@ -76,12 +77,16 @@ struct ModelTimer::Compiled {
 
 namespace {
 
-// Min over blocks of block medians.
-double min_of_medians(ModelTimer::Compiled& c, const TimeOptions& t) {
+// Combines the block medians: their minimum (TimeOptions::min_over_blocks) or median.
+double combine(std::vector<double> v, const TimeOptions& t) {
+  return t.min_over_blocks ? *std::min_element(v.begin(), v.end()) : percentile(v, 0.5);
+}
+
+double blocked_latency(ModelTimer::Compiled& c, const TimeOptions& t) {
   const int runs = c.runs_per_block(t);
-  double best = INFINITY;
-  for (int b = 0; b < std::max(1, t.blocks); ++b) best = std::min(best, c.block(runs));
-  return best;
+  std::vector<double> v;
+  for (int b = 0; b < std::max(1, t.blocks); ++b) v.push_back(c.block(runs));
+  return combine(v, t);
 }
 
 }  // namespace
@@ -89,7 +94,7 @@ double min_of_medians(ModelTimer::Compiled& c, const TimeOptions& t) {
 double time_model(const Graph& graph, PlanOptions options, const LayerChoices& choices,
                   const TimeOptions& t) {
   ModelTimer::Compiled c(graph, options, choices);
-  return min_of_medians(c, t);
+  return blocked_latency(c, t);
 }
 
 double time_model_median(const Graph& graph, PlanOptions options, const LayerChoices& choices) {
@@ -121,20 +126,20 @@ bool same_choices(const LayerChoices& a, const LayerChoices& b) {
 namespace {
 
 // Candidate / reference from alternating blocks (which side goes first alternates, so
-// neither always inherits the other's cache state); each side its min of block medians.
+// neither always inherits the other's cache state); each side its block medians combined.
 double paired_ratio(ModelTimer::Compiled& cand, ModelTimer::Compiled& inc, const TimeOptions& t) {
   const int runs = std::max(cand.runs_per_block(t), inc.runs_per_block(t));
-  double a = INFINITY, b = INFINITY;
+  std::vector<double> a, b;
   for (int k = 0; k < std::max(1, t.blocks); ++k) {
     if (k % 2 == 0) {
-      a = std::min(a, cand.block(runs));
-      b = std::min(b, inc.block(runs));
+      a.push_back(cand.block(runs));
+      b.push_back(inc.block(runs));
     } else {
-      b = std::min(b, inc.block(runs));
-      a = std::min(a, cand.block(runs));
+      b.push_back(inc.block(runs));
+      a.push_back(cand.block(runs));
     }
   }
-  return a / b;
+  return combine(a, t) / combine(b, t);
 }
 
 }  // namespace
@@ -148,7 +153,7 @@ double ModelTimer::compare(const LayerChoices& choices) {
 double ModelTimer::operator()(const LayerChoices& choices) {
   if (!reference_) {
     reference_ = std::make_unique<Compiled>(graph_, options_, choices);
-    reference_latency_ = min_of_medians(*reference_, t_);
+    reference_latency_ = blocked_latency(*reference_, t_);
     last_choices_ = choices;
     return last_latency_ = reference_latency_;
   }
