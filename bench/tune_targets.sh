@@ -2,15 +2,18 @@
 # The three tuning targets of issue 8, measured with fixed seeds at batch 1:
 #  (a) untuned vs tuned:BUDGET on the four CIFAR zoo models (best algorithm each side:
 #      untuned = the fastest of --conv-algo auto|direct|gemm|spatial-pack|winograd, tuned =
-#      `dlas tune` over every algorithm, applied with --records); target: mean speedup >= 1.3;
+#      `dlas tune` over every algorithm); target: mean speedup >= 1.3;
 #  (b) resnet18-cifar: a LONG evolutionary run (--phi 0), the time its curve first comes
 #      within 95% of the run's best latency (target <= 60 s), and evolutionary vs random
 #      search at EQUAL_TRIALS trials each (target: evolutionary faster);
 #  (c) resnet18-cifar: survey tuning (early stop by --phi) vs sequential per-layer tuning
 #      (--mode sequential: --patience / --task-trials per task), both capped at CAP:
 #      tuning time and final latency (target: survey <= 50% of the time, <= 3% slower).
-# Final latencies are `dlas bench` medians, ROUNDS rounds over all variants of a part
-# (interleaved, so a slow stretch of a shared machine hits every variant), min over rounds.
+# A tuned model runs the tuner's final choices (`dlas tune --choices`, the fastest whole
+# model it timed, applied with --layers); part (a) also benches the per-task best records
+# (--records) as `records_ms`. Final latencies are `dlas bench` medians, ROUNDS rounds
+# over all variants of a part (interleaved, so a slow stretch of a shared machine hits
+# every variant), min over rounds.
 # Prints a table and one JSON object (also OUT/summary.json); every tune's JSON and
 # records stay in OUT.
 #   bench/tune_targets.sh [--budget 120s] [--long 600s] [--equal-trials 1000] [--cap 1200s]
@@ -47,7 +50,7 @@ while [[ $# -gt 0 ]]; do
     --parts) PARTS=$2 ;;
     --out) OUT=$2 ;;
     -h | --help)
-      sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//'
+      sed -n '2,23p' "$0" | sed 's/^# \{0,1\}//'
       exit 0
       ;;
     *)
@@ -72,7 +75,7 @@ tune() {
   shift 2
   log "tune $model $* -> $OUT/$name.json"
   "$DLAS" tune "$model" --threads "$THREADS" --tune-seed "$SEED" --json -o "$OUT/$name.jsonl" \
-    "$@" >"$OUT/$name.json" 2>"$OUT/$name.log"
+    --choices "$OUT/$name.choices.json" "$@" >"$OUT/$name.json" 2>"$OUT/$name.log"
 }
 # bench PART MODEL VARIANT ARGS...: one median into bench.tsv.
 bench() {
@@ -91,7 +94,8 @@ if [[ $PARTS == *a* ]]; then
     log "part a: bench round $r/$ROUNDS"
     for m in $MODELS; do
       for a in $UNTUNED_ALGOS; do bench a "$m" "untuned:$a" --conv-algo "$a"; done
-      bench a "$m" tuned --records "$OUT/a-$m.jsonl"
+      bench a "$m" tuned --layers "$OUT/a-$m.choices.json"
+      bench a "$m" records --records "$OUT/a-$m.jsonl"
     done
   done
 fi
@@ -102,7 +106,7 @@ if [[ $PARTS == *b* ]]; then
   tune b-random "$R18" --budget "${EQUAL_TRIALS}trials" --phi 0 --strategy random
   for r in $(seq "$ROUNDS"); do
     log "part b: bench round $r/$ROUNDS"
-    for s in long evolutionary random; do bench b "$R18" "$s" --records "$OUT/b-$s.jsonl"; done
+    for s in long evolutionary random; do bench b "$R18" "$s" --layers "$OUT/b-$s.choices.json"; done
   done
 fi
 if [[ $PARTS == *c* ]]; then
@@ -111,7 +115,7 @@ if [[ $PARTS == *c* ]]; then
   for r in $(seq "$ROUNDS"); do
     log "part c: bench round $r/$ROUNDS"
     bench c "$R18" untuned
-    for s in survey sequential; do bench c "$R18" "$s" --records "$OUT/c-$s.jsonl"; done
+    for s in survey sequential; do bench c "$R18" "$s" --layers "$OUT/c-$s.choices.json"; done
   done
 fi
 
@@ -131,12 +135,14 @@ rows = []
 if "a" in parts:
     per = []
     for m in models.split():
-        un = {k[2].split(":", 1)[1]: v for k, v in best.items() if k[:2] == ("a", m) and k[2] != "tuned"}
+        un = {k[2].split(":", 1)[1]: v for k, v in best.items()
+              if k[:2] == ("a", m) and k[2].startswith("untuned:")}
         algo = min(un, key=un.get)
         t = tj("a-" + m)
         per.append({"model": m, "untuned_best_ms": un[algo], "untuned_best_algo": algo,
                     "untuned_ms_by_algo": un, "tuned_ms": best[("a", m, "tuned")],
                     "speedup": un[algo] / best[("a", m, "tuned")],
+                    "records_ms": best[("a", m, "records")],
                     "tuning_seconds": t["tuning_seconds"], "trials": t["trials"],
                     "tuner_speedup": t["speedup"]})
         rows.append(("a", m, f"untuned {un[algo]:.3f} ms ({algo}) -> tuned {per[-1]['tuned_ms']:.3f} ms",

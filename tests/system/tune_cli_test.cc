@@ -8,6 +8,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "dlas/system/plan.h"
 #include "dlas/system/tune.h"
 
 namespace dlas {
@@ -93,6 +94,15 @@ TEST_F(TuneCli, SequentialModeAndInt8) {
   EXPECT_GE(j["curve"].size(), 4u);
   EXPECT_EQ(tune::read_records(path("s.jsonl")).size(), 75u);
   EXPECT_NE(r.err.find("tune: layer 1 "), std::string::npos) << r.err;
+  // --choices: the tuner's final whole-model choices, a --layers file.
+  r = dlas("tune " + model + " --budget 70trials --phi 0 -o " + path("c.jsonl") + " --choices " +
+           path("c.json"));
+  ASSERT_EQ(r.code, 0) << r.err;
+  // Parses as a --layers file (possibly empty: the untuned model may be the fastest timed)
+  // and runs: an unknown node, algorithm or knob would exit 2.
+  EXPECT_NO_THROW(read_layer_choices(path("c.json")));
+  EXPECT_EQ(dlas("bench " + model + " --repeat 1 --layers " + path("c.json")).code, 0);
+  EXPECT_FALSE(fs::exists(path("c.json.partial")));
   // An int8 model tunes int8 tasks; its records apply to the int8 plan.
   r = dlas("tune " + model + " --compress int8 --budget 60trials --json -o " + path("q.jsonl"));
   ASSERT_EQ(r.code, 0) << r.err;

@@ -27,6 +27,7 @@ struct TuneArgs {
   int task_trials = 0;
   int patience = 24;
   std::string out;
+  std::string choices;
   std::string cost_model = "xgboost";
   double phi = 1e-3;
   double goal_ms = 0;
@@ -51,6 +52,9 @@ void add_tune_command(CLI::App& app, Action& run) {
   add_model_args(*cmd, *model);
   add_engine_args(*cmd, *engine);
   cmd->add_option("-o,--output", a->out, "records file to write (JSON Lines)")->required();
+  cmd->add_option("--choices", a->choices,
+                  "also write the tuner's final per-layer choices (the fastest whole model "
+                  "timed) as a --layers JSON file");
   cmd->add_option("--budget", a->budget,
                   "stop after this much tuning: 120s, 2m, 500trials, or both (120s,500trials)")
       ->default_val("120s");
@@ -167,6 +171,20 @@ void add_tune_command(CLI::App& app, Action& run) {
       std::error_code ec;
       std::filesystem::rename(tmp, a->out, ec);
       DLAS_CHECK(!ec, ErrorKind::kRuntime, a->out, ": cannot move the records into place");
+      if (!a->choices.empty()) {
+        // The whole-model winner, which per-task best records need not reproduce (layers
+        // timed alone do not always compose): `--layers FILE` runs exactly it.
+        nlohmann::ordered_json c = nlohmann::ordered_json::object();
+        for (const auto& [node, choice] : r.choices) {
+          nlohmann::ordered_json k = nlohmann::ordered_json::object();
+          for (const auto& [name, v] : choice.knobs) k[name] = v;
+          c[node] = {{"algo", choice.algo}, {"knobs", k}};
+        }
+        const std::string ctmp = a->choices + ".partial";
+        std::ofstream(ctmp) << c.dump(2) << "\n";
+        std::filesystem::rename(ctmp, a->choices, ec);
+        DLAS_CHECK(!ec, ErrorKind::kRuntime, a->choices, ": cannot move the choices into place");
+      }
       const double cold_share = r.measure_seconds > 0 ? r.cold_seconds / r.measure_seconds : 0;
       const double speedup = r.tuned_latency_s > 0 ? r.untuned_latency_s / r.tuned_latency_s : 0;
       nlohmann::ordered_json j;
@@ -195,6 +213,7 @@ void add_tune_command(CLI::App& app, Action& run) {
       j["speedup"] = speedup;
       j["stop_reason"] = r.stop_reason;
       j["records"] = a->out;
+      if (!a->choices.empty()) j["choices"] = a->choices;
       j["curve"] = nlohmann::json::array();
       for (const tune::CurvePoint& p : r.curve)
         j["curve"].push_back(
