@@ -30,8 +30,8 @@ Budget parse_budget(std::string_view text);
 // over blocks, min_over_blocks, picks lucky quiet stretches: measured on this machine under
 // sustained load it doubled the spread -- bench/tune_timing.cc.)
 struct TimeOptions {
-  int blocks = 6;
-  double block_seconds = 0.05;
+  int blocks = 4;
+  double block_seconds = 0.04;
   int min_runs = 1;
   int max_runs = 200;
   bool min_over_blocks = false;  // true: the minimum of the block medians
