@@ -7,7 +7,8 @@
 #      within 95% of the run's best latency (target <= 60 s), and evolutionary vs random
 #      search at EQUAL_TRIALS trials each (target: evolutionary faster);
 #  (c) resnet18-cifar: survey tuning (early stop by --phi) vs sequential per-layer tuning
-#      (--mode sequential: --patience / --task-trials per task), both capped at CAP:
+#      (--mode sequential: --patience / --task-trials per task), both capped at CAP, survey
+#      with early-stop threshold PHI:
 #      tuning time and final latency (target: survey <= 50% of the time, <= 3% slower).
 # A tuned model runs the tuner's final choices (`dlas tune --choices`, the fastest whole
 # model it timed, applied with --layers); part (a) also benches the per-task best records
@@ -16,7 +17,7 @@
 # every variant), min over rounds.
 # Prints a table and one JSON object (also OUT/summary.json); every tune's JSON and
 # records stay in OUT.
-#   bench/tune_targets.sh [--budget 120s] [--long 600s] [--equal-trials 1000] [--cap 1200s]
+#   bench/tune_targets.sh [--budget 120s] [--long 600s] [--equal-trials 1000] [--cap 1200s] [--phi 0.001]
 #                         [--threads 2] [--seed 1] [--repeat 50] [--rounds 3]
 #                         [--models "resnet18-cifar ..."] [--parts abc] [--out DIR]
 # The full run takes about 4 x BUDGET + LONG + 2 x EQUAL_TRIALS trials + 2 x CAP (at most)
@@ -28,6 +29,7 @@ BUDGET=120s
 LONG=600s
 EQUAL_TRIALS=1000
 CAP=1200s
+PHI=0.001
 THREADS=2
 SEED=1
 REPEAT=50
@@ -42,6 +44,7 @@ while [[ $# -gt 0 ]]; do
     --long) LONG=$2 ;;
     --equal-trials) EQUAL_TRIALS=$2 ;;
     --cap) CAP=$2 ;;
+    --phi) PHI=$2 ;;
     --threads) THREADS=$2 ;;
     --seed) SEED=$2 ;;
     --repeat) REPEAT=$2 ;;
@@ -50,7 +53,7 @@ while [[ $# -gt 0 ]]; do
     --parts) PARTS=$2 ;;
     --out) OUT=$2 ;;
     -h | --help)
-      sed -n '2,23p' "$0" | sed 's/^# \{0,1\}//'
+      sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//'
       exit 0
       ;;
     *)
@@ -110,7 +113,7 @@ if [[ $PARTS == *b* ]]; then
   done
 fi
 if [[ $PARTS == *c* ]]; then
-  tune c-survey "$R18" --budget "$CAP" --mode survey
+  tune c-survey "$R18" --budget "$CAP" --mode survey --phi "$PHI"
   tune c-sequential "$R18" --budget "$CAP" --mode sequential
   for r in $(seq "$ROUNDS"); do
     log "part c: bench round $r/$ROUNDS"
@@ -119,9 +122,9 @@ if [[ $PARTS == *c* ]]; then
   done
 fi
 
-python3 - "$OUT" "$PARTS" "$MODELS" "$THREADS" "$SEED" "$BUDGET" "$LONG" "$EQUAL_TRIALS" "$CAP" <<'EOF'
+python3 - "$OUT" "$PARTS" "$MODELS" "$THREADS" "$SEED" "$BUDGET" "$LONG" "$EQUAL_TRIALS" "$CAP" "$PHI" <<'EOF'
 import json, math, os, sys
-out, parts, models, threads, seed, budget, long_, equal, cap = sys.argv[1:]
+out, parts, models, threads, seed, budget, long_, equal, cap, phi = sys.argv[1:]
 bench = {}
 for line in open(os.path.join(out, "bench.tsv")):
     part, model, variant, ms = line.rstrip("\n").split("\t")
@@ -130,7 +133,7 @@ best = {k: min(v) for k, v in bench.items()}
 def tj(name):
     return json.load(open(os.path.join(out, name + ".json")))
 s = {"threads": int(threads), "seed": int(seed), "budget": budget, "long": long_,
-     "equal_trials": int(equal), "cap": cap}
+     "equal_trials": int(equal), "cap": cap, "phi": float(phi)}
 rows = []
 if "a" in parts:
     per = []
