@@ -92,7 +92,7 @@ void tune_variant(const MeasureRequest& r, const Graph& g, PlanOptions& o, Row& 
   row.set("tuning_failures", int64_t{0});
   row.set("tuning_s", 0.0);
   if (tasks.empty()) {
-    // Nothing of this algorithm to tune (e.g. an int8 model: the tuner tunes f32 convs).
+    // Nothing of this algorithm to tune (e.g. winograd on an int8 model: no int8 twin).
     row.set("tuning_stop", std::string("no-tasks"));
     return;
   }
@@ -100,7 +100,8 @@ void tune_variant(const MeasureRequest& r, const Graph& g, PlanOptions& o, Row& 
   t.budget_seconds = budget.seconds;
   t.budget_trials = budget.trials;
   t.seed = r.input_seed;
-  t.model_latency = [&](const LayerChoices& c) { return tune::time_model(g, o, c); };
+  tune::ModelTimer timer(g, o);  // paired timings against the incumbent (tune_model.h)
+  t.model_latency = [&](const LayerChoices& c) { return timer(c); };
   tune::MeasureOptions mo;
   auto measurer = tune::make_conv_measurer(mo);
   const tune::TuneReport rep = tune::tune(tasks, *measurer, t);

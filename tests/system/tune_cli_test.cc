@@ -8,6 +8,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "dlas/system/plan.h"
 #include "dlas/system/tune.h"
 
 namespace dlas {
@@ -76,6 +77,45 @@ TEST_F(TuneCli, TuneDistillAndApply) {
   EXPECT_GT(convs, 10);
   EXPECT_NE(nlohmann::json::parse(r.out)["variant"].get<std::string>().find("conv=records:"),
             std::string::npos);
+}
+
+TEST_F(TuneCli, SequentialModeAndInt8) {
+  const std::string model = "resnet18-cifar --width-mult 0.125 --threads 1";
+  // A trial budget that ends a few layers in (each layer's checkpoint re-times the model).
+  Result r =
+      dlas("tune " + model + " --mode sequential --task-trials 2 --budget 75trials --json -o " +
+           path("s.jsonl") + " --choices " + path("c.json"));
+  ASSERT_EQ(r.code, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["mode"], "sequential");
+  EXPECT_EQ(j["stop_reason"], "trials");
+  EXPECT_EQ(j["trials"].get<size_t>(), 75u);
+  // Untuned, the defaults, then one checkpoint per layer done (+ the partial last one).
+  EXPECT_GE(j["curve"].size(), 4u);
+  EXPECT_EQ(tune::read_records(path("s.jsonl")).size(), 75u);
+  EXPECT_NE(r.err.find("tune: layer 1 "), std::string::npos) << r.err;
+  // --choices: the tuner's final whole-model choices, a --layers file.
+  // Parses as a --layers file (possibly empty: the untuned model may be the fastest timed)
+  // and runs: an unknown node, algorithm or knob would exit 2.
+  EXPECT_NO_THROW(read_layer_choices(path("c.json")));
+  EXPECT_EQ(dlas("bench " + model + " --repeat 1 --layers " + path("c.json")).code, 0);
+  EXPECT_FALSE(fs::exists(path("c.json.partial")));
+  // An int8 model tunes int8 tasks; its records apply to the int8 plan.
+  r = dlas("tune " + model + " --compress int8 --budget 60trials --json -o " + path("q.jsonl"));
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto records = tune::read_records(path("q.jsonl"));
+  ASSERT_EQ(records.size(), 60u);  // every task's default point is among them
+  for (const auto& rec : records) EXPECT_NE(rec.task.find("|int8|"), std::string::npos);
+  r = dlas("profile " + model + " --compress int8 --repeat 1 --json --records " + path("q.jsonl"));
+  ASSERT_EQ(r.code, 0) << r.err;
+  const size_t at = r.err.find("records: ");
+  ASSERT_NE(at, std::string::npos) << r.err;
+  int matched = -1, convs = -2;
+  ASSERT_EQ(std::sscanf(r.err.c_str() + at, "records: %d of %d conv layers", &matched, &convs), 2)
+      << r.err;
+  EXPECT_EQ(matched, convs);
+  EXPECT_GT(convs, 10);
+  EXPECT_EQ(dlas("tune " + model + " --mode greedy -o " + path("x.jsonl")).code, 2);
 }
 
 TEST_F(TuneCli, BadInputExitsTwo) {

@@ -9,12 +9,15 @@
 #include <filesystem>
 #include <fstream>
 #include <random>
+#include <set>
 #include <thread>
 
 #include "dlas/core/error.h"
 #include "dlas/model/zoo.h"
+#include "dlas/optimize/quantize.h"
 #include "dlas/system/plan.h"
 #include "dlas/system/tune.h"
+#include "dlas/system/tune_model.h"
 
 namespace dlas::tune {
 namespace {
@@ -253,6 +256,93 @@ TEST(TuneStop, EarlyStopRuleOnSyntheticCurves) {
   EXPECT_LT(r.trials, 1000);
 }
 
+// Sequential per-layer tuning (the AutoTVM baseline): defaults first, then one task after
+// another, each to its own stop; a curve checkpoint per layer.
+TEST(TuneSequential, TasksInGraphOrderEachToItsOwnStop) {
+  Landscape land;
+  land.optimum = {4, 1, 3};
+  const std::vector<Task> tasks = {synthetic_task("a", 3), synthetic_task("b", 3, 2),
+                                   synthetic_task("c", 3)};
+  TuneOptions o;
+  o.mode = Mode::kSequential;
+  o.phi = 0;
+  o.seed = 7;
+  o.patience = 16;
+  o.task_trials = 90;
+  const TuneReport r = tune(tasks, land, o);
+  EXPECT_EQ(r.stop_reason, "done");
+  ASSERT_GE(r.records.size(), 3u);
+  // Round 1: every default point, in task order.
+  for (size_t i = 0; i < 3; ++i) {
+    EXPECT_EQ(r.records[i].task, tasks[i].key);
+    EXPECT_EQ(r.records[i].knobs, tasks[i].defaults);
+  }
+  // Then the tasks in order, never interleaved.
+  size_t prev = 0;
+  std::vector<int> per_task(3, 0);
+  for (size_t i = 0; i < r.records.size(); ++i) {
+    size_t t = 0;
+    while (tasks[t].key != r.records[i].task) ++t;
+    ++per_task[t];
+    if (i < 3) continue;
+    EXPECT_GE(t, prev) << "record " << i;
+    prev = t;
+  }
+  for (size_t t = 0; t < 3; ++t) {
+    EXPECT_LE(per_task[t], o.task_trials);
+    EXPECT_GT(per_task[t], o.patience);  // at least the patience after the default
+    const Record* b = best_of(r.records, tasks[t].key);
+    ASSERT_TRUE(b);
+    EXPECT_LT(b->cost(), 1.5 * land.measure(tasks[t], land.best_knobs(tasks[t])).cost());
+  }
+  // Points: untuned, defaults, one checkpoint per layer; the best only improves.
+  ASSERT_EQ(r.curve.size(), 5u);
+  EXPECT_EQ(r.curve.back().trials, r.trials);
+  for (size_t i = 2; i < r.curve.size(); ++i)
+    EXPECT_LE(r.curve[i].latency_s, r.curve[i - 1].latency_s + 1e-15);
+  EXPECT_LT(r.tuned_latency_s, 0.7 * r.untuned_latency_s);
+}
+
+TEST(TuneSequential, PatienceTrialAllotmentAndBudget) {
+  struct Flat : Measurer {
+    MeasureResult measure(const Task&, const Knobs&) override {
+      MeasureResult r;
+      r.costs = {1e-3};
+      return r;
+    }
+  } flat;
+  const std::vector<Task> tasks = {synthetic_task("a", 4), synthetic_task("b", 4)};
+  auto count = [&](const TuneOptions& o) {
+    const TuneReport r = tune(tasks, flat, o);
+    std::vector<int> n(2, 0);
+    for (const Record& rec : r.records) ++n[rec.task == tasks[1].key];
+    return std::make_pair(n, r.stop_reason);
+  };
+  TuneOptions o;
+  o.mode = Mode::kSequential;
+  o.phi = 0;
+  o.patience = 5;
+  // Nothing ever improves: the default, then exactly `patience` trials per task.
+  EXPECT_EQ(count(o).first, (std::vector<int>{6, 6}));
+  // The allotment caps a task (the default point counts).
+  o.patience = 100;
+  o.task_trials = 4;
+  EXPECT_EQ(count(o).first, (std::vector<int>{4, 4}));
+  // No allotment: a trial budget is split over the tasks.
+  o.task_trials = 0;
+  o.budget_trials = 20;
+  EXPECT_EQ(count(o).first, (std::vector<int>{10, 10}));
+  // A global budget smaller than the allotments stops in the first task.
+  o.task_trials = 50;
+  o.budget_trials = 20;
+  const auto [n, why] = count(o);
+  EXPECT_EQ(n, (std::vector<int>{19, 1}));
+  EXPECT_EQ(why, "trials");
+  EXPECT_EQ(parse_mode("sequential"), Mode::kSequential);
+  EXPECT_STREQ(mode_name(parse_mode("survey")), "survey");
+  EXPECT_THROW(parse_mode("greedy"), Error);
+}
+
 TEST(TuneCostModel, RankingAccuracyImprovesWithData) {
   Landscape land;
   land.optimum = {4, 1, 3, 2};
@@ -403,6 +493,129 @@ TEST_F(TuneRecords, AppliedRecordsSetThePlansKnobsAndTransfer) {
   EXPECT_EQ(apply_records(other, po, records).matched_nodes, a.conv_nodes);
   po.threads = 1;
   EXPECT_EQ(apply_records(other, po, records).matched_nodes, 0);
+}
+
+// The tuner's whole-model timer: the first timing is the fixed reference; a candidate's
+// latency is the reference's x a paired ratio; the same choices twice are not re-timed (no
+// timing assertions: the relations hold whatever the times).
+TEST(TuneTiming, ModelTimerPairsCandidatesWithTheReference) {
+  ZooOptions zo;
+  zo.width_mult = 0.125;
+  const Graph g = build_zoo_model("resnet18-cifar", zo);
+  PlanOptions po;
+  po.threads = 1;
+  TimeOptions to;
+  to.blocks = 2;
+  to.block_seconds = 0.002;
+  EXPECT_GT(time_model(g, po, {}, to), 0);
+  ModelTimer timer(g, po, to);
+  const double untuned = timer({});
+  EXPECT_GT(untuned, 0);
+  EXPECT_EQ(timer({}), untuned);  // the same plan: not re-timed
+  EXPECT_EQ(timer.reference_latency(), untuned);
+  const double ratio = timer.compare({});
+  EXPECT_TRUE(std::isfinite(ratio) && ratio > 0);
+  // Every layer on direct: a different plan, timed against the reference.
+  LayerChoices direct;
+  for (const Task& t : extract_tasks(g, po))
+    if (t.algo == "direct")
+      for (const std::string& n : t.nodes) direct[n] = {"direct", t.defaults};
+  ASSERT_FALSE(direct.empty());
+  const double d = timer(direct);
+  EXPECT_GT(d, 0);
+  EXPECT_EQ(timer(direct), d);
+  EXPECT_EQ(timer.reference_latency(), untuned);  // the reference never moves
+  const double u2 = timer({});                    // differs from the last call: re-timed
+  EXPECT_TRUE(std::isfinite(u2) && u2 > 0);
+  EXPECT_THROW(ModelTimer(g, po, to).compare({}), Error);  // no reference yet
+}
+
+// int8 models: every QFusedConv gives int8 tasks (one per int8 algorithm), their candidates
+// run on the real s8 weights, and records apply to the quantized plan.
+TEST_F(TuneRecords, Int8ModelGivesInt8TasksThatTuneAndApply) {
+  ZooOptions zo;
+  zo.width_mult = 0.125;
+  Graph g = build_zoo_model("resnet18-cifar", zo);
+  QuantSpec qs;
+  qs.calib_samples = 2;
+  quantize(g, qs);
+  PlanOptions po;
+  po.threads = 1;
+  const std::vector<Task> tasks = extract_tasks(g, po);
+  std::set<std::string> qnodes;
+  {
+    const Plan plan(g, po);
+    for (const StepInfo& s : plan.steps())
+      if (s.op == "QFusedConv") qnodes.insert(s.node);
+  }
+  ASSERT_GT(qnodes.size(), 10u);
+  std::set<std::string> covered, algos;
+  for (const Task& t : tasks) {
+    if (!t.int8()) continue;
+    EXPECT_NE(t.key.find("|int8|"), std::string::npos) << t.key;
+    EXPECT_TRUE(find_qconv_algorithm(t.algo)) << t.key;
+    ASSERT_TRUE(t.qweights && t.w_scale);
+    EXPECT_EQ(static_cast<int64_t>(t.w_scale->size()), t.qproblem.conv.k);
+    EXPECT_EQ(t.problem.key(), t.qproblem.conv.key());
+    for (const std::string& n : t.nodes) covered.insert(n);
+    algos.insert(t.algo);
+  }
+  EXPECT_EQ(covered, qnodes);
+  EXPECT_GE(algos.size(), 2u);
+
+  // A short real tune: int8 candidates measure without failures, and improve nothing
+  // into an error.
+  MeasureOptions mo;
+  mo.repeat = 2;
+  auto m = make_conv_measurer(mo);
+  std::vector<Task> some;
+  for (const Task& t : tasks)
+    if (t.int8() && some.size() < 6) some.push_back(t);
+  TuneOptions o;
+  o.phi = 0;
+  o.budget_trials = 24;
+  o.cost_model = "knn";
+  const TuneReport r = tune(some, *m, o);
+  EXPECT_EQ(r.trials, 24);
+  EXPECT_EQ(r.failures, 0) << (r.records.empty() ? "" : r.records.back().error);
+  // An invalid knob point is a recorded failure, not a crash.
+  Knobs bad = some[0].defaults;
+  bad.begin()->second = -7;
+  EXPECT_FALSE(measure_safely(*m, some[0], bad, 1.0).ok());
+
+  // Records (a non-default point recorded fastest per layer) apply to the int8 plan.
+  std::vector<Record> records;
+  std::map<std::string, std::pair<std::string, Knobs>> want;
+  for (const Task& t : tasks) {
+    if (!t.int8() || want.count(t.layer)) continue;
+    Knobs k = t.defaults;
+    for (int64_t i = 0; i < t.space.size() && i < 50; ++i)
+      if (t.space.point(i) != t.defaults) {
+        k = t.space.point(i);
+        break;
+      }
+    want[t.layer] = {t.algo, k};
+  }
+  for (const Task& t : tasks) {
+    if (!t.int8()) continue;
+    const bool chosen = want[t.layer].first == t.algo;
+    records.push_back(
+        rec(t.key, t.algo, chosen ? want[t.layer].second : t.defaults, {chosen ? 1e-4 : 1e-3}));
+  }
+  const AppliedRecords a = apply_records(g, po, records);
+  EXPECT_EQ(static_cast<size_t>(a.matched_nodes), qnodes.size());
+  po.layers = a.layers;
+  const Plan plan(g, po);
+  int checked = 0;
+  for (const StepInfo& s : plan.steps()) {
+    if (s.op != "QFusedConv") continue;
+    auto it = a.layers.find(s.node);
+    ASSERT_NE(it, a.layers.end()) << s.node;
+    EXPECT_EQ(s.kernel, it->second.algo) << s.node;
+    EXPECT_EQ(s.knobs, knobs_to_string(it->second.knobs)) << s.node;
+    ++checked;
+  }
+  EXPECT_EQ(static_cast<size_t>(checked), qnodes.size());
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -22,7 +23,11 @@ namespace {
 struct TuneArgs {
   std::string budget = "120s";
   std::string strategy = "evolutionary";
+  std::string mode = "survey";
+  int task_trials = 0;
+  int patience = 24;
   std::string out;
+  std::string choices;
   std::string cost_model = "xgboost";
   double phi = 1e-3;
   double goal_ms = 0;
@@ -47,12 +52,30 @@ void add_tune_command(CLI::App& app, Action& run) {
   add_model_args(*cmd, *model);
   add_engine_args(*cmd, *engine);
   cmd->add_option("-o,--output", a->out, "records file to write (JSON Lines)")->required();
+  cmd->add_option("--choices", a->choices,
+                  "also write the tuner's final per-layer choices (the fastest whole model "
+                  "timed) as a --layers JSON file");
   cmd->add_option("--budget", a->budget,
                   "stop after this much tuning: 120s, 2m, 500trials, or both (120s,500trials)")
       ->default_val("120s");
   cmd->add_option("--strategy", a->strategy, "search: random|grid|evolutionary")
       ->default_val("evolutionary")
       ->check(CLI::IsMember({"random", "grid", "evolutionary"}));
+  cmd->add_option("--mode", a->mode,
+                  "survey: rounds over all tasks, early stop by --phi; sequential: the tasks "
+                  "one after another, each until --patience trials bring no new best or "
+                  "--task-trials")
+      ->default_val("survey")
+      ->check(CLI::IsMember({"survey", "sequential"}));
+  cmd->add_option("--task-trials", a->task_trials,
+                  "sequential: trials per task at most (0: a trial budget split over the "
+                  "tasks, else 64)")
+      ->default_val(0)
+      ->check(CLI::Range(0, 1000000));
+  cmd->add_option("--patience", a->patience,
+                  "sequential: a task stops after this many trials without a new best")
+      ->default_val(24)
+      ->check(CLI::Range(1, 1000000));
   cmd->add_option("--phi", a->phi,
                   "early stop when the model's latency improves by less than this fraction "
                   "per tuning second (0: off)")
@@ -88,13 +111,16 @@ void add_tune_command(CLI::App& app, Action& run) {
       o.budget_seconds = budget.seconds;
       o.budget_trials = budget.trials;
       o.strategy = tune::parse_strategy(a->strategy);
+      o.mode = tune::parse_mode(a->mode);
+      o.task_trials = a->task_trials;
+      o.patience = a->patience;
       const std::string compress = compress_name(engine->compress);
       Graph g = load_model_from_args(*model);
       apply_compress(g, engine->compress);
       const PlanOptions po = plan_options_from_args(*engine, &g);
       const std::vector<tune::Task> tasks = tune::extract_tasks(g, po);
       DLAS_CHECK(!tasks.empty(), ErrorKind::kUnsupported, model->model,
-                 ": no f32 conv layer to tune");
+                 ": no conv layer to tune (f32 or int8 convs with constant weights)");
       size_t layers = 0;
       {
         std::set<std::string> seen;
@@ -102,9 +128,9 @@ void add_tune_command(CLI::App& app, Action& run) {
         layers = seen.size();
       }
       std::fprintf(stderr,
-                   "tune: %s (%s), %zu tasks over %zu conv layer shapes, %s search, %s cost "
+                   "tune: %s (%s), %zu tasks over %zu conv layer shapes, %s %s search, %s cost "
                    "model, %d threads, %s\n",
-                   model->model.c_str(), compress.c_str(), tasks.size(), layers,
+                   model->model.c_str(), compress.c_str(), tasks.size(), layers, a->mode.c_str(),
                    a->strategy.c_str(), tune::have_xgboost() ? a->cost_model.c_str() : "knn",
                    tasks[0].threads, isa_name(tasks[0].isa));
       tune::MeasureOptions mo;
@@ -118,10 +144,13 @@ void add_tune_command(CLI::App& app, Action& run) {
       o.timeout_seconds = a->timeout_s;
       o.filter_cold = !a->no_filter;
       o.cost_model = a->cost_model;
-      o.model_latency = [&](const LayerChoices& c) { return tune::time_model(g, po, c); };
+      // Paired timings against the fastest model so far (tune_model.h: ModelTimer).
+      tune::ModelTimer timer(g, po);
+      o.model_latency = [&](const LayerChoices& c) { return timer(c); };
       // The live log: every candidate as it is measured, renamed into place at the end.
       const std::string tmp = a->out + ".partial";
       std::filesystem::remove(tmp);
+      std::ofstream(tmp).flush();  // exists even when the budget ends before any trial
       o.on_record = [&](const tune::Record& r) { tune::append_record(tmp, r); };
       double untuned = 0;
       o.on_round = [&](const tune::CurvePoint& p, int round) {
@@ -130,7 +159,10 @@ void add_tune_command(CLI::App& app, Action& run) {
           std::fprintf(stderr, "tune: untuned latency %.3f ms\n", p.latency_s * 1e3);
           return;
         }
-        std::fprintf(stderr, "tune: round %d  %6lld trials  %7.1f s  latency %.3f ms", round,
+        // Sequential: round 1 is the defaults, then one checkpoint per layer.
+        std::fprintf(stderr, "tune: %s %d  %6lld trials  %7.1f s  latency %.3f ms",
+                     o.mode == tune::Mode::kSequential && round > 1 ? "layer" : "round",
+                     o.mode == tune::Mode::kSequential && round > 1 ? round - 1 : round,
                      static_cast<long long>(p.trials), p.seconds, p.latency_s * 1e3);
         if (untuned > 0) std::fprintf(stderr, "  (%.2fx untuned)", untuned / p.latency_s);
         std::fprintf(stderr, "\n");
@@ -139,12 +171,27 @@ void add_tune_command(CLI::App& app, Action& run) {
       std::error_code ec;
       std::filesystem::rename(tmp, a->out, ec);
       DLAS_CHECK(!ec, ErrorKind::kRuntime, a->out, ": cannot move the records into place");
+      if (!a->choices.empty()) {
+        // The whole-model winner, which per-task best records need not reproduce (layers
+        // timed alone do not always compose): `--layers FILE` runs exactly it.
+        nlohmann::ordered_json c = nlohmann::ordered_json::object();
+        for (const auto& [node, choice] : r.choices) {
+          nlohmann::ordered_json k = nlohmann::ordered_json::object();
+          for (const auto& [name, v] : choice.knobs) k[name] = v;
+          c[node] = {{"algo", choice.algo}, {"knobs", k}};
+        }
+        const std::string ctmp = a->choices + ".partial";
+        std::ofstream(ctmp) << c.dump(2) << "\n";
+        std::filesystem::rename(ctmp, a->choices, ec);
+        DLAS_CHECK(!ec, ErrorKind::kRuntime, a->choices, ": cannot move the choices into place");
+      }
       const double cold_share = r.measure_seconds > 0 ? r.cold_seconds / r.measure_seconds : 0;
       const double speedup = r.tuned_latency_s > 0 ? r.untuned_latency_s / r.tuned_latency_s : 0;
       nlohmann::ordered_json j;
       j["model"] = model->model;
       j["compress"] = compress;
       j["strategy"] = a->strategy;
+      j["mode"] = a->mode;
       j["cost_model"] = r.cost_model;
       j["threads"] = tasks[0].threads;
       j["isa"] = isa_name(tasks[0].isa);
@@ -158,6 +205,7 @@ void add_tune_command(CLI::App& app, Action& run) {
       j["tuning_seconds"] = r.seconds;
       j["measure_seconds"] = r.measure_seconds;
       j["cold_seconds"] = r.cold_seconds;
+      j["retime_seconds"] = r.retime_seconds;
       j["cold_share"] = cold_share;
       j["ranking_accuracy"] = r.final_ranking_accuracy;
       j["untuned_ms"] = r.untuned_latency_s * 1e3;
@@ -165,6 +213,7 @@ void add_tune_command(CLI::App& app, Action& run) {
       j["speedup"] = speedup;
       j["stop_reason"] = r.stop_reason;
       j["records"] = a->out;
+      if (!a->choices.empty()) j["choices"] = a->choices;
       j["curve"] = nlohmann::json::array();
       for (const tune::CurvePoint& p : r.curve)
         j["curve"].push_back(

@@ -26,6 +26,7 @@
 
 #include "dlas/algo/conv.h"
 #include "dlas/algo/knobs.h"
+#include "dlas/algo/qconv.h"
 #include "dlas/hw/isa.h"
 #include "dlas/model/graph.h"
 #include "dlas/system/plan.h"
@@ -50,6 +51,16 @@ struct Task {
   double density = 1.0;            // nonzero share of the weights
   // The first node's weights [K][C/g][KH][KW] and bias (empty when none).
   std::shared_ptr<const std::vector<float>> weights, bias;
+  // int8 tasks (a QFusedConv of an int8 model; algo names a QConvAlgorithm, the f32
+  // twin's name): dtype "int8", the quantized problem (problem == qproblem.conv), s8
+  // weights, per-channel weight scales, int32 bias (empty when none). weights/bias above
+  // stay null.
+  std::string dtype = "f32";
+  QConvProblem qproblem;
+  std::shared_ptr<const std::vector<int8_t>> qweights;
+  std::shared_ptr<const std::vector<float>> w_scale;
+  std::shared_ptr<const std::vector<int32_t>> qbias;
+  bool int8() const { return dtype == "int8"; }
 };
 
 // The task key of one (problem, algorithm) on an ISA and thread count; `density` < 0.95
@@ -58,11 +69,15 @@ std::string task_key(const ConvProblem& p, std::string_view algo, Isa isa, int t
                      double density);
 // Layer group key: the problem key (+ density suffix as above).
 std::string layer_key(const ConvProblem& p, double density);
+// The same for an int8 conv: "conv2d|<QConvProblem::key()>[_relu]...|gemm|nchw|int8|avx2|t2".
+std::string qtask_key(const QConvProblem& p, std::string_view algo, Isa isa, int threads);
+std::string qlayer_key(const QConvProblem& p);
 
 // The tasks of a model as Plan(graph, options) would compile it: `graph` is the model
 // before passes (optimized here on a copy at options.opt_level); every f32 conv node with
 // constant weights gives one task per algorithm that supports it (sparse algorithms only
-// where density <= max_sparse_density). Order: by layer, in graph order.
+// where density <= max_sparse_density), every int8 QFusedConv with constant weights one
+// per int8 algorithm (qconv.h) that supports it. Order: by layer, in graph order.
 std::vector<Task> extract_tasks(const Graph& graph, const PlanOptions& options,
                                 double max_sparse_density = 0.6);
 
@@ -176,6 +191,19 @@ enum class Strategy { kRandom, kGrid, kEvolutionary };
 Strategy parse_strategy(std::string_view s);  // kUsage on an unknown name
 const char* strategy_name(Strategy s);
 
+// How trials are spread over the tasks.
+//  * kSurvey (Trimmer): rounds of small batches over all tasks, the whole model re-timed
+//    after each round, early stop by phi (should_stop_early).
+//  * kSequential (the AutoTVM / Ansor per-layer baseline): every task's default point
+//    first (the untuned model, as in survey), then the tasks one after another, in graph
+//    order; a task stops after `patience` trials without a new best (better by more than
+//    1%, above measurement noise), at `task_trials` trials, or when its space is used up.
+//    The whole model is re-timed after each layer (a checkpoint of the curve) and at the
+//    end. phi plays no part; the global budget and goal still stop everything.
+enum class Mode { kSurvey, kSequential };
+Mode parse_mode(std::string_view s);  // kUsage on an unknown name
+const char* mode_name(Mode m);
+
 // One point of the latency curve: after a survey round.
 struct CurvePoint {
   double seconds = 0;    // tuning time so far
@@ -192,6 +220,12 @@ bool should_stop_early(const std::vector<CurvePoint>& curve, double phi, int win
 
 struct TuneOptions {
   Strategy strategy = Strategy::kEvolutionary;
+  Mode mode = Mode::kSurvey;
+  // Sequential mode: at most this many trials per task (default point included; 0: the
+  // trial budget split evenly over the tasks when there is one, else 64) ...
+  int task_trials = 0;
+  // ... and a task ends after this many trials without a new best (AutoTVM's early stop).
+  int patience = 24;
   int64_t budget_trials = 0;  // 0: unlimited
   double budget_seconds = 0;  // 0: unlimited
   double phi = 1e-3;          // early stop: relative improvement per second (0: off)
@@ -218,10 +252,13 @@ struct TuneReport {
   double seconds = 0;          // tuning time (measurement + search + re-timing)
   double measure_seconds = 0;  // time inside measurements
   double cold_seconds = 0;     // measurement time of candidates that turned out cold
+  double retime_seconds = 0;   // time inside model_latency (the curve's whole-model timings)
   double untuned_latency_s = 0, tuned_latency_s = 0;
   double final_ranking_accuracy = 0.5;
-  std::string stop_reason;  // "phi", "goal", "trials", "seconds", "exhausted"
-  LayerChoices choices;     // the best per layer
+  // "phi", "goal", "trials", "seconds", "exhausted"; sequential: "done" when every task
+  // reached its own stop.
+  std::string stop_reason;
+  LayerChoices choices;  // the best per layer
   std::string cost_model;
 };
 

@@ -18,7 +18,7 @@ namespace dlas::tune {
 namespace {
 
 // Problem features, then one column per algorithm, then knob slots.
-constexpr size_t kProblemFeatures = 12;
+constexpr size_t kProblemFeatures = 13;
 constexpr size_t kAlgoSlots = 16;
 constexpr size_t kKnobSlots = 32;
 
@@ -69,10 +69,13 @@ std::vector<float> candidate_features(const Task& t, const Knobs& knobs) {
   f[i++] = static_cast<float>(t.density);
   f[i++] = static_cast<float>(t.threads);
   f[i++] = lg(p.oh() * p.ow());
+  f[i++] = t.int8() ? 1.f : 0.f;  // int8 kernels run ~4x the MACs per cycle
   for (size_t a = 0; a < kAlgoSlots; ++a) f[kProblemFeatures + a] = 0.f;
   f[kProblemFeatures + algo_slot(t.algo)] = 1.f;
   for (const auto& [name, v] : knobs)
-    f[kProblemFeatures + kAlgoSlots + knob_slot(t.algo, name)] = static_cast<float>(v);
+    // An int8 algorithm's knobs are its own (same algorithm name, other loops).
+    f[kProblemFeatures + kAlgoSlots + knob_slot(t.int8() ? "int8:" + t.algo : t.algo, name)] =
+        static_cast<float>(v);
   return f;
 }
 

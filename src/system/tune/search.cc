@@ -33,6 +33,14 @@ const char* strategy_name(Strategy s) {
   return "?";
 }
 
+Mode parse_mode(std::string_view s) {
+  if (s == "survey") return Mode::kSurvey;
+  if (s == "sequential") return Mode::kSequential;
+  fail(ErrorKind::kUsage, "unknown tuning mode '", s, "' (expected survey|sequential)");
+}
+
+const char* mode_name(Mode m) { return m == Mode::kSequential ? "sequential" : "survey"; }
+
 bool should_stop_early(const std::vector<CurvePoint>& curve, double phi, int window,
                        int min_rounds) {
   if (phi <= 0 || window < 1) return false;
@@ -58,6 +66,8 @@ bool should_stop_early(const std::vector<CurvePoint>& curve, double phi, int win
 namespace {
 
 using Clock = std::chrono::steady_clock;
+// Sequential mode: a new best must beat the task's best by this share to reset patience.
+constexpr double kSequentialMinGain = 0.01;
 double since(Clock::time_point t0) {
   return std::chrono::duration<double>(Clock::now() - t0).count();
 }
@@ -103,7 +113,9 @@ class Tuner {
       if (fresh) {
         LayerState l;
         l.weight = t.weight;
-        if (t.weights && !t.weights->empty())
+        if (t.int8())
+          l.auto_algo = std::string(auto_qconv_algorithm(t.qproblem, t.isa).name());
+        else if (t.weights && !t.weights->empty())
           l.auto_algo = std::string(auto_conv_algorithm(t.problem, t.weights->data()).name());
         layers_.push_back(l);
       }
@@ -129,7 +141,8 @@ class Tuner {
     if (!o_.model_latency) push_untuned();
     ++report_.rounds;
     push_point(1);
-    while (report_.stop_reason.empty()) {
+    if (o_.mode == Mode::kSequential) run_sequential();
+    while (o_.mode == Mode::kSurvey && report_.stop_reason.empty()) {
       if (budget_hit()) break;
       const int64_t before = report_.trials;
       round();
@@ -163,14 +176,20 @@ class Tuner {
     return !report_.stop_reason.empty();
   }
 
+  double timed(const LayerChoices& c) {
+    const auto t = Clock::now();
+    const double l = o_.model_latency(c);
+    report_.retime_seconds += since(t);
+    return l;
+  }
   double latency(const LayerChoices& c) {
-    if (o_.model_latency) return o_.model_latency(c);
+    if (o_.model_latency) return timed(c);
     double s = 0;
     for (const LayerState& l : layers_) s += l.weight * (std::isfinite(l.best()) ? l.best() : 0);
     return s;
   }
   double untuned_latency() {
-    if (o_.model_latency) return o_.model_latency(LayerChoices{});
+    if (o_.model_latency) return timed(LayerChoices{});
     double s = 0;
     for (const LayerState& l : layers_) {
       double c = INFINITY;
@@ -388,6 +407,78 @@ class Tuner {
     return false;
   }
 
+  // Up to n fresh candidates of the strategy; those predicted cold are skipped and replaced
+  // by fresh samples. Empty: nothing left to propose (the task is marked exhausted when its
+  // space is used up).
+  std::vector<Knobs> next_batch(TaskState& s, size_t n) {
+    std::vector<Knobs> batch;
+    for (int attempt = 0; batch.size() < n && attempt < 8; ++attempt) {
+      std::vector<Knobs> cand = propose(s, (n - batch.size()) * (attempt == 0 ? 1 : 2));
+      if (cand.empty()) break;
+      for (Knobs& k : cand) {
+        if (batch.size() >= n) break;
+        s.seen.insert(knobs_to_string(k));  // proposed once, whatever the verdict
+        if (o_.strategy != Strategy::kGrid && is_cold(s, k)) {
+          ++report_.skipped_cold;
+          continue;
+        }
+        batch.push_back(std::move(k));
+      }
+    }
+    if (batch.empty() && (static_cast<int64_t>(s.seen.size()) >= s.task->space.size() ||
+                          (o_.strategy == Strategy::kGrid && s.grid_next >= s.task->space.size())))
+      s.exhausted = true;
+    return batch;
+  }
+
+  // Sequential per-layer tuning (Mode::kSequential): the layers in graph order, each
+  // layer's tasks one after another, each task to its own stop; a checkpoint of the curve
+  // after every layer. Every default point is already measured (round 1).
+  void run_sequential() {
+    int64_t limit = o_.task_trials;
+    if (limit <= 0)
+      limit = o_.budget_trials > 0
+                  ? std::max<int64_t>(std::max(1, o_.batch),
+                                      o_.budget_trials / static_cast<int64_t>(states_.size()))
+                  : 64;
+    const int patience = std::max(1, o_.patience);
+    const size_t want = static_cast<size_t>(std::max(1, o_.batch));
+    for (const LayerState& l : layers_) {
+      for (size_t i : l.tasks) {
+        TaskState& s = states_[i];
+        int since_best = 0;
+        size_t since_fit = 0;
+        while (!budget_hit() && s.trials < limit && since_best < patience && !s.exhausted) {
+          const size_t n = static_cast<size_t>(std::min<int64_t>(want, limit - s.trials));
+          const std::vector<Knobs> batch = next_batch(s, n);
+          if (batch.empty()) break;
+          for (const Knobs& k : batch) {
+            if (budget_hit() || since_best >= patience) break;
+            const double before = s.best;
+            const double c = measure(i, k, true);
+            since_best = c < before * (1 - kSequentialMinGain) ? 0 : since_best + 1;
+            ++since_fit;
+          }
+          // Retrain as often as a survey round would (every ~16 trials), not every batch:
+          // the baseline should not pay for more model fits than survey does.
+          if (since_fit >= 16) retrain(), since_fit = 0;
+        }
+        if (since_fit > 0) retrain();
+        if (!report_.stop_reason.empty()) break;
+      }
+      if (!report_.stop_reason.empty()) break;
+      push_point(static_cast<int>(++report_.rounds));
+      if (o_.latency_goal_s > 0 && report_.curve.back().latency_s <= o_.latency_goal_s) {
+        report_.stop_reason = "goal";
+        break;
+      }
+    }
+    if (report_.stop_reason.empty()) report_.stop_reason = "done";
+    // Stopped by the budget in the middle of a layer: the last checkpoint is the end.
+    else if (report_.curve.back().trials != report_.trials)
+      push_point(static_cast<int>(++report_.rounds));
+  }
+
   // Expected gain in model latency (seconds) of a batch on this task.
   double gain(const TaskState& s) const {
     const LayerState& l = layers_[s.layer];
@@ -417,27 +508,8 @@ class Tuner {
       if (budget_hit()) break;
       TaskState& s = states_[i];
       const size_t n = batches[i] * want;
-      std::vector<Knobs> batch;
-      // Candidates predicted cold are skipped and replaced by fresh samples.
-      for (int attempt = 0; batch.size() < n && attempt < 8; ++attempt) {
-        std::vector<Knobs> cand = propose(s, (n - batch.size()) * (attempt == 0 ? 1 : 2));
-        if (cand.empty()) break;
-        for (Knobs& k : cand) {
-          if (batch.size() >= n) break;
-          s.seen.insert(knobs_to_string(k));  // proposed once, whatever the verdict
-          if (o_.strategy != Strategy::kGrid && is_cold(s, k)) {
-            ++report_.skipped_cold;
-            continue;
-          }
-          batch.push_back(std::move(k));
-        }
-      }
-      if (batch.empty()) {
-        if (static_cast<int64_t>(s.seen.size()) >= s.task->space.size() ||
-            (o_.strategy == Strategy::kGrid && s.grid_next >= s.task->space.size()))
-          s.exhausted = true;
-        continue;
-      }
+      const std::vector<Knobs> batch = next_batch(s, n);
+      if (batch.empty()) continue;
       const double before = s.best;
       for (const Knobs& k : batch) {
         if (budget_hit()) break;

@@ -8,6 +8,7 @@
 #include <random>
 #include <thread>
 
+#include "algo/reference/quant_kernels.h"
 #include "dlas/core/error.h"
 #include "dlas/hw/thread_pool.h"
 #include "dlas/system/conv_shapes.h"
@@ -59,6 +60,76 @@ std::string task_key(const ConvProblem& p, std::string_view algo, Isa isa, int t
              threads);
 }
 
+std::string qlayer_key(const QConvProblem& p) {
+  std::string s = p.key();
+  if (p.conv.epilogue.act != Activation::kNone)
+    s += std::string("_") + activation_name(p.conv.epilogue.act);
+  if (!p.conv.has_bias) s += "_nobias";
+  return s;
+}
+
+std::string qtask_key(const QConvProblem& p, std::string_view algo, Isa isa, int threads) {
+  return str("conv2d|", qlayer_key(p), "|", algo, "|nchw|int8|", isa_name(isa), "|t", threads);
+}
+
+namespace {
+
+// The int8 tasks of one QFusedConv (as lower_qconv compiles it); none when its weights or
+// bias are not constants (the reference kernel runs it).
+void add_qconv_tasks(const Graph& g, const Node& n, Isa isa, int threads, std::vector<Task>& tasks,
+                     std::map<std::string, size_t>& by_key) {
+  const Tensor* w = g.constant(n.inputs[1]);
+  const bool has_bias = n.inputs.size() > 2 && !n.inputs[2].empty();
+  const bool has_res = n.inputs.size() > 3 && !n.inputs[3].empty();
+  const Tensor* b = has_bias ? g.constant(n.inputs[2]) : nullptr;
+  if (!w || w->dtype() != DType::kS8 || (has_bias && (!b || b->dtype() != DType::kS32))) return;
+  const QConvProblem p = reference::qfused_conv_problem(
+      n, g.value(n.inputs[0]).shape, w->shape(), g.value(n.inputs[0]).dtype, has_bias,
+      has_res ? g.value(n.inputs[3]).dtype : DType::kU8, has_res);
+  std::shared_ptr<const std::vector<int8_t>> wv;
+  std::shared_ptr<const std::vector<float>> sv;
+  std::shared_ptr<const std::vector<int32_t>> bv;
+  for (const QConvAlgorithm* a : qconv_algorithms()) {
+    if (!a->supports(p)) continue;
+    const std::string key = qtask_key(p, a->name(), isa, threads);
+    auto it = by_key.find(key);
+    if (it != by_key.end()) {
+      Task& t = tasks[it->second];
+      t.nodes.push_back(n.name);
+      t.weight = static_cast<int>(t.nodes.size());
+      continue;
+    }
+    if (!wv) {
+      wv = std::make_shared<const std::vector<int8_t>>(w->data<int8_t>(),
+                                                       w->data<int8_t>() + w->numel());
+      sv = std::make_shared<const std::vector<float>>(reference::qfused_conv_w_scales(n, p.conv.k));
+      bv = std::make_shared<const std::vector<int32_t>>();
+      if (b)
+        bv = std::make_shared<const std::vector<int32_t>>(b->data<int32_t>(),
+                                                          b->data<int32_t>() + b->numel());
+    }
+    Task t;
+    t.key = key;
+    t.layer = qlayer_key(p);
+    t.algo = std::string(a->name());
+    t.dtype = "int8";
+    t.problem = p.conv;
+    t.qproblem = p;
+    t.isa = isa;
+    t.threads = threads;
+    t.space = a->knob_space(p, isa);
+    t.defaults = a->default_knobs(p, isa);
+    t.nodes = {n.name};
+    t.qweights = wv;
+    t.w_scale = sv;
+    t.qbias = bv;
+    by_key[key] = tasks.size();
+    tasks.push_back(std::move(t));
+  }
+}
+
+}  // namespace
+
 std::vector<Task> extract_tasks(const Graph& graph, const PlanOptions& options,
                                 double max_sparse_density) {
   Graph g = graph;
@@ -68,6 +139,10 @@ std::vector<Task> extract_tasks(const Graph& graph, const PlanOptions& options,
   std::vector<Task> tasks;
   std::map<std::string, size_t> by_key;
   for (const Node& n : g.nodes) {
+    if (n.op == "QFusedConv") {
+      add_qconv_tasks(g, n, isa, threads, tasks, by_key);
+      continue;
+    }
     if (n.op != "Conv" && n.op != "FusedConv") continue;
     const std::optional<ConvProblem> problem = conv_problem_of(g, n);
     if (!problem || g.value(n.inputs[0]).dtype != DType::kF32) continue;
@@ -150,21 +225,38 @@ class ConvMeasurer : public Measurer {
     MeasureResult r;
     const auto t0 = std::chrono::steady_clock::now();
     try {
-      const ConvAlgorithm* algo = find_conv_algorithm(task.algo);
-      DLAS_CHECK(algo, ErrorKind::kInvalidInput, "unknown algorithm '", task.algo, "'");
       task.space.validate(knobs, task.key);
       const ConvProblem& p = task.problem;
-      const float* bias = task.bias && !task.bias->empty() ? task.bias->data() : nullptr;
-      auto prepared = algo->prepare(p, task.weights->data(), bias, knobs, task.isa);
       Buffers& b = buffers(task);
       ThreadPool& pool = this->pool(task.threads);
-      const size_t ws = prepared->workspace_bytes(pool.threads());
+      std::unique_ptr<PreparedConv> prepared;
+      std::unique_ptr<PreparedQConv> qprepared;
+      if (task.int8()) {
+        const QConvAlgorithm* algo = find_qconv_algorithm(task.algo);
+        DLAS_CHECK(algo, ErrorKind::kInvalidInput, "unknown int8 algorithm '", task.algo, "'");
+        const int32_t* bias = task.qbias && !task.qbias->empty() ? task.qbias->data() : nullptr;
+        qprepared = algo->prepare(task.qproblem, task.qweights->data(), task.w_scale->data(), bias,
+                                  knobs, task.isa);
+      } else {
+        const ConvAlgorithm* algo = find_conv_algorithm(task.algo);
+        DLAS_CHECK(algo, ErrorKind::kInvalidInput, "unknown algorithm '", task.algo, "'");
+        const float* bias = task.bias && !task.bias->empty() ? task.bias->data() : nullptr;
+        prepared = algo->prepare(p, task.weights->data(), bias, knobs, task.isa);
+      }
+      const size_t ws = prepared ? prepared->workspace_bytes(pool.threads())
+                                 : qprepared->workspace_bytes(pool.threads());
       if (ws > ws_bytes_) {
         ws_ = aligned_bytes(ws);
         ws_bytes_ = ws;
       }
       const float* res = p.epilogue.residual ? b.out2.data() : nullptr;
-      auto once = [&] { prepared->run(b.in.data(), b.out.data(), res, ws_.get(), pool); };
+      const void* qres = p.epilogue.residual ? b.qres.data() : nullptr;
+      auto once = [&] {
+        if (prepared)
+          prepared->run(b.in.data(), b.out.data(), res, ws_.get(), pool);
+        else
+          qprepared->run(b.qin.data(), b.qout.data(), qres, ws_.get(), pool);
+      };
       auto t = std::chrono::steady_clock::now();
       once();  // the first run also pays cold caches: it checks the timeout only
       const double first = seconds_since(t);
@@ -193,6 +285,7 @@ class ConvMeasurer : public Measurer {
  private:
   struct Buffers {
     std::vector<float> in, out, out2;
+    std::vector<uint8_t> qin, qout, qres;  // int8 tasks: uniform random bytes
   };
   Buffers& buffers(const Task& t) {
     auto it = buffers_.find(t.layer);
@@ -200,10 +293,22 @@ class ConvMeasurer : public Measurer {
     const ConvProblem& p = t.problem;
     Buffers b;
     std::mt19937_64 rng(o_.seed);
+    const size_t in_n = static_cast<size_t>(p.n * p.c * p.h * p.w);
+    const size_t out_n = static_cast<size_t>(p.n * p.k * p.oh() * p.ow());
+    if (t.int8()) {
+      std::uniform_int_distribution<int> byte(0, 255);
+      b.qin.resize(in_n);
+      for (uint8_t& v : b.qin) v = static_cast<uint8_t>(byte(rng));
+      b.qout.resize(out_n);
+      b.qres.resize(out_n);
+      for (uint8_t& v : b.qres) v = static_cast<uint8_t>(byte(rng));
+      if (buffers_.size() > 64) buffers_.clear();
+      return buffers_.emplace(t.layer, std::move(b)).first->second;
+    }
     std::normal_distribution<float> dist(0.f, 1.f);
-    b.in.resize(static_cast<size_t>(p.n * p.c * p.h * p.w));
+    b.in.resize(in_n);
     for (float& v : b.in) v = dist(rng);
-    b.out.resize(static_cast<size_t>(p.n * p.k * p.oh() * p.ow()));
+    b.out.resize(out_n);
     b.out2.resize(b.out.size());
     for (float& v : b.out2) v = dist(rng);
     if (buffers_.size() > 64) buffers_.clear();  // bound memory on huge models

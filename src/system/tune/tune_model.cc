@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <string>
+#include <vector>
 
 #include "dlas/core/error.h"
 #include "dlas/system/measure.h"
@@ -42,22 +44,130 @@ Budget parse_budget(std::string_view text) {
   return b;
 }
 
-double time_model(const Graph& graph, PlanOptions options, const LayerChoices& choices) {
-  options.layers = choices;
-  Plan plan(graph, options);
-  std::vector<Tensor> in;
-  for (size_t i = 0; i < plan.graph().inputs.size(); ++i)
-    in.push_back(random_input(plan.graph().inputs[i], i));
-  std::vector<Tensor> out = plan.make_outputs();
-  plan.run_into(in, out);  // warm-up
-  std::vector<double> t;
-  const auto start = std::chrono::steady_clock::now();
-  while (t.size() < 30 && (t.size() < 5 || ms_since(start) < 200)) {
+struct ModelTimer::Compiled {
+  Plan plan;
+  std::vector<Tensor> in, out;
+  Compiled(const Graph& graph, PlanOptions options, const LayerChoices& choices)
+      : plan(graph, [&] {
+          options.layers = choices;
+          return options;
+        }()) {
+    for (size_t i = 0; i < plan.graph().inputs.size(); ++i)
+      in.push_back(random_input(plan.graph().inputs[i], i));
+    out = plan.make_outputs();
+  }
+  double once() {
     const auto t0 = std::chrono::steady_clock::now();
     plan.run_into(in, out);
-    t.push_back(ms_since(t0) / 1e3);
+    return ms_since(t0) / 1e3;
   }
+  // Runs per block: enough to last block_seconds (the first, warm-up run's time decides).
+  int runs_per_block(const TimeOptions& t) {
+    const double first = once();
+    return std::clamp(static_cast<int>(t.block_seconds / std::max(first, 1e-7)), t.min_runs,
+                      t.max_runs);
+  }
+  double block(int runs) {
+    std::vector<double> v;
+    v.reserve(static_cast<size_t>(runs));
+    for (int i = 0; i < runs; ++i) v.push_back(once());
+    return percentile(v, 0.5);
+  }
+};
+
+namespace {
+
+// Combines the block medians: their minimum (TimeOptions::min_over_blocks) or median.
+double combine(std::vector<double> v, const TimeOptions& t) {
+  return t.min_over_blocks ? *std::min_element(v.begin(), v.end()) : percentile(v, 0.5);
+}
+
+double blocked_latency(ModelTimer::Compiled& c, const TimeOptions& t) {
+  const int runs = c.runs_per_block(t);
+  std::vector<double> v;
+  for (int b = 0; b < std::max(1, t.blocks); ++b) v.push_back(c.block(runs));
+  return combine(v, t);
+}
+
+}  // namespace
+
+double time_model(const Graph& graph, PlanOptions options, const LayerChoices& choices,
+                  const TimeOptions& t) {
+  ModelTimer::Compiled c(graph, options, choices);
+  return blocked_latency(c, t);
+}
+
+double time_model_median(const Graph& graph, PlanOptions options, const LayerChoices& choices) {
+  ModelTimer::Compiled c(graph, options, choices);
+  c.once();  // warm-up
+  std::vector<double> t;
+  const auto start = std::chrono::steady_clock::now();
+  while (t.size() < 30 && (t.size() < 5 || ms_since(start) < 200)) t.push_back(c.once());
   return percentile(t, 0.5);
+}
+
+ModelTimer::ModelTimer(const Graph& graph, PlanOptions options, TimeOptions t)
+    : graph_(graph), options_(std::move(options)), t_(t) {}
+ModelTimer::~ModelTimer() = default;
+
+namespace {
+
+bool same_choices(const LayerChoices& a, const LayerChoices& b) {
+  if (a.size() != b.size()) return false;
+  for (auto i = a.begin(), j = b.begin(); i != a.end(); ++i, ++j)
+    if (i->first != j->first || i->second.algo != j->second.algo ||
+        i->second.knobs != j->second.knobs)
+      return false;
+  return true;
+}
+
+}  // namespace
+
+namespace {
+
+// Candidate / reference from alternating blocks (which side goes first alternates, so
+// neither always inherits the other's cache state); each side its block medians combined.
+double paired_ratio(ModelTimer::Compiled& cand, ModelTimer::Compiled& inc, const TimeOptions& t) {
+  const int runs = std::max(cand.runs_per_block(t), inc.runs_per_block(t));
+  std::vector<double> a, b;
+  for (int k = 0; k < std::max(1, t.blocks); ++k) {
+    if (k % 2 == 0) {
+      a.push_back(cand.block(runs));
+      b.push_back(inc.block(runs));
+    } else {
+      b.push_back(inc.block(runs));
+      a.push_back(cand.block(runs));
+    }
+  }
+  return combine(a, t) / combine(b, t);
+}
+
+}  // namespace
+
+double ModelTimer::compare(const LayerChoices& choices) {
+  DLAS_CHECK(reference_, ErrorKind::kInternal, "ModelTimer::compare before a first timing");
+  Compiled cand(graph_, options_, choices);
+  return paired_ratio(cand, *reference_, t_);
+}
+
+double ModelTimer::operator()(const LayerChoices& choices) {
+  if (!reference_) {
+    reference_ = std::make_unique<Compiled>(graph_, options_, choices);
+    reference_latency_ = blocked_latency(*reference_, t_);
+    last_choices_ = choices;
+    return last_latency_ = reference_latency_;
+  }
+  if (same_choices(choices, last_choices_)) return last_latency_;
+  double ratio = compare(choices);
+  if (ratio < best_ratio_) {
+    // An apparent new best: confirm it with a second paired timing and keep the slower of
+    // the two, so one lucky timing cannot set the curve's minimum (the winner's curse).
+    ratio = std::max(ratio, compare(choices));
+    best_ratio_ = std::min(best_ratio_, ratio);
+  }
+  last_latency_ = reference_latency_ * ratio;
+  last_choices_ = choices;
+  return last_latency_;
 }
 
 std::vector<Task> tasks_for_algorithm(std::vector<Task> tasks, std::string_view algo) {

@@ -1,0 +1,206 @@
+#!/usr/bin/env bash
+# The three tuning targets of issue 8, measured with fixed seeds at batch 1:
+#  (a) untuned vs tuned:BUDGET on the four CIFAR zoo models (best algorithm each side:
+#      untuned = the fastest of --conv-algo auto|direct|gemm|spatial-pack|winograd, tuned =
+#      `dlas tune` over every algorithm); target: mean speedup >= 1.3;
+#  (b) resnet18-cifar: a LONG evolutionary run (--phi 0), the time its curve first comes
+#      within 95% of the run's best latency (target <= 60 s), and evolutionary vs random
+#      search at EQUAL_TRIALS trials each (target: evolutionary faster);
+#  (c) resnet18-cifar: survey tuning (early stop by --phi) vs sequential per-layer tuning
+#      (--mode sequential: --patience / --task-trials per task), both capped at CAP, survey
+#      with early-stop threshold PHI:
+#      tuning time and final latency (target: survey <= 50% of the time, <= 3% slower).
+# A tuned model runs the tuner's final choices (`dlas tune --choices`, the fastest whole
+# model it timed, applied with --layers); part (a) also benches the per-task best records
+# (--records) as `records_ms`. Final latencies are `dlas bench` medians, ROUNDS rounds
+# over all variants of a part (interleaved, so a slow stretch of a shared machine hits
+# every variant), min over rounds.
+# Prints a table and one JSON object (also OUT/summary.json); every tune's JSON and
+# records stay in OUT.
+#   bench/tune_targets.sh [--budget 120s] [--long 600s] [--equal-trials 1000] [--cap 1200s] [--phi 0.001]
+#                         [--threads 2] [--seed 1] [--repeat 50] [--rounds 3]
+#                         [--models "resnet18-cifar ..."] [--parts abc] [--out DIR]
+# The full run takes about 4 x BUDGET + LONG + 2 x EQUAL_TRIALS trials + 2 x CAP (at most)
+# plus the benches; a short one: --budget 10s --long 40s --equal-trials 150 --cap 60s.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+BUDGET=120s
+LONG=600s
+EQUAL_TRIALS=1000
+CAP=1200s
+PHI=0.001
+THREADS=2
+SEED=1
+REPEAT=50
+ROUNDS=3
+MODELS="resnet18-cifar mobilenetv1-cifar mobilenetv2-cifar vgg16-cifar"
+PARTS=abc
+OUT=results/tune-targets
+DLAS=${DLAS:-build/bin/dlas}
+while [[ $# -gt 0 ]]; do
+  case "$1" in
+    --budget) BUDGET=$2 ;;
+    --long) LONG=$2 ;;
+    --equal-trials) EQUAL_TRIALS=$2 ;;
+    --cap) CAP=$2 ;;
+    --phi) PHI=$2 ;;
+    --threads) THREADS=$2 ;;
+    --seed) SEED=$2 ;;
+    --repeat) REPEAT=$2 ;;
+    --rounds) ROUNDS=$2 ;;
+    --models) MODELS=$2 ;;
+    --parts) PARTS=$2 ;;
+    --out) OUT=$2 ;;
+    -h | --help)
+      sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//'
+      exit 0
+      ;;
+    *)
+      echo "tune_targets.sh: unknown argument '$1' (see --help)" >&2
+      exit 2
+      ;;
+  esac
+  shift 2
+done
+[[ -x "$DLAS" ]] || {
+  echo "tune_targets.sh: $DLAS not built (cmake --build build --target dlas_cli)" >&2
+  exit 2
+}
+mkdir -p "$OUT"
+BENCH="$OUT/bench.tsv"
+: >"$BENCH"
+log() { echo "[tune_targets $(date +%H:%M:%S)] $*" >&2; }
+
+# tune NAME MODEL ARGS...: dlas tune's JSON to OUT/NAME.json, records to OUT/NAME.jsonl.
+tune() {
+  local name=$1 model=$2
+  shift 2
+  log "tune $model $* -> $OUT/$name.json"
+  "$DLAS" tune "$model" --threads "$THREADS" --tune-seed "$SEED" --json -o "$OUT/$name.jsonl" \
+    --choices "$OUT/$name.choices.json" "$@" >"$OUT/$name.json" 2>"$OUT/$name.log"
+}
+# bench PART MODEL VARIANT ARGS...: one median into bench.tsv.
+bench() {
+  local part=$1 model=$2 variant=$3
+  shift 3
+  local ms
+  ms=$("$DLAS" bench "$model" --threads "$THREADS" --repeat "$REPEAT" --json "$@" 2>/dev/null |
+    python3 -c 'import json,sys; print(json.load(sys.stdin)["median_ms"])')
+  printf '%s\t%s\t%s\t%s\n' "$part" "$model" "$variant" "$ms" >>"$BENCH"
+}
+
+UNTUNED_ALGOS="auto direct gemm spatial-pack winograd"
+if [[ $PARTS == *a* ]]; then
+  for m in $MODELS; do tune "a-$m" "$m" --budget "$BUDGET"; done
+  for r in $(seq "$ROUNDS"); do
+    log "part a: bench round $r/$ROUNDS"
+    for m in $MODELS; do
+      for a in $UNTUNED_ALGOS; do bench a "$m" "untuned:$a" --conv-algo "$a"; done
+      bench a "$m" tuned --layers "$OUT/a-$m.choices.json"
+      bench a "$m" records --records "$OUT/a-$m.jsonl"
+    done
+  done
+fi
+R18=resnet18-cifar
+if [[ $PARTS == *b* ]]; then
+  tune b-long "$R18" --budget "$LONG" --phi 0 --strategy evolutionary
+  tune b-evolutionary "$R18" --budget "${EQUAL_TRIALS}trials" --phi 0 --strategy evolutionary
+  tune b-random "$R18" --budget "${EQUAL_TRIALS}trials" --phi 0 --strategy random
+  for r in $(seq "$ROUNDS"); do
+    log "part b: bench round $r/$ROUNDS"
+    for s in long evolutionary random; do bench b "$R18" "$s" --layers "$OUT/b-$s.choices.json"; done
+  done
+fi
+if [[ $PARTS == *c* ]]; then
+  tune c-survey "$R18" --budget "$CAP" --mode survey --phi "$PHI"
+  tune c-sequential "$R18" --budget "$CAP" --mode sequential
+  for r in $(seq "$ROUNDS"); do
+    log "part c: bench round $r/$ROUNDS"
+    bench c "$R18" untuned
+    for s in survey sequential; do bench c "$R18" "$s" --layers "$OUT/c-$s.choices.json"; done
+  done
+fi
+
+python3 - "$OUT" "$PARTS" "$MODELS" "$THREADS" "$SEED" "$BUDGET" "$LONG" "$EQUAL_TRIALS" "$CAP" "$PHI" <<'EOF'
+import json, math, os, sys
+out, parts, models, threads, seed, budget, long_, equal, cap, phi = sys.argv[1:]
+bench = {}
+for line in open(os.path.join(out, "bench.tsv")):
+    part, model, variant, ms = line.rstrip("\n").split("\t")
+    bench.setdefault((part, model, variant), []).append(float(ms))
+best = {k: min(v) for k, v in bench.items()}
+def tj(name):
+    return json.load(open(os.path.join(out, name + ".json")))
+s = {"threads": int(threads), "seed": int(seed), "budget": budget, "long": long_,
+     "equal_trials": int(equal), "cap": cap, "phi": float(phi)}
+rows = []
+if "a" in parts:
+    per = []
+    for m in models.split():
+        un = {k[2].split(":", 1)[1]: v for k, v in best.items()
+              if k[:2] == ("a", m) and k[2].startswith("untuned:")}
+        algo = min(un, key=un.get)
+        t = tj("a-" + m)
+        per.append({"model": m, "untuned_best_ms": un[algo], "untuned_best_algo": algo,
+                    "untuned_ms_by_algo": un, "tuned_ms": best[("a", m, "tuned")],
+                    "speedup": un[algo] / best[("a", m, "tuned")],
+                    "records_ms": best[("a", m, "records")],
+                    "tuning_seconds": t["tuning_seconds"], "trials": t["trials"],
+                    "tuner_speedup": t["speedup"]})
+        rows.append(("a", m, f"untuned {un[algo]:.3f} ms ({algo}) -> tuned {per[-1]['tuned_ms']:.3f} ms",
+                     f"{per[-1]['speedup']:.2f}x"))
+    sp = [p["speedup"] for p in per]
+    mean = sum(sp) / len(sp)
+    s["a"] = {"models": per, "mean_speedup": mean,
+              "geomean_speedup": math.exp(sum(map(math.log, sp)) / len(sp)),
+              "target": "mean speedup >= 1.3", "met": mean >= 1.3}
+    rows.append(("a", "mean", "tuned vs untuned, best algorithm each", f"{mean:.2f}x"))
+if "b" in parts:
+    lj = tj("b-long")
+    curve = lj["curve"][1:]  # point 0 is the untuned model
+    bl = min(p["latency_ms"] for p in curve)
+    hit = next(p for p in curve if p["latency_ms"] <= bl / 0.95)
+    ev, ra = tj("b-evolutionary"), tj("b-random")
+    s["b"] = {"long_seconds": lj["tuning_seconds"], "long_trials": lj["trials"],
+              "long_best_ms": bl, "long_bench_ms": best[("b", "resnet18-cifar", "long")],
+              "t95_seconds": hit["seconds"], "t95_trials": hit["trials"],
+              "evolutionary_bench_ms": best[("b", "resnet18-cifar", "evolutionary")],
+              "random_bench_ms": best[("b", "resnet18-cifar", "random")],
+              "evolutionary_tuner_ms": ev["tuned_ms"], "random_tuner_ms": ra["tuned_ms"],
+              "evolutionary_seconds": ev["tuning_seconds"], "random_seconds": ra["tuning_seconds"],
+              "target": "t95 <= 60 s and evolutionary < random at equal trials"}
+    b = s["b"]
+    b["met"] = b["t95_seconds"] <= 60 and b["evolutionary_bench_ms"] < b["random_bench_ms"]
+    rows.append(("b", "resnet18-cifar", f"long run best {bl:.3f} ms; 95% of it after",
+                 f"{hit['seconds']:.1f} s"))
+    rows.append(("b", "resnet18-cifar", f"{equal} trials: evolutionary {b['evolutionary_bench_ms']:.3f} ms vs random",
+                 f"{b['random_bench_ms']:.3f} ms"))
+if "c" in parts:
+    sv, sq = tj("c-survey"), tj("c-sequential")
+    ls, lq = best[("c", "resnet18-cifar", "survey")], best[("c", "resnet18-cifar", "sequential")]
+    s["c"] = {"survey_seconds": sv["tuning_seconds"], "sequential_seconds": sq["tuning_seconds"],
+              "survey_retime_seconds": sv["retime_seconds"],
+              "sequential_retime_seconds": sq["retime_seconds"],
+              "survey_trials": sv["trials"], "sequential_trials": sq["trials"],
+              "survey_stop": sv["stop_reason"], "sequential_stop": sq["stop_reason"],
+              "untuned_bench_ms": best[("c", "resnet18-cifar", "untuned")],
+              "survey_bench_ms": ls, "sequential_bench_ms": lq,
+              "time_ratio": sv["tuning_seconds"] / sq["tuning_seconds"],
+              "latency_ratio": ls / lq,
+              "target": "time_ratio <= 0.5 and latency_ratio <= 1.03"}
+    c = s["c"]
+    c["met"] = c["time_ratio"] <= 0.5 and c["latency_ratio"] <= 1.03
+    rows.append(("c", "resnet18-cifar", f"survey {c['survey_seconds']:.1f} s / {ls:.3f} ms vs sequential {c['sequential_seconds']:.1f} s / {lq:.3f} ms",
+                 f"time x{c['time_ratio']:.2f}, latency x{c['latency_ratio']:.3f}"))
+for r in rows:
+    print(f"{r[0]}  {r[1]:<18} {r[2]:<78} {r[3]}")
+for k in "abc":
+    if k in s:
+        print(f"target {k}: {s[k]['target']}: {'met' if s[k]['met'] else 'NOT met'}")
+tmp = os.path.join(out, "summary.json.tmp")
+with open(tmp, "w") as f:
+    json.dump(s, f, indent=2)
+os.replace(tmp, os.path.join(out, "summary.json"))
+print(json.dumps(s, indent=2))
+EOF
