@@ -367,6 +367,45 @@ TEST(Quantize, CalibratesFromANpyDirectory) {
   fs::remove_all(dir);
 }
 
+// Normalised images put most pixels in one background value: like Fashion-MNIST, 70% of
+// every input here is -0.8 and the rest spread up to 2. The calibrators clip activations,
+// never the model input (the entropy rule used to clip it at the spike, 0.8).
+TEST(Quantize, CalibratorsKeepTheModelInputsObservedRange) {
+  const fs::path dir = fs::temp_directory_path() / ("dlas_spike_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  Graph base = small_resnet();
+  std::mt19937_64 rng(7);
+  std::uniform_real_distribution<float> u(0.f, 1.f);
+  float lo = 1e9f, hi = -1e9f;
+  for (int i = 0; i < 3; ++i) {
+    Tensor t(DType::kF32, base.inputs[0].shape);
+    for (int64_t j = 0; j < t.numel(); ++j) {
+      const float v = u(rng) < 0.7f ? -0.8f : -0.8f + 2.8f * u(rng);
+      t.data<float>()[j] = v;
+      lo = std::min(lo, v), hi = std::max(hi, v);
+    }
+    write_npy((dir / ("s" + std::to_string(i) + ".npy")).string(), t);
+  }
+  for (const char* s : {"int8:entropy", "int8:percentile", "int8:mse", "int8:minmax"}) {
+    Graph g = small_resnet();
+    QuantSpec spec = parse_quant_spec(s);
+    spec.calib_data = dir.string();
+    const QuantReport r = quantize(g, spec);
+    const auto in = std::find_if(r.tensors.begin(), r.tensors.end(), [&](const QuantTensor& t) {
+      return t.name == base.inputs[0].name;
+    });
+    ASSERT_NE(in, r.tensors.end()) << s;
+    EXPECT_FLOAT_EQ(in->lo, lo) << s;
+    EXPECT_FLOAT_EQ(in->hi, hi) << s;
+    // Activations are still clipped by the calibrator (some range below its observed max).
+    if (spec.calibrator != Calibrator::kMinMax)
+      EXPECT_TRUE(std::any_of(r.tensors.begin(), r.tensors.end(), [](const QuantTensor& t) {
+        return t.hi < t.max;
+      })) << s;
+  }
+  fs::remove_all(dir);
+}
+
 TEST(Quantize, HalfModelsRunCloseToFp32) {
   for (const char* s : {"fp16", "bf16"}) {
     const Graph fp32 = small_resnet();

@@ -19,13 +19,16 @@
 //   percentile  |x| clipped at the P-th percentile (default 99.99);
 //   entropy     TensorRT's KL-divergence threshold: the clip T minimising KL(P || Q) where
 //               P is the histogram up to T with the tail folded into the last bin and Q
-//               that distribution quantized to 128 levels;
+//               that distribution quantized to 128 levels (exact zeros left out: they
+//               quantize exactly at any scale);
 //   mse         the clip T minimising the expected squared error (clipping error of the
 //               tail plus (T / levels)^2 / 12 rounding noise inside);
 //   none        no data: a fixed range [-8, 8] ([0, 8] for Relu/Clip outputs), TVM's
 //               global_scale = 8 rule -- what the DLAS paper's uncalibrated int8 (TVM's
 //               relay.quantize without a calibration set) used, hence the comparison point.
-// The range is then [max(min, -T), min(max, T)] (0 always inside for u8).
+// The range is then [max(min, -T), min(max, T)] (0 always inside for u8). Model inputs keep
+// their observed range [min, max] under every calibrator (images are data, not heavy-tailed
+// activations; clipping them at a background spike destroyed accuracy).
 //
 // fp16 / bf16 convert every float initializer to the 16-bit type and insert Casts at the
 // graph inputs and outputs, which stay f32 (the ONNX fp16 converter's keep_io_types style).

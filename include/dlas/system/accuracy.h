@@ -46,7 +46,6 @@ std::string apply_compress_for_dataset(Graph& graph, CompressSpec spec, std::str
 // (-1 fields of `base` are filled in; kInvalidInput for non-square images).
 ZooOptions zoo_options_for(const data::DatasetInfo& info, ZooOptions base = {});
 
-
 // The model's image input shape [N,C,H,W] (its first input); kInvalidInput otherwise.
 const Shape& image_input_shape(const Graph& g);
 
