@@ -240,7 +240,9 @@ TEST_F(StudyAccuracy, StudyRowsCarryTheDeployedVariantsAccuracy) {
       g = load_model(path("base.onnx"));
     }
     const bool pruned = compress.rfind("wp:elbow", 0) == 0;
-    if (pruned) EXPECT_LT(r.integer("nonzero_params"), r.integer("params") / 2);
+    if (pruned) {
+      EXPECT_LT(r.integer("nonzero_params"), r.integer("params") / 2);
+    }
     apply_compress_for_dataset(g, parse_compress(deployed_compress(compress)), kData);
     const data::Accuracy a = evaluate_accuracy(g, o, kData, data::Split::kTest, 48);
     EXPECT_EQ(a.samples, 48);
@@ -265,8 +267,9 @@ TEST_F(StudyAccuracy, StudyRowsCarryTheDeployedVariantsAccuracy) {
   ASSERT_EQ(j["accuracy_curves"].size(), 3u) << j.dump(1);  // baseline + 2 levels
   EXPECT_EQ(j["accuracy_curves"][2]["elbow"], "elbow");
   EXPECT_EQ(j["accuracy_curves"][2]["spec"], "wp:0.8");
-  if (gnuplot)
+  if (gnuplot) {
     EXPECT_TRUE(fs::exists(path("report/accuracy-base-onnx-on-synthetic-1-8-8-4-64.svg")));
+  }
   const std::string summary = slurp(path("report/accuracy_summary.csv"));
   const auto table = parse_csv(summary);
   ASSERT_EQ(table.size(), 6u) << summary;  // header + 5
