@@ -136,8 +136,10 @@ int run_train(const TrainArgs& a) {
   o.checkpoint = a.checkpoint;
   o.resume = a.resume;
   o.stop = &g_stop;
+  // --json keeps stdout for the one JSON object; progress still goes to stderr (plain
+  // lines, ten per epoch), so a long run is never silent.
   const bool tty = ::isatty(2) && !a.json;
-  o.on_progress = progress_printer(tty, a.json);
+  o.on_progress = progress_printer(tty, /*quiet=*/false);
   Trainer trainer(graph, o);
   std::signal(SIGINT, on_sigint);
   TrainResult r = trainer.fit(*train_ds);
