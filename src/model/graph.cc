@@ -185,17 +185,33 @@ void Graph::infer() {
                "' is not produced by any node, input or initializer");
 }
 
-int64_t Graph::param_count() const {
+namespace {
+// Calls f(tensor) for every trainable parameter: float initializers that are not buffers.
+template <class F>
+void for_each_param(const Graph& g, F&& f) {
   std::unordered_set<std::string> buffers;
-  for (const Node& n : nodes) {
+  for (const Node& n : g.nodes) {
     const OpSchema* s = find_op_schema(n.op);
     if (!s) continue;
     for (int i : s->buffer_inputs)
       if (i < static_cast<int>(n.inputs.size())) buffers.insert(n.inputs[i]);
   }
+  for (const auto& [k, t] : g.initializers)
+    if (is_float(t.dtype()) && !buffers.count(k)) f(t);
+}
+}  // namespace
+
+int64_t Graph::param_count() const {
   int64_t total = 0;
-  for (const auto& [k, t] : initializers)
-    if (is_float(t.dtype()) && !buffers.count(k)) total += t.numel();
+  for_each_param(*this, [&](const Tensor& t) { total += t.numel(); });
+  return total;
+}
+
+int64_t Graph::nonzero_param_count() const {
+  int64_t total = 0;
+  for_each_param(*this, [&](const Tensor& t) {
+    for (int64_t i = 0; i < t.numel(); ++i) total += t.get_as_double(i) != 0.0;
+  });
   return total;
 }
 

@@ -117,24 +117,6 @@ void tune_variant(const MeasureRequest& r, const Graph& g, PlanOptions& o, Row& 
             << " -> " << rep.tuned_latency_s * 1e3 << " ms" << std::endl;
 }
 
-// Nonzero parameters (what param_count() counts, zeros left out): pruning keeps weights as
-// dense tensors with zeros, so this is what a sparse format stores.
-int64_t nonzero_params(const Graph& g) {
-  std::unordered_set<std::string> buffers;
-  for (const Node& n : g.nodes) {
-    const OpSchema* s = find_op_schema(n.op);
-    if (!s) continue;
-    for (int i : s->buffer_inputs)
-      if (i < static_cast<int>(n.inputs.size())) buffers.insert(n.inputs[i]);
-  }
-  int64_t nz = 0;
-  for (const auto& [k, t] : g.initializers) {
-    if (!is_float(t.dtype()) || buffers.count(k)) continue;
-    for (int64_t i = 0; i < t.numel(); ++i) nz += t.get_as_double(i) != 0.0;
-  }
-  return nz;
-}
-
 }  // namespace
 
 Row measure_variant(const MeasureRequest& r) {
@@ -156,7 +138,7 @@ Row measure_variant(const MeasureRequest& r) {
   apply_compress_spec(g, cs);
   // Parameters before quantization: int8 stores the same parameters in 8 bits.
   row.set("params", g.param_count());
-  row.set("nonzero_params", nonzero_params(g));
+  row.set("nonzero_params", g.nonzero_param_count());
   if (quant) {
     CompressSpec qs;
     qs.quant = quant;

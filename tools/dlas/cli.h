@@ -93,6 +93,15 @@ std::function<void(const TrainProgress&)> train_progress_printer(bool tty, bool 
 // `study report` and `study observe`, added to the `study` subcommand.
 void add_study_report_commands(CLI::App& study, Action& run);
 
+// bin/dlas does not link libtorch (its start-up would slow every command): `dlas train` and
+// `dlas prune-sweep` replace the process with bin/dlas-train (built with
+// -DDLAS_WITH_TORCH=ON), running `command` with the parsed arguments in canonical form.
+// Signals (Ctrl-C) and the exit status are then the child's. kUnsupported when bin/dlas-train
+// is missing, kRuntime when it cannot be run.
+[[noreturn]] void exec_dlas_train(const std::string& command, const std::vector<std::string>& args);
+// A double as the shortest text that reads back exactly (17 significant digits).
+std::string exact_number(double v);
+
 // Formats 1234567 as "1,234,567".
 std::string with_commas(int64_t v);
 

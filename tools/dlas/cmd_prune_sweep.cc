@@ -60,12 +60,7 @@ struct SweepArgs {
   std::string output;
 };
 
-std::string num(double v) {
-  std::ostringstream os;
-  os.precision(17);
-  os << v;
-  return os.str();
-}
+std::string num(double v) { return exact_number(v); }
 
 std::vector<double> parse_levels(const std::string& text, PruneMethod method) {
   if (text.empty()) return default_sweep_levels(method);
@@ -257,21 +252,11 @@ int run_sweep(const SweepArgs& a) {
 #ifndef DLAS_HAVE_TORCH
 // As `dlas train`: replace this process with bin/dlas-train and the arguments in canonical
 // form; signals (Ctrl-C) and the exit status are the child's.
-int exec_dlas_train(const SweepArgs& a) {
-  std::error_code ec;
-  const fs::path self = fs::read_symlink("/proc/self/exe", ec);
-  const fs::path exe = self.parent_path() / "dlas-train";
-  if (ec || !fs::exists(exe)) {
-    fail(ErrorKind::kUnsupported,
-         "dlas prune-sweep needs libtorch: this dlas was built without it (configure with "
-         "-DDLAS_WITH_TORCH=ON, which builds bin/dlas-train)");
-  }
+int exec_sweep(const SweepArgs& a) {
   std::string levels;
   for (double l : parse_levels(a.levels, parse_sweep_method(a.method)))
     levels += (levels.empty() ? "" : ",") + num(l);
-  std::vector<std::string> args = {"dlas-train",
-                                   "prune-sweep",
-                                   a.model,
+  std::vector<std::string> args = {a.model,
                                    "--dataset",
                                    a.dataset,
                                    "--method",
@@ -309,12 +294,7 @@ int exec_dlas_train(const SweepArgs& a) {
   if (a.no_augment) args.push_back("--no-augment");
   if (a.json) args.push_back("--json");
   if (a.force) args.push_back("--force");
-  std::vector<char*> argv;
-  for (std::string& s : args) argv.push_back(s.data());
-  argv.push_back(nullptr);
-  std::fflush(nullptr);
-  ::execv(exe.c_str(), argv.data());
-  fail(ErrorKind::kRuntime, exe.string(), ": cannot run: ", std::strerror(errno));
+  exec_dlas_train("prune-sweep", args);
 }
 #endif
 
@@ -391,7 +371,7 @@ void add_prune_sweep_command(CLI::App& app, Action& run) {
 #ifdef DLAS_HAVE_TORCH
       return run_sweep(*a);
 #else
-      return exec_dlas_train(*a);
+      return exec_sweep(*a);
 #endif
     };
   });

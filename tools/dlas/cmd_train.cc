@@ -208,40 +208,36 @@ int run_train(const TrainArgs& a) {
 #endif
 
 #ifndef DLAS_HAVE_TORCH
-// bin/dlas does not link libtorch (its start-up would slow every command): `dlas train`
-// replaces itself with bin/dlas-train (built with -DDLAS_WITH_TORCH=ON) and the parsed
-// arguments, in canonical form. Signals (Ctrl-C) and the exit status are the child's.
-int exec_dlas_train(const TrainArgs& a) {
-  std::error_code ec;
-  const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", ec);
-  const std::filesystem::path exe = self.parent_path() / "dlas-train";
-  if (ec || !std::filesystem::exists(exe)) {
-    fail(ErrorKind::kUnsupported,
-         "dlas train needs libtorch: this dlas was built without it (configure with "
-         "-DDLAS_WITH_TORCH=ON, which builds bin/dlas-train)");
-  }
-  auto num = [](auto v) {
-    std::ostringstream os;
-    os.precision(17);
-    os << v;
-    return os.str();
-  };
-  std::vector<std::string> args = {
-      "dlas-train",      "train",      a.model,        "--dataset", a.dataset,    "--width-mult",
-      num(a.width_mult), "--epochs",   num(a.epochs),  "--batch",   num(a.batch), "--lr",
-      num(a.lr),         "--schedule", a.schedule,     "--limit",   num(a.limit), "--test-limit",
-      num(a.test_limit), "--threads",  num(a.threads), "--seed",    num(a.seed),  "-o",
-      a.output};
+int exec_train(const TrainArgs& a) {
+  using std::to_string;
+  std::vector<std::string> args = {a.model,
+                                   "--dataset",
+                                   a.dataset,
+                                   "--width-mult",
+                                   exact_number(a.width_mult),
+                                   "--epochs",
+                                   to_string(a.epochs),
+                                   "--batch",
+                                   to_string(a.batch),
+                                   "--lr",
+                                   exact_number(a.lr),
+                                   "--schedule",
+                                   a.schedule,
+                                   "--limit",
+                                   to_string(a.limit),
+                                   "--test-limit",
+                                   to_string(a.test_limit),
+                                   "--threads",
+                                   to_string(a.threads),
+                                   "--seed",
+                                   to_string(a.seed),
+                                   "-o",
+                                   a.output};
   if (!a.checkpoint.empty()) args.insert(args.end(), {"--checkpoint", a.checkpoint});
   if (a.resume) args.push_back("--resume");
   if (a.no_augment) args.push_back("--no-augment");
   if (a.json) args.push_back("--json");
-  std::vector<char*> argv;
-  for (std::string& s : args) argv.push_back(s.data());
-  argv.push_back(nullptr);
-  std::fflush(nullptr);
-  ::execv(exe.c_str(), argv.data());
-  fail(ErrorKind::kRuntime, exe.string(), ": cannot run: ", std::strerror(errno));
+  exec_dlas_train("train", args);
 }
 #endif
 
@@ -302,7 +298,7 @@ void add_train_command(CLI::App& app, Action& run) {
 #ifdef DLAS_HAVE_TORCH
       return run_train(*a);
 #else
-      return exec_dlas_train(*a);
+      return exec_train(*a);
 #endif
     };
   });

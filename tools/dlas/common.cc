@@ -1,5 +1,10 @@
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
+#include <filesystem>
 #include <iostream>
 #include <new>
 #include <optional>
@@ -217,6 +222,32 @@ int run_app(CLI::App& app, int argc, char** argv, Action& run) {
     std::cerr << "dlas: internal error: " << e.what() << "\n";
     return 1;
   }
+}
+
+void exec_dlas_train(const std::string& command, const std::vector<std::string>& args) {
+  std::error_code ec;
+  const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", ec);
+  const std::filesystem::path exe = self.parent_path() / "dlas-train";
+  if (ec || !std::filesystem::exists(exe)) {
+    fail(ErrorKind::kUnsupported, "dlas ", command,
+         " needs libtorch: this dlas was built without it (configure with "
+         "-DDLAS_WITH_TORCH=ON, which builds bin/dlas-train)");
+  }
+  std::vector<std::string> all = {"dlas-train", command};
+  all.insert(all.end(), args.begin(), args.end());
+  std::vector<char*> argv;
+  for (std::string& s : all) argv.push_back(s.data());
+  argv.push_back(nullptr);
+  std::fflush(nullptr);
+  ::execv(exe.c_str(), argv.data());
+  fail(ErrorKind::kRuntime, exe.string(), ": cannot run: ", std::strerror(errno));
+}
+
+std::string exact_number(double v) {
+  std::ostringstream os;
+  os.precision(17);
+  os << v;
+  return os.str();
 }
 
 }  // namespace dlas::cli

@@ -75,6 +75,9 @@ class Graph {
   // Trainable parameters (PyTorch's parameters(): excludes BatchNorm running statistics
   // and non-float constants).
   int64_t param_count() const;
+  // The same parameters, exact zeros left out: pruning keeps weights as dense tensors with
+  // zeros, so this is what a sparse format stores.
+  int64_t nonzero_param_count() const;
   // Multiply-accumulates of Conv, ConvTranspose, Gemm and MatMul nodes.
   int64_t macs() const;
   int64_t node_macs(const Node& node) const;

@@ -42,26 +42,6 @@ Graph rebatched(const Graph& graph, int64_t b) {
   }
 }
 
-int64_t nonzero_params(const Graph& g) {
-  // The same tensors as Graph::param_count: float initializers that are not buffers.
-  const int64_t all = g.param_count();
-  int64_t zeros = 0;
-  std::set<std::string> buffers;
-  for (const Node& n : g.nodes) {
-    const OpSchema* s = find_op_schema(n.op);
-    if (!s) continue;
-    for (int i : s->buffer_inputs)
-      if (i < static_cast<int>(n.inputs.size())) buffers.insert(n.inputs[i]);
-  }
-  for (const auto& [name, t] : g.initializers) {
-    if (!is_float(t.dtype()) || buffers.count(name)) continue;
-    const Tensor f = t.dtype() == DType::kF32 ? t : t.cast(DType::kF32);
-    const float* p = f.data<float>();
-    for (int64_t i = 0; i < f.numel(); ++i) zeros += p[i] == 0.0f;
-  }
-  return all - zeros;
-}
-
 std::string pct(double f) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.2f%%", 100 * f);
@@ -94,7 +74,7 @@ struct Sweeper {
   // Measures one point's graph-level numbers and engine accuracy (top1/top5).
   void describe(SweepPoint& p, const Graph& g) const {
     p.params = g.param_count();
-    p.nonzero_params = nonzero_params(g);
+    p.nonzero_params = g.nonzero_param_count();
     const Graph one = rebatched(g, 1);
     p.macs = one.inputs[0].shape[0] == 1 ? one.macs() : g.macs() / g.inputs[0].shape[0];
     const data::Accuracy a = accuracy(g);
