@@ -74,6 +74,33 @@ std::string qtask_key(const QConvProblem& p, std::string_view algo, Isa isa, int
 
 namespace {
 
+// Adds `node` to the task with `key` when there is one (its weight = its node count).
+bool join_task(std::vector<Task>& tasks, const std::map<std::string, size_t>& by_key,
+               const std::string& key, const std::string& node) {
+  auto it = by_key.find(key);
+  if (it == by_key.end()) return false;
+  Task& t = tasks[it->second];
+  t.nodes.push_back(node);
+  t.weight = static_cast<int>(t.nodes.size());
+  return true;
+}
+
+// A task's fields common to f32 and int8 algorithms (Algo: ConvAlgorithm or QConvAlgorithm).
+template <class Algo, class Problem>
+Task new_task(const std::string& key, std::string layer, const Algo& a, const Problem& p, Isa isa,
+              int threads, const std::string& node) {
+  Task t;
+  t.key = key;
+  t.layer = std::move(layer);
+  t.algo = std::string(a.name());
+  t.isa = isa;
+  t.threads = threads;
+  t.space = a.knob_space(p, isa);
+  t.defaults = a.default_knobs(p, isa);
+  t.nodes = {node};
+  return t;
+}
+
 // The int8 tasks of one QFusedConv (as lower_qconv compiles it); none when its weights or
 // bias are not constants (the reference kernel runs it).
 void add_qconv_tasks(const Graph& g, const Node& n, Isa isa, int threads, std::vector<Task>& tasks,
@@ -92,13 +119,7 @@ void add_qconv_tasks(const Graph& g, const Node& n, Isa isa, int threads, std::v
   for (const QConvAlgorithm* a : qconv_algorithms()) {
     if (!a->supports(p)) continue;
     const std::string key = qtask_key(p, a->name(), isa, threads);
-    auto it = by_key.find(key);
-    if (it != by_key.end()) {
-      Task& t = tasks[it->second];
-      t.nodes.push_back(n.name);
-      t.weight = static_cast<int>(t.nodes.size());
-      continue;
-    }
+    if (join_task(tasks, by_key, key, n.name)) continue;
     if (!wv) {
       wv = std::make_shared<const std::vector<int8_t>>(w->data<int8_t>(),
                                                        w->data<int8_t>() + w->numel());
@@ -108,18 +129,10 @@ void add_qconv_tasks(const Graph& g, const Node& n, Isa isa, int threads, std::v
         bv = std::make_shared<const std::vector<int32_t>>(b->data<int32_t>(),
                                                           b->data<int32_t>() + b->numel());
     }
-    Task t;
-    t.key = key;
-    t.layer = qlayer_key(p);
-    t.algo = std::string(a->name());
+    Task t = new_task(key, qlayer_key(p), *a, p, isa, threads, n.name);
     t.dtype = "int8";
     t.problem = p.conv;
     t.qproblem = p;
-    t.isa = isa;
-    t.threads = threads;
-    t.space = a->knob_space(p, isa);
-    t.defaults = a->default_knobs(p, isa);
-    t.nodes = {n.name};
     t.qweights = wv;
     t.w_scale = sv;
     t.qbias = bv;
@@ -159,13 +172,7 @@ std::vector<Task> extract_tasks(const Graph& graph, const PlanOptions& options,
     for (const ConvAlgorithm* a : algos) {
       if (!a->supports(p)) continue;
       const std::string key = task_key(p, a->name(), isa, threads, density);
-      auto it = by_key.find(key);
-      if (it != by_key.end()) {
-        Task& t = tasks[it->second];
-        t.nodes.push_back(n.name);
-        t.weight = static_cast<int>(t.nodes.size());
-        continue;
-      }
+      if (join_task(tasks, by_key, key, n.name)) continue;
       if (!wv) {
         wv = std::make_shared<const std::vector<float>>(w->data<float>(),
                                                         w->data<float>() + w->numel());
@@ -174,16 +181,8 @@ std::vector<Task> extract_tasks(const Graph& graph, const PlanOptions& options,
           bv = std::make_shared<const std::vector<float>>(b->data<float>(),
                                                           b->data<float>() + b->numel());
       }
-      Task t;
-      t.key = key;
-      t.layer = layer_key(p, density);
-      t.algo = std::string(a->name());
+      Task t = new_task(key, layer_key(p, density), *a, p, isa, threads, n.name);
       t.problem = p;
-      t.isa = isa;
-      t.threads = threads;
-      t.space = a->knob_space(p, isa);
-      t.defaults = a->default_knobs(p, isa);
-      t.nodes = {n.name};
       t.density = density;
       t.weights = wv;
       t.bias = bv;
