@@ -104,7 +104,21 @@ struct MeasureOptions {
   double min_repeat_seconds = 5e-4;  // runs per repeat grow until a repeat lasts this long
   double timeout_seconds = 1.0;      // a candidate whose run exceeds it is a failure
   uint64_t seed = 0;                 // the random input
+  // The cache state a layer meets inside its model. Between two runs of one layer the
+  // model touches every other layer's packed weights and activations, so its weights come
+  // from wherever that much traffic leaves them (L3, or DRAM once the model outgrows the
+  // LLC). With reuse_bytes > 0 the candidate is prepared in enough copies that their
+  // packed weights together exceed reuse_bytes (at most max_copies), and consecutive runs
+  // cycle through them. 0: one copy, its weights warm in cache from run to run -- an
+  // isolated benchmark's ideal, which at 2 threads favoured algorithms whose packed
+  // weights are large (Winograd's transformed U) and picked schedules that lost inside
+  // the model (the tuner's own whole-model timing and `dlas bench` disagreed).
+  double reuse_bytes = 0;
+  int max_copies = 256;
 };
+// A model's reuse distance for MeasureOptions::reuse_bytes: its compiled plan's packed
+// weights plus its activation arena (Plan::memory()).
+double model_reuse_bytes(const MemoryReport& m);
 
 // Prepares the task's algorithm with the knobs on its real weights and times it alone
 // on a pool of task.threads threads (input: seeded N(0,1)).

@@ -228,40 +228,55 @@ class ConvMeasurer : public Measurer {
       const ConvProblem& p = task.problem;
       Buffers& b = buffers(task);
       ThreadPool& pool = this->pool(task.threads);
-      std::unique_ptr<PreparedConv> prepared;
-      std::unique_ptr<PreparedQConv> qprepared;
-      if (task.int8()) {
-        const QConvAlgorithm* algo = find_qconv_algorithm(task.algo);
-        DLAS_CHECK(algo, ErrorKind::kInvalidInput, "unknown int8 algorithm '", task.algo, "'");
-        const int32_t* bias = task.qbias && !task.qbias->empty() ? task.qbias->data() : nullptr;
-        qprepared = algo->prepare(task.qproblem, task.qweights->data(), task.w_scale->data(), bias,
-                                  knobs, task.isa);
-      } else {
+      // One prepared copy, or enough copies to exceed o_.reuse_bytes (see MeasureOptions).
+      std::vector<std::unique_ptr<PreparedConv>> prepared;
+      std::vector<std::unique_ptr<PreparedQConv>> qprepared;
+      auto prepare_one = [&] {
+        if (task.int8()) {
+          const QConvAlgorithm* algo = find_qconv_algorithm(task.algo);
+          DLAS_CHECK(algo, ErrorKind::kInvalidInput, "unknown int8 algorithm '", task.algo, "'");
+          const int32_t* bias =
+              task.qbias && !task.qbias->empty() ? task.qbias->data() : nullptr;
+          qprepared.push_back(algo->prepare(task.qproblem, task.qweights->data(),
+                                            task.w_scale->data(), bias, knobs, task.isa));
+          return qprepared.back()->packed_bytes();
+        }
         const ConvAlgorithm* algo = find_conv_algorithm(task.algo);
         DLAS_CHECK(algo, ErrorKind::kInvalidInput, "unknown algorithm '", task.algo, "'");
         const float* bias = task.bias && !task.bias->empty() ? task.bias->data() : nullptr;
-        prepared = algo->prepare(p, task.weights->data(), bias, knobs, task.isa);
-      }
-      const size_t ws = prepared ? prepared->workspace_bytes(pool.threads())
-                                 : qprepared->workspace_bytes(pool.threads());
+        prepared.push_back(algo->prepare(p, task.weights->data(), bias, knobs, task.isa));
+        return prepared.back()->packed_bytes();
+      };
+      const size_t packed = std::max<size_t>(prepare_one(), 4096);
+      const int copies =
+          o_.reuse_bytes > 0
+              ? std::clamp(static_cast<int>(std::ceil(o_.reuse_bytes / static_cast<double>(packed))),
+                           1, std::max(1, o_.max_copies))
+              : 1;
+      for (int i = 1; i < copies; ++i) prepare_one();
+      const size_t ws = !prepared.empty() ? prepared[0]->workspace_bytes(pool.threads())
+                                          : qprepared[0]->workspace_bytes(pool.threads());
       if (ws > ws_bytes_) {
         ws_ = aligned_bytes(ws);
         ws_bytes_ = ws;
       }
       const float* res = p.epilogue.residual ? b.out2.data() : nullptr;
       const void* qres = p.epilogue.residual ? b.qres.data() : nullptr;
+      size_t next = 0;
       auto once = [&] {
-        if (prepared)
-          prepared->run(b.in.data(), b.out.data(), res, ws_.get(), pool);
+        const size_t i = next;
+        next = next + 1 == static_cast<size_t>(copies) ? 0 : next + 1;
+        if (!prepared.empty())
+          prepared[i]->run(b.in.data(), b.out.data(), res, ws_.get(), pool);
         else
-          qprepared->run(b.qin.data(), b.qout.data(), qres, ws_.get(), pool);
+          qprepared[i]->run(b.qin.data(), b.qout.data(), qres, ws_.get(), pool);
       };
       auto t = std::chrono::steady_clock::now();
       once();  // the first run also pays cold caches: it checks the timeout only
       const double first = seconds_since(t);
       DLAS_CHECK(first <= o_.timeout_seconds, ErrorKind::kRuntime, "timeout: one run took ", first,
                  " s > ", o_.timeout_seconds, " s");
-      for (int i = 1; i < o_.warmup; ++i) once();
+      for (int i = 1; i < std::max(o_.warmup, copies); ++i) once();
       const int number =
           std::clamp(static_cast<int>(o_.min_repeat_seconds / std::max(first, 1e-7)), 1, 1000);
       const auto start = std::chrono::steady_clock::now();
@@ -326,6 +341,10 @@ class ConvMeasurer : public Measurer {
 };
 
 }  // namespace
+
+double model_reuse_bytes(const MemoryReport& m) {
+  return static_cast<double>(m.packed_weight_bytes + m.arena_bytes);
+}
 
 std::unique_ptr<Measurer> make_conv_measurer(const MeasureOptions& options) {
   return std::make_unique<ConvMeasurer>(options);
