@@ -19,6 +19,7 @@
 #include "dlas/system/measure.h"
 #include "dlas/system/plan.h"
 #include "dlas/system/tune.h"
+#include "dlas/system/tune_model.h"
 
 namespace {
 
@@ -92,7 +93,7 @@ int main(int argc, char** argv) {
                                     : LayerChoices{};
     const int runs = argc > 4 ? std::atoi(argv[4]) : 30;
     const std::vector<tune::Task> tasks = tune::extract_tasks(g, o);
-    const double reuse = tune::model_reuse_bytes(Plan(g, o).memory());
+    const double reuse = tune::model_reuse_bytes(g, o);
     tune::MeasureOptions warm;
     tune::MeasureOptions cold;
     cold.reuse_bytes = reuse;
@@ -144,6 +145,17 @@ int main(int argc, char** argv) {
                 sum[0][1], sum[0][2], "", sum[1][0], sum[1][1], sum[1][2]);
     std::printf("spearman(chosen/auto ratios): warm vs model %.3f, cold vs model %.3f\n",
                 spearman(vw, vm), spearman(vc, vm));
+    // The whole model, chosen vs auto: the tuner's paired in-process ratio (ModelTimer,
+    // both plans alive in one process) and fresh compiles timed one after the other.
+    tune::ModelTimer timer(g, o);
+    timer({});
+    for (int i = 0; i < 5; ++i) {
+      const double paired = timer.compare(chosen);
+      const double a = tune::time_model(g, o, {});
+      const double c = tune::time_model(g, o, chosen);
+      std::printf("whole model: paired chosen/auto %.3f; fresh auto %.3f ms, chosen %.3f ms (%.3f)\n",
+                  paired, a * 1e3, c * 1e3, c / a);
+    }
   } catch (const std::exception& e) {
     std::fprintf(stderr, "dlas_bench_tune_isolation: %s\n", e.what());
     return 2;

@@ -2,6 +2,8 @@
 
 #include <pthreadpool.h>
 
+#include <map>
+#include <mutex>
 #include <thread>
 
 #include "dlas/core/error.h"
@@ -25,6 +27,19 @@ ThreadPool::~ThreadPool() {
 ThreadPool& ThreadPool::serial() {
   static ThreadPool pool(1);
   return pool;
+}
+
+std::shared_ptr<ThreadPool> ThreadPool::shared(int threads) {
+  if (threads <= 0) threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  static std::mutex mu;
+  static std::map<int, std::weak_ptr<ThreadPool>> pools;
+  std::lock_guard<std::mutex> lock(mu);
+  std::shared_ptr<ThreadPool> p = pools[threads].lock();
+  if (!p) {
+    p = std::make_shared<ThreadPool>(threads);
+    pools[threads] = p;
+  }
+  return p;
 }
 
 namespace {

@@ -103,6 +103,7 @@ void tune_variant(const MeasureRequest& r, const Graph& g, PlanOptions& o, Row& 
   tune::ModelTimer timer(g, o);  // paired timings against the incumbent (tune_model.h)
   t.model_latency = [&](const LayerChoices& c) { return timer(c); };
   tune::MeasureOptions mo;
+  mo.reuse_bytes = tune::model_reuse_bytes(g, o);  // the cache state inside the model
   auto measurer = tune::make_conv_measurer(mo);
   const tune::TuneReport rep = tune::tune(tasks, *measurer, t);
   for (const auto& [node, choice] : rep.choices) o.layers[node] = choice;

@@ -59,7 +59,11 @@ TEST_F(TuneCli, TuneDistillAndApply) {
   EXPECT_NE(r.err.find("tune: round 1"), std::string::npos) << r.err;
   EXPECT_FALSE(fs::exists(path("r.jsonl.partial")));
   const auto records = tune::read_records(path("r.jsonl"));
-  EXPECT_EQ(records.size(), 90u);
+  // Every trial, then the confirmation's re-timings of each layer's finalists.
+  EXPECT_GT(j["confirmed"].get<size_t>(), 10u);
+  EXPECT_EQ(records.size(), 90u + j["confirmed"].get<size_t>());
+  EXPECT_EQ(j["measure_cache"], "model");
+  EXPECT_GT(j["reuse_bytes"].get<double>(), 0);
 
   r = dlas("records best " + path("r.jsonl") + " -o " + path("best.jsonl") + " --json");
   ASSERT_EQ(r.code, 0) << r.err;
@@ -92,7 +96,7 @@ TEST_F(TuneCli, SequentialModeAndInt8) {
   EXPECT_EQ(j["trials"].get<size_t>(), 75u);
   // Untuned, the defaults, then one checkpoint per layer done (+ the partial last one).
   EXPECT_GE(j["curve"].size(), 4u);
-  EXPECT_EQ(tune::read_records(path("s.jsonl")).size(), 75u);
+  EXPECT_EQ(tune::read_records(path("s.jsonl")).size(), 75u + j["confirmed"].get<size_t>());
   EXPECT_NE(r.err.find("tune: layer 1 "), std::string::npos) << r.err;
   // --choices: the tuner's final whole-model choices, a --layers file.
   // Parses as a --layers file (possibly empty: the untuned model may be the fastest timed)
@@ -101,8 +105,11 @@ TEST_F(TuneCli, SequentialModeAndInt8) {
   EXPECT_EQ(dlas("bench " + model + " --repeat 1 --layers " + path("c.json")).code, 0);
   EXPECT_FALSE(fs::exists(path("c.json.partial")));
   // An int8 model tunes int8 tasks; its records apply to the int8 plan.
-  r = dlas("tune " + model + " --compress int8 --budget 60trials --json -o " + path("q.jsonl"));
+  r = dlas("tune " + model +
+           " --compress int8 --budget 60trials --confirm-rounds 0 --measure-cache warm --json -o " +
+           path("q.jsonl"));
   ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(nlohmann::json::parse(r.out)["confirmed"].get<int>(), 0);
   const auto records = tune::read_records(path("q.jsonl"));
   ASSERT_EQ(records.size(), 60u);  // every task's default point is among them
   for (const auto& rec : records) EXPECT_NE(rec.task.find("|int8|"), std::string::npos);

@@ -1,6 +1,7 @@
 // The auto-tuner: search on synthetic knob landscapes (planted optimum, determinism, the
 // cost model's ranking), failure capture, the early-stop rule, and records that
 // round-trip, distill and apply to a Plan.
+#include <map>
 #include <gtest/gtest.h>
 
 #include <unistd.h>
@@ -127,6 +128,7 @@ TEST(TuneSearch, DeterministicWithASeed) {
     o.seed = seed;
     o.phi = 0;
     o.budget_trials = 60;
+    o.confirm_rounds = 0;  // records = trials
     std::vector<std::string> seq;
     for (const Record& r : tune(tasks, land, o).records)
       seq.push_back(r.task + " " + knobs_to_string(r.knobs));
@@ -216,6 +218,58 @@ TEST(TuneMeasure, RealConvCandidatesRunAndBadKnobsFail) {
   const MeasureResult r = measure_safely(*m, tasks[0], bad, 1.0);
   EXPECT_FALSE(r.ok());
   EXPECT_NE(r.error.find("no_such_knob"), std::string::npos) << r.error;
+  // Interleaved: one cost per round for each good candidate, the bad one an error; with
+  // reuse_bytes the candidates run from rotated copies.
+  mo.reuse_bytes = 1e6;
+  mo.max_copies = 8;
+  auto cold = make_conv_measurer(mo);
+  EXPECT_TRUE(measure_safely(*cold, tasks[0], tasks[0].defaults, 1.0).ok());
+  const std::vector<MeasureResult> v = cold->measure_interleaved(
+      {&tasks[0], &tasks[1], &tasks[0]}, {tasks[0].defaults, tasks[1].defaults, bad}, 4);
+  ASSERT_EQ(v.size(), 3u);
+  for (size_t i = 0; i < 2; ++i) {
+    EXPECT_TRUE(v[i].ok()) << v[i].error;
+    EXPECT_EQ(v[i].costs.size(), 4u);
+  }
+  EXPECT_FALSE(v[2].ok());
+  EXPECT_NE(v[2].error.find("no_such_knob"), std::string::npos) << v[2].error;
+}
+
+// The confirmation re-times each layer's finalists: a candidate whose first timing was
+// lucky (0.5 ms, really 1.2 ms) loses to the truly fastest (1.0 ms) once re-timed.
+TEST(TuneConfirm, ALuckyFirstTimingLosesAfterConfirmation) {
+  struct Lucky : Measurer {
+    std::map<int64_t, int> calls;
+    MeasureResult measure(const Task&, const Knobs& k) override {
+      const int64_t v = k.at("k0");
+      const int n = calls[v]++;
+      double c = 2e-3;
+      if (v == 4) c = 1.0e-3;
+      if (v == 8) c = n == 0 ? 0.5e-3 : 1.2e-3;
+      MeasureResult r;
+      r.costs = {c, c, c};
+      return r;
+    }
+  };
+  const std::vector<Task> tasks = {synthetic_task("a", 1)};
+  auto choice = [&](int rounds, TuneReport* out) {
+    Lucky m;
+    TuneOptions o;
+    o.strategy = Strategy::kGrid;
+    o.phi = 0;
+    o.budget_trials = 6;
+    o.confirm_rounds = rounds;
+    *out = tune(tasks, m, o);
+    return out->choices.at("a").knobs.at("k0");
+  };
+  TuneReport r;
+  EXPECT_EQ(choice(0, &r), 8);  // without: the lucky one
+  EXPECT_EQ(r.confirmed, 0);
+  EXPECT_EQ(choice(5, &r), 4);
+  EXPECT_EQ(r.confirmed, 3);  // the 3 fastest (no auto rule on a synthetic task)
+  EXPECT_EQ(r.trials, 6);     // re-timings are not trials
+  EXPECT_EQ(r.records.size(), 9u);
+  EXPECT_EQ(r.curve.back().trials, 6);
 }
 
 TEST(TuneStop, EarlyStopRuleOnSyntheticCurves) {
@@ -269,6 +323,7 @@ TEST(TuneSequential, TasksInGraphOrderEachToItsOwnStop) {
   o.seed = 7;
   o.patience = 16;
   o.task_trials = 90;
+  o.confirm_rounds = 0;  // records = trials, curve = checkpoints
   const TuneReport r = tune(tasks, land, o);
   EXPECT_EQ(r.stop_reason, "done");
   ASSERT_GE(r.records.size(), 3u);
@@ -322,6 +377,7 @@ TEST(TuneSequential, PatienceTrialAllotmentAndBudget) {
   o.mode = Mode::kSequential;
   o.phi = 0;
   o.patience = 5;
+  o.confirm_rounds = 0;  // records = trials
   // Nothing ever improves: the default, then exactly `patience` trials per task.
   EXPECT_EQ(count(o).first, (std::vector<int>{6, 6}));
   // The allotment caps a task (the default point counts).
@@ -429,15 +485,21 @@ TEST_F(TuneRecords, RoundTripAndDistill) {
   ASSERT_EQ(best.size(), 2u);
   EXPECT_EQ(best[0].knobs, (Knobs{{"mb", 16}}));
   EXPECT_EQ(best[1].knobs, (Knobs{{"variant", 4}}));
-  append_record(path, rec("t2", "winograd", {{"variant", 6}}, {1e-3}));
+  // Records of one candidate pool their costs: variant 6's {2, 1, 1} ms has median 1 ms.
+  append_record(path, rec("t2", "winograd", {{"variant", 6}}, {1e-3, 1e-3}));
   EXPECT_EQ(best_records(read_records(path))[1].knobs, (Knobs{{"variant", 6}}));
+  EXPECT_EQ(best_records(read_records(path))[1].costs.size(), 3u);
+  // A re-measurement corrects a lucky timing: mb 16 pooled with four 5 ms timings has
+  // median 5 ms, slower than mb 8.
+  append_record(path, rec("t1", "gemm", {{"mb", 16}}, {5e-3, 5e-3, 5e-3, 5e-3}));
+  EXPECT_EQ(best_records(read_records(path))[0].knobs, (Knobs{{"mb", 8}}));
   // Bad lines name the file and line.
   std::ofstream(path, std::ios::app) << "\n{\"task\": \"t3\"}\n";
   try {
     read_records(path);
     ADD_FAILURE() << "expected an error";
   } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("r.jsonl:8"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("r.jsonl:9"), std::string::npos) << e.what();
     EXPECT_NE(std::string(e.what()).find("algo"), std::string::npos) << e.what();
     EXPECT_EQ(e.exit_code(), 2);
   }

@@ -35,6 +35,8 @@ struct TuneArgs {
   uint64_t tune_seed = 0;
   int batch = 4;
   int repeat = 5;
+  int confirm_rounds = 5;
+  std::string cache = "model";
   bool no_filter = false;
   bool json = false;
 };
@@ -53,8 +55,8 @@ void add_tune_command(CLI::App& app, Action& run) {
   add_engine_args(*cmd, *engine);
   cmd->add_option("-o,--output", a->out, "records file to write (JSON Lines)")->required();
   cmd->add_option("--choices", a->choices,
-                  "also write the tuner's final per-layer choices (the fastest whole model "
-                  "timed) as a --layers JSON file");
+                  "also write the tuner's final per-layer choices (after the confirmation "
+                  "round) as a --layers JSON file");
   cmd->add_option("--budget", a->budget,
                   "stop after this much tuning: 120s, 2m, 500trials, or both (120s,500trials)")
       ->default_val("120s");
@@ -91,6 +93,18 @@ void add_tune_command(CLI::App& app, Action& run) {
   cmd->add_option("--repeat", a->repeat, "timed repeats per candidate (median)")
       ->default_val(5)
       ->check(CLI::Range(1, 1000));
+  cmd->add_option("--confirm-rounds", a->confirm_rounds,
+                  "after the search, each layer's 3 fastest candidates and its untuned default "
+                  "are timed again against each other in this many interleaved rounds (0: "
+                  "off; adds about a second)")
+      ->default_val(5)
+      ->check(CLI::Range(0, 1000));
+  cmd->add_option("--measure-cache", a->cache,
+                  "model: time each candidate with its weights as cold as inside the model "
+                  "(copies rotated over the model's packed weights + activations); warm: one "
+                  "copy, warm in cache (an isolated benchmark)")
+      ->default_val("model")
+      ->check(CLI::IsMember({"model", "warm"}));
   cmd->add_option("--timeout", a->timeout_s, "seconds one run of a candidate may take")
       ->default_val(1.0)
       ->check(CLI::Range(1e-4, 3600.0));
@@ -136,7 +150,9 @@ void add_tune_command(CLI::App& app, Action& run) {
       tune::MeasureOptions mo;
       mo.repeat = a->repeat;
       mo.timeout_seconds = a->timeout_s;
+      if (a->cache == "model") mo.reuse_bytes = tune::model_reuse_bytes(g, po);
       auto measurer = tune::make_conv_measurer(mo);
+      o.confirm_rounds = a->confirm_rounds;
       o.phi = a->phi;
       o.latency_goal_s = a->goal_ms / 1e3;
       o.seed = a->tune_seed;
@@ -206,6 +222,10 @@ void add_tune_command(CLI::App& app, Action& run) {
       j["measure_seconds"] = r.measure_seconds;
       j["cold_seconds"] = r.cold_seconds;
       j["retime_seconds"] = r.retime_seconds;
+      j["confirm_seconds"] = r.confirm_seconds;
+      j["confirmed"] = r.confirmed;
+      j["measure_cache"] = a->cache;
+      j["reuse_bytes"] = mo.reuse_bytes;
       j["cold_share"] = cold_share;
       j["ranking_accuracy"] = r.final_ranking_accuracy;
       j["untuned_ms"] = r.untuned_latency_s * 1e3;

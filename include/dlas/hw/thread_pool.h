@@ -42,6 +42,12 @@ class ThreadPool {
 
   // A pool with one thread (inline), for callers that do not care.
   static ThreadPool& serial();
+  // The process's shared pool of `threads` threads (created on first use, kept while anyone
+  // holds it). Plans and the tuner's measurer use it: two pools of 2 threads each on 2
+  // cores fight, because a pool's workers keep spinning after its loop ends while the
+  // other pool's loop runs (the tuner's paired whole-model timings alternated two plans
+  // and were off by up to 40% at 2 threads). Runs from different threads serialize.
+  static std::shared_ptr<ThreadPool> shared(int threads);
 
  private:
   using Task = void (*)(void* ctx, size_t i);

@@ -96,6 +96,13 @@ class Measurer {
   virtual ~Measurer() = default;
   // Must not throw for a bad candidate: the error goes into the result.
   virtual MeasureResult measure(const Task& task, const Knobs& knobs) = 0;
+  // Times candidates against each other: `rounds` rounds, each timing every candidate once
+  // in turn, so a slow stretch of a shared machine hits them all; one cost per round.
+  // The tuner's confirmation of each layer's finalists (the winner's curse: the fastest of
+  // many noisy timings is biased low). Default: measure() per candidate and round.
+  virtual std::vector<MeasureResult> measure_interleaved(const std::vector<const Task*>& tasks,
+                                                         const std::vector<Knobs>& knobs,
+                                                         int rounds);
 };
 
 struct MeasureOptions {
@@ -116,9 +123,7 @@ struct MeasureOptions {
   double reuse_bytes = 0;
   int max_copies = 256;
 };
-// A model's reuse distance for MeasureOptions::reuse_bytes: its compiled plan's packed
-// weights plus its activation arena (Plan::memory()).
-double model_reuse_bytes(const MemoryReport& m);
+// (tune_model.h: model_reuse_bytes gives a model's reuse distance.)
 
 // Prepares the task's algorithm with the knobs on its real weights and times it alone
 // on a pool of task.threads threads (input: seeded N(0,1)).
@@ -154,7 +159,9 @@ void write_records(const std::string& path, const std::vector<Record>& records);
 // Appends one line and flushes (the tuner's live log).
 void append_record(const std::string& path, const Record& r);
 
-// The best ok record per task key (ties: the earliest), in first-seen task order.
+// The best ok record per task key (ties: the earliest), in first-seen task order. Records
+// of the same candidate (task key and knobs) are pooled first: one record with all their
+// costs, so its median counts every measurement of it.
 std::vector<Record> best_records(const std::vector<Record>& records);
 
 // "AMD EPYC 7B13|avx2|t2"; the current machine.
@@ -250,6 +257,12 @@ struct TuneOptions {
   double cold_margin = 0.5;  // cold: measured / predicted > (1 + margin) x the task's best
   double timeout_seconds = 1.0;
   bool filter_cold = true;  // Trimmer's cold-candidate filtering
+  // Confirmation after the search: per layer, the `confirm_finalists` fastest measured
+  // candidates (over its algorithms) and the auto rule's default point are timed again
+  // against each other (Measurer::measure_interleaved, confirm_rounds rounds) and recorded,
+  // so the choice is not the luckiest of many noisy timings. 0 rounds: off.
+  int confirm_rounds = 5;
+  int confirm_finalists = 3;
   std::string cost_model = "xgboost";
   // Whole-model latency (seconds) with these choices; null: the sum over tasks of
   // weight x the layer's best cost (no re-timing).
@@ -267,6 +280,8 @@ struct TuneReport {
   double measure_seconds = 0;  // time inside measurements
   double cold_seconds = 0;     // measurement time of candidates that turned out cold
   double retime_seconds = 0;   // time inside model_latency (the curve's whole-model timings)
+  double confirm_seconds = 0;  // time of the confirmation (TuneOptions::confirm_rounds)
+  int64_t confirmed = 0;       // candidates re-timed by it
   double untuned_latency_s = 0, tuned_latency_s = 0;
   double final_ranking_accuracy = 0.5;
   // "phi", "goal", "trials", "seconds", "exhausted"; sequential: "done" when every task

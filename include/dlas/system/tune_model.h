@@ -45,6 +45,10 @@ double time_model(const Graph& graph, PlanOptions options, const LayerChoices& c
 // then the median of 5 to 30 runs (at most ~200 ms of runs).
 double time_model_median(const Graph& graph, PlanOptions options, const LayerChoices& choices);
 
+// A model's reuse distance, for MeasureOptions::reuse_bytes: the packed weights plus the
+// activation arena of `graph` compiled with `options` (the auto rule's plan).
+double model_reuse_bytes(const Graph& graph, const PlanOptions& options);
+
 // The tuner's whole-model timer (TuneOptions::model_latency): every timing is paired with
 // one fixed reference, so drift between two timings taken seconds apart cannot pass for
 // progress. The first call times its choices alone (time_model) and makes them the

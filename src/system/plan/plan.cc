@@ -78,7 +78,7 @@ struct Plan::Impl {
   Graph graph;
   PassReport report;
   Isa isa = Isa::kScalar;
-  std::unique_ptr<ThreadPool> pool;
+  std::shared_ptr<ThreadPool> pool;  // ThreadPool::shared
   std::vector<std::unique_ptr<Step>> steps;
   std::vector<StepInfo> infos;
   std::unique_ptr<AlignedBuffer> arena, workspace;
@@ -111,7 +111,7 @@ Plan::Plan(Graph graph, const PlanOptions& options) : impl_(std::make_unique<Imp
   m.isa = options.isa.value_or(active_isa());
   DLAS_CHECK(isa_supported(m.isa), ErrorKind::kUnsupported, "ISA ", isa_name(m.isa),
              " is not supported by this CPU");
-  m.pool = std::make_unique<ThreadPool>(options.threads);
+  m.pool = ThreadPool::shared(options.threads);
   const int threads = m.pool->threads();
   const Graph& g = m.graph;
 

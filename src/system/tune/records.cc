@@ -120,10 +120,25 @@ void append_record(const std::string& path, const Record& r) {
 }
 
 std::vector<Record> best_records(const std::vector<Record>& records) {
-  std::vector<Record> out;
-  std::map<std::string, size_t> at;
+  // Records of one candidate (task and knobs) pool their costs first, so a later
+  // re-measurement (the tuner's confirmation round) corrects an earlier lucky timing.
+  std::vector<Record> pooled;
+  std::map<std::string, size_t> candidate;
   for (const Record& r : records) {
     if (!r.ok()) continue;
+    const std::string key = r.task + "\n" + knobs_to_string(r.knobs);
+    auto it = candidate.find(key);
+    if (it == candidate.end()) {
+      candidate.emplace(key, pooled.size());
+      pooled.push_back(r);
+    } else {
+      Record& p = pooled[it->second];
+      p.costs.insert(p.costs.end(), r.costs.begin(), r.costs.end());
+    }
+  }
+  std::vector<Record> out;
+  std::map<std::string, size_t> at;
+  for (const Record& r : pooled) {
     auto it = at.find(r.task);
     if (it == at.end()) {
       at[r.task] = out.size();

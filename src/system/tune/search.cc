@@ -156,17 +156,26 @@ class Tuner {
       else if (should_stop_early(report_.curve, o_.phi))
         report_.stop_reason = "phi";
     }
+    if (o_.confirm_rounds > 0 && report_.trials > 0) {
+      confirm();
+      push_point(static_cast<int>(++report_.rounds));
+      // The confirmed per-layer choices are the result: the whole-model timings of the
+      // curve are noisier than the interleaved layer timings, and the fastest of them is
+      // itself a winner's-curse pick.
+      report_.choices = confirmed_choices_;
+      report_.tuned_latency_s = report_.curve.back().latency_s;
+    } else {
+      // The choices of the fastest whole model seen (the untuned model included).
+      report_.choices = best_choices_;
+      report_.tuned_latency_s = std::isfinite(best_latency_) ? best_latency_ : 0;
+    }
     report_.seconds = since(t0_);
-    // The choices of the fastest whole model seen (the untuned model included): layers timed
-    // in isolation do not always compose, so a later round's per-layer bests can run slower
-    // together than an earlier round's -- the re-timing after every round is the judge.
-    report_.choices = best_choices_;
-    report_.tuned_latency_s = std::isfinite(best_latency_) ? best_latency_ : 0;
     return std::move(report_);
   }
 
  private:
   LayerChoices best_choices_;
+  LayerChoices confirmed_choices_;  // the choices of the last curve point
   double best_latency_ = INFINITY;
 
   bool budget_hit() {
@@ -213,6 +222,7 @@ class Tuner {
 
   void push_point(int round) {
     const LayerChoices c = choices_from_best(tasks_, best_records(report_.records));
+    confirmed_choices_ = c;
     CurvePoint p;
     p.latency_s = latency(c);
     if (p.latency_s < best_latency_) best_latency_ = p.latency_s, best_choices_ = c;
@@ -222,12 +232,7 @@ class Tuner {
     if (o_.on_round) o_.on_round(p, round);
   }
 
-  // Measures one candidate; returns its cost (inf on failure).
-  double measure(size_t i, const Knobs& k, bool count_cold) {
-    TaskState& s = states_[i];
-    const Task& t = *s.task;
-    s.seen.insert(knobs_to_string(k));
-    const MeasureResult r = measure_safely(m_, t, k, o_.timeout_seconds);
+  void add_record(const Task& t, const Knobs& k, const MeasureResult& r) {
     Record rec;
     rec.task = t.key;
     rec.algo = t.algo;
@@ -239,6 +244,62 @@ class Tuner {
     rec.hardware = hardware_id(t.isa, t.threads);
     report_.records.push_back(rec);
     if (o_.on_record) o_.on_record(rec);
+  }
+
+  // The confirmation (TuneOptions::confirm_rounds): per layer, its finalists timed again,
+  // interleaved; the records pool with the search's (best_records).
+  void confirm() {
+    const auto t = Clock::now();
+    for (const LayerState& l : layers_) {
+      struct Finalist {
+        double cost;
+        size_t task;
+        Knobs knobs;
+      };
+      std::vector<Finalist> all;
+      for (size_t i : l.tasks)
+        for (const auto& [k, c] : states_[i].good) all.push_back({c, i, k});
+      std::stable_sort(all.begin(), all.end(),
+                       [](const Finalist& a, const Finalist& b) { return a.cost < b.cost; });
+      std::vector<Finalist> fin;
+      std::set<std::string> in;
+      auto add = [&](const Finalist& f) {
+        if (in.insert(states_[f.task].task->key + "\n" + knobs_to_string(f.knobs)).second)
+          fin.push_back(f);
+      };
+      for (const Finalist& f : all) {
+        if (static_cast<int>(fin.size()) >= std::max(1, o_.confirm_finalists)) break;
+        add(f);
+      }
+      for (size_t i : l.tasks)  // the untuned choice always competes
+        if (states_[i].task->algo == l.auto_algo && std::isfinite(states_[i].default_cost))
+          add({states_[i].default_cost, i, states_[i].task->defaults});
+      if (fin.size() < 2) continue;
+      std::vector<const Task*> tasks;
+      std::vector<Knobs> knobs;
+      for (const Finalist& f : fin) tasks.push_back(states_[f.task].task), knobs.push_back(f.knobs);
+      std::vector<MeasureResult> r;
+      try {
+        r = m_.measure_interleaved(tasks, knobs, o_.confirm_rounds);
+      } catch (const std::exception&) {
+        continue;  // the search's own records stand
+      }
+      for (size_t j = 0; j < fin.size() && j < r.size(); ++j) {
+        if (!r[j].ok()) continue;  // failed now, fine before: keep the search's record
+        add_record(*tasks[j], knobs[j], r[j]);
+        ++report_.confirmed;
+      }
+    }
+    report_.confirm_seconds = since(t);
+  }
+
+  // Measures one candidate; returns its cost (inf on failure).
+  double measure(size_t i, const Knobs& k, bool count_cold) {
+    TaskState& s = states_[i];
+    const Task& t = *s.task;
+    s.seen.insert(knobs_to_string(k));
+    const MeasureResult r = measure_safely(m_, t, k, o_.timeout_seconds);
+    add_record(t, k, r);
     ++report_.trials;
     ++s.trials;
     report_.measure_seconds += r.seconds;

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <map>
+#include <optional>
 #include <random>
 #include <thread>
 
@@ -224,66 +225,10 @@ class ConvMeasurer : public Measurer {
     MeasureResult r;
     const auto t0 = std::chrono::steady_clock::now();
     try {
-      task.space.validate(knobs, task.key);
-      const ConvProblem& p = task.problem;
-      Buffers& b = buffers(task);
-      ThreadPool& pool = this->pool(task.threads);
-      // One prepared copy, or enough copies to exceed o_.reuse_bytes (see MeasureOptions).
-      std::vector<std::unique_ptr<PreparedConv>> prepared;
-      std::vector<std::unique_ptr<PreparedQConv>> qprepared;
-      auto prepare_one = [&] {
-        if (task.int8()) {
-          const QConvAlgorithm* algo = find_qconv_algorithm(task.algo);
-          DLAS_CHECK(algo, ErrorKind::kInvalidInput, "unknown int8 algorithm '", task.algo, "'");
-          const int32_t* bias =
-              task.qbias && !task.qbias->empty() ? task.qbias->data() : nullptr;
-          qprepared.push_back(algo->prepare(task.qproblem, task.qweights->data(),
-                                            task.w_scale->data(), bias, knobs, task.isa));
-          return qprepared.back()->packed_bytes();
-        }
-        const ConvAlgorithm* algo = find_conv_algorithm(task.algo);
-        DLAS_CHECK(algo, ErrorKind::kInvalidInput, "unknown algorithm '", task.algo, "'");
-        const float* bias = task.bias && !task.bias->empty() ? task.bias->data() : nullptr;
-        prepared.push_back(algo->prepare(p, task.weights->data(), bias, knobs, task.isa));
-        return prepared.back()->packed_bytes();
-      };
-      const size_t packed = std::max<size_t>(prepare_one(), 4096);
-      const int copies =
-          o_.reuse_bytes > 0
-              ? std::clamp(static_cast<int>(std::ceil(o_.reuse_bytes / static_cast<double>(packed))),
-                           1, std::max(1, o_.max_copies))
-              : 1;
-      for (int i = 1; i < copies; ++i) prepare_one();
-      const size_t ws = !prepared.empty() ? prepared[0]->workspace_bytes(pool.threads())
-                                          : qprepared[0]->workspace_bytes(pool.threads());
-      if (ws > ws_bytes_) {
-        ws_ = aligned_bytes(ws);
-        ws_bytes_ = ws;
-      }
-      const float* res = p.epilogue.residual ? b.out2.data() : nullptr;
-      const void* qres = p.epilogue.residual ? b.qres.data() : nullptr;
-      size_t next = 0;
-      auto once = [&] {
-        const size_t i = next;
-        next = next + 1 == static_cast<size_t>(copies) ? 0 : next + 1;
-        if (!prepared.empty())
-          prepared[i]->run(b.in.data(), b.out.data(), res, ws_.get(), pool);
-        else
-          qprepared[i]->run(b.qin.data(), b.qout.data(), qres, ws_.get(), pool);
-      };
-      auto t = std::chrono::steady_clock::now();
-      once();  // the first run also pays cold caches: it checks the timeout only
-      const double first = seconds_since(t);
-      DLAS_CHECK(first <= o_.timeout_seconds, ErrorKind::kRuntime, "timeout: one run took ", first,
-                 " s > ", o_.timeout_seconds, " s");
-      for (int i = 1; i < std::max(o_.warmup, copies); ++i) once();
-      const int number =
-          std::clamp(static_cast<int>(o_.min_repeat_seconds / std::max(first, 1e-7)), 1, 1000);
+      Ready c = ready(task, knobs);
       const auto start = std::chrono::steady_clock::now();
       for (int rep = 0; rep < o_.repeat; ++rep) {
-        t = std::chrono::steady_clock::now();
-        for (int i = 0; i < number; ++i) once();
-        r.costs.push_back(seconds_since(t) / number);
+        r.costs.push_back(c.repeat(ws_.get()));
         DLAS_CHECK(seconds_since(start) <= o_.timeout_seconds * o_.repeat, ErrorKind::kRuntime,
                    "timeout: repeats took longer than ", o_.timeout_seconds * o_.repeat, " s");
       }
@@ -296,11 +241,112 @@ class ConvMeasurer : public Measurer {
     return r;
   }
 
+  std::vector<MeasureResult> measure_interleaved(const std::vector<const Task*>& tasks,
+                                                 const std::vector<Knobs>& knobs,
+                                                 int rounds) override {
+    std::vector<MeasureResult> r(tasks.size());
+    std::vector<std::optional<Ready>> c(tasks.size());
+    for (size_t i = 0; i < tasks.size(); ++i) {
+      const auto t0 = std::chrono::steady_clock::now();
+      try {
+        c[i].emplace(ready(*tasks[i], knobs[i]));
+      } catch (const std::exception& e) {
+        r[i].error = e.what();
+        if (r[i].error.empty()) r[i].error = "failed";
+      }
+      r[i].seconds += seconds_since(t0);
+    }
+    // Each round times every candidate once (the median of 3 repeats), in a rotated order.
+    for (int round = 0; round < rounds; ++round)
+      for (size_t j = 0; j < tasks.size(); ++j) {
+        const size_t i = (j + static_cast<size_t>(round)) % tasks.size();
+        if (!c[i]) continue;
+        const auto t0 = std::chrono::steady_clock::now();
+        double v[3];
+        for (double& x : v) x = c[i]->repeat(ws_.get());
+        std::sort(v, v + 3);
+        r[i].costs.push_back(v[1]);
+        r[i].seconds += seconds_since(t0);
+      }
+    return r;
+  }
+
  private:
   struct Buffers {
     std::vector<float> in, out, out2;
     std::vector<uint8_t> qin, qout, qres;  // int8 tasks: uniform random bytes
   };
+  // A candidate ready to time: its prepared copies (one, or enough to exceed
+  // o_.reuse_bytes), its layer's buffers, and runs per repeat.
+  struct Ready {
+    std::vector<std::unique_ptr<PreparedConv>> f32;
+    std::vector<std::unique_ptr<PreparedQConv>> q8;
+    Buffers* b = nullptr;
+    ThreadPool* pool = nullptr;
+    bool residual = false;
+    size_t next = 0;
+    int number = 1;
+    void once(void* ws) {
+      const size_t i = next;
+      next = next + 1 == std::max(f32.size(), q8.size()) ? 0 : next + 1;
+      if (!f32.empty())
+        f32[i]->run(b->in.data(), b->out.data(), residual ? b->out2.data() : nullptr, ws, *pool);
+      else
+        q8[i]->run(b->qin.data(), b->qout.data(), residual ? b->qres.data() : nullptr, ws, *pool);
+    }
+    // Seconds per run over one repeat of `number` runs.
+    double repeat(void* ws) {
+      const auto t = std::chrono::steady_clock::now();
+      for (int i = 0; i < number; ++i) once(ws);
+      return seconds_since(t) / number;
+    }
+  };
+
+  Ready ready(const Task& task, const Knobs& knobs) {
+    task.space.validate(knobs, task.key);
+    const ConvProblem& p = task.problem;
+    Ready c;
+    c.b = &buffers(task);
+    c.pool = &pool(task.threads);
+    c.residual = p.epilogue.residual;
+    auto prepare_one = [&] {
+      if (task.int8()) {
+        const QConvAlgorithm* algo = find_qconv_algorithm(task.algo);
+        DLAS_CHECK(algo, ErrorKind::kInvalidInput, "unknown int8 algorithm '", task.algo, "'");
+        const int32_t* bias = task.qbias && !task.qbias->empty() ? task.qbias->data() : nullptr;
+        c.q8.push_back(algo->prepare(task.qproblem, task.qweights->data(), task.w_scale->data(),
+                                     bias, knobs, task.isa));
+        return c.q8.back()->packed_bytes();
+      }
+      const ConvAlgorithm* algo = find_conv_algorithm(task.algo);
+      DLAS_CHECK(algo, ErrorKind::kInvalidInput, "unknown algorithm '", task.algo, "'");
+      const float* bias = task.bias && !task.bias->empty() ? task.bias->data() : nullptr;
+      c.f32.push_back(algo->prepare(p, task.weights->data(), bias, knobs, task.isa));
+      return c.f32.back()->packed_bytes();
+    };
+    const size_t packed = std::max<size_t>(prepare_one(), 4096);
+    const int copies =
+        o_.reuse_bytes > 0
+            ? std::clamp(static_cast<int>(std::ceil(o_.reuse_bytes / static_cast<double>(packed))),
+                         1, std::max(1, o_.max_copies))
+            : 1;
+    for (int i = 1; i < copies; ++i) prepare_one();
+    const size_t ws = !c.f32.empty() ? c.f32[0]->workspace_bytes(c.pool->threads())
+                                     : c.q8[0]->workspace_bytes(c.pool->threads());
+    if (ws > ws_bytes_) {
+      ws_ = aligned_bytes(ws);
+      ws_bytes_ = ws;
+    }
+    const auto t = std::chrono::steady_clock::now();
+    c.once(ws_.get());  // the first run also pays cold caches: it checks the timeout only
+    const double first = seconds_since(t);
+    DLAS_CHECK(first <= o_.timeout_seconds, ErrorKind::kRuntime, "timeout: one run took ", first,
+               " s > ", o_.timeout_seconds, " s");
+    for (int i = 1; i < std::max(o_.warmup, copies); ++i) c.once(ws_.get());
+    c.number = std::clamp(static_cast<int>(o_.min_repeat_seconds / std::max(first, 1e-7)), 1, 1000);
+    return c;
+  }
+
   Buffers& buffers(const Task& t) {
     auto it = buffers_.find(t.layer);
     if (it != buffers_.end()) return it->second;
@@ -329,21 +375,36 @@ class ConvMeasurer : public Measurer {
     return buffers_.emplace(t.layer, std::move(b)).first->second;
   }
   ThreadPool& pool(int threads) {
-    if (!pool_ || pool_->threads() != threads) pool_ = std::make_unique<ThreadPool>(threads);
+    if (!pool_ || pool_->threads() != threads) pool_ = ThreadPool::shared(threads);
     return *pool_;
   }
 
   MeasureOptions o_;
   std::map<std::string, Buffers> buffers_;
-  std::unique_ptr<ThreadPool> pool_;
+  std::shared_ptr<ThreadPool> pool_;  // the plans' (ThreadPool::shared)
   AlignedPtr ws_;
   size_t ws_bytes_ = 0;
 };
 
 }  // namespace
 
-double model_reuse_bytes(const MemoryReport& m) {
-  return static_cast<double>(m.packed_weight_bytes + m.arena_bytes);
+std::vector<MeasureResult> Measurer::measure_interleaved(const std::vector<const Task*>& tasks,
+                                                         const std::vector<Knobs>& knobs,
+                                                         int rounds) {
+  std::vector<MeasureResult> r(tasks.size());
+  for (int round = 0; round < rounds; ++round)
+    for (size_t i = 0; i < tasks.size(); ++i) {
+      if (round > 0 && !r[i].ok()) continue;
+      const MeasureResult one = measure(*tasks[i], knobs[i]);
+      r[i].seconds += one.seconds;
+      if (!one.ok()) {
+        r[i].costs.clear();
+        r[i].error = one.error.empty() ? "failed" : one.error;
+        continue;
+      }
+      r[i].costs.push_back(one.cost());
+    }
+  return r;
 }
 
 std::unique_ptr<Measurer> make_conv_measurer(const MeasureOptions& options) {

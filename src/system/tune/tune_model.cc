@@ -170,6 +170,11 @@ double ModelTimer::operator()(const LayerChoices& choices) {
   return last_latency_;
 }
 
+double model_reuse_bytes(const Graph& graph, const PlanOptions& options) {
+  const MemoryReport m = Plan(graph, options).memory();
+  return static_cast<double>(m.packed_weight_bytes + m.arena_bytes);
+}
+
 std::vector<Task> tasks_for_algorithm(std::vector<Task> tasks, std::string_view algo) {
   if (algo.empty() || algo == "auto") return tasks;
   std::erase_if(tasks, [&](const Task& t) { return t.algo != algo; });
