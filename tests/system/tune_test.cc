@@ -270,6 +270,8 @@ TEST(TuneConfirm, ALuckyFirstTimingLosesAfterConfirmation) {
   EXPECT_EQ(r.trials, 6);     // re-timings are not trials
   EXPECT_EQ(r.records.size(), 9u);
   EXPECT_EQ(r.curve.back().trials, 6);
+  // The lucky candidate's pooled cost is the slower of its two timings.
+  for (const Record& b : best_records(r.records)) EXPECT_DOUBLE_EQ(b.cost(), 1.0e-3);
 }
 
 TEST(TuneStop, EarlyStopRuleOnSyntheticCurves) {
@@ -485,10 +487,13 @@ TEST_F(TuneRecords, RoundTripAndDistill) {
   ASSERT_EQ(best.size(), 2u);
   EXPECT_EQ(best[0].knobs, (Knobs{{"mb", 16}}));
   EXPECT_EQ(best[1].knobs, (Knobs{{"variant", 4}}));
-  // Records of one candidate pool their costs: variant 6's {2, 1, 1} ms has median 1 ms.
+  // Records of one candidate pool their medians: variant 6 timed {2}, {1}, {1} ms: 1 ms.
   append_record(path, rec("t2", "winograd", {{"variant", 6}}, {1e-3, 1e-3}));
+  // ... but timed twice, {2} and {1}, it counts the slower: a tie, the first stays.
+  EXPECT_EQ(best_records(read_records(path))[1].knobs, (Knobs{{"variant", 4}}));
+  append_record(path, rec("t2", "winograd", {{"variant", 6}}, {1e-3}));
   EXPECT_EQ(best_records(read_records(path))[1].knobs, (Knobs{{"variant", 6}}));
-  EXPECT_EQ(best_records(read_records(path))[1].costs.size(), 3u);
+  EXPECT_EQ(best_records(read_records(path))[1].costs, (std::vector<double>{2e-3, 1e-3, 1e-3}));
   // A re-measurement corrects a lucky timing: mb 16 pooled with four 5 ms timings has
   // median 5 ms, slower than mb 8.
   append_record(path, rec("t1", "gemm", {{"mb", 16}}, {5e-3, 5e-3, 5e-3, 5e-3}));
@@ -499,7 +504,7 @@ TEST_F(TuneRecords, RoundTripAndDistill) {
     read_records(path);
     ADD_FAILURE() << "expected an error";
   } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("r.jsonl:9"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("r.jsonl:10"), std::string::npos) << e.what();
     EXPECT_NE(std::string(e.what()).find("algo"), std::string::npos) << e.what();
     EXPECT_EQ(e.exit_code(), 2);
   }

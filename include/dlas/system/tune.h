@@ -160,8 +160,8 @@ void write_records(const std::string& path, const std::vector<Record>& records);
 void append_record(const std::string& path, const Record& r);
 
 // The best ok record per task key (ties: the earliest), in first-seen task order. Records
-// of the same candidate (task key and knobs) are pooled first: one record with all their
-// costs, so its median counts every measurement of it.
+// of the same candidate (task key and knobs) are pooled first into one record whose costs
+// are their medians (one per record), so a re-timing outvotes a lucky first timing.
 std::vector<Record> best_records(const std::vector<Record>& records);
 
 // "AMD EPYC 7B13|avx2|t2"; the current machine.

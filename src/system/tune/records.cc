@@ -120,8 +120,10 @@ void append_record(const std::string& path, const Record& r) {
 }
 
 std::vector<Record> best_records(const std::vector<Record>& records) {
-  // Records of one candidate (task and knobs) pool their costs first, so a later
-  // re-measurement (the tuner's confirmation round) corrects an earlier lucky timing.
+  // Records of one candidate (task and knobs) are pooled first into one record whose costs
+  // are their medians, one per record, so its cost() is the median over its timings: a
+  // later re-timing (the tuner's confirmation) outvotes a lucky first one, and a candidate
+  // timed twice is judged by the slower of the two (upper median), which favours no one.
   std::vector<Record> pooled;
   std::map<std::string, size_t> candidate;
   for (const Record& r : records) {
@@ -131,9 +133,9 @@ std::vector<Record> best_records(const std::vector<Record>& records) {
     if (it == candidate.end()) {
       candidate.emplace(key, pooled.size());
       pooled.push_back(r);
+      pooled.back().costs = {r.cost()};
     } else {
-      Record& p = pooled[it->second];
-      p.costs.insert(p.costs.end(), r.costs.begin(), r.costs.end());
+      pooled[it->second].costs.push_back(r.cost());
     }
   }
   std::vector<Record> out;
