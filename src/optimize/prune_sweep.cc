@@ -157,6 +157,7 @@ std::string sweep_to_json(const SweepResult& r) {
             {"elbow", r.elbow},
             {"baseline_quant", quant_json(r.baseline_quant)},
             {"elbow_quant", quant_json(r.elbow_quant)}};
+  if (!r.settings.empty()) j["settings"] = r.settings;
   return j.dump(2) + "\n";
 }
 
@@ -191,6 +192,13 @@ SweepResult sweep_from_json(const std::string& text, const std::string& source) 
     rd.bad(".elbow", "not -1 or an index into points");
   r.baseline_quant = rd.quant(j, "baseline_quant");
   r.elbow_quant = rd.quant(j, "elbow_quant");
+  if (auto it = j.find("settings"); it != j.end()) {
+    if (!it->is_object()) rd.bad(".settings", "expected an object");
+    for (const auto& [k, v] : it->items()) {
+      if (!v.is_string()) rd.bad(".settings." + k, "expected a string");
+      r.settings[k] = v.get<std::string>();
+    }
+  }
   return r;
 }
 

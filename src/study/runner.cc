@@ -364,6 +364,7 @@ Variant resolve_variant(const StudyPoint& p, std::string* skip_reason) {
   v.schedule = p.tuning == "untuned" ? "default" : p.tuning;
   v.opt_level = p.opt_level;
   v.dataset = p.dataset;
+  v.accuracy_limit = p.accuracy_limit;
   // Like the thread pool: 0 means one thread per logical processor.
   v.threads = p.threads > 0 ? p.threads
                             : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
@@ -481,7 +482,7 @@ RunSummary run_study(const StudySpec& spec, const RunOptions& options,
       req.model_path = pv.point.model_path;
       req.repeat = spec.repeat;
       req.warmup = spec.warmup;
-      req.accuracy_limit = spec.accuracy.limit;
+      req.accuracy_limit = v.accuracy_limit;
       std::vector<std::string> args = {options.exe, "study", "exec-variant"};
       for (auto& a : exec_variant_args(req)) args.push_back(std::move(a));
       ChildResult c;

@@ -639,7 +639,8 @@ std::string StudyPoint::str() const {
          ";backend=" + backend + ";isa=" + isa + ";opt=" + std::to_string(opt_level) +
          ";conv=" + conv_algo + ";threads=" + std::to_string(threads) +
          (tuning == "untuned" ? "" : ";tuning=" + tuning) +
-         (dataset.empty() ? "" : ";dataset=" + dataset);
+         (dataset.empty() ? ""
+                          : ";dataset=" + dataset + ";limit=" + std::to_string(accuracy_limit));
 }
 
 std::string deployed_compress(const std::string& compress) {
@@ -676,6 +677,9 @@ Expansion expand_study(const StudySpec& spec) {
                       ++e.total;
                       StudyPoint p{model, path, compress, batch,  backend, isa,
                                    opt,   algo, threads,  tuning, dataset};
+                      // The limit is part of the variant's identity with a dataset only,
+                      // so dataset-free ids (and their stored rows) are unchanged.
+                      if (!dataset.empty()) p.accuracy_limit = spec.accuracy.limit;
                       if (std::any_of(spec.exclude.begin(), spec.exclude.end(),
                                       [&](const ExcludeRule& r) { return excluded_by(r, p); })) {
                         ++e.excluded;

@@ -78,6 +78,13 @@ TEST(PruneSweep, JsonRoundTripAndErrorsNameTheField) {
   EXPECT_EQ(b.points[2].params, 123456789012);
   ASSERT_EQ(b.elbow_quant.size(), 1u);
   EXPECT_EQ(b.elbow_quant[0].compress, "int8:minmax");
+  EXPECT_TRUE(b.settings.empty());  // optional: absent when there are none
+  EXPECT_EQ(sweep_to_json(r).find("settings"), std::string::npos);
+  SweepResult with = r;
+  with.settings = {{"lr", "0.01"}, {"model-hash", "0123456789abcdef"}};
+  SweepResult wb = sweep_from_json(sweep_to_json(with), "w.json");
+  EXPECT_EQ(wb.settings, with.settings);
+  EXPECT_EQ(sweep_to_json(wb), sweep_to_json(with));
 
   auto message = [](const std::string& text) {
     try {
@@ -97,6 +104,10 @@ TEST(PruneSweep, JsonRoundTripAndErrorsNameTheField) {
   j = good;
   j.replace(j.find("\"top1_pruned\""), 13, "\"top1_prune\"");
   EXPECT_NE(message(j).find(".baseline.top1_pruned: missing"), std::string::npos);
+  j = sweep_to_json(with);
+  j.replace(j.find("\"0.01\""), 6, "0.01");
+  EXPECT_NE(message(j).find("s.json: .settings.lr: expected a string"), std::string::npos)
+      << message(j);
   EXPECT_THROW(read_sweep(dir / "absent.json"), Error);
   std::filesystem::remove_all(dir);
 }

@@ -17,6 +17,7 @@
 #include "dlas/optimize/prune.h"
 #include "dlas/optimize/prune_sweep.h"
 #include "dlas/study/report.h"
+#include "dlas/study/runner.h"
 #include "dlas/study/spec.h"
 #include "dlas/study/store.h"
 #include "dlas/system/accuracy.h"
@@ -119,7 +120,9 @@ TEST_F(StudyAccuracy, ElbowLevelsResolveFromTheSweeps) {
   EXPECT_EQ(e.points[2].model_path, (dir() / "sw-channel" / "level-1.onnx").string());
   for (const StudyPoint& p : e.points) {
     EXPECT_EQ(p.dataset, kData);
-    EXPECT_NE(p.str().find(";dataset=" + std::string(kData)), std::string::npos) << p.str();
+    EXPECT_EQ(p.accuracy_limit, 48);
+    EXPECT_NE(p.str().find(";dataset=" + std::string(kData) + ";limit=48"), std::string::npos)
+        << p.str();
   }
   // What the child applies to the elbow model: the weight level again (its zeros are
   // already there; the spec keeps the sparse algorithms on), no further channel pruning.
@@ -140,6 +143,7 @@ TEST_F(StudyAccuracy, ElbowLevelsResolveFromTheSweeps) {
   // (and their variant ids) carry no dataset.
   EXPECT_EQ(ex.points[1].compress, "wp:elbow=0.8");
   EXPECT_EQ(ex.points[0].str().find("dataset"), std::string::npos);
+  EXPECT_EQ(ex.points[0].str().find("limit"), std::string::npos);
 }
 
 TEST_F(StudyAccuracy, VariantIdsWithoutADatasetAreUnchanged) {
@@ -152,8 +156,37 @@ TEST_F(StudyAccuracy, VariantIdsWithoutADatasetAreUnchanged) {
             "model=resnet18-cifar;batch=1;compress=dense;backend=dlas;conv=auto;schedule=default;"
             "opt=3;isa=avx2;threads=2");
   EXPECT_EQ(v.hash_hex(), "ba8f4e92ecb23be7");
+  v.accuracy_limit = 200;  // no dataset: no accuracy, so not part of the id
+  EXPECT_EQ(v.hash_hex(), "ba8f4e92ecb23be7");
   v.dataset = "fashion-mnist";
-  EXPECT_EQ(v.str().substr(v.str().size() - 22), ";dataset=fashion-mnist");
+  EXPECT_EQ(v.str().substr(v.str().size() - 32), ";dataset=fashion-mnist;limit=200");
+  const std::string few = v.hash_hex();
+  v.accuracy_limit = 10000;
+  EXPECT_EQ(v.str().substr(v.str().size() - 34), ";dataset=fashion-mnist;limit=10000");
+  EXPECT_NE(v.hash_hex(), few);  // 200 and 10,000 images are not the same variant
+}
+
+TEST_F(StudyAccuracy, AccuracyLimitIsPartOfTheVariantIdWithADatasetOnly) {
+  // Through the spec and the runner's resolution, as `dlas study run` keys stored rows.
+  auto ids = [&](const std::string& space, const std::string& limit) {
+    const StudySpec s = parse(spec_text(space, "[accuracy]\nlimit = " + limit + "\n"));
+    std::vector<std::string> out;
+    for (const StudyPoint& p : expand_study(s).points)
+      out.push_back(resolve_variant(p, nullptr).str());
+    return out;
+  };
+  const std::string with = "models = [\"base.onnx\"]\ndataset = [\"" + std::string(kData) + "\"]\n";
+  const auto a = ids(with, "200"), b = ids(with, "10000"), c = ids(with, "0");
+  ASSERT_EQ(a.size(), 1u);
+  EXPECT_NE(a[0], b[0]);
+  EXPECT_NE(b[0], c[0]);
+  EXPECT_NE(a[0].find(";limit=200"), std::string::npos) << a[0];
+  EXPECT_NE(c[0].find(";limit=0"), std::string::npos) << c[0];  // 0: the whole split
+  const std::string without = "models = [\"base.onnx\"]\n";
+  const auto d = ids(without, "200"), e = ids(without, "10000");
+  ASSERT_EQ(d.size(), 1u);
+  EXPECT_EQ(d[0], e[0]);
+  EXPECT_EQ(d[0].find("limit"), std::string::npos) << d[0];
 }
 
 TEST_F(StudyAccuracy, ElbowErrorsNameTheSpecField) {

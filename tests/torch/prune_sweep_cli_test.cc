@@ -18,11 +18,12 @@ class PruneSweepTorchCli : public CliTest {};
 
 TEST_F(PruneSweepTorchCli, TrainsTheBaselineSweepsAndWritesTheDirectory) {
   const std::string out = path("sweep");
-  CliResult r = dlas(
+  const std::string args =
       "prune-sweep resnet18-cifar --dataset synthetic:1,12,12:4:192 --width-mult 0.125 "
       "--train-epochs 3 --train-lr 0.1 --batch 12 --lr 0.02 --method channel --levels 0.25,0.5 "
       "--epochs 1 --tolerance 100 --json -o " +
-      out);
+      out;
+  CliResult r = dlas(args);
   ASSERT_EQ(r.code, 0) << r.err;
   const auto j = nlohmann::json::parse(r.out);
   EXPECT_EQ(j["method"], "channel");
@@ -42,6 +43,31 @@ TEST_F(PruneSweepTorchCli, TrainsTheBaselineSweepsAndWritesTheDirectory) {
   // One progress line per level on stderr (not a TTY).
   EXPECT_NE(r.err.find("level 1/2 cp:0.25"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("level 2/2 cp:0.5"), std::string::npos) << r.err;
+
+  // --resume of the finished sweep keeps its levels (the zoo baseline is not trained again)
+  // and gives the same curve; other settings are exit 2 naming the setting.
+  CliResult again = dlas(args + " --resume");
+  ASSERT_EQ(again.code, 0) << again.err;
+  const auto ja = nlohmann::json::parse(again.out);
+  EXPECT_EQ(again.err.find("training the baseline"), std::string::npos) << again.err;
+  EXPECT_NE(again.err.find("2 of 2 levels done"), std::string::npos) << again.err;
+  ASSERT_EQ(ja["points"].size(), 2u);
+  for (size_t i = 0; i < 2; ++i) {
+    EXPECT_EQ(ja["points"][i]["top1"], j["points"][i]["top1"]);
+    EXPECT_EQ(ja["points"][i]["model"], j["points"][i]["model"]);
+  }
+  EXPECT_EQ(ja["elbow_quant"], j["elbow_quant"]);
+  EXPECT_EQ(ja["settings"], j["settings"]);
+  EXPECT_EQ(j["settings"]["train-epochs"], "3");
+  CliResult other = dlas(args + " --resume --seed 7");
+  EXPECT_EQ(other.code, 2);
+  EXPECT_NE(other.err.find("seed 0, this run has seed 7"), std::string::npos) << other.err;
+  const std::string empty = path("empty-sweep");
+  CliResult none =
+      dlas("prune-sweep resnet18-cifar --train-epochs 1 --method weight --resume -o " + empty);
+  EXPECT_EQ(none.code, 2);
+  EXPECT_NE(none.err.find("sweep.json: not found"), std::string::npos) << none.err;
+  EXPECT_FALSE(fs::exists(empty));
 
   // The baseline written there is a 12x12 model: a 16x16 dataset does not fit it.
   const std::string out2 = path("sweep2");

@@ -13,6 +13,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <string>
 
 #include "dlas/core/error.h"
@@ -197,6 +198,107 @@ TEST_F(PruneSweepRunTest, StopKeepsTheFinishedLevels) {
   ASSERT_EQ(back.points.size(), 1u);
   EXPECT_EQ(back.points[0].spec, "wp:0.3");
   EXPECT_FALSE(fs::exists(dir_ / sweep_model_file(PruneMethod::kWeight, 0.6)));
+}
+
+// sweep.json with the timings zeroed: what a resumed run must reproduce exactly.
+std::string untimed(SweepResult r) {
+  for (SweepPoint* p : {&r.baseline}) p->finetune_seconds = 0;
+  for (SweepPoint& p : r.points) p.finetune_seconds = 0;
+  return sweep_to_json(r);
+}
+
+std::string file_bytes(const fs::path& p) {
+  std::ifstream f(p, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
+}
+
+TEST_F(PruneSweepRunTest, ResumeAfterTheFirstLevelEqualsTheUninterruptedSweep) {
+  for (PruneMethod m : {PruneMethod::kWeight, PruneMethod::kChannel}) {
+    SCOPED_TRACE(sweep_method_name(m));
+    PruneSweepOptions o = options(m, {0.3, 0.6});
+    o.quant = m == PruneMethod::kWeight;  // the quantized accuracies of one method suffice
+    o.tolerance = 1.0;                    // an elbow (and elbow.onnx, elbow_quant) either way
+    o.settings["model-hash"] = "test";
+    o.dir = dir_ / "straight";
+    const PruneSweepRun straight = run_prune_sweep(trained_baseline(), o);
+    ASSERT_FALSE(straight.stopped);
+    ASSERT_EQ(straight.result.points.size(), 2u);
+    EXPECT_EQ(straight.result.settings.at("lr"), "0.02");
+    EXPECT_EQ(straight.result.settings.at("model-hash"), "test");
+
+    // Stopped after the first level (as Ctrl-C during the second), then resumed.
+    PruneSweepOptions oi = o;
+    oi.dir = dir_ / "resumed";
+    std::atomic<bool> stop{false};
+    oi.stop = &stop;
+    oi.on_line = [&stop](const std::string& l) {
+      if (l.rfind("level 1/", 0) == 0) stop = true;
+    };
+    const PruneSweepRun cut = run_prune_sweep(trained_baseline(), oi);
+    ASSERT_TRUE(cut.stopped);
+    ASSERT_EQ(read_sweep(oi.dir / "sweep.json").points.size(), 1u);
+
+    // Another setting is refused, naming it, and leaves the directory as it was.
+    const std::string before = file_bytes(oi.dir / "sweep.json");
+    for (int which = 0; which < 3; ++which) {
+      PruneSweepOptions bad = oi;
+      bad.stop = nullptr;
+      bad.resume = true;
+      const char* name = "lr";
+      if (which == 0) bad.train.lr = 0.05;
+      if (which == 1) {
+        bad.levels = {0.3, 0.7};
+        name = "levels";
+      }
+      if (which == 2) {
+        bad.settings["model-hash"] = "other";
+        name = "model-hash";
+      }
+      try {
+        run_prune_sweep(trained_baseline(), bad);
+        ADD_FAILURE() << "resumed with another " << name;
+      } catch (const Error& e) {
+        EXPECT_EQ(e.kind(), ErrorKind::kInvalidInput);
+        EXPECT_NE(std::string(e.what()).find(str(" ", name, " ")), std::string::npos) << e.what();
+      }
+    }
+    EXPECT_EQ(file_bytes(oi.dir / "sweep.json"), before);
+
+    PruneSweepOptions orr = oi;
+    orr.stop = nullptr;
+    std::string lines;
+    orr.on_line = [&lines](const std::string& l) { lines += l + "\n"; };
+    orr.resume = true;
+    const PruneSweepRun resumed = run_prune_sweep(trained_baseline(), orr);
+    EXPECT_FALSE(resumed.stopped);
+    // Only the second level ran (the first and the baseline were kept).
+    EXPECT_NE(lines.find("1 of 2 levels done"), std::string::npos) << lines;
+    EXPECT_EQ(lines.find("level 1/2"), std::string::npos) << lines;
+    EXPECT_EQ(lines.find("baseline:"), std::string::npos) << lines;
+    EXPECT_NE(lines.find("level 2/2"), std::string::npos) << lines;
+    EXPECT_EQ(untimed(resumed.result), untimed(straight.result));
+    EXPECT_EQ(untimed(read_sweep(orr.dir / "sweep.json")), untimed(straight.result));
+    // The same files, the models byte for byte.
+    std::vector<std::string> files = {"baseline.onnx", "sweep.json", "curve.csv"};
+    for (const SweepPoint& p : straight.result.points) files.push_back(p.model);
+    files.push_back("elbow.onnx");
+    for (const std::string& f : files) {
+      ASSERT_TRUE(fs::exists(orr.dir / f)) << f;
+      if (f.find(".onnx") != std::string::npos) {
+        EXPECT_EQ(file_bytes(orr.dir / f), file_bytes(o.dir / f)) << f;
+      }
+    }
+  }
+  // --resume where there is no sweep: one clear error.
+  PruneSweepOptions none = options(PruneMethod::kWeight, {0.5});
+  none.dir = dir_ / "empty";
+  none.resume = true;
+  try {
+    run_prune_sweep(trained_baseline(), none);
+    ADD_FAILURE() << "resumed a sweep that does not exist";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("no sweep to resume"), std::string::npos) << e.what();
+  }
 }
 
 TEST_F(PruneSweepRunTest, BadLevelsAndShapesAreInvalidInput) {

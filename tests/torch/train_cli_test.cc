@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <nlohmann/json.hpp>
+#include <utility>
 
 #include "optimize/cli_test_util.h"
 
@@ -29,6 +30,36 @@ TEST_F(TrainCli, TrainsExportsAndReportsEngineAccuracy) {
   ASSERT_EQ(info.code, 0) << info.err;
   EXPECT_NE(info.out.find("[1, 1, 12, 12]"), std::string::npos) << info.out;
   EXPECT_NE(info.out.find("[1, 4]"), std::string::npos) << info.out;
+}
+
+TEST_F(TrainCli, FractionalEpochsAndLabelSmoothing) {
+  // 48 records, batch 12: 4 steps per epoch; 1.5 epochs = 6 steps, the second epoch half.
+  const std::string out = path("frac.onnx");
+  CliResult r = dlas(
+      "train resnet18-cifar --dataset synthetic:1,12,12:4:48 --width-mult 0.125 "
+      "--epochs 1.5 --label-smoothing 0.1 --batch 12 --test-limit 12 --json -o " +
+      out);
+  ASSERT_EQ(r.code, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_DOUBLE_EQ(j["epochs"].get<double>(), 1.5);
+  EXPECT_DOUBLE_EQ(j["label_smoothing"].get<double>(), 0.1);
+  EXPECT_EQ(j["steps"].get<int64_t>(), 6);
+  ASSERT_EQ(j["epoch_stats"].size(), 2u);
+  EXPECT_EQ(j["epoch_stats"][0]["samples"].get<int64_t>(), 48);
+  EXPECT_EQ(j["epoch_stats"][1]["samples"].get<int64_t>(), 24);
+  EXPECT_TRUE(std::filesystem::exists(out));
+  const std::pair<const char*, const char*> bads[] = {
+      {"--label-smoothing 1", "--label-smoothing"},
+      {"--label-smoothing=-0.1", "--label-smoothing"},
+      {"--epochs 0", "--epochs"}};
+  for (const auto& [bad, flag] : bads) {
+    const std::string o2 = path("bad2.onnx");
+    CliResult b = dlas(std::string("train resnet18-cifar --dataset synthetic:1,12,12:4:48 ") + bad +
+                       " -o " + o2);
+    EXPECT_EQ(b.code, 2) << bad;
+    EXPECT_NE(b.err.find(flag), std::string::npos) << b.err;
+    EXPECT_FALSE(std::filesystem::exists(o2));
+  }
 }
 
 TEST_F(TrainCli, BadInputIsExit2WithOneLine) {

@@ -8,6 +8,8 @@
 #include <gtest/gtest.h>
 
 #include <unistd.h>
+#include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -307,6 +309,121 @@ TEST(Train, ResumeContinuesIdentically) {
     EXPECT_NE(std::string(e.what()).find(ckpt), std::string::npos) << e.what();
   }
   std::filesystem::remove(ckpt);
+}
+
+TEST(Train, FractionalEpochsResumeIdentically) {
+  // 96 records, batch 16: 6 steps per epoch; 1.5 epochs = 9 steps, the second epoch cut at 3.
+  PatternDataset train(96, 12, 1);
+  Graph g = small_zoo("resnet18-cifar", 1, 12, 4, 0.125);
+  TrainOptions o = pattern_options();
+  o.epochs = 1.5;
+  o.label_smoothing = 0.1;
+  std::vector<double> lrs;
+  int64_t total_seen = 0;
+  int epochs_seen = 0;
+  TrainOptions os = o;
+  os.on_progress = [&](const TrainProgress& p) {
+    lrs.push_back(p.lr);
+    total_seen = p.total_steps;
+    epochs_seen = p.epochs;
+  };
+  Trainer straight(g, os);
+  const TrainResult r = straight.fit(train);
+  EXPECT_FALSE(r.stopped);
+  EXPECT_EQ(r.global_step, 9);
+  EXPECT_EQ(r.epochs_done, 1);  // the partial epoch is reported, not counted
+  ASSERT_EQ(r.epochs.size(), 2u);
+  EXPECT_EQ(r.epochs[0].samples, 6 * 16);
+  EXPECT_EQ(r.epochs[1].samples, 3 * 16);
+  EXPECT_EQ(total_seen, 9);
+  EXPECT_EQ(epochs_seen, 2);
+  // The schedule spans exactly the 9 steps: it ends at onecycle's final rate.
+  ASSERT_EQ(lrs.size(), 9u);
+  EXPECT_DOUBLE_EQ(lrs.back(), scheduled_lr(o.schedule, o.lr, 8, 9));
+  EXPECT_NEAR(lrs.back(), o.lr / 25 / 1e4, 1e-12);
+  const Graph want = straight.graph();
+
+  // Interrupted inside the partial epoch (step 7), then resumed: bit-identical.
+  const std::string ckpt = temp_path("frac");
+  std::atomic<bool> stop{false};
+  TrainOptions o1 = o;
+  o1.checkpoint = ckpt;
+  o1.stop = &stop;
+  o1.on_progress = [&](const TrainProgress& p) {
+    if (p.global_step == 7) stop.store(true);
+  };
+  {
+    Trainer first(g, o1);
+    const TrainResult r1 = first.fit(train);
+    EXPECT_TRUE(r1.stopped);
+    EXPECT_EQ(r1.global_step, 7);
+  }
+  TrainOptions o2 = o;
+  o2.checkpoint = ckpt;
+  o2.resume = true;
+  {
+    Trainer second(g, o2);
+    const TrainResult r2 = second.fit(train);
+    EXPECT_FALSE(r2.stopped);
+    EXPECT_EQ(r2.global_step, 9);
+    ASSERT_EQ(r2.epochs.size(), 1u);
+    EXPECT_EQ(r2.epochs[0].samples, 3 * 16);  // the resumed epoch keeps its earlier samples
+    expect_identical(second.graph(), want);
+  }
+  // The checkpoint holds the fractional epochs and the smoothing: other values are refused.
+  for (int which = 0; which < 2; ++which) {
+    TrainOptions bad = o2;
+    (which ? bad.label_smoothing : bad.epochs) = which ? 0.2 : 2.0;
+    Trainer other(g, bad);
+    try {
+      other.fit(train);
+      ADD_FAILURE() << "a checkpoint made with other settings was accepted";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find(which ? "--label-smoothing" : "--epochs"),
+                std::string::npos)
+          << e.what();
+    }
+  }
+  std::filesystem::remove(ckpt);
+  // A fraction that rounds to no step is refused.
+  TrainOptions tiny = o;
+  tiny.epochs = 0.05;
+  Trainer t(g, tiny);
+  EXPECT_THROW(t.fit(train), Error);
+}
+
+TEST(Train, LabelSmoothingLossMatchesHandComputation) {
+  // The loss of a training step is computed before the update, on the training-mode logits
+  // (batch statistics), which forward(images, true) reproduces for the same parameters.
+  Graph g = small_zoo("resnet18-cifar", 1, 12, 4, 0.125);
+  const Tensor x = random_images(6, 12, 11);
+  const std::vector<int> y = random_labels(6, 4, 12);
+  for (double s : {0.0, 0.1, 0.3}) {
+    TrainOptions o = pattern_options();
+    o.label_smoothing = s;
+    Trainer trainer(g, o);
+    const Tensor logits = trainer.forward(x, /*training=*/true);
+    ASSERT_EQ(logits.rank(), 2);
+    const int64_t n = logits.dim(0), k = logits.dim(1);
+    double want = 0;
+    for (int64_t i = 0; i < n; ++i) {
+      const float* l = logits.data<float>() + i * k;
+      double mx = l[0];
+      for (int64_t c = 1; c < k; ++c) mx = std::max(mx, static_cast<double>(l[c]));
+      double sum = 0;
+      for (int64_t c = 0; c < k; ++c) sum += std::exp(l[c] - mx);
+      const double lse = mx + std::log(sum);
+      double nll_all = 0;  // sum over classes of -log p
+      for (int64_t c = 0; c < k; ++c) nll_all += lse - l[c];
+      want += (1 - s) * (lse - l[y[static_cast<size_t>(i)]]) + s / static_cast<double>(k) * nll_all;
+    }
+    want /= static_cast<double>(n);
+    const double got = trainer.train_step(x, y, /*lr=*/0.0);
+    EXPECT_NEAR(got, want, 1e-5 * std::max(1.0, want)) << "label smoothing " << s;
+  }
+  TrainOptions bad = pattern_options();
+  bad.label_smoothing = 1.0;
+  EXPECT_THROW(Trainer(g, bad), Error);
 }
 
 TEST(Train, SchedulesFollowPyTorch) {

@@ -13,6 +13,7 @@
 #include <cstring>
 #include <filesystem>
 #include <iostream>
+#include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -44,6 +45,7 @@ struct SweepArgs {
   double epochs = 1;   // total fine-tuning epochs
   double lr = 0.01;
   std::string schedule = "cosine";
+  double label_smoothing = 0;
   int64_t batch = 128;
   int64_t limit = 0;
   int64_t test_limit = 0;
@@ -57,6 +59,7 @@ struct SweepArgs {
   bool no_augment = false;
   bool json = false;
   bool force = false;
+  bool resume = false;  // continue the interrupted sweep in `output`
   std::string output;
 };
 
@@ -108,14 +111,39 @@ void check_args(const SweepArgs& a) {
   DLAS_CHECK(zoo || fs::is_regular_file(a.model), ErrorKind::kInvalidInput, a.model,
              ": no such model file (and not a zoo model, see `dlas zoo`)");
   DLAS_CHECK(a.epochs >= 0, ErrorKind::kUsage, "--epochs must be >= 0");
+  DLAS_CHECK(a.label_smoothing >= 0 && a.label_smoothing < 1, ErrorKind::kUsage,
+             "--label-smoothing ", num(a.label_smoothing), " is outside [0, 1)");
   DLAS_CHECK(a.tolerance >= 0 && a.tolerance <= 100, ErrorKind::kUsage,
              "--tolerance must be in [0, 100] top-1 points");
   std::error_code ec;
   DLAS_CHECK(!fs::exists(a.output) || fs::is_directory(a.output), ErrorKind::kInvalidInput,
              a.output, ": exists and is not a directory");
+  if (a.resume) {
+    const fs::path file = fs::path(a.output) / "sweep.json";
+    DLAS_CHECK(fs::is_regular_file(file, ec), ErrorKind::kInvalidInput, file.string(),
+               ": not found: --resume continues an interrupted `dlas prune-sweep -o ", a.output,
+               "`");
+    return;
+  }
   DLAS_CHECK(a.force || !fs::exists(a.output) || fs::is_empty(a.output, ec),
              ErrorKind::kInvalidInput, a.output,
-             ": directory is not empty (use --force to write into it)");
+             ": directory is not empty (use --force to write into it, or --resume to continue "
+             "the sweep there)");
+}
+
+// FNV-1a 64 of a file's bytes, 16 hex digits: --resume refuses another model file.
+std::string file_hash(const std::string& path) {
+  std::FILE* f = std::fopen(path.c_str(), "rb");
+  DLAS_CHECK(f != nullptr, ErrorKind::kInvalidInput, path, ": cannot read");
+  uint64_t h = 0xcbf29ce484222325ull;
+  unsigned char buf[1 << 16];
+  for (size_t n; (n = std::fread(buf, 1, sizeof buf, f)) > 0;) {
+    for (size_t i = 0; i < n; ++i) h = (h ^ buf[i]) * 0x100000001b3ull;
+  }
+  std::fclose(f);
+  char hex[17];
+  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(h));
+  return hex;
 }
 
 #ifdef DLAS_HAVE_TORCH
@@ -172,7 +200,23 @@ int run_sweep(const SweepArgs& a) {
   std::signal(SIGINT, on_sigint);
 
   Graph baseline;
-  if (find_zoo_model(a.model) != nullptr) {
+  // Settings beside the sweep's own: what made the baseline.
+  std::map<std::string, std::string> settings;
+  const bool zoo = find_zoo_model(a.model) != nullptr;
+  if (zoo) {
+    settings["width-mult"] = num(a.width_mult);
+    settings["train-epochs"] = std::to_string(a.train_epochs);
+    settings["train-lr"] = num(a.train_lr);
+  } else {
+    settings["model-hash"] = file_hash(a.model);
+  }
+  if (zoo && a.resume) {
+    // The baseline was trained and written by the run being resumed.
+    const fs::path file = fs::path(a.output) / "baseline.onnx";
+    DLAS_CHECK(fs::is_regular_file(file), ErrorKind::kInvalidInput, file.string(),
+               ": missing: cannot resume");
+    baseline = load_model(file.string());
+  } else if (zoo) {
     ZooOptions zo;
     zo.batch = 1;
     zo.width_mult = a.width_mult;
@@ -183,6 +227,7 @@ int run_sweep(const SweepArgs& a) {
     o.batch = a.batch;
     o.lr = a.train_lr;
     o.schedule = LrSchedule::kOneCycle;  // `dlas train`'s default
+    o.label_smoothing = a.label_smoothing;
     o.threads = a.threads;
     o.seed = a.seed;
     o.limit = a.limit;
@@ -212,6 +257,7 @@ int run_sweep(const SweepArgs& a) {
   o.train.batch = a.batch;
   o.train.lr = a.lr;
   o.train.schedule = parse_lr_schedule(a.schedule);
+  o.train.label_smoothing = a.label_smoothing;
   o.train.threads = a.threads;
   o.train.seed = a.seed;
   o.train.limit = a.limit;
@@ -223,6 +269,8 @@ int run_sweep(const SweepArgs& a) {
   o.dir = a.output;
   o.stop = &g_stop;
   o.on_line = say;
+  o.resume = a.resume;
+  o.settings = settings;
   const PruneSweepRun run = run_prune_sweep(baseline, o);
   std::signal(SIGINT, SIG_DFL);
   const SweepResult& r = run.result;
@@ -269,6 +317,8 @@ int exec_sweep(const SweepArgs& a) {
                                    num(a.lr),
                                    "--schedule",
                                    a.schedule,
+                                   "--label-smoothing",
+                                   num(a.label_smoothing),
                                    "--batch",
                                    std::to_string(a.batch),
                                    "--limit",
@@ -294,6 +344,7 @@ int exec_sweep(const SweepArgs& a) {
   if (a.no_augment) args.push_back("--no-augment");
   if (a.json) args.push_back("--json");
   if (a.force) args.push_back("--force");
+  if (a.resume) args.push_back("--resume");
   exec_dlas_train("prune-sweep", args);
 }
 #endif
@@ -328,6 +379,10 @@ void add_prune_sweep_command(CLI::App& app, Action& run) {
   cmd->add_option("--schedule", a->schedule, "fine-tuning schedule of each level")
       ->check(CLI::IsMember({"onecycle", "cosine", "constant"}))
       ->default_val("cosine");
+  cmd->add_option("--label-smoothing", a->label_smoothing,
+                  "cross entropy with label smoothing S in [0, 1) while fine-tuning (and "
+                  "training a zoo baseline)")
+      ->default_val(0.0);
   cmd->add_option("--batch", a->batch, "training batch size")
       ->check(CLI::Range(int64_t{2}, int64_t{65536}))
       ->default_val(128);
@@ -358,13 +413,18 @@ void add_prune_sweep_command(CLI::App& app, Action& run) {
   cmd->add_flag("--no-augment", a->no_augment, "no random crop / flip while training");
   cmd->add_flag("--json", a->json, "print sweep.json's object (plus dir, stopped, seconds)");
   cmd->add_flag("--force", a->force, "write into a non-empty directory");
+  cmd->add_flag("--resume", a->resume,
+                "continue the interrupted sweep in -o DIR (its sweep.json must have been made "
+                "with the same settings and model): the finished levels are kept, the result is "
+                "what an uninterrupted run gives");
   cmd->add_option("-o,--output", a->output,
                   "output directory: sweep.json, baseline.onnx, one .onnx per level, "
                   "elbow.onnx, curve.csv")
       ->required();
   cmd->footer(
       "Example: dlas prune-sweep resnet18-fmnist.onnx --dataset fashion-mnist --method weight "
-      "--epochs 3 --threads 2 -o sweeps/resnet18-weight");
+      "--epochs 3 --threads 2 -o sweeps/resnet18-weight\n"
+      "Resume after Ctrl-C: the same command with --resume");
   cmd->callback([&run, a] {
     run = [a]() -> int {
       check_args(*a);

@@ -288,6 +288,7 @@ void add_study_command(CLI::App& app, Action& run) {
     run = [xa, isa] {
       study::MeasureRequest req = *xa;
       req.variant.isa = *isa;
+      req.variant.accuracy_limit = req.accuracy_limit;
       if (req.variant.backend != "onednn")
         req.variant.isa_emulated = parse_isa(*isa) < detected_isa();
       std::cout << study::row_to_json(study::measure_variant(req)) << std::endl;

@@ -33,10 +33,11 @@ struct TrainArgs {
   std::string model;
   std::string dataset = "fashion-mnist";
   double width_mult = 1.0;
-  int epochs = 1;
+  double epochs = 1;  // fractions allowed: round(epochs x steps per epoch) steps
   int64_t batch = 128;
   double lr = 0.05;
   std::string schedule = "onecycle";
+  double label_smoothing = 0;
   int64_t limit = 0;
   int64_t test_limit = 0;
   int threads = 1;
@@ -128,6 +129,7 @@ int run_train(const TrainArgs& a) {
   o.batch = a.batch;
   o.lr = a.lr;
   o.schedule = parse_lr_schedule(a.schedule);
+  o.label_smoothing = a.label_smoothing;
   o.threads = a.threads;
   o.seed = a.seed;
   o.limit = a.limit;
@@ -172,6 +174,7 @@ int run_train(const TrainArgs& a) {
     j["batch"] = a.batch;
     j["lr"] = a.lr;
     j["schedule"] = a.schedule;
+    j["label_smoothing"] = a.label_smoothing;
     j["seed"] = a.seed;
     j["threads"] = a.threads;
     j["limit"] = a.limit;
@@ -194,7 +197,7 @@ int run_train(const TrainArgs& a) {
     j["output"] = a.output;
     std::cout << j.dump(2) << "\n";
   } else {
-    std::printf("trained %s on %s: %d epochs, %lld steps, %.1f s (%.1f s/epoch)\n", a.model.c_str(),
+    std::printf("trained %s on %s: %g epochs, %lld steps, %.1f s (%.1f s/epoch)\n", a.model.c_str(),
                 a.dataset.c_str(), a.epochs, static_cast<long long>(r.global_step), train_s,
                 r.epochs.empty() ? 0.0 : train_s / static_cast<double>(r.epochs.size()));
     std::printf("test top-1 %.2f%%  top-5 %.2f%%  (%lld images, dlas engine, %.1f s)\n",
@@ -216,13 +219,15 @@ int exec_train(const TrainArgs& a) {
                                    "--width-mult",
                                    exact_number(a.width_mult),
                                    "--epochs",
-                                   to_string(a.epochs),
+                                   exact_number(a.epochs),
                                    "--batch",
                                    to_string(a.batch),
                                    "--lr",
                                    exact_number(a.lr),
                                    "--schedule",
                                    a.schedule,
+                                   "--label-smoothing",
+                                   exact_number(a.label_smoothing),
                                    "--limit",
                                    to_string(a.limit),
                                    "--test-limit",
@@ -262,8 +267,10 @@ void add_train_command(CLI::App& app, Action& run) {
                   "synthetic[:C,H,W[:classes[:n]]]")
       ->default_val("fashion-mnist");
   cmd->add_option("--width-mult", a->width_mult, "zoo: channel width multiplier")->default_val(1.0);
-  cmd->add_option("--epochs", a->epochs, "training epochs")
-      ->check(CLI::Range(1, 100000))
+  cmd->add_option("--epochs", a->epochs,
+                  "training epochs; fractions allowed (2.5: round(2.5 x steps per epoch) steps, "
+                  "the schedule spanning exactly those)")
+      ->check(CLI::Range(0.0, 100000.0))
       ->default_val(1);
   cmd->add_option("--batch", a->batch, "batch size")
       ->check(CLI::Range(int64_t{2}, int64_t{65536}))
@@ -274,6 +281,10 @@ void add_train_command(CLI::App& app, Action& run) {
   cmd->add_option("--schedule", a->schedule, "learning-rate schedule")
       ->check(CLI::IsMember({"onecycle", "cosine", "constant"}))
       ->default_val("onecycle");
+  cmd->add_option("--label-smoothing", a->label_smoothing,
+                  "cross entropy with label smoothing S in [0, 1): the target is 1 - S on the "
+                  "label plus S / classes on every class")
+      ->default_val(0.0);
   cmd->add_option("--limit", a->limit, "train on the first N records only (0: all)")
       ->check(CLI::NonNegativeNumber);
   cmd->add_option("--test-limit", a->test_limit, "evaluate the first N test records (0: all)")
@@ -295,6 +306,9 @@ void add_train_command(CLI::App& app, Action& run) {
     run = [a]() -> int {
       DLAS_CHECK(!a->resume || !a->checkpoint.empty(), ErrorKind::kUsage,
                  "--resume needs --checkpoint FILE");
+      DLAS_CHECK(a->epochs > 0, ErrorKind::kUsage, "--epochs ", a->epochs, " must be > 0");
+      DLAS_CHECK(a->label_smoothing >= 0 && a->label_smoothing < 1, ErrorKind::kUsage,
+                 "--label-smoothing ", a->label_smoothing, " is outside [0, 1)");
 #ifdef DLAS_HAVE_TORCH
       return run_train(*a);
 #else

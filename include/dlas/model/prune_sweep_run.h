@@ -23,6 +23,7 @@
 #include <atomic>
 #include <filesystem>
 #include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -49,6 +50,16 @@ struct PruneSweepOptions {
   bool quant = true;                        // measure baseline_quant and elbow_quant
   std::filesystem::path dir;                // output directory (created; files replaced)
   const std::atomic<bool>* stop = nullptr;  // raised (SIGINT): keep the finished levels
+  // Continue the sweep in `dir` (interrupted by `stop`, a crash or a kill): its sweep.json must
+  // have been made with the same settings (sweep_settings(); kInvalidInput naming the first
+  // that differs, or when dir has no sweep.json). The finished levels are kept, the next level
+  // starts from the last finished level's model, and the result is what an uninterrupted run
+  // gives (bit for bit at one thread, apart from the timings). `baseline` is then only used
+  // when no level was finished (it must be the same model; dir/baseline.onnx is).
+  bool resume = false;
+  // Settings of the caller recorded beside sweep_settings()'s (the CLI: "model-hash" of the
+  // model file, "train-epochs" of a zoo baseline, ...); --resume compares them too.
+  std::map<std::string, std::string> settings;
   std::function<void(const std::string&)> on_line;  // one progress line per step / level
 };
 
@@ -68,6 +79,12 @@ PruneSpec channel_step_spec(int64_t original, int64_t remaining, double level);
 // (e.g. weight-0.90.onnx), elbow.onnx, curve.csv and, after each level and last,
 // dir/sweep.json (temp file + rename; only naming files already written).
 PruneSweepRun run_prune_sweep(const Graph& baseline, const PruneSweepOptions& options);
+
+// The settings recorded in sweep.json (SweepResult::settings) and compared by `resume`: model,
+// dataset, method, levels, epochs, lr, schedule, batch, limit, no-augment, seed,
+// label-smoothing, test-limit, eval-batch, tolerance, calibrator, quant, plus options.settings.
+// Keys are the CLI's option names without "--"; values are exact decimal text.
+std::map<std::string, std::string> sweep_settings(const PruneSweepOptions& options);
 
 // File name of a level's model: "weight-0.90.onnx", "channel-0.05.onnx", "weight-0.995.onnx".
 std::string sweep_model_file(PruneMethod method, double level);

@@ -52,8 +52,8 @@ LrSchedule parse_lr_schedule(const std::string& name);
 double scheduled_lr(LrSchedule s, double lr, int64_t step, int64_t total_steps);
 
 struct TrainProgress {
-  int epoch = 0;  // 0-based
-  int epochs = 0;
+  int epoch = 0;     // 0-based
+  int epochs = 0;    // epochs this run touches: ceil(total_steps / steps_per_epoch)
   int64_t step = 0;  // batches done in this epoch
   int64_t steps_per_epoch = 0;
   int64_t global_step = 0;  // batches done in all epochs
@@ -73,14 +73,20 @@ struct EpochStats {
 };
 
 struct TrainOptions {
-  int epochs = 1;
+  // Fractions allowed (2.5): the run covers round(epochs x steps per epoch) steps, the schedule
+  // spans exactly those, and a last partial epoch is reported in TrainResult::epochs like the
+  // others (with its samples) but not counted in epochs_done. kInvalidInput when it rounds to 0.
+  double epochs = 1;
   int64_t batch = 128;
   double lr = 0.05;  // the peak rate (onecycle) or the starting rate (cosine, constant)
   LrSchedule schedule = LrSchedule::kOneCycle;
   double momentum = 0.9;
   double weight_decay = 5e-4;
   double bn_momentum = 0.1;  // PyTorch's convention: running = (1 - m) running + m batch
-  int threads = 1;           // libtorch intra-op threads
+  // Cross entropy with label smoothing S in [0, 1) (PyTorch's label_smoothing): the target puts
+  // 1 - S on the label and S / classes on every class.
+  double label_smoothing = 0;
+  int threads = 1;  // libtorch intra-op threads
   // Activations and conv weights in NHWC inside libtorch (oneDNN's faster layout, ~1.4x on
   // AVX2); the graph and checkpoints stay NCHW.
   bool channels_last = true;
@@ -90,7 +96,7 @@ struct TrainOptions {
   data::Preprocess preprocess;  // applied to training images (the CLI uses default_preprocess)
   // > 0: stop after this many steps (batches) in all, mid-epoch if need be -- a fraction of
   // an epoch (prune-sweep shares its fine-tuning epochs across levels). The schedule then
-  // spans min(epochs x steps per epoch, max_steps) steps; a cut epoch is reported in
+  // spans min(round(epochs x steps per epoch), max_steps) steps; a cut epoch is reported in
   // TrainResult::epochs (fewer samples) but not counted in epochs_done.
   int64_t max_steps = 0;
   // Pruning masks: weights with zeros at construction keep them (mask = weight != 0), and

@@ -14,6 +14,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -55,7 +56,11 @@ struct SweepResult {
   int elbow = -1;                             // index into points; -1: no level within tolerance
   std::vector<SweepQuant> baseline_quant;     // fp16, int8 before and after calibration
   std::vector<SweepQuant> elbow_quant;        // the same on the elbow model
-  std::filesystem::path dir;                  // set by read_sweep (not serialised)
+  // The settings the sweep was run with, by option name ("lr" -> "0.01", "model-hash" -> ...);
+  // `dlas prune-sweep --resume` continues only with equal settings. Optional in sweep.json
+  // (absent in sweeps written before it existed, which cannot be resumed).
+  std::map<std::string, std::string> settings;
+  std::filesystem::path dir;  // set by read_sweep (not serialised)
 };
 
 // The paper's levels: weight 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 0.99; channel 0.05, 0.10, ...,

@@ -123,11 +123,13 @@ struct StudyPoint {
   int threads = 1;
   std::string tuning = "untuned";
   std::string dataset;  // "" = none
+  // With a dataset: [accuracy] limit, the test images scored (0: all); 0 and unused without.
+  int64_t accuracy_limit = 0;
 
   // The value of a dimension as text ("models" / "model" -> model, "threads" -> "2").
   std::string value(std::string_view dimension) const;
   // "model=...;compress=...;batch=..;backend=..;isa=..;opt=..;conv=..;threads=.." (messages;
-  // ";tuning=..", ";dataset=.." when set).
+  // ";tuning=..", ";dataset=..;limit=.." when set).
   std::string str() const;
 };
 

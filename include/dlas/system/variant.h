@@ -23,10 +23,13 @@ struct Variant {
   // Labelled dataset the model is built for and scored on ("fashion-mnist"); empty: none
   // (latency only). Part of str() only when set, so older ids are unchanged.
   std::string dataset;
+  // With a dataset: the test images scored (0: the whole split). Part of str() only with a
+  // dataset -- accuracy on 200 images is another measurement than on 10,000.
+  int64_t accuracy_limit = 0;
 
   // "model=resnet18-cifar;batch=1;compress=dense;backend=dlas;conv=auto;schedule=default;
   //  opt=3;isa=avx2;threads=2" (+ ";emulated" when the ISA was forced lower, then
-  //  ";dataset=NAME" when a dataset is set).
+  //  ";dataset=NAME;limit=N" when a dataset is set).
   std::string str() const;
   uint64_t hash() const;
   std::string hash_hex() const;  // 16 hex digits

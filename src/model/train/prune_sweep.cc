@@ -54,6 +54,9 @@ std::string secs(double s) {
   return buf;
 }
 
+// fp16, int8:none and int8:<calibrator>: the quantized accuracies of the baseline and elbow.
+constexpr size_t kQuantVariants = 3;
+
 struct Sweeper {
   const PruneSweepOptions& o;
   SweepResult r;
@@ -155,6 +158,61 @@ std::string sweep_curve_csv(const SweepResult& r) {
   return os.str();
 }
 
+namespace {
+
+std::string exact(double v) {
+  char buf[40];
+  std::snprintf(buf, sizeof buf, "%.17g", v);
+  return buf;
+}
+
+// Refuses to resume a sweep made with other settings, naming the first that differs.
+void check_resumable(const SweepResult& old, const std::map<std::string, std::string>& now,
+                     const std::string& file) {
+  DLAS_CHECK(!old.settings.empty(), ErrorKind::kInvalidInput, file,
+             ": records no settings (written by an older dlas), so it cannot be resumed; "
+             "start again without --resume (--force)");
+  for (const auto& [key, value] : now) {
+    auto it = old.settings.find(key);
+    DLAS_CHECK(it != old.settings.end(), ErrorKind::kInvalidInput, file, ": records no setting '",
+               key, "' (this run has ", value, "): cannot resume");
+    DLAS_CHECK(it->second == value, ErrorKind::kInvalidInput, file, ": the sweep was made with ",
+               key, " ", it->second, ", this run has ", key, " ", value,
+               " (--resume needs the same settings)");
+  }
+  for (const auto& [key, value] : old.settings) {
+    DLAS_CHECK(now.count(key) != 0, ErrorKind::kInvalidInput, file, ": the sweep was made with ",
+               key, " ", value, ", this run has no ", key, " (--resume needs the same settings)");
+  }
+}
+
+}  // namespace
+
+std::map<std::string, std::string> sweep_settings(const PruneSweepOptions& o) {
+  const std::vector<double> levels = o.levels.empty() ? default_sweep_levels(o.method) : o.levels;
+  std::string lv;
+  for (double l : levels) lv += (lv.empty() ? "" : ",") + exact(l);
+  std::map<std::string, std::string> s = o.settings;
+  s["model"] = o.model;
+  s["dataset"] = o.dataset;
+  s["method"] = sweep_method_name(o.method);
+  s["levels"] = lv;
+  s["epochs"] = exact(o.epochs);
+  s["lr"] = exact(o.train.lr);
+  s["schedule"] = lr_schedule_name(o.train.schedule);
+  s["batch"] = std::to_string(o.train.batch);
+  s["limit"] = std::to_string(o.train.limit);
+  s["no-augment"] = o.train.augment ? "false" : "true";
+  s["seed"] = std::to_string(o.train.seed);
+  s["label-smoothing"] = exact(o.train.label_smoothing);
+  s["test-limit"] = std::to_string(o.test_limit);
+  s["eval-batch"] = std::to_string(o.eval_batch);
+  s["tolerance"] = exact(o.tolerance);
+  s["calibrator"] = o.calibrator;
+  s["quant"] = o.quant ? "true" : "false";
+  return s;
+}
+
 PruneSweepRun run_prune_sweep(const Graph& baseline, const PruneSweepOptions& opts) {
   const std::vector<double> levels =
       opts.levels.empty() ? default_sweep_levels(opts.method) : opts.levels;
@@ -169,6 +227,27 @@ PruneSweepRun run_prune_sweep(const Graph& baseline, const PruneSweepOptions& op
   DLAS_CHECK(opts.epochs >= 0 && std::isfinite(opts.epochs), ErrorKind::kInvalidInput,
              "fine-tuning epochs must be >= 0");
   DLAS_CHECK(!opts.dir.empty(), ErrorKind::kInvalidInput, "the sweep needs an output directory");
+  const std::map<std::string, std::string> settings = sweep_settings(opts);
+  SweepResult resumed;  // resume: the sweep so far
+  if (opts.resume) {
+    const fs::path file = opts.dir / "sweep.json";
+    DLAS_CHECK(fs::is_regular_file(file), ErrorKind::kInvalidInput, file.string(),
+               ": not found: there is no sweep to resume in ", opts.dir.string());
+    resumed = read_sweep(file);
+    check_resumable(resumed, settings, file.string());
+    DLAS_CHECK(resumed.points.size() <= levels.size(), ErrorKind::kInvalidInput, file.string(),
+               ": has more points than levels");
+    for (size_t i = 0; i < resumed.points.size(); ++i) {
+      DLAS_CHECK(resumed.points[i].level == levels[i], ErrorKind::kInvalidInput, file.string(),
+                 ": point ", i, " is level ", resumed.points[i].level, ", not ", levels[i]);
+    }
+    for (const SweepPoint* p :
+         {&resumed.baseline, resumed.points.empty() ? nullptr : &resumed.points.back()}) {
+      if (p == nullptr) continue;
+      DLAS_CHECK(fs::is_regular_file(opts.dir / p->model), ErrorKind::kInvalidInput,
+                 (opts.dir / p->model).string(), ": missing (sweep.json names it): cannot resume");
+    }
+  }
 
   Sweeper s{opts, {}, nullptr, nullptr, {}, {}, 0};
   const PruneSweepOptions& o = opts;
@@ -202,12 +281,13 @@ PruneSweepRun run_prune_sweep(const Graph& baseline, const PruneSweepOptions& op
   r.method = o.method;
   r.tolerance = o.tolerance;
   r.total_finetune_epochs = o.epochs;
+  r.settings = settings;
   PruneSweepRun run;
 
-  // The baseline.
+  // The baseline (measured, or taken from the sweep being resumed).
   Graph current = baseline;
   current.infer();
-  {
+  if (!o.resume) {
     SweepPoint& b = r.baseline;
     b.level = 0;
     b.spec = "dense";
@@ -220,8 +300,16 @@ PruneSweepRun run_prune_sweep(const Graph& baseline, const PruneSweepOptions& op
     r.test_samples = count.samples();
     s.line(str("baseline: top-1 ", pct(b.top1), ", top-5 ", pct(b.top5), ", ", b.params,
                " params, ", b.macs, " MACs (", r.test_samples, " test images, dlas engine)"));
+  } else {
+    r.baseline = resumed.baseline;
+    r.test_samples = resumed.test_samples;
+    r.baseline_quant = resumed.baseline_quant;
+    r.points = resumed.points;
+    s.line(str("resuming ", (o.dir / "sweep.json").string(), ": ", r.points.size(), " of ", nlev,
+               " levels done"));
   }
-  if (o.quant && !s.stopped()) {
+  // Quantized baseline accuracies (again when an interrupted run left them incomplete).
+  if (o.quant && !s.stopped() && r.baseline_quant.size() < kQuantVariants) {
     r.baseline_quant = s.quant(current);
     std::string q;
     for (const SweepQuant& x : r.baseline_quant) q += str("  ", x.compress, " ", pct(x.top1));
@@ -229,8 +317,23 @@ PruneSweepRun run_prune_sweep(const Graph& baseline, const PruneSweepOptions& op
   }
   s.write();
 
+  // Channel pruning counts against the baseline's prunable channels; a resumed sweep's last
+  // level left round(achieved x original) of them removed.
   int64_t original_channels = 0, remaining_channels = 0;
-  for (int64_t i = 0; i < nlev && !s.stopped(); ++i) {
+  if (o.method == PruneMethod::kChannel) {
+    Graph probe = current;
+    PruneSpec none;
+    none.method = PruneMethod::kChannel;
+    original_channels = remaining_channels = prune(probe, none).prunable_channels;
+    DLAS_CHECK(original_channels > 0, ErrorKind::kInvalidInput, "model '", o.model,
+               "' has no prunable channel groups");
+    if (!r.points.empty()) {
+      remaining_channels = original_channels - std::llround(r.points.back().achieved *
+                                                            static_cast<double>(original_channels));
+    }
+  }
+  if (!r.points.empty()) current = load_model((o.dir / r.points.back().model).string());
+  for (int64_t i = static_cast<int64_t>(r.points.size()); i < nlev && !s.stopped(); ++i) {
     const double level = levels[static_cast<size_t>(i)];
     SweepPoint p;
     p.level = level;
@@ -244,14 +347,6 @@ PruneSweepRun run_prune_sweep(const Graph& baseline, const PruneSweepOptions& op
       rep = prune(pruned, spec);
       p.spec = spec.str();
     } else {
-      if (i == 0) {
-        Graph probe = current;
-        PruneSpec none;
-        none.method = PruneMethod::kChannel;
-        original_channels = remaining_channels = prune(probe, none).prunable_channels;
-        DLAS_CHECK(original_channels > 0, ErrorKind::kInvalidInput, "model '", o.model,
-                   "' has no prunable channel groups");
-      }
       const PruneSpec step = channel_step_spec(original_channels, remaining_channels, level);
       rep = prune(pruned, step);
       remaining_channels = rep.prunable_channels - rep.pruned_channels;

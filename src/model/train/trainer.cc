@@ -112,10 +112,12 @@ at::Tensor labels_tensor(const std::vector<int>& labels) {
   return at::tensor(at::ArrayRef<int64_t>(v), at::kLong);
 }
 
-// ---- checkpoint file: "DLASCKPT" v1, scalars, then named f32 tensors ------------------
+// ---- checkpoint file: "DLASCKPT" v2, scalars, then named f32 tensors ------------------
+// v2 stores epochs as a double (fractions) and the label smoothing; v1 (integer epochs, no
+// smoothing) is still read.
 
 constexpr char kMagic[8] = {'D', 'L', 'A', 'S', 'C', 'K', 'P', 'T'};
-constexpr uint32_t kVersion = 1;
+constexpr uint32_t kVersion = 2;
 
 struct CkptWriter {
   std::string buf;
@@ -260,7 +262,8 @@ struct Trainer::Impl {
     at::Tensor logits = run(x, /*training=*/true);
     DLAS_CHECK(logits.dim() == 2, ErrorKind::kInvalidInput, "graph '", graph.name,
                "': the first output must be logits [N,classes], got rank ", logits.dim());
-    at::Tensor loss = at::cross_entropy_loss(logits, y);
+    at::Tensor loss = at::cross_entropy_loss(logits, y, /*weight=*/{}, at::Reduction::Mean,
+                                             /*ignore_index=*/-100, opt.label_smoothing);
     loss.backward();
     at::NoGradGuard no_grad;
     for (const std::string& name : params) {
@@ -291,7 +294,8 @@ struct Trainer::Impl {
     w.buf.append(kMagic, sizeof(kMagic));
     w.pod(kVersion);
     w.string(graph.name);
-    w.pod(static_cast<int64_t>(opt.epochs));
+    w.pod(opt.epochs);
+    w.pod(opt.label_smoothing);
     w.pod(opt.batch);
     w.pod(opt.lr);
     w.pod(static_cast<int32_t>(opt.schedule));
@@ -338,7 +342,10 @@ struct Trainer::Impl {
       fail(ErrorKind::kInvalidInput, path, ": not a dlas checkpoint");
     }
     r.pos = sizeof(kMagic);
-    if (r.pod<uint32_t>() != kVersion) fail(ErrorKind::kInvalidInput, path, ": unknown version");
+    const uint32_t version = r.pod<uint32_t>();
+    if (version != 1 && version != kVersion) {
+      fail(ErrorKind::kInvalidInput, path, ": unknown version ", version);
+    }
     std::string name = r.string();
     auto expect = [&](bool ok, const char* what, auto saved, auto now) {
       if (!ok) {
@@ -347,8 +354,10 @@ struct Trainer::Impl {
       }
     };
     expect(name == graph.name, "model", name, graph.name);
-    int64_t epochs = r.pod<int64_t>();
+    const double epochs = version == 1 ? static_cast<double>(r.pod<int64_t>()) : r.pod<double>();
     expect(epochs == opt.epochs, "--epochs", epochs, opt.epochs);
+    const double smoothing = version == 1 ? 0.0 : r.pod<double>();
+    expect(smoothing == opt.label_smoothing, "--label-smoothing", smoothing, opt.label_smoothing);
     int64_t batch = r.pod<int64_t>();
     expect(batch == opt.batch, "--batch", batch, opt.batch);
     double lr = r.pod<double>();
@@ -409,8 +418,10 @@ Trainer::Trainer(Graph graph, TrainOptions options) : impl_(std::make_unique<Imp
                  g.inputs[0].dtype == DType::kF32 && !g.outputs.empty() && !g.nodes.empty(),
              ErrorKind::kUnsupported, "graph '", g.name,
              "': training needs one f32 image input [N,C,H,W] and logits as the first output");
-  DLAS_CHECK(m.opt.epochs >= 1 && m.opt.batch >= 2, ErrorKind::kInvalidInput,
-             "training needs epochs >= 1 and batch >= 2");
+  DLAS_CHECK(m.opt.epochs > 0 && std::isfinite(m.opt.epochs) && m.opt.batch >= 2,
+             ErrorKind::kInvalidInput, "training needs epochs > 0 and batch >= 2");
+  DLAS_CHECK(m.opt.label_smoothing >= 0 && m.opt.label_smoothing < 1, ErrorKind::kInvalidInput,
+             "label smoothing ", m.opt.label_smoothing, " is outside [0, 1)");
   m.batch0 = g.inputs[0].shape[0];
   std::string why;
   if (!trainer_supports(g, &why)) fail(ErrorKind::kUnsupported, why);
@@ -528,8 +539,12 @@ TrainResult Trainer::fit(const data::Dataset& train) {
     m.load(o.checkpoint);
   }
   DLAS_CHECK(o.max_steps >= 0, ErrorKind::kInvalidInput, "max_steps must be >= 0");
-  int64_t total = static_cast<int64_t>(o.epochs) * m.steps_per_epoch;
+  int64_t total = std::llround(o.epochs * static_cast<double>(m.steps_per_epoch));
+  DLAS_CHECK(total >= 1, ErrorKind::kInvalidInput, "--epochs ", o.epochs, " x ", m.steps_per_epoch,
+             " steps per epoch rounds to no step");
   if (o.max_steps > 0) total = std::min(total, o.max_steps);
+  // Epochs this run touches, the last one possibly partial.
+  const int epochs_touched = static_cast<int>((total + m.steps_per_epoch - 1) / m.steps_per_epoch);
   TrainResult result;
   const auto t0 = Clock::now();
   int64_t images_this_run = 0, steps_this_run = 0;
@@ -537,7 +552,7 @@ TrainResult Trainer::fit(const data::Dataset& train) {
   auto seconds_since = [](Clock::time_point t) {
     return std::chrono::duration<double>(Clock::now() - t).count();
   };
-  while (m.epochs_done < o.epochs && m.global_step < total) {
+  while (m.global_step < total) {
     const int epoch = m.epochs_done;
     const auto te = Clock::now();
     loader.start_epoch(epoch);
@@ -558,7 +573,7 @@ TrainResult Trainer::fit(const data::Dataset& train) {
       if (o.on_progress) {
         TrainProgress p;
         p.epoch = epoch;
-        p.epochs = o.epochs;
+        p.epochs = epochs_touched;
         p.step = m.step_in_epoch;
         p.steps_per_epoch = m.steps_per_epoch;
         p.global_step = m.global_step;
@@ -598,7 +613,7 @@ TrainResult Trainer::fit(const data::Dataset& train) {
     if (!o.checkpoint.empty()) m.save(o.checkpoint);
     if ((o.stop && o.stop->load()) ||
         (o.stop_after_epochs > 0 && epochs_this_run >= o.stop_after_epochs)) {
-      result.stopped = m.epochs_done < o.epochs;
+      result.stopped = m.global_step < total;
       break;
     }
   }
