@@ -10,8 +10,8 @@
 #      (--mode sequential: --patience / --task-trials per task), both capped at CAP, survey
 #      with early-stop threshold PHI:
 #      tuning time and final latency (target: survey <= 50% of the time, <= 3% slower).
-# A tuned model runs the tuner's final choices (`dlas tune --choices`: each layer's
-# confirmed best, applied with --layers); part (a) also benches the per-task best records
+# A tuned model runs the tuner's final choices (`dlas tune --choices`, the fastest whole
+# model it timed, applied with --layers); part (a) also benches the per-task best records
 # (--records) as `records_ms`. Final latencies are `dlas bench` medians, ROUNDS rounds
 # over all variants of a part (interleaved, so a slow stretch of a shared machine hits
 # every variant), min over rounds.

@@ -55,8 +55,8 @@ void add_tune_command(CLI::App& app, Action& run) {
   add_engine_args(*cmd, *engine);
   cmd->add_option("-o,--output", a->out, "records file to write (JSON Lines)")->required();
   cmd->add_option("--choices", a->choices,
-                  "also write the tuner's final per-layer choices (after the confirmation "
-                  "round) as a --layers JSON file");
+                  "also write the tuner's final per-layer choices (the fastest whole model "
+                  "timed) as a --layers JSON file");
   cmd->add_option("--budget", a->budget,
                   "stop after this much tuning: 120s, 2m, 500trials, or both (120s,500trials)")
       ->default_val("120s");
