@@ -246,6 +246,11 @@ class ConvMeasurer : public Measurer {
                                                  int rounds) override {
     std::vector<MeasureResult> r(tasks.size());
     std::vector<std::optional<Ready>> c(tasks.size());
+    pinned_ = true;  // the Ready's point into buffers_: no clearing until they are done
+    struct Unpin {
+      bool& p;
+      ~Unpin() { p = false; }
+    } unpin{pinned_};
     for (size_t i = 0; i < tasks.size(); ++i) {
       const auto t0 = std::chrono::steady_clock::now();
       try {
@@ -362,7 +367,7 @@ class ConvMeasurer : public Measurer {
       b.qout.resize(out_n);
       b.qres.resize(out_n);
       for (uint8_t& v : b.qres) v = static_cast<uint8_t>(byte(rng));
-      if (buffers_.size() > 64) buffers_.clear();
+      if (buffers_.size() > 64 && !pinned_) buffers_.clear();
       return buffers_.emplace(t.layer, std::move(b)).first->second;
     }
     std::normal_distribution<float> dist(0.f, 1.f);
@@ -371,7 +376,7 @@ class ConvMeasurer : public Measurer {
     b.out.resize(out_n);
     b.out2.resize(b.out.size());
     for (float& v : b.out2) v = dist(rng);
-    if (buffers_.size() > 64) buffers_.clear();  // bound memory on huge models
+    if (buffers_.size() > 64 && !pinned_) buffers_.clear();  // bound memory on huge models
     return buffers_.emplace(t.layer, std::move(b)).first->second;
   }
   ThreadPool& pool(int threads) {
@@ -381,6 +386,7 @@ class ConvMeasurer : public Measurer {
 
   MeasureOptions o_;
   std::map<std::string, Buffers> buffers_;
+  bool pinned_ = false;
   std::shared_ptr<ThreadPool> pool_;  // the plans' (ThreadPool::shared)
   AlignedPtr ws_;
   size_t ws_bytes_ = 0;
