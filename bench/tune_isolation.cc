@@ -88,9 +88,8 @@ int main(int argc, char** argv) {
     const Graph g = build_zoo_model(argv[1]);
     PlanOptions o;
     o.threads = std::atoi(argv[2]);
-    const LayerChoices chosen = argc > 3 && std::string(argv[3]) != "-"
-                                    ? read_layer_choices(argv[3])
-                                    : LayerChoices{};
+    const LayerChoices chosen =
+        argc > 3 && std::string(argv[3]) != "-" ? read_layer_choices(argv[3]) : LayerChoices{};
     const int runs = argc > 4 ? std::atoi(argv[4]) : 30;
     const std::vector<tune::Task> tasks = tune::extract_tasks(g, o);
     const double reuse = tune::model_reuse_bytes(g, o);
@@ -117,8 +116,9 @@ int main(int argc, char** argv) {
     std::vector<std::map<std::string, Row>> plans;
     plans.push_back(profile(g, o, {}, runs));
     plans.push_back(profile(g, o, chosen, runs));
-    std::printf("reuse distance %.1f MB\n%-22s %-34s %9s %9s %9s | %-34s %9s %9s %9s\n", reuse / 1e6,
-                "node", "auto", "model", "warm", "cold", "chosen", "model", "warm", "cold");
+    std::printf("reuse distance %.1f MB\n%-22s %-34s %9s %9s %9s | %-34s %9s %9s %9s\n",
+                reuse / 1e6, "node", "auto", "model", "warm", "cold", "chosen", "model", "warm",
+                "cold");
     std::vector<double> vm, vw, vc;
     double sum[2][3] = {};
     for (auto& [node, a] : plans[0]) {
@@ -127,8 +127,7 @@ int main(int argc, char** argv) {
       measure(c);
       std::printf("%-22s %-34s %9.4f %9.4f %9.4f | %-34s %9.4f %9.4f %9.4f\n", node.c_str(),
                   (a.algo + ":" + a.knobs).substr(0, 34).c_str(), a.model_ms, a.warm_ms, a.cold_ms,
-                  (c.algo + ":" + c.knobs).substr(0, 34).c_str(), c.model_ms, c.warm_ms,
-                  c.cold_ms);
+                  (c.algo + ":" + c.knobs).substr(0, 34).c_str(), c.model_ms, c.warm_ms, c.cold_ms);
       for (const Row* r : {&a, &c}) {
         const int s = r == &a ? 0 : 1;
         sum[s][0] += r->model_ms;
@@ -153,8 +152,9 @@ int main(int argc, char** argv) {
       const double paired = timer.compare(chosen);
       const double a = tune::time_model(g, o, {});
       const double c = tune::time_model(g, o, chosen);
-      std::printf("whole model: paired chosen/auto %.3f; fresh auto %.3f ms, chosen %.3f ms (%.3f)\n",
-                  paired, a * 1e3, c * 1e3, c / a);
+      std::printf(
+          "whole model: paired chosen/auto %.3f; fresh auto %.3f ms, chosen %.3f ms (%.3f)\n",
+          paired, a * 1e3, c * 1e3, c / a);
     }
   } catch (const std::exception& e) {
     std::fprintf(stderr, "dlas_bench_tune_isolation: %s\n", e.what());

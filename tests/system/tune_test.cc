@@ -1,8 +1,8 @@
 // The auto-tuner: search on synthetic knob landscapes (planted optimum, determinism, the
 // cost model's ranking), failure capture, the early-stop rule, and records that
 // round-trip, distill and apply to a Plan.
-#include <map>
 #include <gtest/gtest.h>
+#include <map>
 
 #include <unistd.h>
 #include <chrono>
