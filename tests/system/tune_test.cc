@@ -70,6 +70,13 @@ struct Landscape : Measurer {
   }
 };
 
+// The first point of a task's space (among its first 50) that is not its default.
+Knobs first_non_default(const Task& t) {
+  for (int64_t i = 0; i < t.space.size() && i < 50; ++i)
+    if (t.space.point(i) != t.defaults) return t.space.point(i);
+  return t.defaults;
+}
+
 const Record* best_of(const std::vector<Record>& records, const std::string& task) {
   const Record* b = nullptr;
   for (const Record& r : records)
@@ -523,13 +530,7 @@ TEST_F(TuneRecords, AppliedRecordsSetThePlansKnobsAndTransfer) {
   std::map<std::string, std::pair<std::string, Knobs>> want;  // layer -> algo, knobs
   for (const Task& t : tasks) {
     if (t.algo != "gemm" && want.count(t.layer)) continue;
-    Knobs k = t.defaults;
-    for (int64_t i = 0; i < t.space.size() && i < 50; ++i)
-      if (t.space.point(i) != t.defaults) {
-        k = t.space.point(i);
-        break;
-      }
-    want[t.layer] = {t.algo, k};
+    want[t.layer] = {t.algo, first_non_default(t)};
   }
   for (const Task& t : tasks) {
     const bool chosen = want[t.layer].first == t.algo;
@@ -655,13 +656,7 @@ TEST_F(TuneRecords, Int8ModelGivesInt8TasksThatTuneAndApply) {
   std::map<std::string, std::pair<std::string, Knobs>> want;
   for (const Task& t : tasks) {
     if (!t.int8() || want.count(t.layer)) continue;
-    Knobs k = t.defaults;
-    for (int64_t i = 0; i < t.space.size() && i < 50; ++i)
-      if (t.space.point(i) != t.defaults) {
-        k = t.space.point(i);
-        break;
-      }
-    want[t.layer] = {t.algo, k};
+    want[t.layer] = {t.algo, first_non_default(t)};
   }
   for (const Task& t : tasks) {
     if (!t.int8()) continue;
