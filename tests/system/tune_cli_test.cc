@@ -1,6 +1,8 @@
 // `dlas tune`, `dlas records best` and `--records` end to end on a narrow model with a
 // trial budget (a few seconds): files, JSON, the records applied, bad input exits 2.
 #include <gtest/gtest.h>
+
+#include <tuple>
 #include <sys/wait.h>
 
 #include <cstdio>
@@ -83,7 +85,7 @@ TEST_F(TuneCli, TuneDistillAndApply) {
             std::string::npos);
 }
 
-TEST_F(TuneCli, SequentialModeAndInt8) {
+TEST_F(TuneCli, SequentialModeAndQuantizedModels) {
   const std::string model = "resnet18-cifar --width-mult 0.125 --threads 1";
   // A trial budget that ends a few layers in (each layer's checkpoint re-times the model).
   Result r =
@@ -104,24 +106,31 @@ TEST_F(TuneCli, SequentialModeAndInt8) {
   EXPECT_NO_THROW(read_layer_choices(path("c.json")));
   EXPECT_EQ(dlas("bench " + model + " --repeat 1 --layers " + path("c.json")).code, 0);
   EXPECT_FALSE(fs::exists(path("c.json.partial")));
-  // An int8 model tunes int8 tasks; its records apply to the int8 plan.
-  r = dlas("tune " + model +
-           " --compress int8 --budget 60trials --confirm-rounds 0 --measure-cache warm --json -o " +
-           path("q.jsonl"));
-  ASSERT_EQ(r.code, 0) << r.err;
-  EXPECT_EQ(nlohmann::json::parse(r.out)["confirmed"].get<int>(), 0);
-  const auto records = tune::read_records(path("q.jsonl"));
-  ASSERT_EQ(records.size(), 60u);  // every task's default point is among them
-  for (const auto& rec : records) EXPECT_NE(rec.task.find("|int8|"), std::string::npos);
-  r = dlas("profile " + model + " --compress int8 --repeat 1 --json --records " + path("q.jsonl"));
-  ASSERT_EQ(r.code, 0) << r.err;
-  const size_t at = r.err.find("records: ");
-  ASSERT_NE(at, std::string::npos) << r.err;
-  int matched = -1, convs = -2;
-  ASSERT_EQ(std::sscanf(r.err.c_str() + at, "records: %d of %d conv layers", &matched, &convs), 2)
-      << r.err;
-  EXPECT_EQ(matched, convs);
-  EXPECT_GT(convs, 10);
+  // An int8 (fp16) model tunes int8 (f16) tasks; its records apply to the quantized plan.
+  // Budgets above the task counts (int8: no winograd twin, fewer tasks).
+  for (const auto& [compress, dtype, trials] :
+       {std::tuple{"int8", "|int8|", 60u}, std::tuple{"fp16", "|f16|", 90u}}) {
+    SCOPED_TRACE(compress);
+    const std::string out = path(std::string(compress) + ".jsonl");
+    r = dlas("tune " + model + " --compress " + compress + " --budget " + std::to_string(trials) +
+             "trials --confirm-rounds 0 --measure-cache warm --json -o " + out);
+    ASSERT_EQ(r.code, 0) << r.err;
+    EXPECT_EQ(nlohmann::json::parse(r.out)["confirmed"].get<int>(), 0);
+    const auto records = tune::read_records(out);
+    ASSERT_EQ(records.size(), trials);  // every task's default point is among them
+    for (const auto& rec : records) EXPECT_NE(rec.task.find(dtype), std::string::npos);
+    r = dlas("profile " + model + " --compress " + compress + " --repeat 1 --json --records " +
+             out);
+    ASSERT_EQ(r.code, 0) << r.err;
+    const size_t at = r.err.find("records: ");
+    ASSERT_NE(at, std::string::npos) << r.err;
+    int matched = -1, convs = -2;
+    ASSERT_EQ(std::sscanf(r.err.c_str() + at, "records: %d of %d conv layers", &matched, &convs),
+              2)
+        << r.err;
+    EXPECT_EQ(matched, convs);
+    EXPECT_GT(convs, 10);
+  }
   EXPECT_EQ(dlas("tune " + model + " --mode greedy -o " + path("x.jsonl")).code, 2);
 }
 

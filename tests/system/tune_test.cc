@@ -9,6 +9,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <random>
 #include <set>
 #include <thread>
@@ -26,7 +27,8 @@ namespace {
 // A task with `knobs` knobs of 6 values each, standing for a 3x3 conv.
 Task synthetic_task(const std::string& name, int knobs, int weight = 1) {
   Task t;
-  t.key = "synthetic|" + name;
+  t.key = "synthetic|";
+  t.key += name;
   t.layer = name;
   t.algo = "gemm";
   t.problem.c = 32;
@@ -37,7 +39,8 @@ Task synthetic_task(const std::string& name, int knobs, int weight = 1) {
   t.isa = Isa::kScalar;
   t.threads = 1;
   for (int i = 0; i < knobs; ++i)
-    t.space.knobs.push_back({"k" + std::to_string(i), {1, 2, 4, 8, 16, 32}, "synthetic"});
+    t.space.knobs.push_back({std::string("k").append(std::to_string(i)), {1, 2, 4, 8, 16, 32},
+                             "synthetic"});
   t.defaults = t.space.point(0);
   t.nodes = {name};
   t.weight = weight;
@@ -598,47 +601,41 @@ TEST(TuneTiming, ModelTimerPairsCandidatesWithTheReference) {
   EXPECT_THROW(ModelTimer(g, po, to).compare({}), Error);  // no reference yet
 }
 
-// int8 models: every QFusedConv gives int8 tasks (one per int8 algorithm), their candidates
-// run on the real s8 weights, and records apply to the quantized plan.
-TEST_F(TuneRecords, Int8ModelGivesInt8TasksThatTuneAndApply) {
-  ZooOptions zo;
-  zo.width_mult = 0.125;
-  Graph g = build_zoo_model("resnet18-cifar", zo);
-  QuantSpec qs;
-  qs.calib_samples = 2;
-  quantize(g, qs);
+// A quantized model's tasks of one dtype ("int8", "f16", "bf16"): they cover exactly the
+// plan's convs of that type (the steps `is_typed` picks), run on the real weights, tune
+// without failures, and records (a non-default point recorded fastest per layer) apply to
+// the quantized plan.
+void check_typed_tasks(const Graph& g, const std::string& dtype,
+                       const std::function<bool(const StepInfo&)>& is_typed,
+                       const std::function<void(const Task&)>& check_task) {
   PlanOptions po;
   po.threads = 1;
   const std::vector<Task> tasks = extract_tasks(g, po);
-  std::set<std::string> qnodes;
+  std::set<std::string> nodes;
   {
     const Plan plan(g, po);
     for (const StepInfo& s : plan.steps())
-      if (s.op == "QFusedConv") qnodes.insert(s.node);
+      if (is_typed(s)) nodes.insert(s.node);
   }
-  ASSERT_GT(qnodes.size(), 10u);
+  ASSERT_GT(nodes.size(), 10u);
   std::set<std::string> covered, algos;
   for (const Task& t : tasks) {
-    if (!t.int8()) continue;
-    EXPECT_NE(t.key.find("|int8|"), std::string::npos) << t.key;
-    EXPECT_TRUE(find_qconv_algorithm(t.algo)) << t.key;
-    ASSERT_TRUE(t.qweights && t.w_scale);
-    EXPECT_EQ(static_cast<int64_t>(t.w_scale->size()), t.qproblem.conv.k);
-    EXPECT_EQ(t.problem.key(), t.qproblem.conv.key());
+    if (t.dtype != dtype) continue;
+    EXPECT_NE(t.key.find("|" + dtype + "|"), std::string::npos) << t.key;
+    check_task(t);
     for (const std::string& n : t.nodes) covered.insert(n);
     algos.insert(t.algo);
   }
-  EXPECT_EQ(covered, qnodes);
+  EXPECT_EQ(covered, nodes);
   EXPECT_GE(algos.size(), 2u);
 
-  // A short real tune: int8 candidates measure without failures, and improve nothing
-  // into an error.
+  // A short real tune: candidates measure without failures.
   MeasureOptions mo;
   mo.repeat = 2;
   auto m = make_conv_measurer(mo);
   std::vector<Task> some;
   for (const Task& t : tasks)
-    if (t.int8() && some.size() < 6) some.push_back(t);
+    if (t.dtype == dtype && some.size() < 6) some.push_back(t);
   TuneOptions o;
   o.phi = 0;
   o.budget_trials = 24;
@@ -651,33 +648,79 @@ TEST_F(TuneRecords, Int8ModelGivesInt8TasksThatTuneAndApply) {
   bad.begin()->second = -7;
   EXPECT_FALSE(measure_safely(*m, some[0], bad, 1.0).ok());
 
-  // Records (a non-default point recorded fastest per layer) apply to the int8 plan.
   std::vector<Record> records;
   std::map<std::string, std::pair<std::string, Knobs>> want;
   for (const Task& t : tasks) {
-    if (!t.int8() || want.count(t.layer)) continue;
+    if (t.dtype != dtype || want.count(t.layer)) continue;
     want[t.layer] = {t.algo, first_non_default(t)};
   }
   for (const Task& t : tasks) {
-    if (!t.int8()) continue;
+    if (t.dtype != dtype) continue;
     const bool chosen = want[t.layer].first == t.algo;
     records.push_back(
         rec(t.key, t.algo, chosen ? want[t.layer].second : t.defaults, {chosen ? 1e-4 : 1e-3}));
   }
   const AppliedRecords a = apply_records(g, po, records);
-  EXPECT_EQ(static_cast<size_t>(a.matched_nodes), qnodes.size());
+  EXPECT_EQ(static_cast<size_t>(a.matched_nodes), nodes.size());
   po.layers = a.layers;
   const Plan plan(g, po);
   int checked = 0;
   for (const StepInfo& s : plan.steps()) {
-    if (s.op != "QFusedConv") continue;
+    if (!is_typed(s)) continue;
     auto it = a.layers.find(s.node);
     ASSERT_NE(it, a.layers.end()) << s.node;
-    EXPECT_EQ(s.kernel, it->second.algo) << s.node;
+    // 16-bit steps are labelled "gemm[emulated]": the algorithm, then the compute path.
+    EXPECT_EQ(s.kernel.substr(0, s.kernel.find('[')), it->second.algo) << s.node;
     EXPECT_EQ(s.knobs, knobs_to_string(it->second.knobs)) << s.node;
     ++checked;
   }
-  EXPECT_EQ(static_cast<size_t>(checked), qnodes.size());
+  EXPECT_EQ(static_cast<size_t>(checked), nodes.size());
+}
+
+// int8 models: every QFusedConv gives int8 tasks (one per int8 algorithm) on its s8 weights
+// and per-channel scales.
+TEST_F(TuneRecords, Int8ModelGivesInt8TasksThatTuneAndApply) {
+  ZooOptions zo;
+  zo.width_mult = 0.125;
+  Graph g = build_zoo_model("resnet18-cifar", zo);
+  QuantSpec qs;
+  qs.calib_samples = 2;
+  quantize(g, qs);
+  check_typed_tasks(
+      g, "int8", [](const StepInfo& s) { return s.op == "QFusedConv"; },
+      [](const Task& t) {
+        EXPECT_TRUE(find_qconv_algorithm(t.algo)) << t.key;
+        ASSERT_TRUE(t.qweights && t.w_scale);
+        EXPECT_EQ(static_cast<int64_t>(t.w_scale->size()), t.qproblem.conv.k);
+        EXPECT_EQ(t.problem.key(), t.qproblem.conv.key());
+      });
+}
+
+// fp16 / bf16 models: every 16-bit conv gives one task per 16-bit algorithm (hconv.h) on
+// its 16-bit weights; candidates run the emulated or native path the ISA gives.
+TEST_F(TuneRecords, HalfModelsGiveHalfTasksThatTuneAndApply) {
+  for (const QuantType type : {QuantType::kF16, QuantType::kBF16}) {
+    SCOPED_TRACE(type == QuantType::kF16 ? "fp16" : "bf16");
+    ZooOptions zo;
+    zo.width_mult = 0.125;
+    Graph g = build_zoo_model("resnet18-cifar", zo);
+    QuantSpec qs;
+    qs.type = type;
+    quantize(g, qs);
+    const DType dt = type == QuantType::kF16 ? DType::kF16 : DType::kBF16;
+    check_typed_tasks(
+        g, dtype_name(dt),
+        [](const StepInfo& s) { return s.kernel.find('[') != std::string::npos; },
+        [&](const Task& t) {
+          EXPECT_TRUE(t.half()) << t.key;
+          EXPECT_TRUE(find_hconv_algorithm(t.algo)) << t.key;
+          ASSERT_TRUE(t.hweights && t.bias);
+          EXPECT_EQ(t.hproblem.type, dt);
+          EXPECT_EQ(static_cast<int64_t>(t.hweights->size()),
+                    t.problem.k * (t.problem.c / t.problem.groups) * t.problem.kh * t.problem.kw);
+          EXPECT_EQ(t.problem.key(), t.hproblem.conv.key());
+        });
+  }
 }
 
 }  // namespace

@@ -134,7 +134,7 @@ void add_tune_command(CLI::App& app, Action& run) {
       const PlanOptions po = plan_options_from_args(*engine, &g);
       const std::vector<tune::Task> tasks = tune::extract_tasks(g, po);
       DLAS_CHECK(!tasks.empty(), ErrorKind::kUnsupported, model->model,
-                 ": no conv layer to tune (f32 or int8 convs with constant weights)");
+                 ": no conv layer to tune (f32, int8, fp16 or bf16 convs with constant weights)");
       size_t layers = 0;
       {
         std::set<std::string> seen;

@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "dlas/algo/conv.h"
+#include "dlas/algo/hconv.h"
 #include "dlas/algo/knobs.h"
 #include "dlas/algo/qconv.h"
 #include "dlas/hw/isa.h"
@@ -61,6 +62,13 @@ struct Task {
   std::shared_ptr<const std::vector<float>> w_scale;
   std::shared_ptr<const std::vector<int32_t>> qbias;
   bool int8() const { return dtype == "int8"; }
+  // 16-bit tasks (a Conv / FusedConv on f16 or bf16 values of an fp16 / bf16 model; algo
+  // names an HConvAlgorithm, the f32 twin's name): dtype "f16" or "bf16", the 16-bit
+  // problem (problem == hproblem.conv), the weights' bit patterns; the bias (f32, widened
+  // exactly) is in `bias` above.
+  HConvProblem hproblem;
+  std::shared_ptr<const std::vector<uint16_t>> hweights;
+  bool half() const { return dtype == "f16" || dtype == "bf16"; }
 };
 
 // The task key of one (problem, algorithm) on an ISA and thread count; `density` < 0.95
@@ -72,12 +80,17 @@ std::string layer_key(const ConvProblem& p, double density);
 // The same for an int8 conv: "conv2d|<QConvProblem::key()>[_relu]...|gemm|nchw|int8|avx2|t2".
 std::string qtask_key(const QConvProblem& p, std::string_view algo, Isa isa, int threads);
 std::string qlayer_key(const QConvProblem& p);
+// And for a 16-bit conv: "conv2d|<HConvProblem::key()>[_relu][_res]...|gemm|nchw|f16|avx2|t2".
+std::string htask_key(const HConvProblem& p, std::string_view algo, Isa isa, int threads);
+std::string hlayer_key(const HConvProblem& p);
 
 // The tasks of a model as Plan(graph, options) would compile it: `graph` is the model
 // before passes (optimized here on a copy at options.opt_level); every f32 conv node with
 // constant weights gives one task per algorithm that supports it (sparse algorithms only
 // where density <= max_sparse_density), every int8 QFusedConv with constant weights one
-// per int8 algorithm (qconv.h) that supports it. Order: by layer, in graph order.
+// per int8 algorithm (qconv.h) that supports it, every f16 / bf16 conv node with
+// constant weights one per 16-bit algorithm (hconv.h) that supports it. Order: by layer,
+// in graph order.
 std::vector<Task> extract_tasks(const Graph& graph, const PlanOptions& options,
                                 double max_sparse_density = 0.6);
 

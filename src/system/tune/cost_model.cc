@@ -18,7 +18,7 @@ namespace dlas::tune {
 namespace {
 
 // Problem features, then one column per algorithm, then knob slots.
-constexpr size_t kProblemFeatures = 13;
+constexpr size_t kProblemFeatures = 14;
 constexpr size_t kAlgoSlots = 16;
 constexpr size_t kKnobSlots = 32;
 
@@ -70,12 +70,13 @@ std::vector<float> candidate_features(const Task& t, const Knobs& knobs) {
   f[i++] = static_cast<float>(t.threads);
   f[i++] = lg(p.oh() * p.ow());
   f[i++] = t.int8() ? 1.f : 0.f;  // int8 kernels run ~4x the MACs per cycle
+  f[i++] = t.half() ? 1.f : 0.f;  // 16-bit: half the bytes; emulated or native arithmetic
   for (size_t a = 0; a < kAlgoSlots; ++a) f[kProblemFeatures + a] = 0.f;
   f[kProblemFeatures + algo_slot(t.algo)] = 1.f;
+  // An int8 or 16-bit algorithm's knobs are its own (same algorithm name, other loops).
+  const std::string knob_algo = t.dtype == "f32" ? t.algo : t.dtype + ":" + t.algo;
   for (const auto& [name, v] : knobs)
-    // An int8 algorithm's knobs are its own (same algorithm name, other loops).
-    f[kProblemFeatures + kAlgoSlots + knob_slot(t.int8() ? "int8:" + t.algo : t.algo, name)] =
-        static_cast<float>(v);
+    f[kProblemFeatures + kAlgoSlots + knob_slot(knob_algo, name)] = static_cast<float>(v);
   return f;
 }
 

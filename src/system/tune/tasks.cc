@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "algo/reference/quant_kernels.h"
+#include "dlas/core/dtype.h"
 #include "dlas/core/error.h"
 #include "dlas/hw/thread_pool.h"
 #include "dlas/system/conv_shapes.h"
@@ -71,6 +72,20 @@ std::string qlayer_key(const QConvProblem& p) {
 
 std::string qtask_key(const QConvProblem& p, std::string_view algo, Isa isa, int threads) {
   return str("conv2d|", qlayer_key(p), "|", algo, "|nchw|int8|", isa_name(isa), "|t", threads);
+}
+
+std::string hlayer_key(const HConvProblem& p) {
+  std::string s = p.key();
+  if (p.conv.epilogue.act != Activation::kNone)
+    s += std::string("_") + activation_name(p.conv.epilogue.act);
+  if (p.conv.epilogue.residual) s += "_res";
+  if (!p.conv.has_bias) s += "_nobias";
+  return s;
+}
+
+std::string htask_key(const HConvProblem& p, std::string_view algo, Isa isa, int threads) {
+  return str("conv2d|", hlayer_key(p), "|", algo, "|nchw|", dtype_name(p.type), "|",
+             isa_name(isa), "|t", threads);
 }
 
 namespace {
@@ -142,6 +157,40 @@ void add_qconv_tasks(const Graph& g, const Node& n, Isa isa, int threads, std::v
   }
 }
 
+// The 16-bit tasks of one Conv / FusedConv on f16 / bf16 values (as lower_half_conv
+// compiles it); none when its weights or bias are not constants of the type.
+void add_hconv_tasks(const Graph& g, const Node& n, const ConvProblem& p, DType type, Isa isa,
+                     int threads, std::vector<Task>& tasks, std::map<std::string, size_t>& by_key) {
+  const Tensor* w = g.constant(n.inputs[1]);
+  const Tensor* b = p.has_bias ? g.constant(n.inputs[2]) : nullptr;
+  if (!w || w->dtype() != type || (p.has_bias && !b)) return;
+  const HConvProblem hp{p, type};
+  std::shared_ptr<const std::vector<uint16_t>> wv;
+  std::shared_ptr<const std::vector<float>> bv;
+  for (const HConvAlgorithm* a : hconv_algorithms()) {
+    if (!a->supports(hp)) continue;
+    const std::string key = htask_key(hp, a->name(), isa, threads);
+    if (join_task(tasks, by_key, key, n.name)) continue;
+    if (!wv) {
+      const auto* w16 = static_cast<const uint16_t*>(w->raw());
+      wv = std::make_shared<const std::vector<uint16_t>>(w16, w16 + w->numel());
+      std::vector<float> bf;
+      if (b)
+        for (int64_t i = 0; i < b->numel(); ++i)
+          bf.push_back(static_cast<float>(b->get_as_double(i)));
+      bv = std::make_shared<const std::vector<float>>(std::move(bf));
+    }
+    Task t = new_task(key, hlayer_key(hp), *a, hp, isa, threads, n.name);
+    t.dtype = dtype_name(type);
+    t.problem = p;
+    t.hproblem = hp;
+    t.hweights = wv;
+    t.bias = bv;
+    by_key[key] = tasks.size();
+    tasks.push_back(std::move(t));
+  }
+}
+
 }  // namespace
 
 std::vector<Task> extract_tasks(const Graph& graph, const PlanOptions& options,
@@ -159,7 +208,13 @@ std::vector<Task> extract_tasks(const Graph& graph, const PlanOptions& options,
     }
     if (n.op != "Conv" && n.op != "FusedConv") continue;
     const std::optional<ConvProblem> problem = conv_problem_of(g, n);
-    if (!problem || g.value(n.inputs[0]).dtype != DType::kF32) continue;
+    if (!problem) continue;
+    const DType in_type = g.value(n.inputs[0]).dtype;
+    if (in_type == DType::kF16 || in_type == DType::kBF16) {
+      add_hconv_tasks(g, n, *problem, in_type, isa, threads, tasks, by_key);
+      continue;
+    }
+    if (in_type != DType::kF32) continue;
     const Tensor* w = g.constant(n.inputs[1]);
     const Tensor* b = problem->has_bias ? g.constant(n.inputs[2]) : nullptr;
     if (!w || w->dtype() != DType::kF32 || (problem->has_bias && (!b || b->dtype() != DType::kF32)))
@@ -280,12 +335,14 @@ class ConvMeasurer : public Measurer {
   struct Buffers {
     std::vector<float> in, out, out2;
     std::vector<uint8_t> qin, qout, qres;  // int8 tasks: uniform random bytes
+    std::vector<uint16_t> hin, hout, hres;  // 16-bit tasks: N(0,1) rounded to the type
   };
   // A candidate ready to time: its prepared copies (one, or enough to exceed
   // o_.reuse_bytes), its layer's buffers, and runs per repeat.
   struct Ready {
     std::vector<std::unique_ptr<PreparedConv>> f32;
     std::vector<std::unique_ptr<PreparedQConv>> q8;
+    std::vector<std::unique_ptr<PreparedHConv>> h16;
     Buffers* b = nullptr;
     ThreadPool* pool = nullptr;
     bool residual = false;
@@ -293,11 +350,20 @@ class ConvMeasurer : public Measurer {
     int number = 1;
     void once(void* ws) {
       const size_t i = next;
-      next = next + 1 == std::max(f32.size(), q8.size()) ? 0 : next + 1;
+      next = next + 1 == copies() ? 0 : next + 1;
       if (!f32.empty())
         f32[i]->run(b->in.data(), b->out.data(), residual ? b->out2.data() : nullptr, ws, *pool);
-      else
+      else if (!q8.empty())
         q8[i]->run(b->qin.data(), b->qout.data(), residual ? b->qres.data() : nullptr, ws, *pool);
+      else
+        h16[i]->run(b->hin.data(), b->hout.data(), residual ? b->hres.data() : nullptr, ws, *pool);
+    }
+    size_t copies() const { return std::max({f32.size(), q8.size(), h16.size()}); }
+    size_t workspace_bytes() const {
+      const int t = pool->threads();
+      return !f32.empty() ? f32[0]->workspace_bytes(t)
+             : !q8.empty() ? q8[0]->workspace_bytes(t)
+                           : h16[0]->workspace_bytes(t);
     }
     // Seconds per run over one repeat of `number` runs.
     double repeat(void* ws) {
@@ -323,9 +389,16 @@ class ConvMeasurer : public Measurer {
                                      bias, knobs, task.isa));
         return c.q8.back()->packed_bytes();
       }
+      const float* bias = task.bias && !task.bias->empty() ? task.bias->data() : nullptr;
+      if (task.half()) {
+        const HConvAlgorithm* algo = find_hconv_algorithm(task.algo);
+        DLAS_CHECK(algo, ErrorKind::kInvalidInput, "unknown 16-bit algorithm '", task.algo, "'");
+        c.h16.push_back(
+            algo->prepare(task.hproblem, task.hweights->data(), bias, knobs, task.isa));
+        return c.h16.back()->packed_bytes();
+      }
       const ConvAlgorithm* algo = find_conv_algorithm(task.algo);
       DLAS_CHECK(algo, ErrorKind::kInvalidInput, "unknown algorithm '", task.algo, "'");
-      const float* bias = task.bias && !task.bias->empty() ? task.bias->data() : nullptr;
       c.f32.push_back(algo->prepare(p, task.weights->data(), bias, knobs, task.isa));
       return c.f32.back()->packed_bytes();
     };
@@ -336,8 +409,7 @@ class ConvMeasurer : public Measurer {
                          1, std::max(1, o_.max_copies))
             : 1;
     for (int i = 1; i < copies; ++i) prepare_one();
-    const size_t ws = !c.f32.empty() ? c.f32[0]->workspace_bytes(c.pool->threads())
-                                     : c.q8[0]->workspace_bytes(c.pool->threads());
+    const size_t ws = c.workspace_bytes();
     if (ws > ws_bytes_) {
       ws_ = aligned_bytes(ws);
       ws_bytes_ = ws;
@@ -360,22 +432,33 @@ class ConvMeasurer : public Measurer {
     std::mt19937_64 rng(o_.seed);
     const size_t in_n = static_cast<size_t>(p.n * p.c * p.h * p.w);
     const size_t out_n = static_cast<size_t>(p.n * p.k * p.oh() * p.ow());
-    if (t.int8()) {
-      std::uniform_int_distribution<int> byte(0, 255);
-      b.qin.resize(in_n);
-      for (uint8_t& v : b.qin) v = static_cast<uint8_t>(byte(rng));
-      b.qout.resize(out_n);
-      b.qres.resize(out_n);
-      for (uint8_t& v : b.qres) v = static_cast<uint8_t>(byte(rng));
-      if (buffers_.size() > 64 && !pinned_) buffers_.clear();
-      return buffers_.emplace(t.layer, std::move(b)).first->second;
-    }
+    std::uniform_int_distribution<int> byte(0, 255);
     std::normal_distribution<float> dist(0.f, 1.f);
-    b.in.resize(in_n);
-    for (float& v : b.in) v = dist(rng);
-    b.out.resize(out_n);
-    b.out2.resize(b.out.size());
-    for (float& v : b.out2) v = dist(rng);
+    const bool bf = t.half() && t.hproblem.type == DType::kBF16;
+    auto fill = [&](auto& v, size_t n) {
+      v.resize(n);
+      for (auto& x : v) {
+        if constexpr (sizeof(x) == 1)
+          x = static_cast<uint8_t>(byte(rng));
+        else if constexpr (sizeof(x) == 2)
+          x = bf ? f32_to_bf16(dist(rng)) : f32_to_f16(dist(rng));
+        else
+          x = dist(rng);
+      }
+    };
+    if (t.int8()) {
+      fill(b.qin, in_n);
+      b.qout.resize(out_n);
+      fill(b.qres, out_n);
+    } else if (t.half()) {
+      fill(b.hin, in_n);
+      b.hout.resize(out_n);
+      fill(b.hres, out_n);
+    } else {
+      fill(b.in, in_n);
+      b.out.resize(out_n);
+      fill(b.out2, out_n);
+    }
     if (buffers_.size() > 64 && !pinned_) buffers_.clear();  // bound memory on huge models
     return buffers_.emplace(t.layer, std::move(b)).first->second;
   }
