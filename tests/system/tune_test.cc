@@ -306,6 +306,14 @@ TEST(TuneStop, EarlyStopRuleOnSyntheticCurves) {
   EXPECT_TRUE(should_stop_early(curve({10, 9.995, 9.99, 9.985}), 1e-3));
   EXPECT_FALSE(should_stop_early(curve({10, 9.995, 9.99, 9.985}), 1e-4));
   EXPECT_FALSE(should_stop_early(curve({10, 8, 8, 8}), 0));  // phi 0: off
+  // The tuner's defaults (TuneOptions): a 3-round window, judged from round 4 on.
+  const TuneOptions d;
+  EXPECT_FALSE(should_stop_early(curve({10, 8, 8, 8, 8}), 1e-3, d.stop_window, d.stop_min_rounds));
+  EXPECT_TRUE(
+      should_stop_early(curve({10, 8, 8, 8, 8, 8}), 1e-3, d.stop_window, d.stop_min_rounds));
+  // A jump 3 rounds back still counts: 10% in 3 s.
+  EXPECT_FALSE(
+      should_stop_early(curve({10, 10, 10, 9, 9, 9}), 1e-3, d.stop_window, d.stop_min_rounds));
   // And the tuner stops on it: a landscape with nothing to gain.
   struct Flat : Measurer {
     MeasureResult measure(const Task&, const Knobs&) override {

@@ -155,7 +155,7 @@ class Tuner {
       if (!report_.stop_reason.empty()) break;
       if (o_.latency_goal_s > 0 && report_.curve.back().latency_s <= o_.latency_goal_s)
         report_.stop_reason = "goal";
-      else if (should_stop_early(report_.curve, o_.phi))
+      else if (should_stop_early(report_.curve, o_.phi, o_.stop_window, o_.stop_min_rounds))
         report_.stop_reason = "phi";
     }
     if (o_.confirm_rounds > 0 && report_.trials > 0) {
