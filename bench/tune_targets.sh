@@ -24,7 +24,7 @@
 # With several --seeds, every tune except the long run is repeated once per tuning seed
 # (search and measurement noise differ from run to run by a few %, the size of the
 # targets' margins) and the targets judge the means over seeds; per-seed figures are kept.
-#   bench/tune_targets.sh [--budget 120s] [--long 600s] [--equal-trials 1000] [--cap 1200s] [--phi 0.001]
+#   bench/tune_targets.sh [--budget 120s] [--long 600s] [--equal-trials 1000] [--cap 1200s] [--phi 0.0005]
 #                         [--threads 2] [--seeds "1 2 3"] [--repeat 50] [--rounds 3]
 #                         [--models "resnet18-cifar ..."] [--parts abc] [--out DIR]
 # The full run takes about 4 x BUDGET + LONG + 2 x EQUAL_TRIALS trials + 2 x CAP (at most)
@@ -36,7 +36,7 @@ BUDGET=120s
 LONG=600s
 EQUAL_TRIALS=1000
 CAP=1200s
-PHI=0.001
+PHI=0.0005
 THREADS=2
 SEEDS=1
 REPEAT=50

@@ -29,7 +29,7 @@ struct TuneArgs {
   std::string out;
   std::string choices;
   std::string cost_model = "xgboost";
-  double phi = 1e-3;
+  double phi = 5e-4;
   double goal_ms = 0;
   double timeout_s = 1.0;
   uint64_t tune_seed = 0;
@@ -81,7 +81,7 @@ void add_tune_command(CLI::App& app, Action& run) {
   cmd->add_option("--phi", a->phi,
                   "early stop when the model's latency improves by less than this fraction "
                   "per tuning second (0: off)")
-      ->default_val(1e-3)
+      ->default_val(5e-4)
       ->check(CLI::Range(0.0, 1.0));
   cmd->add_option("--goal-ms", a->goal_ms, "stop once the model runs this fast (0: off)")
       ->default_val(0)

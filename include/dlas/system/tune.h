@@ -262,7 +262,7 @@ struct TuneOptions {
   int patience = 24;
   int64_t budget_trials = 0;  // 0: unlimited
   double budget_seconds = 0;  // 0: unlimited
-  double phi = 1e-3;          // early stop: relative improvement per second (0: off)
+  double phi = 5e-4;          // early stop: relative improvement per second (0: off)
   // should_stop_early's window and minimum rounds. Each re-timing is noisy (a few %) and
   // gains come in jumps (a layer switching algorithm), so judging after 2 rounds of a
   // 2-round window stopped runs that had not yet found anything (vgg16-cifar, 2 threads:
