@@ -2,8 +2,8 @@
 // trial budget (a few seconds): files, JSON, the records applied, bad input exits 2.
 #include <gtest/gtest.h>
 
-#include <tuple>
 #include <sys/wait.h>
+#include <tuple>
 
 #include <cstdio>
 #include <filesystem>
@@ -125,8 +125,7 @@ TEST_F(TuneCli, SequentialModeAndQuantizedModels) {
     const size_t at = r.err.find("records: ");
     ASSERT_NE(at, std::string::npos) << r.err;
     int matched = -1, convs = -2;
-    ASSERT_EQ(std::sscanf(r.err.c_str() + at, "records: %d of %d conv layers", &matched, &convs),
-              2)
+    ASSERT_EQ(std::sscanf(r.err.c_str() + at, "records: %d of %d conv layers", &matched, &convs), 2)
         << r.err;
     EXPECT_EQ(matched, convs);
     EXPECT_GT(convs, 10);

@@ -39,8 +39,8 @@ Task synthetic_task(const std::string& name, int knobs, int weight = 1) {
   t.isa = Isa::kScalar;
   t.threads = 1;
   for (int i = 0; i < knobs; ++i)
-    t.space.knobs.push_back({std::string("k").append(std::to_string(i)), {1, 2, 4, 8, 16, 32},
-                             "synthetic"});
+    t.space.knobs.push_back(
+        {std::string("k").append(std::to_string(i)), {1, 2, 4, 8, 16, 32}, "synthetic"});
   t.defaults = t.space.point(0);
   t.nodes = {name};
   t.weight = weight;

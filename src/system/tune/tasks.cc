@@ -84,8 +84,8 @@ std::string hlayer_key(const HConvProblem& p) {
 }
 
 std::string htask_key(const HConvProblem& p, std::string_view algo, Isa isa, int threads) {
-  return str("conv2d|", hlayer_key(p), "|", algo, "|nchw|", dtype_name(p.type), "|",
-             isa_name(isa), "|t", threads);
+  return str("conv2d|", hlayer_key(p), "|", algo, "|nchw|", dtype_name(p.type), "|", isa_name(isa),
+             "|t", threads);
 }
 
 namespace {
@@ -334,7 +334,7 @@ class ConvMeasurer : public Measurer {
  private:
   struct Buffers {
     std::vector<float> in, out, out2;
-    std::vector<uint8_t> qin, qout, qres;  // int8 tasks: uniform random bytes
+    std::vector<uint8_t> qin, qout, qres;   // int8 tasks: uniform random bytes
     std::vector<uint16_t> hin, hout, hres;  // 16-bit tasks: N(0,1) rounded to the type
   };
   // A candidate ready to time: its prepared copies (one, or enough to exceed
@@ -361,7 +361,7 @@ class ConvMeasurer : public Measurer {
     size_t copies() const { return std::max({f32.size(), q8.size(), h16.size()}); }
     size_t workspace_bytes() const {
       const int t = pool->threads();
-      return !f32.empty() ? f32[0]->workspace_bytes(t)
+      return !f32.empty()  ? f32[0]->workspace_bytes(t)
              : !q8.empty() ? q8[0]->workspace_bytes(t)
                            : h16[0]->workspace_bytes(t);
     }
@@ -393,8 +393,7 @@ class ConvMeasurer : public Measurer {
       if (task.half()) {
         const HConvAlgorithm* algo = find_hconv_algorithm(task.algo);
         DLAS_CHECK(algo, ErrorKind::kInvalidInput, "unknown 16-bit algorithm '", task.algo, "'");
-        c.h16.push_back(
-            algo->prepare(task.hproblem, task.hweights->data(), bias, knobs, task.isa));
+        c.h16.push_back(algo->prepare(task.hproblem, task.hweights->data(), bias, knobs, task.isa));
         return c.h16.back()->packed_bytes();
       }
       const ConvAlgorithm* algo = find_conv_algorithm(task.algo);
