@@ -101,20 +101,30 @@ bool join_task(std::vector<Task>& tasks, const std::map<std::string, size_t>& by
   return true;
 }
 
-// A task's fields common to f32 and int8 algorithms (Algo: ConvAlgorithm or QConvAlgorithm).
-template <class Algo, class Problem>
-Task new_task(const std::string& key, std::string layer, const Algo& a, const Problem& p, Isa isa,
-              int threads, const std::string& node) {
-  Task t;
-  t.key = key;
-  t.layer = std::move(layer);
-  t.algo = std::string(a.name());
-  t.isa = isa;
-  t.threads = threads;
-  t.space = a.knob_space(p, isa);
-  t.defaults = a.default_knobs(p, isa);
-  t.nodes = {node};
-  return t;
+// The tasks of one conv node: one per algorithm of `algos` (ConvAlgorithm, QConvAlgorithm
+// or HConvAlgorithm) that supports `p`, keyed by key_of(name); a known key gains the node,
+// a new task gets the fields common to every type here and its own from fill(task).
+template <class Algo, class Problem, class KeyOf, class Fill>
+void add_tasks(const std::vector<const Algo*>& algos, const Problem& p, const std::string& layer,
+               Isa isa, int threads, const std::string& node, KeyOf key_of, Fill fill,
+               std::vector<Task>& tasks, std::map<std::string, size_t>& by_key) {
+  for (const Algo* a : algos) {
+    if (!a->supports(p)) continue;
+    const std::string key = key_of(a->name());
+    if (join_task(tasks, by_key, key, node)) continue;
+    Task t;
+    t.key = key;
+    t.layer = layer;
+    t.algo = std::string(a->name());
+    t.isa = isa;
+    t.threads = threads;
+    t.space = a->knob_space(p, isa);
+    t.defaults = a->default_knobs(p, isa);
+    t.nodes = {node};
+    fill(t);
+    by_key[key] = tasks.size();
+    tasks.push_back(std::move(t));
+  }
 }
 
 // The int8 tasks of one QFusedConv (as lower_qconv compiles it); none when its weights or
@@ -129,32 +139,29 @@ void add_qconv_tasks(const Graph& g, const Node& n, Isa isa, int threads, std::v
   const QConvProblem p = reference::qfused_conv_problem(
       n, g.value(n.inputs[0]).shape, w->shape(), g.value(n.inputs[0]).dtype, has_bias,
       has_res ? g.value(n.inputs[3]).dtype : DType::kU8, has_res);
-  std::shared_ptr<const std::vector<int8_t>> wv;
+  std::shared_ptr<const std::vector<int8_t>> wv;  // copied once, by the first new task
   std::shared_ptr<const std::vector<float>> sv;
   std::shared_ptr<const std::vector<int32_t>> bv;
-  for (const QConvAlgorithm* a : qconv_algorithms()) {
-    if (!a->supports(p)) continue;
-    const std::string key = qtask_key(p, a->name(), isa, threads);
-    if (join_task(tasks, by_key, key, n.name)) continue;
-    if (!wv) {
-      wv = std::make_shared<const std::vector<int8_t>>(w->data<int8_t>(),
-                                                       w->data<int8_t>() + w->numel());
-      sv = std::make_shared<const std::vector<float>>(reference::qfused_conv_w_scales(n, p.conv.k));
-      bv = std::make_shared<const std::vector<int32_t>>();
-      if (b)
-        bv = std::make_shared<const std::vector<int32_t>>(b->data<int32_t>(),
-                                                          b->data<int32_t>() + b->numel());
-    }
-    Task t = new_task(key, qlayer_key(p), *a, p, isa, threads, n.name);
-    t.dtype = "int8";
-    t.problem = p.conv;
-    t.qproblem = p;
-    t.qweights = wv;
-    t.w_scale = sv;
-    t.qbias = bv;
-    by_key[key] = tasks.size();
-    tasks.push_back(std::move(t));
-  }
+  add_tasks(
+      qconv_algorithms(), p, qlayer_key(p), isa, threads, n.name,
+      [&](std::string_view algo) { return qtask_key(p, algo, isa, threads); },
+      [&](Task& t) {
+        if (!wv) {
+          const auto* w8 = w->data<int8_t>();
+          wv = std::make_shared<const std::vector<int8_t>>(w8, w8 + w->numel());
+          sv = std::make_shared<const std::vector<float>>(
+              reference::qfused_conv_w_scales(n, p.conv.k));
+          const auto* b32 = b ? b->data<int32_t>() : nullptr;
+          bv = std::make_shared<const std::vector<int32_t>>(b32, b32 ? b32 + b->numel() : b32);
+        }
+        t.dtype = "int8";
+        t.problem = p.conv;
+        t.qproblem = p;
+        t.qweights = wv;
+        t.w_scale = sv;
+        t.qbias = bv;
+      },
+      tasks, by_key);
 }
 
 // The 16-bit tasks of one Conv / FusedConv on f16 / bf16 values (as lower_half_conv
@@ -165,30 +172,58 @@ void add_hconv_tasks(const Graph& g, const Node& n, const ConvProblem& p, DType 
   const Tensor* b = p.has_bias ? g.constant(n.inputs[2]) : nullptr;
   if (!w || w->dtype() != type || (p.has_bias && !b)) return;
   const HConvProblem hp{p, type};
-  std::shared_ptr<const std::vector<uint16_t>> wv;
+  std::shared_ptr<const std::vector<uint16_t>> wv;  // copied once, by the first new task
   std::shared_ptr<const std::vector<float>> bv;
-  for (const HConvAlgorithm* a : hconv_algorithms()) {
-    if (!a->supports(hp)) continue;
-    const std::string key = htask_key(hp, a->name(), isa, threads);
-    if (join_task(tasks, by_key, key, n.name)) continue;
-    if (!wv) {
-      const auto* w16 = static_cast<const uint16_t*>(w->raw());
-      wv = std::make_shared<const std::vector<uint16_t>>(w16, w16 + w->numel());
-      std::vector<float> bf;
-      if (b)
-        for (int64_t i = 0; i < b->numel(); ++i)
-          bf.push_back(static_cast<float>(b->get_as_double(i)));
-      bv = std::make_shared<const std::vector<float>>(std::move(bf));
-    }
-    Task t = new_task(key, hlayer_key(hp), *a, hp, isa, threads, n.name);
-    t.dtype = dtype_name(type);
-    t.problem = p;
-    t.hproblem = hp;
-    t.hweights = wv;
-    t.bias = bv;
-    by_key[key] = tasks.size();
-    tasks.push_back(std::move(t));
-  }
+  add_tasks(
+      hconv_algorithms(), hp, hlayer_key(hp), isa, threads, n.name,
+      [&](std::string_view algo) { return htask_key(hp, algo, isa, threads); },
+      [&](Task& t) {
+        if (!wv) {
+          const auto* w16 = static_cast<const uint16_t*>(w->raw());
+          wv = std::make_shared<const std::vector<uint16_t>>(w16, w16 + w->numel());
+          std::vector<float> bf;  // f32, widened exactly
+          for (int64_t i = 0; b && i < b->numel(); ++i)
+            bf.push_back(static_cast<float>(b->get_as_double(i)));
+          bv = std::make_shared<const std::vector<float>>(std::move(bf));
+        }
+        t.dtype = dtype_name(type);
+        t.problem = p;
+        t.hproblem = hp;
+        t.hweights = wv;
+        t.bias = bv;
+      },
+      tasks, by_key);
+}
+
+// The f32 tasks of one Conv / FusedConv (sparse algorithms too when its density is at most
+// max_sparse_density); none when its weights or bias are not f32 constants.
+void add_conv_tasks(const Graph& g, const Node& n, const ConvProblem& p, Isa isa, int threads,
+                    double max_sparse_density, std::vector<Task>& tasks,
+                    std::map<std::string, size_t>& by_key) {
+  const Tensor* w = g.constant(n.inputs[1]);
+  const Tensor* b = p.has_bias ? g.constant(n.inputs[2]) : nullptr;
+  if (!w || w->dtype() != DType::kF32 || (p.has_bias && (!b || b->dtype() != DType::kF32))) return;
+  const double density = density_of(w->data<float>(), w->numel());
+  std::vector<const ConvAlgorithm*> algos = conv_algorithms();
+  if (density <= max_sparse_density)
+    for (const ConvAlgorithm* a : sparse_conv_algorithms()) algos.push_back(a);
+  std::shared_ptr<const std::vector<float>> wv, bv;  // copied once, by the first new task
+  add_tasks(
+      algos, p, layer_key(p, density), isa, threads, n.name,
+      [&](std::string_view algo) { return task_key(p, algo, isa, threads, density); },
+      [&](Task& t) {
+        if (!wv) {
+          const float* w32 = w->data<float>();
+          wv = std::make_shared<const std::vector<float>>(w32, w32 + w->numel());
+          const float* b32 = b ? b->data<float>() : nullptr;
+          bv = std::make_shared<const std::vector<float>>(b32, b32 ? b32 + b->numel() : b32);
+        }
+        t.problem = p;
+        t.density = density;
+        t.weights = wv;
+        t.bias = bv;
+      },
+      tasks, by_key);
 }
 
 }  // namespace
@@ -210,41 +245,10 @@ std::vector<Task> extract_tasks(const Graph& graph, const PlanOptions& options,
     const std::optional<ConvProblem> problem = conv_problem_of(g, n);
     if (!problem) continue;
     const DType in_type = g.value(n.inputs[0]).dtype;
-    if (in_type == DType::kF16 || in_type == DType::kBF16) {
+    if (in_type == DType::kF16 || in_type == DType::kBF16)
       add_hconv_tasks(g, n, *problem, in_type, isa, threads, tasks, by_key);
-      continue;
-    }
-    if (in_type != DType::kF32) continue;
-    const Tensor* w = g.constant(n.inputs[1]);
-    const Tensor* b = problem->has_bias ? g.constant(n.inputs[2]) : nullptr;
-    if (!w || w->dtype() != DType::kF32 || (problem->has_bias && (!b || b->dtype() != DType::kF32)))
-      continue;
-    const ConvProblem& p = *problem;
-    const double density = density_of(w->data<float>(), w->numel());
-    std::shared_ptr<const std::vector<float>> wv, bv;
-    std::vector<const ConvAlgorithm*> algos = conv_algorithms();
-    if (density <= max_sparse_density)
-      for (const ConvAlgorithm* a : sparse_conv_algorithms()) algos.push_back(a);
-    for (const ConvAlgorithm* a : algos) {
-      if (!a->supports(p)) continue;
-      const std::string key = task_key(p, a->name(), isa, threads, density);
-      if (join_task(tasks, by_key, key, n.name)) continue;
-      if (!wv) {
-        wv = std::make_shared<const std::vector<float>>(w->data<float>(),
-                                                        w->data<float>() + w->numel());
-        bv = std::make_shared<const std::vector<float>>();
-        if (b)
-          bv = std::make_shared<const std::vector<float>>(b->data<float>(),
-                                                          b->data<float>() + b->numel());
-      }
-      Task t = new_task(key, layer_key(p, density), *a, p, isa, threads, n.name);
-      t.problem = p;
-      t.density = density;
-      t.weights = wv;
-      t.bias = bv;
-      by_key[key] = tasks.size();
-      tasks.push_back(std::move(t));
-    }
+    else if (in_type == DType::kF32)
+      add_conv_tasks(g, n, *problem, isa, threads, max_sparse_density, tasks, by_key);
   }
   return tasks;
 }
