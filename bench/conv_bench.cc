@@ -89,7 +89,7 @@ void run_conv(benchmark::State& state, const dlas::ConvAlgorithm* algo, dlas::Co
   std::unique_ptr<dlas::PreparedConv> prepared;
   try {
     prepared =
-        algo->prepare(p, weights.get(), nullptr, override_knobs(algo->default_knobs(p, isa)), isa);
+        algo->prepare(p, dlas::ConvWeights::f32(weights.get(), nullptr), override_knobs(algo->default_knobs(p, isa)), isa);
   } catch (const dlas::Error& e) {
     state.SkipWithError(e.what());
     return;

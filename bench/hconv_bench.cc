@@ -71,8 +71,8 @@ struct Runner {
 // Holds every buffer a runner touches.
 struct Case {
   Buffer in, out, ws;
-  std::unique_ptr<dlas::PreparedConv> f32;
-  std::unique_ptr<dlas::PreparedHConv> half;
+  std::unique_ptr<dlas::PreparedConv> conv;
+  bool half = false;
 };
 
 // Prepares algorithm `name` for `type` (kF32 or 16-bit) on `p`; nullptr when unsupported.
@@ -80,33 +80,31 @@ std::unique_ptr<Case> make_case(dlas::DType type, std::string_view name, const d
                                 int threads) {
   const dlas::Isa isa = dlas::active_isa();
   auto c = std::make_unique<Case>();
-  const size_t nin = static_cast<size_t>(p.n * p.c * p.h * p.w);
-  const size_t nout = static_cast<size_t>(p.n * p.k * p.oh() * p.ow());
+  const size_t nin = static_cast<size_t>(p.input_count());
+  const size_t nout = static_cast<size_t>(p.output_count());
   const std::vector<float> x = random_floats(nin, 1), w = random_floats(p.weight_count(), 2);
+  dlas::ConvProblem tp = p;
+  if (type != dlas::DType::kF32) tp.set_half(type);
+  const dlas::ConvAlgorithm* a = dlas::find_conv_algorithm(name);
+  if (!a || !a->supports(tp)) return nullptr;
   try {
-    if (type == dlas::DType::kF32) {
-      const dlas::ConvAlgorithm* a = dlas::find_conv_algorithm(name);
-      if (!a || !a->supports(p)) return nullptr;
-      c->f32 = a->prepare(p, w.data(), nullptr, a->default_knobs(p, isa), isa);
-      c->in = make_buffer(nin * 4);
+    c->half = type != dlas::DType::kF32;
+    const size_t esize = c->half ? 2 : 4;
+    c->in = make_buffer(nin * esize);
+    c->out = make_buffer(nout * esize);
+    if (!c->half) {
+      c->conv = a->prepare(tp, dlas::ConvWeights::f32(w.data()), a->default_knobs(tp, isa), isa);
       std::copy(x.begin(), x.end(), reinterpret_cast<float*>(c->in.get()));
-      c->out = make_buffer(nout * 4);
-      c->ws = make_buffer(c->f32->workspace_bytes(threads));
     } else {
-      const dlas::HConvAlgorithm* a = dlas::find_hconv_algorithm(name);
-      const dlas::HConvProblem hp{p, type};
-      if (!a || !a->supports(hp)) return nullptr;
       auto cvt = [&](float f) {
         return type == dlas::DType::kF16 ? dlas::f32_to_f16(f) : dlas::f32_to_bf16(f);
       };
       std::vector<uint16_t> wh(w.size());
       for (size_t i = 0; i < w.size(); ++i) wh[i] = cvt(w[i]);
-      c->half = a->prepare(hp, wh.data(), nullptr, a->default_knobs(hp, isa), isa);
-      c->in = make_buffer(nin * 2);
+      c->conv = a->prepare(tp, dlas::ConvWeights::half(wh.data()), a->default_knobs(tp, isa), isa);
       for (size_t i = 0; i < nin; ++i) reinterpret_cast<uint16_t*>(c->in.get())[i] = cvt(x[i]);
-      c->out = make_buffer(nout * 2);
-      c->ws = make_buffer(c->half->workspace_bytes(threads));
     }
+    c->ws = make_buffer(c->conv->workspace_bytes(threads));
   } catch (const dlas::Error&) {
     return nullptr;
   }
@@ -114,12 +112,7 @@ std::unique_ptr<Case> make_case(dlas::DType type, std::string_view name, const d
 }
 
 void run_once(Case& c, dlas::ThreadPool& pool) {
-  if (c.f32)
-    c.f32->run(reinterpret_cast<const float*>(c.in.get()), reinterpret_cast<float*>(c.out.get()),
-               nullptr, c.ws.get(), pool);
-  else
-    c.half->run(reinterpret_cast<const uint16_t*>(c.in.get()),
-                reinterpret_cast<uint16_t*>(c.out.get()), nullptr, c.ws.get(), pool);
+  c.conv->run(c.in.get(), c.out.get(), nullptr, c.ws.get(), pool);
 }
 
 void bench_case(benchmark::State& state, dlas::DType type, std::string name, dlas::ConvProblem p,
@@ -144,7 +137,7 @@ void bench_case(benchmark::State& state, dlas::DType type, std::string name, dla
   if (peak_gflops > 0 && seconds > 0)
     state.counters["peak_pct"] =
         100.0 * flops * static_cast<double>(state.iterations()) / seconds / (peak_gflops * 1e9);
-  if (c->half) state.SetLabel(dlas::half_compute_name(c->half->compute()));
+  if (c->half) state.SetLabel(dlas::conv_compute_name(c->conv->compute()));
 }
 
 std::string read_file(const std::filesystem::path& path) {
@@ -217,7 +210,7 @@ int summary(const std::filesystem::path& dir, int threads, const std::vector<std
         if (times[i][3] < best[t]) {
           best[t] = times[i][3];
           if (cases[i].second->half)
-            best_path[t] = dlas::half_compute_name(cases[i].second->half->compute());
+            best_path[t] = dlas::conv_compute_name(cases[i].second->conv->compute());
         }
       }
       for (int t = 0; t < 3; ++t) total[t] += best[t] * static_cast<double>(s.count);
@@ -252,11 +245,9 @@ int main(int argc, char** argv) {
     for (const std::string& a : algo_names())
       for (dlas::DType t : kTypes)
         for (const dlas::ConvShape& s : shapes) {
-          const bool ok = t == dlas::DType::kF32
-                              ? dlas::find_conv_algorithm(a)->supports(s.problem)
-                              : dlas::find_hconv_algorithm(a) &&
-                                    dlas::find_hconv_algorithm(a)->supports({s.problem, t});
-          if (!ok) continue;
+          dlas::ConvProblem tp = s.problem;
+          if (t != dlas::DType::kF32) tp.set_half(t);
+          if (!dlas::find_conv_algorithm(a)->supports(tp)) continue;
           const std::string name =
               std::string(dlas::dtype_name(t)) + "/" + a + "/" + model + "/" + s.problem.key();
           benchmark::RegisterBenchmark(name.c_str(), bench_case, t, a, s.problem, threads)

@@ -1,6 +1,6 @@
 // int8 conv microbenchmarks against the fp32 best in the same run: on the layer shapes of
 // resnet18-cifar, vgg16-cifar and resnet50 (bench/shapes/<model>.txt), every int8
-// algorithm of qconv_algorithms() that supports the shape (`direct`, `spatial-pack`, `gemm`,
+// int8 algorithm of conv_algorithms() that supports the shape (`direct`, `spatial-pack`, `gemm`,
 // `depthwise`) and the fp32 `gemm` and `winograd`, each prepared once with its
 // default knobs on active_isa(). Benchmarks are registered shape by shape, int8 and fp32
 // side by side (interleaved in time), named <dtype>/<algo>/<model>/<key>.
@@ -116,16 +116,14 @@ void timed(benchmark::State& state, double flops, double peak_gflops, const Key&
   }
 }
 
-void run_qconv(benchmark::State& state, const dlas::QConvAlgorithm* algo, dlas::ConvProblem c,
+void run_qconv(benchmark::State& state, const dlas::ConvAlgorithm* algo, dlas::ConvProblem c,
                int threads, Key key) {
   const dlas::Isa isa = dlas::active_isa();
   dlas::ThreadPool pool(threads);
-  dlas::QConvProblem p;
-  p.conv = c;
-  p.conv.has_bias = true;
-  p.conv.epilogue.act = dlas::Activation::kRelu;
-  p.x = {0.02f, 0, dlas::DType::kU8};
-  p.y = {0.05f, 0, dlas::DType::kU8};
+  dlas::ConvProblem p = c;
+  p.has_bias = true;
+  p.epilogue.act = dlas::Activation::kRelu;
+  p.set_int8({0.02f, 0, dlas::DType::kU8}, {0.05f, 0, dlas::DType::kU8});
   std::mt19937 rng(1);
   const size_t nx = static_cast<size_t>(c.n * c.c * c.h * c.w);
   const size_t ny = static_cast<size_t>(c.n * c.k * c.oh() * c.ow());
@@ -135,9 +133,10 @@ void run_qconv(benchmark::State& state, const dlas::QConvAlgorithm* algo, dlas::
   for (auto& v : w) v = static_cast<int8_t>(rng());
   std::vector<float> ws(static_cast<size_t>(c.k), 0.001f);
   std::vector<int32_t> bias(static_cast<size_t>(c.k), 0);
-  std::unique_ptr<dlas::PreparedQConv> prepared;
+  std::unique_ptr<dlas::PreparedConv> prepared;
   try {
-    prepared = algo->prepare(p, w.data(), ws.data(), bias.data(), algo->default_knobs(p, isa), isa);
+    prepared = algo->prepare(p, dlas::ConvWeights::int8(w.data(), ws.data(), bias.data()),
+                             algo->default_knobs(p, isa), isa);
   } catch (const dlas::Error& e) {
     state.SkipWithError(e.what());
     return;
@@ -162,7 +161,7 @@ void run_f32(benchmark::State& state, const dlas::ConvAlgorithm* algo, dlas::Con
   for (auto& v : w) v = dist(rng);
   std::unique_ptr<dlas::PreparedConv> prepared;
   try {
-    prepared = algo->prepare(c, w.data(), b.data(), algo->default_knobs(c, isa), isa);
+    prepared = algo->prepare(c, dlas::ConvWeights::f32(w.data(), b.data()), algo->default_knobs(c, isa), isa);
   } catch (const dlas::Error& e) {
     state.SkipWithError(e.what());
     return;
@@ -205,9 +204,9 @@ void register_benchmarks(const std::filesystem::path& dir, int threads) {
     for (const dlas::ConvShape& s : shapes) {
       const Key key{model, s.problem.key()};
       results()[key].count = s.count;
-      dlas::QConvProblem qp;
-      qp.conv = s.problem;
-      for (const dlas::QConvAlgorithm* algo : dlas::qconv_algorithms()) {
+      dlas::ConvProblem qp = s.problem;
+      qp.set_int8({}, {});
+      for (const dlas::ConvAlgorithm* algo : dlas::conv_algorithms()) {
         if (!algo->supports(qp)) continue;
         benchmark::RegisterBenchmark(
             ("int8/" + std::string(algo->name()) + "/" + model + "/" + key.shape).c_str(),

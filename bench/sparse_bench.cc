@@ -97,7 +97,7 @@ struct Prepared {
   Buffer ws;
   Prepared(const dlas::ConvAlgorithm& a, const Layer& l, int threads) {
     const dlas::Isa isa = dlas::active_isa();
-    conv = a.prepare(l.p, l.w.get(), nullptr, a.default_knobs(l.p, isa), isa);
+    conv = a.prepare(l.p, dlas::ConvWeights::f32(l.w.get(), nullptr), a.default_knobs(l.p, isa), isa);
     ws = make_buffer(conv->workspace_bytes(threads));
   }
   void run(const Layer& l, dlas::ThreadPool& pool) const {
@@ -144,7 +144,7 @@ void run_ab(benchmark::State& state, const dlas::ConvAlgorithm* sparse, dlas::Co
   double t[3] = {0, 0, 0};  // gemm, auto, sparse seconds
   try {
     const Prepared gemm(*dlas::find_conv_algorithm("gemm"), l, threads);
-    const Prepared best(dlas::auto_conv_algorithm(p), l, threads);
+    const Prepared best(dlas::auto_conv_algorithm(p, dlas::active_isa()), l, threads);
     const Prepared sp(*sparse, l, threads);
     const Prepared* order[3] = {&gemm, &best, &sp};
     for (auto _ : state) {

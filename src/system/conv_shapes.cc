@@ -3,6 +3,7 @@
 #include <charconv>
 #include <map>
 
+#include "algo/reference/quant_kernels.h"
 #include "dlas/core/error.h"
 #include "dlas/model/zoo.h"
 
@@ -30,8 +31,71 @@ std::optional<ConvProblem> conv_problem_of(const Graph& g, const Node& n) {
   const auto params = n.attr_floats("activation_params", {});
   if (params.size() == 2) p.epilogue.p0 = params[0], p.epilogue.p1 = params[1];
   p.epilogue.residual = n.inputs.size() > 3 && !n.inputs[3].empty();
+  if (x.dtype == DType::kF16 || x.dtype == DType::kBF16) p.set_half(x.dtype);
   p.validate();
   return p;
+}
+
+ConvWeights ConvNode::weights() const {
+  switch (problem.types()) {
+    case ConvTypes::kInt8:
+      return ConvWeights::int8(w->data<int8_t>(), w_scale.data(),
+                               b ? b->data<int32_t>() : nullptr);
+    case ConvTypes::kHalf:
+      return ConvWeights::half(static_cast<const uint16_t*>(w->raw()),
+                               b ? bias_f32.data() : nullptr);
+    case ConvTypes::kF32:
+      break;
+  }
+  return ConvWeights::f32(w->data<float>(), b ? b->data<float>() : nullptr);
+}
+
+double ConvNode::density() const {
+  if (problem.types() != ConvTypes::kF32 || w->numel() == 0) return 1.0;
+  const float* v = w->data<float>();
+  int64_t nonzero = 0;
+  for (int64_t i = 0; i < w->numel(); ++i) nonzero += v[i] != 0.f;
+  return static_cast<double>(nonzero) / static_cast<double>(w->numel());
+}
+
+namespace {
+
+// A QFusedConv (int8, made by fuse_quantized_conv) with s8 weights and an s32 bias.
+std::optional<ConvNode> int8_conv_node(const Graph& g, const Node& n) {
+  ConvNode c;
+  c.w = g.constant(n.inputs[1]);
+  const bool has_bias = n.inputs.size() > 2 && !n.inputs[2].empty();
+  const bool has_res = n.inputs.size() > 3 && !n.inputs[3].empty();
+  c.b = has_bias ? g.constant(n.inputs[2]) : nullptr;
+  if (!c.w || c.w->dtype() != DType::kS8 || (has_bias && (!c.b || c.b->dtype() != DType::kS32)))
+    return std::nullopt;
+  c.problem = reference::qfused_conv_problem(
+      n, g.value(n.inputs[0]).shape, c.w->shape(), g.value(n.inputs[0]).dtype, has_bias,
+      has_res ? g.value(n.inputs[3]).dtype : DType::kU8, has_res);
+  c.w_scale = reference::qfused_conv_w_scales(n, c.problem.k);
+  return c;
+}
+
+}  // namespace
+
+std::optional<ConvNode> conv_node_of(const Graph& g, const Node& n) {
+  if (n.op == "QFusedConv") return int8_conv_node(g, n);
+  std::optional<ConvProblem> p = conv_problem_of(g, n);
+  if (!p) return std::nullopt;
+  ConvNode c;
+  c.problem = *p;
+  c.w = g.constant(n.inputs[1]);
+  c.b = p->has_bias ? g.constant(n.inputs[2]) : nullptr;
+  const DType x = g.value(n.inputs[0]).dtype;
+  if (x != DType::kF32 && !p->is_half()) return std::nullopt;
+  if (c.w->dtype() != x || (p->has_bias && !c.b)) return std::nullopt;
+  if (p->is_half()) {
+    for (int64_t i = 0; c.b && i < c.b->numel(); ++i)
+      c.bias_f32.push_back(static_cast<float>(c.b->get_as_double(i)));
+  } else if (c.b && c.b->dtype() != DType::kF32) {
+    return std::nullopt;
+  }
+  return c;
 }
 
 std::vector<ConvLayer> conv_layers(const Graph& g) {

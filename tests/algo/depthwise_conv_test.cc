@@ -3,7 +3,7 @@
 // (AVX-512) kernel logic through its test-only AVX2 instantiation.
 #include <gtest/gtest.h>
 
-#include "algo/conv/depthwise_conv.h"
+#include "algo/conv/depthwise_f32.h"
 #include "algo/conv_tester.h"
 #include "dlas/core/error.h"
 
@@ -64,7 +64,7 @@ std::vector<ConvProblem> problems() {
 TEST(DepthwiseConv, ListedAndChosenByAuto) {
   ASSERT_NE(find_conv_algorithm("depthwise"), nullptr);
   const ConvProblem p = dw(1, 16, 1, 8, 8, 3, 3, 1, 1);
-  EXPECT_EQ(auto_conv_algorithm(p).name(), "depthwise");
+  EXPECT_EQ(auto_conv_algorithm(p, active_isa()).name(), "depthwise");
   ConvProblem g = p;
   g.groups = 4;
   EXPECT_FALSE(algo().supports(g));
@@ -141,9 +141,9 @@ class WithKernels final : public ConvAlgorithm {
   Knobs default_knobs(const ConvProblem& p, Isa isa) const override {
     return algo().default_knobs(p, isa);
   }
-  std::unique_ptr<PreparedConv> prepare(const ConvProblem& p, const float* w, const float* b,
-                                        const Knobs& knobs, Isa isa) const override {
-    return prepare_depthwise(p, w, b, knobs, isa, k_);
+  std::unique_ptr<PreparedConv> prepare(const ConvProblem& p, const ConvWeights& w, const Knobs& knobs,
+                                        Isa isa) const override {
+    return prepare_depthwise(p, w.f32_data(), w.bias, knobs, isa, k_);
   }
 
  private:
@@ -170,7 +170,7 @@ TEST(DepthwiseConv, RejectsBadKnobsAndProblems) {
   Knobs k = algo().default_knobs(p, Isa::kScalar);
   k["rows"] = 3;
   try {
-    algo().prepare(p, w.data(), nullptr, k, Isa::kScalar);
+    algo().prepare(p, ConvWeights::f32(w.data(), nullptr), k, Isa::kScalar);
     ADD_FAILURE() << "rows=3 accepted";
   } catch (const Error& e) {
     EXPECT_EQ(e.kind(), ErrorKind::kInvalidInput);
@@ -179,7 +179,7 @@ TEST(DepthwiseConv, RejectsBadKnobsAndProblems) {
   ConvProblem g = p;
   g.groups = 2;
   try {
-    algo().prepare(g, w.data(), nullptr, algo().default_knobs(g, Isa::kScalar), Isa::kScalar);
+    algo().prepare(g, ConvWeights::f32(w.data(), nullptr), algo().default_knobs(g, Isa::kScalar), Isa::kScalar);
     ADD_FAILURE() << "groups=2 accepted";
   } catch (const Error& e) {
     EXPECT_EQ(e.kind(), ErrorKind::kUnsupported);

@@ -115,9 +115,9 @@ TEST(ConvAlgorithms, AutoRulePicksASupportingAlgorithm) {
   ASSERT_FALSE(conv_algorithms().empty());
   ConvProblem p;
   p.c = 64, p.k = 64, p.h = p.w = 32, p.kh = p.kw = 3, p.pad_t = p.pad_l = p.pad_b = p.pad_r = 1;
-  EXPECT_TRUE(auto_conv_algorithm(p).supports(p));
+  EXPECT_TRUE(auto_conv_algorithm(p, active_isa()).supports(p));
   p.groups = 64;
-  EXPECT_TRUE(auto_conv_algorithm(p).supports(p));
+  EXPECT_TRUE(auto_conv_algorithm(p, active_isa()).supports(p));
   for (const ConvAlgorithm* a : conv_algorithms()) EXPECT_EQ(find_conv_algorithm(a->name()), a);
   EXPECT_EQ(find_conv_algorithm("nope"), nullptr);
 }
@@ -129,7 +129,7 @@ TEST(ConvAlgorithms, AutoRuleFollowsItsDocumentation) {
     p.c = c, p.k = k, p.h = p.w = hw, p.kh = p.kw = ks, p.stride_h = p.stride_w = stride;
     p.pad_t = p.pad_l = p.pad_b = p.pad_r = ks / 2;
     p.groups = groups;
-    return std::string(auto_conv_algorithm(p).name());
+    return std::string(auto_conv_algorithm(p, active_isa()).name());
   };
   EXPECT_EQ(conv(3, 64, 224, 7, 2, 1), "direct");       // RGB stem
   EXPECT_EQ(conv(1, 32, 28, 3, 1, 1), "direct");        // greyscale stem

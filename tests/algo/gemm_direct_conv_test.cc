@@ -121,7 +121,7 @@ TEST_P(GemmDirectConvTest, DefaultIsInTheSpaceAndBadKnobsAreRejected) {
   k["ukernel"] = 999;
   std::vector<float> w(static_cast<size_t>(p.weight_count()), 0.f);
   try {
-    algo().prepare(p, w.data(), nullptr, k, isa);
+    algo().prepare(p, ConvWeights::f32(w.data(), nullptr), k, isa);
     ADD_FAILURE() << "bad knob accepted";
   } catch (const Error& e) {
     EXPECT_EQ(e.kind(), ErrorKind::kInvalidInput);

@@ -11,7 +11,7 @@
 #include "algo/conv_tester.h"
 #include "algo/h16_emulation.h"
 #include "algo/h16_native_logic.h"
-#include "algo/hconv/hconv_gemm.h"
+#include "algo/conv/gemm_h16.h"
 #include "algo/hconv_tester.h"
 #include "algo/microkernels/h16_gemm.h"
 #include "algo/microkernels/h16_vcvt.h"
@@ -24,15 +24,14 @@ constexpr DType kTypes[] = {DType::kF16, DType::kBF16};
 
 class HConvAlgoTest : public ::testing::TestWithParam<std::string> {
  protected:
-  const HConvAlgorithm& algo() const {
-    const HConvAlgorithm* a = find_hconv_algorithm(GetParam());
+  const ConvAlgorithm& algo() const {
+    const ConvAlgorithm* a = find_conv_algorithm(GetParam());
     EXPECT_NE(a, nullptr);
     return *a;
   }
-  static HConvProblem hp(const ConvProblem& c, DType t) {
-    HConvProblem p;
-    p.conv = c;
-    p.type = t;
+  static ConvProblem hp(const ConvProblem& c, DType t) {
+    ConvProblem p = c;
+    p.set_half(t);
     return p;
   }
 };
@@ -100,13 +99,13 @@ TEST_P(HConvAlgoTest, ComputeLabelFollowsIsa) {
       if (!algo().supports(hp(c, t))) continue;
       std::vector<uint16_t> w(static_cast<size_t>(c.weight_count()), 0);
       auto pc =
-          algo().prepare(hp(c, t), w.data(), nullptr, algo().default_knobs(hp(c, t), isa), isa);
-      HalfCompute want = HalfCompute::kEmulated;
+          algo().prepare(hp(c, t), ConvWeights::half(w.data(), nullptr), algo().default_knobs(hp(c, t), isa), isa);
+      ConvCompute want = ConvCompute::kEmulated;
       if (algo().name() == "gemm" && t == DType::kF16 && isa >= Isa::kAvx512Fp16)
-        want = HalfCompute::kNativeFp16;
+        want = ConvCompute::kNativeFp16;
       if (algo().name() == "gemm" && t == DType::kBF16 && isa >= Isa::kAvx512Bf16)
-        want = HalfCompute::kNativeBf16;
-      EXPECT_EQ(half_compute_name(pc->compute()), std::string(half_compute_name(want)))
+        want = ConvCompute::kNativeBf16;
+      EXPECT_EQ(conv_compute_name(pc->compute()), std::string(conv_compute_name(want)))
           << algo().name() << " " << isa_name(isa) << " " << dtype_name(t);
     }
 }
@@ -128,10 +127,9 @@ TEST(HConvNativeLogic, GemmWithModelledKernels) {
   int tested = 0;
   for (const ukernel::H16GemmUkernel& uk : h16_native_logic_ukernels())
     for (const ConvProblem& c : generated_conv_problems()) {
-      HConvProblem p;
-      p.conv = c;
-      p.type = uk.type;
-      const bool half = uk.compute == HalfCompute::kNativeFp16;
+      ConvProblem p = c;
+      p.set_half(uk.type);
+      const bool half = uk.compute == ConvCompute::kNativeFp16;
       struct Point {
         int64_t kc, nc, flush;
       };
@@ -140,8 +138,7 @@ TEST(HConvNativeLogic, GemmWithModelledKernels) {
         if (half) k["flush"] = pt.flush;
         HConvTester t;
         t.problem(c).type(uk.type).threads(2);
-        auto prepared = hconv_detail::prepare_gemm_hconv_with(
-            p, t.make_case().w.data(), t.make_case().b.data(), k, Isa::kAvx2, uk);
+        auto prepared = hconv_detail::prepare_gemm_hconv_with(p, ConvWeights::half(t.make_case().w.data(), t.make_case().b.data()), k, Isa::kAvx2, uk);
         EXPECT_EQ(prepared->compute(), uk.compute);
         t.check(*prepared, t.make_case(), std::string(uk.name) + "(model)",
                 half ? (pt.flush ? pt.flush : pt.kc) : 0);
@@ -157,16 +154,16 @@ TEST(HConvNativeLogic, HalfAccumulationErrorIsVisible) {
   if (!isa_supported(Isa::kAvx2)) GTEST_SKIP() << "needs avx2";
   const ukernel::H16GemmUkernel* f16 = nullptr;
   for (const auto& uk : h16_native_logic_ukernels())
-    if (uk.compute == HalfCompute::kNativeFp16) f16 = &uk;
+    if (uk.compute == ConvCompute::kNativeFp16) f16 = &uk;
   ASSERT_NE(f16, nullptr);
-  HConvProblem p;
-  p.conv.c = 512, p.conv.k = 4, p.conv.h = 2, p.conv.w = 2;
+  ConvProblem p;
+  p.c = 512, p.k = 4, p.h = 2, p.w = 2;
+  p.set_half(DType::kF16);
   std::vector<uint16_t> x(512 * 4), w(512 * 4);
   for (uint16_t& v : x) v = f32_to_f16(0.3f);
   for (uint16_t& v : w) v = f32_to_f16(0.7f);
   auto run = [&](int64_t flush) {
-    auto pc = hconv_detail::prepare_gemm_hconv_with(
-        p, w.data(), nullptr, {{"kc", 8192}, {"nc", 32}, {"flush", flush}}, Isa::kAvx2, *f16);
+    auto pc = hconv_detail::prepare_gemm_hconv_with(p, ConvWeights::half(w.data(), nullptr), {{"kc", 8192}, {"nc", 32}, {"flush", flush}}, Isa::kAvx2, *f16);
     ThreadPool pool(1);
     std::vector<unsigned char> ws(pc->workspace_bytes(1) + 64);
     void* wsp = ws.data() + (64 - reinterpret_cast<uintptr_t>(ws.data()) % 64) % 64;
@@ -175,7 +172,7 @@ TEST(HConvNativeLogic, HalfAccumulationErrorIsVisible) {
     return f16_to_f32(y[0]);
   };
   std::vector<uint16_t> want(16);
-  reference_hconv(p, x.data(), w.data(), nullptr, nullptr, want.data());
+  reference_hconv(p, x.data(), ConvWeights::half(w.data(), nullptr), nullptr, want.data());
   const double exact = f16_to_f32(want[0]);
   // Every product is ~0.21; with partial sums in [64, 128) (ulp 2^-4) each add rounds down by
   // ~0.022, ~200 times: a drift of several units.
@@ -271,40 +268,45 @@ TEST(H16Vcvt, RowsMatchScalarConversions) {
 }
 
 TEST(HConvBasics, ListNamesAutoAndErrors) {
-  EXPECT_EQ(hconv_algorithms().size(), 5u);
-  for (const HConvAlgorithm* a : hconv_algorithms()) {
-    EXPECT_EQ(find_hconv_algorithm(a->name()), a);
-    EXPECT_NE(find_conv_algorithm(a->name()), nullptr) << "f32 twin of " << a->name();
+  ConvProblem p;
+  p.c = 32, p.k = 32, p.h = 16, p.w = 16, p.kh = p.kw = 3;
+  p.pad_t = p.pad_l = p.pad_b = p.pad_r = 1;
+  const std::string geometry = p.key();
+  p.set_half(DType::kF16);
+  // Every dense algorithm has a 16-bit implementation (the list's rows).
+  int half_rows = 0;
+  for (const ConvAlgorithm* a : conv_algorithms()) {
+    EXPECT_EQ(find_conv_algorithm(a->name()), a);
+    half_rows += a->supports(p);
   }
-  EXPECT_EQ(find_hconv_algorithm("nope"), nullptr);
-  EXPECT_STREQ(half_compute_name(HalfCompute::kNativeFp16), "native-fp16");
-  EXPECT_STREQ(half_compute_name(HalfCompute::kAmxBf16), "amx-bf16");
-  HConvProblem p;
-  p.conv.c = 32, p.conv.k = 32, p.conv.h = 16, p.conv.w = 16, p.conv.kh = p.conv.kw = 3;
-  p.conv.pad_t = p.conv.pad_l = p.conv.pad_b = p.conv.pad_r = 1;
-  EXPECT_EQ(p.key(), p.conv.key() + "_f16");
-  p.type = DType::kBF16;
-  EXPECT_EQ(p.key(), p.conv.key() + "_bf16");
-  EXPECT_TRUE(auto_hconv_algorithm(p).supports(p));
-  HConvProblem dw = p;
-  dw.conv.groups = dw.conv.c;
-  EXPECT_EQ(auto_hconv_algorithm(dw).name(), "depthwise");
-  HConvProblem bad = p;
-  bad.type = DType::kF32;
+  EXPECT_EQ(half_rows, 5);
+  EXPECT_EQ(find_conv_algorithm("nope"), nullptr);
+  EXPECT_STREQ(conv_compute_name(ConvCompute::kNativeFp16), "native-fp16");
+  EXPECT_STREQ(conv_compute_name(ConvCompute::kAmxBf16), "amx-bf16");
+  EXPECT_EQ(p.key(), geometry + "_f16");
+  p.set_half(DType::kBF16);
+  EXPECT_EQ(p.key(), geometry + "_bf16");
+  EXPECT_TRUE(auto_conv_algorithm(p, active_isa()).supports(p));
+  ConvProblem dw = p;
+  dw.groups = dw.c;
+  EXPECT_EQ(auto_conv_algorithm(dw, active_isa()).name(), "depthwise");
+  ConvProblem bad = p;
+  bad.y_type = DType::kF32;
   EXPECT_THROW(bad.validate(), Error);
-  const HConvAlgorithm& g = *find_hconv_algorithm("gemm");
-  std::vector<uint16_t> w(static_cast<size_t>(p.conv.weight_count()));
+  const ConvAlgorithm& g = *find_conv_algorithm("gemm");
+  std::vector<uint16_t> w(static_cast<size_t>(p.weight_count()));
   Knobs k = g.default_knobs(p, Isa::kScalar);
   k["kc"] = 3;
-  EXPECT_THROW(g.prepare(p, w.data(), nullptr, k, Isa::kScalar), Error);
+  EXPECT_THROW(g.prepare(p, ConvWeights::half(w.data(), nullptr), k, Isa::kScalar), Error);
   ConvProblem c1;
   c1.c = 5, c1.k = 4, c1.h = 3, c1.w = 3, c1.kh = c1.kw = 1;
-  HConvProblem p1{c1, DType::kBF16};
+  ConvProblem p1 = c1;
+  p1.set_half(DType::kBF16);
   // gemm supports everything; winograd only 3x3 -> kUnsupported from prepare.
-  const HConvAlgorithm& wino = *find_hconv_algorithm("winograd");
+  const ConvAlgorithm& wino = *find_conv_algorithm("winograd");
   if (!wino.supports(p1)) {
     std::vector<uint16_t> w1(static_cast<size_t>(c1.weight_count()));
-    EXPECT_THROW(wino.prepare(p1, w1.data(), nullptr, {}, Isa::kScalar), Error);
+    EXPECT_THROW(wino.prepare(p1, ConvWeights::half(w1.data(), nullptr), {}, Isa::kScalar), Error);
   }
 }
 
@@ -315,17 +317,18 @@ TEST(HConvBasics, ReferenceMatchesF32Conv) {
       HConvTester tester;
       tester.problem(c).type(t).residual(true).activation(Activation::kRelu);
       const HConvCase k = tester.make_case();
-      const HConvProblem& p = tester.problem();
+      const ConvProblem& p = tester.problem();
       std::vector<uint16_t> y(k.res.size());
-      reference_hconv(p, k.x.data(), k.w.data(), k.b.data(), k.res.data(), y.data());
+      reference_hconv(p, k.x.data(), ConvWeights::half(k.w.data(), k.b.data()), k.res.data(), y.data());
       const auto& cv = ukernel::h16_vcvt_for(t, Isa::kScalar);
       std::vector<float> xf(k.x.size()), wf(k.w.size()), rf(k.res.size()), yf(k.res.size());
       cv.widen(xf.size(), k.x.data(), xf.data());
       cv.widen(wf.size(), k.w.data(), wf.data());
       cv.widen(rf.size(), k.res.data(), rf.data());
       const ConvAlgorithm& direct = *find_conv_algorithm("direct");
-      auto pc = direct.prepare(p.conv, wf.data(), k.b.data(),
-                               direct.default_knobs(p.conv, Isa::kScalar), Isa::kScalar);
+      const ConvProblem pf = p.as_f32();
+      auto pc = direct.prepare(pf, ConvWeights::f32(wf.data(), k.b.data()),
+                               direct.default_knobs(pf, Isa::kScalar), Isa::kScalar);
       ThreadPool pool(1);
       std::vector<unsigned char> ws(pc->workspace_bytes(1) + 64);
       void* wsp = ws.data() + (64 - reinterpret_cast<uintptr_t>(ws.data()) % 64) % 64;

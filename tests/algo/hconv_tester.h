@@ -1,4 +1,4 @@
-// HConvTester: one 16-bit conv problem through an HConvAlgorithm (or a prepared conv) on one
+// HConvTester: one 16-bit conv problem through an ConvAlgorithm (or a prepared conv) on one
 // ISA path and knob point, checked against reference_hconv. Inputs are uniform in [-1, 1]
 // rounded to the type, so the oracle sees exactly what the kernels see.
 //
@@ -33,22 +33,25 @@ struct HConvCase {
 
 class HConvTester {
  public:
+  // The shapes and epilogue of p, in the tester's 16-bit type.
   HConvTester& problem(const ConvProblem& p) {
-    p_.conv = p;
+    const DType t = p_.w_type;
+    p_ = p;
+    p_.set_half(t);
     return *this;
   }
   HConvTester& type(DType t) {
-    p_.type = t;
+    p_.set_half(t);
     return *this;
   }
   HConvTester& activation(Activation a, float p0 = 0.f, float p1 = 0.f) {
-    p_.conv.epilogue.act = a;
-    p_.conv.epilogue.p0 = p0;
-    p_.conv.epilogue.p1 = p1;
+    p_.epilogue.act = a;
+    p_.epilogue.p0 = p0;
+    p_.epilogue.p1 = p1;
     return *this;
   }
   HConvTester& residual(bool r) {
-    p_.conv.epilogue.residual = r;
+    p_.epilogue.residual = r;
     return *this;
   }
   HConvTester& threads(int t) {
@@ -60,16 +63,16 @@ class HConvTester {
     half_steps_ = n;
     return *this;
   }
-  const HConvProblem& problem() const { return p_; }
+  const ConvProblem& problem() const { return p_; }
 
   HConvCase make_case() const {
-    const ConvProblem& c = p_.conv;
+    const ConvProblem& c = p_;
     std::mt19937 rng(seed_);
     std::uniform_real_distribution<float> dist(-1.f, 1.f);
     auto gen = [&](size_t n) {
       std::vector<uint16_t> v(n);
       for (uint16_t& h : v)
-        h = p_.type == DType::kF16 ? f32_to_f16(dist(rng)) : f32_to_bf16(dist(rng));
+        h = p_.w_type == DType::kF16 ? f32_to_f16(dist(rng)) : f32_to_bf16(dist(rng));
       return v;
     };
     HConvCase k;
@@ -82,40 +85,39 @@ class HConvTester {
   }
 
   // Runs `algo` at `knobs` (its default point when empty) on `isa`.
-  bool test(const HConvAlgorithm& algo, Isa isa, Knobs knobs = {}) const {
+  bool test(const ConvAlgorithm& algo, Isa isa, Knobs knobs = {}) const {
     if (knobs.empty()) knobs = algo.default_knobs(p_, isa);
     const HConvCase k = make_case();
     auto prepared =
-        algo.prepare(p_, k.w.data(), p_.conv.has_bias ? k.b.data() : nullptr, knobs, isa);
+        algo.prepare(p_, ConvWeights::half(k.w.data(), p_.has_bias ? k.b.data() : nullptr), knobs, isa);
     int64_t steps = half_steps_;
-    if (prepared->compute() == HalfCompute::kNativeFp16) {
+    if (prepared->compute() == ConvCompute::kNativeFp16) {
       const int64_t f = knobs.count("flush") ? knobs.at("flush") : 0;
       const int64_t kc = knobs.count("kc") ? knobs.at("kc") : 0;
       steps = f > 0 ? f : kc;
     }
     return check(*prepared, k,
                  std::string(algo.name()) + " " + isa_name(isa) + " " +
-                     half_compute_name(prepared->compute()) + " knobs=" + knobs_to_string(knobs),
+                     conv_compute_name(prepared->compute()) + " knobs=" + knobs_to_string(knobs),
                  steps);
   }
 
   // Runs an already prepared conv of problem() on case k.
-  bool check(const PreparedHConv& prepared, const HConvCase& k, const std::string& label,
+  bool check(const PreparedConv& prepared, const HConvCase& k, const std::string& label,
              int64_t half_steps) const {
-    const ConvProblem& c = p_.conv;
+    const ConvProblem& c = p_;
     const std::string what = label + " " + p_.key() + " act=" + activation_name(c.epilogue.act) +
                              (c.epilogue.residual ? " +res" : "") +
                              " threads=" + std::to_string(threads_);
     const uint16_t* res = c.epilogue.residual ? k.res.data() : nullptr;
     std::vector<uint16_t> want(k.res.size()), got(k.res.size(), 0x7e00);
-    reference_hconv(p_, k.x.data(), k.w.data(), c.has_bias ? k.b.data() : nullptr, res,
-                    want.data());
+    reference_hconv(p_, k.x.data(), ConvWeights::half(k.w.data(), c.has_bias ? k.b.data() : nullptr), res, want.data());
     ThreadPool pool(threads_);
     std::vector<unsigned char> ws(prepared.workspace_bytes(threads_) + 64);
     void* wsp = ws.data() + (64 - reinterpret_cast<uintptr_t>(ws.data()) % 64) % 64;
     prepared.run(k.x.data(), got.data(), res, wsp, pool);
 
-    const bool f16 = p_.type == DType::kF16;
+    const bool f16 = p_.w_type == DType::kF16;
     auto widen = [f16](uint16_t v) { return f16 ? f16_to_f32(v) : bf16_to_f32(v); };
     const double ulp = f16 ? std::ldexp(1.0, -10) : std::ldexp(1.0, -7);
     const double tiny = f16 ? std::ldexp(1.0, -24) : 1e-38;
@@ -161,7 +163,7 @@ class HConvTester {
   }
 
  private:
-  HConvProblem p_;
+  ConvProblem p_ = ConvProblem().set_half(DType::kF16);
   int threads_ = 1;
   int64_t half_steps_ = 0;
   uint32_t seed_ = 7;

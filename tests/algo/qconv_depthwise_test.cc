@@ -5,7 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "algo/conv_tester.h"
-#include "algo/qconv/qconv_common.h"
+#include "algo/conv/qs8_common.h"
 #include "algo/qconv_tester.h"
 #include "algo/qs8_logic.h"
 
@@ -25,19 +25,18 @@ std::vector<ConvProblem> depthwise_problems() {
 }
 
 void run_all(Isa isa, ukernel::QS8DwFn fn) {
-  const QConvAlgorithm& algo = *find_qconv_algorithm("depthwise");
+  const ConvAlgorithm& algo = *find_conv_algorithm("depthwise");
   uint32_t seed = 500;
   int checked = 0;
   for (const ConvProblem& c : depthwise_problems())
     for (const QVariant& v : qconv_variants()) {
-      QConvProblem p = make_qproblem(c, v);
+      ConvProblem p = make_qproblem(c, v);
       const QConvData d = random_qconv_data(p, seed++);
       ASSERT_TRUE(algo.supports(p)) << p.key();
       for (int threads : {2, 1}) {
         const auto prepared =
-            fn ? qconv_detail::prepare_depthwise_qconv(p, d.w.data(), d.w_scale.data(),
-                                                       d.bias.data(), {}, fn)
-               : algo.prepare(p, d.w.data(), d.w_scale.data(), d.bias.data(), {}, isa);
+            fn ? qconv_detail::prepare_depthwise_qconv(p, ConvWeights::int8(d.w.data(), d.w_scale.data(), d.bias.data()), {}, fn)
+               : algo.prepare(p, ConvWeights::int8(d.w.data(), d.w_scale.data(), d.bias.data()), {}, isa);
         if (!expect_qconv_exact(p, d, *prepared, threads,
                                 std::string("depthwise ") + isa_name(isa) + " " + p.key() +
                                     " threads=" + std::to_string(threads)))
@@ -66,11 +65,11 @@ TEST(QConvDepthwiseLogic, SixteenLaneKernelEqualsTheOracle) {
 }
 
 TEST(QConvDepthwise, RejectsNonDepthwise) {
-  QConvProblem p = make_qproblem(generated_conv_problems().front(), qconv_variants().front());
-  EXPECT_FALSE(find_qconv_algorithm("depthwise")->supports(p));
-  EXPECT_EQ(auto_qconv_algorithm(p).name(), "gemm");
-  p.conv.c = p.conv.k = p.conv.groups = 8;
-  EXPECT_EQ(auto_qconv_algorithm(p).name(), "depthwise");
+  ConvProblem p = make_qproblem(generated_conv_problems().front(), qconv_variants().front());
+  EXPECT_FALSE(find_conv_algorithm("depthwise")->supports(p));
+  EXPECT_EQ(auto_conv_algorithm(p, active_isa()).name(), "gemm");
+  p.c = p.k = p.groups = 8;
+  EXPECT_EQ(auto_conv_algorithm(p, active_isa()).name(), "depthwise");
 }
 
 }  // namespace

@@ -6,7 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "algo/conv_tester.h"
-#include "algo/qconv/qconv_common.h"
+#include "algo/conv/qs8_common.h"
 #include "algo/qconv_tester.h"
 #include "algo/qs8_logic.h"
 #include "dlas/hw/isa.h"
@@ -16,12 +16,12 @@ namespace {
 
 // Default knobs plus sampled points (every microkernel of the path at least once), at
 // 2 threads; the default also at 1 thread.
-void run_generated(const QConvAlgorithm& algo, Isa isa) {
+void run_generated(const ConvAlgorithm& algo, Isa isa) {
   uint32_t seed = 1;
   int64_t idx = 0;
   for (const ConvProblem& c : generated_conv_problems())
     for (const QVariant& v : qconv_variants()) {
-      QConvProblem p = make_qproblem(c, v);
+      ConvProblem p = make_qproblem(c, v);
       const QConvData d = random_qconv_data(p, seed++);
       if (!algo.supports(p)) continue;
       const KnobSpace space = algo.knob_space(p, isa);
@@ -36,10 +36,10 @@ void run_generated(const QConvAlgorithm& algo, Isa isa) {
       for (const Knobs& k : points)
         for (int threads : {2, 1}) {
           const auto prepared =
-              algo.prepare(p, d.w.data(), d.w_scale.data(), d.bias.data(), k, isa);
+              algo.prepare(p, ConvWeights::int8(d.w.data(), d.w_scale.data(), d.bias.data()), k, isa);
           if (!expect_qconv_exact(p, d, *prepared, threads,
                                   std::string(algo.name()) + " " + isa_name(isa) + " " + p.key() +
-                                      " act=" + activation_name(p.conv.epilogue.act) + " knobs=" +
+                                      " act=" + activation_name(p.epilogue.act) + " knobs=" +
                                       knobs_to_string(k) + " threads=" + std::to_string(threads)))
             return;
           if (&k != &points.front()) break;  // sampled points at 2 threads only
@@ -51,21 +51,21 @@ class QConvGemm : public ::testing::TestWithParam<Isa> {};
 
 TEST_P(QConvGemm, GeneratedProblemsEqualTheOracle) {
   if (!isa_supported(GetParam())) GTEST_SKIP() << isa_name(GetParam()) << " not supported here";
-  run_generated(*find_qconv_algorithm("gemm"), GetParam());
+  run_generated(*find_conv_algorithm("gemm"), GetParam());
 }
 
 TEST_P(QConvGemm, ExtremeValuesDoNotOverflow) {
   const Isa isa = GetParam();
   if (!isa_supported(isa)) GTEST_SKIP() << isa_name(isa) << " not supported here";
-  const QConvAlgorithm& algo = *find_qconv_algorithm("gemm");
+  const ConvAlgorithm& algo = *find_conv_algorithm("gemm");
   for (DType xt : {DType::kU8, DType::kS8}) {
-    const QConvProblem p = extreme_problem(xt);
+    const ConvProblem p = extreme_problem(xt);
     const QConvData d = extreme_data(p);
     const KnobSpace space = algo.knob_space(p, isa);
     for (int64_t u : space.find("ukernel")->values) {
       Knobs k = algo.default_knobs(p, isa);
       k["ukernel"] = u;
-      const auto prepared = algo.prepare(p, d.w.data(), d.w_scale.data(), d.bias.data(), k, isa);
+      const auto prepared = algo.prepare(p, ConvWeights::int8(d.w.data(), d.w_scale.data(), d.bias.data()), k, isa);
       EXPECT_TRUE(expect_qconv_exact(p, d, *prepared, 2,
                                      std::string(isa_name(isa)) + " " + knobs_to_string(k)));
     }
@@ -81,14 +81,14 @@ INSTANTIATE_TEST_SUITE_P(Isa, QConvGemm, ::testing::ValuesIn(kAllIsas),
 TEST(QConvGemmLogic, EmulatedKernelsEqualTheOracle) {
   if (!isa_supported(Isa::kAvx2)) GTEST_SKIP() << "the emulations are built for AVX2";
   ASSERT_FALSE(qs8_logic_gemm_ukernels().empty());
-  const QConvAlgorithm& algo = *find_qconv_algorithm("gemm");
+  const ConvAlgorithm& algo = *find_conv_algorithm("gemm");
   uint32_t seed = 100;
   for (const ukernel::QS8GemmUkernel& uk : qs8_logic_gemm_ukernels()) {
     SCOPED_TRACE(uk.name);
     int64_t idx = 0;
     for (const ConvProblem& c : generated_conv_problems())
       for (const QVariant& v : qconv_variants()) {
-        QConvProblem p = make_qproblem(c, v);
+        ConvProblem p = make_qproblem(c, v);
         const QConvData d = random_qconv_data(p, seed++);
         Knobs k = algo.default_knobs(p, Isa::kScalar);
         k["parallel"] = idx % 2;
@@ -96,17 +96,16 @@ TEST(QConvGemmLogic, EmulatedKernelsEqualTheOracle) {
         k["nc"] = idx % 3 == 0 ? 32 : 256;
         ++idx;
         const auto prepared =
-            qconv_detail::prepare_gemm_qconv(p, d.w.data(), d.w_scale.data(), d.bias.data(), k, uk);
+            qconv_detail::prepare_gemm_qconv(p, ConvWeights::int8(d.w.data(), d.w_scale.data(), d.bias.data()), k, uk);
         if (!expect_qconv_exact(
                 p, d, *prepared, 2,
                 std::string(uk.name) + " " + p.key() + " knobs=" + knobs_to_string(k)))
           return;
       }
     for (DType xt : {DType::kU8, DType::kS8}) {
-      const QConvProblem p = extreme_problem(xt);
+      const ConvProblem p = extreme_problem(xt);
       const QConvData d = extreme_data(p);
-      const auto prepared = qconv_detail::prepare_gemm_qconv(
-          p, d.w.data(), d.w_scale.data(), d.bias.data(), algo.default_knobs(p, Isa::kScalar), uk);
+      const auto prepared = qconv_detail::prepare_gemm_qconv(p, ConvWeights::int8(d.w.data(), d.w_scale.data(), d.bias.data()), algo.default_knobs(p, Isa::kScalar), uk);
       EXPECT_TRUE(expect_qconv_exact(p, d, *prepared, 2, std::string(uk.name) + " extreme"));
     }
   }
@@ -119,13 +118,13 @@ TEST(QConvGemmLogic, EmulatedKernelsEqualTheOracle) {
 // block), so 2 threads gave wrong outputs only sometimes. One thread must not write past
 // workspace_bytes (deterministic), and 2 threads must be exact on every one of many runs.
 TEST(QConvGemmRegression, GroupedBlockEndingInAShortRowSegmentIsExactEveryRun) {
-  QConvProblem p = make_qproblem(ConvProblem::from_key("c13_h9_w9_k13_5x5_s1x1_p2x2x2x2_d1x1_g13"),
+  ConvProblem p = make_qproblem(ConvProblem::from_key("c13_h9_w9_k13_5x5_s1x1_p2x2x2x2_d1x1_g13"),
                                  {DType::kS8, DType::kU8, -5, 10, Activation::kClip, false});
-  p.conv.has_bias = true;
+  p.has_bias = true;
   const QConvData d = random_qconv_data(p, 5);
   std::vector<uint8_t> want(d.r.size());
-  reference_qconv(p, d.x.data(), d.w.data(), d.w_scale.data(), d.bias.data(), nullptr, want.data());
-  const QConvAlgorithm& algo = *find_qconv_algorithm("gemm");
+  reference_qconv(p, d.x.data(), ConvWeights::int8(d.w.data(), d.w_scale.data(), d.bias.data()), nullptr, want.data());
+  const ConvAlgorithm& algo = *find_conv_algorithm("gemm");
   ThreadPool pool(2);
   int checked = 0;
   for (Isa isa : kAllIsas) {
@@ -138,7 +137,7 @@ TEST(QConvGemmRegression, GroupedBlockEndingInAShortRowSegmentIsExactEveryRun) {
             const Knobs k = {{"ukernel", u}, {"nc", nc}, {"loop_order", order}, {"parallel", par}};
             const std::string what = std::string(isa_name(isa)) + " " + knobs_to_string(k);
             const auto prepared =
-                algo.prepare(p, d.w.data(), d.w_scale.data(), d.bias.data(), k, isa);
+                algo.prepare(p, ConvWeights::int8(d.w.data(), d.w_scale.data(), d.bias.data()), k, isa);
             ASSERT_TRUE(expect_qconv_exact(p, d, *prepared, 1, what + " threads=1"));
             const size_t wsb = prepared->workspace_bytes(2);
             std::vector<uint8_t> ws(wsb + kWorkspaceGuard, kGuardByte), got(want.size());

@@ -10,7 +10,7 @@
 
 #include "algo/conv_tester.h"
 #include "algo/microkernels/qs8_pack.h"
-#include "algo/qconv/qconv_common.h"
+#include "algo/conv/qs8_common.h"
 #include "algo/qconv_tester.h"
 #include "algo/qs8_logic.h"
 #include "dlas/hw/isa.h"
@@ -22,14 +22,14 @@ using qconv_detail::BlockedMode;
 
 // Every `every`-th type variant of every generated problem (the scalar path's lane-by-lane
 // kernels are slow: it runs a third of them, keeping the CI budget).
-void run_generated(const QConvAlgorithm& algo, Isa isa) {
+void run_generated(const ConvAlgorithm& algo, Isa isa) {
   const int64_t every = isa == Isa::kScalar ? 3 : 1;
   uint32_t seed = 7;
   int64_t idx = 0, n = 0;
   for (const ConvProblem& c : generated_conv_problems())
     for (const QVariant& v : qconv_variants()) {
       if (n++ % every) continue;
-      QConvProblem p = make_qproblem(c, v);
+      ConvProblem p = make_qproblem(c, v);
       const QConvData d = random_qconv_data(p, seed++);
       if (!algo.supports(p)) continue;
       const KnobSpace space = algo.knob_space(p, isa);
@@ -38,10 +38,10 @@ void run_generated(const QConvAlgorithm& algo, Isa isa) {
       for (const Knobs& k : points)
         for (int threads : {2, 1}) {
           const auto prepared =
-              algo.prepare(p, d.w.data(), d.w_scale.data(), d.bias.data(), k, isa);
+              algo.prepare(p, ConvWeights::int8(d.w.data(), d.w_scale.data(), d.bias.data()), k, isa);
           if (!expect_qconv_exact(p, d, *prepared, threads,
                                   std::string(algo.name()) + " " + isa_name(isa) + " " + p.key() +
-                                      " act=" + activation_name(p.conv.epilogue.act) + " knobs=" +
+                                      " act=" + activation_name(p.epilogue.act) + " knobs=" +
                                       knobs_to_string(k) + " threads=" + std::to_string(threads)))
             return;
           if (&k != &points.front()) break;  // sampled points at 2 threads only
@@ -53,24 +53,24 @@ class QConvSpack : public ::testing::TestWithParam<Isa> {};
 
 TEST_P(QConvSpack, SpatialPackEqualsTheOracle) {
   if (!isa_supported(GetParam())) GTEST_SKIP() << isa_name(GetParam()) << " not supported here";
-  run_generated(*find_qconv_algorithm("spatial-pack"), GetParam());
+  run_generated(*find_conv_algorithm("spatial-pack"), GetParam());
 }
 
 TEST_P(QConvSpack, DirectEqualsTheOracle) {
   if (!isa_supported(GetParam())) GTEST_SKIP() << isa_name(GetParam()) << " not supported here";
-  run_generated(*find_qconv_algorithm("direct"), GetParam());
+  run_generated(*find_conv_algorithm("direct"), GetParam());
 }
 
 TEST_P(QConvSpack, ExtremeValuesDoNotOverflow) {
   const Isa isa = GetParam();
   if (!isa_supported(isa)) GTEST_SKIP() << isa_name(isa) << " not supported here";
   for (const char* name : {"spatial-pack", "direct"}) {
-    const QConvAlgorithm& algo = *find_qconv_algorithm(name);
+    const ConvAlgorithm& algo = *find_conv_algorithm(name);
     for (DType xt : {DType::kU8, DType::kS8}) {
-      const QConvProblem p = extreme_problem(xt);
+      const ConvProblem p = extreme_problem(xt);
       const QConvData d = extreme_data(p);
       const Knobs k = algo.default_knobs(p, isa);
-      const auto prepared = algo.prepare(p, d.w.data(), d.w_scale.data(), d.bias.data(), k, isa);
+      const auto prepared = algo.prepare(p, ConvWeights::int8(d.w.data(), d.w_scale.data(), d.bias.data()), k, isa);
       EXPECT_TRUE(expect_qconv_exact(
           p, d, *prepared, 2, std::string(name) + " " + isa_name(isa) + " " + knobs_to_string(k)));
     }
@@ -94,15 +94,14 @@ TEST(QConvSpackLogic, EmulatedKernelsEqualTheOracle) {
     for (const ConvProblem& c : generated_conv_problems())
       for (const QVariant& v : qconv_variants()) {
         if (idx++ % 3) continue;  // a third of the variants per set keeps this test short
-        QConvProblem p = make_qproblem(c, v);
+        ConvProblem p = make_qproblem(c, v);
         const QConvData d = random_qconv_data(p, seed++);
         const int64_t i = idx / 3;  // 0, 1, 2, ... over the variants run
         const SpackShape& s = qs8_logic_spack_shapes()[i % qs8_logic_spack_shapes().size()];
         const BlockedMode mode = i % 2 ? BlockedMode::kTiles : BlockedMode::kImage;
         Knobs k = {{"vc", s.vectors}, {"vh", s.vh}, {"vw", s.vw}};
         if (mode == BlockedMode::kTiles) k["parallel"] = i / 2 % 2;
-        const auto prepared = qconv_detail::prepare_blocked_qconv(p, d.w.data(), d.w_scale.data(),
-                                                                  d.bias.data(), k, set, mode);
+        const auto prepared = qconv_detail::prepare_blocked_qconv(p, ConvWeights::int8(d.w.data(), d.w_scale.data(), d.bias.data()), k, set, mode);
         if (!expect_qconv_exact(p, d, *prepared, 2,
                                 std::string(set.name) +
                                     (mode == BlockedMode::kTiles ? " spatial-pack " : " direct ") +
@@ -110,11 +109,10 @@ TEST(QConvSpackLogic, EmulatedKernelsEqualTheOracle) {
           return;
       }
     for (DType xt : {DType::kU8, DType::kS8}) {
-      const QConvProblem p = extreme_problem(xt);
+      const ConvProblem p = extreme_problem(xt);
       const QConvData d = extreme_data(p);
       const Knobs k = {{"vc", 2}, {"vh", 2}, {"vw", 7}, {"parallel", 1}};
-      const auto prepared = qconv_detail::prepare_blocked_qconv(
-          p, d.w.data(), d.w_scale.data(), d.bias.data(), k, set, BlockedMode::kTiles);
+      const auto prepared = qconv_detail::prepare_blocked_qconv(p, ConvWeights::int8(d.w.data(), d.w_scale.data(), d.bias.data()), k, set, BlockedMode::kTiles);
       EXPECT_TRUE(expect_qconv_exact(p, d, *prepared, 2, std::string(set.name) + " extreme"));
     }
   }
@@ -141,8 +139,8 @@ TEST(QConvSpackLogic, KernelSetsCoverTheKnobShapes) {
 // ones, gemm on 1x1, few-channel stems and the AMX path.
 TEST(QConvSpackAuto, RulePicksByShapeAndPath) {
   auto pick = [](const char* key, Isa isa) {
-    QConvProblem p = make_qproblem(ConvProblem::from_key(key), qconv_variants().front());
-    return std::string(auto_qconv_algorithm(p, isa).name());
+    ConvProblem p = make_qproblem(ConvProblem::from_key(key), qconv_variants().front());
+    return std::string(auto_conv_algorithm(p, isa).name());
   };
   const char* r18_l1 = "c64_h32_w32_k64_3x3_s1x1_p1x1x1x1_d1x1_g1";
   EXPECT_EQ(pick(r18_l1, Isa::kAvx2), "direct");

@@ -26,8 +26,8 @@ struct QConvData {
 
 // Random data whose requantized outputs spread over the output range (the multiplier is
 // set from the accumulator's expected spread, so clamps and rounding both occur).
-inline QConvData random_qconv_data(QConvProblem& p, uint32_t seed) {
-  const ConvProblem& c = p.conv;
+inline QConvData random_qconv_data(ConvProblem& p, uint32_t seed) {
+  const ConvProblem& c = p;
   std::mt19937 rng(seed);
   QConvData d;
   d.x.resize(static_cast<size_t>(c.n * c.c * c.h * c.w));
@@ -45,7 +45,7 @@ inline QConvData random_qconv_data(QConvProblem& p, uint32_t seed) {
     d.bias[k] = c.has_bias ? static_cast<int32_t>(rng() % 20001) - 10000 : 0;
   }
   // m = x.scale * w_scale / y.scale ~ 50 / spread.
-  p.y.scale = static_cast<float>(p.x.scale * 0.01 * spread / 50.0);
+  p.quant.y.scale = static_cast<float>(p.quant.x.scale * 0.01 * spread / 50.0);
   return d;
 }
 
@@ -56,13 +56,12 @@ inline constexpr uint8_t kGuardByte = 0xCD;
 
 // Reference vs `prepared` (run with `threads`); returns false after ADD_FAILURE naming
 // the first mismatch or a write past workspace_bytes(threads).
-inline bool expect_qconv_exact(const QConvProblem& p, const QConvData& d,
-                               const PreparedQConv& prepared, int threads,
+inline bool expect_qconv_exact(const ConvProblem& p, const QConvData& d,
+                               const PreparedConv& prepared, int threads,
                                const std::string& what) {
-  const void* res = p.conv.epilogue.residual ? d.r.data() : nullptr;
+  const void* res = p.epilogue.residual ? d.r.data() : nullptr;
   std::vector<uint8_t> want(d.r.size()), got(d.r.size(), 0xA5);
-  reference_qconv(p, d.x.data(), d.w.data(), d.w_scale.data(),
-                  p.conv.has_bias ? d.bias.data() : nullptr, res, want.data());
+  reference_qconv(p, d.x.data(), ConvWeights::int8(d.w.data(), d.w_scale.data(), p.has_bias ? d.bias.data() : nullptr), res, want.data());
   ThreadPool pool(threads);
   // A guard band past workspace_bytes: a write there is an overflow of the last thread's
   // scratch, which with more threads would land in a neighbour's (a nondeterministic race).
@@ -100,16 +99,15 @@ inline std::vector<QVariant> qconv_variants() {
           {DType::kS8, DType::kS8, 1, -1, Activation::kRelu, true}};
 }
 
-inline QConvProblem make_qproblem(const ConvProblem& c, const QVariant& v) {
-  QConvProblem p;
-  p.conv = c;
-  p.conv.epilogue.act = v.act;
-  p.conv.epilogue.p0 = 0.f;
-  p.conv.epilogue.p1 = 6.f;
-  p.conv.epilogue.residual = v.residual;
-  p.x = {0.02f, v.xzp, v.x};
-  p.y = {0.1f, v.yzp, v.y};  // scale set by random_qconv_data
-  p.r = {0.09f, v.x == DType::kU8 ? 128 : 0, v.x};
+inline ConvProblem make_qproblem(const ConvProblem& c, const QVariant& v) {
+  ConvProblem p;
+  p = c;
+  p.epilogue.act = v.act;
+  p.epilogue.p0 = 0.f;
+  p.epilogue.p1 = 6.f;
+  p.epilogue.residual = v.residual;
+  p.set_int8({0.02f, v.xzp, v.x}, {0.1f, v.yzp, v.y},  // y's scale set by random_qconv_data
+             {0.09f, v.x == DType::kU8 ? 128 : 0, v.x});
   return p;
 }
 
@@ -123,21 +121,20 @@ inline std::string isa_test_name(Isa isa) {
 // x all at the top of its range, w all -128, the longest reduction validate() allows:
 // |acc| ~ 2^30, the int32 limit the accumulators must hold without saturating or
 // wrapping, and the float conversion of |acc| >= 2^24 rounds alike on every path.
-inline QConvProblem extreme_problem(DType xt) {
-  QConvProblem p;
-  ConvProblem& c = p.conv;
+inline ConvProblem extreme_problem(DType xt) {
+  ConvProblem p;
+  ConvProblem& c = p;
   c.n = 1, c.c = 3640, c.k = 5, c.h = 3, c.w = 4, c.kh = c.kw = 3;  // R = 32760
   c.pad_t = c.pad_l = c.pad_b = c.pad_r = 1;
   c.has_bias = true;
-  p.x = {0.5f, xt == DType::kU8 ? 0 : -128, xt};
-  p.y = {1.f, 0, DType::kS8};
+  p.set_int8({0.5f, xt == DType::kU8 ? 0 : -128, xt}, {1.f, 0, DType::kS8});
   return p;
 }
 
-inline QConvData extreme_data(const QConvProblem& p) {
-  const ConvProblem& c = p.conv;
+inline QConvData extreme_data(const ConvProblem& p) {
+  const ConvProblem& c = p;
   QConvData d;
-  d.x.assign(static_cast<size_t>(c.n * c.c * c.h * c.w), p.x.type == DType::kU8 ? 255 : 127);
+  d.x.assign(static_cast<size_t>(c.n * c.c * c.h * c.w), p.quant.x.type == DType::kU8 ? 255 : 127);
   d.w.assign(static_cast<size_t>(c.weight_count()), -128);
   d.r.assign(static_cast<size_t>(c.n * c.k * c.oh() * c.ow()), 0);
   // acc = -(255 * 128 * taps) at most -1.069e9; multipliers spread the result over s8.

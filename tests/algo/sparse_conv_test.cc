@@ -192,7 +192,7 @@ TEST_P(SparseConvTest, DefaultIsInTheSpaceAndBadKnobsAreRejected) {
     Knobs kb = k;
     kb[spec.name] = 999;
     try {
-      algo().prepare(p, w.data(), nullptr, kb, isa);
+      algo().prepare(p, ConvWeights::f32(w.data(), nullptr), kb, isa);
       ADD_FAILURE() << "bad knob " << spec.name << " accepted";
     } catch (const Error& e) {
       EXPECT_EQ(e.kind(), ErrorKind::kInvalidInput);
@@ -207,7 +207,7 @@ TEST(Sparse1x1ConvTest, OnlyOneByOne) {
   EXPECT_FALSE(a->supports(p));
   std::vector<float> w(static_cast<size_t>(p.weight_count()), 1.f);
   try {
-    a->prepare(p, w.data(), nullptr, a->default_knobs(p, Isa::kScalar), Isa::kScalar);
+    a->prepare(p, ConvWeights::f32(w.data(), nullptr), a->default_knobs(p, Isa::kScalar), Isa::kScalar);
     ADD_FAILURE() << "3x3 accepted";
   } catch (const Error& e) {
     EXPECT_EQ(e.kind(), ErrorKind::kUnsupported);

@@ -24,10 +24,10 @@ TEST(SpatialPackConv, RejectsBadKnobs) {
   std::vector<float> w(static_cast<size_t>(p.weight_count()));
   Knobs k = algo().default_knobs(p, Isa::kScalar);
   k["vw"] = 5;
-  EXPECT_THROW(algo().prepare(p, w.data(), nullptr, k, Isa::kScalar), Error);
+  EXPECT_THROW(algo().prepare(p, ConvWeights::f32(w.data(), nullptr), k, Isa::kScalar), Error);
   k = algo().default_knobs(p, Isa::kScalar);
   k.erase("vh");
-  EXPECT_THROW(algo().prepare(p, w.data(), nullptr, k, Isa::kScalar), Error);
+  EXPECT_THROW(algo().prepare(p, ConvWeights::f32(w.data(), nullptr), k, Isa::kScalar), Error);
 }
 
 TEST(SpatialPackConv, DefaultKnobsEveryIsa) {

@@ -628,7 +628,7 @@ void check_typed_tasks(const Graph& g, const std::string& dtype,
   ASSERT_GT(nodes.size(), 10u);
   std::set<std::string> covered, algos;
   for (const Task& t : tasks) {
-    if (t.dtype != dtype) continue;
+    if (t.dtype() != dtype) continue;
     EXPECT_NE(t.key.find("|" + dtype + "|"), std::string::npos) << t.key;
     check_task(t);
     for (const std::string& n : t.nodes) covered.insert(n);
@@ -643,7 +643,7 @@ void check_typed_tasks(const Graph& g, const std::string& dtype,
   auto m = make_conv_measurer(mo);
   std::vector<Task> some;
   for (const Task& t : tasks)
-    if (t.dtype == dtype && some.size() < 6) some.push_back(t);
+    if (t.dtype() == dtype && some.size() < 6) some.push_back(t);
   TuneOptions o;
   o.phi = 0;
   o.budget_trials = 24;
@@ -659,11 +659,11 @@ void check_typed_tasks(const Graph& g, const std::string& dtype,
   std::vector<Record> records;
   std::map<std::string, std::pair<std::string, Knobs>> want;
   for (const Task& t : tasks) {
-    if (t.dtype != dtype || want.count(t.layer)) continue;
+    if (t.dtype() != dtype || want.count(t.layer)) continue;
     want[t.layer] = {t.algo, first_non_default(t)};
   }
   for (const Task& t : tasks) {
-    if (t.dtype != dtype) continue;
+    if (t.dtype() != dtype) continue;
     const bool chosen = want[t.layer].first == t.algo;
     records.push_back(
         rec(t.key, t.algo, chosen ? want[t.layer].second : t.defaults, {chosen ? 1e-4 : 1e-3}));
@@ -697,10 +697,11 @@ TEST_F(TuneRecords, Int8ModelGivesInt8TasksThatTuneAndApply) {
   check_typed_tasks(
       g, "int8", [](const StepInfo& s) { return s.op == "QFusedConv"; },
       [](const Task& t) {
-        EXPECT_TRUE(find_qconv_algorithm(t.algo)) << t.key;
-        ASSERT_TRUE(t.qweights && t.w_scale);
-        EXPECT_EQ(static_cast<int64_t>(t.w_scale->size()), t.qproblem.conv.k);
-        EXPECT_EQ(t.problem.key(), t.qproblem.conv.key());
+        EXPECT_TRUE(t.int8()) << t.key;
+        EXPECT_TRUE(find_conv_algorithm(t.algo)->supports(t.problem)) << t.key;
+        ASSERT_TRUE(t.weights);
+        EXPECT_EQ(static_cast<int64_t>(t.weights->w_scale.size()), t.problem.k);
+        EXPECT_EQ(static_cast<int64_t>(t.weights->data.size()), t.problem.weight_count());
       });
 }
 
@@ -721,12 +722,11 @@ TEST_F(TuneRecords, HalfModelsGiveHalfTasksThatTuneAndApply) {
         [](const StepInfo& s) { return s.kernel.find('[') != std::string::npos; },
         [&](const Task& t) {
           EXPECT_TRUE(t.half()) << t.key;
-          EXPECT_TRUE(find_hconv_algorithm(t.algo)) << t.key;
-          ASSERT_TRUE(t.hweights && t.bias);
-          EXPECT_EQ(t.hproblem.type, dt);
-          EXPECT_EQ(static_cast<int64_t>(t.hweights->size()),
-                    t.problem.k * (t.problem.c / t.problem.groups) * t.problem.kh * t.problem.kw);
-          EXPECT_EQ(t.problem.key(), t.hproblem.conv.key());
+          EXPECT_TRUE(find_conv_algorithm(t.algo)->supports(t.problem)) << t.key;
+          ASSERT_TRUE(t.weights && !t.weights->bias.empty());
+          EXPECT_EQ(t.problem.w_type, dt);
+          EXPECT_EQ(static_cast<int64_t>(t.weights->data.size()),
+                    2 * t.problem.k * (t.problem.c / t.problem.groups) * t.problem.kh * t.problem.kw);
         });
   }
 }

@@ -1,11 +1,22 @@
-// Convolution algorithms (DLAS layer 4). One ConvProblem (shapes, stride,
-// padding, dilation, groups, fused epilogue) can be computed by several
-// algorithms -- direct, GEMM (im2col), spatial pack, Winograd, depthwise --
-// each publishing its knob space and untuned default, packing weights once
-// (prepare) and running with no allocation. Data is NCHW at the interface;
-// an algorithm may pack into a blocked layout internally.
+// The convolution operator (DLAS layer 4), one for every element type. One ConvProblem
+// (shapes, stride, padding, dilation, groups, fused epilogue, and the element types of
+// input, weights and output with their quantization) can be computed by several
+// algorithms -- direct, GEMM (im2col), spatial pack, Winograd, depthwise, and the sparse
+// ones -- each publishing its knob space and untuned default, packing weights once
+// (prepare) and running with no allocation. Data is NCHW at the interface; an algorithm
+// may pack into a blocked layout internally.
 //
-// The one list of algorithms is src/algo/conv/conv_algorithms.cc.
+// Element types (ConvProblem::x_type / w_type / y_type):
+//   - f32: everything f32;
+//   - int8: u8 or s8 activations with per-tensor quantization (ConvProblem::quant), s8
+//     weights with per-output-channel scales, s32 bias; the arithmetic is exact and
+//     specified in dlas/algo/qconv.h;
+//   - 16-bit: f16 or bf16 input, weights, residual and output, f32 bias; the arithmetic
+//     and its compute paths (emulated, native) are specified in dlas/algo/hconv.h.
+// Each algorithm implements the types it supports in its own files, side by side
+// (src/algo/conv/<algo>_f32.cc, <algo>_qs8.cc, <algo>_h16.cc); the one list
+// (src/algo/conv/conv_algorithms.inc) names them per row, and one auto rule picks among
+// them for every type.
 #pragma once
 
 #include <cstddef>
@@ -16,6 +27,7 @@
 #include <vector>
 
 #include "dlas/algo/knobs.h"
+#include "dlas/core/dtype.h"
 #include "dlas/hw/isa.h"
 
 namespace dlas {
@@ -55,6 +67,54 @@ struct Epilogue {
 void apply_epilogue(Isa isa, const Epilogue& e, size_t n, float* y, float bias,
                     const float* residual);
 
+// Per-tensor affine quantization of an 8-bit tensor (ONNX QuantizeLinear convention):
+// real = scale * (q - zero_point).
+struct QuantParams {
+  float scale = 1.f;
+  int32_t zero_point = 0;
+  DType type = DType::kU8;  // kU8 or kS8
+
+  // [0, 255] or [-128, 127].
+  int32_t lowest() const { return type == DType::kU8 ? 0 : -128; }
+  int32_t highest() const { return type == DType::kU8 ? 255 : 127; }
+  // Throws kInvalidInput (naming `what`) unless scale is finite and > 0, type is u8/s8 and
+  // the zero point is in the type's range.
+  void validate(const char* what) const;
+};
+
+// (float)((double)a_scale * b_scale / c_scale): the one rounding of the requantization
+// multiplier every int8 path shares.
+float requant_multiplier(float a_scale, float b_scale, float c_scale);
+
+// The quantization of an int8 conv's input, output and residual (weights are symmetric
+// per output channel: their scales come with the weights, ConvWeights::w_scale).
+struct ConvQuant {
+  QuantParams x;  // input
+  QuantParams y;  // output
+  QuantParams r;  // residual input (shaped like the output) when epilogue.residual
+};
+
+// The element types a ConvProblem can have; algorithms implement them side by side.
+enum class ConvTypes : int {
+  kF32,   // f32 input, weights, output
+  kInt8,  // u8/s8 input and output, s8 weights (quantized)
+  kHalf,  // f16 or bf16 input, weights, output (f32 bias)
+};
+inline constexpr int kConvTypesCount = 3;
+const char* conv_types_name(ConvTypes t);  // "f32", "int8", "16-bit"
+
+// What a prepared conv computes with (reported by every prepared conv, shown by profile).
+enum class ConvCompute {
+  kF32,         // f32 FMAs
+  kInt8,        // 8-bit products, int32 accumulators, exact
+  kEmulated,    // 16-bit storage widened to f32, f32 FMA, f32 accumulators
+  kNativeFp16,  // AVX512-FP16 FMA, fp16 accumulators
+  kNativeBf16,  // AVX512-BF16 vdpbf16ps, f32 accumulators
+  kAmxBf16,     // AMX-BF16 tiles, f32 accumulators
+};
+// "f32", "int8", "emulated", "native-fp16", "native-bf16", "amx-bf16".
+const char* conv_compute_name(ConvCompute c);
+
 struct ConvProblem {
   int64_t n = 1, c = 0, h = 0, w = 0;  // input NCHW
   int64_t k = 0;                       // output channels
@@ -65,6 +125,20 @@ struct ConvProblem {
   int64_t groups = 1;
   bool has_bias = false;
   Epilogue epilogue;
+  // Element types of input (and, for the float types, residual), weights and output.
+  // Set them with set_half / set_int8 so they stay consistent; validate() checks.
+  DType x_type = DType::kF32, w_type = DType::kF32, y_type = DType::kF32;
+  ConvQuant quant;  // meaningful for int8 problems only (x_type/y_type = quant.x/y.type)
+
+  // This problem with f16 or bf16 everywhere (kInvalidInput for other types).
+  ConvProblem& set_half(DType t);
+  // This problem quantized: x and y (and r with a residual) as given, s8 weights.
+  ConvProblem& set_int8(const QuantParams& x, const QuantParams& y, const QuantParams& r = {});
+  // The same shapes and epilogue in f32 (what a widening 16-bit path computes).
+  ConvProblem as_f32() const;
+  ConvTypes types() const;
+  bool is_int8() const { return types() == ConvTypes::kInt8; }
+  bool is_half() const { return types() == ConvTypes::kHalf; }
 
   int64_t oh() const { return (h + pad_t + pad_b - dil_h * (kh - 1) - 1) / stride_h + 1; }
   int64_t ow() const { return (w + pad_l + pad_r - dil_w * (kw - 1) - 1) / stride_w + 1; }
@@ -73,12 +147,44 @@ struct ConvProblem {
   bool is_depthwise() const { return groups == c && groups > 1 && k % c == 0; }
   int64_t macs() const { return n * k * oh() * ow() * c_per_group() * kh * kw; }
   int64_t weight_count() const { return k * c_per_group() * kh * kw; }
-  // Throws kInvalidInput when inconsistent (non-positive sizes, groups not dividing, empty output).
+  int64_t input_count() const { return n * c * h * w; }
+  int64_t output_count() const { return n * k * oh() * ow(); }
+
+  // int8: the output clamp in the quantized domain -- the type's range intersected with
+  // the activation's (Relu: >= y.zero_point; Clip(a, b): y.zero_point + nearbyint(a /
+  // y.scale) .. y.zero_point + nearbyint(b / y.scale), the divisions in float).
+  int32_t out_lo() const;
+  int32_t out_hi() const;
+
+  // Throws kInvalidInput when inconsistent (non-positive sizes, groups not dividing, empty
+  // output, a type combination other than the three ConvTypes). int8 also: activation a
+  // clamp, valid quant params, and a reduction short enough for int32 (C/g * KH * KW * 255 *
+  // 128 < 2^30, leaving 2^30 for the bias: kUnsupported otherwise).
   void validate() const;
-  // "c64_h32_w32_k64_3x3_s1x1_p1x1x1x1_d1x1_g1" (+"_n4" when n > 1): shape lists, records.
+  // The geometry: "c64_h32_w32_k64_3x3_s1x1_p1x1x1x1_d1x1_g1" (+"_n4" when n > 1) -- shape
+  // lists, records. Then, for int8, "_u8s8u8" (x, w, y types; + "_r" + r type with a
+  // residual); for 16-bit, "_f16" / "_bf16". f32 keys are the geometry alone.
   std::string key() const;
-  // Parses key() back (bench/shapes files). Throws kInvalidInput.
+  // Parses the geometry part of key() back (bench/shapes files). Throws kInvalidInput.
   static ConvProblem from_key(std::string_view key);
+};
+
+// The weights of a conv as prepare() takes them: [k][c/groups][kh][kw] of the problem's
+// w_type, with the bias and (int8) the per-output-channel weight scales.
+struct ConvWeights {
+  const void* data = nullptr;
+  const float* bias = nullptr;       // f32 [k] or null (f32 and 16-bit)
+  const int32_t* bias_s32 = nullptr;  // int8: s32 [k] at x.scale * w_scale[k], or null
+  const float* w_scale = nullptr;     // int8: [k], finite and > 0
+
+  static ConvWeights f32(const float* w, const float* bias = nullptr) { return {w, bias}; }
+  static ConvWeights half(const uint16_t* w, const float* bias = nullptr) { return {w, bias}; }
+  static ConvWeights int8(const int8_t* w, const float* w_scale, const int32_t* bias = nullptr) {
+    return {w, nullptr, bias, w_scale};
+  }
+  const float* f32_data() const { return static_cast<const float*>(data); }
+  const uint16_t* half_data() const { return static_cast<const uint16_t*>(data); }
+  const int8_t* int8_data() const { return static_cast<const int8_t*>(data); }
 };
 
 // A conv prepared for one problem, knob point and ISA: weights packed, no
@@ -88,59 +194,73 @@ class PreparedConv {
   virtual ~PreparedConv() = default;
   // Scratch bytes run() needs for a pool of `threads` threads (64-byte aligned by the caller).
   virtual size_t workspace_bytes(int threads) const = 0;
-  // in: [n][c][h][w]; out: [n][k][oh][ow]; residual: like out, or null when the
-  // epilogue has none. Must not allocate.
-  virtual void run(const float* in, float* out, const float* residual, void* workspace,
+  // x: [n][c][h][w] of x_type; y: [n][k][oh][ow] of y_type; residual: like y (int8: of
+  // quant.r.type), or null when the epilogue has none. Must not allocate.
+  virtual void run(const void* x, void* y, const void* residual, void* workspace,
                    ThreadPool& pool) const = 0;
   // Bytes of packed weights held.
   virtual size_t packed_bytes() const = 0;
+  // The arithmetic this instance runs (for 16-bit types it depends on the ISA it was
+  // prepared for).
+  virtual ConvCompute compute() const = 0;
 };
 
+// One algorithm, for every element type it implements.
 class ConvAlgorithm {
  public:
   virtual ~ConvAlgorithm() = default;
   // "direct", "gemm", "spatial-pack", "winograd", "depthwise", ... (CLI --conv-algo names).
   virtual std::string_view name() const = 0;
+  // False also when the algorithm has no implementation for the problem's types.
   virtual bool supports(const ConvProblem& p) const = 0;
   // Knobs for this problem on this ISA. The default point is in the space.
   virtual KnobSpace knob_space(const ConvProblem& p, Isa isa) const = 0;
   virtual Knobs default_knobs(const ConvProblem& p, Isa isa) const = 0;
-  // weights: [k][c/groups][kh][kw]; bias: [k] or null. Validates knobs (kInvalidInput
-  // naming the knob); throws kUnsupported when !supports(p).
-  virtual std::unique_ptr<PreparedConv> prepare(const ConvProblem& p, const float* weights,
-                                                const float* bias, const Knobs& knobs,
-                                                Isa isa) const = 0;
+  // Validates knobs (kInvalidInput naming the knob); throws kUnsupported when
+  // !supports(p).
+  virtual std::unique_ptr<PreparedConv> prepare(const ConvProblem& p, const ConvWeights& weights,
+                                                const Knobs& knobs, Isa isa) const = 0;
 };
 
-// The one list, in a fixed order.
+// The one list of dense algorithms (src/algo/conv/conv_algorithms.inc), in a fixed order.
 const std::vector<const ConvAlgorithm*>& conv_algorithms();
-// The sparse algorithms (sparse-1x1, sparse-gemm, sparse-direct: sparse_conv_algorithms.inc),
-// kept out of conv_algorithms() so dense tests and benches do not iterate them. They prepare
-// from dense weights (encoding the zeros away), so they are exact on any weights.
+// The sparse algorithms (sparse-1x1, sparse-gemm, sparse-direct, sparse-spatial-pack), kept
+// out of conv_algorithms() so dense tests and benches do not iterate them. They prepare
+// from dense f32 weights (encoding the zeros away), so they are exact on any weights.
 const std::vector<const ConvAlgorithm*>& sparse_conv_algorithms();
 // Dense or sparse, by name; nullptr when unknown.
 const ConvAlgorithm* find_conv_algorithm(std::string_view name);
 // Names joined with '|' for messages and --help.
 std::string conv_algorithm_names();
 
-// The documented rule behind --conv-algo auto (README "The engine"): depthwise for
-// depthwise convs; winograd for 3x3 stride-1 convs with >= 16 input and output channels
-// and an output of at least 14x14, or of 7x7..13x13 when its pixel count is not a
-// multiple of 16 (gemm's panels then run partly empty); direct for stems (<= 4 input
-// channels per group); gemm for everything else.
-// Measured per layer with dlas_bench_conv; the tuner replaces it with measurements.
-// Only algorithms that support p are returned.
-const ConvAlgorithm& auto_conv_algorithm(const ConvProblem& p);
-
-// The same rule seeing the weights ([K][C/g][KH][KW]): a pruned groups-1 layer (stems
-// excepted) runs sparse when few enough weights are nonzero -- a 1x1 conv runs sparse-1x1
-// at density <= kSparse1x1MaxDensity (stride 1, no padding: the input is the SpMM operand)
-// or kSparse1x1StridedMaxDensity (the subsampled input is packed first); any other conv
-// runs sparse-direct at density <= kSparseDirectMaxDensity, or
+// The documented rule behind --conv-algo auto (docs/engine.md), for every element type and
+// the ISA path `isa`; only algorithms that support p are returned (kUnsupported when none
+// does). Measured per layer with dlas_bench_conv / dlas_bench_qconv / dlas_bench_hconv;
+// the tuner replaces it with measurements.
+//
+// f32: depthwise for depthwise convs; winograd for 3x3 stride-1 convs with >= 16 input
+// and output channels and an output of at least 14x14, or of 7x7..13x13 when its pixel
+// count is not a multiple of 16 (gemm's panels then run partly empty); direct for stems
+// (<= 4 input channels per group); gemm for everything else. Seeing the f32 weights
+// (weights.data set), a pruned groups-1 layer (stems excepted) runs sparse when few
+// enough weights are nonzero -- a 1x1 conv runs sparse-1x1 at density <=
+// kSparse1x1MaxDensity (stride 1, no padding: the input is the SpMM operand) or
+// kSparse1x1StridedMaxDensity (the subsampled input is packed first); any other conv runs
+// sparse-direct at density <= kSparseDirectMaxDensity, or
 // kSparseDirectVsWinogradMaxDensity where the dense rule picks winograd (2.25x fewer
-// multiplies than direct) -- else the dense rule above. Thresholds sit just below the
-// per-layer crossovers measured at 2 threads (README "The engine"), so the rule errs
-// towards dense; the tuner replaces it with per-layer measurements.
+// multiplies than direct). Thresholds sit just below the per-layer crossovers measured at
+// 2 threads, so the rule errs towards dense.
+//
+// int8: depthwise for depthwise convs; on KxK convs with >= 16 input channels per group
+// (groups 1) direct when stride 1, spatial-pack when strided -- except on the AMX path,
+// where gemm (AMX tiles) keeps every layer; gemm for everything else.
+//
+// 16-bit: where the ISA path has half arithmetic for the type (AVX512-FP16 for f16,
+// AVX512-BF16 for bf16) only gemm runs it natively, so gemm takes every layer but
+// depthwise ones and stems (<= 4 input channels per group: direct); elsewhere every
+// algorithm widens to f32, and the f32 rule's choice is the right one.
+const ConvAlgorithm& auto_conv_algorithm(const ConvProblem& p, Isa isa,
+                                         const ConvWeights& weights = {});
 inline constexpr double kSparse1x1MaxDensity = 0.35;
 inline constexpr double kSparse1x1StridedMaxDensity = 0.12;
 inline constexpr double kSparseDirectMaxDensity = 0.4;
@@ -150,6 +270,5 @@ inline constexpr double kSparseDirectVsWinogradMaxDensity = 0.25;
 // output has at most this many pixels (4x4: its register tiles beat sparse-direct's bsr8x1
 // wide grid; from 8x8 on sparse-direct's output rows are as fast).
 inline constexpr int64_t kSparseSpatialMaxPixels = 16;
-const ConvAlgorithm& auto_conv_algorithm(const ConvProblem& p, const float* weights);
 
 }  // namespace dlas

@@ -20,9 +20,27 @@ struct ConvLayer {
 };
 
 // The ConvProblem of one 2-D Conv / FusedConv node with a 4-D input, a constant 4-D
-// weight and explicit pads (auto_pad NOTSET), carrying bias and the fused epilogue;
-// nullopt for any other node. The Plan lowers convolutions through it.
+// weight and explicit pads (auto_pad NOTSET), carrying bias and the fused epilogue and,
+// for f16 / bf16 input values, the 16-bit types; nullopt for any other node.
 std::optional<ConvProblem> conv_problem_of(const Graph& graph, const Node& node);
+
+// One conv node as the engine lowers it and the tuner measures it: a 2-D Conv / FusedConv
+// on f32, f16 or bf16 values, or an int8 QFusedConv, with constant weights (and bias) of
+// its types. The problem carries the element types (int8: the quantization too).
+struct ConvNode {
+  ConvProblem problem;
+  const Tensor* w = nullptr;    // the weights' constant, of problem.w_type
+  const Tensor* b = nullptr;    // the bias' constant (f32, the 16-bit type, or s32), or null
+  std::vector<float> w_scale;   // int8: the per-output-channel weight scales
+  std::vector<float> bias_f32;  // 16-bit: the bias widened exactly to f32
+  // The view prepare() takes (pointing into the graph's constants and this object).
+  ConvWeights weights() const;
+  // The nonzero share of f32 weights (pruning); 1 for the other types.
+  double density() const;
+};
+// nullopt for any other node, and for a conv whose weights or bias are not constants of
+// its types (the reference kernel runs those). Throws like the problem's validate().
+std::optional<ConvNode> conv_node_of(const Graph& graph, const Node& node);
 
 // Every 2-D Conv / FusedConv node of an inferred graph with a 4-D input and a constant
 // 4-D weight, in node order. The problem carries bias and the fused epilogue, as the

@@ -25,9 +25,7 @@
 #include <vector>
 
 #include "dlas/algo/conv.h"
-#include "dlas/algo/hconv.h"
 #include "dlas/algo/knobs.h"
-#include "dlas/algo/qconv.h"
 #include "dlas/hw/isa.h"
 #include "dlas/model/graph.h"
 #include "dlas/system/plan.h"
@@ -36,53 +34,46 @@ namespace dlas::tune {
 
 // ---- tasks -------------------------------------------------------------------------------
 
+// A conv's weights, owned: a task keeps its first node's (dlas/algo/conv.h ConvWeights).
+struct TaskWeights {
+  std::vector<uint8_t> data;       // [K][C/g][KH][KW] of the problem's w_type
+  std::vector<float> bias;         // f32 [K] (f32 and 16-bit problems), empty when none
+  std::vector<int32_t> bias_s32;   // int8: s32 [K], empty when none
+  std::vector<float> w_scale;      // int8: [K]
+  ConvWeights view() const;
+};
+
 struct Task {
-  // "conv2d|c64_h32_..._g1|winograd|nchw|f32|avx2|t2" (+"|d0.10" for pruned weights):
+  // "conv2d|c64_h32_..._g1|winograd|nchw|f32|avx2|t2" (+"_d0.10" in the layer for pruned
+  // weights; int8 and 16-bit problems carry their types in the layer and the dtype field):
   // stable across models and runs; records match on it.
   std::string key;
   std::string layer;  // the layer group: problem key (+ density); several algos share one
   std::string algo;
-  ConvProblem problem;
+  ConvProblem problem;  // with its element types (int8: and quantization)
   Isa isa = Isa::kScalar;
   int threads = 1;
   KnobSpace space;
   Knobs defaults;
   std::vector<std::string> nodes;  // conv nodes of the optimized graph with this layer
   int weight = 1;                  // nodes.size()
-  double density = 1.0;            // nonzero share of the weights
-  // The first node's weights [K][C/g][KH][KW] and bias (empty when none).
-  std::shared_ptr<const std::vector<float>> weights, bias;
-  // int8 tasks (a QFusedConv of an int8 model; algo names a QConvAlgorithm, the f32
-  // twin's name): dtype "int8", the quantized problem (problem == qproblem.conv), s8
-  // weights, per-channel weight scales, int32 bias (empty when none). weights/bias above
-  // stay null.
-  std::string dtype = "f32";
-  QConvProblem qproblem;
-  std::shared_ptr<const std::vector<int8_t>> qweights;
-  std::shared_ptr<const std::vector<float>> w_scale;
-  std::shared_ptr<const std::vector<int32_t>> qbias;
-  bool int8() const { return dtype == "int8"; }
-  // 16-bit tasks (a Conv / FusedConv on f16 or bf16 values of an fp16 / bf16 model; algo
-  // names an HConvAlgorithm, the f32 twin's name): dtype "f16" or "bf16", the 16-bit
-  // problem (problem == hproblem.conv), the weights' bit patterns; the bias (f32, widened
-  // exactly) is in `bias` above.
-  HConvProblem hproblem;
-  std::shared_ptr<const std::vector<uint16_t>> hweights;
-  bool half() const { return dtype == "f16" || dtype == "bf16"; }
+  double density = 1.0;            // nonzero share of the weights (f32)
+  std::shared_ptr<const TaskWeights> weights;  // the first node's
+
+  // "f32", "int8", "f16" or "bf16": the key's dtype field.
+  std::string dtype() const;
+  bool int8() const { return problem.is_int8(); }
+  bool half() const { return problem.is_half(); }
 };
 
-// The task key of one (problem, algorithm) on an ISA and thread count; `density` < 0.95
-// adds a 2-decimal density suffix (a pruned layer's best schedule differs).
+// The task key of one (problem, algorithm) on an ISA and thread count, for every element
+// type: "conv2d|<layer_key>|gemm|nchw|<dtype>|avx2|t2".
 std::string task_key(const ConvProblem& p, std::string_view algo, Isa isa, int threads,
-                     double density);
-// Layer group key: the problem key (+ density suffix as above).
-std::string layer_key(const ConvProblem& p, double density);
-// The same for an int8 conv: "conv2d|<QConvProblem::key()>[_relu]...|gemm|nchw|int8|avx2|t2".
-std::string qtask_key(const QConvProblem& p, std::string_view algo, Isa isa, int threads);
-std::string qlayer_key(const QConvProblem& p);
-// And for a 16-bit conv: "conv2d|<HConvProblem::key()>[_relu][_res]...|gemm|nchw|f16|avx2|t2".
-std::string htask_key(const HConvProblem& p, std::string_view algo, Isa isa, int threads);
-std::string hlayer_key(const HConvProblem& p);
+                     double density = 1.0);
+// Layer group key: the problem key, the fused epilogue (activation, "_res" -- part of an
+// int8 key already --, "_nobias") and, below 0.95, a 2-decimal density suffix (a pruned
+// layer's best schedule differs).
+std::string layer_key(const ConvProblem& p, double density = 1.0);
 
 // The tasks of a model as Plan(graph, options) would compile it: `graph` is the model
 // before passes (optimized here on a copy at options.opt_level); every f32 conv node with

@@ -1,34 +1,120 @@
-// The one list of convolution algorithms, and the documented `auto` rule.
+// The one list of convolution algorithms (conv_algorithms.inc, sparse_conv_algorithms.inc)
+// and the documented `auto` rule, for every element type.
+#include <array>
 #include <string>
 
 #include "algo/conv/sparse_conv_common.h"
+#include "algo/microkernels/h16_gemm.h"
 #include "dlas/algo/conv.h"
 #include "dlas/core/error.h"
 
 namespace dlas {
 
-// Each algorithm's translation unit defines its accessor; conv_algorithms.inc
-// is the one list: X(accessor), in --help order.
-#define X(accessor) const ConvAlgorithm& accessor();
+// The accessors the rows name, each defined in its implementation's file.
+#define X(name, f32, int8, half) \
+  const ConvAlgorithm& f32();    \
+  const ConvAlgorithm& int8();   \
+  const ConvAlgorithm& half();
 #include "algo/conv/conv_algorithms.inc"
 #include "algo/conv/sparse_conv_algorithms.inc"
 #undef X
 
+namespace {
+
+// A list row: one algorithm, dispatching to the implementation for the problem's types.
+class ConvAlgorithmRow final : public ConvAlgorithm {
+ public:
+  ConvAlgorithmRow(std::string_view name, std::array<const ConvAlgorithm*, kConvTypesCount> impls)
+      : name_(name), impls_(impls) {}
+
+  std::string_view name() const override { return name_; }
+  bool supports(const ConvProblem& p) const override {
+    const ConvAlgorithm* a = impl(p);
+    return a && a->supports(p);
+  }
+  KnobSpace knob_space(const ConvProblem& p, Isa isa) const override {
+    return checked(p).knob_space(p, isa);
+  }
+  Knobs default_knobs(const ConvProblem& p, Isa isa) const override {
+    return checked(p).default_knobs(p, isa);
+  }
+  std::unique_ptr<PreparedConv> prepare(const ConvProblem& p, const ConvWeights& w,
+                                        const Knobs& knobs, Isa isa) const override {
+    p.validate();
+    return checked(p).prepare(p, w, knobs, isa);
+  }
+
+ private:
+  const ConvAlgorithm* impl(const ConvProblem& p) const {
+    return impls_[static_cast<size_t>(p.types())];
+  }
+  const ConvAlgorithm& checked(const ConvProblem& p) const {
+    const ConvAlgorithm* a = impl(p);
+    DLAS_CHECK(a != nullptr, ErrorKind::kUnsupported, "algorithm '", name_, "' has no ",
+               conv_types_name(p.types()), " implementation (", p.key(), ")");
+    return *a;
+  }
+
+  std::string_view name_;
+  std::array<const ConvAlgorithm*, kConvTypesCount> impls_;
+};
+
+std::vector<const ConvAlgorithm*> make_list(std::initializer_list<ConvAlgorithmRow> rows) {
+  static std::vector<std::unique_ptr<ConvAlgorithmRow>> storage;  // lives as long as the lists
+  std::vector<const ConvAlgorithm*> list;
+  for (const ConvAlgorithmRow& r : rows) {
+    storage.push_back(std::make_unique<ConvAlgorithmRow>(r));
+    list.push_back(storage.back().get());
+  }
+  return list;
+}
+
+}  // namespace
+
+namespace {
+// The sentinel a row names where the algorithm has no implementation for those types.
+class NoConvImpl final : public ConvAlgorithm {
+ public:
+  std::string_view name() const override { return "none"; }
+  bool supports(const ConvProblem&) const override { return false; }
+  KnobSpace knob_space(const ConvProblem& p, Isa) const override { unsupported(p); }
+  Knobs default_knobs(const ConvProblem& p, Isa) const override { unsupported(p); }
+  std::unique_ptr<PreparedConv> prepare(const ConvProblem& p, const ConvWeights&, const Knobs&,
+                                        Isa) const override {
+    unsupported(p);
+  }
+
+ private:
+  [[noreturn]] static void unsupported(const ConvProblem& p) {
+    fail(ErrorKind::kUnsupported, "no implementation for ", p.key());
+  }
+};
+}  // namespace
+
+const ConvAlgorithm& no_conv_impl() {
+  static const NoConvImpl none;
+  return none;
+}
+
+namespace {
+const ConvAlgorithm* impl_of(const ConvAlgorithm& a) { return &a == &no_conv_impl() ? nullptr : &a; }
+}  // namespace
+
 const std::vector<const ConvAlgorithm*>& conv_algorithms() {
-  static const std::vector<const ConvAlgorithm*> list = {
-#define X(accessor) &accessor(),
+  static const std::vector<const ConvAlgorithm*> list = make_list({
+#define X(name, f32, int8, half) ConvAlgorithmRow(name, {impl_of(f32()), impl_of(int8()), impl_of(half())}),
 #include "algo/conv/conv_algorithms.inc"
 #undef X
-  };
+  });
   return list;
 }
 
 const std::vector<const ConvAlgorithm*>& sparse_conv_algorithms() {
-  static const std::vector<const ConvAlgorithm*> list = {
-#define X(accessor) &accessor(),
+  static const std::vector<const ConvAlgorithm*> list = make_list({
+#define X(name, f32, int8, half) ConvAlgorithmRow(name, {impl_of(f32()), impl_of(int8()), impl_of(half())}),
 #include "algo/conv/sparse_conv_algorithms.inc"
 #undef X
-  };
+  });
   return list;
 }
 
@@ -49,63 +135,116 @@ std::string conv_algorithm_names() {
   return s;
 }
 
-const ConvAlgorithm& auto_conv_algorithm(const ConvProblem& p) {
-  auto pick = [&](std::string_view name) -> const ConvAlgorithm* {
-    const ConvAlgorithm* a = find_conv_algorithm(name);
-    return a && a->supports(p) ? a : nullptr;
-  };
+namespace {
+
+// The algorithm `name` when it supports p, else nullptr.
+const ConvAlgorithm* pick(std::string_view name, const ConvProblem& p) {
+  const ConvAlgorithm* a = find_conv_algorithm(name);
+  return a && a->supports(p) ? a : nullptr;
+}
+
+// The f32 rule without the weights (conv.h), each choice falling through to the next when
+// its algorithm does not support p. Also the 16-bit rule where the path widens to f32.
+const ConvAlgorithm* dense_f32_choice(const ConvProblem& p) {
   const ConvAlgorithm* a = nullptr;
-  if (p.is_depthwise()) a = pick("depthwise");
+  if (p.is_depthwise()) a = pick("depthwise", p);
   // Winograd on 3x3 stride-1 layers from 14x14 outputs up; on 7x7..13x13 outputs only
   // when the pixel count leaves gemm's 16-pixel panels partly empty (7x7: 49 pixels).
-  // Measured with dlas_bench_conv (README "Choosing an algorithm").
+  // Measured with dlas_bench_conv (docs/engine.md "Choosing an algorithm").
   const int64_t pixels = p.oh() * p.ow();
   const bool wino_size =
       (p.oh() >= 14 && p.ow() >= 14) || (p.oh() >= 7 && p.ow() >= 7 && pixels % 16 != 0);
   if (!a && p.kh == 3 && p.kw == 3 && p.stride_h == 1 && p.stride_w == 1 && p.groups == 1 &&
       p.c >= 16 && p.k >= 16 && wino_size)
-    a = pick("winograd");
+    a = pick("winograd", p);
   // Stems (<= 4 input channels per group: RGB, grey) run direct: im2col there copies
   // KH*KW values per pixel for a reduction of only C*KH*KW rows, and direct was 1.0-2.6x
   // faster on every zoo stem at 1 and 2 threads (ResNet-50's 7x7: 2.7 vs 5.4 ms).
-  if (!a && p.c_per_group() <= 4) a = pick("direct");
-  if (!a) a = pick("gemm");
-  if (!a)
-    for (const ConvAlgorithm* x : conv_algorithms())
-      if (x->supports(p)) return *x;
-  DLAS_CHECK(a != nullptr, ErrorKind::kUnsupported, "no convolution algorithm supports ", p.key());
-  return *a;
+  if (!a && p.c_per_group() <= 4) a = pick("direct", p);
+  return a;
 }
 
-const ConvAlgorithm& auto_conv_algorithm(const ConvProblem& p, const float* weights) {
-  if (weights != nullptr && p.groups == 1 && p.c_per_group() > 4) {
-    const int64_t n = p.weight_count();
-    int64_t nonzero = 0;
-    for (int64_t i = 0; i < n; ++i) nonzero += weights[i] != 0.f;
-    const double density = static_cast<double>(nonzero) / static_cast<double>(n);
-    const bool one_by_one = p.kh == 1 && p.kw == 1;
-    const bool plain_1x1 = one_by_one && p.stride_h == 1 && p.stride_w == 1 && p.pad_t == 0 &&
-                           p.pad_l == 0 && p.pad_b == 0 && p.pad_r == 0;
-    double max_density;
-    if (one_by_one)
-      max_density = plain_1x1 ? kSparse1x1MaxDensity : kSparse1x1StridedMaxDensity;
-    else
-      max_density = auto_conv_algorithm(p).name() == "winograd" ? kSparseDirectVsWinogradMaxDensity
-                                                                : kSparseDirectMaxDensity;
-    const char* name = density > max_density ? nullptr
-                       : one_by_one          ? "sparse-1x1"
-                                             : "sparse-direct";
-    // Block-pruned weights (8x1 blocks along output channels >= 80% full: bp:8x1) on small
-    // planes: sparse-spatial-pack, one weight vector per block and broadcast pixels.
-    if (name && !one_by_one && p.oh() * p.ow() <= kSparseSpatialMaxPixels &&
-        conv_detail::sparse_block_for(0, p, weights) == SparseBlock{8, 1})
-      name = "sparse-spatial-pack";
-    if (name) {
-      const ConvAlgorithm* a = find_conv_algorithm(name);
-      if (a && a->supports(p)) return *a;
-    }
+// The sparse part of the f32 rule (conv.h): a sparse algorithm for pruned weights, or null.
+const char* sparse_f32_choice(const ConvProblem& p, const float* weights) {
+  if (weights == nullptr || p.groups != 1 || p.c_per_group() <= 4) return nullptr;
+  const int64_t n = p.weight_count();
+  int64_t nonzero = 0;
+  for (int64_t i = 0; i < n; ++i) nonzero += weights[i] != 0.f;
+  const double density = static_cast<double>(nonzero) / static_cast<double>(n);
+  const bool one_by_one = p.kh == 1 && p.kw == 1;
+  const bool plain_1x1 = one_by_one && p.stride_h == 1 && p.stride_w == 1 && p.pad_t == 0 &&
+                         p.pad_l == 0 && p.pad_b == 0 && p.pad_r == 0;
+  double max_density;
+  if (one_by_one)
+    max_density = plain_1x1 ? kSparse1x1MaxDensity : kSparse1x1StridedMaxDensity;
+  else
+    max_density = dense_f32_choice(p) == find_conv_algorithm("winograd")
+                      ? kSparseDirectVsWinogradMaxDensity
+                      : kSparseDirectMaxDensity;
+  if (density > max_density) return nullptr;
+  if (one_by_one) return "sparse-1x1";
+  // Block-pruned weights (8x1 blocks along output channels >= 80% full: bp:8x1) on small
+  // planes: sparse-spatial-pack, one weight vector per block and broadcast pixels.
+  if (p.oh() * p.ow() <= kSparseSpatialMaxPixels &&
+      conv_detail::sparse_block_for(0, p, weights) == SparseBlock{8, 1})
+    return "sparse-spatial-pack";
+  return "sparse-direct";
+}
+
+// Measured on AVX2 (Zen 3, 2 threads, dlas_bench_qconv; docs/engine.md "int8 kernels"): on
+// KxK convs with >= 16 input channels per group the register-tiled algorithms beat gemm's
+// im2col -- direct (image packed once) on stride-1 convs (equal to spatial-pack within
+// noise on 4x4 and smaller maps, up to 1.2x ahead on 14x14 .. 56x56), spatial-pack (tiles
+// packed in L1: no image columns skipped by the stride are packed) on strided ones; 1x1
+// convs (gemm packs each pixel's channels once, the tiled layouts stream the image per
+// tile), stems with few channels and grouped convs stay on gemm. On the AMX path gemm (AMX
+// tiles) keeps every layer: the tiled algorithms have no AMX kernels.
+const ConvAlgorithm* int8_choice(const ConvProblem& p, Isa isa) {
+  if (const ConvAlgorithm* a = pick("depthwise", p)) return a;
+  if (isa != Isa::kAmx && p.groups == 1 && p.kh * p.kw > 1 && p.c_per_group() >= 16)
+    return pick(p.stride_h == 1 && p.stride_w == 1 ? "direct" : "spatial-pack", p);
+  return nullptr;
+}
+
+// Where the path has no half arithmetic for the type, every algorithm computes in f32
+// after widening, so the f32 rule's choice is the right one. Where it has (AVX512-FP16 for
+// f16, AVX512-BF16 for bf16), only gemm runs native half arithmetic: it takes every layer
+// but depthwise ones (memory-bound) and stems (<= 4 input channels per group, where the f32
+// rule picks direct because im2col dominates).
+const ConvAlgorithm* half_choice(const ConvProblem& p, Isa isa) {
+  if (ukernel::h16_gemm_ukernels_for(p.w_type, isa).empty()) {
+    const ConvAlgorithm* twin = dense_f32_choice(p.as_f32());
+    return twin ? pick(twin->name(), p) : nullptr;
   }
-  return auto_conv_algorithm(p);
+  const ConvAlgorithm* a = nullptr;
+  if (p.is_depthwise()) a = pick("depthwise", p);
+  if (!a && p.c_per_group() <= 4) a = pick("direct", p);
+  return a;
+}
+
+}  // namespace
+
+const ConvAlgorithm& auto_conv_algorithm(const ConvProblem& p, Isa isa,
+                                         const ConvWeights& weights) {
+  const ConvAlgorithm* a = nullptr;
+  switch (p.types()) {
+    case ConvTypes::kF32:
+      if (const char* sparse = sparse_f32_choice(p, weights.f32_data())) a = pick(sparse, p);
+      if (!a) a = dense_f32_choice(p);
+      break;
+    case ConvTypes::kInt8:
+      a = int8_choice(p, isa);
+      break;
+    case ConvTypes::kHalf:
+      a = half_choice(p, isa);
+      break;
+  }
+  if (!a) a = pick("gemm", p);
+  if (a) return *a;
+  for (const ConvAlgorithm* a : conv_algorithms())
+    if (a->supports(p)) return *a;
+  fail(ErrorKind::kUnsupported, "no ", conv_types_name(p.types()),
+       " convolution algorithm supports ", p.key());
 }
 
 }  // namespace dlas

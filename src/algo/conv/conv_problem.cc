@@ -1,4 +1,6 @@
+#include <algorithm>
 #include <charconv>
+#include <cmath>
 #include <cstdio>
 #include <limits>
 
@@ -46,6 +48,130 @@ float Epilogue::clamp_max() const {
   return std::numeric_limits<float>::infinity();
 }
 
+const char* conv_types_name(ConvTypes t) {
+  switch (t) {
+    case ConvTypes::kF32:
+      return "f32";
+    case ConvTypes::kInt8:
+      return "int8";
+    case ConvTypes::kHalf:
+      return "16-bit";
+  }
+  return "?";
+}
+
+const char* conv_compute_name(ConvCompute c) {
+  switch (c) {
+    case ConvCompute::kF32:
+      return "f32";
+    case ConvCompute::kInt8:
+      return "int8";
+    case ConvCompute::kEmulated:
+      return "emulated";
+    case ConvCompute::kNativeFp16:
+      return "native-fp16";
+    case ConvCompute::kNativeBf16:
+      return "native-bf16";
+    case ConvCompute::kAmxBf16:
+      return "amx-bf16";
+  }
+  return "?";
+}
+
+void QuantParams::validate(const char* what) const {
+  DLAS_CHECK(type == DType::kU8 || type == DType::kS8, ErrorKind::kInvalidInput, what,
+             ": quantized type must be u8 or s8, got ", dtype_name(type));
+  DLAS_CHECK(std::isfinite(scale) && scale > 0.f, ErrorKind::kInvalidInput, what,
+             ": scale must be finite and > 0, got ", scale);
+  DLAS_CHECK(zero_point >= lowest() && zero_point <= highest(), ErrorKind::kInvalidInput, what,
+             ": zero point ", zero_point, " is outside the ", dtype_name(type), " range");
+}
+
+float requant_multiplier(float a_scale, float b_scale, float c_scale) {
+  return static_cast<float>(static_cast<double>(a_scale) * static_cast<double>(b_scale) /
+                            static_cast<double>(c_scale));
+}
+
+ConvProblem& ConvProblem::set_half(DType t) {
+  DLAS_CHECK(t == DType::kF16 || t == DType::kBF16, ErrorKind::kInvalidInput, "conv ", key(),
+             ": a 16-bit type must be f16 or bf16, got ", dtype_name(t));
+  x_type = w_type = y_type = t;
+  quant = {};
+  return *this;
+}
+
+ConvProblem& ConvProblem::set_int8(const QuantParams& x, const QuantParams& y,
+                                   const QuantParams& r) {
+  quant = {x, y, r};
+  x_type = x.type;
+  w_type = DType::kS8;
+  y_type = y.type;
+  return *this;
+}
+
+ConvProblem ConvProblem::as_f32() const {
+  ConvProblem p = *this;
+  p.x_type = p.w_type = p.y_type = DType::kF32;
+  p.quant = {};
+  return p;
+}
+
+ConvTypes ConvProblem::types() const {
+  if (w_type == DType::kS8) return ConvTypes::kInt8;
+  if (w_type == DType::kF16 || w_type == DType::kBF16) return ConvTypes::kHalf;
+  return ConvTypes::kF32;
+}
+
+namespace {
+int32_t round_to_int(float v) { return static_cast<int32_t>(std::nearbyint(v)); }
+}  // namespace
+
+int32_t ConvProblem::out_lo() const {
+  const QuantParams& y = quant.y;
+  int32_t lo = y.lowest();
+  if (epilogue.act == Activation::kRelu) lo = std::max(lo, y.zero_point);
+  if (epilogue.act == Activation::kClip) {
+    const float q = std::nearbyint(epilogue.p0 / y.scale);
+    if (q > static_cast<float>(lo - y.zero_point))
+      lo = q >= static_cast<float>(y.highest() - y.zero_point) ? y.highest()
+                                                               : y.zero_point + round_to_int(q);
+  }
+  return lo;
+}
+
+int32_t ConvProblem::out_hi() const {
+  const QuantParams& y = quant.y;
+  int32_t hi = y.highest();
+  if (epilogue.act == Activation::kClip) {
+    const float q = std::nearbyint(epilogue.p1 / y.scale);
+    if (q < static_cast<float>(hi - y.zero_point))
+      hi = q <= static_cast<float>(y.lowest() - y.zero_point) ? y.lowest()
+                                                              : y.zero_point + round_to_int(q);
+  }
+  return hi;
+}
+
+namespace {
+
+void validate_int8(const ConvProblem& p) {
+  const std::string key = p.key();
+  DLAS_CHECK(p.quant.x.type == p.x_type && p.quant.y.type == p.y_type, ErrorKind::kInvalidInput,
+             "int8 conv ", key, ": input/output types disagree with their quantization");
+  DLAS_CHECK(p.epilogue.is_clamp(), ErrorKind::kUnsupported, "int8 conv ", key,
+             ": only relu / clip activations fuse into an int8 conv, not ",
+             activation_name(p.epilogue.act));
+  p.quant.x.validate("int8 conv input");
+  p.quant.y.validate("int8 conv output");
+  if (p.epilogue.residual) p.quant.r.validate("int8 conv residual");
+  const int64_t r = p.c_per_group() * p.kh * p.kw;
+  DLAS_CHECK(static_cast<double>(r) * 255.0 * 128.0 < 1073741824.0, ErrorKind::kUnsupported,
+             "int8 conv ", key, ": reduction of ", r, " may overflow the int32 accumulator");
+  DLAS_CHECK(p.out_lo() <= p.out_hi(), ErrorKind::kInvalidInput, "int8 conv ", key,
+             ": the activation's clamp range is empty at the output scale");
+}
+
+}  // namespace
+
 void ConvProblem::validate() const {
   DLAS_CHECK(n > 0 && c > 0 && h > 0 && w > 0 && k > 0 && kh > 0 && kw > 0,
              ErrorKind::kInvalidInput, "conv ", key(), ": sizes must be positive");
@@ -57,6 +183,21 @@ void ConvProblem::validate() const {
              key(), ": groups must divide input and output channels");
   DLAS_CHECK(oh() > 0 && ow() > 0, ErrorKind::kInvalidInput, "conv ", key(),
              ": the output is empty");
+  switch (types()) {
+    case ConvTypes::kF32:
+      DLAS_CHECK(x_type == DType::kF32 && w_type == DType::kF32 && y_type == DType::kF32,
+                 ErrorKind::kInvalidInput, "conv ", key(), ": types ", dtype_name(x_type), "/",
+                 dtype_name(w_type), "/", dtype_name(y_type),
+                 " are none of f32, int8 (u8|s8/s8/u8|s8), f16 or bf16");
+      break;
+    case ConvTypes::kHalf:
+      DLAS_CHECK(x_type == w_type && y_type == w_type, ErrorKind::kInvalidInput, "16-bit conv ",
+                 key(), ": input, weights and output must share one type");
+      break;
+    case ConvTypes::kInt8:
+      validate_int8(*this);
+      break;
+  }
 }
 
 std::string ConvProblem::key() const {
@@ -69,6 +210,17 @@ std::string ConvProblem::key() const {
       (long long)pad_b, (long long)pad_r, (long long)dil_h, (long long)dil_w, (long long)groups);
   std::string s = buf;
   if (n != 1) s += "_n" + std::to_string(n);
+  switch (types()) {
+    case ConvTypes::kF32:
+      break;
+    case ConvTypes::kInt8:
+      s += std::string("_") + dtype_name(x_type) + "s8" + dtype_name(y_type);
+      if (epilogue.residual) s += std::string("_r") + dtype_name(quant.r.type);
+      break;
+    case ConvTypes::kHalf:
+      s += std::string("_") + dtype_name(w_type);
+      break;
+  }
   return s;
 }
 

@@ -1,3 +1,4 @@
+#include "algo/conv/conv_impl.h"
 #include "algo/conv/sparse_conv_common.h"
 
 #include <cstring>
@@ -73,7 +74,7 @@ double block_fill(const ConvProblem& p, const float* w, int br) {
   return blocks == 0 ? 0.0 : static_cast<double>(nnz) / static_cast<double>(blocks * br);
 }
 
-class PreparedSparseConv final : public PreparedConv {
+class PreparedSparseConv final : public PreparedF32Conv {
  public:
   PreparedSparseConv(const ConvProblem& p, const float* w, const float* bias,
                      const SparseConvConfig& c, Isa isa)
@@ -203,7 +204,7 @@ class PreparedSparseConv final : public PreparedConv {
     return b;
   }
 
-  void run(const float* in, float* out, const float* residual, void* workspace,
+  void run_typed(const float* in, float* out, const float* residual, void* workspace,
            ThreadPool& pool) const override {
     float* ws = static_cast<float*>(workspace);
     const int64_t threads = pool.threads();

@@ -21,7 +21,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "dlas/algo/hconv.h"
+#include "dlas/algo/conv.h"
 #include "dlas/core/dtype.h"
 #include "dlas/hw/isa.h"
 
@@ -33,7 +33,7 @@ using H16GemmFn = void (*)(size_t m, size_t n, size_t k, const uint16_t* a, cons
 struct H16GemmUkernel {
   const char* name;  // "f16_gemm_14x64__avx512fp16"
   DType type;        // kF16 or kBF16
-  HalfCompute compute;
+  ConvCompute compute;
   Isa isa;  // the path it needs
   int mr, nr, kp;
   H16GemmFn fn;

@@ -5,10 +5,10 @@ namespace dlas::ukernel {
 
 const std::vector<H16GemmUkernel>& h16_gemm_ukernels() {
   static const std::vector<H16GemmUkernel> table = {
-#define X(fn, isa, mr, nr) {#fn, DType::kF16, HalfCompute::kNativeFp16, Isa::isa, mr, nr, 1, &fn},
+#define X(fn, isa, mr, nr) {#fn, DType::kF16, ConvCompute::kNativeFp16, Isa::isa, mr, nr, 1, &fn},
 #include "algo/microkernels/f16-gemm/f16_gemm.inc"
 #undef X
-#define X(fn, isa, mr, nr) {#fn, DType::kBF16, HalfCompute::kNativeBf16, Isa::isa, mr, nr, 2, &fn},
+#define X(fn, isa, mr, nr) {#fn, DType::kBF16, ConvCompute::kNativeBf16, Isa::isa, mr, nr, 2, &fn},
 #include "algo/microkernels/bf16-gemm/bf16_gemm.inc"
 #undef X
   };

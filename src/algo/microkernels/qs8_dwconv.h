@@ -1,5 +1,5 @@
 // int8 depthwise conv kernels: one output plane (one channel of one image) per call, from
-// the channel's input plane prepared by src/algo/qconv/depthwise_qconv.cc as int16
+// the channel's input plane prepared by src/algo/conv/depthwise_qconv.cc as int16
 // (x - x.zero_point; padding 0, so no zero-point correction), split into stride phases so
 // the output pixels of a row are contiguous lanes for every tap:
 //   padded element (iy, ix) at x[((ix % sw) * hp + iy) * wq + ix / sw]

@@ -1,5 +1,5 @@
 // int8 GEMM microkernels with the requantization fused into the store: the inner loop of
-// the int8 `gemm` convolution (src/algo/qconv/gemm_qconv.cc).
+// the int8 `gemm` convolution (src/algo/conv/gemm_qconv.cc).
 //
 //   acc[i][j] = init[i] + sum_kk A[i][kk] * B[kk][j]                  (int32, exact)
 //   v = fmaf((float)acc, mult[i], t[i][j]),  t = residual ? (float)(r - r_zp) * rm : 0

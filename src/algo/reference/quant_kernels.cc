@@ -184,14 +184,14 @@ void qlinear_conv(const Node& node, const Tensors& in, Tensors& out) {
   bool zero_wzp = true;
   for (int64_t i = 0; i < wz.numel(); ++i) zero_wzp &= wz.get_as_int64(i) == 0;
   if (w.dtype() == DType::kS8 && zero_wzp && node.attr_string("auto_pad", "NOTSET") == "NOTSET") {
-    QConvProblem p;
-    p.conv = qfused_conv_shape(node, x.shape(), w.shape(), bias != nullptr, false);
-    p.x = {xs, static_cast<int32_t>(xzp), x.dtype()};
-    p.y = {ys, static_cast<int32_t>(yzp), y.dtype()};
+    ConvProblem p = qfused_conv_shape(node, x.shape(), w.shape(), bias != nullptr, false);
+    p.set_int8({xs, static_cast<int32_t>(xzp), x.dtype()}, {ys, static_cast<int32_t>(yzp), y.dtype()});
     std::vector<float> scales(static_cast<size_t>(g.k));
     for (int64_t k = 0; k < g.k; ++k) scales[k] = load_float(ws, ws.numel() == 1 ? 0 : k);
-    reference_qconv(p, x.raw(), w.data<int8_t>(), scales.data(),
-                    bias ? bias->data<int32_t>() : nullptr, nullptr, y.raw());
+    reference_qconv(p, x.raw(),
+                    ConvWeights::int8(w.data<int8_t>(), scales.data(),
+                                      bias ? bias->data<int32_t>() : nullptr),
+                    nullptr, y.raw());
     return;
   }
   integer_conv(g, x, xzp, w, &wz, [&](int64_t n, int64_t k, int64_t oy, int64_t ox, int32_t acc) {
@@ -275,13 +275,14 @@ void qlinear_matmul(const Node&, const Tensors& in, Tensors& out) {
 void qfused_conv(const Node& node, const Tensors& in, Tensors& out) {
   const bool has_bias = in.size() > 2 && in[2].defined();
   const bool has_res = in.size() > 3 && in[3].defined();
-  const QConvProblem p =
+  const ConvProblem p =
       qfused_conv_problem(node, in[0].shape(), in[1].shape(), in[0].dtype(), has_bias,
                           has_res ? in[3].dtype() : DType::kU8, has_res);
-  const std::vector<float> ws = qfused_conv_w_scales(node, p.conv.k);
-  reference_qconv(p, in[0].raw(), in[1].data<int8_t>(), ws.data(),
-                  has_bias ? in[2].data<int32_t>() : nullptr, has_res ? in[3].raw() : nullptr,
-                  out[0].raw());
+  const std::vector<float> ws = qfused_conv_w_scales(node, p.k);
+  reference_qconv(p, in[0].raw(),
+                  ConvWeights::int8(in[1].data<int8_t>(), ws.data(),
+                                    has_bias ? in[2].data<int32_t>() : nullptr),
+                  has_res ? in[3].raw() : nullptr, out[0].raw());
 }
 
 }  // namespace
@@ -310,17 +311,19 @@ ConvProblem qfused_conv_shape(const Node& node, const Shape& x, const Shape& w, 
   return p;
 }
 
-QConvProblem qfused_conv_problem(const Node& node, const Shape& x, const Shape& w, DType x_type,
+ConvProblem qfused_conv_problem(const Node& node, const Shape& x, const Shape& w, DType x_type,
                                  bool has_bias, DType r_type, bool has_residual) {
-  QConvProblem p;
-  p.conv = qfused_conv_shape(node, x, w, has_bias, has_residual);
-  p.x = {node.attr_float("x_scale", 1.f), static_cast<int32_t>(node.attr_int("x_zero_point", 0)),
-         x_type};
-  p.y = {node.attr_float("y_scale", 1.f), static_cast<int32_t>(node.attr_int("y_zero_point", 0)),
-         dtype_from_name(node.attr_string("y_type", "u8")).value_or(DType::kU8)};
+  ConvProblem p = qfused_conv_shape(node, x, w, has_bias, has_residual);
+  QuantParams r;
   if (has_residual)
-    p.r = {node.attr_float("r_scale", 1.f), static_cast<int32_t>(node.attr_int("r_zero_point", 0)),
-           r_type};
+    r = {node.attr_float("r_scale", 1.f), static_cast<int32_t>(node.attr_int("r_zero_point", 0)),
+         r_type};
+  p.set_int8({node.attr_float("x_scale", 1.f),
+              static_cast<int32_t>(node.attr_int("x_zero_point", 0)), x_type},
+             {node.attr_float("y_scale", 1.f),
+              static_cast<int32_t>(node.attr_int("y_zero_point", 0)),
+              dtype_from_name(node.attr_string("y_type", "u8")).value_or(DType::kU8)},
+             r);
   p.validate();
   return p;
 }

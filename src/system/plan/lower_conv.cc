@@ -1,56 +1,78 @@
-// Conv / FusedConv (2-D, f32, constant weights) -> a prepared convolution algorithm.
+// Every convolution the conv operator runs -- Conv / FusedConv on f32, f16 or bf16 values
+// and int8 QFusedConv (made by fuse_quantized_conv), with constant weights -> a prepared
+// conv algorithm (include/dlas/algo/conv.h). A per-layer choice (--layers, --records)
+// wins, then --conv-algo where the algorithm supports the layer, then the auto rule.
 #include "dlas/algo/conv.h"
 #include "dlas/core/error.h"
 #include "dlas/system/conv_shapes.h"
 #include "system/plan/steps.h"
 
 namespace dlas::plan {
+namespace {
 
-std::unique_ptr<Step> lower_conv(const LowerContext& ctx) {
-  const Node& n = ctx.node;
-  const Graph& g = ctx.graph;
-  if (n.op != "Conv" && n.op != "FusedConv") return nullptr;
-  const std::optional<ConvProblem> problem = conv_problem_of(g, n);
-  if (!problem || g.value(n.inputs[0]).dtype != DType::kF32) return nullptr;
-  const ConvProblem& p = *problem;
-  const Tensor* w = g.constant(n.inputs[1]);
-  const Tensor* b = p.has_bias ? g.constant(n.inputs[2]) : nullptr;
-  if (w->dtype() != DType::kF32 || (p.has_bias && (!b || b->dtype() != DType::kF32)))
-    return nullptr;
-  const Shape& y = g.value(n.outputs[0]).shape;
-  DLAS_CHECK(p.oh() == y[2] && p.ow() == y[3], ErrorKind::kInternal, n.label(),
-             ": conv geometry disagrees with inference");
-
+// The algorithm and knobs one conv layer runs with.
+struct Chosen {
   const ConvAlgorithm* algo = nullptr;
   Knobs knobs;
+};
+
+Chosen choose_algorithm(const LowerContext& ctx, const ConvNode& c) {
+  const Node& n = ctx.node;
+  const ConvProblem& p = c.problem;
+  Chosen out;
   auto choice = ctx.options.layers.find(n.name);
   if (choice != ctx.options.layers.end()) {
-    algo = find_conv_algorithm(choice->second.algo);
-    DLAS_CHECK(algo, ErrorKind::kInvalidInput, n.label(), ": unknown algorithm '",
+    out.algo = find_conv_algorithm(choice->second.algo);
+    DLAS_CHECK(out.algo, ErrorKind::kInvalidInput, n.label(), ": unknown algorithm '",
                choice->second.algo, "' (expected ", conv_algorithm_names(), ")");
-    DLAS_CHECK(algo->supports(p), ErrorKind::kInvalidInput, n.label(), ": algorithm '",
-               algo->name(), "' does not support ", p.key());
-    knobs = choice->second.knobs;
+    DLAS_CHECK(out.algo->supports(p), ErrorKind::kInvalidInput, n.label(), ": algorithm '",
+               out.algo->name(), "' does not support ", p.key());
+    out.knobs = choice->second.knobs;
   }
   const AlgoChoiceSpec chosen = parse_algo_choice(ctx.options.conv_algo);
   bool override_knobs = false;
-  if (!algo && chosen.algo != "auto") {
-    algo = find_conv_algorithm(chosen.algo);
-    DLAS_CHECK(algo, ErrorKind::kUsage, "unknown --conv-algo '", chosen.algo, "' (expected ",
+  if (!out.algo && chosen.algo != "auto") {
+    out.algo = find_conv_algorithm(chosen.algo);
+    DLAS_CHECK(out.algo, ErrorKind::kUsage, "unknown --conv-algo '", chosen.algo, "' (expected ",
                conv_algorithm_names(), "|auto)");
-    if (algo->supports(p))
+    // Layers the algorithm cannot run (e.g. winograd on a 1x1, or on int8) use the auto rule.
+    if (out.algo->supports(p))
       override_knobs = true;
     else
-      algo = nullptr;
+      out.algo = nullptr;
   }
-  if (!algo) algo = &auto_conv_algorithm(p, w->data<float>());
-  if (knobs.empty()) knobs = algo->default_knobs(p, ctx.isa);
-  if (override_knobs) apply_knob_overrides(chosen, algo->knob_space(p, ctx.isa), knobs, n.label());
-  algo->knob_space(p, ctx.isa).validate(knobs, n.label());
-  auto prepared =
-      algo->prepare(p, w->data<float>(), b ? b->data<float>() : nullptr, knobs, ctx.isa);
-  return std::make_unique<PreparedConvStep<PreparedConv, float>>(
-      n, std::string(algo->name()), std::move(knobs), std::move(prepared));
+  if (!out.algo) out.algo = &auto_conv_algorithm(p, ctx.isa, c.weights());
+  if (out.knobs.empty()) out.knobs = out.algo->default_knobs(p, ctx.isa);
+  const KnobSpace space = out.algo->knob_space(p, ctx.isa);
+  if (override_knobs) apply_knob_overrides(chosen, space, out.knobs, n.label());
+  space.validate(out.knobs, n.label());
+  return out;
+}
+
+bool any_algorithm_supports(const ConvProblem& p) {
+  for (const ConvAlgorithm* a : conv_algorithms())
+    if (a->supports(p)) return true;
+  return false;
+}
+
+}  // namespace
+
+std::unique_ptr<Step> lower_conv(const LowerContext& ctx) {
+  const Node& n = ctx.node;
+  if (n.op != "Conv" && n.op != "FusedConv" && n.op != "QFusedConv") return nullptr;
+  const std::optional<ConvNode> c = conv_node_of(ctx.graph, n);
+  if (!c || !any_algorithm_supports(c->problem)) return nullptr;  // the reference kernel
+  const ConvProblem& p = c->problem;
+  const Shape& y = ctx.graph.value(n.outputs[0]).shape;
+  DLAS_CHECK(p.oh() == y[2] && p.ow() == y[3], ErrorKind::kInternal, n.label(),
+             ": conv geometry disagrees with inference");
+  Chosen chosen = choose_algorithm(ctx, *c);
+  auto prepared = chosen.algo->prepare(p, c->weights(), chosen.knobs, ctx.isa);
+  // 16-bit layers say which arithmetic runs (emulated or native), as profile shows it.
+  std::string label(chosen.algo->name());
+  if (p.is_half()) label += std::string("[") + conv_compute_name(prepared->compute()) + "]";
+  return std::make_unique<PreparedConvStep>(n, std::move(label), std::move(chosen.knobs),
+                                            std::move(prepared));
 }
 
 }  // namespace dlas::plan

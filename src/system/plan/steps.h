@@ -11,6 +11,7 @@
 #include <string>
 #include <utility>
 
+#include "dlas/algo/conv.h"
 #include "dlas/algo/knobs.h"
 #include "dlas/hw/isa.h"
 #include "dlas/hw/thread_pool.h"
@@ -35,14 +36,13 @@ class Step {
   virtual std::string knobs() const { return {}; }
 };
 
-// One prepared convolution of any element type: PreparedConv (float), PreparedQConv (void:
-// u8/s8), PreparedHConv (uint16_t: f16/bf16). Inputs: x = node input 0, the residual =
-// input 3 when present; output 0. `label` is what profile shows as the kernel.
-template <class Prepared, class T>
+// One prepared convolution of any element type (dlas/algo/conv.h). Inputs: x = node input 0,
+// the residual = input 3 when present; output 0. `label` is what profile shows as the
+// kernel.
 class PreparedConvStep : public Step {
  public:
   PreparedConvStep(const Node& n, std::string label, Knobs knobs,
-                   std::unique_ptr<Prepared> prepared)
+                   std::unique_ptr<PreparedConv> prepared)
       : x_name_(n.inputs[0]),
         y_name_(n.outputs[0]),
         r_name_(n.inputs.size() > 3 ? n.inputs[3] : std::string()),
@@ -50,9 +50,9 @@ class PreparedConvStep : public Step {
         knobs_(std::move(knobs)),
         prepared_(std::move(prepared)) {}
   void bind(const Binder& b) override {
-    x_ = static_cast<const T*>(b.value(x_name_));
-    y_ = static_cast<T*>(b.value(y_name_));
-    r_ = r_name_.empty() ? nullptr : static_cast<const T*>(b.value(r_name_));
+    x_ = b.value(x_name_);
+    y_ = b.value(y_name_);
+    r_ = r_name_.empty() ? nullptr : b.value(r_name_);
     ws_ = b.workspace;
   }
   void run(ThreadPool& pool) override { prepared_->run(x_, y_, r_, ws_, pool); }
@@ -64,10 +64,10 @@ class PreparedConvStep : public Step {
  private:
   std::string x_name_, y_name_, r_name_, label_;
   Knobs knobs_;
-  std::unique_ptr<Prepared> prepared_;
-  const T* x_ = nullptr;
-  T* y_ = nullptr;
-  const T* r_ = nullptr;
+  std::unique_ptr<PreparedConv> prepared_;
+  const void* x_ = nullptr;
+  void* y_ = nullptr;
+  const void* r_ = nullptr;
   void* ws_ = nullptr;
 };
 
@@ -80,9 +80,7 @@ struct LowerContext {
 };
 
 // Each returns nullptr when it does not handle the node.
-std::unique_ptr<Step> lower_conv(const LowerContext& ctx);
-std::unique_ptr<Step> lower_qconv(const LowerContext& ctx);      // QFusedConv (int8)
-std::unique_ptr<Step> lower_half_conv(const LowerContext& ctx);  // f16 / bf16 convs
+std::unique_ptr<Step> lower_conv(const LowerContext& ctx);  // f32, int8 and 16-bit convs
 std::unique_ptr<Step> lower_quantize(const LowerContext& ctx);   // Q / DQ, per tensor
 std::unique_ptr<Step> lower_fc(const LowerContext& ctx);
 std::unique_ptr<Step> lower_batchnorm(const LowerContext& ctx);

@@ -74,7 +74,8 @@ std::vector<float> candidate_features(const Task& t, const Knobs& knobs) {
   for (size_t a = 0; a < kAlgoSlots; ++a) f[kProblemFeatures + a] = 0.f;
   f[kProblemFeatures + algo_slot(t.algo)] = 1.f;
   // An int8 or 16-bit algorithm's knobs are its own (same algorithm name, other loops).
-  const std::string knob_algo = t.dtype == "f32" ? t.algo : t.dtype + ":" + t.algo;
+  const std::string dtype = t.dtype();
+  const std::string knob_algo = dtype == "f32" ? t.algo : dtype + ":" + t.algo;
   for (const auto& [name, v] : knobs)
     f[kProblemFeatures + kAlgoSlots + knob_slot(knob_algo, name)] = static_cast<float>(v);
   return f;

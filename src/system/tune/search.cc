@@ -113,12 +113,9 @@ class Tuner {
       if (fresh) {
         LayerState l;
         l.weight = t.weight;
-        if (t.int8())
-          l.auto_algo = std::string(auto_qconv_algorithm(t.qproblem, t.isa).name());
-        else if (t.half())
-          l.auto_algo = std::string(auto_hconv_algorithm(t.hproblem).name());
-        else if (t.weights && !t.weights->empty())
-          l.auto_algo = std::string(auto_conv_algorithm(t.problem, t.weights->data()).name());
+        if (t.weights)
+          l.auto_algo =
+              std::string(auto_conv_algorithm(t.problem, t.isa, t.weights->view()).name());
         layers_.push_back(l);
       }
       LayerState& l = layers_[it->second];

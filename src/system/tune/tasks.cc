@@ -4,12 +4,12 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <map>
 #include <optional>
 #include <random>
 #include <thread>
 
-#include "algo/reference/quant_kernels.h"
 #include "dlas/core/dtype.h"
 #include "dlas/core/error.h"
 #include "dlas/hw/thread_pool.h"
@@ -31,13 +31,6 @@ std::string density_suffix(double density) {
   return buf;
 }
 
-double density_of(const float* w, int64_t n) {
-  if (n <= 0) return 1.0;
-  int64_t nz = 0;
-  for (int64_t i = 0; i < n; ++i) nz += w[i] != 0.f;
-  return static_cast<double>(nz) / static_cast<double>(n);
-}
-
 int resolve_threads(int threads) {
   if (threads > 0) return threads;
   return static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
@@ -49,7 +42,7 @@ std::string layer_key(const ConvProblem& p, double density) {
   std::string s = p.key();
   // The fused epilogue changes the work a little (residual reads, activation cost).
   if (p.epilogue.act != Activation::kNone) s += std::string("_") + activation_name(p.epilogue.act);
-  if (p.epilogue.residual) s += "_res";
+  if (p.epilogue.residual && !p.is_int8()) s += "_res";  // an int8 key names its residual
   if (!p.has_bias) s += "_nobias";
   const std::string d = density_suffix(density);
   if (!d.empty()) s += "_" + d;
@@ -58,34 +51,20 @@ std::string layer_key(const ConvProblem& p, double density) {
 
 std::string task_key(const ConvProblem& p, std::string_view algo, Isa isa, int threads,
                      double density) {
-  return str("conv2d|", layer_key(p, density), "|", algo, "|nchw|f32|", isa_name(isa), "|t",
-             threads);
-}
-
-std::string qlayer_key(const QConvProblem& p) {
-  std::string s = p.key();
-  if (p.conv.epilogue.act != Activation::kNone)
-    s += std::string("_") + activation_name(p.conv.epilogue.act);
-  if (!p.conv.has_bias) s += "_nobias";
-  return s;
-}
-
-std::string qtask_key(const QConvProblem& p, std::string_view algo, Isa isa, int threads) {
-  return str("conv2d|", qlayer_key(p), "|", algo, "|nchw|int8|", isa_name(isa), "|t", threads);
-}
-
-std::string hlayer_key(const HConvProblem& p) {
-  std::string s = p.key();
-  if (p.conv.epilogue.act != Activation::kNone)
-    s += std::string("_") + activation_name(p.conv.epilogue.act);
-  if (p.conv.epilogue.residual) s += "_res";
-  if (!p.conv.has_bias) s += "_nobias";
-  return s;
-}
-
-std::string htask_key(const HConvProblem& p, std::string_view algo, Isa isa, int threads) {
-  return str("conv2d|", hlayer_key(p), "|", algo, "|nchw|", dtype_name(p.type), "|", isa_name(isa),
+  const char* dtype = p.is_int8() ? "int8" : dtype_name(p.w_type);
+  return str("conv2d|", layer_key(p, density), "|", algo, "|nchw|", dtype, "|", isa_name(isa),
              "|t", threads);
+}
+
+std::string Task::dtype() const { return problem.is_int8() ? "int8" : dtype_name(problem.w_type); }
+
+ConvWeights TaskWeights::view() const {
+  ConvWeights w;
+  w.data = data.data();
+  w.bias = bias.empty() ? nullptr : bias.data();
+  w.bias_s32 = bias_s32.empty() ? nullptr : bias_s32.data();
+  w.w_scale = w_scale.empty() ? nullptr : w_scale.data();
+  return w;
 }
 
 namespace {
@@ -101,129 +80,47 @@ bool join_task(std::vector<Task>& tasks, const std::map<std::string, size_t>& by
   return true;
 }
 
-// The tasks of one conv node: one per algorithm of `algos` (ConvAlgorithm, QConvAlgorithm
-// or HConvAlgorithm) that supports `p`, keyed by key_of(name); a known key gains the node,
-// a new task gets the fields common to every type here and its own from fill(task).
-template <class Algo, class Problem, class KeyOf, class Fill>
-void add_tasks(const std::vector<const Algo*>& algos, const Problem& p, const std::string& layer,
-               Isa isa, int threads, const std::string& node, KeyOf key_of, Fill fill,
-               std::vector<Task>& tasks, std::map<std::string, size_t>& by_key) {
-  for (const Algo* a : algos) {
+// A copy of a conv node's weights (and bias, scales) for its tasks.
+std::shared_ptr<const TaskWeights> copy_weights(const ConvNode& c) {
+  auto w = std::make_shared<TaskWeights>();
+  const auto* bytes = static_cast<const uint8_t*>(c.w->raw());
+  w->data.assign(bytes, bytes + c.w->numel() * static_cast<int64_t>(dtype_size(c.w->dtype())));
+  const ConvWeights v = c.weights();
+  const int64_t k = c.problem.k;
+  if (v.bias) w->bias.assign(v.bias, v.bias + k);
+  if (v.bias_s32) w->bias_s32.assign(v.bias_s32, v.bias_s32 + k);
+  if (v.w_scale) w->w_scale.assign(v.w_scale, v.w_scale + k);
+  return w;
+}
+
+// The tasks of one conv node: one per algorithm of `algos` that supports its problem; a
+// known key gains the node.
+void add_tasks(const std::vector<const ConvAlgorithm*>& algos, const ConvNode& c,
+               const std::string& node, Isa isa, int threads, std::vector<Task>& tasks,
+               std::map<std::string, size_t>& by_key) {
+  const ConvProblem& p = c.problem;
+  const double density = c.density();
+  std::shared_ptr<const TaskWeights> weights;  // copied once, by the first new task
+  for (const ConvAlgorithm* a : algos) {
     if (!a->supports(p)) continue;
-    const std::string key = key_of(a->name());
+    const std::string key = task_key(p, a->name(), isa, threads, density);
     if (join_task(tasks, by_key, key, node)) continue;
+    if (!weights) weights = copy_weights(c);
     Task t;
     t.key = key;
-    t.layer = layer;
+    t.layer = layer_key(p, density);
     t.algo = std::string(a->name());
+    t.problem = p;
     t.isa = isa;
     t.threads = threads;
     t.space = a->knob_space(p, isa);
     t.defaults = a->default_knobs(p, isa);
     t.nodes = {node};
-    fill(t);
+    t.density = density;
+    t.weights = weights;
     by_key[key] = tasks.size();
     tasks.push_back(std::move(t));
   }
-}
-
-// The int8 tasks of one QFusedConv (as lower_qconv compiles it); none when its weights or
-// bias are not constants (the reference kernel runs it).
-void add_qconv_tasks(const Graph& g, const Node& n, Isa isa, int threads, std::vector<Task>& tasks,
-                     std::map<std::string, size_t>& by_key) {
-  const Tensor* w = g.constant(n.inputs[1]);
-  const bool has_bias = n.inputs.size() > 2 && !n.inputs[2].empty();
-  const bool has_res = n.inputs.size() > 3 && !n.inputs[3].empty();
-  const Tensor* b = has_bias ? g.constant(n.inputs[2]) : nullptr;
-  if (!w || w->dtype() != DType::kS8 || (has_bias && (!b || b->dtype() != DType::kS32))) return;
-  const QConvProblem p = reference::qfused_conv_problem(
-      n, g.value(n.inputs[0]).shape, w->shape(), g.value(n.inputs[0]).dtype, has_bias,
-      has_res ? g.value(n.inputs[3]).dtype : DType::kU8, has_res);
-  std::shared_ptr<const std::vector<int8_t>> wv;  // copied once, by the first new task
-  std::shared_ptr<const std::vector<float>> sv;
-  std::shared_ptr<const std::vector<int32_t>> bv;
-  add_tasks(
-      qconv_algorithms(), p, qlayer_key(p), isa, threads, n.name,
-      [&](std::string_view algo) { return qtask_key(p, algo, isa, threads); },
-      [&](Task& t) {
-        if (!wv) {
-          const auto* w8 = w->data<int8_t>();
-          wv = std::make_shared<const std::vector<int8_t>>(w8, w8 + w->numel());
-          sv = std::make_shared<const std::vector<float>>(
-              reference::qfused_conv_w_scales(n, p.conv.k));
-          const auto* b32 = b ? b->data<int32_t>() : nullptr;
-          bv = std::make_shared<const std::vector<int32_t>>(b32, b32 ? b32 + b->numel() : b32);
-        }
-        t.dtype = "int8";
-        t.problem = p.conv;
-        t.qproblem = p;
-        t.qweights = wv;
-        t.w_scale = sv;
-        t.qbias = bv;
-      },
-      tasks, by_key);
-}
-
-// The 16-bit tasks of one Conv / FusedConv on f16 / bf16 values (as lower_half_conv
-// compiles it); none when its weights or bias are not constants of the type.
-void add_hconv_tasks(const Graph& g, const Node& n, const ConvProblem& p, DType type, Isa isa,
-                     int threads, std::vector<Task>& tasks, std::map<std::string, size_t>& by_key) {
-  const Tensor* w = g.constant(n.inputs[1]);
-  const Tensor* b = p.has_bias ? g.constant(n.inputs[2]) : nullptr;
-  if (!w || w->dtype() != type || (p.has_bias && !b)) return;
-  const HConvProblem hp{p, type};
-  std::shared_ptr<const std::vector<uint16_t>> wv;  // copied once, by the first new task
-  std::shared_ptr<const std::vector<float>> bv;
-  add_tasks(
-      hconv_algorithms(), hp, hlayer_key(hp), isa, threads, n.name,
-      [&](std::string_view algo) { return htask_key(hp, algo, isa, threads); },
-      [&](Task& t) {
-        if (!wv) {
-          const auto* w16 = static_cast<const uint16_t*>(w->raw());
-          wv = std::make_shared<const std::vector<uint16_t>>(w16, w16 + w->numel());
-          std::vector<float> bf;  // f32, widened exactly
-          for (int64_t i = 0; b && i < b->numel(); ++i)
-            bf.push_back(static_cast<float>(b->get_as_double(i)));
-          bv = std::make_shared<const std::vector<float>>(std::move(bf));
-        }
-        t.dtype = dtype_name(type);
-        t.problem = p;
-        t.hproblem = hp;
-        t.hweights = wv;
-        t.bias = bv;
-      },
-      tasks, by_key);
-}
-
-// The f32 tasks of one Conv / FusedConv (sparse algorithms too when its density is at most
-// max_sparse_density); none when its weights or bias are not f32 constants.
-void add_conv_tasks(const Graph& g, const Node& n, const ConvProblem& p, Isa isa, int threads,
-                    double max_sparse_density, std::vector<Task>& tasks,
-                    std::map<std::string, size_t>& by_key) {
-  const Tensor* w = g.constant(n.inputs[1]);
-  const Tensor* b = p.has_bias ? g.constant(n.inputs[2]) : nullptr;
-  if (!w || w->dtype() != DType::kF32 || (p.has_bias && (!b || b->dtype() != DType::kF32))) return;
-  const double density = density_of(w->data<float>(), w->numel());
-  std::vector<const ConvAlgorithm*> algos = conv_algorithms();
-  if (density <= max_sparse_density)
-    for (const ConvAlgorithm* a : sparse_conv_algorithms()) algos.push_back(a);
-  std::shared_ptr<const std::vector<float>> wv, bv;  // copied once, by the first new task
-  add_tasks(
-      algos, p, layer_key(p, density), isa, threads, n.name,
-      [&](std::string_view algo) { return task_key(p, algo, isa, threads, density); },
-      [&](Task& t) {
-        if (!wv) {
-          const float* w32 = w->data<float>();
-          wv = std::make_shared<const std::vector<float>>(w32, w32 + w->numel());
-          const float* b32 = b ? b->data<float>() : nullptr;
-          bv = std::make_shared<const std::vector<float>>(b32, b32 ? b32 + b->numel() : b32);
-        }
-        t.problem = p;
-        t.density = density;
-        t.weights = wv;
-        t.bias = bv;
-      },
-      tasks, by_key);
 }
 
 }  // namespace
@@ -237,18 +134,13 @@ std::vector<Task> extract_tasks(const Graph& graph, const PlanOptions& options,
   std::vector<Task> tasks;
   std::map<std::string, size_t> by_key;
   for (const Node& n : g.nodes) {
-    if (n.op == "QFusedConv") {
-      add_qconv_tasks(g, n, isa, threads, tasks, by_key);
-      continue;
-    }
-    if (n.op != "Conv" && n.op != "FusedConv") continue;
-    const std::optional<ConvProblem> problem = conv_problem_of(g, n);
-    if (!problem) continue;
-    const DType in_type = g.value(n.inputs[0]).dtype;
-    if (in_type == DType::kF16 || in_type == DType::kBF16)
-      add_hconv_tasks(g, n, *problem, in_type, isa, threads, tasks, by_key);
-    else if (in_type == DType::kF32)
-      add_conv_tasks(g, n, *problem, isa, threads, max_sparse_density, tasks, by_key);
+    // The convs lower_conv compiles: constant weights of the node's types.
+    const std::optional<ConvNode> c = conv_node_of(g, n);
+    if (!c) continue;
+    std::vector<const ConvAlgorithm*> algos = conv_algorithms();
+    if (c->density() <= max_sparse_density)
+      for (const ConvAlgorithm* a : sparse_conv_algorithms()) algos.push_back(a);
+    add_tasks(algos, *c, n.name, isa, threads, tasks, by_key);
   }
   return tasks;
 }
@@ -336,17 +228,14 @@ class ConvMeasurer : public Measurer {
   }
 
  private:
+  // One layer's input, output and residual bytes, of the problem's element types.
   struct Buffers {
-    std::vector<float> in, out, out2;
-    std::vector<uint8_t> qin, qout, qres;   // int8 tasks: uniform random bytes
-    std::vector<uint16_t> hin, hout, hres;  // 16-bit tasks: N(0,1) rounded to the type
+    std::vector<uint8_t> in, out, res;
   };
   // A candidate ready to time: its prepared copies (one, or enough to exceed
   // o_.reuse_bytes), its layer's buffers, and runs per repeat.
   struct Ready {
-    std::vector<std::unique_ptr<PreparedConv>> f32;
-    std::vector<std::unique_ptr<PreparedQConv>> q8;
-    std::vector<std::unique_ptr<PreparedHConv>> h16;
+    std::vector<std::unique_ptr<PreparedConv>> copies;
     Buffers* b = nullptr;
     ThreadPool* pool = nullptr;
     bool residual = false;
@@ -354,21 +243,10 @@ class ConvMeasurer : public Measurer {
     int number = 1;
     void once(void* ws) {
       const size_t i = next;
-      next = next + 1 == copies() ? 0 : next + 1;
-      if (!f32.empty())
-        f32[i]->run(b->in.data(), b->out.data(), residual ? b->out2.data() : nullptr, ws, *pool);
-      else if (!q8.empty())
-        q8[i]->run(b->qin.data(), b->qout.data(), residual ? b->qres.data() : nullptr, ws, *pool);
-      else
-        h16[i]->run(b->hin.data(), b->hout.data(), residual ? b->hres.data() : nullptr, ws, *pool);
+      next = next + 1 == copies.size() ? 0 : next + 1;
+      copies[i]->run(b->in.data(), b->out.data(), residual ? b->res.data() : nullptr, ws, *pool);
     }
-    size_t copies() const { return std::max({f32.size(), q8.size(), h16.size()}); }
-    size_t workspace_bytes() const {
-      const int t = pool->threads();
-      return !f32.empty()  ? f32[0]->workspace_bytes(t)
-             : !q8.empty() ? q8[0]->workspace_bytes(t)
-                           : h16[0]->workspace_bytes(t);
-    }
+    size_t workspace_bytes() const { return copies[0]->workspace_bytes(pool->threads()); }
     // Seconds per run over one repeat of `number` runs.
     double repeat(void* ws) {
       const auto t = std::chrono::steady_clock::now();
@@ -380,30 +258,17 @@ class ConvMeasurer : public Measurer {
   Ready ready(const Task& task, const Knobs& knobs) {
     task.space.validate(knobs, task.key);
     const ConvProblem& p = task.problem;
+    const ConvAlgorithm* algo = find_conv_algorithm(task.algo);
+    DLAS_CHECK(algo, ErrorKind::kInvalidInput, "unknown algorithm '", task.algo, "'");
+    DLAS_CHECK(task.weights, ErrorKind::kInvalidInput, "task ", task.key, " has no weights");
+    const ConvWeights weights = task.weights->view();
     Ready c;
     c.b = &buffers(task);
     c.pool = &pool(task.threads);
     c.residual = p.epilogue.residual;
     auto prepare_one = [&] {
-      if (task.int8()) {
-        const QConvAlgorithm* algo = find_qconv_algorithm(task.algo);
-        DLAS_CHECK(algo, ErrorKind::kInvalidInput, "unknown int8 algorithm '", task.algo, "'");
-        const int32_t* bias = task.qbias && !task.qbias->empty() ? task.qbias->data() : nullptr;
-        c.q8.push_back(algo->prepare(task.qproblem, task.qweights->data(), task.w_scale->data(),
-                                     bias, knobs, task.isa));
-        return c.q8.back()->packed_bytes();
-      }
-      const float* bias = task.bias && !task.bias->empty() ? task.bias->data() : nullptr;
-      if (task.half()) {
-        const HConvAlgorithm* algo = find_hconv_algorithm(task.algo);
-        DLAS_CHECK(algo, ErrorKind::kInvalidInput, "unknown 16-bit algorithm '", task.algo, "'");
-        c.h16.push_back(algo->prepare(task.hproblem, task.hweights->data(), bias, knobs, task.isa));
-        return c.h16.back()->packed_bytes();
-      }
-      const ConvAlgorithm* algo = find_conv_algorithm(task.algo);
-      DLAS_CHECK(algo, ErrorKind::kInvalidInput, "unknown algorithm '", task.algo, "'");
-      c.f32.push_back(algo->prepare(p, task.weights->data(), bias, knobs, task.isa));
-      return c.f32.back()->packed_bytes();
+      c.copies.push_back(algo->prepare(p, weights, knobs, task.isa));
+      return c.copies.back()->packed_bytes();
     };
     const size_t packed = std::max<size_t>(prepare_one(), 4096);
     const int copies =
@@ -427,41 +292,37 @@ class ConvMeasurer : public Measurer {
     return c;
   }
 
+  // n random elements of `type`: N(0, 1) for f32 (rounded for f16 / bf16), uniform bytes
+  // for the 8-bit types.
+  static std::vector<uint8_t> random_bytes(DType type, size_t n, std::mt19937_64& rng) {
+    std::vector<uint8_t> v(n * dtype_size(type));
+    std::uniform_int_distribution<int> byte(0, 255);
+    std::normal_distribution<float> dist(0.f, 1.f);
+    for (size_t i = 0; i < n; ++i) {
+      if (type == DType::kF32) {
+        const float x = dist(rng);
+        std::memcpy(v.data() + 4 * i, &x, 4);
+      } else if (type == DType::kF16 || type == DType::kBF16) {
+        const uint16_t h = type == DType::kBF16 ? f32_to_bf16(dist(rng)) : f32_to_f16(dist(rng));
+        std::memcpy(v.data() + 2 * i, &h, 2);
+      } else {
+        v[i] = static_cast<uint8_t>(byte(rng));
+      }
+    }
+    return v;
+  }
+
   Buffers& buffers(const Task& t) {
     auto it = buffers_.find(t.layer);
     if (it != buffers_.end()) return it->second;
     const ConvProblem& p = t.problem;
-    Buffers b;
     std::mt19937_64 rng(o_.seed);
-    const size_t in_n = static_cast<size_t>(p.n * p.c * p.h * p.w);
-    const size_t out_n = static_cast<size_t>(p.n * p.k * p.oh() * p.ow());
-    std::uniform_int_distribution<int> byte(0, 255);
-    std::normal_distribution<float> dist(0.f, 1.f);
-    const bool bf = t.half() && t.hproblem.type == DType::kBF16;
-    auto fill = [&](auto& v, size_t n) {
-      v.resize(n);
-      for (auto& x : v) {
-        if constexpr (sizeof(x) == 1)
-          x = static_cast<uint8_t>(byte(rng));
-        else if constexpr (sizeof(x) == 2)
-          x = bf ? f32_to_bf16(dist(rng)) : f32_to_f16(dist(rng));
-        else
-          x = dist(rng);
-      }
-    };
-    if (t.int8()) {
-      fill(b.qin, in_n);
-      b.qout.resize(out_n);
-      fill(b.qres, out_n);
-    } else if (t.half()) {
-      fill(b.hin, in_n);
-      b.hout.resize(out_n);
-      fill(b.hres, out_n);
-    } else {
-      fill(b.in, in_n);
-      b.out.resize(out_n);
-      fill(b.out2, out_n);
-    }
+    const size_t in_n = static_cast<size_t>(p.input_count());
+    const size_t out_n = static_cast<size_t>(p.output_count());
+    Buffers b;
+    b.in = random_bytes(p.x_type, in_n, rng);
+    b.out.resize(out_n * dtype_size(p.y_type));
+    b.res = random_bytes(p.is_int8() ? p.quant.r.type : p.y_type, out_n, rng);
     if (buffers_.size() > 64 && !pinned_) buffers_.clear();  // bound memory on huge models
     return buffers_.emplace(t.layer, std::move(b)).first->second;
   }

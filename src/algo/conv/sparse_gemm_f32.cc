@@ -11,6 +11,7 @@
 //             2: one shared block at a time, threads split its pixel tiles
 #include <memory>
 
+#include "algo/conv/conv_impl.h"
 #include "algo/conv/gemm_common.h"
 #include "algo/conv/sparse_conv_common.h"
 #include "dlas/core/error.h"
@@ -51,9 +52,10 @@ class SparseGemmConvAlgorithm final : public ConvAlgorithm {
     return {{"format", 0}, {"vecs", 8}, {"nc", nc}, {"parallel", parallel}};
   }
 
-  std::unique_ptr<PreparedConv> prepare(const ConvProblem& p, const float* weights,
-                                        const float* bias, const Knobs& knobs,
-                                        Isa isa) const override {
+  std::unique_ptr<PreparedConv> prepare(const ConvProblem& p, const ConvWeights& view,
+                                        const Knobs& knobs, Isa isa) const override {
+    const float* weights = view.f32_data();
+    const float* bias = view.bias;
     p.validate();
     knob_space(p, isa).validate(knobs, "sparse-gemm conv " + p.key());
     conv_detail::SparseConvConfig c;

@@ -19,6 +19,7 @@
 #include <memory>
 #include <vector>
 
+#include "algo/conv/conv_impl.h"
 #include "algo/microkernels/f32_gemm.h"
 #include "algo/microkernels/f32_wino.h"
 #include "dlas/algo/conv.h"
@@ -62,7 +63,7 @@ std::vector<int64_t> tile_block_values(const ConvProblem& p) {
   return v;
 }
 
-class PreparedWinograd final : public PreparedConv {
+class PreparedWinograd final : public PreparedF32Conv {
  public:
   PreparedWinograd(const ConvProblem& p, const float* w, const float* bias, const Knobs& kn,
                    Isa isa)
@@ -99,7 +100,7 @@ class PreparedWinograd final : public PreparedConv {
 
   size_t packed_bytes() const override { return u_.size() * sizeof(float); }
 
-  void run(const float* in, float* out, const float* residual, void* workspace,
+  void run_typed(const float* in, float* out, const float* residual, void* workspace,
            ThreadPool& pool) const override {
     const int64_t nthreads = pool.threads();
     const size_t scratch = align64(sizeof(float) * static_cast<size_t>(a2_ * nr_)) +
@@ -355,9 +356,10 @@ class WinogradConv final : public ConvAlgorithm {
             {"parallel", tiles >= 32 ? kParallelTiles : kParallelChannels}};
   }
 
-  std::unique_ptr<PreparedConv> prepare(const ConvProblem& p, const float* weights,
-                                        const float* bias, const Knobs& knobs,
-                                        Isa isa) const override {
+  std::unique_ptr<PreparedConv> prepare(const ConvProblem& p, const ConvWeights& view,
+                                        const Knobs& knobs, Isa isa) const override {
+    const float* weights = view.f32_data();
+    const float* bias = view.bias;
     p.validate();
     DLAS_CHECK(supports(p), ErrorKind::kUnsupported, "winograd does not support ", p.key(),
                " (3x3 stride 1 dilation 1 groups 1 only)");

@@ -4,9 +4,10 @@
 // residual and activation in f32, as the contract asks -- and narrows the output once.
 // The f32 twin packs its weights at prepare from the exactly widened 16-bit weights, so these
 // hold f32 weights (packed_bytes() says so): only gemm keeps weights 16-bit in memory and has
-// native half arithmetic (gemm_hconv.cc). Knobs are the f32 twin's.
+// native half arithmetic (gemm_h16.cc). Knobs are the f32 twin's.
 #include <memory>
 
+#include "algo/conv/conv_impl.h"
 #include "algo/microkernels/h16_vcvt.h"
 #include "dlas/algo/hconv.h"
 #include "dlas/core/error.h"
@@ -32,21 +33,21 @@ void parallel_rows(ThreadPool& pool, size_t n, Fn fn) {
   });
 }
 
-class PreparedWidenedHConv final : public PreparedHConv {
+class PreparedWidenedHConv final : public PreparedH16Conv {
  public:
-  PreparedWidenedHConv(const HConvProblem& p, std::unique_ptr<PreparedConv> inner, Isa isa)
-      : p_(p), inner_(std::move(inner)), cvt_(&ukernel::h16_vcvt_for(p.type, isa)) {
-    const ConvProblem& c = p.conv;
+  PreparedWidenedHConv(const ConvProblem& p, std::unique_ptr<PreparedConv> inner, Isa isa)
+      : p_(p), inner_(std::move(inner)), cvt_(&ukernel::h16_vcvt_for(p.w_type, isa)) {
+    const ConvProblem& c = p;
     nx_ = static_cast<size_t>(c.n * c.c * c.h * c.w);
     ny_ = static_cast<size_t>(c.n * c.k * c.oh() * c.ow());
   }
 
   size_t workspace_bytes(int threads) const override {
-    return round64(nx_ * 4) + round64(ny_ * 4) * (p_.conv.epilogue.residual ? 2 : 1) +
+    return round64(nx_ * 4) + round64(ny_ * 4) * (p_.epilogue.residual ? 2 : 1) +
            inner_->workspace_bytes(threads);
   }
 
-  void run(const uint16_t* x, uint16_t* y, const uint16_t* residual, void* workspace,
+  void run_typed(const uint16_t* x, uint16_t* y, const uint16_t* residual, void* workspace,
            ThreadPool& pool) const override {
     char* ws = static_cast<char*>(workspace);
     float* xf = reinterpret_cast<float*>(ws);
@@ -54,7 +55,7 @@ class PreparedWidenedHConv final : public PreparedHConv {
     float* yf = reinterpret_cast<float*>(ws);
     ws += round64(ny_ * 4);
     float* rf = nullptr;
-    if (p_.conv.epilogue.residual) {
+    if (p_.epilogue.residual) {
       rf = reinterpret_cast<float*>(ws);
       ws += round64(ny_ * 4);
     }
@@ -67,39 +68,38 @@ class PreparedWidenedHConv final : public PreparedHConv {
   }
 
   size_t packed_bytes() const override { return inner_->packed_bytes(); }
-  HalfCompute compute() const override { return HalfCompute::kEmulated; }
+  ConvCompute compute() const override { return ConvCompute::kEmulated; }
 
  private:
-  HConvProblem p_;
+  ConvProblem p_;
   std::unique_ptr<PreparedConv> inner_;
   const ukernel::H16Vcvt* cvt_;
   size_t nx_, ny_;
 };
 
-class WidenedHConvAlgorithm final : public HConvAlgorithm {
+class WidenedHConvAlgorithm final : public ConvAlgorithm {
  public:
   explicit WidenedHConvAlgorithm(std::string_view twin) : twin_name_(twin) {}
 
   std::string_view name() const override { return twin_name_; }
-  bool supports(const HConvProblem& p) const override {
-    return (p.type == DType::kF16 || p.type == DType::kBF16) && twin().supports(p.conv);
+  bool supports(const ConvProblem& p) const override {
+    return (p.w_type == DType::kF16 || p.w_type == DType::kBF16) && twin().supports(p.as_f32());
   }
-  KnobSpace knob_space(const HConvProblem& p, Isa isa) const override {
-    return twin().knob_space(p.conv, base_isa(isa));
+  KnobSpace knob_space(const ConvProblem& p, Isa isa) const override {
+    return twin().knob_space(p.as_f32(), base_isa(isa));
   }
-  Knobs default_knobs(const HConvProblem& p, Isa isa) const override {
-    return twin().default_knobs(p.conv, base_isa(isa));
+  Knobs default_knobs(const ConvProblem& p, Isa isa) const override {
+    return twin().default_knobs(p.as_f32(), base_isa(isa));
   }
-  std::unique_ptr<PreparedHConv> prepare(const HConvProblem& p, const uint16_t* weights,
-                                         const float* bias, const Knobs& knobs,
-                                         Isa isa) const override {
+  std::unique_ptr<PreparedConv> prepare(const ConvProblem& p, const ConvWeights& w,
+                                        const Knobs& knobs, Isa isa) const override {
     p.validate();
-    DLAS_CHECK(twin().supports(p.conv), ErrorKind::kUnsupported, "16-bit ", twin_name_,
+    DLAS_CHECK(twin().supports(p.as_f32()), ErrorKind::kUnsupported, "16-bit ", twin_name_,
                " conv does not support ", p.key());
-    std::vector<float> wf(static_cast<size_t>(p.conv.weight_count()));
-    ukernel::h16_vcvt_for(p.type, isa).widen(wf.size(), weights, wf.data());
+    std::vector<float> wf(static_cast<size_t>(p.weight_count()));
+    ukernel::h16_vcvt_for(p.w_type, isa).widen(wf.size(), w.half_data(), wf.data());
     return std::make_unique<PreparedWidenedHConv>(
-        p, twin().prepare(p.conv, wf.data(), bias, knobs, base_isa(isa)), isa);
+        p, twin().prepare(p.as_f32(), ConvWeights::f32(wf.data(), w.bias), knobs, base_isa(isa)), isa);
   }
 
  private:
@@ -113,19 +113,19 @@ class WidenedHConvAlgorithm final : public HConvAlgorithm {
 
 }  // namespace
 
-const HConvAlgorithm& direct_hconv_algorithm() {
+const ConvAlgorithm& direct_hconv_algorithm() {
   static const WidenedHConvAlgorithm a("direct");
   return a;
 }
-const HConvAlgorithm& spatial_pack_hconv_algorithm() {
+const ConvAlgorithm& spatial_pack_hconv_algorithm() {
   static const WidenedHConvAlgorithm a("spatial-pack");
   return a;
 }
-const HConvAlgorithm& winograd_hconv_algorithm() {
+const ConvAlgorithm& winograd_hconv_algorithm() {
   static const WidenedHConvAlgorithm a("winograd");
   return a;
 }
-const HConvAlgorithm& depthwise_hconv_algorithm() {
+const ConvAlgorithm& depthwise_hconv_algorithm() {
   static const WidenedHConvAlgorithm a("depthwise");
   return a;
 }

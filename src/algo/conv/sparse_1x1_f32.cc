@@ -12,6 +12,7 @@
 //             nonzeros: better for small planes, 4x4 and 2x2)
 #include <memory>
 
+#include "algo/conv/conv_impl.h"
 #include "algo/conv/sparse_conv_common.h"
 #include "dlas/core/error.h"
 
@@ -36,9 +37,10 @@ class Sparse1x1ConvAlgorithm final : public ConvAlgorithm {
     return {{"format", 0}, {"vecs", 8}, {"parallel", p.oh() * p.ow() >= 256 ? 0 : 1}};
   }
 
-  std::unique_ptr<PreparedConv> prepare(const ConvProblem& p, const float* weights,
-                                        const float* bias, const Knobs& knobs,
-                                        Isa isa) const override {
+  std::unique_ptr<PreparedConv> prepare(const ConvProblem& p, const ConvWeights& view,
+                                        const Knobs& knobs, Isa isa) const override {
+    const float* weights = view.f32_data();
+    const float* bias = view.bias;
     p.validate();
     DLAS_CHECK(supports(p), ErrorKind::kUnsupported, "sparse-1x1 conv: not a 1x1 conv: ", p.key());
     knob_space(p, isa).validate(knobs, "sparse-1x1 conv " + p.key());

@@ -15,6 +15,12 @@
 
 namespace dlas::qconv_detail {
 
+// Every int8 prepared conv computes exactly in integers.
+class PreparedInt8Conv : public PreparedConv {
+ public:
+  ConvCompute compute() const final { return ConvCompute::kInt8; }
+};
+
 // Activations are stored unsigned inside the kernels: s8 x is stored as x ^ 0x80 =
 // x + 128 (u8), so vpdpbusd / tdpbsud / the s16 pairs see 0..255; the zero point moves
 // with it. Padding holds this stored zero point (it then contributes nothing).
@@ -25,38 +31,35 @@ inline int32_t stored_zero_point(const QuantParams& x) {
 // Per output channel k: mult[k] = requant_multiplier(x.scale, w_scale[k], y.scale) and
 // init[k] = bias[k] - stored_zero_point(x) * sum(w[k]) (int32 wraparound, like the kernels'
 // sums: the final integer equals the oracle's whenever the oracle's does not overflow,
-// which QConvProblem::validate guarantees).
+// which ConvProblem::validate guarantees).
 struct ChannelTerms {
   std::vector<int32_t> init;
   std::vector<float> mult;
 };
-ChannelTerms channel_terms(const QConvProblem& p, const int8_t* w, const float* w_scale,
+ChannelTerms channel_terms(const ConvProblem& p, const int8_t* w, const float* w_scale,
                            const int32_t* bias);
 
 // The microkernel store parameters shared by every call of one problem (init / mult /
 // residual filled in per call).
-ukernel::QS8GemmParams base_params(const QConvProblem& p);
+ukernel::QS8GemmParams base_params(const ConvProblem& p);
 
 // `gemm` with the microkernel `uk` instead of the one the "ukernel" knob names (the other
 // knobs as usual). For tests.
-std::unique_ptr<PreparedQConv> prepare_gemm_qconv(const QConvProblem& p, const int8_t* w,
-                                                  const float* w_scale, const int32_t* bias,
-                                                  const Knobs& knobs,
-                                                  const ukernel::QS8GemmUkernel& uk);
+std::unique_ptr<PreparedConv> prepare_gemm_qconv(const ConvProblem& p, const ConvWeights& w,
+                                                 const Knobs& knobs,
+                                                 const ukernel::QS8GemmUkernel& uk);
 
 // `depthwise` with the plane kernel `fn` (tests: emulated paths).
-std::unique_ptr<PreparedQConv> prepare_depthwise_qconv(const QConvProblem& p, const int8_t* w,
-                                                       const float* w_scale, const int32_t* bias,
-                                                       const Knobs& knobs, ukernel::QS8DwFn fn);
+std::unique_ptr<PreparedConv> prepare_depthwise_qconv(const ConvProblem& p, const ConvWeights& w,
+                                                      const Knobs& knobs, ukernel::QS8DwFn fn);
 
 // `spatial-pack` (kTiles: each tile's receptive field packed just before use) and vector
 // `direct` (kImage: the padded image packed once) with the kernel set `set` (tests:
 // emulated paths). Knobs as the algorithm's.
 enum class BlockedMode { kTiles, kImage };
-std::unique_ptr<PreparedQConv> prepare_blocked_qconv(const QConvProblem& p, const int8_t* w,
-                                                     const float* w_scale, const int32_t* bias,
-                                                     const Knobs& knobs,
-                                                     const ukernel::QS8SpackUkernels& set,
-                                                     BlockedMode mode);
+std::unique_ptr<PreparedConv> prepare_blocked_qconv(const ConvProblem& p, const ConvWeights& w,
+                                                    const Knobs& knobs,
+                                                    const ukernel::QS8SpackUkernels& set,
+                                                    BlockedMode mode);
 
 }  // namespace dlas::qconv_detail

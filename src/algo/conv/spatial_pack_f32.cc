@@ -23,6 +23,7 @@
 #include <memory>
 #include <vector>
 
+#include "algo/conv/conv_impl.h"
 #include "algo/microkernels/f32_spack.h"
 #include "dlas/algo/conv.h"
 #include "dlas/core/error.h"
@@ -39,7 +40,7 @@ constexpr int64_t kMaxTileFloats = 2 * 16 * 4 * 8;  // vectors * lanes * VH * VW
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
-class PreparedSpatialPack final : public PreparedConv {
+class PreparedSpatialPack final : public PreparedF32Conv {
  public:
   PreparedSpatialPack(const ConvProblem& p, const float* w, const float* bias, const Knobs& kn,
                       Isa isa)
@@ -84,7 +85,7 @@ class PreparedSpatialPack final : public PreparedConv {
 
   size_t packed_bytes() const override { return w_.size() * sizeof(float); }
 
-  void run(const float* in, float* out, const float* residual, void* workspace,
+  void run_typed(const float* in, float* out, const float* residual, void* workspace,
            ThreadPool& pool) const override {
     float* packed = static_cast<float*>(workspace);
     const int64_t nthreads = pool.threads();
@@ -262,9 +263,10 @@ class SpatialPackConv final : public ConvAlgorithm {
             {"parallel", tiles >= 4 * blocks || tiles >= 16 ? kParallelTiles : kParallelBlocks}};
   }
 
-  std::unique_ptr<PreparedConv> prepare(const ConvProblem& p, const float* weights,
-                                        const float* bias, const Knobs& knobs,
-                                        Isa isa) const override {
+  std::unique_ptr<PreparedConv> prepare(const ConvProblem& p, const ConvWeights& view,
+                                        const Knobs& knobs, Isa isa) const override {
+    const float* weights = view.f32_data();
+    const float* bias = view.bias;
     p.validate();
     knob_space(p, isa).validate(knobs, "spatial-pack");
     return std::make_unique<PreparedSpatialPack>(p, weights, bias, knobs, isa);

@@ -6,7 +6,8 @@
 // clamp fused into the store. All output channels of one input channel (multiplier > 1)
 // reuse the same buffered plane. Other activations run through apply_epilogue over the
 // freshly written (cache-hot) rows.
-#include "algo/conv/depthwise_conv.h"
+#include "algo/conv/conv_impl.h"
+#include "algo/conv/depthwise_f32.h"
 
 #include <algorithm>
 #include <cstring>
@@ -35,7 +36,7 @@ int index_of(const int* values, int count, int64_t v) {
   return -1;
 }
 
-class PreparedDepthwise final : public PreparedConv {
+class PreparedDepthwise final : public PreparedF32Conv {
  public:
   PreparedDepthwise(const ConvProblem& p, const float* weights, const float* bias,
                     const Knobs& knobs, Isa isa, const ukernel::F32DwconvKernels& kernels)
@@ -96,7 +97,7 @@ class PreparedDepthwise final : public PreparedConv {
   }
   size_t packed_bytes() const override { return (weights_.size() + bias_.size()) * sizeof(float); }
 
-  void run(const float* in, float* out, const float* residual, void* workspace,
+  void run_typed(const float* in, float* out, const float* residual, void* workspace,
            ThreadPool& pool) const override {
     const int64_t planes = p_.n * p_.c, oh = p_.oh();
     const size_t threads = static_cast<size_t>(pool.threads());
@@ -214,9 +215,10 @@ class DepthwiseConv final : public ConvAlgorithm {
         p.oh() * p.ow() <= kChannelBlockedMaxPixels ? kLayoutChannelBlocked : kLayoutPlanes;
     return {{"rows", 4}, {"vecs", 1}, {"parallel", kAxisChannel}, {"layout", layout}};
   }
-  std::unique_ptr<PreparedConv> prepare(const ConvProblem& p, const float* weights,
-                                        const float* bias, const Knobs& knobs,
-                                        Isa isa) const override {
+  std::unique_ptr<PreparedConv> prepare(const ConvProblem& p, const ConvWeights& view,
+                                        const Knobs& knobs, Isa isa) const override {
+    const float* weights = view.f32_data();
+    const float* bias = view.bias;
     return prepare_depthwise(p, weights, bias, knobs, isa, ukernel::f32_dwconv_for(isa));
   }
 };

@@ -16,6 +16,7 @@
 //             while every output channel walks them -- 4x4..8x8 planes of 256-512 channels)
 #include <memory>
 
+#include "algo/conv/conv_impl.h"
 #include "algo/conv/sparse_conv_common.h"
 #include "dlas/core/error.h"
 
@@ -44,9 +45,10 @@ class SparseDirectConvAlgorithm final : public ConvAlgorithm {
     return {{"format", 0}, {"vecs", 8}, {"parallel", p.oh() * p.ow() >= 1024 ? 0 : 1}, {"kc", 0}};
   }
 
-  std::unique_ptr<PreparedConv> prepare(const ConvProblem& p, const float* weights,
-                                        const float* bias, const Knobs& knobs,
-                                        Isa isa) const override {
+  std::unique_ptr<PreparedConv> prepare(const ConvProblem& p, const ConvWeights& view,
+                                        const Knobs& knobs, Isa isa) const override {
+    const float* weights = view.f32_data();
+    const float* bias = view.bias;
     p.validate();
     knob_space(p, isa).validate(knobs, "sparse-direct conv " + p.key());
     conv_detail::SparseConvConfig c;

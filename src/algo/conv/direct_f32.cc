@@ -14,6 +14,7 @@
 #include <limits>
 #include <memory>
 
+#include "algo/conv/conv_impl.h"
 #include "algo/conv/gemm_common.h"
 #include "dlas/core/error.h"
 #include "dlas/hw/thread_pool.h"
@@ -24,7 +25,7 @@ namespace {
 using conv_detail::div_up;
 using conv_detail::round_up;
 
-class PreparedDirectConv final : public PreparedConv {
+class PreparedDirectConv final : public PreparedF32Conv {
  public:
   PreparedDirectConv(const ConvProblem& p, const float* w, const float* bias, const Knobs& kn,
                      Isa isa)
@@ -68,7 +69,7 @@ class PreparedDirectConv final : public PreparedConv {
 
   size_t packed_bytes() const override { return (wpack_.size() + bias_.size()) * sizeof(float); }
 
-  void run(const float* in, float* out, const float* residual, void* workspace,
+  void run_typed(const float* in, float* out, const float* residual, void* workspace,
            ThreadPool& pool) const override {
     float* planes = static_cast<float*>(workspace);
     const int64_t threads = pool.threads();
@@ -209,9 +210,10 @@ class DirectConvAlgorithm final : public ConvAlgorithm {
     return {{"ukernel", uk}, {"oc_block", ocb}, {"row_block", 4096}, {"parallel", 0}};
   }
 
-  std::unique_ptr<PreparedConv> prepare(const ConvProblem& p, const float* weights,
-                                        const float* bias, const Knobs& knobs,
-                                        Isa isa) const override {
+  std::unique_ptr<PreparedConv> prepare(const ConvProblem& p, const ConvWeights& view,
+                                        const Knobs& knobs, Isa isa) const override {
+    const float* weights = view.f32_data();
+    const float* bias = view.bias;
     p.validate();
     knob_space(p, isa).validate(knobs, "direct conv " + p.key());
     return std::make_unique<PreparedDirectConv>(p, weights, bias, knobs, isa);

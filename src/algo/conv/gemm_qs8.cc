@@ -23,7 +23,7 @@
 
 #include "algo/conv/gemm_common.h"
 #include "algo/microkernels/qs8_pack.h"
-#include "algo/qconv/qconv_common.h"
+#include "algo/conv/qs8_common.h"
 #include "dlas/core/error.h"
 #include "dlas/hw/thread_pool.h"
 #include "hw/amx.h"
@@ -44,12 +44,12 @@ struct Tap {             // reduction row r = (c, ky, kx) of one group
 
 int64_t round64(int64_t bytes) { return round_up(bytes, 64); }
 
-class PreparedGemmQConv final : public PreparedQConv {
+class PreparedGemmQConv final : public qconv_detail::PreparedInt8Conv {
  public:
-  PreparedGemmQConv(const QConvProblem& p, const int8_t* w, const float* w_scale,
+  PreparedGemmQConv(const ConvProblem& p, const int8_t* w, const float* w_scale,
                     const int32_t* bias, const Knobs& kn, const QS8GemmUkernel& uk)
       : p_(p), uk_(uk), pack_(ukernel::qs8_pack_for(uk.isa)) {
-    const ConvProblem& c = p.conv;
+    const ConvProblem& c = p;
     mr_ = uk.mr, nr_ = uk.nr, kr_ = uk.kr;
     kg_ = c.k_per_group(), cg_ = c.c_per_group();
     r_ = cg_ * c.kh * c.kw;
@@ -61,8 +61,8 @@ class PreparedGemmQConv final : public PreparedQConv {
     if (nc_ > round_up(ohw_, nr_)) nc_ = round_up(ohw_, nr_);
     loop_order_ = kn.at("loop_order");
     by_channels_ = kn.at("parallel") == 1;
-    xzp_ = static_cast<uint8_t>(qconv_detail::stored_zero_point(p.x));
-    x_signed_ = p.x.type == DType::kS8;
+    xzp_ = static_cast<uint8_t>(qconv_detail::stored_zero_point(p.quant.x));
+    x_signed_ = p.quant.x.type == DType::kS8;
     // Weights: [g][panel][kq / KB][MR][KB][4 bytes]; channels past Kg and groups past R zero.
     wpack_.assign(static_cast<size_t>(c.groups * panels_ * panel_bytes_), 0);
     const qconv_detail::ChannelTerms terms = qconv_detail::channel_terms(p, w, w_scale, bias);
@@ -111,7 +111,7 @@ class PreparedGemmQConv final : public PreparedQConv {
            ThreadPool& pool) const override {
     uint8_t* ws = static_cast<uint8_t*>(workspace);
     const int64_t threads = pool.threads();
-    const ConvProblem& c = p_.conv;
+    const ConvProblem& c = p_;
     const int64_t nblocks = div_up(ohw_, nc_), images = c.n * c.groups;
     uint8_t* rows_base = ws + (by_channels_ ? 1 : threads) * block_bytes();
     if (!by_channels_) {
@@ -177,7 +177,7 @@ class PreparedGemmQConv final : public PreparedQConv {
   // stored bytes (u8, or s8 ^ 0x80), padding = the stored zero point.
   void fill_row(const uint8_t* x, int64_t n, int64_t g, int64_t rr, int64_t p0, int64_t ncols,
                 uint8_t* row) const {
-    const ConvProblem& c = p_.conv;
+    const ConvProblem& c = p_;
     if (rr >= r_) {
       std::memset(row, xzp_, static_cast<size_t>(ncols));
       return;
@@ -236,7 +236,7 @@ class PreparedGemmQConv final : public PreparedQConv {
 
   void compute(void* y, const void* residual, int64_t n, int64_t g, int64_t p0, int64_t ncols,
                int64_t cp0, int64_t cp1, const uint8_t* blk) const {
-    const ConvProblem& c = p_.conv;
+    const ConvProblem& c = p_;
     const int64_t npan = div_up(ncols, nr_);
     auto call = [&](int64_t cp, int64_t pp) {
       const int64_t m = kg_ - cp * mr_ < mr_ ? kg_ - cp * mr_ : mr_;
@@ -259,7 +259,7 @@ class PreparedGemmQConv final : public PreparedQConv {
     }
   }
 
-  QConvProblem p_;
+  ConvProblem p_;
   const QS8GemmUkernel& uk_;
   const ukernel::QS8PackUkernels& pack_;  // the im2col shuffles of uk's path
   int64_t mr_, nr_, kr_, kg_, cg_, r_, ohw_, kq_, panels_, panel_bytes_, nc_, loop_order_;
@@ -277,11 +277,11 @@ std::vector<const QS8GemmUkernel*> candidates(Isa isa) {
   return ukernel::qs8_gemm_ukernels_for(isa);
 }
 
-class GemmQConvAlgorithm final : public QConvAlgorithm {
+class GemmQConvAlgorithm final : public ConvAlgorithm {
  public:
   std::string_view name() const override { return "gemm"; }
-  bool supports(const QConvProblem&) const override { return true; }
-  KnobSpace knob_space(const QConvProblem&, Isa isa) const override {
+  bool supports(const ConvProblem&) const override { return true; }
+  KnobSpace knob_space(const ConvProblem&, Isa isa) const override {
     KnobSpace s;
     KnobSpec uk{"ukernel", {}, "microkernel:"};
     const auto all = candidates(isa);
@@ -298,23 +298,22 @@ class GemmQConvAlgorithm final : public QConvAlgorithm {
         {"parallel", {0, 1}, "0: threads split pixel blocks; 1: output channels of one block"});
     return s;
   }
-  Knobs default_knobs(const QConvProblem& p, Isa isa) const override {
+  Knobs default_knobs(const ConvProblem& p, Isa isa) const override {
     // The packed block (nc pixels x R bytes) within ~128 KiB, so it stays in L2 next to the
     // weights while every channel panel sweeps it; threads split output channels when
     // there are too few pixels for two threads (the f32 gemm's rule).
-    const int64_t r = p.conv.c_per_group() * p.conv.kh * p.conv.kw;
+    const int64_t r = p.c_per_group() * p.kh * p.kw;
     int64_t nc = 32;
     for (int64_t v : {64, 128, 256, 512, 1024})
       if (v * r <= 128 * 1024) nc = v;
-    const int64_t ohw = p.conv.oh() * p.conv.ow();
+    const int64_t ohw = p.oh() * p.ow();
     return {{"ukernel", 0}, {"nc", nc}, {"loop_order", 0}, {"parallel", ohw < 64 ? 1 : 0}};
   }
-  std::unique_ptr<PreparedQConv> prepare(const QConvProblem& p, const int8_t* w,
-                                         const float* w_scale, const int32_t* bias,
-                                         const Knobs& knobs, Isa isa) const override {
+  std::unique_ptr<PreparedConv> prepare(const ConvProblem& p, const ConvWeights& w,
+                                        const Knobs& knobs, Isa isa) const override {
     p.validate();
     knob_space(p, isa).validate(knobs, "int8 gemm conv " + p.key());
-    return qconv_detail::prepare_gemm_qconv(p, w, w_scale, bias, knobs,
+    return qconv_detail::prepare_gemm_qconv(p, w, knobs,
                                             *candidates(isa)[knobs.at("ukernel")]);
   }
 };
@@ -323,18 +322,17 @@ class GemmQConvAlgorithm final : public QConvAlgorithm {
 
 namespace qconv_detail {
 
-std::unique_ptr<PreparedQConv> prepare_gemm_qconv(const QConvProblem& p, const int8_t* w,
-                                                  const float* w_scale, const int32_t* bias,
+std::unique_ptr<PreparedConv> prepare_gemm_qconv(const ConvProblem& p, const ConvWeights& w,
                                                   const Knobs& knobs,
                                                   const ukernel::QS8GemmUkernel& uk) {
   p.validate();
   if (uk.isa == Isa::kAmx) amx_require("int8 gemm conv (AMX)");
-  return std::make_unique<PreparedGemmQConv>(p, w, w_scale, bias, knobs, uk);
+  return std::make_unique<PreparedGemmQConv>(p, w.int8_data(), w.w_scale, w.bias_s32, knobs, uk);
 }
 
 }  // namespace qconv_detail
 
-const QConvAlgorithm& gemm_qconv_algorithm() {
+const ConvAlgorithm& gemm_qconv_algorithm() {
   static const GemmQConvAlgorithm algo;
   return algo;
 }

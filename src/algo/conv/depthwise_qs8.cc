@@ -13,7 +13,7 @@
 #include "algo/conv/gemm_common.h"
 #include "algo/microkernels/isa_dispatch.h"
 #include "algo/microkernels/qs8-dwconv/qs8_dwconv_kernels.h"
-#include "algo/qconv/qconv_common.h"
+#include "algo/conv/qs8_common.h"
 #include "dlas/core/error.h"
 #include "dlas/hw/thread_pool.h"
 
@@ -32,12 +32,12 @@ constexpr ukernel::IsaEntry<ukernel::QS8DwFn> kDwKernels[] = {
 // Widest vector of any kernel: every plane buffer row has this much read slack.
 constexpr int64_t kMaxLanes = 16;
 
-class PreparedDepthwiseQConv final : public PreparedQConv {
+class PreparedDepthwiseQConv final : public qconv_detail::PreparedInt8Conv {
  public:
-  PreparedDepthwiseQConv(const QConvProblem& p, const int8_t* w, const float* w_scale,
+  PreparedDepthwiseQConv(const ConvProblem& p, const int8_t* w, const float* w_scale,
                          const int32_t* bias, ukernel::QS8DwFn fn)
       : p_(p), fn_(fn) {
-    const ConvProblem& c = p.conv;
+    const ConvProblem& c = p;
     const qconv_detail::ChannelTerms terms = qconv_detail::channel_terms(p, w, w_scale, nullptr);
     mult_ = terms.mult;
     bias_.assign(static_cast<size_t>(c.k), 0);
@@ -59,7 +59,7 @@ class PreparedDepthwiseQConv final : public PreparedQConv {
   }
   void run(const void* x, void* y, const void* residual, void* workspace,
            ThreadPool& pool) const override {
-    const ConvProblem& c = p_.conv;
+    const ConvProblem& c = p_;
     const int64_t threads = pool.threads(), items = c.n * c.c, mult = c.k_per_group();
     const int64_t ohw = c.oh() * c.ow(), hw = c.h * c.w;
     pool.parallel_for(static_cast<size_t>(threads), [&](size_t t) {
@@ -98,9 +98,9 @@ class PreparedDepthwiseQConv final : public PreparedQConv {
 
  private:
   void fill_plane(const void* x, int64_t off, int16_t* buf) const {
-    const ConvProblem& c = p_.conv;
-    const int64_t sw = c.stride_w, zp = p_.x.zero_point;
-    const bool s8 = p_.x.type == DType::kS8;
+    const ConvProblem& c = p_;
+    const int64_t sw = c.stride_w, zp = p_.quant.x.zero_point;
+    const bool s8 = p_.quant.x.type == DType::kS8;
     for (int64_t iy = 0; iy < c.h; ++iy) {
       const int64_t row = iy + c.pad_t;
       if (sw == 1) {
@@ -123,7 +123,7 @@ class PreparedDepthwiseQConv final : public PreparedQConv {
     }
   }
 
-  QConvProblem p_;
+  ConvProblem p_;
   ukernel::QS8DwFn fn_;
   std::vector<int32_t> w_, bias_;
   std::vector<float> mult_;
@@ -135,17 +135,16 @@ bool is_depthwise(const ConvProblem& c) {
   return c.groups == c.c && c.groups > 1 && c.k % c.groups == 0;
 }
 
-class DepthwiseQConvAlgorithm final : public QConvAlgorithm {
+class DepthwiseQConvAlgorithm final : public ConvAlgorithm {
  public:
   std::string_view name() const override { return "depthwise"; }
-  bool supports(const QConvProblem& p) const override { return is_depthwise(p.conv); }
-  KnobSpace knob_space(const QConvProblem&, Isa) const override { return {}; }
-  Knobs default_knobs(const QConvProblem&, Isa) const override { return {}; }
-  std::unique_ptr<PreparedQConv> prepare(const QConvProblem& p, const int8_t* w,
-                                         const float* w_scale, const int32_t* bias,
-                                         const Knobs& knobs, Isa isa) const override {
+  bool supports(const ConvProblem& p) const override { return is_depthwise(p); }
+  KnobSpace knob_space(const ConvProblem&, Isa) const override { return {}; }
+  Knobs default_knobs(const ConvProblem&, Isa) const override { return {}; }
+  std::unique_ptr<PreparedConv> prepare(const ConvProblem& p, const ConvWeights& w,
+                                        const Knobs& knobs, Isa isa) const override {
     return qconv_detail::prepare_depthwise_qconv(
-        p, w, w_scale, bias, knobs, ukernel::best_for_isa(kDwKernels, isa, "qs8 dwconv"));
+        p, w, knobs, ukernel::best_for_isa(kDwKernels, isa, "qs8 dwconv"));
   }
 };
 
@@ -153,19 +152,18 @@ class DepthwiseQConvAlgorithm final : public QConvAlgorithm {
 
 namespace qconv_detail {
 
-std::unique_ptr<PreparedQConv> prepare_depthwise_qconv(const QConvProblem& p, const int8_t* w,
-                                                       const float* w_scale, const int32_t* bias,
+std::unique_ptr<PreparedConv> prepare_depthwise_qconv(const ConvProblem& p, const ConvWeights& w,
                                                        const Knobs& knobs, ukernel::QS8DwFn fn) {
   p.validate();
-  DLAS_CHECK(is_depthwise(p.conv), ErrorKind::kUnsupported, "int8 depthwise conv: ", p.conv.key(),
+  DLAS_CHECK(is_depthwise(p), ErrorKind::kUnsupported, "int8 depthwise conv: ", p.key(),
              " is not depthwise");
   KnobSpace{}.validate(knobs, "int8 depthwise conv " + p.key());
-  return std::make_unique<PreparedDepthwiseQConv>(p, w, w_scale, bias, fn);
+  return std::make_unique<PreparedDepthwiseQConv>(p, w.int8_data(), w.w_scale, w.bias_s32, fn);
 }
 
 }  // namespace qconv_detail
 
-const QConvAlgorithm& depthwise_qconv_algorithm() {
+const ConvAlgorithm& depthwise_qconv_algorithm() {
   static const DepthwiseQConvAlgorithm algo;
   return algo;
 }

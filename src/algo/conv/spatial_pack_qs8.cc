@@ -27,7 +27,7 @@
 #include "algo/conv/gemm_common.h"
 #include "algo/microkernels/qs8_pack.h"
 #include "algo/microkernels/qs8_spack.h"
-#include "algo/qconv/qconv_common.h"
+#include "algo/conv/qs8_common.h"
 #include "dlas/core/error.h"
 #include "dlas/hw/thread_pool.h"
 
@@ -40,13 +40,13 @@ using conv_detail::round_up;
 using qconv_detail::BlockedMode;
 using ukernel::QS8SpackUkernels;
 
-class PreparedBlockedQConv final : public PreparedQConv {
+class PreparedBlockedQConv final : public qconv_detail::PreparedInt8Conv {
  public:
-  PreparedBlockedQConv(const QConvProblem& p, const int8_t* w, const float* w_scale,
+  PreparedBlockedQConv(const ConvProblem& p, const int8_t* w, const float* w_scale,
                        const int32_t* bias, const Knobs& kn, const QS8SpackUkernels& set,
                        BlockedMode mode)
       : p_(p), mode_(mode), pack_(ukernel::qs8_pack_for(set.isa)) {
-    const ConvProblem& c = p.conv;
+    const ConvProblem& c = p;
     kr_ = set.kr;
     vc_ = kn.at("vc") * set.lanes;
     vh_ = kn.at("vh"), vw_ = kn.at("vw");
@@ -67,8 +67,8 @@ class PreparedBlockedQConv final : public PreparedQConv {
       rows_ = (th_ * vh_ - 1) * c.stride_h + (c.kh - 1) * c.dil_h + 1;
       cols_ = (tw_ * vw_ - 1) * c.stride_w + (c.kw - 1) * c.dil_w + 1;
     }
-    xzp_ = static_cast<uint8_t>(qconv_detail::stored_zero_point(p.x));
-    flip_ = p.x.type == DType::kS8 ? 0x80 : 0;
+    xzp_ = static_cast<uint8_t>(qconv_detail::stored_zero_point(p.quant.x));
+    flip_ = p.quant.x.type == DType::kS8 ? 0x80 : 0;
     zp_word_ = kr_ == 4 ? 0x01010101u * xzp_ : (static_cast<uint32_t>(xzp_) * 0x10001u);
 
     // Weights [g][block][kq][kh][kw][vc][4 bytes]; init / mult [g][block][vc].
@@ -113,7 +113,7 @@ class PreparedBlockedQConv final : public PreparedQConv {
   void run(const void* x, void* y, const void* residual, void* workspace,
            ThreadPool& pool) const override {
     uint8_t* ws = static_cast<uint8_t*>(workspace);
-    const ConvProblem& c = p_.conv;
+    const ConvProblem& c = p_;
     const int64_t threads = pool.threads();
     const int64_t tile_out = round_up(vh_ * vw_ * vc_, 64);
     for (int64_t n = 0; n < c.n; ++n)
@@ -169,7 +169,7 @@ class PreparedBlockedQConv final : public PreparedQConv {
   // (may lie in the padding) of image n, group g -> dst[q][row][col][4 bytes].
   void pack_window(const void* xv, int64_t n, int64_t g, int64_t iy0, int64_t ix0, int64_t q0,
                    int64_t q1, uint8_t* dst) const {
-    const ConvProblem& c = p_.conv;
+    const ConvProblem& c = p_;
     const uint8_t* x = static_cast<const uint8_t*>(xv) + (n * c.c + g * cg_) * c.h * c.w;
     const int64_t rowb = cols_ * 4;
     // Columns [xa, xb) of the window are inside the image (none when xb <= xa).
@@ -207,7 +207,7 @@ class PreparedBlockedQConv final : public PreparedQConv {
   // pixels and channels into NCHW.
   void compute(const uint8_t* xbase, void* yv, const void* residual, int64_t n, int64_t g,
                int64_t blk, int64_t ty, int64_t tx, uint8_t* out, uint8_t* rtile) const {
-    const ConvProblem& c = p_.conv;
+    const ConvProblem& c = p_;
     const int64_t k0 = g * kg_ + blk * vc_;
     const int64_t nk = kg_ - blk * vc_ < vc_ ? kg_ - blk * vc_ : vc_;
     const int64_t oy0 = ty * vh_, ox0 = tx * vw_;
@@ -244,7 +244,7 @@ class PreparedBlockedQConv final : public PreparedQConv {
         for (int64_t b = 0; b < nw; ++b) y[v * ohw + a * ow_ + b] = out[(a * vw_ + b) * vc_ + v];
   }
 
-  QConvProblem p_;
+  ConvProblem p_;
   BlockedMode mode_;
   const ukernel::QS8PackUkernels& pack_;
   ukernel::QS8SpackFn kernel_;
@@ -277,10 +277,10 @@ KnobSpace blocked_knob_space(BlockedMode mode) {
 // accumulators: 2 weight vectors amortised over 8 broadcasts), ahead of the 14-register
 // tiles that do not spill; AVX-512 takes the same shape (16 of 32 zmm). Fewer output
 // channels than 2 vectors: 1 vector. Threads split the tiles unless there are fewer than 4.
-Knobs blocked_default_knobs(const QConvProblem& p, Isa isa, BlockedMode mode) {
+Knobs blocked_default_knobs(const ConvProblem& p, Isa isa, BlockedMode mode) {
   const ukernel::QS8SpackUkernels& set = ukernel::qs8_spack_for(isa);
-  const int64_t oh = p.conv.oh(), ow = p.conv.ow();
-  const int64_t vc = p.conv.k_per_group() >= 2 * set.lanes ? 2 : 1;
+  const int64_t oh = p.oh(), ow = p.ow();
+  const int64_t vc = p.k_per_group() >= 2 * set.lanes ? 2 : 1;
   const int64_t vh = oh >= 2 ? 2 : 1, vw = 4;
   Knobs k = {{"vc", vc}, {"vh", vh}, {"vw", vw}};
   if (mode == BlockedMode::kTiles)
@@ -288,25 +288,24 @@ Knobs blocked_default_knobs(const QConvProblem& p, Isa isa, BlockedMode mode) {
   return k;
 }
 
-class BlockedQConvAlgorithm final : public QConvAlgorithm {
+class BlockedQConvAlgorithm final : public ConvAlgorithm {
  public:
   explicit BlockedQConvAlgorithm(BlockedMode mode) : mode_(mode) {}
   std::string_view name() const override {
     return mode_ == BlockedMode::kTiles ? "spatial-pack" : "direct";
   }
-  bool supports(const QConvProblem&) const override { return true; }
-  KnobSpace knob_space(const QConvProblem&, Isa) const override {
+  bool supports(const ConvProblem&) const override { return true; }
+  KnobSpace knob_space(const ConvProblem&, Isa) const override {
     return blocked_knob_space(mode_);
   }
-  Knobs default_knobs(const QConvProblem& p, Isa isa) const override {
+  Knobs default_knobs(const ConvProblem& p, Isa isa) const override {
     return blocked_default_knobs(p, isa, mode_);
   }
-  std::unique_ptr<PreparedQConv> prepare(const QConvProblem& p, const int8_t* w,
-                                         const float* w_scale, const int32_t* bias,
-                                         const Knobs& knobs, Isa isa) const override {
+  std::unique_ptr<PreparedConv> prepare(const ConvProblem& p, const ConvWeights& w,
+                                        const Knobs& knobs, Isa isa) const override {
     p.validate();
     knob_space(p, isa).validate(knobs, "int8 " + std::string(name()) + " conv " + p.key());
-    return qconv_detail::prepare_blocked_qconv(p, w, w_scale, bias, knobs,
+    return qconv_detail::prepare_blocked_qconv(p, w, knobs,
                                                ukernel::qs8_spack_for(isa), mode_);
   }
 
@@ -318,23 +317,22 @@ class BlockedQConvAlgorithm final : public QConvAlgorithm {
 
 namespace qconv_detail {
 
-std::unique_ptr<PreparedQConv> prepare_blocked_qconv(const QConvProblem& p, const int8_t* w,
-                                                     const float* w_scale, const int32_t* bias,
+std::unique_ptr<PreparedConv> prepare_blocked_qconv(const ConvProblem& p, const ConvWeights& w,
                                                      const Knobs& knobs,
                                                      const ukernel::QS8SpackUkernels& set,
                                                      BlockedMode mode) {
   p.validate();
-  return std::make_unique<PreparedBlockedQConv>(p, w, w_scale, bias, knobs, set, mode);
+  return std::make_unique<PreparedBlockedQConv>(p, w.int8_data(), w.w_scale, w.bias_s32, knobs, set, mode);
 }
 
 }  // namespace qconv_detail
 
-const QConvAlgorithm& spatial_pack_qconv_algorithm() {
+const ConvAlgorithm& spatial_pack_qconv_algorithm() {
   static const BlockedQConvAlgorithm algo(BlockedMode::kTiles);
   return algo;
 }
 
-const QConvAlgorithm& direct_qconv_algorithm() {
+const ConvAlgorithm& direct_qconv_algorithm() {
   static const BlockedQConvAlgorithm algo(BlockedMode::kImage);
   return algo;
 }

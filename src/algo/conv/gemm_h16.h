@@ -10,11 +10,10 @@
 
 namespace dlas::hconv_detail {
 
-// Like gemm's prepare(), but runs `uk` (of p.type) whatever the ISA; the ukernel knob is
+// Like gemm's prepare(), but runs `uk` (of p.w_type) whatever the ISA; the ukernel knob is
 // ignored, the others are validated. isa picks the conversion and epilogue kernels.
-std::unique_ptr<PreparedHConv> prepare_gemm_hconv_with(const HConvProblem& p,
-                                                       const uint16_t* weights, const float* bias,
-                                                       const Knobs& knobs, Isa isa,
-                                                       const ukernel::H16GemmUkernel& uk);
+std::unique_ptr<PreparedConv> prepare_gemm_hconv_with(const ConvProblem& p, const ConvWeights& w,
+                                                     const Knobs& knobs, Isa isa,
+                                                     const ukernel::H16GemmUkernel& uk);
 
 }  // namespace dlas::hconv_detail

@@ -18,6 +18,7 @@
 //   kc        input channels per reduction chunk (0 auto)
 #include <memory>
 
+#include "algo/conv/conv_impl.h"
 #include "algo/conv/sparse_conv_common.h"
 #include "algo/microkernels/f32_sspack.h"
 #include "dlas/core/error.h"
@@ -69,9 +70,10 @@ class SparseSpatialPackConvAlgorithm final : public ConvAlgorithm {
         {"vc", 0}, {"vh", best_vh}, {"vw", best_vw}, {"parallel", tiles >= 16 ? 0 : 1}, {"kc", 0}};
   }
 
-  std::unique_ptr<PreparedConv> prepare(const ConvProblem& p, const float* weights,
-                                        const float* bias, const Knobs& knobs,
-                                        Isa isa) const override {
+  std::unique_ptr<PreparedConv> prepare(const ConvProblem& p, const ConvWeights& view,
+                                        const Knobs& knobs, Isa isa) const override {
+    const float* weights = view.f32_data();
+    const float* bias = view.bias;
     p.validate();
     knob_space(p, isa).validate(knobs, "sparse-spatial-pack conv " + p.key());
     conv_detail::SparseConvConfig c;

@@ -21,6 +21,7 @@
 #include <limits>
 #include <memory>
 
+#include "algo/conv/conv_impl.h"
 #include "algo/conv/gemm_common.h"
 #include "dlas/core/error.h"
 #include "dlas/hw/thread_pool.h"
@@ -84,7 +85,7 @@ void transpose_bias_clamp(const float* ct, int64_t ldct, int64_t rows, int64_t c
   scalar(0, rows, cols4, cols);
 }
 
-class PreparedGemmConv final : public PreparedConv {
+class PreparedGemmConv final : public PreparedF32Conv {
  public:
   PreparedGemmConv(const ConvProblem& p, const float* w, const float* bias, const Knobs& kn,
                    Isa isa)
@@ -153,7 +154,7 @@ class PreparedGemmConv final : public PreparedConv {
 
   size_t packed_bytes() const override { return (wpack_.size() + bias_.size()) * sizeof(float); }
 
-  void run(const float* in, float* out, const float* residual, void* workspace,
+  void run_typed(const float* in, float* out, const float* residual, void* workspace,
            ThreadPool& pool) const override {
     float* ws = static_cast<float*>(workspace);
     const int64_t nblocks = div_up(ohw_, nc_);
@@ -492,9 +493,10 @@ class GemmConvAlgorithm final : public ConvAlgorithm {
             {"orient", orient}};
   }
 
-  std::unique_ptr<PreparedConv> prepare(const ConvProblem& p, const float* weights,
-                                        const float* bias, const Knobs& knobs,
-                                        Isa isa) const override {
+  std::unique_ptr<PreparedConv> prepare(const ConvProblem& p, const ConvWeights& view,
+                                        const Knobs& knobs, Isa isa) const override {
+    const float* weights = view.f32_data();
+    const float* bias = view.bias;
     p.validate();
     knob_space(p, isa).validate(knobs, "gemm conv " + p.key());
     return std::make_unique<PreparedGemmConv>(p, weights, bias, knobs, isa);

@@ -16,7 +16,8 @@
 #include <string>
 
 #include "algo/conv/gemm_common.h"
-#include "algo/hconv/hconv_gemm.h"
+#include "algo/conv/gemm_h16.h"
+#include "algo/conv/conv_impl.h"
 #include "algo/microkernels/h16_vcvt.h"
 #include "dlas/core/error.h"
 #include "dlas/hw/thread_pool.h"
@@ -37,16 +38,16 @@ struct Tap {
   int64_t ox_lo, ox_hi;  // output columns whose input column is inside [0, W)
 };
 
-class PreparedGemmHConv final : public PreparedHConv {
+class PreparedGemmHConv final : public PreparedH16Conv {
  public:
   // Exactly one of native / f32 is set.
-  PreparedGemmHConv(const HConvProblem& hp, const uint16_t* w, const float* bias, const Knobs& kn,
+  PreparedGemmHConv(const ConvProblem& hp, const uint16_t* w, const float* bias, const Knobs& kn,
                     Isa isa, const ukernel::H16GemmUkernel* native,
                     const ukernel::F32GemmUkernel* f32)
-      : p_(hp.conv),
-        type_(hp.type),
+      : p_(hp),
+        type_(hp.w_type),
         base_(base_isa(isa)),
-        cvt_(&ukernel::h16_vcvt_for(hp.type, isa)),
+        cvt_(&ukernel::h16_vcvt_for(hp.w_type, isa)),
         native_(native),
         f32_(f32) {
     const ConvProblem& p = p_;
@@ -89,11 +90,11 @@ class PreparedGemmHConv final : public PreparedHConv {
     return static_cast<size_t>(threads * slot_floats_total()) * sizeof(float);
   }
   size_t packed_bytes() const override { return wpack_.size() * 2 + bias_.size() * 4; }
-  HalfCompute compute() const override {
-    return native_ ? native_->compute : HalfCompute::kEmulated;
+  ConvCompute compute() const override {
+    return native_ ? native_->compute : ConvCompute::kEmulated;
   }
 
-  void run(const uint16_t* x, uint16_t* y, const uint16_t* residual, void* workspace,
+  void run_typed(const uint16_t* x, uint16_t* y, const uint16_t* residual, void* workspace,
            ThreadPool& pool) const override {
     float* ws = static_cast<float*>(workspace);
     const int64_t threads = pool.threads();
@@ -244,9 +245,9 @@ class PreparedGemmHConv final : public PreparedHConv {
   std::vector<Tap> taps_;
 };
 
-KnobSpace gemm_hconv_space(const HConvProblem& p, Isa isa, bool with_ukernel) {
+KnobSpace gemm_hconv_space(const ConvProblem& p, Isa isa, bool with_ukernel) {
   KnobSpace s;
-  const auto native = ukernel::h16_gemm_ukernels_for(p.type, isa);
+  const auto native = ukernel::h16_gemm_ukernels_for(p.w_type, isa);
   if (with_ukernel) {
     if (native.empty()) {
       KnobSpec k = conv_detail::ukernel_knob(base_isa(isa));
@@ -267,8 +268,8 @@ KnobSpace gemm_hconv_space(const HConvProblem& p, Isa isa, bool with_ukernel) {
                      {32, 64, 128, 256, 512, 1024},
                      "output pixels per block (rounded up to NR; the f32 C block is Kg x nc)"});
   const bool half_acc = with_ukernel
-                            ? !native.empty() && native.front()->compute == HalfCompute::kNativeFp16
-                            : p.type == DType::kF16;
+                            ? !native.empty() && native.front()->compute == ConvCompute::kNativeFp16
+                            : p.w_type == DType::kF16;
   if (half_acc)
     s.knobs.push_back({"flush",
                        {0, 8, 16, 32, 64, 128},
@@ -277,18 +278,18 @@ KnobSpace gemm_hconv_space(const HConvProblem& p, Isa isa, bool with_ukernel) {
   return s;
 }
 
-class GemmHConvAlgorithm final : public HConvAlgorithm {
+class GemmHConvAlgorithm final : public ConvAlgorithm {
  public:
   std::string_view name() const override { return "gemm"; }
-  bool supports(const HConvProblem& p) const override {
-    return p.type == DType::kF16 || p.type == DType::kBF16;
+  bool supports(const ConvProblem& p) const override {
+    return p.w_type == DType::kF16 || p.w_type == DType::kBF16;
   }
-  KnobSpace knob_space(const HConvProblem& p, Isa isa) const override {
+  KnobSpace knob_space(const ConvProblem& p, Isa isa) const override {
     return gemm_hconv_space(p, isa, true);
   }
-  Knobs default_knobs(const HConvProblem& p, Isa isa) const override {
+  Knobs default_knobs(const ConvProblem& p, Isa isa) const override {
     // nc: the f32 C block (Kg x nc) stays within ~128 KiB of L2 next to the B block.
-    const int64_t kg = p.conv.k_per_group();
+    const int64_t kg = p.k_per_group();
     int64_t nc = 512;
     while (nc > 32 && kg * nc > 32768) nc /= 2;
     Knobs k{{"ukernel", 0}, {"kc", 256}, {"nc", nc}};
@@ -297,12 +298,13 @@ class GemmHConvAlgorithm final : public HConvAlgorithm {
     if (knob_space(p, isa).find("flush")) k["flush"] = 32;
     return k;
   }
-  std::unique_ptr<PreparedHConv> prepare(const HConvProblem& p, const uint16_t* weights,
-                                         const float* bias, const Knobs& knobs,
-                                         Isa isa) const override {
+  std::unique_ptr<PreparedConv> prepare(const ConvProblem& p, const ConvWeights& w,
+                                        const Knobs& knobs, Isa isa) const override {
     p.validate();
+    const uint16_t* weights = w.half_data();
+    const float* bias = w.bias;
     knob_space(p, isa).validate(knobs, "gemm hconv " + p.key());
-    const auto native = ukernel::h16_gemm_ukernels_for(p.type, isa);
+    const auto native = ukernel::h16_gemm_ukernels_for(p.w_type, isa);
     const int64_t u = knobs.at("ukernel");
     if (!native.empty())
       return std::make_unique<PreparedGemmHConv>(p, weights, bias, knobs, isa,
@@ -315,24 +317,23 @@ class GemmHConvAlgorithm final : public HConvAlgorithm {
 }  // namespace
 
 namespace hconv_detail {
-std::unique_ptr<PreparedHConv> prepare_gemm_hconv_with(const HConvProblem& p,
-                                                       const uint16_t* weights, const float* bias,
-                                                       const Knobs& knobs, Isa isa,
-                                                       const ukernel::H16GemmUkernel& uk) {
+std::unique_ptr<PreparedConv> prepare_gemm_hconv_with(const ConvProblem& p, const ConvWeights& w,
+                                                     const Knobs& knobs, Isa isa,
+                                                     const ukernel::H16GemmUkernel& uk) {
   p.validate();
-  DLAS_CHECK(uk.type == p.type, ErrorKind::kInvalidInput, uk.name, " is not a ", dtype_name(p.type),
+  DLAS_CHECK(uk.type == p.w_type, ErrorKind::kInvalidInput, uk.name, " is not a ", dtype_name(p.w_type),
              " kernel");
   Knobs k = knobs;
   k.erase("ukernel");
-  if (uk.compute != HalfCompute::kNativeFp16) k.erase("flush");
-  HConvProblem q = p;
-  q.type = uk.compute == HalfCompute::kNativeFp16 ? DType::kF16 : DType::kBF16;
+  if (uk.compute != ConvCompute::kNativeFp16) k.erase("flush");
+  ConvProblem q = p;
+  q.set_half(uk.compute == ConvCompute::kNativeFp16 ? DType::kF16 : DType::kBF16);
   gemm_hconv_space(q, isa, false).validate(k, "gemm hconv " + p.key());
-  return std::make_unique<PreparedGemmHConv>(p, weights, bias, k, isa, &uk, nullptr);
+  return std::make_unique<PreparedGemmHConv>(p, w.half_data(), w.bias, k, isa, &uk, nullptr);
 }
 }  // namespace hconv_detail
 
-const HConvAlgorithm& gemm_hconv_algorithm() {
+const ConvAlgorithm& gemm_hconv_algorithm() {
   static const GemmHConvAlgorithm algo;
   return algo;
 }

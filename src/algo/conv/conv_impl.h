@@ -1,0 +1,35 @@
+// Internal: what the per-type implementation files of the conv algorithms share. An
+// implementation is a ConvAlgorithm for one ConvTypes (the list's rows dispatch to it);
+// its prepared convs run on typed pointers through these bases.
+#pragma once
+
+#include <cstdint>
+
+#include "dlas/algo/conv.h"
+
+namespace dlas {
+
+// A prepared conv whose input, output and residual are all of element type T.
+template <class T>
+class TypedPreparedConv : public PreparedConv {
+ public:
+  void run(const void* x, void* y, const void* residual, void* workspace,
+           ThreadPool& pool) const final {
+    run_typed(static_cast<const T*>(x), static_cast<T*>(y), static_cast<const T*>(residual),
+              workspace, pool);
+  }
+  // x: [n][c][h][w]; y: [n][k][oh][ow]; residual: like y, or null. Must not allocate.
+  virtual void run_typed(const T* x, T* y, const T* residual, void* workspace,
+                         ThreadPool& pool) const = 0;
+};
+
+// f32 implementations.
+class PreparedF32Conv : public TypedPreparedConv<float> {
+ public:
+  ConvCompute compute() const final { return ConvCompute::kF32; }
+};
+
+// 16-bit (f16 / bf16) implementations: their compute() says emulated or native.
+using PreparedH16Conv = TypedPreparedConv<uint16_t>;
+
+}  // namespace dlas

@@ -1,0 +1,108 @@
+// The int8 integer oracle (qconv.h) and the pieces the int8 conv implementations share.
+#include <cmath>
+#include <cstdint>
+#include <string>
+
+#include "algo/conv/qs8_common.h"
+#include "dlas/algo/qconv.h"
+#include "dlas/core/error.h"
+
+namespace dlas {
+
+namespace {
+int32_t round_to_int(float v) { return static_cast<int32_t>(std::nearbyint(v)); }
+
+int32_t load_q(const void* base, DType t, int64_t i) {
+  return t == DType::kU8 ? static_cast<const uint8_t*>(base)[i]
+                         : static_cast<const int8_t*>(base)[i];
+}
+}  // namespace
+
+void reference_qconv_plane(const ConvProblem& p, const void* x, const int8_t* w, float m,
+                           int32_t bias, const void* residual, void* y, int64_t n, int64_t k) {
+  const ConvProblem& c = p;
+  const int64_t oh = c.oh(), ow = c.ow(), cg = c.c_per_group(), g = k / c.k_per_group();
+  const int32_t lo = p.out_lo(), hi = p.out_hi();
+  const float vlo = static_cast<float>(lo - p.quant.y.zero_point);
+  const float vhi = static_cast<float>(hi - p.quant.y.zero_point);
+  const float rm = c.epilogue.residual ? requant_multiplier(p.quant.r.scale, 1.f, p.quant.y.scale) : 0.f;
+  for (int64_t oy = 0; oy < oh; ++oy)
+    for (int64_t ox = 0; ox < ow; ++ox) {
+      int32_t acc = bias;
+      for (int64_t ci = 0; ci < cg; ++ci)
+        for (int64_t ky = 0; ky < c.kh; ++ky) {
+          const int64_t iy = oy * c.stride_h - c.pad_t + ky * c.dil_h;
+          if (iy < 0 || iy >= c.h) continue;
+          for (int64_t kx = 0; kx < c.kw; ++kx) {
+            const int64_t ix = ox * c.stride_w - c.pad_l + kx * c.dil_w;
+            if (ix < 0 || ix >= c.w) continue;
+            const int64_t xi = ((n * c.c + g * cg + ci) * c.h + iy) * c.w + ix;
+            const int32_t xv = load_q(x, p.quant.x.type, xi) - p.quant.x.zero_point;
+            acc += xv * static_cast<int32_t>(w[(ci * c.kh + ky) * c.kw + kx]);
+          }
+        }
+      const int64_t yi = ((n * c.k + k) * oh + oy) * ow + ox;
+      float t = 0.f;
+      if (c.epilogue.residual)
+        t = static_cast<float>(load_q(residual, p.quant.r.type, yi) - p.quant.r.zero_point) * rm;
+      float v = std::fmaf(static_cast<float>(acc), m, t);
+      v = std::fmin(std::fmax(v, vlo), vhi);
+      const int32_t q = round_to_int(v) + p.quant.y.zero_point;
+      if (p.quant.y.type == DType::kU8)
+        static_cast<uint8_t*>(y)[yi] = static_cast<uint8_t>(q);
+      else
+        static_cast<int8_t*>(y)[yi] = static_cast<int8_t>(q);
+    }
+}
+
+void reference_qconv(const ConvProblem& p, const void* x, const ConvWeights& weights,
+                     const void* residual, void* y) {
+  p.validate();
+  DLAS_CHECK(p.is_int8(), ErrorKind::kInvalidInput, "reference_qconv: ", p.key(), " is not int8");
+  const int8_t* w = weights.int8_data();
+  const float* w_scale = weights.w_scale;
+  const int32_t* bias = weights.bias_s32;
+  const ConvProblem& c = p;
+  const int64_t per_k = c.c_per_group() * c.kh * c.kw;
+  for (int64_t n = 0; n < c.n; ++n)
+    for (int64_t k = 0; k < c.k; ++k)
+      reference_qconv_plane(p, x, w + k * per_k,
+                            requant_multiplier(p.quant.x.scale, w_scale[k], p.quant.y.scale),
+                            bias ? bias[k] : 0, residual, y, n, k);
+}
+
+namespace qconv_detail {
+
+ChannelTerms channel_terms(const ConvProblem& p, const int8_t* w, const float* w_scale,
+                           const int32_t* bias) {
+  const ConvProblem& c = p;
+  const int64_t per_k = c.c_per_group() * c.kh * c.kw;
+  const int64_t zp = stored_zero_point(p.quant.x);
+  ChannelTerms t;
+  t.init.resize(static_cast<size_t>(c.k));
+  t.mult.resize(static_cast<size_t>(c.k));
+  for (int64_t k = 0; k < c.k; ++k) {
+    int64_t sum = 0;
+    for (int64_t i = 0; i < per_k; ++i) sum += w[k * per_k + i];
+    const int64_t init = (bias ? bias[k] : 0) - zp * sum;
+    t.init[k] = static_cast<int32_t>(static_cast<uint32_t>(init));  // wraps like the kernels
+    t.mult[k] = requant_multiplier(p.quant.x.scale, w_scale[k], p.quant.y.scale);
+  }
+  return t;
+}
+
+ukernel::QS8GemmParams base_params(const ConvProblem& p) {
+  ukernel::QS8GemmParams prm{};
+  prm.vlo = static_cast<float>(p.out_lo() - p.quant.y.zero_point);
+  prm.vhi = static_cast<float>(p.out_hi() - p.quant.y.zero_point);
+  prm.y_zp = p.quant.y.zero_point;
+  prm.y_signed = p.quant.y.type == DType::kS8;
+  prm.r_signed = p.quant.r.type == DType::kS8;
+  prm.r_zp = p.quant.r.zero_point;
+  prm.rm = p.epilogue.residual ? requant_multiplier(p.quant.r.scale, 1.f, p.quant.y.scale) : 0.f;
+  return prm;
+}
+
+}  // namespace qconv_detail
+
+}  // namespace dlas
