@@ -1,4 +1,4 @@
-// Does a layer timed alone predict its time inside the model? (issue 8). For every conv
+// Does a layer timed alone predict its time inside the model? For every conv
 // node of a model, compiled with the auto rule and with a choices file (`dlas tune
 // --choices`), prints the node's time inside the whole model (Plan::run_profiled, median
 // over runs) beside the tuner's isolated measurement of the same algorithm and knobs, in

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The three tuning targets of issue 8, measured with fixed seeds at batch 1:
+# The tuner's three targets, measured with fixed seeds at batch 1:
 #  (a) untuned vs tuned:BUDGET (early stop by PHI) on the four CIFAR zoo models (best algorithm each side:
 #      untuned = the fastest of --conv-algo auto|direct|gemm|spatial-pack|winograd, tuned =
 #      `dlas tune` over every algorithm); target: mean speedup >= 1.3. Also reported: the

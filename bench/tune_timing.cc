@@ -1,4 +1,4 @@
-// Stability of the whole-model timing the tuner relies on (issue 8): the same untuned model
+// Stability of the whole-model timing the tuner relies on: the same untuned model
 // timed over and over by the old rule (median of 5-30 runs, time_model_median) and the
 // new one (blocks of TimeOptions, time_model), and A/A comparisons -- two
 // timings of the same model, independent (old) or paired in alternating blocks

@@ -372,49 +372,64 @@ std::vector<double> conv_scores(const Tensor& w) {
   return s;
 }
 
-}  // namespace
-
-PruneReport prune_channels(Graph& graph, const PruneSpec& spec) {
-  graph.infer();
-  PruneReport r;
-  r.spec = spec;
-  r.params_before = graph.param_count();
-  r.macs_before = graph.macs();
-  r.layers = find_layers(graph, spec.prune_first, false);
+// The report's layers, indexed by node name, and the group-1 convs whose output channels
+// never shrink (the first conv, the classifier, convs find_layers skipped) with why.
+struct LayerIndex {
   std::map<std::string, size_t> layer_of;              // node name -> index in r.layers
   std::map<std::string, std::string> producer_blocks;  // group-1 convs that never shrink
+};
+
+LayerIndex index_layers(const Graph& graph, PruneReport& r) {
+  LayerIndex ix;
   for (size_t i = 0; i < r.layers.size(); ++i) {
     PruneLayer& l = r.layers[i];
-    layer_of[l.node] = i;
+    ix.layer_of[l.node] = i;
     const Tensor* w = graph.constant(l.weight);
     l.out_channels = l.rows;
     l.in_channels = l.op == "Gemm" ? l.cols : w->dim(1) * l.groups;
     if (!l.pruned) {
       l.note = &l == &r.layers.back() ? "classifier" : "first conv";
-      producer_blocks[l.node] = "the " + l.note + " '" + l.node + "'";
+      ix.producer_blocks[l.node] = "the " + l.note + " '" + l.node + "'";
     }
     l.pruned = false;
   }
   for (const Node& n : graph.nodes)  // a Conv weight find_layers skipped (shared, not f32)
-    if (n.op == "Conv" && !layer_of.count(n.name))
-      producer_blocks[n.name] = "Conv '" + n.name + "' (weight shared or not f32)";
+    if (n.op == "Conv" && !ix.layer_of.count(n.name))
+      ix.producer_blocks[n.name] = "Conv '" + n.name + "' (weight shared or not f32)";
+  return ix;
+}
 
-  const ChannelGraph cg(graph, producer_blocks);
+// A prunable group: its channels' scores (the mean over the members of the normalised
+// filter L1 norms) and which channels are removed.
+struct Candidate {
+  size_t group;
+  std::vector<double> scores;
+  std::vector<uint8_t> pruned;
+};
 
-  // The prunable groups (in order of their first member), their channels' scores: the mean
-  // over the members of the normalised filter L1 norms.
-  struct Candidate {
-    size_t group;
-    std::vector<double> scores;
-    std::vector<uint8_t> pruned;
-  };
+// The group's first conv (in graph order): its head.
+size_t first_member(const ChannelGraph& cg, size_t group) {
+  const std::vector<size_t>& m = cg.group(group).members;
+  return *std::min_element(m.begin(), m.end());
+}
+
+// The group's members, sorted (the first is the group's head).
+std::vector<size_t> sorted_members(const ChannelGraph& cg, size_t group) {
+  std::vector<size_t> members = cg.group(group).members;
+  std::sort(members.begin(), members.end());
+  return members;
+}
+
+// Notes the members of every group (ties, or why the group is kept whole) and returns the
+// prunable groups in order of their first member.
+std::vector<Candidate> prunable_groups(const Graph& graph, const ChannelGraph& cg,
+                                       const LayerIndex& ix, PruneReport& r) {
   std::vector<Candidate> candidates;
   for (size_t gid = 0; gid < cg.group_count(); ++gid) {
     if (cg.root(gid) != gid) continue;
     const Group& grp = cg.group(gid);
     if (grp.members.empty()) continue;
-    std::vector<size_t> members = grp.members;
-    std::sort(members.begin(), members.end());
+    const std::vector<size_t> members = sorted_members(cg, gid);
     const std::string head = graph.nodes[members[0]].name;
     std::string tie_note;
     if (members.size() > 1) {
@@ -422,7 +437,7 @@ PruneReport prune_channels(Graph& graph, const PruneSpec& spec) {
       if (!grp.ties.empty()) tie_note += " (tied by " + grp.ties.front() + ", ...)";
     }
     for (size_t m : members) {
-      PruneLayer& l = r.layers[layer_of.at(graph.nodes[m].name)];
+      PruneLayer& l = r.layers[ix.layer_of.at(graph.nodes[m].name)];
       l.note = grp.fixed.empty() ? tie_note : grp.fixed;
       if (!grp.fixed.empty() && members.size() > 1) l.note += " (" + tie_note + ")";
     }
@@ -432,7 +447,7 @@ PruneReport prune_channels(Graph& graph, const PruneSpec& spec) {
       const std::vector<double> s = conv_scores(*graph.constant(graph.nodes[m].inputs[1]));
       for (size_t k = 0; k < s.size(); ++k)
         c.scores[k] += s[k] / static_cast<double>(members.size());
-      r.layers[layer_of.at(graph.nodes[m].name)].pruned = true;
+      r.layers[ix.layer_of.at(graph.nodes[m].name)].pruned = true;
     }
     c.pruned.assign(c.scores.size(), 0);
     r.prunable_channels += grp.width;
@@ -440,84 +455,173 @@ PruneReport prune_channels(Graph& graph, const PruneSpec& spec) {
   }
   std::stable_sort(candidates.begin(), candidates.end(),
                    [&](const Candidate& a, const Candidate& b) {
-                     return *std::min_element(cg.group(a.group).members.begin(),
-                                              cg.group(a.group).members.end()) <
-                            *std::min_element(cg.group(b.group).members.begin(),
-                                              cg.group(b.group).members.end());
+                     return first_member(cg, a.group) < first_member(cg, b.group);
                    });
+  return candidates;
+}
 
-  // Selection: the smallest scores (ties: group order, then channel order), one channel per
-  // group always kept.
-  struct Unit {
-    double score;
-    size_t cand;
-    int64_t channel;
-  };
-  auto select = [](std::vector<Unit> units, int64_t k, std::vector<Candidate>& cands) {
-    std::stable_sort(units.begin(), units.end(),
-                     [](const Unit& a, const Unit& b) { return a.score < b.score; });
-    std::vector<int64_t> left(cands.size());
-    for (size_t i = 0; i < cands.size(); ++i) left[i] = std::ssize(cands[i].scores);
-    int64_t done = 0;
-    for (const Unit& u : units) {
-      if (done >= k) break;
-      if (left[u.cand] <= 1) continue;
-      cands[u.cand].pruned[static_cast<size_t>(u.channel)] = 1;
-      --left[u.cand];
-      ++done;
-    }
-    return done;
-  };
-  auto units_of = [&](size_t i, std::vector<Unit>& units) {
-    for (int64_t k = 0; k < std::ssize(candidates[i].scores); ++k)
-      units.push_back({candidates[i].scores[static_cast<size_t>(k)], i, k});
-  };
+// One channel of one candidate, by score.
+struct Unit {
+  double score;
+  size_t cand;
+  int64_t channel;
+};
+
+void add_units(const std::vector<Candidate>& candidates, size_t i, std::vector<Unit>& units) {
+  for (int64_t k = 0; k < std::ssize(candidates[i].scores); ++k)
+    units.push_back({candidates[i].scores[static_cast<size_t>(k)], i, k});
+}
+
+// Removes up to k of `units`, smallest scores first (ties: group order, then channel order),
+// always keeping one channel per group. Returns how many it removed.
+int64_t remove_smallest(std::vector<Unit> units, int64_t k, std::vector<Candidate>& cands) {
+  std::stable_sort(units.begin(), units.end(),
+                   [](const Unit& a, const Unit& b) { return a.score < b.score; });
+  std::vector<int64_t> left(cands.size());
+  for (size_t i = 0; i < cands.size(); ++i) left[i] = std::ssize(cands[i].scores);
+  int64_t done = 0;
+  for (const Unit& u : units) {
+    if (done >= k) break;
+    if (left[u.cand] <= 1) continue;
+    cands[u.cand].pruned[static_cast<size_t>(u.channel)] = 1;
+    --left[u.cand];
+    ++done;
+  }
+  return done;
+}
+
+// Selection: per group (layer scope) or over all groups at once (global scope).
+void select_channels(std::vector<Candidate>& candidates, const PruneSpec& spec, PruneReport& r) {
   if (spec.scope == PruneScope::kLayer) {
     for (size_t i = 0; i < candidates.size(); ++i) {
       std::vector<Unit> units;  // this group alone
-      units_of(i, units);
+      add_units(candidates, i, units);
       const int64_t n = std::ssize(candidates[i].scores);
-      r.pruned_channels += select(std::move(units), target_count(spec.sparsity, n), candidates);
+      r.pruned_channels +=
+          remove_smallest(std::move(units), target_count(spec.sparsity, n), candidates);
     }
   } else {
     std::vector<Unit> units;
-    for (size_t i = 0; i < candidates.size(); ++i) units_of(i, units);
-    r.pruned_channels =
-        select(std::move(units), target_count(spec.sparsity, r.prunable_channels), candidates);
+    for (size_t i = 0; i < candidates.size(); ++i) add_units(candidates, i, units);
+    r.pruned_channels = remove_smallest(
+        std::move(units), target_count(spec.sparsity, r.prunable_channels), candidates);
   }
-  // Kept counts rounded up to a multiple (fills vector lanes and GEMM tiles): the removed
-  // channels with the highest scores come back.
-  if (spec.channel_multiple > 1)
-    for (Candidate& c : candidates) {
-      const int64_t width = std::ssize(c.scores);
-      int64_t kept = width - std::count(c.pruned.begin(), c.pruned.end(), uint8_t{1});
-      const int64_t want = std::min(width, (kept + spec.channel_multiple - 1) /
-                                               spec.channel_multiple * spec.channel_multiple);
-      std::vector<int64_t> back;
-      for (int64_t k = 0; k < width; ++k)
-        if (c.pruned[static_cast<size_t>(k)]) back.push_back(k);
-      std::stable_sort(back.begin(), back.end(), [&](int64_t a, int64_t b) {
-        return c.scores[static_cast<size_t>(a)] > c.scores[static_cast<size_t>(b)];
-      });
-      for (size_t i = 0; kept < want; ++i, ++kept) {
-        c.pruned[static_cast<size_t>(back[i])] = 0;
-        --r.pruned_channels;
+}
+
+// Kept counts rounded up to a multiple (fills vector lanes and GEMM tiles): the removed
+// channels with the highest scores come back.
+void round_kept_up(std::vector<Candidate>& candidates, int64_t multiple, PruneReport& r) {
+  if (multiple <= 1) return;
+  for (Candidate& c : candidates) {
+    const int64_t width = std::ssize(c.scores);
+    int64_t kept = width - std::count(c.pruned.begin(), c.pruned.end(), uint8_t{1});
+    const int64_t want = std::min(width, (kept + multiple - 1) / multiple * multiple);
+    std::vector<int64_t> back;
+    for (int64_t k = 0; k < width; ++k)
+      if (c.pruned[static_cast<size_t>(k)]) back.push_back(k);
+    std::stable_sort(back.begin(), back.end(), [&](int64_t a, int64_t b) {
+      return c.scores[static_cast<size_t>(a)] > c.scores[static_cast<size_t>(b)];
+    });
+    for (size_t i = 0; kept < want; ++i, ++kept) {
+      c.pruned[static_cast<size_t>(back[i])] = 0;
+      --r.pruned_channels;
+    }
+  }
+}
+
+// Every cut the selection implies: index lists per initializer dimension, derived from the
+// channel maps (a value's kept indices are its segments' kept sets at their offsets).
+class CutPlan {
+ public:
+  CutPlan(Graph& graph, const ChannelGraph& cg, const LayerIndex& ix, PruneReport& r)
+      : graph_(graph), cg_(cg), ix_(ix), r_(r), group_kept_(cg.group_count()) {}
+
+  // The selected groups: their kept channels, their convs' filters and biases.
+  void groups(const std::vector<Candidate>& candidates) {
+    for (const Candidate& c : candidates) {
+      std::vector<int64_t> kept;
+      for (int64_t k = 0; k < std::ssize(c.pruned); ++k)
+        if (!c.pruned[static_cast<size_t>(k)]) kept.push_back(k);
+      group_kept_[c.group] = std::move(kept);
+    }
+    for (const Candidate& c : candidates) {
+      ChannelGroup& rg = r_.groups.emplace_back();
+      rg.channels = std::ssize(c.scores);
+      rg.kept = *group_kept_[c.group];
+      for (size_t m : sorted_members(cg_, c.group)) rg.convs.push_back(graph_.nodes[m].name);
+    }
+    for (const Candidate& c : candidates)
+      for (size_t m : cg_.group(c.group).members) {
+        const Node& n = graph_.nodes[m];
+        PruneLayer& l = layer(n.name);
+        l.kept_outputs = *group_kept_[c.group];
+        cut(n.inputs[1], 0, l.kept_outputs, l.out_channels);
+        if (n.inputs.size() > 2) cut(n.inputs[2], 0, l.kept_outputs, l.out_channels);
+      }
+  }
+
+  void batch_norms() {
+    for (const Use& u : cg_.batch_norms()) {
+      const std::vector<int64_t> kept = kept_of(u.input);
+      for (size_t k = 1; k < 5; ++k)
+        cut(graph_.nodes[u.node].inputs[k], 0, kept, u.input.channels());
+    }
+  }
+
+  // Depthwise convs follow their input's channels (their group count shrinks with them).
+  void depthwise() {
+    for (const Use& u : cg_.depthwise()) {
+      Node& dw = graph_.nodes[u.node];
+      const std::vector<int64_t> kept = kept_of(u.input);
+      cut(dw.inputs[1], 0, kept, u.input.channels());
+      if (dw.inputs.size() > 2) cut(dw.inputs[2], 0, kept, u.input.channels());
+      dw.attrs["group"] = static_cast<int64_t>(kept.size());
+      PruneLayer& dl = layer(dw.name);
+      dl.kept_outputs = dl.kept_inputs = kept;
+      for (const Segment& s : u.input.segments) {  // name the conv it follows
+        const Group& grp = cg_.group(s.group);
+        if (grp.members.empty()) continue;
+        dl.note = "depthwise: follows '" + graph_.nodes[first_member(cg_, s.group)].name + "'";
+        break;
+      }
+      if (dl.note.empty()) dl.note = "depthwise: follows no prunable conv";
+    }
+  }
+
+  // Convs and Gemms reading pruned channels lose those input channels (features).
+  void consumers() {
+    for (const Use& u : cg_.consumers()) {
+      const Node& m = graph_.nodes[u.node];
+      PruneLayer& ml = layer(m.name);
+      const std::vector<int64_t> kept = kept_of(u.input);
+      if (u.input.per_channel == 0) {
+        ml.kept_inputs = kept;
+        cut(m.inputs[1], 1, kept, u.input.channels());
+      } else {
+        ml.kept_inputs = features_of(kept, u.input.per_channel);
+        cut(m.inputs[1], m.attr_int("transB", 0) ? 1 : 0, ml.kept_inputs,
+            u.input.channels() * u.input.per_channel);
       }
     }
-
-  // Kept channel indices of each group, then of each mapped value.
-  std::vector<std::optional<std::vector<int64_t>>> group_kept(cg.group_count());
-  for (const Candidate& c : candidates) {
-    std::vector<int64_t> kept;
-    for (int64_t k = 0; k < std::ssize(c.pruned); ++k)
-      if (!c.pruned[static_cast<size_t>(k)]) kept.push_back(k);
-    group_kept[c.group] = std::move(kept);
   }
-  auto kept_of = [&](const ChannelMap& m) {
+
+  // Replaces every cut initializer by its shrunk copy.
+  void apply() {
+    for (const auto& [name, dims] : cuts_) {
+      Tensor t = graph_.initializers.at(name);
+      for (const auto& [dim, kept] : dims) t = gather(t, dim, kept);
+      graph_.initializers[name] = std::move(t);
+    }
+  }
+
+ private:
+  PruneLayer& layer(const std::string& node) { return r_.layers[ix_.layer_of.at(node)]; }
+
+  std::vector<int64_t> kept_of(const ChannelMap& m) const {
     std::vector<int64_t> kept;
     int64_t offset = 0;
     for (const Segment& s : m.segments) {
-      const auto& g = group_kept[cg.root(s.group)];
+      const auto& g = group_kept_[cg_.root(s.group)];
       if (g)
         for (int64_t k : *g) kept.push_back(offset + k);
       else
@@ -525,72 +629,22 @@ PruneReport prune_channels(Graph& graph, const PruneSpec& spec) {
       offset += s.width;
     }
     return kept;
-  };
+  }
 
-  // Index lists per initializer dimension, then the shrunk copies.
-  std::map<std::string, std::map<size_t, std::vector<int64_t>>> cuts;
-  auto cut = [&](const std::string& name, size_t dim, const std::vector<int64_t>& kept,
-                 int64_t width) {
-    if (!name.empty() && std::ssize(kept) < width) cuts[name][dim] = kept;
-  };
-  for (const Candidate& c : candidates) {
-    ChannelGroup& rg = r.groups.emplace_back();
-    rg.channels = std::ssize(c.scores);
-    rg.kept = *group_kept[c.group];
-    std::vector<size_t> members = cg.group(c.group).members;
-    std::sort(members.begin(), members.end());
-    for (size_t m : members) rg.convs.push_back(graph.nodes[m].name);
+  void cut(const std::string& name, size_t dim, const std::vector<int64_t>& kept, int64_t width) {
+    if (!name.empty() && std::ssize(kept) < width) cuts_[name][dim] = kept;
   }
-  for (const Candidate& c : candidates)
-    for (size_t m : cg.group(c.group).members) {
-      const Node& n = graph.nodes[m];
-      PruneLayer& l = r.layers[layer_of.at(n.name)];
-      l.kept_outputs = *group_kept[c.group];
-      cut(n.inputs[1], 0, l.kept_outputs, l.out_channels);
-      if (n.inputs.size() > 2) cut(n.inputs[2], 0, l.kept_outputs, l.out_channels);
-    }
-  for (const Use& u : cg.batch_norms()) {
-    const std::vector<int64_t> kept = kept_of(u.input);
-    for (size_t k = 1; k < 5; ++k) cut(graph.nodes[u.node].inputs[k], 0, kept, u.input.channels());
-  }
-  for (const Use& u : cg.depthwise()) {
-    Node& dw = graph.nodes[u.node];
-    const std::vector<int64_t> kept = kept_of(u.input);
-    cut(dw.inputs[1], 0, kept, u.input.channels());
-    if (dw.inputs.size() > 2) cut(dw.inputs[2], 0, kept, u.input.channels());
-    dw.attrs["group"] = static_cast<int64_t>(kept.size());
-    PruneLayer& dl = r.layers[layer_of.at(dw.name)];
-    dl.kept_outputs = dl.kept_inputs = kept;
-    for (const Segment& s : u.input.segments) {  // name the conv it follows
-      const Group& grp = cg.group(s.group);
-      if (grp.members.empty()) continue;
-      dl.note = "depthwise: follows '" +
-                graph.nodes[*std::min_element(grp.members.begin(), grp.members.end())].name + "'";
-      break;
-    }
-    if (dl.note.empty()) dl.note = "depthwise: follows no prunable conv";
-  }
-  for (const Use& u : cg.consumers()) {
-    const Node& m = graph.nodes[u.node];
-    PruneLayer& ml = r.layers[layer_of.at(m.name)];
-    const std::vector<int64_t> kept = kept_of(u.input);
-    if (u.input.per_channel == 0) {
-      ml.kept_inputs = kept;
-      cut(m.inputs[1], 1, kept, u.input.channels());
-    } else {
-      ml.kept_inputs = features_of(kept, u.input.per_channel);
-      cut(m.inputs[1], m.attr_int("transB", 0) ? 1 : 0, ml.kept_inputs,
-          u.input.channels() * u.input.per_channel);
-    }
-  }
-  for (const auto& [name, dims] : cuts) {
-    Tensor t = graph.initializers.at(name);
-    for (const auto& [dim, kept] : dims) t = gather(t, dim, kept);
-    graph.initializers[name] = std::move(t);
-  }
-  graph.infer();
 
-  // The report describes the shrunk weights.
+  Graph& graph_;
+  const ChannelGraph& cg_;
+  const LayerIndex& ix_;
+  PruneReport& r_;
+  std::vector<std::optional<std::vector<int64_t>>> group_kept_;  // per group; root ids only
+  std::map<std::string, std::map<size_t, std::vector<int64_t>>> cuts_;
+};
+
+// The report describes the shrunk weights.
+void describe_shrunk_layers(const Graph& graph, PruneReport& r) {
   for (PruneLayer& l : r.layers) {
     const Tensor* w = graph.constant(l.weight);
     if (l.kept_outputs.empty()) l.kept_outputs = iota(l.out_channels);
@@ -611,6 +665,30 @@ PruneReport prune_channels(Graph& graph, const PruneSpec& spec) {
         if (n.name == l.node) l.groups = n.attr_int("group", 1);
     }
   }
+}
+
+}  // namespace
+
+PruneReport prune_channels(Graph& graph, const PruneSpec& spec) {
+  graph.infer();
+  PruneReport r;
+  r.spec = spec;
+  r.params_before = graph.param_count();
+  r.macs_before = graph.macs();
+  r.layers = find_layers(graph, spec.prune_first, false);
+  const LayerIndex ix = index_layers(graph, r);
+  const ChannelGraph cg(graph, ix.producer_blocks);
+  std::vector<Candidate> candidates = prunable_groups(graph, cg, ix, r);
+  select_channels(candidates, spec, r);
+  round_kept_up(candidates, spec.channel_multiple, r);
+  CutPlan plan(graph, cg, ix, r);
+  plan.groups(candidates);
+  plan.batch_norms();
+  plan.depthwise();
+  plan.consumers();
+  plan.apply();
+  graph.infer();
+  describe_shrunk_layers(graph, r);
   tally(graph, r);
   r.params_after = graph.param_count();
   r.macs_after = graph.macs();

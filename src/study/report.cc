@@ -64,157 +64,173 @@ std::string table_markdown(const Table& t) {
   return out;
 }
 
-std::vector<Table> report_tables(const std::vector<Row>& all) {
-  const std::vector<Context> contexts = analysis::contexts_of(all);
-  std::vector<Table> tables;
-  std::set<std::string> compressions, algorithms;
-  for (const Context& c : contexts)
-    for (const auto& [key, v] : c.variants)
-      algorithms.insert(key.first), compressions.insert(key.second);
-  const std::vector<std::string> ctx_header = {"platform", "model", "batch", "opt"};
-  auto ctx_cells = [](const Context& c) {
-    return std::vector<std::string>{c.platform, c.model, std::to_string(c.batch),
-                                    std::to_string(c.opt_level)};
+namespace {
+
+const std::vector<std::string> kContextHeader = {"platform", "model", "batch", "opt"};
+
+std::vector<std::string> context_cells(const Context& c) {
+  return {c.platform, c.model, std::to_string(c.batch), std::to_string(c.opt_level)};
+}
+
+// A table whose rows start with the context columns, then `columns`.
+Table context_table(const char* id, const char* title, const char* note,
+                    std::initializer_list<const char*> columns) {
+  Table t{id, title, note, kContextHeader, {}};
+  for (const char* h : columns) t.header.push_back(h);
+  return t;
+}
+
+// One column per value of one dimension (the compression when `per_compression`, else the
+// algorithm): the fastest variant of the context with that value, named by the other
+// dimension, and its median ms.
+Table fastest_per_value(const std::vector<Context>& contexts, Table t, bool per_compression) {
+  const auto value_of = [&](const std::pair<std::string, std::string>& k) -> const std::string& {
+    return per_compression ? k.second : k.first;
   };
-
-  Table fa{"fastest_algorithm",
-           "Fastest algorithm per compression",
-           "For each context and compression, the algorithm with the lowest median latency "
-           "(its median in ms). '-' where the study has no ok variant.",
-           ctx_header,
-           {}};
-  for (const auto& comp : compressions) fa.header.push_back(comp);
+  std::set<std::string> values;
+  for (const Context& c : contexts)
+    for (const auto& [key, v] : c.variants) values.insert(value_of(key));
+  for (const auto& value : values) t.header.push_back(value);
   for (const Context& c : contexts) {
-    auto row = ctx_cells(c);
-    for (const auto& comp : compressions) {
-      const analysis::Variant* best = c.fastest([&](const auto& k) { return k.second == comp; });
-      row.push_back(best ? best->algorithm + " (" + fmt(best->median_ms, 3) + ")" : "-");
+    auto row = context_cells(c);
+    for (const auto& value : values) {
+      const analysis::Variant* best =
+          c.fastest([&](const auto& k) { return value_of(k) == value; });
+      const std::string other = best ? (per_compression ? best->algorithm : best->compress) : "";
+      row.push_back(best ? other + " (" + fmt(best->median_ms, 3) + ")" : "-");
     }
-    fa.cells.push_back(row);
+    t.cells.push_back(row);
   }
-  tables.push_back(fa);
+  return t;
+}
 
-  Table fc{"fastest_compression",
-           "Fastest compression per algorithm",
-           "For each context and algorithm, the compression with the lowest median latency.",
-           ctx_header,
-           {}};
-  for (const auto& algo : algorithms) fc.header.push_back(algo);
-  for (const Context& c : contexts) {
-    auto row = ctx_cells(c);
-    for (const auto& algo : algorithms) {
-      const analysis::Variant* best = c.fastest([&](const auto& k) { return k.first == algo; });
-      row.push_back(best ? best->compress + " (" + fmt(best->median_ms, 3) + ")" : "-");
-    }
-    fc.cells.push_back(row);
-  }
-  tables.push_back(fc);
+Table fastest_algorithm_table(const std::vector<Context>& contexts) {
+  return fastest_per_value(
+      contexts,
+      context_table("fastest_algorithm", "Fastest algorithm per compression",
+                    "For each context and compression, the algorithm with the lowest median "
+                    "latency (its median in ms). '-' where the study has no ok variant.",
+                    {}),
+      true);
+}
 
-  Table of{"overall_fastest",
-           "Overall fastest variant per context",
-           "The fastest compression + algorithm; speedups are the slowest and the median "
-           "variant of the context divided by it.",
-           ctx_header,
-           {}};
-  for (const char* h : {"fastest", "median_ms", "variants", "x_slowest", "x_median"})
-    of.header.push_back(h);
+Table fastest_compression_table(const std::vector<Context>& contexts) {
+  return fastest_per_value(
+      contexts,
+      context_table("fastest_compression", "Fastest compression per algorithm",
+                    "For each context and algorithm, the compression with the lowest median "
+                    "latency.",
+                    {}),
+      false);
+}
+
+Table overall_fastest_table(const std::vector<Context>& contexts) {
+  Table t = context_table("overall_fastest", "Overall fastest variant per context",
+                          "The fastest compression + algorithm; speedups are the slowest and the "
+                          "median variant of the context divided by it.",
+                          {"fastest", "median_ms", "variants", "x_slowest", "x_median"});
   for (const Context& c : contexts) {
     const analysis::Variant* best = c.fastest([](const auto&) { return true; });
     std::vector<double> ms;
     for (const auto& [k, v] : c.variants) ms.push_back(v.median_ms);
     std::sort(ms.begin(), ms.end());
-    auto row = ctx_cells(c);
-    row.push_back(best->compress + "+" + best->algorithm);
-    row.push_back(fmt(best->median_ms, 3));
-    row.push_back(std::to_string(ms.size()));
-    row.push_back(fmt(ms.back() / best->median_ms, 2));
-    row.push_back(fmt(analysis::median(ms) / best->median_ms, 2));
-    of.cells.push_back(row);
+    auto row = context_cells(c);
+    row.insert(row.end(), {best->compress + "+" + best->algorithm, fmt(best->median_ms, 3),
+                           std::to_string(ms.size()), fmt(ms.back() / best->median_ms, 2),
+                           fmt(analysis::median(ms) / best->median_ms, 2)});
+    t.cells.push_back(row);
   }
-  tables.push_back(of);
+  return t;
+}
 
-  Table lat{"latency",
-            "Latency of every variant",
-            "Median, 10th and 90th percentile of the timed repeats (ms); the data of the "
-            "latency plots.",
-            ctx_header,
-            {}};
-  for (const char* h :
-       {"algorithm", "compress", "median_ms", "p10_ms", "p90_ms", "cv", "params", "macs"})
-    lat.header.push_back(h);
+Table latency_table(const std::vector<Context>& contexts) {
+  Table t = context_table(
+      "latency", "Latency of every variant",
+      "Median, 10th and 90th percentile of the timed repeats (ms); the data of the latency plots.",
+      {"algorithm", "compress", "median_ms", "p10_ms", "p90_ms", "cv", "params", "macs"});
   for (const Context& c : contexts)
     for (const auto& [k, v] : c.variants) {
-      auto row = ctx_cells(c);
+      auto row = context_cells(c);
       row.insert(row.end(),
                  {v.algorithm, v.compress, fmt(v.median_ms, 4), fmt(v.p10_ms, 4), fmt(v.p90_ms, 4),
                   fmt(v.cv, 4), std::to_string(v.params), std::to_string(v.macs)});
-      lat.cells.push_back(row);
+      t.cells.push_back(row);
     }
-  tables.push_back(lat);
+  return t;
+}
 
-  Table sp{"speedup",
-           "Achieved vs expected speedup of compression",
-           "Each compressed variant against the dense variant of the same context and "
-           "algorithm. Expected: 1/(1-s) for weight and block pruning, the MAC ratio for "
-           "channel pruning, 2x for fp16/bf16 and 4x for int8 (multiplied when composed).",
-           ctx_header,
-           {}};
-  for (const char* h :
-       {"algorithm", "compress", "dense_ms", "ms", "expected", "achieved", "pct_of_expected"})
-    sp.header.push_back(h);
+Table speedup_table(const std::vector<Context>& contexts) {
+  Table t = context_table(
+      "speedup", "Achieved vs expected speedup of compression",
+      "Each compressed variant against the dense variant of the same context and algorithm. "
+      "Expected: 1/(1-s) for weight and block pruning, the MAC ratio for channel pruning, 2x "
+      "for fp16/bf16 and 4x for int8 (multiplied when composed).",
+      {"algorithm", "compress", "dense_ms", "ms", "expected", "achieved", "pct_of_expected"});
   for (const analysis::Speedup& s : analysis::speedups(contexts)) {
-    auto row = ctx_cells(*s.context);
+    auto row = context_cells(*s.context);
     row.insert(row.end(),
                {s.algorithm, s.compress, fmt(s.dense_ms, 4), fmt(s.ms, 4), fmt(s.expected, 2),
                 fmt(s.achieved, 2), fmt(100.0 * s.achieved / s.expected, 1)});
-    sp.cells.push_back(row);
+    t.cells.push_back(row);
   }
-  if (sp.cells.empty()) sp.note += " This study has no compressed variant.";
-  tables.push_back(sp);
+  if (t.cells.empty()) t.note += " This study has no compressed variant.";
+  return t;
+}
 
-  Table tu{"tuning",
-           "Untuned vs auto-tuned",
-           "Each tuned variant against its untuned twin (same platform, model, algorithm and "
-           "compression; schedule default). Tuning cost: the tuner's wall time and candidates "
-           "measured (DLAS observations XI and XII; Trimmer's cost of tuning).",
-           ctx_header,
-           {}};
-  for (const char* h : {"schedule", "algorithm", "compress", "untuned_ms", "tuned_ms", "speedup",
-                        "tuning_s", "trials"})
-    tu.header.push_back(h);
-  {
-    std::map<std::string, const Context*> untuned;
-    for (const Context& c : contexts)
-      if (!analysis::is_tuned(c.schedule)) untuned[analysis::untuned_twin_key(c)] = &c;
-    for (const Context& c : contexts) {
-      if (!analysis::is_tuned(c.schedule)) continue;
-      auto twin = untuned.find(analysis::untuned_twin_key(c));
-      if (twin == untuned.end()) continue;
-      for (const auto& [k, v] : c.variants) {
-        auto u = twin->second->variants.find(k);
-        if (u == twin->second->variants.end()) continue;
-        auto row = ctx_cells(*twin->second);
-        row.insert(row.end(), {c.schedule, v.algorithm, v.compress, fmt(u->second.median_ms, 4),
-                               fmt(v.median_ms, 4), fmt(u->second.median_ms / v.median_ms, 2),
-                               fmt(v.tuning_s, 1), std::to_string(v.tuning_trials)});
-        tu.cells.push_back(row);
-      }
+Table tuning_table(const std::vector<Context>& contexts) {
+  Table t = context_table(
+      "tuning", "Untuned vs auto-tuned",
+      "Each tuned variant against its untuned twin (same platform, model, algorithm and "
+      "compression; schedule default). Tuning cost: the tuner's wall time and candidates "
+      "measured (DLAS observations XI and XII; Trimmer's cost of tuning).",
+      {"schedule", "algorithm", "compress", "untuned_ms", "tuned_ms", "speedup", "tuning_s",
+       "trials"});
+  std::map<std::string, const Context*> untuned;
+  for (const Context& c : contexts)
+    if (!analysis::is_tuned(c.schedule)) untuned[analysis::untuned_twin_key(c)] = &c;
+  for (const Context& c : contexts) {
+    if (!analysis::is_tuned(c.schedule)) continue;
+    auto twin = untuned.find(analysis::untuned_twin_key(c));
+    if (twin == untuned.end()) continue;
+    for (const auto& [k, v] : c.variants) {
+      auto u = twin->second->variants.find(k);
+      if (u == twin->second->variants.end()) continue;
+      auto row = context_cells(*twin->second);
+      row.insert(row.end(), {c.schedule, v.algorithm, v.compress, fmt(u->second.median_ms, 4),
+                             fmt(v.median_ms, 4), fmt(u->second.median_ms / v.median_ms, 2),
+                             fmt(v.tuning_s, 1), std::to_string(v.tuning_trials)});
+      t.cells.push_back(row);
     }
   }
-  if (tu.cells.empty()) tu.note += " This study has no tuned variant with an untuned twin.";
-  tables.push_back(tu);
+  if (t.cells.empty()) t.note += " This study has no tuned variant with an untuned twin.";
+  return t;
+}
 
-  Table co{"correlation",
-           "Correlation of model size, MACs, accuracy and latency",
-           "Per platform, over models (dense, each model's fastest variant): Spearman rank "
-           "and Pearson correlation. Observation I of the paper: not strongly correlated.",
-           {"platform", "x", "y", "models", "spearman", "pearson"},
-           {}};
+Table correlation_table(const std::vector<Context>& contexts) {
+  Table t{"correlation",
+          "Correlation of model size, MACs, accuracy and latency",
+          "Per platform, over models (dense, each model's fastest variant): Spearman rank "
+          "and Pearson correlation. Observation I of the paper: not strongly correlated.",
+          {"platform", "x", "y", "models", "spearman", "pearson"},
+          {}};
   for (const analysis::Correlation& c : analysis::correlations(contexts))
-    co.cells.push_back(
+    t.cells.push_back(
         {c.platform, c.x, c.y, std::to_string(c.n), fmt(c.spearman, 3), fmt(c.pearson, 3)});
-  tables.push_back(co);
-  tables.push_back(analysis::accuracy_summary_of(contexts));
+  return t;
+}
+
+}  // namespace
+
+std::vector<Table> report_tables(const std::vector<Row>& all) {
+  const std::vector<Context> contexts = analysis::contexts_of(all);
+  // The report's tables, in report order (report.h lists them).
+  using Builder = Table (*)(const std::vector<Context>&);
+  static const Builder kTables[] = {fastest_algorithm_table, fastest_compression_table,
+                                    overall_fastest_table,   latency_table,
+                                    speedup_table,           tuning_table,
+                                    correlation_table,       analysis::accuracy_summary_of};
+  std::vector<Table> tables;
+  for (Builder build : kTables) tables.push_back(build(contexts));
   return tables;
 }
 
@@ -392,6 +408,233 @@ std::string both_terminals(const fs::path& dir, const std::string& name, const s
   return s.str();
 }
 
+// A plot's script (drawing both files) is appended to `script` and the plot to `plots`.
+struct PlotList {
+  const fs::path& dir;
+  std::string script;
+  std::vector<Plot> plots;
+
+  void add(const std::string& name, const std::string& title, const std::string& draw, int w,
+           int h) {
+    script += both_terminals(dir, name, draw, w, h);
+    plots.push_back({name, title});
+  }
+};
+
+// Latency bars per model grouped by variant (log scale: models differ by 100x).
+void add_latency_plot(PlotList& pl, const std::string& platform,
+                      const std::vector<const Context*>& ctxs) {
+  std::set<std::string> series;
+  for (const Context* c : ctxs)
+    for (const auto& [k, v] : c->variants) series.insert(k.second + "+" + k.first);
+  std::ostringstream d;
+  d << "$D << EOD\nmodel";
+  for (const auto& s : series) d << " " << gp_quote(s);
+  d << "\n";
+  for (const Context* c : ctxs) {
+    d << gp_quote(c->model + (c->batch > 1 ? " b" + std::to_string(c->batch) : "") +
+                  (c->opt_level != 3 ? " O" + std::to_string(c->opt_level) : ""));
+    for (const auto& s : series) {
+      const size_t plus = s.find('+');
+      auto it = c->variants.find({s.substr(plus + 1), s.substr(0, plus)});
+      d << " " << (it == c->variants.end() ? std::string("NaN") : fmt(it->second.median_ms, 5));
+    }
+    d << "\n";
+  }
+  d << "EOD\n";
+  std::ostringstream draw;
+  draw << d.str() << "reset\nset title " << gp_quote("Latency, " + platform)
+       << "\nset style data histogram\nset style histogram clustered gap 1\n"
+       << "set style fill solid 0.85 border -1\nset logscale y\n"
+       << "set ylabel 'median latency (ms, log scale)'\nset key outside right top\n"
+       << "set xtics rotate by -30\nset grid ytics\n"
+       << "plot for [i=2:" << series.size() + 1 << "] $D using i:xtic(1) title columnhead\n";
+  pl.add("latency-" + slug(platform), "Latency per model and variant, " + platform, draw.str(), 960,
+         480);
+}
+
+// MACs vs the fastest dense latency of each model (observation I); none without MACs.
+void add_macs_plot(PlotList& pl, const std::string& platform,
+                   const std::vector<const Context*>& ctxs) {
+  std::ostringstream m;
+  m << "$M << EOD\n";
+  int points = 0;
+  for (const Context* c : ctxs) {
+    const analysis::Variant* best = c->fastest([](const auto& k) { return k.second == "dense"; });
+    if (!best || best->macs <= 0) continue;
+    m << best->macs << " " << fmt(best->median_ms, 5) << " " << gp_quote(c->model) << "\n";
+    ++points;
+  }
+  m << "EOD\n";
+  if (points == 0) return;
+  std::ostringstream md;
+  md << m.str() << "reset\nset title " << gp_quote("MACs vs latency, " + platform)
+     << "\nset logscale xy\nset xlabel 'MACs per inference'\n"
+     << "set ylabel 'fastest dense median latency (ms)'\nset grid\nunset key\n"
+     << "plot $M using 1:2 with points pt 7 ps 1.2, '' using 1:2:3 with labels offset "
+        "char 0,1 font ',9'\n";
+  pl.add("macs-latency-" + slug(platform),
+         "MACs vs fastest dense latency (observation I), " + platform, md.str(), 720, 480);
+}
+
+// Achieved vs expected speedup of every compressed variant; none without one.
+void add_speedup_plot(PlotList& pl, const std::vector<Context>& contexts) {
+  const std::vector<analysis::Speedup> sps = analysis::speedups(contexts);
+  if (sps.empty()) return;
+  std::ostringstream d;
+  d << "$S << EOD\nvariant expected achieved\n";
+  for (const auto& s : sps)
+    d << gp_quote(s.context->model + " " + s.compress + " " + s.algorithm) << " "
+      << fmt(s.expected, 4) << " " << fmt(s.achieved, 4) << "\n";
+  d << "EOD\nreset\nset title 'Achieved vs expected speedup of compression'\n"
+    << "set style data histogram\nset style histogram clustered gap 1\n"
+    << "set style fill solid 0.85 border -1\nset ylabel 'speedup over dense (x)'\n"
+    << "set xtics rotate by -45 font ',8'\nset grid ytics\nset key top left\n"
+    << "plot $S using 2:xtic(1) title 'expected', '' using 3 title 'achieved'\n";
+  pl.add("speedup", "Achieved vs expected speedup of compression", d.str(), 1100, 520);
+}
+
+// Fig. 3: top-1 vs fraction pruned of one model and dataset, a line per method.
+void add_accuracy_plot(PlotList& pl, const std::pair<std::string, std::string>& key,
+                       const std::vector<const SweepResult*>& list) {
+  std::ostringstream d, draw;
+  std::string plot_cmd;
+  int block = 0;
+  for (const SweepResult* s : list) {
+    d << "$C" << block << " << EOD\n"
+      << fmt(0.0, 3) << " " << fmt(100 * s->baseline.top1, 3) << "\n";
+    for (const SweepPoint& p : s->points)
+      if (p.top1 >= 0) d << fmt(p.level, 3) << " " << fmt(100 * p.top1, 3) << "\n";
+    d << "EOD\n";
+    plot_cmd += str(block ? ", " : "", "$C", block, " using 1:2 with linespoints pt 7 title ",
+                    gp_quote(sweep_method_name(s->method)));
+    if (s->elbow >= 0) {
+      const SweepPoint& e = s->points[static_cast<size_t>(s->elbow)];
+      d << "$E" << block << " << EOD\n"
+        << fmt(e.level, 3) << " " << fmt(100 * e.top1, 3) << "\nEOD\n";
+      plot_cmd += str(", $E", block, " using 1:2 with points pt 6 ps 2.5 title ",
+                      gp_quote(std::string(sweep_method_name(s->method)) + " elbow"));
+    }
+    ++block;
+  }
+  const std::string title = key.first + (key.second.empty() ? "" : " on " + key.second);
+  draw << d.str() << "reset\nset title " << gp_quote("Top-1 vs compression, " + title)
+       << "\nset xlabel 'fraction pruned'\nset ylabel 'top-1 (%)'\nset grid\n"
+       << "set key bottom left\nset xrange [0:1]\nplot " << plot_cmd << "\n";
+  pl.add("accuracy-" + slug(title), "Accuracy vs compression (Fig. 3), " + title, draw.str(), 720,
+         480);
+}
+
+// Every plot of the report: per platform, latency bars and MACs vs latency; the speedups
+// of compression; one accuracy curve per swept model and dataset.
+PlotList report_plots(const fs::path& dir, const std::vector<Context>& contexts,
+                      const std::vector<SweepResult>& sweeps) {
+  PlotList pl{dir, {}, {}};
+  std::map<std::string, std::vector<const Context*>> by_platform;
+  for (const Context& c : contexts) by_platform[c.platform].push_back(&c);
+  for (const auto& [platform, ctxs] : by_platform) {
+    add_latency_plot(pl, platform, ctxs);
+    add_macs_plot(pl, platform, ctxs);
+  }
+  add_speedup_plot(pl, contexts);
+  std::map<std::pair<std::string, std::string>, std::vector<const SweepResult*>> curves;
+  for (const SweepResult& s : sweeps) curves[{s.model, s.dataset}].push_back(&s);
+  for (const auto& [key, list] : curves) add_accuracy_plot(pl, key, list);
+  return pl;
+}
+
+std::string html_esc(const std::string& s) {
+  std::string o;
+  for (char c : s) {
+    if (c == '<')
+      o += "&lt;";
+    else if (c == '>')
+      o += "&gt;";
+    else if (c == '&')
+      o += "&amp;";
+    else if (c == '"')
+      o += "&quot;";
+    else
+      o += c;
+  }
+  return o;
+}
+
+// report.md and report.html, built section by section.
+struct Pages {
+  std::ostringstream md, html;
+
+  Pages(const std::string& title, const std::vector<Row>& rows, size_t contexts) {
+    size_t ok = 0, other = 0;
+    for (const Row& r : rows) (r.text("status") == kStatusOk ? ok : other)++;
+    md << "# " << title << "\n\n"
+       << ok << " ok variants (" << other << " not ok) in " << contexts
+       << " contexts. A context is one platform (CPU / ISA path / threads / schedule), model, "
+          "batch and graph-optimization level; within it variants differ in algorithm and "
+          "compression. Latencies are medians of the timed repeats, in ms.\n\n";
+    html << "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>" << html_esc(title)
+         << "</title>\n<style>body{font-family:sans-serif;max-width:1200px;margin:2em auto;}"
+            "table{border-collapse:collapse;margin:1em 0;font-size:90%;}"
+            "td,th{border:1px solid #bbb;padding:3px 8px;text-align:left;}"
+            "th{background:#eee;}.holds{color:#060;}.fails{color:#a00;}"
+            ".note{color:#555;}</style></head><body>\n<h1>"
+         << html_esc(title) << "</h1>\n<p>" << ok << " ok variants (" << other << " not ok) in "
+         << contexts << " contexts (platform, model, batch, opt level). Latencies: medians in "
+         << "ms.</p>\n";
+  }
+
+  void html_table(const std::vector<std::string>& header,
+                  const std::vector<std::vector<std::string>>& cells) {
+    html << "<table><tr>";
+    for (const auto& h : header) html << "<th>" << html_esc(h) << "</th>";
+    html << "</tr>\n";
+    for (const auto& r : cells) {
+      html << "<tr>";
+      for (const auto& c : r) html << "<td>" << html_esc(c) << "</td>";
+      html << "</tr>\n";
+    }
+    html << "</table>\n";
+  }
+
+  // A table's section; `csv_link`: the Markdown links its CSV file.
+  void table(const Table& t, bool csv_link) {
+    md << "## " << t.title << "\n\n";
+    if (!t.note.empty()) md << t.note << "\n\n";
+    md << table_markdown(t);
+    if (csv_link)
+      md << "\nCSV: [" << t.id << ".csv](" << t.id << ".csv)\n\n";
+    else
+      md << "\n";
+    html << "<h2>" << html_esc(t.title) << "</h2>\n";
+    if (!t.note.empty()) html << "<p class=\"note\">" << html_esc(t.note) << "</p>\n";
+    html_table(t.header, t.cells);
+  }
+
+  // The plots: PNG links in the Markdown, the SVGs inlined in the HTML (self-contained).
+  void plots(const fs::path& dir, const std::vector<Plot>& plots) {
+    if (plots.empty()) return;
+    md << "## Plots\n\n";
+    html << "<h2>Plots</h2>\n";
+    for (const Plot& p : plots) {
+      md << "### " << p.title << "\n\n![" << p.title << "](" << p.name << ".png)\n\n";
+      std::string svg = read_text(dir / (p.name + ".svg"));
+      const size_t at = svg.find("<svg");
+      if (at != std::string::npos) svg = svg.substr(at);
+      html << "<h3>" << html_esc(p.title) << "</h3>\n" << svg << "\n";
+    }
+  }
+};
+
+Table observations_table(const std::vector<Observation>& obs) {
+  Table ot{"observations",
+           "The paper's observations on this data",
+           "",
+           {"id", "claim", "verdict", "detail"},
+           {}};
+  for (const Observation& o : obs) ot.cells.push_back({o.id, o.claim, o.verdict, o.detail});
+  return ot;
+}
+
 }  // namespace
 
 ReportFiles write_report(const std::vector<Row>& rows, const std::string& dir_name,
@@ -409,113 +652,11 @@ ReportFiles write_report(const std::vector<Row>& rows, const std::string& dir_na
   if (!options.sweeps.empty()) tables.push_back(accuracy_curves(options.sweeps));
   const std::vector<Observation> obs = observe(rows);
 
-  // Plots: per platform, latency bars per model grouped by algorithm (log scale: models
-  // differ by 100x), MACs vs best latency; achieved vs expected speedup when compressed.
   std::vector<Plot> plots;
   if (options.plots) {
-    std::map<std::string, std::vector<const Context*>> by_platform;
-    for (const Context& c : contexts) by_platform[c.platform].push_back(&c);
-    std::string script;
-    for (const auto& [platform, ctxs] : by_platform) {
-      std::set<std::string> series;
-      for (const Context* c : ctxs)
-        for (const auto& [k, v] : c->variants) series.insert(k.second + "+" + k.first);
-      std::ostringstream d;
-      d << "$D << EOD\nmodel";
-      for (const auto& s : series) d << " " << gp_quote(s);
-      d << "\n";
-      for (const Context* c : ctxs) {
-        d << gp_quote(c->model + (c->batch > 1 ? " b" + std::to_string(c->batch) : "") +
-                      (c->opt_level != 3 ? " O" + std::to_string(c->opt_level) : ""));
-        for (const auto& s : series) {
-          const size_t plus = s.find('+');
-          auto it = c->variants.find({s.substr(plus + 1), s.substr(0, plus)});
-          d << " " << (it == c->variants.end() ? std::string("NaN") : fmt(it->second.median_ms, 5));
-        }
-        d << "\n";
-      }
-      d << "EOD\n";
-      const std::string name = "latency-" + slug(platform);
-      std::ostringstream draw;
-      draw << d.str() << "reset\nset title " << gp_quote("Latency, " + platform)
-           << "\nset style data histogram\nset style histogram clustered gap 1\n"
-           << "set style fill solid 0.85 border -1\nset logscale y\n"
-           << "set ylabel 'median latency (ms, log scale)'\nset key outside right top\n"
-           << "set xtics rotate by -30\nset grid ytics\n"
-           << "plot for [i=2:" << series.size() + 1 << "] $D using i:xtic(1) title columnhead\n";
-      script += both_terminals(dir, name, draw.str(), 960, 480);
-      plots.push_back({name, "Latency per model and variant, " + platform});
-
-      std::ostringstream m;
-      m << "$M << EOD\n";
-      int points = 0;
-      for (const Context* c : ctxs) {
-        const analysis::Variant* best =
-            c->fastest([](const auto& k) { return k.second == "dense"; });
-        if (!best || best->macs <= 0) continue;
-        m << best->macs << " " << fmt(best->median_ms, 5) << " " << gp_quote(c->model) << "\n";
-        ++points;
-      }
-      m << "EOD\n";
-      if (points > 0) {
-        const std::string mname = "macs-latency-" + slug(platform);
-        std::ostringstream md;
-        md << m.str() << "reset\nset title " << gp_quote("MACs vs latency, " + platform)
-           << "\nset logscale xy\nset xlabel 'MACs per inference'\n"
-           << "set ylabel 'fastest dense median latency (ms)'\nset grid\nunset key\n"
-           << "plot $M using 1:2 with points pt 7 ps 1.2, '' using 1:2:3 with labels offset "
-              "char 0,1 font ',9'\n";
-        script += both_terminals(dir, mname, md.str(), 720, 480);
-        plots.push_back({mname, "MACs vs fastest dense latency (observation I), " + platform});
-      }
-    }
-    const std::vector<analysis::Speedup> sps = analysis::speedups(contexts);
-    if (!sps.empty()) {
-      std::ostringstream d;
-      d << "$S << EOD\nvariant expected achieved\n";
-      for (const auto& s : sps)
-        d << gp_quote(s.context->model + " " + s.compress + " " + s.algorithm) << " "
-          << fmt(s.expected, 4) << " " << fmt(s.achieved, 4) << "\n";
-      d << "EOD\nreset\nset title 'Achieved vs expected speedup of compression'\n"
-        << "set style data histogram\nset style histogram clustered gap 1\n"
-        << "set style fill solid 0.85 border -1\nset ylabel 'speedup over dense (x)'\n"
-        << "set xtics rotate by -45 font ',8'\nset grid ytics\nset key top left\n"
-        << "plot $S using 2:xtic(1) title 'expected', '' using 3 title 'achieved'\n";
-      script += both_terminals(dir, "speedup", d.str(), 1100, 520);
-      plots.push_back({"speedup", "Achieved vs expected speedup of compression"});
-    }
-    // Fig. 3: top-1 vs fraction pruned, one plot per model and dataset, a line per method.
-    std::map<std::pair<std::string, std::string>, std::vector<const SweepResult*>> curves;
-    for (const SweepResult& s : options.sweeps) curves[{s.model, s.dataset}].push_back(&s);
-    for (const auto& [key, list] : curves) {
-      std::ostringstream d, draw;
-      std::string plot_cmd;
-      int block = 0;
-      for (const SweepResult* s : list) {
-        d << "$C" << block << " << EOD\n"
-          << fmt(0.0, 3) << " " << fmt(100 * s->baseline.top1, 3) << "\n";
-        for (const SweepPoint& p : s->points)
-          if (p.top1 >= 0) d << fmt(p.level, 3) << " " << fmt(100 * p.top1, 3) << "\n";
-        d << "EOD\n";
-        plot_cmd += str(block ? ", " : "", "$C", block, " using 1:2 with linespoints pt 7 title ",
-                        gp_quote(sweep_method_name(s->method)));
-        if (s->elbow >= 0) {
-          const SweepPoint& e = s->points[static_cast<size_t>(s->elbow)];
-          d << "$E" << block << " << EOD\n"
-            << fmt(e.level, 3) << " " << fmt(100 * e.top1, 3) << "\nEOD\n";
-          plot_cmd += str(", $E", block, " using 1:2 with points pt 6 ps 2.5 title ",
-                          gp_quote(std::string(sweep_method_name(s->method)) + " elbow"));
-        }
-        ++block;
-      }
-      const std::string title = key.first + (key.second.empty() ? "" : " on " + key.second);
-      const std::string name = "accuracy-" + slug(title);
-      draw << d.str() << "reset\nset title " << gp_quote("Top-1 vs compression, " + title)
-           << "\nset xlabel 'fraction pruned'\nset ylabel 'top-1 (%)'\nset grid\n"
-           << "set key bottom left\nset xrange [0:1]\nplot " << plot_cmd << "\n";
-      script += both_terminals(dir, name, draw.str(), 720, 480);
-      plots.push_back({name, "Accuracy vs compression (Fig. 3), " + title});
-    }
+    PlotList pl = report_plots(dir, contexts, options.sweeps);
+    const std::string& script = pl.script;
+    plots = std::move(pl.plots);
     run_gnuplot(dir, script);
     for (const Plot& p : plots)
       for (const char* ext : {".svg", ".png"}) {
@@ -527,84 +668,19 @@ ReportFiles write_report(const std::vector<Row>& rows, const std::string& dir_na
   }
 
   // Markdown and HTML.
-  size_t ok = 0, other = 0;
-  for (const Row& r : rows) (r.text("status") == kStatusOk ? ok : other)++;
-  std::ostringstream md, html;
-  md << "# " << options.title << "\n\n"
-     << ok << " ok variants (" << other << " not ok) in " << contexts.size()
-     << " contexts. A context is one platform (CPU / ISA path / threads / schedule), model, "
-        "batch and graph-optimization level; within it variants differ in algorithm and "
-        "compression. Latencies are medians of the timed repeats, in ms.\n\n";
-  auto html_esc = [](const std::string& s) {
-    std::string o;
-    for (char c : s) {
-      if (c == '<')
-        o += "&lt;";
-      else if (c == '>')
-        o += "&gt;";
-      else if (c == '&')
-        o += "&amp;";
-      else if (c == '"')
-        o += "&quot;";
-      else
-        o += c;
-    }
-    return o;
-  };
-  html << "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>" << html_esc(options.title)
-       << "</title>\n<style>body{font-family:sans-serif;max-width:1200px;margin:2em auto;}"
-          "table{border-collapse:collapse;margin:1em 0;font-size:90%;}"
-          "td,th{border:1px solid #bbb;padding:3px 8px;text-align:left;}"
-          "th{background:#eee;}.holds{color:#060;}.fails{color:#a00;}"
-          ".note{color:#555;}</style></head><body>\n<h1>"
-       << html_esc(options.title) << "</h1>\n<p>" << ok << " ok variants (" << other
-       << " not ok) in " << contexts.size()
-       << " contexts (platform, model, batch, opt level). Latencies: medians in ms.</p>\n";
-  auto html_table = [&](const std::vector<std::string>& header,
-                        const std::vector<std::vector<std::string>>& cells) {
-    html << "<table><tr>";
-    for (const auto& h : header) html << "<th>" << html_esc(h) << "</th>";
-    html << "</tr>\n";
-    for (const auto& r : cells) {
-      html << "<tr>";
-      for (const auto& c : r) html << "<td>" << html_esc(c) << "</td>";
-      html << "</tr>\n";
-    }
-    html << "</table>\n";
-  };
+  Pages pages(options.title, rows, contexts.size());
   for (const Table& t : tables) {
-    md << "## " << t.title << "\n\n";
-    if (!t.note.empty()) md << t.note << "\n\n";
-    md << table_markdown(t) << "\nCSV: [" << t.id << ".csv](" << t.id << ".csv)\n\n";
-    html << "<h2>" << html_esc(t.title) << "</h2>\n";
-    if (!t.note.empty()) html << "<p class=\"note\">" << html_esc(t.note) << "</p>\n";
-    html_table(t.header, t.cells);
+    pages.table(t, /*csv_link=*/true);
     write_atomic(dir, t.id + ".csv", table_csv(t));
     out.files.push_back(t.id + ".csv");
     ++out.tables;
   }
-  Table ot{"observations",
-           "The paper's observations on this data",
-           "",
-           {"id", "claim", "verdict", "detail"},
-           {}};
-  for (const Observation& o : obs) ot.cells.push_back({o.id, o.claim, o.verdict, o.detail});
-  md << "## " << ot.title << "\n\n" << table_markdown(ot) << "\n";
-  html << "<h2>" << html_esc(ot.title) << "</h2>\n";
-  html_table(ot.header, ot.cells);
+  const Table ot = observations_table(obs);
+  pages.table(ot, /*csv_link=*/false);
   write_atomic(dir, "observations.csv", table_csv(ot));
   out.files.push_back("observations.csv");
-  if (!plots.empty()) {
-    md << "## Plots\n\n";
-    html << "<h2>Plots</h2>\n";
-    for (const Plot& p : plots) {
-      md << "### " << p.title << "\n\n![" << p.title << "](" << p.name << ".png)\n\n";
-      std::string svg = read_text(dir / (p.name + ".svg"));
-      const size_t at = svg.find("<svg");
-      if (at != std::string::npos) svg = svg.substr(at);
-      html << "<h3>" << html_esc(p.title) << "</h3>\n" << svg << "\n";
-    }
-  }
+  pages.plots(dir, plots);
+  std::ostringstream &md = pages.md, &html = pages.html;
   html << "</body></html>\n";
   write_atomic(dir, "report.md", md.str());
   write_atomic(dir, "report.html", html.str());

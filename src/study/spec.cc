@@ -22,11 +22,15 @@ namespace {
 
 namespace fs = std::filesystem;
 
-const char* const kSpaceKeys[] = {"models",    "compress",  "batch",   "backend", "isa",
-                                  "opt_level", "conv_algo", "threads", "tuning",  "dataset"};
-// Keys later issues give meaning to: parsed, then refused with "not available yet".
-const char* const kLaterSpaceKeys[] = {"schedule"};
-const char* const kLaterTables[] = {"tuning", "dataset"};
+// Tables that look like parts of a spec but are not: the error says where the setting lives.
+const std::pair<const char*, const char*> kNotTables[] = {
+    {"tuning",
+     "not supported: tuning is the [space].tuning dimension (tuning = [\"untuned\", "
+     "\"tuned:120s\"])"},
+    {"dataset",
+     "not supported: datasets are the [space].dataset dimension (dataset = "
+     "[\"fashion-mnist\"]); [accuracy] sets how variants are scored"},
+};
 
 // The pruning part of a compression value that asks for the elbow ("wp:elbow"), or "".
 std::string elbow_part(const std::string& compress) {
@@ -187,36 +191,55 @@ void parse_study_table(const Ctx& ctx, const toml::table& t, StudySpec& spec) {
   }
 }
 
-void parse_space_table(const Ctx& ctx, const toml::table& t, StudySpec& spec) {
-  StudySpace& s = spec.space;
-  s = StudySpace{};
-  s.compress = {"dense"};
-  s.batch = {1};
-  s.backend = {"dlas"};
-  s.isa = {"native"};
-  s.opt_level = {3};
-  s.conv_algo = {"auto"};
-  s.threads = {1};
-  s.tuning = {"untuned"};
-  s.dataset = {""};
-  bool have_models = false;
-  for (auto&& [key, node] : t) {
-    const std::string k(key.str());
-    const std::string field = "[space]." + k;
-    if (k == "models") {
-      auto vals = values_of<std::string>(ctx, node, field);
-      no_duplicates(ctx, vals, field);
-      s.models.clear();
-      for (const auto& [v, r, f] : vals) {
-        check_model(ctx, v, r, f, spec.base_dir);
-        s.models.push_back(v);
-      }
-      have_models = true;
-    } else if (k == "compress") {
-      auto vals = values_of<std::string>(ctx, node, field);
-      no_duplicates(ctx, vals, field);
-      s.compress.clear();
-      for (const auto& [v, r, f] : vals) {
+// A dimension's values, each checked by `check(value)` (which reports through ctx.error),
+// duplicates refused, converted to `Out`.
+template <class Out, class T, class Check>
+std::vector<Out> checked_values(const Ctx& ctx, const toml::node& node, const std::string& field,
+                                Check check) {
+  const std::vector<Value<T>> vals = values_of<T>(ctx, node, field);
+  no_duplicates(ctx, vals, field);
+  std::vector<Out> out;
+  for (const Value<T>& v : vals) {
+    check(v);
+    out.push_back(static_cast<Out>(v.v));
+  }
+  return out;
+}
+
+// An integer dimension whose values must lie in [lo, hi]; `hint` follows the range.
+template <class Out>
+std::vector<Out> ranged_ints(const Ctx& ctx, const toml::node& node, const std::string& field,
+                             int64_t lo, int64_t hi, const char* hint = "") {
+  return checked_values<Out, int64_t>(ctx, node, field, [&](const Value<int64_t>& v) {
+    if (v.v < lo || v.v > hi)
+      ctx.error(v.r, v.field, str(v.v, " is out of range [", lo, ", ", hi, "]", hint));
+  });
+}
+
+// A string dimension whose values must be one of `choices`; `what` names one value.
+std::vector<std::string> chosen_strings(const Ctx& ctx, const toml::node& node,
+                                        const std::string& field,
+                                        const std::vector<std::string>& choices,
+                                        const std::string& what) {
+  return checked_values<std::string, std::string>(
+      ctx, node, field, [&](const Value<std::string>& v) {
+        if (std::find(choices.begin(), choices.end(), v.v) == choices.end())
+          ctx.error(v.r, v.field, "'" + v.v + "' is not " + what + " (" + joined(choices) + ")");
+      });
+}
+
+void parse_models(const Ctx& ctx, const toml::node& node, const std::string& field,
+                  StudySpec& spec) {
+  spec.space.models = checked_values<std::string, std::string>(
+      ctx, node, field,
+      [&](const Value<std::string>& v) { check_model(ctx, v.v, v.r, v.field, spec.base_dir); });
+}
+
+void parse_compress_values(const Ctx& ctx, const toml::node& node, const std::string& field,
+                           StudySpec& spec) {
+  spec.space.compress = checked_values<std::string, std::string>(
+      ctx, node, field, [&](const Value<std::string>& val) {
+        const auto& [v, r, f] = val;
         if (!looks_like_compression(v))
           ctx.error(r, f,
                     "'" + v +
@@ -238,49 +261,34 @@ void parse_space_table(const Ctx& ctx, const toml::table& t, StudySpec& spec) {
         } catch (const Error& e) {
           ctx.error(r, f, e.what());
         }
-        s.compress.push_back(v);
-      }
-    } else if (k == "batch") {
-      auto vals = values_of<int64_t>(ctx, node, field);
-      no_duplicates(ctx, vals, field);
-      s.batch.clear();
-      for (const auto& [v, r, f] : vals) {
-        if (v < 1 || v > 4096) ctx.error(r, f, str(v, " is out of range [1, 4096]"));
-        s.batch.push_back(v);
-      }
-    } else if (k == "backend") {
-      auto vals = values_of<std::string>(ctx, node, field);
-      no_duplicates(ctx, vals, field);
-      s.backend.clear();
-      for (const auto& [v, r, f] : vals) {
-        if (v != "dlas" && v != "onednn")
-          ctx.error(r, f, "'" + v + "' is not a backend (dlas, onednn)");
-        s.backend.push_back(v);
-      }
-    } else if (k == "isa") {
-      auto vals = values_of<std::string>(ctx, node, field);
-      no_duplicates(ctx, vals, field);
-      const auto choices = isa_choices();
-      s.isa.clear();
-      for (const auto& [v, r, f] : vals) {
-        if (std::find(choices.begin(), choices.end(), v) == choices.end())
-          ctx.error(r, f, "'" + v + "' is not an ISA path (" + joined(choices) + ")");
-        s.isa.push_back(v);
-      }
-    } else if (k == "opt_level") {
-      auto vals = values_of<int64_t>(ctx, node, field);
-      no_duplicates(ctx, vals, field);
-      s.opt_level.clear();
-      for (const auto& [v, r, f] : vals) {
-        if (v < 0 || v > 3) ctx.error(r, f, str(v, " is out of range [0, 3]"));
-        s.opt_level.push_back(static_cast<int>(v));
-      }
-    } else if (k == "conv_algo") {
-      auto vals = values_of<std::string>(ctx, node, field);
-      no_duplicates(ctx, vals, field);
-      const auto choices = algo_choices();
-      s.conv_algo.clear();
-      for (const auto& [v, r, f] : vals) {
+      });
+}
+
+void parse_batch(const Ctx& ctx, const toml::node& node, const std::string& field,
+                 StudySpec& spec) {
+  spec.space.batch = ranged_ints<int64_t>(ctx, node, field, 1, 4096);
+}
+
+void parse_backend(const Ctx& ctx, const toml::node& node, const std::string& field,
+                   StudySpec& spec) {
+  spec.space.backend = chosen_strings(ctx, node, field, {"dlas", "onednn"}, "a backend");
+}
+
+void parse_isa(const Ctx& ctx, const toml::node& node, const std::string& field, StudySpec& spec) {
+  spec.space.isa = chosen_strings(ctx, node, field, isa_choices(), "an ISA path");
+}
+
+void parse_opt_level(const Ctx& ctx, const toml::node& node, const std::string& field,
+                     StudySpec& spec) {
+  spec.space.opt_level = ranged_ints<int>(ctx, node, field, 0, 3);
+}
+
+void parse_conv_algo(const Ctx& ctx, const toml::node& node, const std::string& field,
+                     StudySpec& spec) {
+  const auto choices = algo_choices();
+  spec.space.conv_algo = checked_values<std::string, std::string>(
+      ctx, node, field, [&](const Value<std::string>& val) {
+        const auto& [v, r, f] = val;
         AlgoChoiceSpec chosen;
         try {
           chosen = parse_algo_choice(v);
@@ -293,81 +301,117 @@ void parse_space_table(const Ctx& ctx, const toml::table& t, StudySpec& spec) {
               "'" + chosen.algo + "' is not a convolution algorithm (" + joined(choices) + ")");
         if (chosen.algo == "auto" && !chosen.knobs.empty())
           ctx.error(r, f, "auto takes no knobs (name an algorithm: sparse-direct:format=csr)");
-        s.conv_algo.push_back(v);
-      }
-    } else if (k == "threads") {
-      auto vals = values_of<int64_t>(ctx, node, field);
-      no_duplicates(ctx, vals, field);
-      s.threads.clear();
-      for (const auto& [v, r, f] : vals) {
-        if (v < 0 || v > 1024)
-          ctx.error(r, f, str(v, " is out of range [0, 1024] (0: one per logical CPU)"));
-        s.threads.push_back(static_cast<int>(v));
-      }
-    } else if (k == "tuning") {
-      auto vals = values_of<std::string>(ctx, node, field);
-      no_duplicates(ctx, vals, field);
-      s.tuning.clear();
-      for (const auto& [v, r, f] : vals) {
-        if (v != "untuned") {
-          if (v.rfind("tuned:", 0) != 0)
-            ctx.error(r, f, "'" + v + "' is not a tuning (untuned, tuned:120s, tuned:500trials)");
-          try {
-            tune::parse_budget(std::string_view(v).substr(6));
-          } catch (const Error& e) {
-            ctx.error(r, f, e.what());
-          }
-        }
-        s.tuning.push_back(v);
-      }
-    } else if (k == "dataset") {
-      auto vals = values_of<std::string>(ctx, node, field);
-      no_duplicates(ctx, vals, field);
-      s.dataset.clear();
-      for (const auto& [v, r, f] : vals) {
-        // Opened here so a typo or a missing download fails before anything is measured.
+      });
+}
+
+void parse_threads(const Ctx& ctx, const toml::node& node, const std::string& field,
+                   StudySpec& spec) {
+  spec.space.threads = ranged_ints<int>(ctx, node, field, 0, 1024, " (0: one per logical CPU)");
+}
+
+void parse_tuning(const Ctx& ctx, const toml::node& node, const std::string& field,
+                  StudySpec& spec) {
+  spec.space.tuning = checked_values<std::string, std::string>(
+      ctx, node, field, [&](const Value<std::string>& val) {
+        const auto& [v, r, f] = val;
+        if (v == "untuned") return;
+        if (v.rfind("tuned:", 0) != 0)
+          ctx.error(r, f, "'" + v + "' is not a tuning (untuned, tuned:120s, tuned:500trials)");
         try {
-          const auto ds = data::open_dataset(v, data::Split::kTest);
-          zoo_options_for(ds->info());
+          tune::parse_budget(std::string_view(v).substr(6));
         } catch (const Error& e) {
           ctx.error(r, f, e.what());
         }
-        s.dataset.push_back(v);
-      }
-    } else if (k == "accuracy") {
-      ctx.error(key.source(), field,
-                "accuracy is not a dimension: list [space].dataset and set [accuracy] (limit, "
-                "sweeps)");
-    } else if (std::find(std::begin(kLaterSpaceKeys), std::end(kLaterSpaceKeys), k) !=
-               std::end(kLaterSpaceKeys)) {
-      ctx.error(key.source(), field,
-                "the " + k + " dimension is not available yet (it lands with a later issue)");
-    } else {
-      ctx.error(key.source(), field,
-                "unknown dimension; expected one of " +
-                    joined(std::vector<std::string>(std::begin(kSpaceKeys), std::end(kSpaceKeys))));
-    }
-  }
-  if (!have_models) ctx.error(t.source(), "[space].models", "missing: list at least one model");
+      });
 }
 
-// Text values of a dimension, to match exclusion rules against.
-std::vector<std::string> dimension_texts(const StudySpace& s, const std::string& dim) {
+void parse_dataset(const Ctx& ctx, const toml::node& node, const std::string& field,
+                   StudySpec& spec) {
+  spec.space.dataset =
+      checked_values<std::string, std::string>(ctx, node, field, [&](const Value<std::string>& v) {
+        // Opened here so a typo or a missing download fails before anything is measured.
+        try {
+          const auto ds = data::open_dataset(v.v, data::Split::kTest);
+          zoo_options_for(ds->info());
+        } catch (const Error& e) {
+          ctx.error(v.r, v.field, e.what());
+        }
+      });
+}
+
+// Text values of a list, to match exclusion rules against.
+template <class T>
+std::vector<std::string> texts_of(const std::vector<T>& list) {
   std::vector<std::string> v;
-  auto add = [&](const auto& list) {
-    for (const auto& x : list) v.push_back(text_of(x));
-  };
-  if (dim == "models") add(s.models);
-  if (dim == "compress") add(s.compress);
-  if (dim == "batch") add(s.batch);
-  if (dim == "backend") add(s.backend);
-  if (dim == "isa") add(s.isa);
-  if (dim == "opt_level") add(s.opt_level);
-  if (dim == "conv_algo") add(s.conv_algo);
-  if (dim == "threads") add(s.threads);
-  if (dim == "tuning") add(s.tuning);
-  if (dim == "dataset") add(s.dataset);
+  for (const T& x : list) v.push_back(text_of(x));
   return v;
+}
+
+// One dimension of [space]: its key, whether its values are integers, its parser (which
+// replaces the default) and its values as text.
+struct SpaceKey {
+  const char* key;
+  bool integer;
+  void (*parse)(const Ctx&, const toml::node&, const std::string& field, StudySpec&);
+  std::vector<std::string> (*texts)(const StudySpace&);
+};
+
+// The dimensions, in expansion order (outermost first, as StudySpace lists them).
+const SpaceKey kSpaceKeys[] = {
+    {"models", false, parse_models, [](const StudySpace& s) { return texts_of(s.models); }},
+    {"compress", false, parse_compress_values,
+     [](const StudySpace& s) { return texts_of(s.compress); }},
+    {"batch", true, parse_batch, [](const StudySpace& s) { return texts_of(s.batch); }},
+    {"backend", false, parse_backend, [](const StudySpace& s) { return texts_of(s.backend); }},
+    {"isa", false, parse_isa, [](const StudySpace& s) { return texts_of(s.isa); }},
+    {"opt_level", true, parse_opt_level, [](const StudySpace& s) { return texts_of(s.opt_level); }},
+    {"conv_algo", false, parse_conv_algo,
+     [](const StudySpace& s) { return texts_of(s.conv_algo); }},
+    {"threads", true, parse_threads, [](const StudySpace& s) { return texts_of(s.threads); }},
+    {"tuning", false, parse_tuning, [](const StudySpace& s) { return texts_of(s.tuning); }},
+    {"dataset", false, parse_dataset, [](const StudySpace& s) { return texts_of(s.dataset); }},
+};
+
+// Keys that look like dimensions but are not: the error says where the setting lives.
+const std::pair<const char*, const char*> kNotDimensions[] = {
+    {"accuracy",
+     "accuracy is not a dimension: list [space].dataset and set [accuracy] (limit, sweeps)"},
+    {"schedule",
+     "not supported: a variant's schedule comes from the tuning dimension (tuning = "
+     "[\"untuned\", \"tuned:120s\"])"},
+};
+
+const SpaceKey* find_space_key(const std::string& key) {
+  for (const SpaceKey& k : kSpaceKeys)
+    if (key == k.key) return &k;
+  return nullptr;
+}
+
+void parse_space_table(const Ctx& ctx, const toml::table& t, StudySpec& spec) {
+  StudySpace& s = spec.space;
+  s = StudySpace{};
+  s.compress = {"dense"};
+  s.batch = {1};
+  s.backend = {"dlas"};
+  s.isa = {"native"};
+  s.opt_level = {3};
+  s.conv_algo = {"auto"};
+  s.threads = {1};
+  s.tuning = {"untuned"};
+  s.dataset = {""};
+  for (auto&& [key, node] : t) {
+    const std::string k(key.str());
+    const std::string field = "[space]." + k;
+    if (const SpaceKey* sk = find_space_key(k)) {
+      sk->parse(ctx, node, field, spec);
+      continue;
+    }
+    for (const auto& [name, why] : kNotDimensions)
+      if (k == name) ctx.error(key.source(), field, why);
+    ctx.error(key.source(), field,
+              "unknown dimension; expected one of " + joined(study_dimensions()));
+  }
+  if (s.models.empty()) ctx.error(t.source(), "[space].models", "missing: list at least one model");
 }
 
 ExcludeRule parse_exclude(const Ctx& ctx, const toml::table& t, size_t index,
@@ -380,11 +424,12 @@ ExcludeRule parse_exclude(const Ctx& ctx, const toml::table& t, size_t index,
     std::string dim(key.str());
     if (dim == "model") dim = "models";
     const std::string field = base + "." + std::string(key.str());
-    const auto& dims = study_dimensions();
-    if (std::find(dims.begin(), dims.end(), dim) == dims.end())
-      ctx.error(key.source(), field, "unknown dimension; expected one of model, " + joined(dims));
+    const SpaceKey* sk = find_space_key(dim);
+    if (!sk)
+      ctx.error(key.source(), field,
+                "unknown dimension; expected one of model, " + joined(study_dimensions()));
     if (rule.match.count(dim)) ctx.error(key.source(), field, "dimension named twice");
-    const std::vector<std::string> known = dimension_texts(space, dim);
+    const std::vector<std::string> known = sk->texts(space);
     std::vector<std::string> vals;
     auto check = [&](const std::string& v, const toml::source_region& r, const std::string& f) {
       // A value the space does not have is most likely a typo; the rule would silently match
@@ -394,8 +439,7 @@ ExcludeRule parse_exclude(const Ctx& ctx, const toml::table& t, size_t index,
                   "'" + v + "' is not a value of [space]." + dim + " (" + joined(known) + ")");
       vals.push_back(v);
     };
-    const bool is_int = dim == "batch" || dim == "opt_level" || dim == "threads";
-    if (is_int) {
+    if (sk->integer) {
       for (const auto& [v, r, f] : values_of<int64_t>(ctx, node, field))
         check(std::to_string(v), r, f);
     } else {
@@ -545,11 +589,9 @@ StudySpec parse_table(const Ctx& ctx, const toml::table& root, StudySpec spec) {
       // Parsed after [space] (the sweeps' models are matched against it).
     } else if (k == "exclude") {
       // Checked after [space], whatever the order in the file (values are checked against it).
-    } else if (std::find(std::begin(kLaterTables), std::end(kLaterTables), k) !=
-               std::end(kLaterTables)) {
-      ctx.error(key.source(), "[" + k + "]",
-                "not available yet (" + k + " studies land with a later issue)");
     } else {
+      for (const auto& [name, why] : kNotTables)
+        if (k == name) ctx.error(key.source(), "[" + k + "]", why);
       ctx.error(key.source(), k,
                 "unknown table; expected [study], [space], [accuracy] or [[exclude]]");
     }
@@ -588,7 +630,11 @@ bool excluded_by(const ExcludeRule& rule, const StudyPoint& p) {
 }  // namespace
 
 const std::vector<std::string>& study_dimensions() {
-  static const std::vector<std::string> dims(std::begin(kSpaceKeys), std::end(kSpaceKeys));
+  static const std::vector<std::string> dims = [] {
+    std::vector<std::string> v;
+    for (const SpaceKey& k : kSpaceKeys) v.emplace_back(k.key);
+    return v;
+  }();
   return dims;
 }
 

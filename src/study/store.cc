@@ -61,7 +61,7 @@ const std::vector<ColumnDef> kColumns = {
     {"peak_activation_bytes", kInteger, "planned activation arena (peak activation memory)"},
     {"workspace_bytes", kInteger, "largest per-layer scratch"},
     {"peak_rss_bytes", kInteger, "peak resident memory of the measuring process"},
-    // later issues (NULL until then)
+    // measured only by some variants (NULL otherwise)
     {"accuracy", kReal, "top-1 accuracy on the dataset's test split (fraction; the deployed plan)"},
     {"tuning_s", kReal, "auto-tuning time in seconds (tuned schedules)"},
     {"tuning_trials", kInteger, "candidates measured while tuning"},

@@ -1,4 +1,4 @@
-// Export of pruned models (issue 5 item 5): what `dlas prune MODEL --method
+// Export of pruned models: what `dlas prune MODEL --method
 // weight|block|channel -o out.onnx` writes passes ONNX's own checker (python3-onnx,
 // full_check = with shape inference), loads back as the graph prune() made in memory (same
 // weights, zeros and shrunk shapes) and computes the same outputs.

@@ -4,16 +4,20 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cctype>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
 
 #include "dlas/core/error.h"
 #include "dlas/study/report.h"
+#include "dlas/study/spec.h"
 #include "dlas/study/store.h"
 
 namespace dlas::study {
@@ -227,6 +231,51 @@ TEST(StudyObserve, PlatformsAndPruning) {
   EXPECT_EQ(find_obs(os, "IV").verdict, "holds");
   EXPECT_EQ(find_obs(os, "X").verdict, "holds");
   EXPECT_EQ(find_obs(os, "XI").verdict, "not testable");
+}
+
+// The words of a text: runs of letters, digits and '_'.
+std::set<std::string> words_of(const std::string& text) {
+  std::set<std::string> words;
+  std::string w;
+  for (char c : text + " ") {
+    if (std::isalnum(static_cast<unsigned char>(c)) || c == '_') {
+      w += c;
+    } else if (!w.empty()) {
+      words.insert(w);
+      w.clear();
+    }
+  }
+  return words;
+}
+
+TEST(StudyObserve, EveryRowHasAClaimAndNotTestableNamesASpecKey) {
+  const std::vector<std::string>& dims = study_dimensions();
+  for (const std::vector<Row>& rows : {std::vector<Row>{}, fixture()}) {
+    const std::vector<Observation> os = observe(rows);
+    ASSERT_EQ(os.size(), 13u);
+    std::set<std::string> ids;
+    for (const Observation& o : os) {
+      EXPECT_TRUE(ids.insert(o.id).second) << o.id;
+      EXPECT_FALSE(o.claim.empty()) << o.id;
+      if (o.verdict != "not testable") continue;
+      // What data would make it testable, in the spec's own terms.
+      EXPECT_NE(o.detail.find("[space]"), std::string::npos) << o.id << ": " << o.detail;
+      const std::set<std::string> words = words_of(o.detail);
+      EXPECT_TRUE(std::any_of(dims.begin(), dims.end(),
+                              [&](const std::string& d) { return words.count(d) != 0; }))
+          << o.id << ": " << o.detail;
+      EXPECT_EQ(o.detail.find("issue"), std::string::npos) << o.id << ": " << o.detail;
+    }
+  }
+  const std::vector<Observation> none = observe({});
+  EXPECT_NE(find_obs(none, "IV")
+                .detail.find("add compress = [\"dense\", \"wp:0.9\", \"cp:0.5\"] to [space]"),
+            std::string::npos)
+      << find_obs(none, "IV").detail;
+  EXPECT_NE(
+      find_obs(none, "XI").detail.find("add tuning = [\"untuned\", \"tuned:120s\"] to [space]"),
+      std::string::npos)
+      << find_obs(none, "XI").detail;
 }
 
 TEST(StudyReport, WritesEveryFileAndRefusesAnEmptyDatabase) {

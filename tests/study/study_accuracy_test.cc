@@ -1,4 +1,4 @@
-// Accuracy in studies (issue 7 part 5): the dataset dimension, [accuracy], `elbow` levels
+// Accuracy in studies: the dataset dimension, [accuracy], `elbow` levels
 // resolved from prune-sweep folders, and the accuracy columns the measuring child fills,
 // checked against evaluate_accuracy of the same deployed variant in this process.
 #include <gtest/gtest.h>

@@ -213,7 +213,7 @@ TEST_F(StudyStore, UpgradesASchemaOneDatabase) {
   EXPECT_EQ(rows[1].integer("tuning_trials"), 17);
 }
 
-// Schema 2 (before the accuracy columns of issue 7): the same in-place upgrade to 3.
+// Schema 2 (before the accuracy columns): the same in-place upgrade to 3.
 TEST_F(StudyStore, UpgradesASchemaTwoDatabase) {
   const std::string db = path("v2.db");
   {

@@ -51,7 +51,7 @@ TEST(CliHwPeak, JsonHasEveryIsaAndBandwidth) {
     EXPECT_GT(one, 0) << isa_name(isa);
     EXPECT_GT(all, 0) << isa_name(isa);
   }
-  // The avx2 probe issues 8-lane FMAs where the scalar one issues 1-lane multiply + add:
+  // The avx2 probe runs 8-lane FMAs where the scalar one runs 1-lane multiply + add:
   // a working probe is several times faster, never slower.
   if (isa_supported(Isa::kAvx2)) {
     EXPECT_GT(j["peak_gflops"]["avx2"]["1"].get<double>(),

@@ -1,4 +1,4 @@
-// Exported pruned models against libtorch (issue 5 item 5): a zoo model pruned by prune()
+// Exported pruned models against libtorch: a zoo model pruned by prune()
 // (as `dlas prune` does), written as ONNX and loaded back, computes on dlas (the reference
 // runtime and the compiled plan) what the libtorch peer computes on the same loaded graph,
 // within 1e-4 of the output scale of libtorch in float64 (the truth), as the zoo peer test.

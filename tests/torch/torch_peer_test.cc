@@ -581,7 +581,7 @@ TEST(TorchPeer, MapsEveryDlasOp) {
   const std::vector<std::string>& mapped = libtorch_mapped_ops();
   // The quantized ops are checked against dlas's integer oracle (reference_qconv) and the
   // ONNX node conformance cases instead; the libtorch peer is the fp32 reference and does
-  // not map them yet (issue 6 follow-up). Every other op must be mapped.
+  // not map them. Every other op must be mapped.
   const std::set<std::string> quantized = {
       "QuantizeLinear", "DequantizeLinear", "DynamicQuantizeLinear", "QLinearConv",
       "ConvInteger",    "QLinearMatMul",    "MatMulInteger",         "QFusedConv"};

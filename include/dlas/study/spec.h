@@ -1,6 +1,6 @@
 // The study spec (across the stack): a TOML file naming the values of each
 // dimension of the stack; the study is their cartesian product minus the
-// [[exclude]] rules. Example (the minimal spec of issue 4):
+// [[exclude]] rules. Example:
 //
 //   [study]
 //   name = "cifar10-cpu"
@@ -26,8 +26,9 @@
 //   conv_algo = ["winograd", "direct"]
 //
 // Every error is a dlas::Error(kInvalidInput) whose message starts with
-// "FILE:LINE:COL: FIELD: " so the user can jump to the fault. The schedule dimension
-// is parsed and rejected with "not available yet".
+// "FILE:LINE:COL: FIELD: " so the user can jump to the fault. Keys and tables that are
+// not part of a spec but look like one ([space].schedule, [space].accuracy, [tuning],
+// [dataset]) are refused with where that setting lives instead.
 //
 // Accuracy: with a `dataset` dimension every variant is built for the dataset (zoo models
 // take its image shape and classes; .onnx models must already) and the measuring child

@@ -1,6 +1,9 @@
 // Graph passes (DLAS layer 5). One file per pass under src/system/passes/.
 #pragma once
 
+#include <string>
+#include <vector>
+
 #include "dlas/model/graph.h"
 
 namespace dlas {
@@ -52,10 +55,35 @@ struct PassReport {
   int nodes_before = 0, nodes_after = 0;
 };
 
-// The pass list, by --opt-level: 0 nothing; 1 constant folding + dead-code elimination
-// (and memory reuse in the plan) + folding the dequantization of weights no int8 op uses;
-// 2 + BatchNorm folding; 3 + residual and activation fusion, then int8 conv fusion
-// (fuse_quantized_conv). Leaves the graph inferred.
+// One row of the pass list: a pass, the lowest --opt-level that runs it, and where
+// optimize_graph reports the number of rewrites it made.
+struct GraphPass {
+  const char* name;        // the pass's function name: "fold_batchnorm"
+  int opt_level;           // runs at this --opt-level and above
+  int (*run)(Graph&);      // the pass; returns its count of rewrites (0 when it keeps none)
+  int PassReport::*count;  // the PassReport field for that count; nullptr: not reported
+};
+
+// The pass list, in the order the passes run: 1 constant folding + dead-code elimination
+// (and memory reuse in the plan); 2 + BatchNorm folding; 3 + residual and activation fusion,
+// then int8 conv fusion (fuse_quantized_conv); 1 + last, folding the dequantization of
+// weights no int8 op uses. Level 0 runs nothing.
+const std::vector<GraphPass>& graph_passes();
+
+struct PassOptions {
+  int opt_level = 3;  // 0..3: the passes whose opt_level is at most this one run
+  // Non-empty: a lowering log, as Halide's. The folder (created when missing) receives the
+  // graph as text (Graph::to_string) before the passes, "00-input.txt", and after each pass
+  // that runs, "NN-<name>.txt" with NN its 1-based place in graph_passes(). Each
+  // optimize_graph call rewrites the files; the graph itself is unaffected.
+  std::string dump_dir;
+};
+
+// Runs the pass list on `graph`. Leaves the graph inferred. Throws kUsage for an opt level
+// outside 0..3, kInvalidInput when dump_dir cannot be written.
+PassReport optimize_graph(Graph& graph, const PassOptions& options);
+// The same with dump_dir taken from the environment variable DLAS_DUMP_PASSES (when set
+// and not empty), so any command that compiles a model can log its passes.
 PassReport optimize_graph(Graph& graph, int opt_level);
 
 }  // namespace dlas

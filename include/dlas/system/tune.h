@@ -1,4 +1,4 @@
-// The auto-tuner (DLAS layer 5, issue 8): makes 'tuned' a cheap, routine study dimension.
+// The auto-tuner (DLAS layer 5): makes 'tuned' a cheap, routine study dimension.
 //
 //  * Tasks: the unique (conv problem, algorithm, format, dtype, ISA, threads) of a compiled
 //    model, each with its knob space, its weight (occurrences) and the layer's real weights

@@ -12,7 +12,7 @@ namespace dlas {
 struct Variant {
   std::string model;  // zoo name or .onnx path
   int64_t batch = 1;
-  std::string compress = "dense";    // --compress SPEC (later issues)
+  std::string compress = "dense";    // --compress SPEC: dense, wp:0.9, cp:0.5, int8, ...
   std::string backend = "dlas";      // dlas | onednn
   std::string conv_algo = "auto";    // or a per-layer file: "layers:<path>"
   std::string schedule = "default";  // default (untuned) | tuned:<records>

@@ -213,7 +213,11 @@ std::map<std::string, std::string> sweep_settings(const PruneSweepOptions& o) {
   return s;
 }
 
-PruneSweepRun run_prune_sweep(const Graph& baseline, const PruneSweepOptions& opts) {
+namespace {
+
+// The sweep's levels (the method's defaults when none are given), checked with the other
+// options.
+std::vector<double> checked_levels(const PruneSweepOptions& opts) {
   const std::vector<double> levels =
       opts.levels.empty() ? default_sweep_levels(opts.method) : opts.levels;
   DLAS_CHECK(opts.method != PruneMethod::kBlock, ErrorKind::kInvalidInput,
@@ -227,30 +231,35 @@ PruneSweepRun run_prune_sweep(const Graph& baseline, const PruneSweepOptions& op
   DLAS_CHECK(opts.epochs >= 0 && std::isfinite(opts.epochs), ErrorKind::kInvalidInput,
              "fine-tuning epochs must be >= 0");
   DLAS_CHECK(!opts.dir.empty(), ErrorKind::kInvalidInput, "the sweep needs an output directory");
-  const std::map<std::string, std::string> settings = sweep_settings(opts);
-  SweepResult resumed;  // resume: the sweep so far
-  if (opts.resume) {
-    const fs::path file = opts.dir / "sweep.json";
-    DLAS_CHECK(fs::is_regular_file(file), ErrorKind::kInvalidInput, file.string(),
-               ": not found: there is no sweep to resume in ", opts.dir.string());
-    resumed = read_sweep(file);
-    check_resumable(resumed, settings, file.string());
-    DLAS_CHECK(resumed.points.size() <= levels.size(), ErrorKind::kInvalidInput, file.string(),
-               ": has more points than levels");
-    for (size_t i = 0; i < resumed.points.size(); ++i) {
-      DLAS_CHECK(resumed.points[i].level == levels[i], ErrorKind::kInvalidInput, file.string(),
-                 ": point ", i, " is level ", resumed.points[i].level, ", not ", levels[i]);
-    }
-    for (const SweepPoint* p :
-         {&resumed.baseline, resumed.points.empty() ? nullptr : &resumed.points.back()}) {
-      if (p == nullptr) continue;
-      DLAS_CHECK(fs::is_regular_file(opts.dir / p->model), ErrorKind::kInvalidInput,
-                 (opts.dir / p->model).string(), ": missing (sweep.json names it): cannot resume");
-    }
-  }
+  return levels;
+}
 
-  Sweeper s{opts, {}, nullptr, nullptr, {}, {}, 0};
-  const PruneSweepOptions& o = opts;
+// resume: the sweep so far, made with the same settings and levels, its models present.
+SweepResult read_resumable(const PruneSweepOptions& opts, const std::vector<double>& levels,
+                           const std::map<std::string, std::string>& settings) {
+  const fs::path file = opts.dir / "sweep.json";
+  DLAS_CHECK(fs::is_regular_file(file), ErrorKind::kInvalidInput, file.string(),
+             ": not found: there is no sweep to resume in ", opts.dir.string());
+  SweepResult resumed = read_sweep(file);
+  check_resumable(resumed, settings, file.string());
+  DLAS_CHECK(resumed.points.size() <= levels.size(), ErrorKind::kInvalidInput, file.string(),
+             ": has more points than levels");
+  for (size_t i = 0; i < resumed.points.size(); ++i) {
+    DLAS_CHECK(resumed.points[i].level == levels[i], ErrorKind::kInvalidInput, file.string(),
+               ": point ", i, " is level ", resumed.points[i].level, ", not ", levels[i]);
+  }
+  for (const SweepPoint* p :
+       {&resumed.baseline, resumed.points.empty() ? nullptr : &resumed.points.back()}) {
+    if (p == nullptr) continue;
+    DLAS_CHECK(fs::is_regular_file(opts.dir / p->model), ErrorKind::kInvalidInput,
+               (opts.dir / p->model).string(), ": missing (sweep.json names it): cannot resume");
+  }
+  return resumed;
+}
+
+// Opens the dataset's splits and checks the baseline against them.
+void open_data(Sweeper& s, const Graph& baseline) {
+  const PruneSweepOptions& o = s.o;
   s.train = data::open_dataset(o.dataset, data::Split::kTrain);
   s.test = data::open_dataset(o.dataset, data::Split::kTest);
   const data::DatasetInfo& info = s.train->info();
@@ -265,29 +274,19 @@ PruneSweepRun run_prune_sweep(const Graph& baseline, const PruneSweepOptions& op
   }
   DLAS_CHECK(s.steps_per_epoch > 0, ErrorKind::kInvalidInput, "dataset '", o.dataset,
              "': fewer training records than one batch (", o.train.batch, ")");
-  // Steps of each level: level i ends at round((i + 1) x T / L) of T = round(E x steps/epoch).
-  const int64_t total_steps = std::llround(o.epochs * static_cast<double>(s.steps_per_epoch));
-  const int64_t nlev = static_cast<int64_t>(levels.size());
-  auto level_end = [&](int64_t i) {
-    return nlev ? std::llround(static_cast<double>(total_steps) * static_cast<double>(i) /
-                               static_cast<double>(nlev))
-                : 0;
-  };
+}
 
-  fs::create_directories(o.dir);
+// The baseline point (measured, or taken from the sweep being resumed) and its quantized
+// accuracies (again when an interrupted run left them incomplete); writes the sweep so far.
+void start_sweep(Sweeper& s, const Graph& current, const SweepResult* resumed, int64_t nlev) {
+  const PruneSweepOptions& o = s.o;
   SweepResult& r = s.r;
   r.model = o.model;
   r.dataset = o.dataset;
   r.method = o.method;
   r.tolerance = o.tolerance;
   r.total_finetune_epochs = o.epochs;
-  r.settings = settings;
-  PruneSweepRun run;
-
-  // The baseline (measured, or taken from the sweep being resumed).
-  Graph current = baseline;
-  current.infer();
-  if (!o.resume) {
+  if (!resumed) {
     SweepPoint& b = r.baseline;
     b.level = 0;
     b.spec = "dense";
@@ -301,14 +300,13 @@ PruneSweepRun run_prune_sweep(const Graph& baseline, const PruneSweepOptions& op
     s.line(str("baseline: top-1 ", pct(b.top1), ", top-5 ", pct(b.top5), ", ", b.params,
                " params, ", b.macs, " MACs (", r.test_samples, " test images, dlas engine)"));
   } else {
-    r.baseline = resumed.baseline;
-    r.test_samples = resumed.test_samples;
-    r.baseline_quant = resumed.baseline_quant;
-    r.points = resumed.points;
+    r.baseline = resumed->baseline;
+    r.test_samples = resumed->test_samples;
+    r.baseline_quant = resumed->baseline_quant;
+    r.points = resumed->points;
     s.line(str("resuming ", (o.dir / "sweep.json").string(), ": ", r.points.size(), " of ", nlev,
                " levels done"));
   }
-  // Quantized baseline accuracies (again when an interrupted run left them incomplete).
   if (o.quant && !s.stopped() && r.baseline_quant.size() < kQuantVariants) {
     r.baseline_quant = s.quant(current);
     std::string q;
@@ -316,88 +314,104 @@ PruneSweepRun run_prune_sweep(const Graph& baseline, const PruneSweepOptions& op
     s.line("baseline quantized:" + q);
   }
   s.write();
+}
 
-  // Channel pruning counts against the baseline's prunable channels; a resumed sweep's last
-  // level left round(achieved x original) of them removed.
-  int64_t original_channels = 0, remaining_channels = 0;
-  if (o.method == PruneMethod::kChannel) {
-    Graph probe = current;
-    PruneSpec none;
-    none.method = PruneMethod::kChannel;
-    original_channels = remaining_channels = prune(probe, none).prunable_channels;
-    DLAS_CHECK(original_channels > 0, ErrorKind::kInvalidInput, "model '", o.model,
-               "' has no prunable channel groups");
-    if (!r.points.empty()) {
-      remaining_channels = original_channels - std::llround(r.points.back().achieved *
-                                                            static_cast<double>(original_channels));
-    }
+// Channel pruning counts against the baseline's prunable channels; a resumed sweep's last
+// level left round(achieved x original) of them removed.
+struct ChannelCount {
+  int64_t original = 0, remaining = 0;
+};
+ChannelCount count_channels(const Sweeper& s, const Graph& baseline) {
+  ChannelCount n;
+  if (s.o.method != PruneMethod::kChannel) return n;
+  Graph probe = baseline;
+  PruneSpec none;
+  none.method = PruneMethod::kChannel;
+  n.original = n.remaining = prune(probe, none).prunable_channels;
+  DLAS_CHECK(n.original > 0, ErrorKind::kInvalidInput, "model '", s.o.model,
+             "' has no prunable channel groups");
+  if (!s.r.points.empty())
+    n.remaining =
+        n.original - std::llround(s.r.points.back().achieved * static_cast<double>(n.original));
+  return n;
+}
+
+// `current` pruned to `level` (the previous level's fine-tuned model, pruned further); sets
+// the point's spec, the level's spec relative to the original model.
+Graph prune_further(const Sweeper& s, const Graph& current, double level, ChannelCount& channels,
+                    SweepPoint& p) {
+  Graph pruned = current;
+  PruneSpec named;
+  named.method = s.o.method;
+  named.sparsity = level;
+  if (s.o.method == PruneMethod::kWeight) {
+    prune(pruned, named);
+  } else {
+    const PruneSpec step = channel_step_spec(channels.original, channels.remaining, level);
+    const PruneReport rep = prune(pruned, step);
+    channels.remaining = rep.prunable_channels - rep.pruned_channels;
   }
-  if (!r.points.empty()) current = load_model((o.dir / r.points.back().model).string());
-  for (int64_t i = static_cast<int64_t>(r.points.size()); i < nlev && !s.stopped(); ++i) {
-    const double level = levels[static_cast<size_t>(i)];
-    SweepPoint p;
-    p.level = level;
-    // Prune the previous level's fine-tuned model further.
-    Graph pruned = current;
-    PruneReport rep;
-    if (o.method == PruneMethod::kWeight) {
-      PruneSpec spec;
-      spec.method = PruneMethod::kWeight;
-      spec.sparsity = level;
-      rep = prune(pruned, spec);
-      p.spec = spec.str();
-    } else {
-      const PruneSpec step = channel_step_spec(original_channels, remaining_channels, level);
-      rep = prune(pruned, step);
-      remaining_channels = rep.prunable_channels - rep.pruned_channels;
-      PruneSpec named;  // the spec of the whole level, relative to the original model
-      named.method = PruneMethod::kChannel;
-      named.sparsity = level;
-      p.spec = named.str();
-    }
-    p.top1_pruned = s.accuracy(pruned).top1_rate();
-    if (s.stopped()) break;
+  p.spec = named.str();
+  return pruned;
+}
 
-    // Fine-tune for this level's share of the epochs.
-    const int64_t steps = level_end(i + 1) - level_end(i);
-    const auto t0 = Clock::now();
-    if (steps > 0) {
-      TrainOptions t = o.train;
-      t.epochs = static_cast<int>((steps + s.steps_per_epoch - 1) / s.steps_per_epoch);
-      t.max_steps = steps;
-      t.seed = o.train.seed + 1 + static_cast<uint64_t>(i);
-      t.preprocess = s.train_pre;
-      t.masks_from_zeros = o.method == PruneMethod::kWeight;
-      t.masks.clear();
-      t.checkpoint.clear();
-      t.resume = false;
-      t.stop = o.stop;
-      Trainer trainer(pruned, t);
-      const TrainResult tr = trainer.fit(*s.train);
-      if (tr.stopped || s.stopped()) break;
-      pruned = trainer.graph();
-    }
-    p.finetune_seconds = seconds_since(t0);
-    p.finetune_epochs = static_cast<double>(steps) / static_cast<double>(s.steps_per_epoch);
-    p.achieved = o.method == PruneMethod::kWeight
-                     ? describe_weights(pruned).sparsity()
-                     : static_cast<double>(original_channels - remaining_channels) /
-                           static_cast<double>(original_channels);
-    s.describe(p, pruned);
-    if (s.stopped()) break;
-    p.model = sweep_model_file(o.method, level);
-    export_onnx_file(pruned, (o.dir / p.model).string());
-    r.points.push_back(p);
-    current = std::move(pruned);
-    s.write();
-    s.line(str("level ", i + 1, "/", nlev, " ", p.spec, ": achieved ", p.achieved,
-               ", top-1 pruned ", pct(p.top1_pruned), " -> fine-tuned ", pct(p.top1), " (",
-               p.finetune_epochs, " epochs, ", secs(p.finetune_seconds), "), ", p.nonzero_params,
-               "/", p.params, " nonzero params, ", p.macs, " MACs"));
+// Fine-tunes `pruned` for level i's `steps`; false when stopped.
+bool finetune(const Sweeper& s, Graph& pruned, int64_t i, int64_t steps, SweepPoint& p) {
+  const PruneSweepOptions& o = s.o;
+  const auto t0 = Clock::now();
+  if (steps > 0) {
+    TrainOptions t = o.train;
+    t.epochs = static_cast<int>((steps + s.steps_per_epoch - 1) / s.steps_per_epoch);
+    t.max_steps = steps;
+    t.seed = o.train.seed + 1 + static_cast<uint64_t>(i);
+    t.preprocess = s.train_pre;
+    t.masks_from_zeros = o.method == PruneMethod::kWeight;
+    t.masks.clear();
+    t.checkpoint.clear();
+    t.resume = false;
+    t.stop = o.stop;
+    Trainer trainer(pruned, t);
+    const TrainResult tr = trainer.fit(*s.train);
+    if (tr.stopped || s.stopped()) return false;
+    pruned = trainer.graph();
   }
-  run.stopped = s.stopped();
+  p.finetune_seconds = seconds_since(t0);
+  p.finetune_epochs = static_cast<double>(steps) / static_cast<double>(s.steps_per_epoch);
+  return true;
+}
 
-  // The elbow: its model copied to elbow.onnx and quantized like the baseline.
+// One level: prune, measure, fine-tune, measure, save. False when stopped (the level is
+// then not recorded); else `current` is the level's fine-tuned model.
+bool run_level(Sweeper& s, Graph& current, int64_t i, int64_t nlev, double level, int64_t steps,
+               ChannelCount& channels) {
+  const PruneSweepOptions& o = s.o;
+  SweepPoint p;
+  p.level = level;
+  Graph pruned = prune_further(s, current, level, channels, p);
+  p.top1_pruned = s.accuracy(pruned).top1_rate();
+  if (s.stopped() || !finetune(s, pruned, i, steps, p)) return false;
+  p.achieved = o.method == PruneMethod::kWeight
+                   ? describe_weights(pruned).sparsity()
+                   : static_cast<double>(channels.original - channels.remaining) /
+                         static_cast<double>(channels.original);
+  s.describe(p, pruned);
+  if (s.stopped()) return false;
+  p.model = sweep_model_file(o.method, level);
+  export_onnx_file(pruned, (o.dir / p.model).string());
+  s.r.points.push_back(p);
+  current = std::move(pruned);
+  s.write();
+  s.line(str("level ", i + 1, "/", nlev, " ", p.spec, ": achieved ", p.achieved, ", top-1 pruned ",
+             pct(p.top1_pruned), " -> fine-tuned ", pct(p.top1), " (", p.finetune_epochs,
+             " epochs, ", secs(p.finetune_seconds), "), ", p.nonzero_params, "/", p.params,
+             " nonzero params, ", p.macs, " MACs"));
+  return true;
+}
+
+// The elbow: its model copied to elbow.onnx and quantized like the baseline.
+void finish_elbow(Sweeper& s, const PruneSweepRun& run) {
+  const PruneSweepOptions& o = s.o;
+  SweepResult& r = s.r;
   r.elbow = find_elbow(r.points, r.baseline.top1, r.tolerance);
   if (r.elbow >= 0) {
     const SweepPoint& e = r.points[static_cast<size_t>(r.elbow)];
@@ -414,7 +428,43 @@ PruneSweepRun run_prune_sweep(const Graph& baseline, const PruneSweepOptions& op
     s.line(str("elbow: none (no level within ", pct(r.tolerance), " of the baseline's top-1)"));
   }
   s.write();
-  run.result = r;
+}
+
+}  // namespace
+
+PruneSweepRun run_prune_sweep(const Graph& baseline, const PruneSweepOptions& opts) {
+  const std::vector<double> levels = checked_levels(opts);
+  const std::map<std::string, std::string> settings = sweep_settings(opts);
+  SweepResult resumed;  // resume: the sweep so far
+  if (opts.resume) resumed = read_resumable(opts, levels, settings);
+
+  Sweeper s{opts, {}, nullptr, nullptr, {}, {}, 0};
+  const PruneSweepOptions& o = opts;
+  open_data(s, baseline);
+  // Steps of each level: level i ends at round((i + 1) x T / L) of T = round(E x steps/epoch).
+  const int64_t total_steps = std::llround(o.epochs * static_cast<double>(s.steps_per_epoch));
+  const int64_t nlev = static_cast<int64_t>(levels.size());
+  auto level_end = [&](int64_t i) {
+    return nlev ? std::llround(static_cast<double>(total_steps) * static_cast<double>(i) /
+                               static_cast<double>(nlev))
+                : 0;
+  };
+
+  fs::create_directories(o.dir);
+  s.r.settings = settings;
+  Graph current = baseline;
+  current.infer();
+  start_sweep(s, current, o.resume ? &resumed : nullptr, nlev);
+  ChannelCount channels = count_channels(s, current);
+  if (!s.r.points.empty()) current = load_model((o.dir / s.r.points.back().model).string());
+  for (int64_t i = static_cast<int64_t>(s.r.points.size()); i < nlev && !s.stopped(); ++i) {
+    const int64_t steps = level_end(i + 1) - level_end(i);
+    if (!run_level(s, current, i, nlev, levels[static_cast<size_t>(i)], steps, channels)) break;
+  }
+  PruneSweepRun run;
+  run.stopped = s.stopped();
+  finish_elbow(s, run);
+  run.result = s.r;
   run.result.dir = o.dir;
   return run;
 }
