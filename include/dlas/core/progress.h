@@ -29,8 +29,8 @@ void progress_message(const std::string& line);
 class Progress {
  public:
   struct Options {
-    bool tty = false;   // progress_tty(): a bar; otherwise plain lines
-    std::string label;  // plain lines read "label: text"
+    bool tty = false;        // progress_tty(): a bar; otherwise plain lines
+    std::string label = "";  // plain lines read "label: text"
     // Terminal: redraw at most this often (a forced update always draws).
     double redraw_seconds = 0.2;
     // Plain lines, besides forced ones: one each time the work passes another `line_fraction`
