@@ -3,10 +3,10 @@
 //
 //   build/dlas_gen_shapes [out_dir]     (default: the source tree's bench/shapes)
 #include <cstdio>
-#include <fstream>
 #include <string>
 
 #include "dlas/core/error.h"
+#include "dlas/core/file.h"
 #include "dlas/model/zoo.h"
 #include "dlas/system/conv_shapes.h"
 
@@ -15,12 +15,7 @@ int main(int argc, char** argv) {
   try {
     for (const dlas::ZooEntry& e : dlas::zoo_models()) {
       const std::string path = dir + "/" + e.name + ".txt";
-      std::ofstream f(path, std::ios::binary);
-      f << dlas::zoo_conv_shape_list(e.name);
-      if (!f.flush()) {
-        std::fprintf(stderr, "dlas_gen_shapes: cannot write %s\n", path.c_str());
-        return 1;
-      }
+      dlas::write_file_atomic(path, dlas::zoo_conv_shape_list(e.name));
       std::printf("%s\n", path.c_str());
     }
   } catch (const dlas::Error& err) {

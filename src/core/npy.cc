@@ -1,57 +1,10 @@
 #include "dlas/core/npy.h"
 
-#include <unistd.h>
 #include <cstdio>
 #include <cstring>
-#include <filesystem>
-#include <fstream>
-#include <random>
 #include <sstream>
 
 namespace dlas {
-
-std::string read_file(const std::string& path) {
-  std::error_code ec;
-  DLAS_CHECK(std::filesystem::exists(path, ec), ErrorKind::kInvalidInput, path, ": no such file");
-  DLAS_CHECK(!std::filesystem::is_directory(path, ec), ErrorKind::kInvalidInput, path,
-             ": is a directory, expected a file");
-  std::ifstream in(path, std::ios::binary);
-  DLAS_CHECK(in.good(), ErrorKind::kInvalidInput, path, ": cannot open for reading");
-  std::ostringstream os;
-  os << in.rdbuf();
-  DLAS_CHECK(!in.bad(), ErrorKind::kInvalidInput, path, ": read error");
-  return os.str();
-}
-
-void write_file_atomic(const std::string& path, std::string_view bytes) {
-  namespace fs = std::filesystem;
-  fs::path target(path);
-  fs::path dir = target.parent_path();
-  std::error_code ec;
-  if (!dir.empty() && !fs::is_directory(dir, ec))
-    fail(ErrorKind::kInvalidInput, path, ": folder '", dir.string(), "' does not exist");
-  std::random_device rd;
-  fs::path tmp = target;
-  tmp += str(".tmp-", ::getpid(), "-", rd());
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out.good())
-      fail(ErrorKind::kRuntime, path, ": cannot open '", tmp.string(), "' for writing");
-    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-    out.flush();
-    if (!out.good()) {
-      out.close();
-      fs::remove(tmp, ec);
-      fail(ErrorKind::kRuntime, path, ": write failed (disk full?)");
-    }
-  }
-  fs::rename(tmp, target, ec);
-  if (ec) {
-    std::error_code ec2;
-    fs::remove(tmp, ec2);
-    fail(ErrorKind::kRuntime, path, ": cannot rename temporary file: ", ec.message());
-  }
-}
 
 namespace {
 

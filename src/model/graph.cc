@@ -207,6 +207,19 @@ int64_t Graph::param_count() const {
   return total;
 }
 
+int64_t node_param_count(const Graph& g, const Node& n) {
+  const OpSchema* s = find_op_schema(n.op);
+  int64_t total = 0;
+  for (size_t i = 0; i < n.inputs.size(); ++i) {
+    const Tensor* t = g.constant(n.inputs[i]);
+    if (!t || !is_float(t->dtype())) continue;
+    const bool buffer = s && std::find(s->buffer_inputs.begin(), s->buffer_inputs.end(),
+                                       static_cast<int>(i)) != s->buffer_inputs.end();
+    if (!buffer) total += t->numel();
+  }
+  return total;
+}
+
 int64_t Graph::nonzero_param_count() const {
   int64_t total = 0;
   for_each_param(*this, [&](const Tensor& t) {

@@ -7,7 +7,7 @@
 #include <sstream>
 
 #include "dlas/core/error.h"
-#include "dlas/core/npy.h"
+#include "dlas/core/file.h"
 
 namespace dlas {
 namespace {
@@ -114,6 +114,32 @@ std::vector<double> default_sweep_levels(PruneMethod method) {
   fail(ErrorKind::kInvalidInput, "prune sweeps take weight or channel pruning, not block pruning");
 }
 
+std::vector<double> parse_sweep_levels(std::string_view text, PruneMethod method) {
+  if (text.empty()) return default_sweep_levels(method);
+  std::vector<double> v;
+  std::string prev;
+  std::stringstream ss{std::string(text)};
+  for (std::string part; std::getline(ss, part, ',');) {
+    size_t used = 0;
+    double d = 0;
+    try {
+      d = std::stod(part, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    DLAS_CHECK(used == part.size() && !part.empty(), ErrorKind::kInvalidInput, "levels '", text,
+               "': '", part, "' is not a number");
+    DLAS_CHECK(d > 0 && d < 1, ErrorKind::kInvalidInput, "levels '", text, "': ", part,
+               " is outside (0, 1)");
+    DLAS_CHECK(v.empty() || d > v.back(), ErrorKind::kInvalidInput, "levels '", text,
+               "': levels must be ascending (", prev, " then ", part, ")");
+    v.push_back(d);
+    prev = part;
+  }
+  DLAS_CHECK(!v.empty(), ErrorKind::kInvalidInput, "levels is empty");
+  return v;
+}
+
 int find_elbow(const std::vector<SweepPoint>& points, double baseline_top1, double tolerance) {
   int best = -1;
   for (size_t i = 0; i < points.size(); ++i) {
@@ -213,7 +239,7 @@ SweepResult read_sweep(const std::filesystem::path& path) {
 }
 
 void write_sweep(const std::filesystem::path& path, const SweepResult& r) {
-  write_file_atomic(path.string(), sweep_to_json(r));
+  write_file_atomic(path, sweep_to_json(r));
 }
 
 }  // namespace dlas

@@ -17,6 +17,7 @@
 #include <sstream>
 
 #include "dlas/core/error.h"
+#include "dlas/core/file.h"
 #include "dlas/optimize/prune_sweep.h"
 #include "study/analysis.h"
 
@@ -329,22 +330,7 @@ std::string read_text(const fs::path& p) {
 
 // Writes `text` to dir/name through a temporary file and a rename.
 void write_atomic(const fs::path& dir, const std::string& name, const std::string& text) {
-  const fs::path final_path = dir / name, tmp = dir / ("." + name + ".tmp");
-  {
-    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
-    f << text;
-    f.flush();
-    if (!f) {
-      std::error_code ec;
-      fs::remove(tmp, ec);
-      fail(ErrorKind::kInvalidInput, "report: cannot write ", final_path.string(),
-           " (disk full or not writable)");
-    }
-  }
-  std::error_code ec;
-  fs::rename(tmp, final_path, ec);
-  DLAS_CHECK(!ec, ErrorKind::kInvalidInput, "report: cannot write ", final_path.string(), ": ",
-             ec.message());
+  write_file_atomic(dir / name, text);
 }
 
 std::string slug(const std::string& s) {
@@ -401,9 +387,9 @@ std::string both_terminals(const fs::path& dir, const std::string& name, const s
                            int w, int h) {
   std::ostringstream s;
   s << "set terminal svg size " << w << "," << h << " dynamic font 'sans,11'\n"
-    << "set output " << gp_quote((dir / ("." + name + ".svg.tmp")).string()) << "\n"
+    << "set output " << gp_quote(temp_path_for(dir / (name + ".svg")).string()) << "\n"
     << draw << "set terminal pngcairo size " << w << "," << h << " font 'sans,10'\n"
-    << "set output " << gp_quote((dir / ("." + name + ".png.tmp")).string()) << "\n"
+    << "set output " << gp_quote(temp_path_for(dir / (name + ".png")).string()) << "\n"
     << "replot\nunset output\n";
   return s.str();
 }
@@ -660,8 +646,7 @@ ReportFiles write_report(const std::vector<Row>& rows, const std::string& dir_na
     run_gnuplot(dir, script);
     for (const Plot& p : plots)
       for (const char* ext : {".svg", ".png"}) {
-        fs::rename(dir / ("." + p.name + ext + ".tmp"), dir / (p.name + ext), ec);
-        DLAS_CHECK(!ec, ErrorKind::kRuntime, "report: gnuplot wrote no ", p.name, ext);
+        commit_temp_file(temp_path_for(dir / (p.name + ext)), dir / (p.name + ext));
         out.files.push_back(p.name + ext);
       }
     out.plots = static_cast<int>(plots.size());

@@ -4,7 +4,6 @@
 #include <poll.h>
 #include <signal.h>
 #include <sys/file.h>
-#include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -24,6 +23,7 @@
 #include <thread>
 
 #include "dlas/core/error.h"
+#include "dlas/core/progress.h"
 #include "dlas/core/version.h"
 #include "dlas/hw/cpu.h"
 #include "dlas/hw/isa.h"
@@ -203,11 +203,9 @@ class MeasureLock {
     ::fchmod(fd_, 0666);  // shared by every user of the machine; best effort
     if (::flock(fd_, LOCK_EX | LOCK_NB) == 0) return;
     static bool told = false;  // once per run: on a busy machine every variant waits
-    if (!told)
-      std::fprintf(stderr,
-                   "%sstudy: waiting for another measurement on this machine (lock %s; each "
-                   "variant waits its turn)\n",
-                   ::isatty(2) ? "\n" : "", path.c_str());  // off the progress bar's line
+    if (!told)                 // off the progress bar's line
+      progress_message(str("study: waiting for another measurement on this machine (lock ", path,
+                           "; each variant waits its turn)"));
     told = true;
     while (::flock(fd_, LOCK_EX) != 0 && errno == EINTR) {
     }
@@ -550,14 +548,6 @@ RunSummary run_study(const StudySpec& spec, const RunOptions& options,
 
 namespace {
 
-std::string duration_text(double s) {
-  if (!(s >= 0) || s > 1e7) return "?";
-  const int64_t t = static_cast<int64_t>(s + 0.5);
-  if (t >= 3600) return str(t / 3600, "h", (t % 3600) / 60 < 10 ? "0" : "", (t % 3600) / 60, "m");
-  if (t >= 60) return str(t / 60, "m", t % 60 < 10 ? "0" : "", t % 60, "s");
-  return str(t, "s");
-}
-
 std::string row_summary(const Row& r) {
   const std::string status = r.text("status");
   if (status == kStatusOk) {
@@ -583,48 +573,32 @@ std::string short_label(const Variant& v) {
 }
 
 RunListener progress_printer(bool tty) {
-  struct State {
-    Clock::time_point start;
-  };
-  auto st = std::make_shared<State>();
-  return [tty, st](const RunEvent& e) {
+  auto bar = std::make_shared<Progress>(Progress::Options{.tty = tty, .label = "study"});
+  return [bar](const RunEvent& e) {
     if (e.kind == RunEvent::kPlanned) {
-      st->start = Clock::now();
+      bar->restart();
       return;
     }
-    const double elapsed = std::chrono::duration<double>(Clock::now() - st->start).count();
     if (e.kind == RunEvent::kStart) {
-      if (!tty) return;
       // ETA from the mean time of the variants done so far.
-      const std::string eta = e.index == 0 ? "?"
-                                           : duration_text(elapsed / static_cast<double>(e.index) *
-                                                           static_cast<double>(e.total - e.index));
-      constexpr int kBar = 24;
-      const int filled = e.total ? static_cast<int>(kBar * e.index / e.total) : kBar;
-      std::string line =
-          "[" + std::string(static_cast<size_t>(filled), '#') +
-          std::string(static_cast<size_t>(kBar - filled), '.') + "] " +
-          str(e.index + 1, "/", e.total, " ETA ", eta, "  ", short_label(e.variant->variant));
-      winsize ws{};
-      size_t width = 100;
-      if (::ioctl(2, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 20) width = ws.ws_col;
-      if (line.size() > width - 1) line.resize(width - 1);
-      std::fprintf(stderr, "\r\033[K%s", line.c_str());
-      std::fflush(stderr);
+      if (bar->tty())
+        bar->update(
+            e.index, e.total,
+            str(e.index + 1, "/", e.total, " ETA ", duration_text(bar->eta(e.index, e.total)), "  ",
+                short_label(e.variant->variant)),
+            /*force=*/true);
       return;
     }
     // kDone
     const std::string text =
         str("[", e.index + 1, "/", e.total, "] ", row_summary(*e.row), "  ", e.variant->variant_id);
-    if (tty) {
+    if (bar->tty()) {
       // Keep non-ok outcomes on screen above the bar; ok ones only move the bar.
-      if (e.row->text("status") != kStatusOk) std::fprintf(stderr, "\r\033[K%s\n", text.c_str());
-      if (e.index + 1 == e.total) std::fprintf(stderr, "\r\033[K");
+      if (e.row->text("status") != kStatusOk) bar->note(text);
+      if (e.index + 1 == e.total) bar->finish(/*keep=*/false);
     } else {
-      std::fprintf(stderr, "study: %s (elapsed %s)\n", text.c_str(),
-                   duration_text(elapsed).c_str());
+      bar->note(str("study: ", text, " (elapsed ", duration_text(bar->elapsed()), ")"));
     }
-    std::fflush(stderr);
   };
 }
 

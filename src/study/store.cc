@@ -9,6 +9,7 @@
 #include <set>
 
 #include "dlas/core/error.h"
+#include "dlas/core/file.h"
 
 namespace dlas::study {
 namespace {
@@ -419,30 +420,29 @@ int64_t merge_stores(const std::vector<std::string>& inputs, const std::string& 
   for (const std::string& in : inputs)
     all.push_back(ResultStore(in, ResultStore::Mode::kReadOnly).rows());
 
-  const std::string tmp = output + ".tmp-" + std::to_string(::getpid());
-  std::error_code ec;
-  for (const char* suffix : {"", "-wal", "-shm", "-journal"}) fs::remove(tmp + suffix, ec);
   int64_t written = 0;
-  try {
-    {
-      ResultStore out(tmp);
-      ResultStore::Impl& im = *out.impl_;
-      im.exec("BEGIN IMMEDIATE", "starting the merge");
-      for (const auto& rows : all)
-        for (const Row& r : rows) im.put(r, /*merge=*/true);
-      im.exec("COMMIT", "committing the merge");
-      written = out.count();
-      // One self-contained file to rename: no -wal beside it.
-      im.exec("PRAGMA journal_mode = DELETE", "leaving WAL mode");
+  // SQLite writes the merged database at a temporary path; it replaces `output` when done.
+  write_file_atomic_via(output, [&](const fs::path& tmp_path) {
+    const std::string tmp = tmp_path.string();
+    std::error_code ec;
+    try {
+      {
+        ResultStore out(tmp);
+        ResultStore::Impl& im = *out.impl_;
+        im.exec("BEGIN IMMEDIATE", "starting the merge");
+        for (const auto& rows : all)
+          for (const Row& r : rows) im.put(r, /*merge=*/true);
+        im.exec("COMMIT", "committing the merge");
+        written = out.count();
+        // One self-contained file to rename: no -wal beside it.
+        im.exec("PRAGMA journal_mode = DELETE", "leaving WAL mode");
+      }
+      for (const char* suffix : {"-wal", "-shm"}) fs::remove(output + suffix, ec);
+    } catch (...) {
+      for (const char* suffix : {"-wal", "-shm", "-journal"}) fs::remove(tmp + suffix, ec);
+      throw;
     }
-    for (const char* suffix : {"-wal", "-shm"}) fs::remove(output + suffix, ec);
-    fs::rename(tmp, output, ec);
-    DLAS_CHECK(!ec, ErrorKind::kInvalidInput, output, ": cannot write the merged database (",
-               ec.message(), ")");
-  } catch (...) {
-    for (const char* suffix : {"", "-wal", "-shm", "-journal"}) fs::remove(tmp + suffix, ec);
-    throw;
-  }
+  });
   return written;
 }
 

@@ -12,10 +12,6 @@
 #include "dlas/system/plan.h"
 #include "dlas/system/variant.h"
 
-namespace dlas {
-struct TrainProgress;  // dlas/model/train.h
-}  // namespace dlas
-
 namespace dlas::cli {
 
 // Flags shared by every command that takes a MODEL argument.
@@ -88,10 +84,12 @@ void add_tune_command(CLI::App& app, Action& run);  // tune and records
 void add_data_command(CLI::App& app, Action& run);
 void add_train_command(CLI::App& app, Action& run);        // cmd_train.cc (libtorch when built)
 void add_prune_sweep_command(CLI::App& app, Action& run);  // cmd_prune_sweep.cc (as train)
-// dlas-train only (cmd_train.cc): the trainer's progress bar on a TTY, plain lines otherwise.
-std::function<void(const TrainProgress&)> train_progress_printer(bool tty, bool quiet);
 // `study report` and `study observe`, added to the `study` subcommand.
 void add_study_report_commands(CLI::App& study, Action& run);
+// `study merge` and `study export` (cmd_study_store.cc).
+void add_study_store_commands(CLI::App& study, Action& run);
+// `study exec-variant` (hidden; cmd_study_exec.cc): the study runner's child.
+void add_study_exec_command(CLI::App& study, Action& run);
 
 // bin/dlas does not link libtorch (its start-up would slow every command): `dlas train` and
 // `dlas prune-sweep` replace the process with bin/dlas-train (built with
@@ -99,10 +97,16 @@ void add_study_report_commands(CLI::App& study, Action& run);
 // Signals (Ctrl-C) and the exit status are then the child's. kUnsupported when bin/dlas-train
 // is missing, kRuntime when it cannot be run.
 [[noreturn]] void exec_dlas_train(const std::string& command, const std::vector<std::string>& args);
+// Arguments for an exec: `first` (a positional argument), then each "--flag value" pair.
+std::vector<std::string> flag_args(
+    const std::string& first, std::initializer_list<std::pair<const char*, std::string>> flags);
 // A double as the shortest text that reads back exactly (17 significant digits).
 std::string exact_number(double v);
 
 // Formats 1234567 as "1,234,567".
 std::string with_commas(int64_t v);
+
+// A name cut to a table column: "..." and its last width - 3 characters when longer.
+std::string short_name(const std::string& name, size_t width = 44);
 
 }  // namespace dlas::cli

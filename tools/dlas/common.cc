@@ -26,6 +26,10 @@ std::string with_commas(int64_t v) {
   return v < 0 ? "-" + s : s;
 }
 
+std::string short_name(const std::string& name, size_t width) {
+  return name.size() > width ? "..." + name.substr(name.size() - (width - 3)) : name;
+}
+
 void add_model_args(CLI::App& cmd, ModelArgs& a) {
   cmd.add_option("MODEL", a.model, "zoo name (see `dlas zoo`) or path to an .onnx file")
       ->required();
@@ -241,6 +245,13 @@ void exec_dlas_train(const std::string& command, const std::vector<std::string>&
   std::fflush(nullptr);
   ::execv(exe.c_str(), argv.data());
   fail(ErrorKind::kRuntime, exe.string(), ": cannot run: ", std::strerror(errno));
+}
+
+std::vector<std::string> flag_args(
+    const std::string& first, std::initializer_list<std::pair<const char*, std::string>> flags) {
+  std::vector<std::string> args = {first};
+  for (const auto& [flag, value] : flags) args.insert(args.end(), {flag, value});
+  return args;
 }
 
 std::string exact_number(double v) {

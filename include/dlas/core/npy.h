@@ -5,6 +5,7 @@
 #include <string>
 #include <string_view>
 
+#include "dlas/core/file.h"  // write_file_atomic, read_file (once declared here)
 #include "dlas/core/tensor.h"
 
 namespace dlas {
@@ -16,11 +17,5 @@ Tensor parse_npy(std::string_view bytes, const std::string& source_name);
 // Writes atomically (temporary file + rename).
 void write_npy(const std::string& path, const Tensor& tensor);
 std::string serialize_npy(const Tensor& tensor);
-
-// Writes `bytes` to `path` through a temporary file in the same folder and a
-// rename, so readers never see a partial file. Throws kRuntime on I/O failure.
-void write_file_atomic(const std::string& path, std::string_view bytes);
-// Reads a whole file; kInvalidInput when it does not exist or cannot be read.
-std::string read_file(const std::string& path);
 
 }  // namespace dlas

@@ -65,4 +65,9 @@ const OpSchema* find_op_schema(std::string_view op);
 // Every supported op, in table order.
 const std::vector<OpSchema>& all_op_schemas();
 
+// Trainable parameters one node reads: its float initializer inputs, minus the schema's
+// buffer inputs (BatchNorm running statistics). The per-node view of Graph::param_count (a
+// weight read by two nodes counts for both); `dlas info`'s per-layer table.
+int64_t node_param_count(const Graph& graph, const Node& node);
+
 }  // namespace dlas

@@ -66,6 +66,9 @@ struct SweepResult {
 // The paper's levels: weight 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 0.99; channel 0.05, 0.10, ...,
 // 0.95 in 5% steps, then 0.99. kInvalidInput for block pruning.
 std::vector<double> default_sweep_levels(PruneMethod method);
+// A comma list of ascending levels in (0, 1), "0.5,0.9" (empty: default_sweep_levels).
+// kInvalidInput naming the list and the part at fault ("levels '0.5,x': 'x' is not a number").
+std::vector<double> parse_sweep_levels(std::string_view text, PruneMethod method);
 
 // The elbow rule: the index of the highest level whose top-1 is at least baseline_top1 -
 // tolerance (points in any order; ties by position), -1 when no point qualifies.

@@ -9,6 +9,8 @@
 #include <optional>
 #include <string>
 
+#include "dlas/study/runner.h"
+
 namespace dlas::study {
 
 // The world size the launcher announced; nullopt outside mpirun (or size 1).
@@ -35,5 +37,14 @@ class MpiWorld {
  private:
   int rank_ = 0, size_ = 1;
 };
+
+// This rank's part of the run above: shard rank/size of `spec` into options.db_path + ".rank<r>"
+// (seeded with options.db_path's rows), then rank 0 merges the rank databases into
+// options.db_path. options.shard and options.db_path are those of the rank while it runs (a
+// listener reading them sees the shard); db_path is the merged database again on success.
+// An error on any rank is printed ("error: rank R: ...") and every rank returns 2, keeping
+// the rank databases for a rerun; 0 on success, with *summary this rank's run.
+int run_study_mpi(const MpiWorld& mpi, const StudySpec& spec, RunOptions& options,
+                  const RunListener& listener, RunSummary* summary);
 
 }  // namespace dlas::study

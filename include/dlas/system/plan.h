@@ -30,6 +30,8 @@ using LayerChoices = std::map<std::string, LayerChoice>;
 // Reads {"<node>": {"algo": "winograd", "knobs": {"variant": 4, ...}}, ...}.
 // Throws kInvalidInput naming the file and the entry.
 LayerChoices read_layer_choices(const std::string& path);
+// Writes choices in that form (2-space indented, nodes sorted), atomically (dlas/core/file.h).
+void write_layer_choices(const std::string& path, const LayerChoices& choices);
 
 struct PlanOptions {
   // An algorithm name (conv_algorithm_names()) or "auto". Layers the named

@@ -6,7 +6,7 @@
 
 #include <onnx/onnx_pb.h>
 
-#include "dlas/core/npy.h"
+#include "dlas/core/file.h"
 #include "dlas/core/version.h"
 #include "dlas/model/onnx.h"
 #include "model/onnx/onnx_tensor.h"
@@ -21,8 +21,8 @@ constexpr int64_t kBaseOpset = 13;
 // (ReduceSum moved in opset 13 already).
 bool axes_input_from_18(const std::string& op) {
   return op == "ReduceMean" || op == "ReduceMax" || op == "ReduceMin" || op == "ReduceProd" ||
-         op == "ReduceL1" || op == "ReduceL2" || op == "ReduceLogSum" ||
-         op == "ReduceLogSumExp" || op == "ReduceSumSquare";
+         op == "ReduceL1" || op == "ReduceL2" || op == "ReduceLogSum" || op == "ReduceLogSumExp" ||
+         op == "ReduceSumSquare";
 }
 
 // The lowest opset that can express every node: 13 unless an op or form needs newer.
@@ -30,8 +30,8 @@ int64_t export_opset(const Graph& graph) {
   int64_t opset = kBaseOpset;
   for (const Node& n : graph.nodes) {
     if (n.op == "LayerNormalization") opset = std::max<int64_t>(opset, 17);
-    if (n.op == "Resize" && (n.has_attr("axes") || n.has_attr("antialias") ||
-                             n.has_attr("keep_aspect_ratio_policy")))
+    if (n.op == "Resize" &&
+        (n.has_attr("axes") || n.has_attr("antialias") || n.has_attr("keep_aspect_ratio_policy")))
       opset = 18;
     if (n.op == "Pad" && n.inputs.size() > 3 && !n.inputs[3].empty()) opset = 18;
   }
@@ -118,10 +118,10 @@ std::string export_onnx_bytes(const Graph& graph) {
       if (axes_as_input && n.has_attr("axes")) {
         std::string name = graph.unique_value_name(n.name + ".axes");
         while (!added_names.insert(name).second) name += "_";
-        onnx_io::tensor_to_proto(Tensor::from_vector<int64_t>(
-                                     {static_cast<int64_t>(n.attr_ints("axes", {}).size())},
-                                     n.attr_ints("axes", {})),
-                                 name, g->add_initializer());
+        onnx_io::tensor_to_proto(
+            Tensor::from_vector<int64_t>({static_cast<int64_t>(n.attr_ints("axes", {}).size())},
+                                         n.attr_ints("axes", {})),
+            name, g->add_initializer());
         n.attrs.erase("axes");
         n.inputs.resize(2);
         n.inputs[1] = name;

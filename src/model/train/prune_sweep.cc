@@ -11,7 +11,7 @@
 #include <sstream>
 
 #include "dlas/core/error.h"
-#include "dlas/core/npy.h"
+#include "dlas/core/file.h"
 #include "dlas/model/onnx.h"
 #include "dlas/model/op_schema.h"
 #include "dlas/model/prune_sweep_run.h"
@@ -101,7 +101,7 @@ struct Sweeper {
 
   void write() {
     r.elbow = find_elbow(r.points, r.baseline.top1, r.tolerance);
-    write_file_atomic((o.dir / "curve.csv").string(), sweep_curve_csv(r));
+    write_file_atomic(o.dir / "curve.csv", sweep_curve_csv(r));
     write_sweep(o.dir / "sweep.json", r);
   }
 };
@@ -415,9 +415,9 @@ void finish_elbow(Sweeper& s, const PruneSweepRun& run) {
   r.elbow = find_elbow(r.points, r.baseline.top1, r.tolerance);
   if (r.elbow >= 0) {
     const SweepPoint& e = r.points[static_cast<size_t>(r.elbow)];
-    const fs::path tmp = o.dir / "elbow.onnx.tmp";
-    fs::copy_file(o.dir / e.model, tmp, fs::copy_options::overwrite_existing);
-    fs::rename(tmp, o.dir / "elbow.onnx");
+    write_file_atomic_via(o.dir / "elbow.onnx", [&](const fs::path& tmp) {
+      fs::copy_file(o.dir / e.model, tmp, fs::copy_options::overwrite_existing);
+    });
     const Graph g = load_model((o.dir / e.model).string());
     if (o.quant && !run.stopped) r.elbow_quant = s.quant(g);
     s.line(str("elbow: ", e.spec, " (top-1 ", pct(e.top1), ", baseline ", pct(r.baseline.top1),

@@ -21,6 +21,7 @@
 #include <utility>
 
 #include "dlas/core/error.h"
+#include "dlas/core/file.h"
 #include "dlas/model/train.h"
 #include "dlas/system/torch_peer.h"
 #include "system/peers/torch/torch_ops.h"
@@ -318,15 +319,7 @@ struct Trainer::Impl {
       if (it != momentum.end() && it->second.defined()) w.tensor("momentum:" + n, it->second);
     }
     for (const auto& [n, m] : masks) w.tensor("mask:" + n, m);
-    std::string tmp = path + ".tmp";
-    {
-      std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
-      if (!f) fail(ErrorKind::kInvalidInput, path, ": cannot write checkpoint");
-      f.write(w.buf.data(), static_cast<std::streamsize>(w.buf.size()));
-      f.close();
-      if (!f) fail(ErrorKind::kRuntime, path, ": write failed");
-    }
-    std::filesystem::rename(tmp, path);
+    write_file_atomic(path, w.buf);
   }
 
   void load(const std::string& path) {

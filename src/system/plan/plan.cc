@@ -8,7 +8,7 @@
 #include <unordered_set>
 
 #include "dlas/core/error.h"
-#include "dlas/core/npy.h"
+#include "dlas/core/file.h"
 #include "dlas/hw/thread_pool.h"
 #include "system/plan/memory_plan.h"
 #include "system/plan/steps.h"
@@ -72,6 +72,16 @@ LayerChoices read_layer_choices(const std::string& path) {
     out[it.key()] = std::move(c);
   }
   return out;
+}
+
+void write_layer_choices(const std::string& path, const LayerChoices& choices) {
+  nlohmann::ordered_json j = nlohmann::ordered_json::object();
+  for (const auto& [node, choice] : choices) {
+    nlohmann::ordered_json k = nlohmann::ordered_json::object();
+    for (const auto& [name, v] : choice.knobs) k[name] = v;
+    j[node] = {{"algo", choice.algo}, {"knobs", k}};
+  }
+  write_file_atomic(path, j.dump(2) + "\n");
 }
 
 struct Plan::Impl {

@@ -1,17 +1,16 @@
 // Tuning records: JSON Lines (one measured candidate per line, like TVM's logs), the best
 // per task, and their application to a model as per-layer choices (transfer by task key).
-#include <unistd.h>
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <ctime>
-#include <filesystem>
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "dlas/core/error.h"
+#include "dlas/core/file.h"
 #include "dlas/core/version.h"
 #include "dlas/hw/cpu.h"
 #include "dlas/system/tune.h"
@@ -96,20 +95,9 @@ std::vector<Record> read_records(const std::string& path) {
 }
 
 void write_records(const std::string& path, const std::vector<Record>& records) {
-  const std::string tmp = str(path, ".tmp.", ::getpid());
-  {
-    std::ofstream f(tmp, std::ios::trunc);
-    DLAS_CHECK(f, ErrorKind::kRuntime, tmp, ": cannot write");
-    for (const Record& r : records) f << record_to_json(r) << "\n";
-    f.flush();
-    DLAS_CHECK(f, ErrorKind::kRuntime, tmp, ": write failed");
-  }
-  std::error_code ec;
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) {
-    std::filesystem::remove(tmp, ec);
-    fail(ErrorKind::kRuntime, path, ": cannot rename the records into place");
-  }
+  write_file_atomic(path, [&](std::ostream& out) {
+    for (const Record& r : records) out << record_to_json(r) << "\n";
+  });
 }
 
 void append_record(const std::string& path, const Record& r) {

@@ -1,0 +1,31 @@
+// A deployed variant's accuracy on a labelled dataset beside its fp32 original: what
+// `dlas eval --dataset` reports. The variant is compressed as it is deployed for the dataset
+// (int8 calibrated on its training images, dlas/system/accuracy.h) and both plans are scored
+// in one pass over the data.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "dlas/system/accuracy.h"
+
+namespace dlas {
+
+struct VariantAccuracy {
+  std::string compress;                // the canonical spec applied ("dense": none)
+  std::string calibration;             // int8: the calibration set; "" otherwise
+  data::Accuracy deployed;             // the compressed variant's
+  std::optional<data::Accuracy> fp32;  // the uncompressed model's, when anything was applied
+};
+
+// Compresses `fp32` (its image input [B,C,H,W] sets the batch) with `spec` for the dataset
+// `ds` was opened from (`dataset`), compiles it and, unless `spec` is dense, the fp32 graph
+// too, with `options`, and scores them on the first `limit` records of `ds` (0: all),
+// preprocessed for the model's input. `progress` sees the deployed variant's running accuracy
+// after each batch.
+VariantAccuracy evaluate_variant(const Graph& fp32, const CompressSpec& spec,
+                                 const std::string& dataset, const data::Dataset& ds,
+                                 const PlanOptions& options, int64_t limit = 0,
+                                 const EvalProgress& progress = {});
+
+}  // namespace dlas
