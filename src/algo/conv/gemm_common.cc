@@ -45,4 +45,19 @@ const ukernel::F32GemmUkernel& ukernel_from_knob(Isa isa, int64_t index) {
   return *list[static_cast<size_t>(index)];
 }
 
+std::vector<ConvTap> conv_taps(const ConvProblem& p) {
+  std::vector<ConvTap> taps;
+  taps.reserve(static_cast<size_t>(p.c_per_group() * p.kh * p.kw));
+  for (int64_t c = 0; c < p.c_per_group(); ++c)
+    for (int64_t ky = 0; ky < p.kh; ++ky)
+      for (int64_t kx = 0; kx < p.kw; ++kx) {
+        const int64_t dx = kx * p.dil_w - p.pad_l, sw = p.stride_w;
+        // ix = ox * sw + dx in [0, W)  <=>  ox in [lo, hi)
+        const int64_t lo = dx >= 0 ? 0 : div_up(-dx, sw);
+        const int64_t hi = p.w - dx <= 0 ? 0 : div_up(p.w - dx, sw);
+        taps.push_back({c * p.h * p.w, ky * p.dil_h - p.pad_t, dx, lo, hi});
+      }
+  return taps;
+}
+
 }  // namespace dlas::conv_detail

@@ -1,5 +1,5 @@
 // Pieces the GEMM-based conv algorithms (gemm, direct) share: the microkernel
-// candidates of an ISA, weight packing into MR panels, workspace carving, and
+// candidates of an ISA, the implicit-GEMM tap table, weight packing into MR panels, workspace carving, and
 // splitting work into exactly `threads` chunks (parallel_for gives no thread id,
 // so each chunk index owns one scratch slot).
 #pragma once
@@ -31,6 +31,17 @@ inline void chunk_range(int64_t n, int64_t chunks, int64_t t, int64_t* begin, in
   *begin = n * t / chunks;
   *end = n * (t + 1) / chunks;
 }
+
+// One reduction row r = (c, ky, kx) of a group in the implicit-GEMM (im2col) formulation:
+// where its input pixels are and which output columns read inside the image. Every gemm
+// conv (f32, int8, 16-bit) packs its B panels by walking these.
+struct ConvTap {
+  int64_t chan_off;      // c * H * W
+  int64_t dy, dx;        // ky * dil_h - pad_t, kx * dil_w - pad_l
+  int64_t ox_lo, ox_hi;  // output columns whose input column ox * sw + dx is inside [0, W)
+};
+// The C/g * KH * KW taps of p, in reduction order.
+std::vector<ConvTap> conv_taps(const ConvProblem& p);
 
 // "ukernel" knob values: indices into conv_gemm_ukernels(isa).
 KnobSpec ukernel_knob(Isa isa);

@@ -32,12 +32,6 @@ namespace {
 using conv_detail::div_up;
 using conv_detail::round_up;
 
-struct RowTap {          // reduction row r = (c, ky, kx) of one group
-  int64_t chan_off;      // c * H * W
-  int64_t dy, dx;        // ky * dil_h - pad_t, kx * dil_w - pad_l
-  int64_t ox_lo, ox_hi;  // output columns whose input column ox * sw + dx is inside [0, W)
-};
-
 // Widest pixel panel of any microkernel (NR of the 1xN GEMV kernels is the widest).
 constexpr int64_t kMaxPanelWidth = 128;
 
@@ -129,15 +123,7 @@ class PreparedGemmConv final : public PreparedF32Conv {
         pix_y_.push_back(static_cast<int32_t>(q / p.ow() * p.stride_h));
         pix_x_.push_back(static_cast<int32_t>(q % p.ow() * p.stride_w));
       }
-    for (int64_t c = 0; c < cg_; ++c)
-      for (int64_t ky = 0; ky < p.kh; ++ky)
-        for (int64_t kx = 0; kx < p.kw; ++kx) {
-          const int64_t dx = kx * p.dil_w - p.pad_l, sw = p.stride_w;
-          // ix = ox * sw + dx in [0, W)  <=>  ox in [lo, hi)
-          const int64_t lo = dx >= 0 ? 0 : div_up(-dx, sw);
-          const int64_t hi = p.w - dx <= 0 ? 0 : div_up(p.w - dx, sw);
-          taps_.push_back({c * p.h * p.w, ky * p.dil_h - p.pad_t, dx, lo, hi});
-        }
+    taps_ = conv_detail::conv_taps(p);
     const Epilogue& e = p.epilogue;
     fuse_clamp_ = e.is_clamp() && !e.residual;
     post_epilogue_ = !fuse_clamp_;
@@ -278,7 +264,7 @@ class PreparedGemmConv final : public PreparedF32Conv {
       }
       float* dst = buf + j * kcols * pw_;
       for (int64_t r = r0; r < r1; ++r, dst += pw_) {
-        const RowTap& tap = taps_[static_cast<size_t>(r)];
+        const conv_detail::ConvTap& tap = taps_[static_cast<size_t>(r)];
         const float* src = img + tap.chan_off + tap.dx;
         for (int si = 0; si < nsegs; ++si) {
           const Segment& sg = segs[si];
@@ -320,7 +306,7 @@ class PreparedGemmConv final : public PreparedF32Conv {
       const int32_t* px = pix_x_.data() + q0;
       float* dst = buf + i * (r1 - r0) * mr;
       for (int64_t r = r0; r < r1; ++r, dst += mr) {
-        const RowTap& tap = taps_[static_cast<size_t>(r)];
+        const conv_detail::ConvTap& tap = taps_[static_cast<size_t>(r)];
         const float* src = img + tap.chan_off;
         for (int64_t ii = 0; ii < valid; ++ii) {
           const int64_t iy = py[ii] + tap.dy, ix = px[ii] + tap.dx;
@@ -443,7 +429,7 @@ class PreparedGemmConv final : public PreparedF32Conv {
   float cmin_, cmax_;
   std::vector<float> wpack_, bias_;
   std::vector<int64_t> panel_off_, chan_off_;
-  std::vector<RowTap> taps_;
+  std::vector<conv_detail::ConvTap> taps_;
   std::vector<int32_t> pix_y_, pix_x_;  // pixel rows: each output pixel's input origin
 };
 

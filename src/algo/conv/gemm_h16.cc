@@ -32,12 +32,6 @@ using conv_detail::slot_floats;
 
 constexpr int64_t kMaxPanelWidth = 128;
 
-struct Tap {
-  int64_t chan_off;      // c * H * W
-  int64_t dy, dx;        // ky * dil_h - pad_t, kx * dil_w - pad_l
-  int64_t ox_lo, ox_hi;  // output columns whose input column is inside [0, W)
-};
-
 class PreparedGemmHConv final : public PreparedH16Conv {
  public:
   // Exactly one of native / f32 is set.
@@ -76,14 +70,7 @@ class PreparedGemmHConv final : public PreparedH16Conv {
     bias_.assign(static_cast<size_t>(p.k), 0.f);
     if (bias) bias_.assign(bias, bias + p.k);
     for (int64_t kk = 0; kk < kc_; ++kk) panel_off_.push_back(kk * nr_);
-    for (int64_t c = 0; c < cg_; ++c)
-      for (int64_t ky = 0; ky < p.kh; ++ky)
-        for (int64_t kx = 0; kx < p.kw; ++kx) {
-          const int64_t dx = kx * p.dil_w - p.pad_l, sw = p.stride_w;
-          const int64_t lo = dx >= 0 ? 0 : div_up(-dx, sw);
-          const int64_t hi = p.w - dx <= 0 ? 0 : div_up(p.w - dx, sw);
-          taps_.push_back({c * p.h * p.w, ky * p.dil_h - p.pad_t, dx, lo, hi});
-        }
+    taps_ = conv_detail::conv_taps(p);
   }
 
   size_t workspace_bytes(int threads) const override {
@@ -159,7 +146,7 @@ class PreparedGemmHConv final : public PreparedH16Conv {
           for (int64_t col = 0; col < nr_; ++col) dst[col * kp_] = 0;
           continue;
         }
-        const Tap& tap = taps_[static_cast<size_t>(r)];
+        const conv_detail::ConvTap& tap = taps_[static_cast<size_t>(r)];
         const uint16_t* src = img + tap.chan_off + tap.dx;
         for (int si = 0; si < nsegs; ++si) {
           const Segment& sg = segs[si];
@@ -242,7 +229,7 @@ class PreparedGemmHConv final : public PreparedH16Conv {
   std::vector<uint16_t> wpack_;
   std::vector<float> bias_;
   std::vector<int64_t> panel_off_;
-  std::vector<Tap> taps_;
+  std::vector<conv_detail::ConvTap> taps_;
 };
 
 KnobSpace gemm_hconv_space(const ConvProblem& p, Isa isa, bool with_ukernel) {

@@ -36,12 +36,6 @@ using conv_detail::div_up;
 using conv_detail::round_up;
 using ukernel::QS8GemmUkernel;
 
-struct Tap {             // reduction row r = (c, ky, kx) of one group
-  int64_t chan_off;      // c * H * W
-  int64_t dy, dx;        // ky * dil_h - pad_t, kx * dil_w - pad_l
-  int64_t ox_lo, ox_hi;  // output columns whose input column ox * sw + dx is inside [0, W)
-};
-
 int64_t round64(int64_t bytes) { return round_up(bytes, 64); }
 
 class PreparedGemmQConv final : public qconv_detail::PreparedInt8Conv {
@@ -87,15 +81,7 @@ class PreparedGemmQConv final : public qconv_detail::PreparedInt8Conv {
         init_[(g * panels_ + panel) * mr_ + i] = terms.init[g * kg_ + j];
         mult_[(g * panels_ + panel) * mr_ + i] = terms.mult[g * kg_ + j];
       }
-    for (int64_t ci = 0; ci < cg_; ++ci)
-      for (int64_t ky = 0; ky < c.kh; ++ky)
-        for (int64_t kx = 0; kx < c.kw; ++kx) {
-          const int64_t dx = kx * c.dil_w - c.pad_l, sw = c.stride_w;
-          // ix = ox * sw + dx in [0, W)  <=>  ox in [lo, hi)
-          const int64_t lo = dx >= 0 ? 0 : div_up(-dx, sw);
-          const int64_t hi = c.w - dx <= 0 ? 0 : div_up(c.w - dx, sw);
-          taps_.push_back({ci * c.h * c.w, ky * c.dil_h - c.pad_t, dx, lo, hi});
-        }
+    taps_ = conv_detail::conv_taps(c);
     base_ = qconv_detail::base_params(p);
   }
 
@@ -182,7 +168,7 @@ class PreparedGemmQConv final : public qconv_detail::PreparedInt8Conv {
       std::memset(row, xzp_, static_cast<size_t>(ncols));
       return;
     }
-    const Tap& tap = taps_[rr];
+    const conv_detail::ConvTap& tap = taps_[rr];
     const uint8_t* plane = x + (n * c.c + g * cg_) * c.h * c.w + tap.chan_off;
     const int64_t ow = c.ow(), sw = c.stride_w;
     const uint8_t flip = x_signed_ ? 0x80 : 0;
@@ -268,7 +254,7 @@ class PreparedGemmQConv final : public qconv_detail::PreparedInt8Conv {
   std::vector<uint8_t> wpack_;
   std::vector<int32_t> init_;
   std::vector<float> mult_;
-  std::vector<Tap> taps_;
+  std::vector<conv_detail::ConvTap> taps_;
   ukernel::QS8GemmParams base_;
 };
 
