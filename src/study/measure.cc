@@ -2,16 +2,11 @@
 #include <signal.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <chrono>
-#include <cmath>
 #include <cstdlib>
 #include <iostream>
-#include <nlohmann/json.hpp>
-#include <random>
 #include <sstream>
-#include <thread>
-#include <unordered_set>
+#include <utility>
 
 #include "dlas/algo/knobs.h"
 #include "dlas/core/error.h"
@@ -26,7 +21,6 @@
 #include "dlas/system/loader.h"
 #include "dlas/system/make_executor.h"
 #include "dlas/system/measure.h"
-#include "dlas/system/plan.h"
 #include "dlas/system/tune.h"
 #include "dlas/system/tune_model.h"
 
