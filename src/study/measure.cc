@@ -2,16 +2,11 @@
 #include <signal.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <chrono>
-#include <cmath>
 #include <cstdlib>
 #include <iostream>
-#include <nlohmann/json.hpp>
-#include <random>
 #include <sstream>
-#include <thread>
-#include <unordered_set>
+#include <utility>
 
 #include "dlas/algo/knobs.h"
 #include "dlas/core/error.h"
@@ -24,9 +19,8 @@
 #include "dlas/study/spec.h"
 #include "dlas/system/accuracy.h"
 #include "dlas/system/loader.h"
+#include "dlas/system/make_executor.h"
 #include "dlas/system/measure.h"
-#include "dlas/system/onednn_backend.h"
-#include "dlas/system/plan.h"
 #include "dlas/system/tune.h"
 #include "dlas/system/tune_model.h"
 
@@ -78,10 +72,10 @@ Graph load_for(const MeasureRequest& r, const data::DatasetInfo* info) {
 }
 
 // A tuned variant: survey-tunes the conv layers of the variant's algorithm ("auto": every
-// algorithm per layer) within the schedule's budget, sets the best choices into `o.layers`
-// and the tuning columns into `row`. The tuning seed is the input seed, so a rerun of the
+// algorithm per layer) within the schedule's budget, returns the best choices and sets the
+// tuning columns into `row`. The tuning seed is the input seed, so a rerun of the
 // same study repeats the same search.
-void tune_variant(const MeasureRequest& r, const Graph& g, PlanOptions& o, Row& row) {
+LayerChoices tune_variant(const MeasureRequest& r, const Graph& g, const PlanOptions& o, Row& row) {
   const std::string& s = r.variant.schedule;
   DLAS_CHECK(s.rfind("tuned:", 0) == 0, ErrorKind::kInvalidInput, "schedule '", s,
              "' is neither default nor tuned:<budget>");
@@ -94,7 +88,7 @@ void tune_variant(const MeasureRequest& r, const Graph& g, PlanOptions& o, Row& 
   if (tasks.empty()) {
     // Nothing of this algorithm to tune (e.g. winograd on an int8 model: no int8 twin).
     row.set("tuning_stop", std::string("no-tasks"));
-    return;
+    return {};
   }
   tune::TuneOptions t;
   t.budget_seconds = budget.seconds;
@@ -106,7 +100,6 @@ void tune_variant(const MeasureRequest& r, const Graph& g, PlanOptions& o, Row& 
   mo.reuse_bytes = tune::model_reuse_bytes(g, o);  // the cache state inside the model
   auto measurer = tune::make_conv_measurer(mo);
   const tune::TuneReport rep = tune::tune(tasks, *measurer, t);
-  for (const auto& [node, choice] : rep.choices) o.layers[node] = choice;
   row.set("tuning_s", rep.seconds);
   row.set("tuning_trials", rep.trials);
   row.set("tuning_failures", rep.failures);
@@ -116,6 +109,29 @@ void tune_variant(const MeasureRequest& r, const Graph& g, PlanOptions& o, Row& 
   std::cerr << "tuned " << tasks.size() << " tasks in " << rep.seconds << " s (" << rep.trials
             << " trials, stop: " << rep.stop_reason << "): " << rep.untuned_latency_s * 1e3
             << " -> " << rep.tuned_latency_s * 1e3 << " ms" << std::endl;
+  return rep.choices;
+}
+
+void set_latency_columns(Row& row, const LatencyStats& s) {
+  row.set("median_ms", s.median_ms);
+  row.set("mean_ms", s.mean_ms);
+  row.set("p10_ms", s.p10_ms);
+  row.set("p90_ms", s.p90_ms);
+  row.set("min_ms", s.min_ms);
+  row.set("max_ms", s.max_ms);
+  row.set("std_ms", s.std_ms);
+  row.set("cv", s.cv);
+  row.set("first_ms", s.first_ms);
+}
+
+// The buffers the executor can see (oneDNN's own are not: only its weights).
+void set_memory_columns(Row& row, const MemoryReport& m) {
+  const std::pair<const char*, int64_t> columns[] = {{"weight_bytes", m.weight_bytes},
+                                                     {"packed_weight_bytes", m.packed_weight_bytes},
+                                                     {"peak_activation_bytes", m.arena_bytes},
+                                                     {"workspace_bytes", m.workspace_bytes}};
+  for (const auto& [name, bytes] : columns)
+    if (bytes != kUnknownBytes) row.set(name, bytes);
 }
 
 }  // namespace
@@ -149,88 +165,34 @@ Row measure_variant(const MeasureRequest& r) {
       apply_compress_spec(g, qs);
   }
 
-  auto t0 = std::chrono::steady_clock::now();
-  std::unique_ptr<Plan> plan;
-  std::unique_ptr<OnednnExecutor> onednn;
-  if (v.backend == "onednn") {
-    onednn = std::make_unique<OnednnExecutor>(g, std::max(1, v.threads));
-  } else {
-    DLAS_CHECK(v.backend == "dlas", ErrorKind::kInvalidInput, "unknown backend '", v.backend, "'");
-    set_active_isa(parse_isa(v.isa));
-    PlanOptions o;
-    o.conv_algo = v.conv_algo;
-    o.threads = v.threads;
-    o.opt_level = v.opt_level;
-    o.isa = active_isa();
-    if (v.schedule != "default") {
-      tune_variant(r, g, o, row);
-      t0 = std::chrono::steady_clock::now();  // compile_ms is the plan's own, tuning aside
-    }
-    plan = std::make_unique<Plan>(g, o);
-    // The parent keyed the row by what it expected to run; make sure that is what runs.
-    DLAS_CHECK(plan->threads() == v.threads && isa_name(plan->isa()) == v.isa, ErrorKind::kInternal,
-               "plan runs isa=", isa_name(plan->isa()), " threads=", plan->threads(),
-               ", not the variant's ", id);
-  }
+  // The child runs at the variant's ISA path as a whole (the dlas backend's kernel choices
+  // follow the process-wide ISA); other backends dispatch on their own.
+  if (v.backend == "dlas") set_active_isa(parse_isa(v.isa));
+  ExecutorOptions eo;
+  if (v.schedule != "default") eo.layers = tune_variant(r, g, plan_options_for(v), row);
+  auto t0 = std::chrono::steady_clock::now();  // compile_ms is the executor's own, tuning aside
+  const std::unique_ptr<Executor> exec = make_executor(g, v, eo);
   const double compile_ms = ms_since(t0);
+  // The parent keyed the row by what it expected to run; make sure that is what runs.
+  DLAS_CHECK(exec->threads() == v.threads, ErrorKind::kInternal, exec->name(), " runs ",
+             exec->threads(), " threads, not the variant's ", id);
 
-  std::vector<Tensor> in;
-  for (size_t i = 0; i < g.inputs.size(); ++i)
-    in.push_back(random_input(g.inputs[i], r.input_seed + i));
-  std::vector<Tensor> out = plan ? plan->make_outputs() : std::vector<Tensor>{};
-  auto run_once = [&] {
-    if (plan)
-      plan->run_into(in, out);
-    else
-      out = onednn->run(in);
-  };
-  t0 = std::chrono::steady_clock::now();
-  run_once();
-  const double first_ms = ms_since(t0);
-  for (int i = 0; i < r.warmup; ++i) run_once();
-  std::vector<double> times;
-  times.reserve(static_cast<size_t>(r.repeat));
-  for (int i = 0; i < r.repeat; ++i) {
-    t0 = std::chrono::steady_clock::now();
-    run_once();
-    times.push_back(ms_since(t0));
-  }
-
-  double mean = 0, var = 0;
-  for (double t : times) mean += t;
-  mean /= static_cast<double>(times.size());
-  for (double t : times) var += (t - mean) * (t - mean);
-  const double std_ms =
-      times.size() > 1 ? std::sqrt(var / static_cast<double>(times.size() - 1)) : 0;
-
-  row.set("median_ms", percentile(times, 0.5));
-  row.set("mean_ms", mean);
-  row.set("p10_ms", percentile(times, 0.1));
-  row.set("p90_ms", percentile(times, 0.9));
-  row.set("min_ms", *std::min_element(times.begin(), times.end()));
-  row.set("max_ms", *std::max_element(times.begin(), times.end()));
-  row.set("std_ms", std_ms);
-  row.set("cv", mean > 0 ? std_ms / mean : 0.0);
-  row.set("first_ms", first_ms);
+  LatencyOptions lo;
+  lo.warmup = r.warmup;
+  lo.repeat = r.repeat;
+  const LatencyStats st = measure_latency(*exec, random_inputs(g, r.input_seed), lo);
+  set_latency_columns(row, st);
   row.set("compile_ms", compile_ms);
-  row.set("macs", plan ? plan->graph().macs() : g.macs());
-  if (plan) {
-    const MemoryReport m = plan->memory();
-    row.set("weight_bytes", m.weight_bytes);
-    row.set("packed_weight_bytes", m.packed_weight_bytes);
-    row.set("peak_activation_bytes", m.arena_bytes);
-    row.set("workspace_bytes", m.workspace_bytes);
-  } else {
-    row.set("weight_bytes", g.weight_bytes());  // oneDNN's own buffers are not visible
-  }
-  // Accuracy of the deployed variant: the plan just timed scores the first `limit` test
+  row.set("macs", exec->macs());
+  set_memory_columns(row, exec->memory());
+  // Accuracy of the deployed variant: the executor just timed scores the first `limit` test
   // images (the model's batch; a short last batch is zero-padded and not counted).
-  if (test_set && plan) {
-    const Shape& input = image_input_shape(plan->graph());
+  if (test_set) {
+    const Shape& input = image_input_shape(exec->graph());
     data::Loader loader(*test_set, data::preprocess_for_input(test_set->info(), input),
                         {.batch = input[0], .limit = r.accuracy_limit});
     t0 = std::chrono::steady_clock::now();
-    const data::Accuracy acc = evaluate_plans({plan.get()}, loader)[0];
+    const data::Accuracy acc = evaluate_executors({exec.get()}, loader)[0];
     row.set("accuracy", acc.top1_rate());
     row.set("top5", acc.top5_rate());
     row.set("accuracy_samples", acc.samples);

@@ -47,9 +47,14 @@ ZooOptions zoo_options_for(const data::DatasetInfo& info, ZooOptions o) {
 
 std::vector<data::Accuracy> evaluate_plans(const std::vector<Plan*>& plans, data::Loader& loader,
                                            const EvalProgress& progress) {
-  DLAS_CHECK(!plans.empty(), ErrorKind::kInternal, "evaluate_plans: no plans");
+  return evaluate_executors(std::vector<Executor*>(plans.begin(), plans.end()), loader, progress);
+}
+
+std::vector<data::Accuracy> evaluate_executors(const std::vector<Executor*>& plans,
+                                               data::Loader& loader, const EvalProgress& progress) {
+  DLAS_CHECK(!plans.empty(), ErrorKind::kInternal, "evaluate_executors: no executors");
   const Shape want = loader.batch_shape();
-  for (Plan* p : plans) {
+  for (Executor* p : plans) {
     const Graph& g = p->graph();
     DLAS_CHECK(!g.inputs.empty() && g.inputs[0].shape == want && g.inputs[0].dtype == DType::kF32,
                ErrorKind::kInvalidInput, "the model's input ",
@@ -58,7 +63,7 @@ std::vector<data::Accuracy> evaluate_plans(const std::vector<Plan*>& plans, data
   }
   std::vector<data::Accuracy> acc(plans.size());
   std::vector<std::vector<Tensor>> outputs;
-  for (Plan* p : plans) outputs.push_back(p->make_outputs());
+  for (Executor* p : plans) outputs.push_back(p->make_outputs());
   Tensor padded(DType::kF32, want);
   const int64_t total = loader.samples();
   int64_t done = 0;

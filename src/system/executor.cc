@@ -6,6 +6,22 @@
 
 namespace dlas {
 
+std::vector<Tensor> Executor::make_outputs() const {
+  const Graph& g = graph();
+  std::vector<Tensor> out;
+  for (const std::string& o : g.outputs) {
+    const ValueInfo& v = g.value(o);
+    out.emplace_back(v.dtype, v.shape);
+  }
+  return out;
+}
+
+std::vector<Tensor> Executor::run(const std::vector<Tensor>& inputs) {
+  std::vector<Tensor> out = make_outputs();
+  run_into(inputs, out);
+  return out;
+}
+
 ReferenceExecutor::ReferenceExecutor(Graph graph) : graph_(std::move(graph)) {
   for (const Node& n : graph_.nodes)
     DLAS_CHECK(reference::find_kernel(n.op) != nullptr, ErrorKind::kUnsupported, n.label(),
@@ -66,6 +82,16 @@ std::vector<Tensor> ReferenceExecutor::run(const std::vector<Tensor>& inputs) co
   std::vector<Tensor> result;
   for (const auto& o : g.outputs) result.push_back(lookup(o));
   return result;
+}
+
+MemoryReport graph_weight_memory(const Graph& graph) {
+  return {kUnknownBytes, kUnknownBytes, graph.weight_bytes(), kUnknownBytes, kUnknownBytes};
+}
+
+MemoryReport ReferenceExecutor::memory() const { return graph_weight_memory(graph_); }
+
+void ReferenceExecutor::run_into(const std::vector<Tensor>& inputs, std::vector<Tensor>& outputs) {
+  outputs = run(inputs);
 }
 
 }  // namespace dlas

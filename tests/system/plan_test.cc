@@ -14,60 +14,10 @@
 #include "dlas/system/passes.h"
 #include "dlas/system/plan.h"
 #include "system/plan/memory_plan.h"
+#include "system/plan_test_util.h"
 
 namespace dlas {
 namespace {
-
-Graph small_zoo_model(const std::string& name) {
-  ZooOptions o;
-  if (find_zoo_model(name)->dataset == "imagenet") o.image_size = 64;  // same layers, less time
-  return build_zoo_model(name, o);
-}
-
-std::vector<Tensor> seeded_inputs(const Graph& g) {
-  std::vector<Tensor> in;
-  std::mt19937 rng(7);
-  std::normal_distribution<float> dist(0.f, 1.f);
-  for (const ValueInfo& v : g.inputs) {
-    Tensor t(v.dtype, v.shape);
-    for (int64_t i = 0; i < t.numel(); ++i) t.data<float>()[i] = dist(rng);
-    in.push_back(t);
-  }
-  return in;
-}
-
-// Whole-model tolerance, derived: each conv/FC layer adds at most ~4 eps sqrt(R)
-// relative error (R its reduction length); over the L layers of the model that is
-// L * 4 eps sqrt(R_max), relative to the output scale.
-double model_tolerance(const Graph& g, double scale) {
-  int64_t layers = 0, r_max = 1;
-  for (const Node& n : g.nodes) {
-    if (n.op != "Conv" && n.op != "FusedConv" && n.op != "Gemm" && n.op != "MatMul") continue;
-    ++layers;
-    const Shape& w = g.value(n.inputs[1]).shape;
-    const int64_t r = n.op == "Gemm" || n.op == "MatMul"
-                          ? w[n.op == "Gemm" && n.attr_int("transB", 0) ? 1 : 0]
-                          : shape_numel(w) / w[0];
-    r_max = std::max(r_max, r);
-  }
-  return static_cast<double>(layers) * 4 * 1.19209290e-7 * std::sqrt(double(r_max)) *
-         std::max(1.0, scale);
-}
-
-void expect_close(const Graph& g, const std::vector<Tensor>& got, const std::vector<Tensor>& want,
-                  const std::string& what) {
-  ASSERT_EQ(got.size(), want.size());
-  for (size_t o = 0; o < got.size(); ++o) {
-    ASSERT_EQ(got[o].shape(), want[o].shape()) << what;
-    double scale = 0, worst = 0;
-    for (int64_t i = 0; i < want[o].numel(); ++i)
-      scale = std::max(scale, std::fabs(want[o].get_as_double(i)));
-    for (int64_t i = 0; i < want[o].numel(); ++i)
-      worst = std::max(worst, std::fabs(got[o].get_as_double(i) - want[o].get_as_double(i)));
-    EXPECT_LE(worst, model_tolerance(g, scale))
-        << what << " output " << o << " (scale " << scale << ")";
-  }
-}
 
 class PlanZoo : public ::testing::TestWithParam<std::string> {};
 

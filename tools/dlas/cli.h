@@ -3,6 +3,7 @@
 
 #include <CLI/CLI.hpp>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -48,8 +49,17 @@ std::string compress_name(const std::string& compress);
 // Applies --isa (process-wide) and builds the plan options; with --records, `graph` (the
 // model as it will be compiled) gets the records' per-layer choices (--layers wins).
 PlanOptions plan_options_from_args(const EngineArgs& args, const Graph* graph = nullptr);
-// The Variant a command measures.
-Variant variant_from_args(const ModelArgs& model, const EngineArgs& engine, const Plan& plan);
+// A model compiled for a command (bench, profile, run): the executor and what it runs.
+struct CompiledModel {
+  std::unique_ptr<Executor> executor;
+  Variant variant;  // as the command reports it (conv=layers:FILE / records:FILE)
+  double compile_ms = 0;
+};
+// Compiles `graph` for `backend` (make_executor) with the engine flags
+// (plan_options_from_args: --isa, --layers, --records apply to the dlas backend; other
+// backends choose their own kernels and are labelled by their name).
+CompiledModel compile_from_args(const Graph& graph, const ModelArgs& model,
+                                const EngineArgs& engine, const std::string& backend = "dlas");
 // Loads the model named by args; errors carry the model path or node.
 Graph load_model_from_args(const ModelArgs& args);
 

@@ -1,5 +1,6 @@
 // dlas profile: per-step time of the compiled plan, with each step's MACs,
-// achieved GFLOP/s and share of the total.
+// achieved GFLOP/s and share of the total, and the whole model timed without the per-step
+// clocks (measure_latency, as `dlas bench` times it).
 #include <algorithm>
 #include <cstdio>
 #include <iostream>
@@ -8,6 +9,7 @@
 #include "cli.h"
 #include "dlas/core/error.h"
 #include "dlas/hw/peak.h"
+#include "dlas/system/measure.h"
 
 namespace dlas::cli {
 
@@ -21,7 +23,8 @@ void add_profile_command(CLI::App& app, Action& run) {
   auto top = std::make_shared<int>(0);
   add_model_args(*cmd, *model);
   add_engine_args(*cmd, *engine);
-  cmd->add_option("--repeat", *repeat, "profiled runs averaged (after one warm-up)")
+  cmd->add_option("--repeat", *repeat,
+                  "profiled runs averaged (after one warm-up), then as many whole-model runs")
       ->default_val(20)
       ->check(CLI::Range(1, 100000));
   cmd->add_option("--top", *top, "print only the N slowest steps (0: all, in graph order)")
@@ -32,16 +35,20 @@ void add_profile_command(CLI::App& app, Action& run) {
       compress_name(engine->compress);  // a bad spec fails before the model loads
       Graph g = load_model_from_args(*model);
       apply_compress(g, engine->compress);
-      Plan plan(g, plan_options_from_args(*engine, &g));
-      const Variant variant = variant_from_args(*model, *engine, plan);
-      std::vector<Tensor> in;
-      for (size_t i = 0; i < plan.graph().inputs.size(); ++i)
-        in.push_back(random_input(plan.graph().inputs[i], i));
+      const CompiledModel c = compile_from_args(g, *model, *engine);
+      const Variant& variant = c.variant;
+      Plan& plan = dynamic_cast<Plan&>(*c.executor);  // per-step times are the plan's own
+      const std::vector<Tensor> in = random_inputs(plan.graph(), 0);
       std::vector<Tensor> out = plan.make_outputs();
       std::vector<double> sec;
       plan.run_profiled(in, out, sec);  // warm-up
       std::fill(sec.begin(), sec.end(), 0.0);
       for (int r = 0; r < *repeat; ++r) plan.run_profiled(in, out, sec);
+      // The whole model, timed as `dlas bench` times it (no per-step clocks in the way).
+      LatencyOptions lo;
+      lo.warmup = 0;  // the profiled runs warmed it up
+      lo.repeat = *repeat;
+      const LatencyStats whole = measure_latency(plan, in, lo);
       const auto& steps = plan.steps();
       double total = 0;
       for (double& s : sec) total += (s /= *repeat);
@@ -51,6 +58,7 @@ void add_profile_command(CLI::App& app, Action& run) {
       j["variant"] = variant.str();
       j["peak_gflops"] = peak_gflops;
       j["total_ms"] = total * 1e3;
+      j["median_ms"] = whole.median_ms;
       j["steps"] = nlohmann::json::array();
       for (size_t i = 0; i < steps.size(); ++i) {
         const StepInfo& s = steps[i];
@@ -91,6 +99,8 @@ void add_profile_command(CLI::App& app, Action& run) {
           "total %.3f ms over %zu steps, %.1f GFLOP/s (measured peak %.1f GFLOP/s on %s x%d)\n",
           total * 1e3, steps.size(), 2.0 * static_cast<double>(plan.graph().macs()) / total / 1e9,
           peak_gflops, isa_name(plan.isa()), plan.threads());
+      std::printf("whole model: median %.3f ms over %d runs (min %.3f, max %.3f)\n",
+                  whole.median_ms, *repeat, whole.min_ms, whole.max_ms);
       return 0;
     };
   });

@@ -1,17 +1,13 @@
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
 #include <nlohmann/json.hpp>
-#include <numeric>
-#include <random>
 
 #include "cli.h"
 #include "dlas/core/npy.h"
-#include "dlas/system/executor.h"
-#include "dlas/system/plan.h"
+#include "dlas/system/measure.h"
 
 namespace dlas::cli {
 
@@ -42,6 +38,17 @@ std::vector<std::pair<int64_t, double>> top_k(const Tensor& t, int k) {
                     [](const auto& a, const auto& b) { return a.second > b.second; });
   v.resize(static_cast<size_t>(k));
   return v;
+}
+
+// A model input from an .npy file: floats are cast to the input's float dtype; otherwise
+// dtype and shape must match (kInvalidInput naming the file and the input).
+Tensor read_input(const std::string& path, const ValueInfo& vi) {
+  Tensor t = read_npy(path);
+  if (t.dtype() != vi.dtype && is_float(t.dtype()) && is_float(vi.dtype)) t = t.cast(vi.dtype);
+  DLAS_CHECK(t.dtype() == vi.dtype && t.shape() == vi.shape, ErrorKind::kInvalidInput, path,
+             ": model input '", vi.name, "' must be ", dtype_name(vi.dtype), shape_str(vi.shape),
+             ", the file holds ", t.describe());
+  return t;
 }
 
 }  // namespace
@@ -81,37 +88,15 @@ void add_run_command(CLI::App& app, Action& run) {
       DLAS_CHECK(outputs->size() <= g.outputs.size(), ErrorKind::kUsage, "--output given ",
                  outputs->size(), " time(s), the model has ", g.outputs.size(), " output(s)");
       std::vector<Tensor> in;
-      for (size_t i = 0; i < g.inputs.size(); ++i) {
-        const ValueInfo& vi = g.inputs[i];
-        if (inputs->empty()) {
-          in.push_back(random_input(vi, *input_seed + i));
-          continue;
-        }
-        Tensor t = read_npy((*inputs)[i]);
-        if (t.dtype() != vi.dtype && is_float(t.dtype()) && is_float(vi.dtype))
-          t = t.cast(vi.dtype);
-        DLAS_CHECK(t.dtype() == vi.dtype && t.shape() == vi.shape, ErrorKind::kInvalidInput,
-                   (*inputs)[i], ": model input '", vi.name, "' must be ", dtype_name(vi.dtype),
-                   shape_str(vi.shape), ", the file holds ", t.describe());
-        in.push_back(std::move(t));
-      }
-      std::vector<Tensor> out;
-      double ms = 0;
-      std::string runtime = "reference";
-      if (*reference) {
-        const ReferenceExecutor exec(g);
-        const auto t0 = std::chrono::steady_clock::now();
-        out = exec.run(in);
-        ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0)
-                 .count();
-      } else {
-        Plan plan(g, plan_options_from_args(*engine, &g));
-        runtime = variant_from_args(*args, *engine, plan).str();
-        const auto t0 = std::chrono::steady_clock::now();
-        out = plan.run(in);
-        ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0)
-                 .count();
-      }
+      if (inputs->empty()) in = random_inputs(g, *input_seed);
+      for (size_t i = 0; i < inputs->size(); ++i)
+        in.push_back(read_input((*inputs)[i], g.inputs[i]));
+      const CompiledModel c =
+          compile_from_args(g, *args, *engine, *reference ? "reference" : "dlas");
+      RunTimer timer(*c.executor, std::move(in));
+      const double ms = timer.time_ms();
+      const std::vector<Tensor>& out = timer.outputs();
+      const std::string runtime = *reference ? "reference" : c.variant.str();
       for (size_t i = 0; i < outputs->size(); ++i) write_npy((*outputs)[i], out[i]);
 
       nlohmann::json j;

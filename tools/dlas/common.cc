@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -16,6 +17,7 @@
 #include "dlas/hw/isa.h"
 #include "dlas/optimize/prune.h"
 #include "dlas/optimize/quantize.h"
+#include "dlas/system/make_executor.h"
 #include "dlas/system/tune.h"
 
 namespace dlas::cli {
@@ -186,19 +188,33 @@ PlanOptions plan_options_from_args(const EngineArgs& a, const Graph* graph) {
   return o;
 }
 
-Variant variant_from_args(const ModelArgs& m, const EngineArgs& e, const Plan& plan) {
-  Variant v;
+CompiledModel compile_from_args(const Graph& graph, const ModelArgs& m, const EngineArgs& e,
+                                const std::string& backend) {
+  const PlanOptions options = plan_options_from_args(e, &graph);
+  CompiledModel c;
+  Variant& v = c.variant;
   v.model = m.model;
   v.batch = m.batch;
   v.compress = compress_name(e.compress);
-  v.conv_algo = !e.layers.empty()    ? "layers:" + e.layers
-                : !e.records.empty() ? "records:" + e.records
-                                     : e.conv_algo;
-  v.opt_level = e.opt_level;
-  v.isa = isa_name(plan.isa());
-  v.isa_emulated = plan.isa() < detected_isa();
-  v.threads = plan.threads();
-  return v;
+  v.backend = backend;
+  v.threads = e.threads;
+  if (backend == "dlas") {
+    v.conv_algo = e.conv_algo;
+    v.opt_level = e.opt_level;
+    v.isa = isa_name(active_isa());
+    v.isa_emulated = active_isa() < detected_isa();
+  } else {  // a backend that chooses its kernels and dispatches on its own: labelled by name
+    v.conv_algo = v.isa = backend;
+    v.opt_level = 0;
+  }
+  const auto t0 = std::chrono::steady_clock::now();
+  c.executor = make_executor(graph, v, {.layers = options.layers});
+  c.compile_ms = ms_since(t0);
+  v.threads = c.executor->threads();
+  // The report names the per-layer files that chose the kernels.
+  if (backend == "dlas" && (!e.layers.empty() || !e.records.empty()))
+    v.conv_algo = !e.layers.empty() ? "layers:" + e.layers : "records:" + e.records;
+  return c;
 }
 
 int run_app(CLI::App& app, int argc, char** argv, Action& run) {

@@ -17,9 +17,13 @@ namespace dlas {
 // Called after each batch: images done so far, images in all, the first plan's accuracy.
 using EvalProgress = std::function<void(int64_t done, int64_t total, const data::Accuracy&)>;
 
-// Runs every plan on each batch of `loader` and scores its first output as logits. The plans
-// take the same image input [B,C,H,W] with B = the loader's batch; a final short batch is
-// zero-padded and only its real rows are scored. Returns one Accuracy per plan.
+// Runs every executor on each batch of `loader` and scores its first output as logits. The
+// executors take the same image input [B,C,H,W] with B = the loader's batch; a final short
+// batch is zero-padded and only its real rows are scored. Returns one Accuracy per executor.
+std::vector<data::Accuracy> evaluate_executors(const std::vector<Executor*>& executors,
+                                               data::Loader& loader,
+                                               const EvalProgress& progress = {});
+// evaluate_executors for dlas plans.
 std::vector<data::Accuracy> evaluate_plans(const std::vector<Plan*>& plans, data::Loader& loader,
                                            const EvalProgress& progress = {});
 

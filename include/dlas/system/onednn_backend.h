@@ -30,23 +30,31 @@
 #include <vector>
 
 #include "dlas/model/graph.h"
+#include "dlas/system/executor.h"
 
 namespace dlas {
 
-class OnednnExecutor {
+class OnednnExecutor : public Executor {
  public:
   // `graph` must be inferred. threads >= 1. Throws kUnsupported naming the node for an op
   // (or attribute) the backend cannot lower.
   explicit OnednnExecutor(const Graph& graph, int threads = 1);
-  ~OnednnExecutor();
+  ~OnednnExecutor() override;
   OnednnExecutor(OnednnExecutor&&) noexcept;
   OnednnExecutor& operator=(OnednnExecutor&&) noexcept;
 
-  // One f32 tensor per graph input, in order, shapes exactly as inferred (kInvalidInput
-  // naming the input otherwise). Returns one tensor per graph output (NCHW / plain).
-  std::vector<Tensor> run(const std::vector<Tensor>& inputs);
+  // run(inputs) (Executor): one f32 tensor per graph input, in order, shapes exactly as
+  // inferred (kInvalidInput naming the input otherwise); one tensor per graph output
+  // (NCHW / plain). run_into copies the results into `outputs` (f32, the graph's output
+  // shapes) and allocates nothing.
+  void run_into(const std::vector<Tensor>& inputs, std::vector<Tensor>& outputs) override;
 
-  int threads() const;
+  std::string name() const override { return "onednn"; }
+  const Graph& graph() const override;  // as given (oneDNN fuses on its own)
+  int threads() const override;
+  // oneDNN allocates its own buffers (scratchpads, reordered weights): only the graph's
+  // weight bytes are reported, the other fields are kUnknownBytes.
+  MemoryReport memory() const override;
   // One line per executed primitive: "<kind> <node>[+fused nodes] <impl>", in run order
   // (reorders included); shows what was fused and which oneDNN implementation runs.
   std::vector<std::string> describe() const;

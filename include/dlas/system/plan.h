@@ -3,7 +3,8 @@
 // once, knobs fixed), other ops to fast kernels or, where none exists, the
 // reference kernel -- and every tensor at a fixed offset in one arena laid out
 // by a liveness-based memory planner. run() does no allocation and no string work
-// besides the output tensors it returns (run_into() does none at all).
+// besides the output tensors it returns (run_into() does none at all). A Plan is the
+// "dlas" Executor (executor.h).
 #pragma once
 
 #include <map>
@@ -15,6 +16,7 @@
 #include "dlas/algo/knobs.h"
 #include "dlas/hw/isa.h"
 #include "dlas/model/graph.h"
+#include "dlas/system/executor.h"
 #include "dlas/system/passes.h"
 
 namespace dlas {
@@ -54,40 +56,30 @@ struct StepInfo {
   int64_t macs = 0;
 };
 
-struct MemoryReport {
-  int64_t arena_bytes = 0;          // the planned activation arena (peak activation memory)
-  int64_t unplanned_bytes = 0;      // sum of all activation tensors (no reuse)
-  int64_t weight_bytes = 0;         // graph initializers after passes
-  int64_t packed_weight_bytes = 0;  // weights as packed by the chosen algorithms
-  int64_t workspace_bytes = 0;      // largest per-step scratch
-};
-
-class Plan {
+class Plan : public Executor {
  public:
   // `graph` must be inferred. Throws kInvalidInput / kUnsupported naming the node.
   Plan(Graph graph, const PlanOptions& options);
-  ~Plan();
+  ~Plan() override;
   Plan(Plan&&) noexcept;
   Plan& operator=(Plan&&) noexcept;
 
-  // Inputs in graph order with exact dtype and shape (kInvalidInput otherwise).
-  // Not re-entrant: one run at a time per plan.
-  std::vector<Tensor> run(const std::vector<Tensor>& inputs);
-  // Writes into preallocated outputs (graph output dtypes/shapes): no allocation.
-  void run_into(const std::vector<Tensor>& inputs, std::vector<Tensor>& outputs);
+  // Inputs in graph order with exact dtype and shape (kInvalidInput otherwise); outputs
+  // as make_outputs() makes them (Executor, as is run()). No allocation. Not re-entrant:
+  // one run at a time per plan.
+  void run_into(const std::vector<Tensor>& inputs, std::vector<Tensor>& outputs) override;
   // Like run_into, adding each step's wall time in seconds to step_seconds
   // (resized to steps().size()).
   void run_profiled(const std::vector<Tensor>& inputs, std::vector<Tensor>& outputs,
                     std::vector<double>& step_seconds);
-  // Output tensors shaped for run_into.
-  std::vector<Tensor> make_outputs() const;
 
-  const Graph& graph() const;  // after the passes
+  std::string name() const override { return "dlas"; }
+  const Graph& graph() const override;  // after the passes
   const PassReport& pass_report() const;
   const std::vector<StepInfo>& steps() const;
-  MemoryReport memory() const;
+  MemoryReport memory() const override;  // every field known
   Isa isa() const;
-  int threads() const;
+  int threads() const override;
 
  private:
   struct Impl;

@@ -208,21 +208,6 @@ Plan::~Plan() = default;
 Plan::Plan(Plan&&) noexcept = default;
 Plan& Plan::operator=(Plan&&) noexcept = default;
 
-std::vector<Tensor> Plan::make_outputs() const {
-  std::vector<Tensor> out;
-  for (const std::string& o : impl_->graph.outputs) {
-    const ValueInfo& v = impl_->graph.value(o);
-    out.emplace_back(v.dtype, v.shape);
-  }
-  return out;
-}
-
-std::vector<Tensor> Plan::run(const std::vector<Tensor>& inputs) {
-  std::vector<Tensor> out = make_outputs();
-  run_into(inputs, out);
-  return out;
-}
-
 void Plan::run_into(const std::vector<Tensor>& inputs, std::vector<Tensor>& outputs) {
   Impl& m = *impl_;
   m.copy_inputs(inputs);

@@ -46,21 +46,15 @@ Budget parse_budget(std::string_view text) {
 
 struct ModelTimer::Compiled {
   Plan plan;
-  std::vector<Tensor> in, out;
+  RunTimer timer;
   Compiled(const Graph& graph, PlanOptions options, const LayerChoices& choices)
-      : plan(graph, [&] {
-          options.layers = choices;
-          return options;
-        }()) {
-    for (size_t i = 0; i < plan.graph().inputs.size(); ++i)
-      in.push_back(random_input(plan.graph().inputs[i], i));
-    out = plan.make_outputs();
-  }
-  double once() {
-    const auto t0 = std::chrono::steady_clock::now();
-    plan.run_into(in, out);
-    return ms_since(t0) / 1e3;
-  }
+      : plan(graph,
+             [&] {
+               options.layers = choices;
+               return options;
+             }()),
+        timer(plan, random_inputs(plan.graph(), 0)) {}
+  double once() { return timer.time_ms() / 1e3; }
   // Runs per block: enough to last block_seconds (the first, warm-up run's time decides).
   int runs_per_block(const TimeOptions& t) {
     const double first = once();

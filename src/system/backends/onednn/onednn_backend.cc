@@ -86,18 +86,19 @@ struct PostOp {
 }  // namespace
 
 struct OnednnExecutor::Impl {
+  Graph graph;  // as given (shares its tensors' storage)
   dnnl::engine engine{dnnl::engine::kind::cpu, 0};
   dnnl::stream stream{engine};
   int threads = 1;
   std::vector<Step> steps;
   std::vector<std::string> input_names;
   std::vector<Shape> input_shapes;
-  std::vector<memory> input_mems;
+  std::vector<dnnl::memory> input_mems;
   std::vector<Shape> output_shapes;
-  std::vector<memory> output_mems;
+  std::vector<dnnl::memory> output_mems;
   // Every buffer lowering created: views (Flatten, broadcast operands) point into buffers
   // that no primitive argument may own.
-  std::vector<memory> owned;
+  std::vector<dnnl::memory> owned;
 };
 
 namespace {
@@ -814,6 +815,7 @@ OnednnExecutor::OnednnExecutor(const Graph& graph, int threads) : impl_(std::mak
   DLAS_CHECK(threads >= 1, ErrorKind::kInvalidInput, "oneDNN backend: threads must be >= 1, got ",
              threads);
   impl_->threads = threads;
+  impl_->graph = graph;
   OmpThreads scope(threads);
   try {
     Lowering(graph, *impl_).run();
@@ -834,7 +836,11 @@ std::vector<std::string> OnednnExecutor::describe() const {
   return v;
 }
 
-std::vector<Tensor> OnednnExecutor::run(const std::vector<Tensor>& inputs) {
+const Graph& OnednnExecutor::graph() const { return impl_->graph; }
+
+MemoryReport OnednnExecutor::memory() const { return graph_weight_memory(impl_->graph); }
+
+void OnednnExecutor::run_into(const std::vector<Tensor>& inputs, std::vector<Tensor>& outputs) {
   Impl& im = *impl_;
   DLAS_CHECK(inputs.size() == im.input_mems.size(), ErrorKind::kInvalidInput,
              "oneDNN backend: expected ", im.input_mems.size(), " inputs, got ", inputs.size());
@@ -845,18 +851,20 @@ std::vector<Tensor> OnednnExecutor::run(const std::vector<Tensor>& inputs) {
                shape_str(im.input_shapes[i]), ", got ", t.defined() ? t.describe() : "nothing");
     std::memcpy(im.input_mems[i].get_data_handle(), t.raw(), t.nbytes());
   }
+  DLAS_CHECK(outputs.size() == im.output_mems.size(), ErrorKind::kInternal,
+             "oneDNN backend: expected ", im.output_mems.size(), " outputs, got ", outputs.size());
+  for (size_t i = 0; i < outputs.size(); ++i)
+    DLAS_CHECK(outputs[i].defined() && outputs[i].dtype() == DType::kF32 &&
+                   outputs[i].shape() == im.output_shapes[i],
+               ErrorKind::kInternal, "oneDNN backend: output ", i, " must be f32",
+               shape_str(im.output_shapes[i]));
   {
     OmpThreads scope(im.threads);
     for (Step& s : im.steps) s.primitive.execute(im.stream, s.args);
     im.stream.wait();
   }
-  std::vector<Tensor> out;
-  for (size_t i = 0; i < im.output_mems.size(); ++i) {
-    Tensor t(DType::kF32, im.output_shapes[i]);
-    std::memcpy(t.raw(), im.output_mems[i].get_data_handle(), t.nbytes());
-    out.push_back(std::move(t));
-  }
-  return out;
+  for (size_t i = 0; i < outputs.size(); ++i)
+    std::memcpy(outputs[i].raw(), im.output_mems[i].get_data_handle(), outputs[i].nbytes());
 }
 
 }  // namespace dlas

@@ -5,6 +5,7 @@
 // is enough (the torch/torch.h front end adds autograd and nn modules we never use).
 #include "dlas/system/torch_peer.h"
 
+#include "dlas/system/make_executor.h"
 #include "system/peers/torch/torch_ops.h"
 
 #include <ATen/ATen.h>
@@ -1301,6 +1302,7 @@ bool libtorch_supports(const Graph& graph, std::string* why) {
 struct LibtorchRunner::Impl {
   Graph graph;
   bool float64 = false;
+  int threads = 1;
   std::vector<OpFn> fns;                               // per node
   std::unordered_map<std::string, at::Tensor> consts;  // initializers as torch tensors
   // Per node: the values whose last reader it is (freed after it runs).
@@ -1313,6 +1315,7 @@ LibtorchRunner::LibtorchRunner(Graph graph, const TorchPeerOptions& options)
   m.graph = std::move(graph);
   m.float64 = options.float64;
   if (options.num_threads > 0) at::set_num_threads(options.num_threads);
+  m.threads = at::get_num_threads();
   at::globalContext().setDeterministicAlgorithms(true, /*warn_only=*/false);
   for (const Node& node : m.graph.nodes) {
     OpFn fn = find_op(node);
@@ -1340,6 +1343,11 @@ LibtorchRunner::LibtorchRunner(LibtorchRunner&&) noexcept = default;
 LibtorchRunner& LibtorchRunner::operator=(LibtorchRunner&&) noexcept = default;
 
 const Graph& LibtorchRunner::graph() const { return impl_->graph; }
+int LibtorchRunner::threads() const { return impl_->threads; }
+MemoryReport LibtorchRunner::memory() const { return graph_weight_memory(impl_->graph); }
+void LibtorchRunner::run_into(const std::vector<Tensor>& inputs, std::vector<Tensor>& outputs) {
+  outputs = run(inputs);
+}
 
 std::vector<Tensor> LibtorchRunner::run(const std::vector<Tensor>& inputs) const {
   const Impl& m = *impl_;
@@ -1399,6 +1407,14 @@ std::vector<Tensor> LibtorchRunner::run(const std::vector<Tensor>& inputs) const
     results.push_back(from_torch(t, dtype));
   }
   return results;
+}
+
+void register_torch_executor() {
+  register_executor("torch", [](const Graph& graph, const Variant& v, const ExecutorOptions&) {
+    TorchPeerOptions o;
+    o.num_threads = v.threads;
+    return std::make_unique<LibtorchRunner>(graph, o);
+  });
 }
 
 std::vector<Tensor> run_with_libtorch(const Graph& graph, const std::vector<Tensor>& inputs,
