@@ -165,8 +165,9 @@ Row measure_variant(const MeasureRequest& r) {
       apply_compress_spec(g, qs);
   }
 
-  // The child runs at the variant's ISA path as a whole (the dlas backend's kernel choices
-  // follow the process-wide ISA); other backends dispatch on their own.
+  // The plan and the tuner run at the variant's ISA path (plan_options_for carries it; the
+  // process-wide setting covers code that defaults to it); other backends dispatch on their
+  // own.
   if (v.backend == "dlas") set_active_isa(parse_isa(v.isa));
   ExecutorOptions eo;
   if (v.schedule != "default") eo.layers = tune_variant(r, g, plan_options_for(v), row);
