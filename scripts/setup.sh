@@ -7,11 +7,11 @@ PACKAGES=(
   cmake ninja-build g++ pkg-config git         # build
   libprotobuf-dev protobuf-compiler libonnx-dev # ONNX protobuf classes (import/export)
   nlohmann-json3-dev libcli11-dev               # JSON output; command-line parsing
-  libtorch-dev                                  # independent reference + later training engine
+  libtorch-dev                                  # independent reference and the training engine
   libgtest-dev libgmock-dev libbenchmark-dev    # tests and microbenchmarks
   libonnx-testdata                              # ONNX backend conformance cases
   libcpuinfo-dev                                # CPU feature detection (layer 6)
-  libpthreadpool-dev                            # the engine's thread pool (see README)
+  libpthreadpool-dev                            # the engine's thread pool (docs/decisions.md)
   libdnnl-dev                                   # oneDNN: the vendor-library backend and peer
   libsqlite3-dev                                # results store (study)
   libtomlplusplus-dev                           # study specs (TOML, with line/column positions)

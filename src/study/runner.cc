@@ -295,7 +295,7 @@ std::optional<Shard> shard_from_environment() {
                ") does not give a shard I/N with 0 <= I < N");
     return s;
   }
-  // Next source (issue 4, part B): an MPI launch -- rank and size from MPI_Comm_rank/size.
+  // An MPI launch is not a shard source here: `mpirun` runs go through run_study_mpi.
   return std::nullopt;
 }
 

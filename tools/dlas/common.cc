@@ -116,7 +116,7 @@ void add_engine_args(CLI::App& cmd, EngineArgs& a) {
   cmd.add_option(
       "--isa", a.isa,
       "force an ISA path: scalar|avx2|avx2-vnni|avx512|avx512-vnni|avx512-bf16|avx512-fp16|amx "
-      "(default: the best detected, or DLAS_ISA; README \"ISA paths\")");
+      "(default: the best detected, or DLAS_ISA; docs/engine.md \"ISA paths\")");
   cmd.add_option("--opt-level", a.opt_level,
                  "graph optimizations: 0 none, 1 const-fold+DCE+memory reuse, 2 +BN folding, "
                  "3 +residual/activation fusion")
