@@ -384,6 +384,89 @@ Variant resolve_variant(const StudyPoint& p, std::string* skip_reason) {
 
 // --- the runner --------------------------------------------------------------------
 
+namespace {
+
+// The columns a study row has before its variant is measured.
+Row variant_row(const StudySpec& spec, const PlannedVariant& pv, const HostInfo& host) {
+  const Variant& v = pv.variant;
+  Row row;
+  row.set("variant_id", pv.variant_id);
+  row.set("variant_hash", v.hash_hex());
+  row.set("study", spec.name);
+  row.set("model", v.model);
+  row.set("batch", v.batch);
+  row.set("compress", v.compress);
+  row.set("backend", v.backend);
+  row.set("conv_algo", v.conv_algo);
+  row.set("schedule", v.schedule);
+  row.set("opt_level", int64_t{v.opt_level});
+  row.set("isa", v.isa);
+  row.set("isa_emulated", int64_t{v.isa_emulated});
+  row.set("threads", int64_t{v.threads});
+  if (!v.dataset.empty()) row.set("dataset", v.dataset);
+  row.set("repeat", int64_t{spec.repeat});
+  row.set("warmup", int64_t{spec.warmup});
+  row.set("attempts", int64_t{1});
+  set_host_columns(row, host);
+  return row;
+}
+
+// Measures one variant in an isolated child (`dlas study exec-variant`), one at a time on
+// this machine (the measure lock), and sets the row's status, reason and measured columns.
+void measure_in_child(const StudySpec& spec, const PlannedVariant& pv, const std::string& exe,
+                      const std::string& lock_path, double timeout_s, Row& row) {
+  MeasureRequest req;
+  req.variant = pv.variant;
+  req.model_path = pv.point.model_path;
+  req.repeat = spec.repeat;
+  req.warmup = spec.warmup;
+  req.accuracy_limit = pv.variant.accuracy_limit;
+  std::vector<std::string> args = {exe, "study", "exec-variant"};
+  for (auto& a : exec_variant_args(req)) args.push_back(std::move(a));
+  ChildResult c;
+  {
+    MeasureLock lock(lock_path);
+    c = run_child(args, timeout_s);
+  }
+  row.set("stderr_tail", c.err_tail);
+  if (c.max_rss_bytes > 0) row.set("peak_rss_bytes", c.max_rss_bytes);
+  if (c.timed_out) {
+    row.set("status", std::string(kStatusTimeout));
+    row.set("reason",
+            str("no result within the ", timeout_s, " s time limit: its process group was killed"));
+    return;
+  }
+  if (WIFSIGNALED(c.status)) {
+    row.set("status", std::string(kStatusCrashed));
+    row.set("reason", signal_text(WTERMSIG(c.status)));
+    return;
+  }
+  if (WIFEXITED(c.status) && WEXITSTATUS(c.status) != 0) {
+    row.set("status", std::string(kStatusFailed));
+    const std::string line = last_line(c.err_tail);
+    row.set("reason", str("exit code ", WEXITSTATUS(c.status), line.empty() ? "" : ": ", line));
+    return;
+  }
+  Row measured;
+  bool parsed = true;
+  try {
+    measured = row_from_json(last_line(c.out));
+  } catch (const Error&) {
+    parsed = false;
+  }
+  if (!parsed || !measured.has("median_ms")) {
+    row.set("status", std::string(kStatusFailed));
+    row.set("reason", "the measuring process exited 0 without a result");
+    return;
+  }
+  row.set("status", std::string(kStatusOk));
+  row.set("reason", std::string());
+  for (const char* col : kMeasuredColumns)
+    if (measured.cells.count(col)) row.set(col, measured.cells.at(col));
+}
+
+}  // namespace
+
 RunSummary run_study(const StudySpec& spec, const RunOptions& options,
                      const RunListener& listener) {
   const Expansion ex = expand_study(spec);
@@ -448,77 +531,14 @@ RunSummary run_study(const StudySpec& spec, const RunOptions& options,
       e.variant = &pv;
       listener(e);
     }
-    const Variant& v = pv.variant;
-    Row row;
-    row.set("variant_id", pv.variant_id);
-    row.set("variant_hash", v.hash_hex());
-    row.set("study", spec.name);
-    row.set("model", v.model);
-    row.set("batch", v.batch);
-    row.set("compress", v.compress);
-    row.set("backend", v.backend);
-    row.set("conv_algo", v.conv_algo);
-    row.set("schedule", v.schedule);
-    row.set("opt_level", int64_t{v.opt_level});
-    row.set("isa", v.isa);
-    row.set("isa_emulated", int64_t{v.isa_emulated});
-    row.set("threads", int64_t{v.threads});
-    if (!v.dataset.empty()) row.set("dataset", v.dataset);
-    row.set("repeat", int64_t{spec.repeat});
-    row.set("warmup", int64_t{spec.warmup});
-    row.set("attempts", int64_t{1});
-    set_host_columns(row, host);
-
+    Row row = variant_row(spec, pv, host);
     const auto started = std::chrono::system_clock::now();
     const auto t0 = Clock::now();
     if (!skip_reasons[k].empty()) {
       row.set("status", std::string(kStatusSkipped));
       row.set("reason", skip_reasons[k]);
     } else {
-      MeasureRequest req;
-      req.variant = v;
-      req.model_path = pv.point.model_path;
-      req.repeat = spec.repeat;
-      req.warmup = spec.warmup;
-      req.accuracy_limit = v.accuracy_limit;
-      std::vector<std::string> args = {options.exe, "study", "exec-variant"};
-      for (auto& a : exec_variant_args(req)) args.push_back(std::move(a));
-      ChildResult c;
-      {
-        MeasureLock lock(lock_path);
-        c = run_child(args, timeout_s);
-      }
-      row.set("stderr_tail", c.err_tail);
-      if (c.max_rss_bytes > 0) row.set("peak_rss_bytes", c.max_rss_bytes);
-      if (c.timed_out) {
-        row.set("status", std::string(kStatusTimeout));
-        row.set("reason", str("no result within the ", timeout_s,
-                              " s time limit: its process group was killed"));
-      } else if (WIFSIGNALED(c.status)) {
-        row.set("status", std::string(kStatusCrashed));
-        row.set("reason", signal_text(WTERMSIG(c.status)));
-      } else if (WIFEXITED(c.status) && WEXITSTATUS(c.status) != 0) {
-        row.set("status", std::string(kStatusFailed));
-        const std::string line = last_line(c.err_tail);
-        row.set("reason", str("exit code ", WEXITSTATUS(c.status), line.empty() ? "" : ": ", line));
-      } else {
-        Row measured;
-        bool parsed = true;
-        try {
-          measured = row_from_json(last_line(c.out));
-        } catch (const Error&) {
-          parsed = false;
-        }
-        if (!parsed || !measured.has("median_ms")) {
-          row.set("status", std::string(kStatusFailed));
-          row.set("reason", "the measuring process exited 0 without a result");
-        } else {
-          row.set("status", std::string(kStatusOk));
-          row.set("reason", std::string());
-          for (const char* col : kMeasuredColumns)
-            if (measured.cells.count(col)) row.set(col, measured.cells.at(col));
-        }
-      }
+      measure_in_child(spec, pv, options.exe, lock_path, timeout_s, row);
     }
     row.set("started_at", iso_utc(started));
     row.set("finished_at", iso_utc(std::chrono::system_clock::now()));
