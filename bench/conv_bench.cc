@@ -88,8 +88,8 @@ void run_conv(benchmark::State& state, const dlas::ConvAlgorithm* algo, dlas::Co
   const Buffer out = make_buffer(static_cast<size_t>(p.n * p.k * p.oh() * p.ow()) * sizeof(float));
   std::unique_ptr<dlas::PreparedConv> prepared;
   try {
-    prepared =
-        algo->prepare(p, dlas::ConvWeights::f32(weights.get(), nullptr), override_knobs(algo->default_knobs(p, isa)), isa);
+    prepared = algo->prepare(p, dlas::ConvWeights::f32(weights.get(), nullptr),
+                             override_knobs(algo->default_knobs(p, isa)), isa);
   } catch (const dlas::Error& e) {
     state.SkipWithError(e.what());
     return;

@@ -161,7 +161,8 @@ void run_f32(benchmark::State& state, const dlas::ConvAlgorithm* algo, dlas::Con
   for (auto& v : w) v = dist(rng);
   std::unique_ptr<dlas::PreparedConv> prepared;
   try {
-    prepared = algo->prepare(c, dlas::ConvWeights::f32(w.data(), b.data()), algo->default_knobs(c, isa), isa);
+    prepared = algo->prepare(c, dlas::ConvWeights::f32(w.data(), b.data()),
+                             algo->default_knobs(c, isa), isa);
   } catch (const dlas::Error& e) {
     state.SkipWithError(e.what());
     return;

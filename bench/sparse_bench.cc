@@ -97,7 +97,8 @@ struct Prepared {
   Buffer ws;
   Prepared(const dlas::ConvAlgorithm& a, const Layer& l, int threads) {
     const dlas::Isa isa = dlas::active_isa();
-    conv = a.prepare(l.p, dlas::ConvWeights::f32(l.w.get(), nullptr), a.default_knobs(l.p, isa), isa);
+    conv =
+        a.prepare(l.p, dlas::ConvWeights::f32(l.w.get(), nullptr), a.default_knobs(l.p, isa), isa);
     ws = make_buffer(conv->workspace_bytes(threads));
   }
   void run(const Layer& l, dlas::ThreadPool& pool) const {

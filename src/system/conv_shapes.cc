@@ -39,8 +39,7 @@ std::optional<ConvProblem> conv_problem_of(const Graph& g, const Node& n) {
 ConvWeights ConvNode::weights() const {
   switch (problem.types()) {
     case ConvTypes::kInt8:
-      return ConvWeights::int8(w->data<int8_t>(), w_scale.data(),
-                               b ? b->data<int32_t>() : nullptr);
+      return ConvWeights::int8(w->data<int8_t>(), w_scale.data(), b ? b->data<int32_t>() : nullptr);
     case ConvTypes::kHalf:
       return ConvWeights::half(static_cast<const uint16_t*>(w->raw()),
                                b ? bias_f32.data() : nullptr);

@@ -167,7 +167,8 @@ class ConvTester {
                                        p_.epilogue.act, p_.epilogue.p0, p_.epilogue.p1);
       }
 
-    auto prepared = algo.prepare(p_, ConvWeights::f32(w.data(), p_.has_bias ? b.data() : nullptr), knobs, isa);
+    auto prepared =
+        algo.prepare(p_, ConvWeights::f32(w.data(), p_.has_bias ? b.data() : nullptr), knobs, isa);
     ThreadPool pool(threads_);
     std::vector<unsigned char> ws(prepared->workspace_bytes(threads_) + 64);
     void* wsp = ws.data() + (64 - reinterpret_cast<uintptr_t>(ws.data()) % 64) % 64;

@@ -141,8 +141,8 @@ class WithKernels final : public ConvAlgorithm {
   Knobs default_knobs(const ConvProblem& p, Isa isa) const override {
     return algo().default_knobs(p, isa);
   }
-  std::unique_ptr<PreparedConv> prepare(const ConvProblem& p, const ConvWeights& w, const Knobs& knobs,
-                                        Isa isa) const override {
+  std::unique_ptr<PreparedConv> prepare(const ConvProblem& p, const ConvWeights& w,
+                                        const Knobs& knobs, Isa isa) const override {
     return prepare_depthwise(p, w.f32_data(), w.bias, knobs, isa, k_);
   }
 
@@ -179,7 +179,8 @@ TEST(DepthwiseConv, RejectsBadKnobsAndProblems) {
   ConvProblem g = p;
   g.groups = 2;
   try {
-    algo().prepare(g, ConvWeights::f32(w.data(), nullptr), algo().default_knobs(g, Isa::kScalar), Isa::kScalar);
+    algo().prepare(g, ConvWeights::f32(w.data(), nullptr), algo().default_knobs(g, Isa::kScalar),
+                   Isa::kScalar);
     ADD_FAILURE() << "groups=2 accepted";
   } catch (const Error& e) {
     EXPECT_EQ(e.kind(), ErrorKind::kUnsupported);

@@ -8,10 +8,10 @@
 
 #include <string>
 
+#include "algo/conv/gemm_h16.h"
 #include "algo/conv_tester.h"
 #include "algo/h16_emulation.h"
 #include "algo/h16_native_logic.h"
-#include "algo/conv/gemm_h16.h"
 #include "algo/hconv_tester.h"
 #include "algo/microkernels/h16_gemm.h"
 #include "algo/microkernels/h16_vcvt.h"
@@ -98,8 +98,8 @@ TEST_P(HConvAlgoTest, ComputeLabelFollowsIsa) {
     for (DType t : kTypes) {
       if (!algo().supports(hp(c, t))) continue;
       std::vector<uint16_t> w(static_cast<size_t>(c.weight_count()), 0);
-      auto pc =
-          algo().prepare(hp(c, t), ConvWeights::half(w.data(), nullptr), algo().default_knobs(hp(c, t), isa), isa);
+      auto pc = algo().prepare(hp(c, t), ConvWeights::half(w.data(), nullptr),
+                               algo().default_knobs(hp(c, t), isa), isa);
       ConvCompute want = ConvCompute::kEmulated;
       if (algo().name() == "gemm" && t == DType::kF16 && isa >= Isa::kAvx512Fp16)
         want = ConvCompute::kNativeFp16;
@@ -138,7 +138,9 @@ TEST(HConvNativeLogic, GemmWithModelledKernels) {
         if (half) k["flush"] = pt.flush;
         HConvTester t;
         t.problem(c).type(uk.type).threads(2);
-        auto prepared = hconv_detail::prepare_gemm_hconv_with(p, ConvWeights::half(t.make_case().w.data(), t.make_case().b.data()), k, Isa::kAvx2, uk);
+        auto prepared = hconv_detail::prepare_gemm_hconv_with(
+            p, ConvWeights::half(t.make_case().w.data(), t.make_case().b.data()), k, Isa::kAvx2,
+            uk);
         EXPECT_EQ(prepared->compute(), uk.compute);
         t.check(*prepared, t.make_case(), std::string(uk.name) + "(model)",
                 half ? (pt.flush ? pt.flush : pt.kc) : 0);
@@ -163,7 +165,9 @@ TEST(HConvNativeLogic, HalfAccumulationErrorIsVisible) {
   for (uint16_t& v : x) v = f32_to_f16(0.3f);
   for (uint16_t& v : w) v = f32_to_f16(0.7f);
   auto run = [&](int64_t flush) {
-    auto pc = hconv_detail::prepare_gemm_hconv_with(p, ConvWeights::half(w.data(), nullptr), {{"kc", 8192}, {"nc", 32}, {"flush", flush}}, Isa::kAvx2, *f16);
+    auto pc = hconv_detail::prepare_gemm_hconv_with(p, ConvWeights::half(w.data(), nullptr),
+                                                    {{"kc", 8192}, {"nc", 32}, {"flush", flush}},
+                                                    Isa::kAvx2, *f16);
     ThreadPool pool(1);
     std::vector<unsigned char> ws(pc->workspace_bytes(1) + 64);
     void* wsp = ws.data() + (64 - reinterpret_cast<uintptr_t>(ws.data()) % 64) % 64;
@@ -322,7 +326,8 @@ TEST(HConvBasics, ReferenceMatchesF32Conv) {
       const HConvCase k = tester.make_case();
       const ConvProblem& p = tester.problem();
       std::vector<uint16_t> y(k.res.size());
-      reference_hconv(p, k.x.data(), ConvWeights::half(k.w.data(), k.b.data()), k.res.data(), y.data());
+      reference_hconv(p, k.x.data(), ConvWeights::half(k.w.data(), k.b.data()), k.res.data(),
+                      y.data());
       const auto& cv = ukernel::h16_vcvt_for(t, Isa::kScalar);
       std::vector<float> xf(k.x.size()), wf(k.w.size()), rf(k.res.size()), yf(k.res.size());
       cv.widen(xf.size(), k.x.data(), xf.data());

@@ -88,8 +88,8 @@ class HConvTester {
   bool test(const ConvAlgorithm& algo, Isa isa, Knobs knobs = {}) const {
     if (knobs.empty()) knobs = algo.default_knobs(p_, isa);
     const HConvCase k = make_case();
-    auto prepared =
-        algo.prepare(p_, ConvWeights::half(k.w.data(), p_.has_bias ? k.b.data() : nullptr), knobs, isa);
+    auto prepared = algo.prepare(
+        p_, ConvWeights::half(k.w.data(), p_.has_bias ? k.b.data() : nullptr), knobs, isa);
     int64_t steps = half_steps_;
     if (prepared->compute() == ConvCompute::kNativeFp16) {
       const int64_t f = knobs.count("flush") ? knobs.at("flush") : 0;
@@ -111,7 +111,9 @@ class HConvTester {
                              " threads=" + std::to_string(threads_);
     const uint16_t* res = c.epilogue.residual ? k.res.data() : nullptr;
     std::vector<uint16_t> want(k.res.size()), got(k.res.size(), 0x7e00);
-    reference_hconv(p_, k.x.data(), ConvWeights::half(k.w.data(), c.has_bias ? k.b.data() : nullptr), res, want.data());
+    reference_hconv(p_, k.x.data(),
+                    ConvWeights::half(k.w.data(), c.has_bias ? k.b.data() : nullptr), res,
+                    want.data());
     ThreadPool pool(threads_);
     std::vector<unsigned char> ws(prepared.workspace_bytes(threads_) + 64);
     void* wsp = ws.data() + (64 - reinterpret_cast<uintptr_t>(ws.data()) % 64) % 64;

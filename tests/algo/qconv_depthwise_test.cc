@@ -4,8 +4,8 @@
 // through an AVX2 instantiation.  build/dlas_tests --gtest_filter='QConvDepthwise*'
 #include <gtest/gtest.h>
 
-#include "algo/conv_tester.h"
 #include "algo/conv/qs8_common.h"
+#include "algo/conv_tester.h"
 #include "algo/qconv_tester.h"
 #include "algo/qs8_logic.h"
 
@@ -35,8 +35,10 @@ void run_all(Isa isa, ukernel::QS8DwFn fn) {
       ASSERT_TRUE(algo.supports(p)) << p.key();
       for (int threads : {2, 1}) {
         const auto prepared =
-            fn ? qconv_detail::prepare_depthwise_qconv(p, ConvWeights::int8(d.w.data(), d.w_scale.data(), d.bias.data()), {}, fn)
-               : algo.prepare(p, ConvWeights::int8(d.w.data(), d.w_scale.data(), d.bias.data()), {}, isa);
+            fn ? qconv_detail::prepare_depthwise_qconv(
+                     p, ConvWeights::int8(d.w.data(), d.w_scale.data(), d.bias.data()), {}, fn)
+               : algo.prepare(p, ConvWeights::int8(d.w.data(), d.w_scale.data(), d.bias.data()), {},
+                              isa);
         if (!expect_qconv_exact(p, d, *prepared, threads,
                                 std::string("depthwise ") + isa_name(isa) + " " + p.key() +
                                     " threads=" + std::to_string(threads)))

@@ -5,8 +5,8 @@
 //   build/dlas_tests --gtest_filter='QConv*'
 #include <gtest/gtest.h>
 
-#include "algo/conv_tester.h"
 #include "algo/conv/qs8_common.h"
+#include "algo/conv_tester.h"
 #include "algo/qconv_tester.h"
 #include "algo/qs8_logic.h"
 #include "dlas/hw/isa.h"
@@ -35,8 +35,8 @@ void run_generated(const ConvAlgorithm& algo, Isa isa) {
       }
       for (const Knobs& k : points)
         for (int threads : {2, 1}) {
-          const auto prepared =
-              algo.prepare(p, ConvWeights::int8(d.w.data(), d.w_scale.data(), d.bias.data()), k, isa);
+          const auto prepared = algo.prepare(
+              p, ConvWeights::int8(d.w.data(), d.w_scale.data(), d.bias.data()), k, isa);
           if (!expect_qconv_exact(p, d, *prepared, threads,
                                   std::string(algo.name()) + " " + isa_name(isa) + " " + p.key() +
                                       " act=" + activation_name(p.epilogue.act) + " knobs=" +
@@ -65,7 +65,8 @@ TEST_P(QConvGemm, ExtremeValuesDoNotOverflow) {
     for (int64_t u : space.find("ukernel")->values) {
       Knobs k = algo.default_knobs(p, isa);
       k["ukernel"] = u;
-      const auto prepared = algo.prepare(p, ConvWeights::int8(d.w.data(), d.w_scale.data(), d.bias.data()), k, isa);
+      const auto prepared =
+          algo.prepare(p, ConvWeights::int8(d.w.data(), d.w_scale.data(), d.bias.data()), k, isa);
       EXPECT_TRUE(expect_qconv_exact(p, d, *prepared, 2,
                                      std::string(isa_name(isa)) + " " + knobs_to_string(k)));
     }
@@ -95,8 +96,8 @@ TEST(QConvGemmLogic, EmulatedKernelsEqualTheOracle) {
         k["loop_order"] = (idx / 2) % 2;
         k["nc"] = idx % 3 == 0 ? 32 : 256;
         ++idx;
-        const auto prepared =
-            qconv_detail::prepare_gemm_qconv(p, ConvWeights::int8(d.w.data(), d.w_scale.data(), d.bias.data()), k, uk);
+        const auto prepared = qconv_detail::prepare_gemm_qconv(
+            p, ConvWeights::int8(d.w.data(), d.w_scale.data(), d.bias.data()), k, uk);
         if (!expect_qconv_exact(
                 p, d, *prepared, 2,
                 std::string(uk.name) + " " + p.key() + " knobs=" + knobs_to_string(k)))
@@ -105,7 +106,9 @@ TEST(QConvGemmLogic, EmulatedKernelsEqualTheOracle) {
     for (DType xt : {DType::kU8, DType::kS8}) {
       const ConvProblem p = extreme_problem(xt);
       const QConvData d = extreme_data(p);
-      const auto prepared = qconv_detail::prepare_gemm_qconv(p, ConvWeights::int8(d.w.data(), d.w_scale.data(), d.bias.data()), algo.default_knobs(p, Isa::kScalar), uk);
+      const auto prepared = qconv_detail::prepare_gemm_qconv(
+          p, ConvWeights::int8(d.w.data(), d.w_scale.data(), d.bias.data()),
+          algo.default_knobs(p, Isa::kScalar), uk);
       EXPECT_TRUE(expect_qconv_exact(p, d, *prepared, 2, std::string(uk.name) + " extreme"));
     }
   }
@@ -119,11 +122,12 @@ TEST(QConvGemmLogic, EmulatedKernelsEqualTheOracle) {
 // workspace_bytes (deterministic), and 2 threads must be exact on every one of many runs.
 TEST(QConvGemmRegression, GroupedBlockEndingInAShortRowSegmentIsExactEveryRun) {
   ConvProblem p = make_qproblem(ConvProblem::from_key("c13_h9_w9_k13_5x5_s1x1_p2x2x2x2_d1x1_g13"),
-                                 {DType::kS8, DType::kU8, -5, 10, Activation::kClip, false});
+                                {DType::kS8, DType::kU8, -5, 10, Activation::kClip, false});
   p.has_bias = true;
   const QConvData d = random_qconv_data(p, 5);
   std::vector<uint8_t> want(d.r.size());
-  reference_qconv(p, d.x.data(), ConvWeights::int8(d.w.data(), d.w_scale.data(), d.bias.data()), nullptr, want.data());
+  reference_qconv(p, d.x.data(), ConvWeights::int8(d.w.data(), d.w_scale.data(), d.bias.data()),
+                  nullptr, want.data());
   const ConvAlgorithm& algo = *find_conv_algorithm("gemm");
   ThreadPool pool(2);
   int checked = 0;
@@ -136,8 +140,8 @@ TEST(QConvGemmRegression, GroupedBlockEndingInAShortRowSegmentIsExactEveryRun) {
           for (int64_t par : {0, 1}) {
             const Knobs k = {{"ukernel", u}, {"nc", nc}, {"loop_order", order}, {"parallel", par}};
             const std::string what = std::string(isa_name(isa)) + " " + knobs_to_string(k);
-            const auto prepared =
-                algo.prepare(p, ConvWeights::int8(d.w.data(), d.w_scale.data(), d.bias.data()), k, isa);
+            const auto prepared = algo.prepare(
+                p, ConvWeights::int8(d.w.data(), d.w_scale.data(), d.bias.data()), k, isa);
             ASSERT_TRUE(expect_qconv_exact(p, d, *prepared, 1, what + " threads=1"));
             const size_t wsb = prepared->workspace_bytes(2);
             std::vector<uint8_t> ws(wsb + kWorkspaceGuard, kGuardByte), got(want.size());

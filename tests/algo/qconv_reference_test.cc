@@ -51,7 +51,8 @@ TEST(QConvReference, MatchesDequantizedDoubleMathWithinOneStep) {
         bias[k] = static_cast<int32_t>(rng() % 2001) - 1000;
       }
       std::vector<uint8_t> y(r.size());
-      reference_qconv(p, x.data(), ConvWeights::int8(w.data(), ws.data(), bias.data()), r.data(), y.data());
+      reference_qconv(p, x.data(), ConvWeights::int8(w.data(), ws.data(), bias.data()), r.data(),
+                      y.data());
       const int64_t cg = c.c_per_group(), kg = c.k_per_group();
       int64_t exact = 0;
       for (int64_t n = 0; n < c.n; ++n)
@@ -65,8 +66,8 @@ TEST(QConvReference, MatchesDequantizedDoubleMathWithinOneStep) {
                     const int64_t iy = oy - 1 + ky, ix = ox - 1 + kx;
                     if (iy < 0 || iy >= c.h || ix < 0 || ix >= c.w) continue;
                     const int64_t cin = (k / kg) * cg + ci;
-                    acc += p.quant.x.scale * (x[((n * c.c + cin) * c.h + iy) * c.w + ix] - 17.0) * ws[k] *
-                           w[((k * cg + ci) * 3 + ky) * 3 + kx];
+                    acc += p.quant.x.scale * (x[((n * c.c + cin) * c.h + iy) * c.w + ix] - 17.0) *
+                           ws[k] * w[((k * cg + ci) * 3 + ky) * 3 + kx];
                   }
               const int64_t yi = ((n * c.k + k) * c.oh() + oy) * c.ow() + ox;
               if (residual) acc += p.quant.r.scale * (r[yi] + 3.0);
@@ -88,7 +89,8 @@ TEST(QConvReference, ClampBoundsAreInTheQuantizedDomain) {
   p.epilogue.act = Activation::kClip;  // 0..6 at scale 0.11: 6 / 0.11 = 54.5 -> 55
   EXPECT_EQ(p.out_lo(), 120);
   EXPECT_EQ(p.out_hi(), 175);
-  p.set_int8(p.quant.x, {0.01f, -100, DType::kS8}, p.quant.r);  // 6 / 0.01 = 600: the type's bound wins
+  p.set_int8(p.quant.x, {0.01f, -100, DType::kS8},
+             p.quant.r);  // 6 / 0.01 = 600: the type's bound wins
   EXPECT_EQ(p.out_lo(), -100);
   EXPECT_EQ(p.out_hi(), 127);
   p.epilogue.act = Activation::kSilu;
@@ -110,10 +112,12 @@ TEST(QConvReference, DirectAlgorithmOnTheScalarPathEqualsTheOracleBitForBit) {
   const std::vector<float> ws = {0.01f, 0.003f, 0.02f, 0.007f};
   const std::vector<int32_t> bias = {5, -900, 0, 77};
   std::vector<uint8_t> want(r.size()), got(r.size(), 0);
-  reference_qconv(p, x.data(), ConvWeights::int8(w.data(), ws.data(), bias.data()), r.data(), want.data());
+  reference_qconv(p, x.data(), ConvWeights::int8(w.data(), ws.data(), bias.data()), r.data(),
+                  want.data());
   const ConvAlgorithm* algo = find_conv_algorithm("direct");
   ASSERT_NE(algo, nullptr);
-  auto prepared = algo->prepare(p, ConvWeights::int8(w.data(), ws.data(), bias.data()), algo->default_knobs(p, Isa::kScalar), Isa::kScalar);
+  auto prepared = algo->prepare(p, ConvWeights::int8(w.data(), ws.data(), bias.data()),
+                                algo->default_knobs(p, Isa::kScalar), Isa::kScalar);
   ThreadPool pool(2);
   std::vector<uint8_t> workspace(prepared->workspace_bytes(2));
   prepared->run(x.data(), got.data(), r.data(), workspace.data(), pool);

@@ -8,9 +8,9 @@
 
 #include <random>
 
+#include "algo/conv/qs8_common.h"
 #include "algo/conv_tester.h"
 #include "algo/microkernels/qs8_pack.h"
-#include "algo/conv/qs8_common.h"
 #include "algo/qconv_tester.h"
 #include "algo/qs8_logic.h"
 #include "dlas/hw/isa.h"
@@ -37,8 +37,8 @@ void run_generated(const ConvAlgorithm& algo, Isa isa) {
                                          space.point((idx++ * 7919 + 13) % space.size())};
       for (const Knobs& k : points)
         for (int threads : {2, 1}) {
-          const auto prepared =
-              algo.prepare(p, ConvWeights::int8(d.w.data(), d.w_scale.data(), d.bias.data()), k, isa);
+          const auto prepared = algo.prepare(
+              p, ConvWeights::int8(d.w.data(), d.w_scale.data(), d.bias.data()), k, isa);
           if (!expect_qconv_exact(p, d, *prepared, threads,
                                   std::string(algo.name()) + " " + isa_name(isa) + " " + p.key() +
                                       " act=" + activation_name(p.epilogue.act) + " knobs=" +
@@ -70,7 +70,8 @@ TEST_P(QConvSpack, ExtremeValuesDoNotOverflow) {
       const ConvProblem p = extreme_problem(xt);
       const QConvData d = extreme_data(p);
       const Knobs k = algo.default_knobs(p, isa);
-      const auto prepared = algo.prepare(p, ConvWeights::int8(d.w.data(), d.w_scale.data(), d.bias.data()), k, isa);
+      const auto prepared =
+          algo.prepare(p, ConvWeights::int8(d.w.data(), d.w_scale.data(), d.bias.data()), k, isa);
       EXPECT_TRUE(expect_qconv_exact(
           p, d, *prepared, 2, std::string(name) + " " + isa_name(isa) + " " + knobs_to_string(k)));
     }
@@ -101,7 +102,8 @@ TEST(QConvSpackLogic, EmulatedKernelsEqualTheOracle) {
         const BlockedMode mode = i % 2 ? BlockedMode::kTiles : BlockedMode::kImage;
         Knobs k = {{"vc", s.vectors}, {"vh", s.vh}, {"vw", s.vw}};
         if (mode == BlockedMode::kTiles) k["parallel"] = i / 2 % 2;
-        const auto prepared = qconv_detail::prepare_blocked_qconv(p, ConvWeights::int8(d.w.data(), d.w_scale.data(), d.bias.data()), k, set, mode);
+        const auto prepared = qconv_detail::prepare_blocked_qconv(
+            p, ConvWeights::int8(d.w.data(), d.w_scale.data(), d.bias.data()), k, set, mode);
         if (!expect_qconv_exact(p, d, *prepared, 2,
                                 std::string(set.name) +
                                     (mode == BlockedMode::kTiles ? " spatial-pack " : " direct ") +
@@ -112,7 +114,9 @@ TEST(QConvSpackLogic, EmulatedKernelsEqualTheOracle) {
       const ConvProblem p = extreme_problem(xt);
       const QConvData d = extreme_data(p);
       const Knobs k = {{"vc", 2}, {"vh", 2}, {"vw", 7}, {"parallel", 1}};
-      const auto prepared = qconv_detail::prepare_blocked_qconv(p, ConvWeights::int8(d.w.data(), d.w_scale.data(), d.bias.data()), k, set, BlockedMode::kTiles);
+      const auto prepared = qconv_detail::prepare_blocked_qconv(
+          p, ConvWeights::int8(d.w.data(), d.w_scale.data(), d.bias.data()), k, set,
+          BlockedMode::kTiles);
       EXPECT_TRUE(expect_qconv_exact(p, d, *prepared, 2, std::string(set.name) + " extreme"));
     }
   }

@@ -57,11 +57,13 @@ inline constexpr uint8_t kGuardByte = 0xCD;
 // Reference vs `prepared` (run with `threads`); returns false after ADD_FAILURE naming
 // the first mismatch or a write past workspace_bytes(threads).
 inline bool expect_qconv_exact(const ConvProblem& p, const QConvData& d,
-                               const PreparedConv& prepared, int threads,
-                               const std::string& what) {
+                               const PreparedConv& prepared, int threads, const std::string& what) {
   const void* res = p.epilogue.residual ? d.r.data() : nullptr;
   std::vector<uint8_t> want(d.r.size()), got(d.r.size(), 0xA5);
-  reference_qconv(p, d.x.data(), ConvWeights::int8(d.w.data(), d.w_scale.data(), p.has_bias ? d.bias.data() : nullptr), res, want.data());
+  reference_qconv(
+      p, d.x.data(),
+      ConvWeights::int8(d.w.data(), d.w_scale.data(), p.has_bias ? d.bias.data() : nullptr), res,
+      want.data());
   ThreadPool pool(threads);
   // A guard band past workspace_bytes: a write there is an overflow of the last thread's
   // scratch, which with more threads would land in a neighbour's (a nondeterministic race).

@@ -207,7 +207,8 @@ TEST(Sparse1x1ConvTest, OnlyOneByOne) {
   EXPECT_FALSE(a->supports(p));
   std::vector<float> w(static_cast<size_t>(p.weight_count()), 1.f);
   try {
-    a->prepare(p, ConvWeights::f32(w.data(), nullptr), a->default_knobs(p, Isa::kScalar), Isa::kScalar);
+    a->prepare(p, ConvWeights::f32(w.data(), nullptr), a->default_knobs(p, Isa::kScalar),
+               Isa::kScalar);
     ADD_FAILURE() << "3x3 accepted";
   } catch (const Error& e) {
     EXPECT_EQ(e.kind(), ErrorKind::kUnsupported);

@@ -44,9 +44,9 @@ TEST(WinogradConv, SupportsOnly3x3Stride1Ungrouped) {
 TEST(WinogradConv, RejectsUnsupportedAndBadKnobs) {
   ConvProblem p = generated_conv_problems()[3];  // stride 2
   std::vector<float> w(static_cast<size_t>(p.weight_count()));
-  EXPECT_THROW(
-      algo().prepare(p, ConvWeights::f32(w.data(), nullptr), algo().default_knobs(p, Isa::kScalar), Isa::kScalar),
-      Error);
+  EXPECT_THROW(algo().prepare(p, ConvWeights::f32(w.data(), nullptr),
+                              algo().default_knobs(p, Isa::kScalar), Isa::kScalar),
+               Error);
   p = generated_conv_problems()[0];
   w.resize(static_cast<size_t>(p.weight_count()));
   Knobs k = algo().default_knobs(p, Isa::kScalar);

@@ -365,25 +365,30 @@ TEST(Prune, AutoRunsPrunedLayersSparse) {
   p.c = 64, p.k = 64, p.h = p.w = 16, p.kh = p.kw = 3, p.pad_t = p.pad_l = p.pad_b = p.pad_r = 1;
   std::vector<float> w(static_cast<size_t>(p.weight_count()), 1.f);
   for (size_t i = 0; i < w.size(); i += 2) w[i] = 0.f;
-  EXPECT_EQ(auto_conv_algorithm(p, active_isa(), ConvWeights::f32(w.data())).name(), auto_conv_algorithm(p, active_isa()).name());
+  EXPECT_EQ(auto_conv_algorithm(p, active_isa(), ConvWeights::f32(w.data())).name(),
+            auto_conv_algorithm(p, active_isa()).name());
   for (size_t i = 0; i < w.size(); ++i) w[i] = (i + i / 576) % 3 == 0 ? 1.f : 0.f;  // unstructured
   ASSERT_EQ(auto_conv_algorithm(p, active_isa()).name(), "winograd");
   EXPECT_EQ(auto_conv_algorithm(p, active_isa(), ConvWeights::f32(w.data())).name(), "winograd");
   ConvProblem q = p;
   q.h = q.w = 8;
   ASSERT_EQ(auto_conv_algorithm(q, active_isa()).name(), "gemm");
-  EXPECT_EQ(auto_conv_algorithm(q, active_isa(), ConvWeights::f32(w.data())).name(), "sparse-direct");
+  EXPECT_EQ(auto_conv_algorithm(q, active_isa(), ConvWeights::f32(w.data())).name(),
+            "sparse-direct");
   for (size_t i = 0; i < w.size(); ++i) w[i] = i % 10 == 0 ? 1.f : 0.f;
-  EXPECT_EQ(auto_conv_algorithm(p, active_isa(), ConvWeights::f32(w.data())).name(), "sparse-direct");
+  EXPECT_EQ(auto_conv_algorithm(p, active_isa(), ConvWeights::f32(w.data())).name(),
+            "sparse-direct");
   // 8x1 blocks along output channels (block pruning) on <= 16 output pixels: spatial pack.
   const int64_t r = p.c * 9;
   for (int64_t k = 0; k < p.k; ++k)
     for (int64_t j = 0; j < r; ++j) w[static_cast<size_t>(k * r + j)] = (j * 7 + k / 8) % 10 == 0;
   ConvProblem t = p;
   t.h = t.w = 4;
-  EXPECT_EQ(auto_conv_algorithm(t, active_isa(), ConvWeights::f32(w.data())).name(), "sparse-spatial-pack");
-  EXPECT_EQ(auto_conv_algorithm(q, active_isa(), ConvWeights::f32(w.data())).name(), "sparse-direct");  // 64 pixels
-  p.groups = 64, p.k = 64;                                              // depthwise: never sparse
+  EXPECT_EQ(auto_conv_algorithm(t, active_isa(), ConvWeights::f32(w.data())).name(),
+            "sparse-spatial-pack");
+  EXPECT_EQ(auto_conv_algorithm(q, active_isa(), ConvWeights::f32(w.data())).name(),
+            "sparse-direct");  // 64 pixels
+  p.groups = 64, p.k = 64;     // depthwise: never sparse
   w.resize(static_cast<size_t>(p.weight_count()));
   EXPECT_EQ(auto_conv_algorithm(p, active_isa(), ConvWeights::f32(w.data())).name(), "depthwise");
 }

@@ -725,8 +725,9 @@ TEST_F(TuneRecords, HalfModelsGiveHalfTasksThatTuneAndApply) {
           EXPECT_TRUE(find_conv_algorithm(t.algo)->supports(t.problem)) << t.key;
           ASSERT_TRUE(t.weights && !t.weights->bias.empty());
           EXPECT_EQ(t.problem.w_type, dt);
-          EXPECT_EQ(static_cast<int64_t>(t.weights->data.size()),
-                    2 * t.problem.k * (t.problem.c / t.problem.groups) * t.problem.kh * t.problem.kw);
+          EXPECT_EQ(
+              static_cast<int64_t>(t.weights->data.size()),
+              2 * t.problem.k * (t.problem.c / t.problem.groups) * t.problem.kh * t.problem.kw);
         });
   }
 }

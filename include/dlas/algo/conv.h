@@ -173,7 +173,7 @@ struct ConvProblem {
 // w_type, with the bias and (int8) the per-output-channel weight scales.
 struct ConvWeights {
   const void* data = nullptr;
-  const float* bias = nullptr;       // f32 [k] or null (f32 and 16-bit)
+  const float* bias = nullptr;        // f32 [k] or null (f32 and 16-bit)
   const int32_t* bias_s32 = nullptr;  // int8: s32 [k] at x.scale * w_scale[k], or null
   const float* w_scale = nullptr;     // int8: [k], finite and > 0
 

@@ -1,14 +1,15 @@
 // The 16-bit element types of the conv operator (conv.h, ConvTypes::kHalf): the arithmetic
-// contract and its oracle. Weights and activations are stored as IEEE binary16 or bfloat16 (uint16_t bit patterns, NCHW at the
-// interface); the bias is f32 (a 16-bit bias widens exactly). Two kinds of compute path,
-// labelled honestly (ConvCompute, reported by every prepared conv):
+// contract and its oracle. Weights and activations are stored as IEEE binary16 or bfloat16
+// (uint16_t bit patterns, NCHW at the interface); the bias is f32 (a 16-bit bias widens exactly).
+// Two kinds of compute path, labelled honestly (ConvCompute, reported by every prepared conv):
 //   - emulated: values are widened to f32 and multiplied-added with f32 FMAs -- what a CPU
 //     without half arithmetic does (the DLAS paper's "software emulation"); the memory
 //     traffic is halved, the arithmetic is not faster;
 //   - native: AVX512-FP16 half FMAs (vfmadd*ph, half accumulators), AVX512-BF16 dot products
 //     (vdpbf16ps, f32 accumulators) or AMX-BF16 tiles (f32 accumulators).
-// Which path runs follows the ISA path the conv is prepared for (include/dlas/hw/isa.h): `--isa avx512` on a
-// Sapphire Rapids forces the emulated path, `avx512-fp16` / `amx` allow the native ones.
+// Which path runs follows the ISA path the conv is prepared for (include/dlas/hw/isa.h): `--isa
+// avx512` on a Sapphire Rapids forces the emulated path, `avx512-fp16` / `amx` allow the native
+// ones.
 //
 // The result, for every path: y = round_to_type(act(sum(x * w) + bias + residual)), the
 // epilogue in f32 and one rounding to the type (nearest even) at the store. Paths differ

@@ -36,10 +36,10 @@ namespace dlas::tune {
 
 // A conv's weights, owned: a task keeps its first node's (dlas/algo/conv.h ConvWeights).
 struct TaskWeights {
-  std::vector<uint8_t> data;       // [K][C/g][KH][KW] of the problem's w_type
-  std::vector<float> bias;         // f32 [K] (f32 and 16-bit problems), empty when none
-  std::vector<int32_t> bias_s32;   // int8: s32 [K], empty when none
-  std::vector<float> w_scale;      // int8: [K]
+  std::vector<uint8_t> data;      // [K][C/g][KH][KW] of the problem's w_type
+  std::vector<float> bias;        // f32 [K] (f32 and 16-bit problems), empty when none
+  std::vector<int32_t> bias_s32;  // int8: s32 [K], empty when none
+  std::vector<float> w_scale;     // int8: [K]
   ConvWeights view() const;
 };
 
@@ -55,9 +55,9 @@ struct Task {
   int threads = 1;
   KnobSpace space;
   Knobs defaults;
-  std::vector<std::string> nodes;  // conv nodes of the optimized graph with this layer
-  int weight = 1;                  // nodes.size()
-  double density = 1.0;            // nonzero share of the weights (f32)
+  std::vector<std::string> nodes;              // conv nodes of the optimized graph with this layer
+  int weight = 1;                              // nodes.size()
+  double density = 1.0;                        // nonzero share of the weights (f32)
   std::shared_ptr<const TaskWeights> weights;  // the first node's
 
   // "f32", "int8", "f16" or "bf16": the key's dtype field.

@@ -97,12 +97,15 @@ const ConvAlgorithm& no_conv_impl() {
 }
 
 namespace {
-const ConvAlgorithm* impl_of(const ConvAlgorithm& a) { return &a == &no_conv_impl() ? nullptr : &a; }
+const ConvAlgorithm* impl_of(const ConvAlgorithm& a) {
+  return &a == &no_conv_impl() ? nullptr : &a;
+}
 }  // namespace
 
 const std::vector<const ConvAlgorithm*>& conv_algorithms() {
   static const std::vector<const ConvAlgorithm*> list = make_list({
-#define X(name, f32, int8, half) ConvAlgorithmRow(name, {impl_of(f32()), impl_of(int8()), impl_of(half())}),
+#define X(name, f32, int8, half) \
+  ConvAlgorithmRow(name, {impl_of(f32()), impl_of(int8()), impl_of(half())}),
 #include "algo/conv/conv_algorithms.inc"
 #undef X
   });
@@ -111,7 +114,8 @@ const std::vector<const ConvAlgorithm*>& conv_algorithms() {
 
 const std::vector<const ConvAlgorithm*>& sparse_conv_algorithms() {
   static const std::vector<const ConvAlgorithm*> list = make_list({
-#define X(name, f32, int8, half) ConvAlgorithmRow(name, {impl_of(f32()), impl_of(int8()), impl_of(half())}),
+#define X(name, f32, int8, half) \
+  ConvAlgorithmRow(name, {impl_of(f32()), impl_of(int8()), impl_of(half())}),
 #include "algo/conv/sparse_conv_algorithms.inc"
 #undef X
   });

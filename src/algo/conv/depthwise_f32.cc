@@ -6,8 +6,8 @@
 // clamp fused into the store. All output channels of one input channel (multiplier > 1)
 // reuse the same buffered plane. Other activations run through apply_epilogue over the
 // freshly written (cache-hot) rows.
-#include "algo/conv/conv_impl.h"
 #include "algo/conv/depthwise_f32.h"
+#include "algo/conv/conv_impl.h"
 
 #include <algorithm>
 #include <cstring>
@@ -98,7 +98,7 @@ class PreparedDepthwise final : public PreparedF32Conv {
   size_t packed_bytes() const override { return (weights_.size() + bias_.size()) * sizeof(float); }
 
   void run_typed(const float* in, float* out, const float* residual, void* workspace,
-           ThreadPool& pool) const override {
+                 ThreadPool& pool) const override {
     const int64_t planes = p_.n * p_.c, oh = p_.oh();
     const size_t threads = static_cast<size_t>(pool.threads());
     float* scratch = static_cast<float*>(workspace);

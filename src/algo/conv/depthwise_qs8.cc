@@ -11,9 +11,9 @@
 #include <vector>
 
 #include "algo/conv/gemm_common.h"
+#include "algo/conv/qs8_common.h"
 #include "algo/microkernels/isa_dispatch.h"
 #include "algo/microkernels/qs8-dwconv/qs8_dwconv_kernels.h"
-#include "algo/conv/qs8_common.h"
 #include "dlas/core/error.h"
 #include "dlas/hw/thread_pool.h"
 
@@ -153,7 +153,7 @@ class DepthwiseQConvAlgorithm final : public ConvAlgorithm {
 namespace qconv_detail {
 
 std::unique_ptr<PreparedConv> prepare_depthwise_qconv(const ConvProblem& p, const ConvWeights& w,
-                                                       const Knobs& knobs, ukernel::QS8DwFn fn) {
+                                                      const Knobs& knobs, ukernel::QS8DwFn fn) {
   p.validate();
   DLAS_CHECK(is_depthwise(p), ErrorKind::kUnsupported, "int8 depthwise conv: ", p.key(),
              " is not depthwise");

@@ -70,7 +70,7 @@ class PreparedDirectConv final : public PreparedF32Conv {
   size_t packed_bytes() const override { return (wpack_.size() + bias_.size()) * sizeof(float); }
 
   void run_typed(const float* in, float* out, const float* residual, void* workspace,
-           ThreadPool& pool) const override {
+                 ThreadPool& pool) const override {
     float* planes = static_cast<float*>(workspace);
     const int64_t threads = pool.threads();
     const int64_t nrb = div_up(oh_, rows_), nocb = div_up(panels_, ocb_);

@@ -1,7 +1,7 @@
 // Pieces the GEMM-based conv algorithms (gemm, direct) share: the microkernel
-// candidates of an ISA, the implicit-GEMM tap table, weight packing into MR panels, workspace carving, and
-// splitting work into exactly `threads` chunks (parallel_for gives no thread id,
-// so each chunk index owns one scratch slot).
+// candidates of an ISA, the implicit-GEMM tap table, weight packing into MR panels, workspace
+// carving, and splitting work into exactly `threads` chunks (parallel_for gives no thread id, so
+// each chunk index owns one scratch slot).
 #pragma once
 
 #include <cstddef>
@@ -42,6 +42,23 @@ struct ConvTap {
 };
 // The C/g * KH * KW taps of p, in reduction order.
 std::vector<ConvTap> conv_taps(const ConvProblem& p);
+
+// A run of output pixels on one row: (oy, ox0..ox1) go to panel columns at..
+struct PixelSegment {
+  int64_t oy, ox0, ox1, at;
+};
+// Splits the output pixels [q0, q1) of a plane `ow` wide into row segments (at most
+// q1 - q0 + 1 of them, written to segs); returns how many.
+inline int split_pixel_rows(int64_t q0, int64_t q1, int64_t ow, PixelSegment* segs) {
+  int n = 0;
+  for (int64_t q = q0; q < q1;) {
+    const int64_t oy = q / ow, ox0 = q % ow;
+    const int64_t ox1 = ox0 + (q1 - q) < ow ? ox0 + (q1 - q) : ow;
+    segs[n++] = {oy, ox0, ox1, q - q0};
+    q += ox1 - ox0;
+  }
+  return n;
+}
 
 // "ukernel" knob values: indices into conv_gemm_ukernels(isa).
 KnobSpec ukernel_knob(Isa isa);

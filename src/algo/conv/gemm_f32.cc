@@ -141,7 +141,7 @@ class PreparedGemmConv final : public PreparedF32Conv {
   size_t packed_bytes() const override { return (wpack_.size() + bias_.size()) * sizeof(float); }
 
   void run_typed(const float* in, float* out, const float* residual, void* workspace,
-           ThreadPool& pool) const override {
+                 ThreadPool& pool) const override {
     float* ws = static_cast<float*>(workspace);
     const int64_t nblocks = div_up(ohw_, nc_);
     const int64_t threads = pool.threads();
@@ -247,27 +247,18 @@ class PreparedGemmConv final : public PreparedF32Conv {
     const int64_t kcols = r1 - r0;
     // A panel's pixels as output-row segments, found once per panel (not per reduction row:
     // the divisions cost as much as the copies on 7x7 stride-2 or 3x3 stride-2 layers).
-    struct Segment {
-      int64_t oy, ox0, ox1, at;  // pixels (oy, ox0..ox1) go to dst[at..]
-    };
-    Segment segs[kMaxPanelWidth + 1];
+    conv_detail::PixelSegment segs[kMaxPanelWidth + 1];
     for (int64_t j = j0; j < j1; ++j) {
       if (direct_panel(p0, j)) continue;
       const int64_t q0 = p0 + j * pw_;
       const int64_t q1 = q0 + pw_ < p0 + ncols ? q0 + pw_ : p0 + ncols;  // valid pixels
-      int nsegs = 0;
-      for (int64_t q = q0; q < q1;) {
-        const int64_t oy = q / ow, ox0 = q % ow;
-        const int64_t ox1 = ox0 + (q1 - q) < ow ? ox0 + (q1 - q) : ow;
-        segs[nsegs++] = {oy, ox0, ox1, q - q0};
-        q += ox1 - ox0;
-      }
+      const int nsegs = conv_detail::split_pixel_rows(q0, q1, ow, segs);
       float* dst = buf + j * kcols * pw_;
       for (int64_t r = r0; r < r1; ++r, dst += pw_) {
         const conv_detail::ConvTap& tap = taps_[static_cast<size_t>(r)];
         const float* src = img + tap.chan_off + tap.dx;
         for (int si = 0; si < nsegs; ++si) {
-          const Segment& sg = segs[si];
+          const conv_detail::PixelSegment& sg = segs[si];
           float* d = dst + sg.at - sg.ox0;  // d[ox] is pixel (oy, ox)
           const int64_t iy = sg.oy * sh + tap.dy;
           if (iy < 0 || iy >= h) {

@@ -15,9 +15,9 @@
 #include <memory>
 #include <string>
 
+#include "algo/conv/conv_impl.h"
 #include "algo/conv/gemm_common.h"
 #include "algo/conv/gemm_h16.h"
-#include "algo/conv/conv_impl.h"
 #include "algo/microkernels/h16_vcvt.h"
 #include "dlas/core/error.h"
 #include "dlas/hw/thread_pool.h"
@@ -82,7 +82,7 @@ class PreparedGemmHConv final : public PreparedH16Conv {
   }
 
   void run_typed(const uint16_t* x, uint16_t* y, const uint16_t* residual, void* workspace,
-           ThreadPool& pool) const override {
+                 ThreadPool& pool) const override {
     float* ws = static_cast<float*>(workspace);
     const int64_t threads = pool.threads();
     const int64_t images = p_.n * p_.groups, nblocks = div_up(ohw_, nc_);
@@ -125,19 +125,10 @@ class PreparedGemmHConv final : public PreparedH16Conv {
               uint16_t* buf) const {
     const int64_t ow = p_.ow(), sh = p_.stride_h, sw = p_.stride_w, h = p_.h, w = p_.w;
     const int64_t npanels = div_up(ncols, nr_);
-    struct Segment {
-      int64_t oy, ox0, ox1, at;  // pixels (oy, ox0..ox1) go to columns at..
-    };
-    Segment segs[kMaxPanelWidth + 1];
+    conv_detail::PixelSegment segs[kMaxPanelWidth + 1];
     for (int64_t j = 0; j < npanels; ++j) {
       const int64_t q0 = p0 + j * nr_, q1 = q0 + nr_ < p0 + ncols ? q0 + nr_ : p0 + ncols;
-      int nsegs = 0;
-      for (int64_t q = q0; q < q1;) {
-        const int64_t oy = q / ow, ox0 = q % ow;
-        const int64_t ox1 = ox0 + (q1 - q) < ow ? ox0 + (q1 - q) : ow;
-        segs[nsegs++] = {oy, ox0, ox1, q - q0};
-        q += ox1 - ox0;
-      }
+      const int nsegs = conv_detail::split_pixel_rows(q0, q1, ow, segs);
       uint16_t* panel = buf + j * rows * nr_;
       for (int64_t rr = 0; rr < rows; ++rr) {
         uint16_t* dst = panel + (rr / kp_) * nr_ * kp_ + rr % kp_;  // column c at dst[c * kp]
@@ -149,7 +140,7 @@ class PreparedGemmHConv final : public PreparedH16Conv {
         const conv_detail::ConvTap& tap = taps_[static_cast<size_t>(r)];
         const uint16_t* src = img + tap.chan_off + tap.dx;
         for (int si = 0; si < nsegs; ++si) {
-          const Segment& sg = segs[si];
+          const conv_detail::PixelSegment& sg = segs[si];
           uint16_t* d = dst + (sg.at - sg.ox0) * kp_;  // d[ox * kp] is pixel (oy, ox)
           const int64_t iy = sg.oy * sh + tap.dy;
           if (iy < 0 || iy >= h) {
@@ -305,11 +296,11 @@ class GemmHConvAlgorithm final : public ConvAlgorithm {
 
 namespace hconv_detail {
 std::unique_ptr<PreparedConv> prepare_gemm_hconv_with(const ConvProblem& p, const ConvWeights& w,
-                                                     const Knobs& knobs, Isa isa,
-                                                     const ukernel::H16GemmUkernel& uk) {
+                                                      const Knobs& knobs, Isa isa,
+                                                      const ukernel::H16GemmUkernel& uk) {
   p.validate();
-  DLAS_CHECK(uk.type == p.w_type, ErrorKind::kInvalidInput, uk.name, " is not a ", dtype_name(p.w_type),
-             " kernel");
+  DLAS_CHECK(uk.type == p.w_type, ErrorKind::kInvalidInput, uk.name, " is not a ",
+             dtype_name(p.w_type), " kernel");
   Knobs k = knobs;
   k.erase("ukernel");
   if (uk.compute != ConvCompute::kNativeFp16) k.erase("flush");

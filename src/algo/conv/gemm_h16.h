@@ -13,7 +13,7 @@ namespace dlas::hconv_detail {
 // Like gemm's prepare(), but runs `uk` (of p.w_type) whatever the ISA; the ukernel knob is
 // ignored, the others are validated. isa picks the conversion and epilogue kernels.
 std::unique_ptr<PreparedConv> prepare_gemm_hconv_with(const ConvProblem& p, const ConvWeights& w,
-                                                     const Knobs& knobs, Isa isa,
-                                                     const ukernel::H16GemmUkernel& uk);
+                                                      const Knobs& knobs, Isa isa,
+                                                      const ukernel::H16GemmUkernel& uk);
 
 }  // namespace dlas::hconv_detail

@@ -22,8 +22,8 @@
 #include <vector>
 
 #include "algo/conv/gemm_common.h"
-#include "algo/microkernels/qs8_pack.h"
 #include "algo/conv/qs8_common.h"
+#include "algo/microkernels/qs8_pack.h"
 #include "dlas/core/error.h"
 #include "dlas/hw/thread_pool.h"
 #include "hw/amx.h"
@@ -299,8 +299,7 @@ class GemmQConvAlgorithm final : public ConvAlgorithm {
                                         const Knobs& knobs, Isa isa) const override {
     p.validate();
     knob_space(p, isa).validate(knobs, "int8 gemm conv " + p.key());
-    return qconv_detail::prepare_gemm_qconv(p, w, knobs,
-                                            *candidates(isa)[knobs.at("ukernel")]);
+    return qconv_detail::prepare_gemm_qconv(p, w, knobs, *candidates(isa)[knobs.at("ukernel")]);
   }
 };
 
@@ -309,8 +308,8 @@ class GemmQConvAlgorithm final : public ConvAlgorithm {
 namespace qconv_detail {
 
 std::unique_ptr<PreparedConv> prepare_gemm_qconv(const ConvProblem& p, const ConvWeights& w,
-                                                  const Knobs& knobs,
-                                                  const ukernel::QS8GemmUkernel& uk) {
+                                                 const Knobs& knobs,
+                                                 const ukernel::QS8GemmUkernel& uk) {
   p.validate();
   if (uk.isa == Isa::kAmx) amx_require("int8 gemm conv (AMX)");
   return std::make_unique<PreparedGemmQConv>(p, w.int8_data(), w.w_scale, w.bias_s32, knobs, uk);

@@ -1,6 +1,7 @@
 // The 16-bit oracle (hconv.h).
 #include <string>
 
+#include "algo/conv/conv_impl.h"
 #include "algo/microkernels/f32_vepilogue.h"
 #include "dlas/algo/hconv.h"
 #include "dlas/core/error.h"
@@ -24,18 +25,9 @@ void reference_hconv(const ConvProblem& p, const uint16_t* x, const ConvWeights&
       for (int64_t oy = 0; oy < oh; ++oy)
         for (int64_t ox = 0; ox < ow; ++ox) {
           double acc = 0;
-          for (int64_t ci = 0; ci < cg; ++ci)
-            for (int64_t ky = 0; ky < c.kh; ++ky) {
-              const int64_t iy = oy * c.stride_h - c.pad_t + ky * c.dil_h;
-              if (iy < 0 || iy >= c.h) continue;
-              for (int64_t kx = 0; kx < c.kw; ++kx) {
-                const int64_t ix = ox * c.stride_w - c.pad_l + kx * c.dil_w;
-                if (ix < 0 || ix >= c.w) continue;
-                acc +=
-                    static_cast<double>(widen(x[((n * c.c + g * cg + ci) * c.h + iy) * c.w + ix])) *
-                    static_cast<double>(widen(wk[(ci * c.kh + ky) * c.kw + kx]));
-              }
-            }
+          for_each_tap_inside(c, n, g, oy, ox, [&](int64_t xi, int64_t wi) {
+            acc += static_cast<double>(widen(x[xi])) * static_cast<double>(widen(wk[wi]));
+          });
           const int64_t yi = ((n * c.k + k) * oh + oy) * ow + ox;
           float v = static_cast<float>(acc);
           float r = 0.f;

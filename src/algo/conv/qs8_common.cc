@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <string>
 
+#include "algo/conv/conv_impl.h"
 #include "algo/conv/qs8_common.h"
 #include "dlas/algo/qconv.h"
 #include "dlas/core/error.h"
@@ -21,26 +22,19 @@ int32_t load_q(const void* base, DType t, int64_t i) {
 void reference_qconv_plane(const ConvProblem& p, const void* x, const int8_t* w, float m,
                            int32_t bias, const void* residual, void* y, int64_t n, int64_t k) {
   const ConvProblem& c = p;
-  const int64_t oh = c.oh(), ow = c.ow(), cg = c.c_per_group(), g = k / c.k_per_group();
+  const int64_t oh = c.oh(), ow = c.ow(), g = k / c.k_per_group();
   const int32_t lo = p.out_lo(), hi = p.out_hi();
   const float vlo = static_cast<float>(lo - p.quant.y.zero_point);
   const float vhi = static_cast<float>(hi - p.quant.y.zero_point);
-  const float rm = c.epilogue.residual ? requant_multiplier(p.quant.r.scale, 1.f, p.quant.y.scale) : 0.f;
+  const float rm =
+      c.epilogue.residual ? requant_multiplier(p.quant.r.scale, 1.f, p.quant.y.scale) : 0.f;
   for (int64_t oy = 0; oy < oh; ++oy)
     for (int64_t ox = 0; ox < ow; ++ox) {
       int32_t acc = bias;
-      for (int64_t ci = 0; ci < cg; ++ci)
-        for (int64_t ky = 0; ky < c.kh; ++ky) {
-          const int64_t iy = oy * c.stride_h - c.pad_t + ky * c.dil_h;
-          if (iy < 0 || iy >= c.h) continue;
-          for (int64_t kx = 0; kx < c.kw; ++kx) {
-            const int64_t ix = ox * c.stride_w - c.pad_l + kx * c.dil_w;
-            if (ix < 0 || ix >= c.w) continue;
-            const int64_t xi = ((n * c.c + g * cg + ci) * c.h + iy) * c.w + ix;
-            const int32_t xv = load_q(x, p.quant.x.type, xi) - p.quant.x.zero_point;
-            acc += xv * static_cast<int32_t>(w[(ci * c.kh + ky) * c.kw + kx]);
-          }
-        }
+      for_each_tap_inside(c, n, g, oy, ox, [&](int64_t xi, int64_t wi) {
+        const int32_t xv = load_q(x, p.quant.x.type, xi) - p.quant.x.zero_point;
+        acc += xv * static_cast<int32_t>(w[wi]);
+      });
       const int64_t yi = ((n * c.k + k) * oh + oy) * ow + ox;
       float t = 0.f;
       if (c.epilogue.residual)

@@ -1,5 +1,5 @@
-#include "algo/conv/conv_impl.h"
 #include "algo/conv/sparse_conv_common.h"
+#include "algo/conv/conv_impl.h"
 
 #include <cstring>
 #include <limits>
@@ -205,7 +205,7 @@ class PreparedSparseConv final : public PreparedF32Conv {
   }
 
   void run_typed(const float* in, float* out, const float* residual, void* workspace,
-           ThreadPool& pool) const override {
+                 ThreadPool& pool) const override {
     float* ws = static_cast<float*>(workspace);
     const int64_t threads = pool.threads();
     const int64_t nblocks = div_up(ohw_, nc_);

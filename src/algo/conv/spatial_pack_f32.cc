@@ -86,7 +86,7 @@ class PreparedSpatialPack final : public PreparedF32Conv {
   size_t packed_bytes() const override { return w_.size() * sizeof(float); }
 
   void run_typed(const float* in, float* out, const float* residual, void* workspace,
-           ThreadPool& pool) const override {
+                 ThreadPool& pool) const override {
     float* packed = static_cast<float*>(workspace);
     const int64_t nthreads = pool.threads();
     const int64_t in_img = p_.c * p_.h * p_.w, out_img = p_.k * oh_ * ow_;

@@ -25,9 +25,9 @@
 #include <vector>
 
 #include "algo/conv/gemm_common.h"
+#include "algo/conv/qs8_common.h"
 #include "algo/microkernels/qs8_pack.h"
 #include "algo/microkernels/qs8_spack.h"
-#include "algo/conv/qs8_common.h"
 #include "dlas/core/error.h"
 #include "dlas/hw/thread_pool.h"
 
@@ -295,9 +295,7 @@ class BlockedQConvAlgorithm final : public ConvAlgorithm {
     return mode_ == BlockedMode::kTiles ? "spatial-pack" : "direct";
   }
   bool supports(const ConvProblem&) const override { return true; }
-  KnobSpace knob_space(const ConvProblem&, Isa) const override {
-    return blocked_knob_space(mode_);
-  }
+  KnobSpace knob_space(const ConvProblem&, Isa) const override { return blocked_knob_space(mode_); }
   Knobs default_knobs(const ConvProblem& p, Isa isa) const override {
     return blocked_default_knobs(p, isa, mode_);
   }
@@ -305,8 +303,7 @@ class BlockedQConvAlgorithm final : public ConvAlgorithm {
                                         const Knobs& knobs, Isa isa) const override {
     p.validate();
     knob_space(p, isa).validate(knobs, "int8 " + std::string(name()) + " conv " + p.key());
-    return qconv_detail::prepare_blocked_qconv(p, w, knobs,
-                                               ukernel::qs8_spack_for(isa), mode_);
+    return qconv_detail::prepare_blocked_qconv(p, w, knobs, ukernel::qs8_spack_for(isa), mode_);
   }
 
  private:
@@ -318,11 +315,12 @@ class BlockedQConvAlgorithm final : public ConvAlgorithm {
 namespace qconv_detail {
 
 std::unique_ptr<PreparedConv> prepare_blocked_qconv(const ConvProblem& p, const ConvWeights& w,
-                                                     const Knobs& knobs,
-                                                     const ukernel::QS8SpackUkernels& set,
-                                                     BlockedMode mode) {
+                                                    const Knobs& knobs,
+                                                    const ukernel::QS8SpackUkernels& set,
+                                                    BlockedMode mode) {
   p.validate();
-  return std::make_unique<PreparedBlockedQConv>(p, w.int8_data(), w.w_scale, w.bias_s32, knobs, set, mode);
+  return std::make_unique<PreparedBlockedQConv>(p, w.int8_data(), w.w_scale, w.bias_s32, knobs, set,
+                                                mode);
 }
 
 }  // namespace qconv_detail

@@ -48,7 +48,7 @@ class PreparedWidenedHConv final : public PreparedH16Conv {
   }
 
   void run_typed(const uint16_t* x, uint16_t* y, const uint16_t* residual, void* workspace,
-           ThreadPool& pool) const override {
+                 ThreadPool& pool) const override {
     char* ws = static_cast<char*>(workspace);
     float* xf = reinterpret_cast<float*>(ws);
     ws += round64(nx_ * 4);
@@ -99,7 +99,8 @@ class WidenedHConvAlgorithm final : public ConvAlgorithm {
     std::vector<float> wf(static_cast<size_t>(p.weight_count()));
     ukernel::h16_vcvt_for(p.w_type, isa).widen(wf.size(), w.half_data(), wf.data());
     return std::make_unique<PreparedWidenedHConv>(
-        p, twin().prepare(p.as_f32(), ConvWeights::f32(wf.data(), w.bias), knobs, base_isa(isa)), isa);
+        p, twin().prepare(p.as_f32(), ConvWeights::f32(wf.data(), w.bias), knobs, base_isa(isa)),
+        isa);
   }
 
  private:

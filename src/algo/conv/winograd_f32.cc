@@ -101,7 +101,7 @@ class PreparedWinograd final : public PreparedF32Conv {
   size_t packed_bytes() const override { return u_.size() * sizeof(float); }
 
   void run_typed(const float* in, float* out, const float* residual, void* workspace,
-           ThreadPool& pool) const override {
+                 ThreadPool& pool) const override {
     const int64_t nthreads = pool.threads();
     const size_t scratch = align64(sizeof(float) * static_cast<size_t>(a2_ * nr_)) +
                            align64(sizeof(float) * static_cast<size_t>(m_ * m_ * nr_));

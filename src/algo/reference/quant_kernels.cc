@@ -185,13 +185,14 @@ void qlinear_conv(const Node& node, const Tensors& in, Tensors& out) {
   for (int64_t i = 0; i < wz.numel(); ++i) zero_wzp &= wz.get_as_int64(i) == 0;
   if (w.dtype() == DType::kS8 && zero_wzp && node.attr_string("auto_pad", "NOTSET") == "NOTSET") {
     ConvProblem p = qfused_conv_shape(node, x.shape(), w.shape(), bias != nullptr, false);
-    p.set_int8({xs, static_cast<int32_t>(xzp), x.dtype()}, {ys, static_cast<int32_t>(yzp), y.dtype()});
+    p.set_int8({xs, static_cast<int32_t>(xzp), x.dtype()},
+               {ys, static_cast<int32_t>(yzp), y.dtype()});
     std::vector<float> scales(static_cast<size_t>(g.k));
     for (int64_t k = 0; k < g.k; ++k) scales[k] = load_float(ws, ws.numel() == 1 ? 0 : k);
-    reference_qconv(p, x.raw(),
-                    ConvWeights::int8(w.data<int8_t>(), scales.data(),
-                                      bias ? bias->data<int32_t>() : nullptr),
-                    nullptr, y.raw());
+    reference_qconv(
+        p, x.raw(),
+        ConvWeights::int8(w.data<int8_t>(), scales.data(), bias ? bias->data<int32_t>() : nullptr),
+        nullptr, y.raw());
     return;
   }
   integer_conv(g, x, xzp, w, &wz, [&](int64_t n, int64_t k, int64_t oy, int64_t ox, int32_t acc) {
@@ -312,18 +313,18 @@ ConvProblem qfused_conv_shape(const Node& node, const Shape& x, const Shape& w, 
 }
 
 ConvProblem qfused_conv_problem(const Node& node, const Shape& x, const Shape& w, DType x_type,
-                                 bool has_bias, DType r_type, bool has_residual) {
+                                bool has_bias, DType r_type, bool has_residual) {
   ConvProblem p = qfused_conv_shape(node, x, w, has_bias, has_residual);
   QuantParams r;
   if (has_residual)
     r = {node.attr_float("r_scale", 1.f), static_cast<int32_t>(node.attr_int("r_zero_point", 0)),
          r_type};
-  p.set_int8({node.attr_float("x_scale", 1.f),
-              static_cast<int32_t>(node.attr_int("x_zero_point", 0)), x_type},
-             {node.attr_float("y_scale", 1.f),
-              static_cast<int32_t>(node.attr_int("y_zero_point", 0)),
-              dtype_from_name(node.attr_string("y_type", "u8")).value_or(DType::kU8)},
-             r);
+  p.set_int8(
+      {node.attr_float("x_scale", 1.f), static_cast<int32_t>(node.attr_int("x_zero_point", 0)),
+       x_type},
+      {node.attr_float("y_scale", 1.f), static_cast<int32_t>(node.attr_int("y_zero_point", 0)),
+       dtype_from_name(node.attr_string("y_type", "u8")).value_or(DType::kU8)},
+      r);
   p.validate();
   return p;
 }

@@ -16,7 +16,7 @@ ConvProblem qfused_conv_shape(const Node& node, const Shape& x, const Shape& w, 
 // The whole int8 problem of a QFusedConv: geometry plus the quantization attributes.
 // Validated (kInvalidInput / kUnsupported naming the problem).
 ConvProblem qfused_conv_problem(const Node& node, const Shape& x, const Shape& w, DType x_type,
-                                 bool has_bias, DType r_type, bool has_residual);
+                                bool has_bias, DType r_type, bool has_residual);
 // The node's per-output-channel weight scales (a single value is broadcast to k).
 std::vector<float> qfused_conv_w_scales(const Node& node, int64_t k);
 

@@ -52,8 +52,8 @@ std::string layer_key(const ConvProblem& p, double density) {
 std::string task_key(const ConvProblem& p, std::string_view algo, Isa isa, int threads,
                      double density) {
   const char* dtype = p.is_int8() ? "int8" : dtype_name(p.w_type);
-  return str("conv2d|", layer_key(p, density), "|", algo, "|nchw|", dtype, "|", isa_name(isa),
-             "|t", threads);
+  return str("conv2d|", layer_key(p, density), "|", algo, "|nchw|", dtype, "|", isa_name(isa), "|t",
+             threads);
 }
 
 std::string Task::dtype() const { return problem.is_int8() ? "int8" : dtype_name(problem.w_type); }
