@@ -1,4 +1,4 @@
-#include "hw/amx.h"
+#include "dlas/hw/amx.h"
 
 #include <mutex>
 

@@ -6,8 +6,8 @@
 #include <string>
 
 #include "dlas/core/error.h"
+#include "dlas/hw/amx.h"
 #include "dlas/hw/cpu.h"
-#include "hw/amx.h"
 
 namespace dlas {
 

@@ -1,146 +1,25 @@
-// Post-training quantization: spec parsing, tensor selection, calibration, the QDQ rewrite
-// and the fp16 / bf16 conversion (include/dlas/optimize/quantize.h).
+// Post-training quantization as graph rewrites (include/dlas/optimize/quantize.h): the
+// calibrators, tensor selection, the int8 QDQ rewrite from calibration statistics, and the
+// fp16 / bf16 conversion. The calibration run itself is in the system layer
+// (src/system/compress.cc).
 #include "dlas/optimize/quantize.h"
 
 #include <algorithm>
 #include <cmath>
-#include <filesystem>
 #include <limits>
-#include <random>
 #include <set>
 #include <unordered_map>
 
 #include "dlas/core/error.h"
-#include "dlas/core/npy.h"
-#include "dlas/data/dataset.h"
-#include "dlas/system/passes.h"
-#include "dlas/system/plan.h"
 
 namespace dlas {
 
 namespace {
 
-constexpr int kHistogramBins = 2048;
 constexpr int kEntropyLevels = 128;        // TensorRT's: the positive half of int8
 constexpr float kUncalibratedRange = 8.f;  // TVM's global_scale default
 
-std::vector<std::string> split(std::string_view text, char sep) {
-  std::vector<std::string> parts;
-  size_t start = 0;
-  while (true) {
-    const size_t end = text.find(sep, start);
-    parts.emplace_back(text.substr(start, end == std::string_view::npos ? text.npos : end - start));
-    if (end == std::string_view::npos) break;
-    start = end + 1;
-  }
-  return parts;
-}
-
 }  // namespace
-
-const char* calibrator_name(Calibrator c) {
-  switch (c) {
-    case Calibrator::kMinMax:
-      return "minmax";
-    case Calibrator::kPercentile:
-      return "percentile";
-    case Calibrator::kEntropy:
-      return "entropy";
-    case Calibrator::kMse:
-      return "mse";
-    case Calibrator::kNone:
-      return "none";
-  }
-  return "?";
-}
-
-std::optional<Calibrator> calibrator_from_name(std::string_view name) {
-  for (Calibrator c : {Calibrator::kMinMax, Calibrator::kPercentile, Calibrator::kEntropy,
-                       Calibrator::kMse, Calibrator::kNone})
-    if (name == calibrator_name(c)) return c;
-  return std::nullopt;
-}
-
-std::string QuantSpec::str() const {
-  if (type == QuantType::kF16) return "fp16";
-  if (type == QuantType::kBF16) return "bf16";
-  std::string s = "int8";
-  if (calibrator != Calibrator::kEntropy) s += std::string(":") + calibrator_name(calibrator);
-  if (calibrator == Calibrator::kPercentile && percentile != 99.99) {
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "=%g", percentile);
-    s += buf;
-  }
-  if (activations == DType::kS8) s += ":s8";
-  return s;
-}
-
-QuantSpec parse_quant_spec(std::string_view part) {
-  const std::vector<std::string> f = split(part, ':');
-  QuantSpec q;
-  if (f[0] == "fp16" || f[0] == "bf16") {
-    DLAS_CHECK(f.size() == 1, ErrorKind::kInvalidInput, part, ": ", f[0], " takes no options");
-    q.type = f[0] == "fp16" ? QuantType::kF16 : QuantType::kBF16;
-    return q;
-  }
-  DLAS_CHECK(f[0] == "int8", ErrorKind::kInvalidInput, part,
-             ": not a quantization spec (int8[:calibrator][:u8|s8], fp16, bf16)");
-  bool have_cal = false, have_act = false;
-  for (size_t i = 1; i < f.size(); ++i) {
-    const std::string& o = f[i];
-    if (o == "u8" || o == "s8") {
-      DLAS_CHECK(!have_act, ErrorKind::kInvalidInput, part, ": activation type given twice");
-      q.activations = o == "u8" ? DType::kU8 : DType::kS8;
-      have_act = true;
-      continue;
-    }
-    const std::string name = o.substr(0, o.find('='));
-    const std::optional<Calibrator> c = calibrator_from_name(name);
-    DLAS_CHECK(c, ErrorKind::kInvalidInput, part, ": unknown option '", o,
-               "' (minmax, percentile[=P], entropy, mse, none, u8, s8)");
-    DLAS_CHECK(!have_cal, ErrorKind::kInvalidInput, part, ": calibrator given twice");
-    q.calibrator = *c;
-    have_cal = true;
-    if (o.find('=') != std::string::npos) {
-      DLAS_CHECK(*c == Calibrator::kPercentile, ErrorKind::kInvalidInput, part,
-                 ": only percentile ", "takes a value");
-      const std::string v = o.substr(o.find('=') + 1);
-      char* end = nullptr;
-      const double p = std::strtod(v.c_str(), &end);
-      DLAS_CHECK(!v.empty() && end && *end == '\0' && p > 0 && p <= 100, ErrorKind::kInvalidInput,
-                 part, ": percentile must be in (0, 100], got '", v, "'");
-      q.percentile = p;
-    }
-  }
-  return q;
-}
-
-std::string CompressSpec::str() const {
-  std::string s;
-  if (prune) s = prune->str();
-  if (quant) s += (s.empty() ? "" : "+") + quant->str();
-  return s.empty() ? "dense" : s;
-}
-
-CompressSpec parse_compress(std::string_view text) {
-  DLAS_CHECK(!text.empty(), ErrorKind::kInvalidInput, "compress spec is empty (dense, wp:S, ...)");
-  CompressSpec c;
-  if (text == "dense") return c;
-  for (const std::string& part : split(text, '+')) {
-    DLAS_CHECK(!part.empty(), ErrorKind::kInvalidInput, text, ": empty part");
-    const std::string head = part.substr(0, part.find(':'));
-    if (head == "fp16" || head == "bf16" || head == "int8") {
-      DLAS_CHECK(!c.quant, ErrorKind::kInvalidInput, text, ": more than one quantization part");
-      c.quant = parse_quant_spec(part);
-      continue;
-    }
-    DLAS_CHECK(head == "wp" || head == "bp" || head == "cp", ErrorKind::kInvalidInput, text,
-               ": unknown part '", part, "' (dense, wp:S, bp:BxC:S, cp:S, fp16, bf16, int8)");
-    DLAS_CHECK(!c.prune, ErrorKind::kInvalidInput, text, ": more than one pruning part");
-    c.prune = parse_prune_spec(part);
-  }
-  return c;
-}
 
 // ---------------------------------------------------------------------------
 // Calibrators
@@ -255,12 +134,6 @@ namespace {
 // Which tensors to quantize
 // ---------------------------------------------------------------------------
 
-struct Selection {
-  std::vector<std::string> tensors;                     // in discovery order
-  std::unordered_map<std::string, std::string> shares;  // MaxPool output -> its input
-  std::set<std::string> nonnegative;                    // Relu / Clip(>= 0) outputs
-};
-
 bool quantizable_layer(const Graph& g, const Node& n) {
   if (n.op == "Conv") {
     const Tensor* w = g.constant(n.inputs[1]);
@@ -280,8 +153,17 @@ bool clip_nonnegative(const Graph& g, const Node& n) {
   return lo && lo->numel() == 1 && lo->get_as_double(0) >= 0;
 }
 
-Selection select_tensors(const Graph& g) {
-  Selection s;
+}  // namespace
+
+std::vector<std::string> QuantTargets::calibrated() const {
+  std::vector<std::string> c;
+  for (const std::string& t : tensors)
+    if (!shares.count(t)) c.push_back(t);
+  return c;
+}
+
+QuantTargets quant_targets(const Graph& g) {
+  QuantTargets s;
   std::set<std::string> seen;
   auto add = [&](const std::string& t) {
     if (!t.empty() && !g.constant(t) && g.value(t).dtype == DType::kF32 && seen.insert(t).second)
@@ -332,124 +214,7 @@ Selection select_tensors(const Graph& g) {
   return s;
 }
 
-// ---------------------------------------------------------------------------
-// Calibration
-// ---------------------------------------------------------------------------
-
-std::vector<std::vector<Tensor>> calibration_inputs(const Graph& g, const QuantSpec& spec) {
-  std::vector<std::vector<Tensor>> samples;
-  if (spec.calib_data == "random") {
-    DLAS_CHECK(spec.calib_samples >= 1, ErrorKind::kInvalidInput,
-               "calibration samples must be >= 1, got ", spec.calib_samples);
-    for (int s = 0; s < spec.calib_samples; ++s) {
-      std::mt19937_64 rng(spec.seed * 1000003u + static_cast<uint64_t>(s));
-      std::normal_distribution<float> normal(0.f, 1.f);
-      std::vector<Tensor> in;
-      for (const ValueInfo& v : g.inputs) {
-        Tensor t(v.dtype, v.shape);
-        if (v.dtype == DType::kF32)
-          for (int64_t i = 0; i < t.numel(); ++i) t.data<float>()[i] = normal(rng);
-        in.push_back(t);
-      }
-      samples.push_back(std::move(in));
-    }
-    return samples;
-  }
-  namespace fs = std::filesystem;
-  std::error_code ec;
-  if (!fs::is_directory(spec.calib_data, ec)) {
-    // A dataset name (dlas/data/dataset.h): batches of preprocessed training images.
-    DLAS_CHECK(g.inputs.size() == 1 && g.inputs[0].shape.size() == 4, ErrorKind::kInvalidInput,
-               "calibration data '", spec.calib_data,
-               "': a dataset needs a model with one image input [N,C,H,W]");
-    std::vector<Tensor> batches;
-    try {
-      batches = data::calibration_batches(spec.calib_data, g.inputs[0].shape,
-                                          std::max(spec.calib_samples, 1), spec.seed);
-    } catch (const Error& e) {
-      throw Error(e.kind(), "calibration data '" + spec.calib_data +
-                                "' (neither 'random', a directory of .npy files, nor a usable "
-                                "dataset): " +
-                                e.what());
-    }
-    for (const Tensor& t : batches)
-      samples.push_back({t.dtype() == g.inputs[0].dtype ? t : t.cast(g.inputs[0].dtype)});
-    return samples;
-  }
-  DLAS_CHECK(g.inputs.size() == 1, ErrorKind::kInvalidInput, "calibration data '", spec.calib_data,
-             "': a directory of .npy files needs a model with one input, not ", g.inputs.size());
-  std::vector<fs::path> files;
-  for (const auto& e : fs::directory_iterator(spec.calib_data, ec))
-    if (e.is_regular_file() && e.path().extension() == ".npy") files.push_back(e.path());
-  std::sort(files.begin(), files.end());
-  DLAS_CHECK(!files.empty(), ErrorKind::kInvalidInput, "calibration data '", spec.calib_data,
-             "' has no .npy files");
-  if (static_cast<int>(files.size()) > spec.calib_samples)
-    files.resize(static_cast<size_t>(std::max(spec.calib_samples, 1)));
-  const ValueInfo& v = g.inputs[0];
-  for (const fs::path& f : files) {
-    Tensor t = read_npy(f.string());
-    if (t.dtype() != v.dtype && is_float(t.dtype())) t = t.cast(v.dtype);
-    DLAS_CHECK(t.dtype() == v.dtype && t.shape() == v.shape, ErrorKind::kInvalidInput, f.string(),
-               ": expected ", dtype_name(v.dtype), " ", shape_str(v.shape), " (the input '", v.name,
-               "'), got ", t.describe());
-    samples.push_back({t});
-  }
-  return samples;
-}
-
-struct Stats {
-  float min = std::numeric_limits<float>::infinity();
-  float max = -std::numeric_limits<float>::infinity();
-  std::vector<double> hist;
-  double bin_width = 0;
-  double zeros = 0;  // exact zeros (in hist[0] too): ReLU's dead half
-};
-
-// Runs the fp32 model over the samples with every selected tensor tapped as an output.
-void calibrate(const Graph& folded, const std::vector<std::string>& taps,
-               const std::vector<std::vector<Tensor>>& samples, bool histograms,
-               std::vector<Stats>& stats) {
-  Graph g = folded;
-  const size_t first_tap = g.outputs.size();
-  for (const std::string& t : taps) g.outputs.push_back(t);
-  PlanOptions o;  // one thread: calibration is short, and spinning workers cost more when
-                  // the machine is shared
-  Plan plan(std::move(g), o);
-  std::vector<Tensor> out = plan.make_outputs();
-  stats.assign(taps.size(), Stats());
-  for (const auto& in : samples) {
-    plan.run_into(in, out);
-    for (size_t i = 0; i < taps.size(); ++i) {
-      const Tensor& t = out[first_tap + i];
-      const float* d = t.data<float>();
-      for (int64_t j = 0; j < t.numel(); ++j)
-        if (std::isfinite(d[j]))
-          stats[i].min = std::min(stats[i].min, d[j]), stats[i].max = std::max(stats[i].max, d[j]);
-    }
-  }
-  if (!histograms) return;
-  for (Stats& s : stats) {
-    const double a = std::max(std::abs(s.min), std::abs(s.max));
-    s.bin_width = a > 0 ? a / kHistogramBins : 1.0;
-    s.hist.assign(kHistogramBins, 0.0);
-  }
-  for (const auto& in : samples) {
-    plan.run_into(in, out);
-    for (size_t i = 0; i < taps.size(); ++i) {
-      const Tensor& t = out[first_tap + i];
-      const float* d = t.data<float>();
-      Stats& s = stats[i];
-      const double inv = 1.0 / s.bin_width;
-      for (int64_t j = 0; j < t.numel(); ++j) {
-        if (!std::isfinite(d[j])) continue;
-        s.zeros += d[j] == 0.f;
-        const int b = std::min(kHistogramBins - 1, static_cast<int>(std::abs(d[j]) * inv));
-        s.hist[static_cast<size_t>(b)] += 1;
-      }
-    }
-  }
-}
+namespace {
 
 // ---------------------------------------------------------------------------
 // The QDQ rewrite
@@ -568,19 +333,16 @@ QuantLayer quantize_weights(Graph& g, Node& n, float x_scale) {
   return l;
 }
 
-QuantReport quantize_int8(Graph& g, const QuantSpec& spec) {
+}  // namespace
+
+QuantReport quantize_int8(Graph& g, const QuantSpec& spec, const QuantTargets& sel,
+                          const std::vector<TensorStats>& stats) {
   QuantReport r;
   r.spec = spec;
-  const Selection sel = select_tensors(g);
-  std::vector<std::string> calibrated;
-  for (const std::string& t : sel.tensors)
-    if (!sel.shares.count(t)) calibrated.push_back(t);
-  std::vector<Stats> stats(calibrated.size());
-  if (spec.calibrator != Calibrator::kNone && !calibrated.empty()) {
-    const auto samples = calibration_inputs(g, spec);
-    r.samples = static_cast<int>(samples.size());
-    calibrate(g, calibrated, samples, spec.calibrator != Calibrator::kMinMax, stats);
-  }
+  const std::vector<std::string> calibrated = sel.calibrated();
+  DLAS_CHECK(spec.calibrator == Calibrator::kNone || stats.size() == calibrated.size(),
+             ErrorKind::kInternal, "calibration statistics for ", stats.size(),
+             " tensors, expected ", calibrated.size());
   std::unordered_map<std::string, QuantTensor> params;
   for (size_t i = 0; i < calibrated.size(); ++i) {
     QuantTensor qt;
@@ -590,7 +352,7 @@ QuantReport quantize_int8(Graph& g, const QuantSpec& spec) {
       qt.lo = nonneg ? 0.f : -kUncalibratedRange;
       qt.hi = kUncalibratedRange;
     } else {
-      const Stats& s = stats[i];
+      const TensorStats& s = stats[i];
       qt.min = std::isfinite(s.min) ? s.min : 0.f;
       qt.max = std::isfinite(s.max) ? s.max : 0.f;
       double t = std::max(std::abs(qt.min), std::abs(qt.max));
@@ -697,67 +459,6 @@ QuantReport convert_half(Graph& g, const QuantSpec& spec) {
   }
   g.infer();
   return r;
-}
-
-}  // namespace
-
-QuantReport quantize(Graph& graph, const QuantSpec& spec) {
-  // BatchNormalization folded into the convs (standard Conv nodes stay Conv: opt-level 2).
-  optimize_graph(graph, 2);
-  if (spec.type != QuantType::kInt8) return convert_half(graph, spec);
-  return quantize_int8(graph, spec);
-}
-
-std::string apply_compress_spec(Graph& graph, const CompressSpec& spec) {
-  if (spec.prune) prune(graph, *spec.prune);
-  if (spec.quant) quantize(graph, *spec.quant);
-  return spec.str();
-}
-
-OutputError measure_output_error(const Graph& fp32, const Graph& compressed, int samples,
-                                 uint64_t seed, const PlanOptions& options) {
-  DLAS_CHECK(samples >= 1, ErrorKind::kInvalidInput, "samples must be >= 1, got ", samples);
-  DLAS_CHECK(!fp32.outputs.empty() && fp32.outputs.size() == compressed.outputs.size(),
-             ErrorKind::kInvalidInput, "the models have different outputs");
-  Plan a(fp32, options), b(compressed, options);
-  OutputError e;
-  e.samples = samples;
-  double sum = 0;
-  int64_t count = 0, agree = 0;
-  for (int s = 0; s < samples; ++s) {
-    std::vector<Tensor> in;
-    for (size_t i = 0; i < fp32.inputs.size(); ++i) {
-      const ValueInfo& v = fp32.inputs[i];
-      std::mt19937_64 rng(seed + static_cast<uint64_t>(s) * 7919u + i);
-      std::normal_distribution<float> normal(0.f, 1.f);
-      Tensor t(DType::kF32, v.shape);
-      for (int64_t j = 0; j < t.numel(); ++j) t.data<float>()[j] = normal(rng);
-      in.push_back(v.dtype == DType::kF32 ? t : t.cast(v.dtype));
-    }
-    const std::vector<Tensor> ya = a.run(in), yb = b.run(in);
-    const Tensor fa = ya[0].cast(DType::kF32), fb = yb[0].cast(DType::kF32);
-    DLAS_CHECK(fa.shape() == fb.shape(), ErrorKind::kInvalidInput,
-               "output shapes differ: ", fa.describe(), " vs ", fb.describe());
-    const float* pa = fa.data<float>();
-    const float* pb = fb.data<float>();
-    for (int64_t j = 0; j < fa.numel(); ++j) {
-      const double d = std::abs(static_cast<double>(pa[j]) - pb[j]);
-      e.max_abs_err = std::max(e.max_abs_err, d);
-      sum += d;
-      ++count;
-    }
-    const int64_t rows = fa.rank() > 0 ? fa.dim(0) : 1;
-    const int64_t per = rows > 0 ? fa.numel() / rows : 0;
-    for (int64_t r = 0; r < rows && per > 0; ++r) {
-      const float* ra = pa + r * per;
-      const float* rb = pb + r * per;
-      agree += std::max_element(ra, ra + per) - ra == std::max_element(rb, rb + per) - rb;
-      ++e.images;
-    }
-  }
-  e.mean_abs_err = count ? sum / static_cast<double>(count) : 0.0;
-  e.top1_agreement = e.images ? static_cast<double>(agree) / static_cast<double>(e.images) : 0.0;
-  return e;
 }
 
 }  // namespace dlas

@@ -18,6 +18,7 @@
 #include "dlas/study/runner.h"
 #include "dlas/study/spec.h"
 #include "dlas/system/accuracy.h"
+#include "dlas/system/compress.h"
 #include "dlas/system/loader.h"
 #include "dlas/system/make_executor.h"
 #include "dlas/system/measure.h"

@@ -6,6 +6,7 @@
 
 #include "dlas/core/error.h"
 #include "dlas/optimize/quantize.h"
+#include "dlas/system/compress.h"
 
 namespace dlas {
 

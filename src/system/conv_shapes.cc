@@ -3,9 +3,9 @@
 #include <charconv>
 #include <map>
 
-#include "algo/reference/quant_kernels.h"
 #include "dlas/core/error.h"
 #include "dlas/model/zoo.h"
+#include "system/reference/quant_kernels.h"
 
 namespace dlas {
 

@@ -2,7 +2,7 @@
 
 #include <unordered_map>
 
-#include "dlas/algo/reference.h"
+#include "dlas/system/reference.h"
 
 namespace dlas {
 

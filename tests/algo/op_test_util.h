@@ -16,9 +16,9 @@
 #include <string>
 #include <vector>
 
-#include "dlas/algo/reference.h"
 #include "dlas/core/tensor.h"
 #include "dlas/model/graph.h"
+#include "dlas/system/reference.h"
 
 namespace dlas::op_test {
 

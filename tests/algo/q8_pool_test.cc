@@ -5,7 +5,7 @@
 #include <random>
 #include <vector>
 
-#include "algo/pool/q8_pool.h"
+#include "dlas/algo/pool.h"
 #include "dlas/hw/thread_pool.h"
 
 namespace dlas {

@@ -2,6 +2,7 @@
 // distributions, the QDQ graph (onnx.checker, export -> import round trip), its int8 engine
 // lowering (QFusedConv), fp16 / bf16, and resnet18-cifar's int8 top-1 agreement.
 #include "dlas/optimize/quantize.h"
+#include "dlas/system/compress.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>

@@ -17,6 +17,7 @@
 #include "dlas/core/error.h"
 #include "dlas/model/zoo.h"
 #include "dlas/optimize/quantize.h"
+#include "dlas/system/compress.h"
 #include "dlas/system/plan.h"
 #include "dlas/system/tune.h"
 #include "dlas/system/tune_model.h"

@@ -18,7 +18,7 @@
 #include "dlas/system/executor.h"
 #include "dlas/system/loader.h"
 #include "dlas/system/plan.h"
-#include "dlas/system/torch_peer.h"
+#include "dlas/torch/torch_peer.h"
 
 namespace dlas {
 namespace {

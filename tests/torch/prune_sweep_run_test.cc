@@ -1,10 +1,10 @@
-// The iterative prune-and-fine-tune sweep (dlas/model/prune_sweep_run.h) on a tiny synthetic
+// The iterative prune-and-fine-tune sweep (dlas/torch/prune_sweep_run.h) on a tiny synthetic
 // dataset and a small resnet18-cifar: sweep.json reads back as returned, weight levels reach
 // their sparsity and keep the previous level's zeros through fine-tuning, channel levels shrink
 // the model and record the fraction of the ORIGINAL channels, the elbow follows find_elbow,
 // elbow.onnx scores what was recorded, the fine-tuning epochs add up, Ctrl-C keeps the finished
 // levels. Also TrainOptions::max_steps (a fraction of an epoch).
-#include "dlas/model/prune_sweep_run.h"
+#include "dlas/torch/prune_sweep_run.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>

@@ -12,7 +12,7 @@
 #include "dlas/system/executor.h"
 #include "dlas/system/make_executor.h"
 #include "dlas/system/measure.h"
-#include "dlas/system/torch_peer.h"
+#include "dlas/torch/torch_peer.h"
 
 namespace dlas {
 namespace {

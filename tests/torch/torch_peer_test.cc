@@ -3,7 +3,7 @@
 // peer in fp32 and through the peer in float64 (the truth); dlas must be within 1e-4 of the
 // output scale of the truth. Single-op graphs at the edges (asymmetric pads, ceil-mode
 // pooling, negative slice steps, ...) must agree with libtorch fp32 to 1e-5 of the scale.
-#include "dlas/system/torch_peer.h"
+#include "dlas/torch/torch_peer.h"
 
 #include <gtest/gtest.h>
 
@@ -588,7 +588,7 @@ TEST(TorchPeer, MapsEveryDlasOp) {
   for (const OpSchema& schema : all_op_schemas()) {
     if (quantized.count(schema.op)) continue;
     EXPECT_TRUE(std::binary_search(mapped.begin(), mapped.end(), std::string(schema.op)))
-        << schema.op << " is not mapped in src/system/peers/torch/torch_peer.cc";
+        << schema.op << " is not mapped in src/torch/peer/torch_peer.cc";
   }
 }
 

@@ -1,9 +1,9 @@
-// Training with libtorch on the dlas graph (dlas/model/train.h): the CIFAR zoo models are
+// Training with libtorch on the dlas graph (dlas/torch/train.h): the CIFAR zoo models are
 // interpretable and their eval-mode forward equals the dlas engine's; a short deterministic
 // run learns a small patterned dataset; pruned weights stay zero; a run interrupted and
 // resumed from its checkpoint ends bit-identical to the uninterrupted one; the schedules
 // follow PyTorch's formulas.
-#include "dlas/model/train.h"
+#include "dlas/torch/train.h"
 
 #include <gtest/gtest.h>
 

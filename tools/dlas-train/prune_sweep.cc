@@ -1,5 +1,5 @@
 // `dlas prune-sweep` with libtorch (bin/dlas-train): a zoo baseline trained first when asked,
-// then the sweep (dlas/model/prune_sweep_run.h) and its table or JSON.
+// then the sweep (dlas/torch/prune_sweep_run.h) and its table or JSON.
 #include <atomic>
 #include <chrono>
 #include <csignal>
@@ -13,10 +13,10 @@
 #include "dlas/core/file.h"
 #include "dlas/core/progress.h"
 #include "dlas/data/dataset.h"
-#include "dlas/model/prune_sweep_run.h"
-#include "dlas/model/train.h"
 #include "dlas/model/zoo.h"
 #include "dlas/system/accuracy.h"
+#include "dlas/torch/prune_sweep_run.h"
+#include "dlas/torch/train.h"
 
 namespace dlas::cli {
 

@@ -11,9 +11,9 @@
 #include "dlas/core/progress.h"
 #include "dlas/data/dataset.h"
 #include "dlas/model/onnx.h"
-#include "dlas/model/train.h"
 #include "dlas/model/zoo.h"
 #include "dlas/system/accuracy.h"
+#include "dlas/torch/train.h"
 
 namespace dlas::cli {
 

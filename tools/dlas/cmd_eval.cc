@@ -8,6 +8,7 @@
 #include "cli.h"
 #include "dlas/data/dataset.h"
 #include "dlas/optimize/quantize.h"
+#include "dlas/system/compress.h"
 
 namespace dlas::cli {
 

@@ -1,5 +1,5 @@
 // `dlas prune-sweep`: the paper's iterative prune-and-fine-tune sweep of one model and method
-// (dlas/model/prune_sweep_run.h) -- the accuracy-vs-compression curve and its elbow, written
+// (dlas/torch/prune_sweep_run.h) -- the accuracy-vs-compression curve and its elbow, written
 // to a directory as sweep.json (dlas/optimize/prune_sweep.h), one model per level, elbow.onnx
 // and curve.csv. Like `dlas train`, bin/dlas parses and checks the arguments and execs
 // bin/dlas-train, the only binary that links libtorch (tools/dlas-train/prune_sweep.cc).

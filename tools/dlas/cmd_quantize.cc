@@ -11,6 +11,7 @@
 #include "dlas/data/dataset.h"
 #include "dlas/model/onnx.h"
 #include "dlas/optimize/quantize.h"
+#include "dlas/system/compress.h"
 
 namespace dlas::cli {
 

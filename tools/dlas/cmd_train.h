@@ -13,8 +13,8 @@
 
 #ifdef DLAS_HAVE_TORCH
 #include "dlas/data/dataset.h"
-#include "dlas/model/prune_sweep_run.h"
-#include "dlas/model/train.h"
+#include "dlas/torch/prune_sweep_run.h"
+#include "dlas/torch/train.h"
 #endif
 
 namespace dlas::cli {

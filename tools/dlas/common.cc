@@ -17,6 +17,7 @@
 #include "dlas/hw/isa.h"
 #include "dlas/optimize/prune.h"
 #include "dlas/optimize/quantize.h"
+#include "dlas/system/compress.h"
 #include "dlas/system/make_executor.h"
 #include "dlas/system/tune.h"
 

@@ -41,4 +41,9 @@ void average_pool(Isa isa, const PoolProblem& p, bool count_include_pad, const f
 void global_average_pool(Isa isa, int64_t planes, int64_t hw, const float* x, float* y,
                          ThreadPool& pool);
 
+// MaxPool on 8-bit (u8 / s8) NCHW values, for int8 graphs (the max of quantized values is
+// the quantized max: scale > 0). Every window must hold a tap inside the input (pads smaller
+// than the kernel's extent; the caller checks).
+void max_pool_8bit(const PoolProblem& p, bool is_signed, const void* x, void* y, ThreadPool& pool);
+
 }  // namespace dlas

@@ -1,6 +1,6 @@
 // Datasets (DLAS layer 1): labelled image sets, preprocessing and batching.
 //
-// The contract shared by the loaders (src/data/), training (src/model/train/), accuracy
+// The contract shared by the loaders (src/data/), training (src/torch/train/), accuracy
 // evaluation (`dlas eval --dataset`) and calibration (`dlas quantize --calib-data`):
 //
 //   auto train = dlas::data::open_dataset("fashion-mnist", dlas::data::Split::kTrain);

@@ -86,7 +86,7 @@ PruneSpec parse_prune_spec(std::string_view text);
 
 // Parses a --compress value: "dense" (nullopt) or parts joined by '+' of which at most one
 // prunes, and returns the pruning part. Quantization parts (fp16, bf16, int8[:calibrator])
-// are validated and left out: parse_compress (dlas/optimize/quantize.h) returns both parts.
+// are validated and left out: parse_compress (dlas/optimize/compress_spec.h) returns both parts.
 // Anything else is kInvalidInput naming the part.
 std::optional<PruneSpec> parse_compress_spec(std::string_view text);
 

@@ -10,11 +10,11 @@
 // convolutions (fuse_quantized_conv in dlas/system/passes.h). MaxPool outputs share their
 // input's parameters, so a MaxPool runs on the 8-bit values directly.
 //
-// Calibration runs the fp32 model (compiled with dlas::Plan, every quantized tensor tapped
-// as an output) over calibration inputs -- `random`: N(0, 1) samples from a fixed seed,
-// or a directory of .npy files (one sample each, shaped like the model's input) -- and
-// picks each tensor's range [lo, hi] from its observed min/max and a 2048-bin histogram of
-// |x| by the calibrator:
+// Calibration (dlas/system/compress.h: it runs the engine) runs the fp32 model (compiled
+// with dlas::Plan, every quantized tensor tapped as an output) over calibration inputs -- `random`:
+// N(0, 1) samples from a fixed seed, or a directory of .npy files (one sample each, shaped like the
+// model's input) -- and picks each tensor's range [lo, hi] from its observed min/max and a 2048-bin
+// histogram of |x| by the calibrator:
 //   minmax      the observed range;
 //   percentile  |x| clipped at the P-th percentile (default 99.99);
 //   entropy     TensorRT's KL-divergence threshold: the clip T minimising KL(P || Q) where
@@ -35,52 +35,17 @@
 #pragma once
 
 #include <cstdint>
-#include <optional>
+#include <limits>
+#include <set>
 #include <string>
-#include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "dlas/algo/qconv.h"
 #include "dlas/model/graph.h"
-#include "dlas/optimize/prune.h"
+#include "dlas/optimize/compress_spec.h"
 
 namespace dlas {
-
-enum class QuantType { kInt8, kF16, kBF16 };
-enum class Calibrator { kMinMax, kPercentile, kEntropy, kMse, kNone };
-
-// "minmax", "percentile", "entropy", "mse", "none".
-const char* calibrator_name(Calibrator c);
-std::optional<Calibrator> calibrator_from_name(std::string_view name);
-
-struct QuantSpec {
-  QuantType type = QuantType::kInt8;
-  Calibrator calibrator = Calibrator::kEntropy;
-  double percentile = 99.99;          // kPercentile, in (0, 100]
-  DType activations = DType::kU8;     // kU8 (asymmetric) or kS8 (symmetric)
-  std::string calib_data = "random";  // "random", a directory of .npy files, or a dataset name
-                                      // (dlas/data/dataset.h: preprocessed training images)
-  int calib_samples = 32;             // random samples / at most this many files
-  uint64_t seed = 0;                  // random calibration inputs
-
-  // Canonical --compress part: "fp16", "bf16", "int8" (entropy, u8), "int8:minmax",
-  // "int8:percentile=99.9:s8", ... (defaults omitted).
-  std::string str() const;
-};
-
-// Parses one --compress part: int8[:CAL][:u8|s8] with CAL minmax | percentile[=P] | entropy
-// | mse | none, fp16, bf16. kInvalidInput naming the part.
-QuantSpec parse_quant_spec(std::string_view part);
-
-// A whole --compress value: "dense" or '+'-joined parts, at most one pruning part (wp, bp,
-// cp; applied first) and at most one quantization part.
-struct CompressSpec {
-  std::optional<PruneSpec> prune;
-  std::optional<QuantSpec> quant;
-  // Canonical: "dense", "wp:0.9", "int8", "wp:0.9+int8:minmax".
-  std::string str() const;
-};
-CompressSpec parse_compress(std::string_view text);
 
 // One quantized activation tensor.
 struct QuantTensor {
@@ -106,27 +71,41 @@ struct QuantReport {
   int64_t converted_initializers = 0;  // fp16 / bf16
 };
 
-// Quantizes an inferred fp32 graph in place (BatchNormalization folded into the convs first)
-// and leaves it inferred. kInvalidInput for bad calibration data (naming the file),
-// kUnsupported when the graph has no float input to calibrate with.
-QuantReport quantize(Graph& graph, const QuantSpec& spec);
+// --- The rewrites: calibration statistics in, a rewritten graph out ---
+// (dlas/system/compress.h runs the calibration and calls these: quantize() there is the
+// one-call entry point.)
 
-// Applies a --compress value: prunes, then quantizes (random calibration unless the spec
-// says otherwise). Returns the canonical spec.
-std::string apply_compress_spec(Graph& graph, const CompressSpec& spec);
-
-// Output error of a compressed model against its fp32 original, both compiled with
-// `options`, on `samples` random N(0, 1) inputs (seeds seed, seed + 1, ...; the
-// calibration uses others): top-1 agreement of the first output's argmax per image
-// (rows of the batch), max and mean absolute error over all its elements.
-struct OutputError {
-  int samples = 0;
-  int64_t images = 0;  // samples x batch
-  double top1_agreement = 0, max_abs_err = 0, mean_abs_err = 0;
+// The activation tensors the int8 rewrite quantizes, on an inferred graph whose
+// BatchNormalization is folded into the convs.
+struct QuantTargets {
+  std::vector<std::string> tensors;                     // in discovery order
+  std::unordered_map<std::string, std::string> shares;  // MaxPool output -> its input
+  std::set<std::string> nonnegative;                    // Relu / Clip(>= 0) outputs
+  // The tensors whose range is calibrated: all but those that share another's parameters.
+  std::vector<std::string> calibrated() const;
 };
-struct PlanOptions;
-OutputError measure_output_error(const Graph& fp32, const Graph& compressed, int samples,
-                                 uint64_t seed, const PlanOptions& options);
+QuantTargets quant_targets(const Graph& folded);
+
+// What calibration observed of one tensor: its finite range and a histogram of |x| in
+// kCalibrationBins bins of bin_width (bin_width = max|x| / bins), for every calibrator but
+// minmax and none.
+constexpr int kCalibrationBins = 2048;
+struct TensorStats {
+  float min = std::numeric_limits<float>::infinity();
+  float max = -std::numeric_limits<float>::infinity();
+  std::vector<double> hist;
+  double bin_width = 0;
+  double zeros = 0;  // exact zeros (in hist[0] too): ReLU's dead half
+};
+
+// The int8 QDQ rewrite of `folded` (see above) in place: stats[i] describes
+// targets.calibrated()[i] (ignored with Calibrator::kNone). Leaves the graph inferred; the
+// report's `samples` is the caller's to fill.
+QuantReport quantize_int8(Graph& folded, const QuantSpec& spec, const QuantTargets& targets,
+                          const std::vector<TensorStats>& stats);
+
+// The fp16 / bf16 conversion in place (spec.type kF16 or kBF16). Leaves the graph inferred.
+QuantReport convert_half(Graph& graph, const QuantSpec& spec);
 
 // --- Calibrators on a histogram of |x| (exposed for tests) ---
 // hist[i] counts |x| in [i * bin_width, (i + 1) * bin_width); levels: quantization levels of

@@ -25,8 +25,8 @@
 #include "algo/conv/qs8_common.h"
 #include "algo/microkernels/qs8_pack.h"
 #include "dlas/core/error.h"
+#include "dlas/hw/amx.h"
 #include "dlas/hw/thread_pool.h"
-#include "hw/amx.h"
 
 namespace dlas {
 namespace {

@@ -1,7 +1,7 @@
 // 8-bit MaxPool (q8_pool.h): threads over planes; the interior of each output row runs
 // without bounds checks (the int8 ResNet stem's 3x3 / 2 pool was a reference step, which
 // widens the whole tensor to f32: a third of int8 resnet50's time).
-#include "algo/pool/q8_pool.h"
+#include "dlas/algo/pool.h"
 
 #include "dlas/hw/thread_pool.h"
 

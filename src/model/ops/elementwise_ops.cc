@@ -2,8 +2,8 @@
 // variadic arithmetic with NumPy multidirectional broadcasting.
 #include <limits>
 
+#include "dlas/model/shape_math.h"
 #include "model/ops/ops_internal.h"
-#include "model/ops/shape_math.h"
 
 namespace dlas::ops {
 namespace {

@@ -10,8 +10,8 @@
 #include <set>
 #include <string>
 
+#include "dlas/model/shape_math.h"
 #include "model/ops/ops_internal.h"
-#include "model/ops/shape_math.h"
 
 namespace dlas::ops {
 namespace {

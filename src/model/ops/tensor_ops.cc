@@ -7,8 +7,8 @@
 #include <optional>
 #include <string>
 
+#include "dlas/model/shape_math.h"
 #include "model/ops/ops_internal.h"
-#include "model/ops/shape_math.h"
 
 namespace dlas::ops {
 namespace {

@@ -1,5 +1,5 @@
-#include "dlas/algo/reference.h"
 #include "dlas/system/passes.h"
+#include "dlas/system/reference.h"
 
 namespace dlas {
 

@@ -1,7 +1,7 @@
 // DequantizeLinear of constants -> f32 initializers (dlas/system/passes.h): the quantized
 // weights of float ops (a Gemm, a conv left in float) once the int8 fusion took the rest.
-#include "dlas/algo/reference.h"
 #include "dlas/system/passes.h"
+#include "dlas/system/reference.h"
 #include "system/passes/pass_util.h"
 
 namespace dlas {

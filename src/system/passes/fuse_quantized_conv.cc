@@ -3,9 +3,9 @@
 #include <cmath>
 #include <optional>
 
-#include "algo/reference/quant_kernels.h"
 #include "dlas/system/passes.h"
 #include "system/passes/pass_util.h"
+#include "system/reference/quant_kernels.h"
 
 namespace dlas {
 namespace {

@@ -1,6 +1,5 @@
 // MaxPool / AveragePool (2-D, f32, explicit pads) and GlobalAveragePool -> fast pooling;
 // MaxPool on u8 / s8 values (int8 graphs) -> the 8-bit max pool.
-#include "algo/pool/q8_pool.h"
 #include "dlas/algo/pool.h"
 #include "system/plan/steps.h"
 

@@ -1,8 +1,8 @@
 // Any op with a reference kernel: the fallback step, run on views of the arena.
 #include <cstring>
 
-#include "dlas/algo/reference.h"
 #include "dlas/core/error.h"
+#include "dlas/system/reference.h"
 #include "system/plan/steps.h"
 
 namespace dlas::plan {

@@ -7,9 +7,9 @@
 #include <limits>
 #include <type_traits>
 
-#include "algo/reference/broadcast.h"
-#include "algo/reference/kernels_internal.h"
-#include "model/ops/shape_math.h"
+#include "dlas/model/shape_math.h"
+#include "system/reference/broadcast.h"
+#include "system/reference/kernels_internal.h"
 
 namespace dlas::reference {
 namespace {

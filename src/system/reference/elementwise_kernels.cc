@@ -7,8 +7,8 @@
 #include <limits>
 #include <type_traits>
 
-#include "algo/reference/broadcast.h"
-#include "algo/reference/kernels_internal.h"
+#include "system/reference/broadcast.h"
+#include "system/reference/kernels_internal.h"
 
 namespace dlas::reference {
 namespace {

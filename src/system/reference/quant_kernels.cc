@@ -9,9 +9,9 @@
 #include <cstring>
 #include <limits>
 
-#include "algo/reference/kernels_internal.h"
-#include "algo/reference/quant_kernels.h"
 #include "dlas/algo/qconv.h"
+#include "system/reference/kernels_internal.h"
+#include "system/reference/quant_kernels.h"
 
 namespace dlas::reference {
 namespace {

@@ -2,7 +2,7 @@
 #include <string>
 #include <unordered_map>
 
-#include "algo/reference/kernels_internal.h"
+#include "system/reference/kernels_internal.h"
 
 namespace dlas::reference {
 

@@ -23,7 +23,7 @@
 // epoch, step and the schedule; resuming from it continues exactly as the uninterrupted run
 // (bit for bit at one thread).
 //
-// This header includes no torch header; the implementation is in src/model/train/ (target
+// This header includes no torch header; the implementation is in src/torch/train/ (target
 // dlas_torch, built with -DDLAS_WITH_TORCH=ON).
 #pragma once
 

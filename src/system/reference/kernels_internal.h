@@ -3,7 +3,7 @@
 
 #include <vector>
 
-#include "dlas/algo/reference.h"
+#include "dlas/system/reference.h"
 
 namespace dlas::reference {
 

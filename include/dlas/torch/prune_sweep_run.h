@@ -17,7 +17,7 @@
 // total removed to round(level x the ORIGINAL prunable channels); SweepPoint::achieved is
 // measured against the original count.
 //
-// This header includes no torch header; the implementation is in src/model/train/ (dlas_torch).
+// This header includes no torch header; the implementation is in src/torch/train/ (dlas_torch).
 #pragma once
 
 #include <atomic>
@@ -28,8 +28,8 @@
 #include <vector>
 
 #include "dlas/model/graph.h"
-#include "dlas/model/train.h"
 #include "dlas/optimize/prune_sweep.h"
+#include "dlas/torch/train.h"
 
 namespace dlas {
 

@@ -1,6 +1,6 @@
-// Internal: shape arithmetic shared by the op schemas (shape inference) and the
-// reference kernels, so both resolve NumPy broadcasting and ONNX Slice parameters
-// the same way. Header-only; errors name the node.
+// Shape arithmetic shared by the op schemas (shape inference) and the reference
+// interpreter (dlas/system/reference.h), so both resolve NumPy broadcasting and ONNX Slice
+// parameters the same way. Header-only; errors name the node.
 #pragma once
 
 #include <algorithm>

@@ -2,7 +2,7 @@
 // operators, node by node, as an independent implementation of the same ONNX
 // semantics. It is the external truth the reference runtime is checked against and
 // the peer the benchmarks compare with. This header deliberately includes no torch
-// header; only src/system/peers/torch/*.cc see libtorch (target dlas_torch).
+// header; only src/torch/peer/*.cc see libtorch (target dlas_torch).
 #pragma once
 
 #include <memory>

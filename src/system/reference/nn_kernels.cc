@@ -11,9 +11,9 @@
 #include <string>
 #include <type_traits>
 
-#include "algo/microkernels/f32_vepilogue.h"
-#include "algo/reference/broadcast.h"
-#include "algo/reference/kernels_internal.h"
+#include "dlas/algo/conv.h"
+#include "system/reference/broadcast.h"
+#include "system/reference/kernels_internal.h"
 
 namespace dlas::reference {
 namespace {
@@ -1170,7 +1170,7 @@ void fused_conv_f32(const Node& node, const Tensors& inputs, Tensors& outputs) {
   float* y = outputs[0].data<float>();
   const float* r = inputs.size() > 3 && inputs[3].defined() ? inputs[3].data<float>() : nullptr;
   const size_t n = static_cast<size_t>(outputs[0].numel());
-  ukernel::f32_vepilogue__scalar(n, y, 0.f, r, e.act, e.p0, e.p1);
+  apply_epilogue(Isa::kScalar, e, n, y, 0.f, r);
 }
 
 // Dropout in inference: a copy of the input.

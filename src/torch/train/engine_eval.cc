@@ -4,9 +4,9 @@
 #include <algorithm>
 
 #include "dlas/core/error.h"
-#include "dlas/model/train.h"
 #include "dlas/system/accuracy.h"
 #include "dlas/system/plan.h"
+#include "dlas/torch/train.h"
 
 namespace dlas {
 

@@ -22,9 +22,9 @@
 
 #include "dlas/core/error.h"
 #include "dlas/core/file.h"
-#include "dlas/model/train.h"
-#include "dlas/system/torch_peer.h"
-#include "system/peers/torch/torch_ops.h"
+#include "dlas/torch/torch_peer.h"
+#include "dlas/torch/train.h"
+#include "torch/peer/torch_ops.h"
 
 namespace dlas {
 

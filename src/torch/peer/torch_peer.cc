@@ -3,10 +3,10 @@
 // dlas reference kernels, so agreement between the two is evidence, not tautology.
 // This is one of the only translation units that include torch headers; ATen/ATen.h
 // is enough (the torch/torch.h front end adds autograd and nn modules we never use).
-#include "dlas/system/torch_peer.h"
+#include "dlas/torch/torch_peer.h"
 
 #include "dlas/system/make_executor.h"
-#include "system/peers/torch/torch_ops.h"
+#include "torch/peer/torch_ops.h"
 
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>

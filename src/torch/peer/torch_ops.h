@@ -1,4 +1,4 @@
-// The libtorch peer's op mapping, shared with training (src/model/train/): one dlas node
+// The libtorch peer's op mapping, shared with training (src/torch/train/): one dlas node
 // interpreted with ATen operators. Internal to the torch translation units (it includes
 // ATen); the calls are autograd-transparent, so under grad mode the results carry
 // gradients back to the input tensors.

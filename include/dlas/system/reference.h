@@ -1,7 +1,9 @@
-// Reference kernels (DLAS layer 4): one simple, obviously correct loop nest per
-// op. They are the runtime of the foundation and the oracle every fast kernel
-// is tested against. The table in src/algo/reference/kernel_table.cc is the
-// one list of reference kernels.
+// The reference interpreter (DLAS layer 5): one simple, obviously correct loop nest per
+// graph op, run node by node. It is the runtime of ops without a fast kernel, the
+// constant folder's evaluator and the oracle every fast kernel is tested against. It
+// takes graph Nodes, so it lives in the system layer; the problem-level oracles
+// (reference_qconv, reference_hconv) stay with their contracts in algo. The table in
+// src/system/reference/kernel_table.cc is the one list of reference kernels.
 #pragma once
 
 #include <string_view>

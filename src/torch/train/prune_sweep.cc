@@ -1,7 +1,7 @@
-// The iterative prune-and-fine-tune sweep (dlas/model/prune_sweep_run.h): prune the previous
+// The iterative prune-and-fine-tune sweep (dlas/torch/prune_sweep_run.h): prune the previous
 // level's fine-tuned model further, fine-tune it for its share of the epochs, measure it in the
 // dlas engine, and find the elbow. No torch header here (the Trainer hides libtorch); it lives
-// in src/model/train/ because it links the Trainer.
+// in src/torch/train/ because it links the Trainer.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -14,10 +14,10 @@
 #include "dlas/core/file.h"
 #include "dlas/model/onnx.h"
 #include "dlas/model/op_schema.h"
-#include "dlas/model/prune_sweep_run.h"
 #include "dlas/optimize/quantize.h"
 #include "dlas/system/accuracy.h"
 #include "dlas/system/loader.h"
+#include "dlas/torch/prune_sweep_run.h"
 
 namespace dlas {
 namespace {

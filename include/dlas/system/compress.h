@@ -1,0 +1,57 @@
+// Compressing a model end to end (DLAS layer 5 driving layer 3): the parts of compression
+// that run the engine. Calibration compiles the fp32 model with dlas::Plan, taps every
+// tensor the int8 rewrite quantizes and collects its statistics; the rewrites themselves
+// (dlas/optimize/quantize.h) take those statistics as data.
+//
+//   Graph g = load_model("resnet18.onnx");
+//   QuantReport r = quantize(g, parse_quant_spec("int8:percentile"));
+//   std::string canonical = apply_compress_spec(g, parse_compress("wp:0.5+int8"));
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "dlas/core/tensor.h"
+#include "dlas/model/graph.h"
+#include "dlas/optimize/compress_spec.h"
+#include "dlas/optimize/quantize.h"
+
+namespace dlas {
+
+struct PlanOptions;
+
+// The calibration inputs of spec.calib_data: "random" (spec.calib_samples N(0, 1) samples
+// from spec.seed), a directory of .npy files (one sample each, shaped like the model's one
+// input) or a dataset name (preprocessed training images). kInvalidInput naming the file or
+// the dataset when they do not fit the model.
+std::vector<std::vector<Tensor>> calibration_inputs(const Graph& graph, const QuantSpec& spec);
+
+// Runs the fp32 `folded` graph over the samples with every tensor of `taps` tapped as an
+// output, on one thread; returns one TensorStats per tap (histograms only when asked).
+std::vector<TensorStats> calibrate(const Graph& folded, const std::vector<std::string>& taps,
+                                   const std::vector<std::vector<Tensor>>& samples,
+                                   bool histograms);
+
+// Quantizes an inferred fp32 graph in place (BatchNormalization folded into the convs first,
+// then calibrated, then rewritten) and leaves it inferred. kInvalidInput for bad calibration
+// data (naming the file), kUnsupported when the graph has no float input to calibrate with.
+QuantReport quantize(Graph& graph, const QuantSpec& spec);
+
+// Applies a --compress value: prunes, then quantizes (random calibration unless the spec
+// says otherwise). Returns the canonical spec.
+std::string apply_compress_spec(Graph& graph, const CompressSpec& spec);
+
+// Output error of a compressed model against its fp32 original, both compiled with
+// `options`, on `samples` random N(0, 1) inputs (seeds seed, seed + 1, ...; the
+// calibration uses others): top-1 agreement of the first output's argmax per image
+// (rows of the batch), max and mean absolute error over all its elements.
+struct OutputError {
+  int samples = 0;
+  int64_t images = 0;  // samples x batch
+  double top1_agreement = 0, max_abs_err = 0, mean_abs_err = 0;
+};
+OutputError measure_output_error(const Graph& fp32, const Graph& compressed, int samples,
+                                 uint64_t seed, const PlanOptions& options);
+
+}  // namespace dlas
