@@ -9,16 +9,10 @@
 
 namespace dlas {
 
-std::optional<ConvProblem> conv_problem_of(const Graph& g, const Node& n) {
-  if (n.op != "Conv" && n.op != "FusedConv") return std::nullopt;
-  if (n.inputs.size() < 2 || !g.has_value(n.inputs[0])) return std::nullopt;
-  if (n.attr_string("auto_pad", "NOTSET") != "NOTSET") return std::nullopt;
-  const ValueInfo& x = g.value(n.inputs[0]);
-  const Tensor* w = g.constant(n.inputs[1]);
-  if (x.shape.size() != 4 || !w || w->rank() != 4) return std::nullopt;
+ConvProblem conv_geometry(const Node& n, const Shape& x, const Shape& w) {
   ConvProblem p;
-  p.n = x.shape[0], p.c = x.shape[1], p.h = x.shape[2], p.w = x.shape[3];
-  p.k = w->dim(0), p.kh = w->dim(2), p.kw = w->dim(3);
+  p.n = x[0], p.c = x[1], p.h = x[2], p.w = x[3];
+  p.k = w[0], p.kh = w[2], p.kw = w[3];
   const auto strides = n.attr_ints("strides", {1, 1});
   const auto dil = n.attr_ints("dilations", {1, 1});
   const auto pads = n.attr_ints("pads", {0, 0, 0, 0});
@@ -26,10 +20,21 @@ std::optional<ConvProblem> conv_problem_of(const Graph& g, const Node& n) {
   p.dil_h = dil[0], p.dil_w = dil[1];
   p.pad_t = pads[0], p.pad_l = pads[1], p.pad_b = pads[2], p.pad_r = pads[3];
   p.groups = n.attr_int("group", 1);
-  p.has_bias = n.inputs.size() > 2 && !n.inputs[2].empty();
   p.epilogue.act = parse_activation(n.attr_string("activation", "none"));
   const auto params = n.attr_floats("activation_params", {});
   if (params.size() == 2) p.epilogue.p0 = params[0], p.epilogue.p1 = params[1];
+  return p;
+}
+
+std::optional<ConvProblem> conv_problem_of(const Graph& g, const Node& n) {
+  if (n.op != "Conv" && n.op != "FusedConv") return std::nullopt;
+  if (n.inputs.size() < 2 || !g.has_value(n.inputs[0])) return std::nullopt;
+  if (n.attr_string("auto_pad", "NOTSET") != "NOTSET") return std::nullopt;
+  const ValueInfo& x = g.value(n.inputs[0]);
+  const Tensor* w = g.constant(n.inputs[1]);
+  if (x.shape.size() != 4 || !w || w->rank() != 4) return std::nullopt;
+  ConvProblem p = conv_geometry(n, x.shape, w->shape());
+  p.has_bias = n.inputs.size() > 2 && !n.inputs[2].empty();
   p.epilogue.residual = n.inputs.size() > 3 && !n.inputs[3].empty();
   if (x.dtype == DType::kF16 || x.dtype == DType::kBF16) p.set_half(x.dtype);
   p.validate();

@@ -24,6 +24,13 @@ struct ConvLayer {
 // for f16 / bf16 input values, the 16-bit types; nullopt for any other node.
 std::optional<ConvProblem> conv_problem_of(const Graph& graph, const Node& node);
 
+// The geometry of a 2-D convolution node (Conv, FusedConv, the fused int8 convs, ONNX's
+// integer convs) with input shape x and weight shape w, both rank 4: sizes, strides,
+// dilations, explicit pads, groups and the fused activation (the activation /
+// activation_params attributes, absent on a plain Conv). Bias, residual, element types and
+// auto_pad are the caller's.
+ConvProblem conv_geometry(const Node& node, const Shape& x, const Shape& w);
+
 // One conv node as the engine lowers it and the tuner measures it: a 2-D Conv / FusedConv
 // on f32, f16 or bf16 values, or an int8 QFusedConv, with constant weights (and bias) of
 // its types. The problem carries the element types (int8: the quantization too).

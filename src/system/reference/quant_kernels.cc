@@ -10,6 +10,7 @@
 #include <limits>
 
 #include "dlas/algo/qconv.h"
+#include "dlas/system/conv_shapes.h"
 #include "system/reference/kernels_internal.h"
 #include "system/reference/quant_kernels.h"
 
@@ -101,29 +102,23 @@ void dynamic_quantize_linear(const Node&, const Tensors& in, Tensors& out) {
 // ---------------------------------------------------------------------------
 
 struct Conv2d {
-  int64_t n, c, h, w, k, kh, kw, oh, ow, sh, sw, dh, dw, pt, pl, groups;
+  ConvProblem p;   // the geometry (pads resolved from auto_pad)
+  int64_t oh, ow;  // the inferred output size
 };
 
 Conv2d conv2d_geometry(const Node& node, const Shape& x, const Shape& w, const Shape& y) {
   DLAS_CHECK(x.size() == 4, ErrorKind::kUnsupported, node.label(),
              ": only 2-D quantized convolutions are supported");
-  Conv2d g{};
-  g.n = x[0], g.c = x[1], g.h = x[2], g.w = x[3];
-  g.k = w[0], g.kh = w[2], g.kw = w[3];
-  g.oh = y[2], g.ow = y[3];
-  const auto s = node.attr_ints("strides", {1, 1});
-  const auto d = node.attr_ints("dilations", {1, 1});
-  const auto p = node.attr_ints("pads", {0, 0, 0, 0});
-  g.sh = s[0], g.sw = s[1], g.dh = d[0], g.dw = d[1];
-  g.groups = node.attr_int("group", 1);
+  Conv2d g{conv_geometry(node, x, w), y[2], y[3]};
+  ConvProblem& p = g.p;
   const std::string auto_pad = node.attr_string("auto_pad", "NOTSET");
   if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
-    const int64_t th = std::max<int64_t>(0, (g.oh - 1) * g.sh + (g.kh - 1) * g.dh + 1 - g.h);
-    const int64_t tw = std::max<int64_t>(0, (g.ow - 1) * g.sw + (g.kw - 1) * g.dw + 1 - g.w);
-    g.pt = auto_pad == "SAME_UPPER" ? th / 2 : th - th / 2;
-    g.pl = auto_pad == "SAME_UPPER" ? tw / 2 : tw - tw / 2;
-  } else if (auto_pad != "VALID") {
-    g.pt = p[0], g.pl = p[1];
+    const int64_t th = std::max<int64_t>(0, (g.oh - 1) * p.stride_h + (p.kh - 1) * p.dil_h + 1 - p.h);
+    const int64_t tw = std::max<int64_t>(0, (g.ow - 1) * p.stride_w + (p.kw - 1) * p.dil_w + 1 - p.w);
+    p.pad_t = auto_pad == "SAME_UPPER" ? th / 2 : th - th / 2;
+    p.pad_l = auto_pad == "SAME_UPPER" ? tw / 2 : tw - tw / 2;
+  } else if (auto_pad == "VALID") {
+    p.pad_t = p.pad_l = 0;
   }
   return g;
 }
@@ -132,26 +127,17 @@ Conv2d conv2d_geometry(const Node& node, const Shape& x, const Shape& w, const S
 template <class Out>
 void integer_conv(const Conv2d& g, const Tensor& x, int64_t xzp, const Tensor& w, const Tensor* wzp,
                   Out&& out) {
-  const int64_t cg = g.c / g.groups, kg = g.k / g.groups;
-  for (int64_t n = 0; n < g.n; ++n)
-    for (int64_t k = 0; k < g.k; ++k) {
+  const ConvProblem& p = g.p;
+  const int64_t kg = p.k / p.groups, per_k = p.c_per_group() * p.kh * p.kw;
+  for (int64_t n = 0; n < p.n; ++n)
+    for (int64_t k = 0; k < p.k; ++k) {
       const int64_t wz = wzp ? wzp->get_as_int64(wzp->numel() == 1 ? 0 : k) : 0;
-      const int64_t c0 = (k / kg) * cg;
       for (int64_t oy = 0; oy < g.oh; ++oy)
         for (int64_t ox = 0; ox < g.ow; ++ox) {
           int64_t acc = 0;
-          for (int64_t c = 0; c < cg; ++c)
-            for (int64_t ky = 0; ky < g.kh; ++ky) {
-              const int64_t iy = oy * g.sh - g.pt + ky * g.dh;
-              if (iy < 0 || iy >= g.h) continue;
-              for (int64_t kx = 0; kx < g.kw; ++kx) {
-                const int64_t ix = ox * g.sw - g.pl + kx * g.dw;
-                if (ix < 0 || ix >= g.w) continue;
-                const int64_t xv = x.get_as_int64(((n * g.c + c0 + c) * g.h + iy) * g.w + ix);
-                const int64_t wv = w.get_as_int64(((k * cg + c) * g.kh + ky) * g.kw + kx);
-                acc += (xv - xzp) * (wv - wz);
-              }
-            }
+          for_each_tap_inside(p, n, k / kg, oy, ox, [&](int64_t xi, int64_t wi) {
+            acc += (x.get_as_int64(xi) - xzp) * (w.get_as_int64(k * per_k + wi) - wz);
+          });
           out(n, k, oy, ox, static_cast<int32_t>(acc));
         }
     }
@@ -167,7 +153,7 @@ void conv_integer(const Node& node, const Tensors& in, Tensors& out) {
   int32_t* y = out[0].data<int32_t>();
   integer_conv(g, in[0], zp_of(in, 2), in[1], wzp,
                [&](int64_t n, int64_t k, int64_t oy, int64_t ox, int32_t acc) {
-                 y[((n * g.k + k) * g.oh + oy) * g.ow + ox] = acc;
+                 y[((n * g.p.k + k) * g.oh + oy) * g.ow + ox] = acc;
                });
 }
 
@@ -187,8 +173,8 @@ void qlinear_conv(const Node& node, const Tensors& in, Tensors& out) {
     ConvProblem p = qfused_conv_shape(node, x.shape(), w.shape(), bias != nullptr, false);
     p.set_int8({xs, static_cast<int32_t>(xzp), x.dtype()},
                {ys, static_cast<int32_t>(yzp), y.dtype()});
-    std::vector<float> scales(static_cast<size_t>(g.k));
-    for (int64_t k = 0; k < g.k; ++k) scales[k] = load_float(ws, ws.numel() == 1 ? 0 : k);
+    std::vector<float> scales(static_cast<size_t>(g.p.k));
+    for (int64_t k = 0; k < g.p.k; ++k) scales[k] = load_float(ws, ws.numel() == 1 ? 0 : k);
     reference_qconv(
         p, x.raw(),
         ConvWeights::int8(w.data<int8_t>(), scales.data(), bias ? bias->data<int32_t>() : nullptr),
@@ -199,7 +185,7 @@ void qlinear_conv(const Node& node, const Tensors& in, Tensors& out) {
     const float m = xs * load_float(ws, ws.numel() == 1 ? 0 : k) / ys;
     const int64_t b = bias ? bias->get_as_int64(k) : 0;
     const float v = std::nearbyint(static_cast<float>(acc + b) * m);
-    store_int(y, ((n * g.k + k) * g.oh + oy) * g.ow + ox,
+    store_int(y, ((n * g.p.k + k) * g.oh + oy) * g.ow + ox,
               saturate(y.dtype(), static_cast<double>(v) + static_cast<double>(yzp)));
   });
 }
@@ -294,20 +280,8 @@ ConvProblem qfused_conv_shape(const Node& node, const Shape& x, const Shape& w, 
              ": only 2-D quantized convolutions are supported");
   DLAS_CHECK(node.attr_string("auto_pad", "NOTSET") == "NOTSET", ErrorKind::kUnsupported,
              node.label(), ": auto_pad is not supported here");
-  ConvProblem p;
-  p.n = x[0], p.c = x[1], p.h = x[2], p.w = x[3];
-  p.k = w[0], p.kh = w[2], p.kw = w[3];
-  const auto strides = node.attr_ints("strides", {1, 1});
-  const auto dil = node.attr_ints("dilations", {1, 1});
-  const auto pads = node.attr_ints("pads", {0, 0, 0, 0});
-  p.stride_h = strides[0], p.stride_w = strides[1];
-  p.dil_h = dil[0], p.dil_w = dil[1];
-  p.pad_t = pads[0], p.pad_l = pads[1], p.pad_b = pads[2], p.pad_r = pads[3];
-  p.groups = node.attr_int("group", 1);
+  ConvProblem p = conv_geometry(node, x, w);
   p.has_bias = has_bias;
-  p.epilogue.act = parse_activation(node.attr_string("activation", "none"));
-  const auto params = node.attr_floats("activation_params", {});
-  if (params.size() == 2) p.epilogue.p0 = params[0], p.epilogue.p1 = params[1];
   p.epilogue.residual = has_residual;
   return p;
 }
