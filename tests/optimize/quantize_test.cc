@@ -11,6 +11,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
+#include <map>
 #include <random>
 
 #include "dlas/core/npy.h"
@@ -204,6 +205,41 @@ TEST(Quantize, WritesAQdqGraph) {
           found = g.constant(d.inputs[0]) && g.constant(d.inputs[0])->dtype() == DType::kS8;
       EXPECT_TRUE(found) << n.name;
     }
+}
+
+// The rewrite takes calibration statistics as data: given ranges, it writes exactly the
+// parameters quant_params_for_range gives them, with no engine run.
+TEST(Quantize, RewriteTakesCalibrationStatisticsAsData) {
+  Graph g = small_resnet();
+  optimize_graph(g, 2);  // BatchNormalization folded, as quantize() does first
+  const QuantTargets targets = quant_targets(g);
+  const std::vector<std::string> calibrated = targets.calibrated();
+  ASSERT_FALSE(calibrated.empty());
+  EXPECT_EQ(calibrated.size() + targets.shares.size(), targets.tensors.size());
+  std::vector<TensorStats> stats(calibrated.size());
+  for (size_t i = 0; i < stats.size(); ++i) {
+    const bool nonneg = targets.nonnegative.count(calibrated[i]) != 0;
+    stats[i].min = nonneg ? 0.f : -0.5f - 0.01f * static_cast<float>(i);
+    stats[i].max = 1.f + 0.02f * static_cast<float>(i);
+  }
+  const QuantSpec spec = parse_quant_spec("int8:minmax");
+  Graph wrong = g;
+  EXPECT_EQ(error_of([&] {
+              quantize_int8(wrong, spec, targets, {stats.begin(), stats.end() - 1});
+            }).kind(),
+            ErrorKind::kInternal);
+  const QuantReport r = quantize_int8(g, spec, targets, stats);
+  ASSERT_EQ(r.tensors.size(), targets.tensors.size());
+  EXPECT_EQ(count_ops(g, "QuantizeLinear"), static_cast<int>(r.tensors.size()));
+  std::map<std::string, QuantParams> by_name;
+  for (const QuantTensor& t : r.tensors) by_name[t.name] = t.q;
+  for (size_t i = 0; i < calibrated.size(); ++i) {
+    const QuantParams want = quant_params_for_range(stats[i].min, stats[i].max, DType::kU8);
+    EXPECT_EQ(by_name.at(calibrated[i]).scale, want.scale) << calibrated[i];
+    EXPECT_EQ(by_name.at(calibrated[i]).zero_point, want.zero_point) << calibrated[i];
+  }
+  for (const auto& [shared, source] : targets.shares)
+    EXPECT_EQ(by_name.at(shared).scale, by_name.at(source).scale) << shared;
 }
 
 TEST(Quantize, QdqExportImportRoundTripPreservesOutputs) {
