@@ -11,6 +11,9 @@ discarded runs and then R timed ones. Every repeat's time is pooled over the rou
 headline per variant is the median of the pool, and dlas variants get ratios to PyTorch and
 to oneDNN (< 1: dlas is faster). Nothing is pinned to a CPU: every peer sees the same
 scheduler. Progress goes to stderr, the Markdown tables to stdout, everything to --json.
+--baseline BIN adds every dlas variant again through another dlas binary (`auto@baseline`,
+...), interleaved in the same rounds, and a table of new/baseline ratios: the way to show a
+change to the engine made no model slower.
 --realtime runs every measured process (dlas, oneDNN and the PyTorch server alike) under
 `chrt -f 10` (SCHED_FIFO; needs root or CAP_SYS_NICE): on a shared 2-core machine a
 background job otherwise preempts one of two worker threads for a whole time slice and the
@@ -20,6 +23,7 @@ The kernel's RT throttling still leaves 5% of each second to other tasks.
 usage:
   run_peers.py [--models M,..] [--threads 2[,1]] [--rounds 5] [--repeat 30]
                [--repeat-for resnet50=10,..] [--algos auto,direct,..] [--json out.json]
+               [--baseline OLD_BUILD/bin/dlas]
   run_peers.py --quick      smoke check: resnet18-cifar, 1 round, 3 repeats
   run_peers.py --dry-run    print the interleaved schedule and exit
   run_peers.py --report out.json   print the tables of a saved run again
@@ -40,6 +44,7 @@ ZOO = ["resnet18-cifar", "mobilenetv1-cifar", "mobilenetv2-cifar", "vgg16-cifar"
        "mobilenetv2", "densenet161", "efficientnetb0"]
 ALGOS = ["auto", "direct", "gemm", "spatial-pack", "winograd"]
 PYTORCH, ONEDNN = "pytorch", "onednn"
+BASELINE = "@baseline"  # suffix of a variant run through --baseline's binary
 
 
 def log(msg):
@@ -88,9 +93,12 @@ class TorchPeer:
 
 
 def dlas_command(a, model, variant, threads, repeat):
-    cmd = list(a.prefix) + [a.dlas, "bench", model, "--threads", str(threads), "--repeat",
+    binary, has_times = a.dlas, a.has_times
+    if variant.endswith(BASELINE):
+        variant, binary, has_times = variant[:-len(BASELINE)], a.baseline, a.baseline_has_times
+    cmd = list(a.prefix) + [binary, "bench", model, "--threads", str(threads), "--repeat",
                             str(repeat), "--warmup", str(a.warmup), "--json"]
-    if a.has_times:
+    if has_times:
         cmd.append("--times")
     if variant == ONEDNN:
         cmd += ["--backend", "onednn"]
@@ -131,7 +139,8 @@ def summarise(rec):
             "n": len(r["times_ms"]),
         }
     pt, dn = out.get(PYTORCH), out.get(ONEDNN)
-    dlas = {v: s for v, s in out.items() if s and v not in (PYTORCH, ONEDNN)}
+    dlas = {v: s for v, s in out.items()
+            if s and v not in (PYTORCH, ONEDNN) and not v.endswith(BASELINE)}
     best = min(dlas, key=lambda v: dlas[v]["median_ms"]) if dlas else None
     for v, s in out.items():
         if not s:
@@ -140,6 +149,9 @@ def summarise(rec):
             s["vs_pytorch"] = s["median_ms"] / pt["median_ms"]
         if dn and v not in (PYTORCH, ONEDNN):
             s["vs_onednn"] = s["median_ms"] / dn["median_ms"]
+        base = out.get(v + BASELINE)
+        if base:
+            s["vs_baseline"] = s["median_ms"] / base["median_ms"]
     rec["summary"], rec["best_dlas"] = out, best
 
 
@@ -181,6 +193,19 @@ def markdown(records, threads):
             lines.append(f"| {r['model']} | {name} | {s['median_ms']:.3f} | "
                          f"{min(rm):.3f}–{max(rm):.3f} | {s['n']} | {fmt_ratio(s, 'vs_pytorch')} | "
                          f"{fmt_ratio(s, 'vs_onednn')} |")
+    pairs = [(r, v) for r in rows for v in r["variants"] if r["summary"].get(v, {}) and
+             "vs_baseline" in r["summary"][v]]
+    if pairs:
+        lines += ["", f"### {threads} thread{'s' if threads > 1 else ''}, batch 1 — this build "
+                  "against the baseline binary (same rounds; < 1: this build faster)", "",
+                  "| model | variant | this ms (rounds min–max) | baseline ms (rounds min–max) | "
+                  "this/baseline |", "|---|---|---:|---:|---:|"]
+        for r, v in pairs:
+            s, b = r["summary"][v], r["summary"][v + BASELINE]
+            rs, rb = s["round_medians_ms"], b["round_medians_ms"]
+            lines.append(f"| {r['model']} | dlas {v} | {s['median_ms']:.3f} ({min(rs):.3f}–"
+                         f"{max(rs):.3f}) | {b['median_ms']:.3f} ({min(rb):.3f}–{max(rb):.3f}) | "
+                         f"{s['vs_baseline']:.3f} |")
     return "\n".join(lines)
 
 
@@ -215,6 +240,8 @@ def main():
     ap.add_argument("--no-onednn", action="store_true")
     ap.add_argument("--no-pytorch", action="store_true")
     ap.add_argument("--dlas", default=os.path.join(ROOT, "build", "bin", "dlas"))
+    ap.add_argument("--baseline", help="another dlas binary: every dlas variant runs through it "
+                    "too, in the same rounds, and the tables gain this/baseline ratios")
     ap.add_argument("--python", default="/usr/bin/python3", help="interpreter with torch")
     ap.add_argument("--timeout", type=float, default=900, help="seconds per dlas bench process")
     ap.add_argument("--json", help="write every time and the summary here")
@@ -242,9 +269,10 @@ def main():
         ap.error(f"unknown model(s) {bad}; zoo: {','.join(ZOO)}")
     if a.rounds < 1 or a.repeat < 1 or min(threads_list) < 1 or a.warmup < 0:
         ap.error("--rounds, --repeat and --threads must be >= 1, --warmup >= 0")
-    variants = algos + ([] if a.no_onednn else [ONEDNN]) + ([] if a.no_pytorch else [PYTORCH])
+    variants = algos + ([v + BASELINE for v in algos] if a.baseline else []) + \
+        ([] if a.no_onednn else [ONEDNN]) + ([] if a.no_pytorch else [PYTORCH])
 
-    a.has_times = True
+    a.has_times = a.baseline_has_times = True
     if a.dry_run:
         for t in threads_list:
             for m in models:
@@ -263,10 +291,16 @@ def main():
     a.has_times = "--times" in helptext
     if not a.has_times:
         log("this dlas bench has no --times: pooling round medians instead of every repeat")
+    if a.baseline:
+        if not os.access(a.baseline, os.X_OK):
+            ap.error(f"--baseline {a.baseline} is not an executable")
+        a.baseline_has_times = "--times" in subprocess.run(
+            [a.baseline, "bench", "--help"], capture_output=True, text=True).stdout
 
     result = {"machine": machine_info(a), "args": {
         "models": models, "threads": threads_list, "rounds": a.rounds, "repeat": a.repeat,
         "repeat_for": repeat_for, "warmup": a.warmup, "variants": variants,
+        "baseline": a.baseline,
         "pooled": "times_ms" if a.has_times else "round medians"}, "records": []}
     log(f"cpu {result['machine'].get('cpu', '?')}, load {result['machine']['loadavg_start']}")
     t_start = time.time()
