@@ -1,4 +1,4 @@
-// The fp16 / bf16 conv algorithms (hconv.h) against reference_hconv (HConvTester): every
+// The fp16 / bf16 conv algorithms (hconv.h) against reference_hconv (ConvTester): every
 // algorithm x supported_isa_levels() x generated problem x f16/bf16 at the default knobs, a
 // sampled set of knob points, every fused epilogue, two threads. Paths this CPU lacks are
 // skipped, never failed; their native kernels' logic runs here through exact instruction
@@ -6,13 +6,15 @@
 //   build/dlas_tests --gtest_filter='HConv*:H16*'
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <cstring>
+#include <random>
 #include <string>
 
 #include "algo/conv/gemm_h16.h"
 #include "algo/conv_tester.h"
 #include "algo/h16_emulation.h"
 #include "algo/h16_native_logic.h"
-#include "algo/hconv_tester.h"
 #include "algo/microkernels/h16_gemm.h"
 #include "algo/microkernels/h16_vcvt.h"
 #include "dlas/core/error.h"
@@ -42,7 +44,7 @@ TEST_P(HConvAlgoTest, GeneratedProblemsDefaultKnobs) {
     for (DType t : kTypes)
       for (const ConvProblem& c : generated_conv_problems()) {
         if (!algo().supports(hp(c, t))) continue;
-        HConvTester().problem(c).type(t).test(algo(), isa);
+        ConvTester().problem(c).half_type(t).test(algo(), isa);
         ++tested;
       }
   EXPECT_GT(tested, 0);
@@ -56,8 +58,8 @@ TEST_P(HConvAlgoTest, SampledKnobPointsTwoThreads) {
         const KnobSpace space = algo().knob_space(hp(c, t), isa);
         const int64_t n = space.size(), samples = 3;
         for (int64_t s = 0; s < samples; ++s)
-          HConvTester().problem(c).type(t).threads(2).test(algo(), isa,
-                                                           space.point((n / samples) * s + s % n));
+          ConvTester().problem(c).half_type(t).threads(2).test(
+              algo(), isa, space.point((n / samples) * s + s % n));
       }
 }
 
@@ -81,9 +83,9 @@ TEST_P(HConvAlgoTest, FusedEpilogues) {
         for (bool res : {false, true})
           for (const ConvProblem& c : {c3, dw}) {
             if (!algo().supports(hp(c, t))) continue;
-            HConvTester()
+            ConvTester()
                 .problem(c)
-                .type(t)
+                .half_type(t)
                 .activation(act.a, act.p0, act.p1)
                 .residual(res)
                 .threads(2)
@@ -127,8 +129,6 @@ TEST(HConvNativeLogic, GemmWithModelledKernels) {
   int tested = 0;
   for (const ukernel::H16GemmUkernel& uk : h16_native_logic_ukernels())
     for (const ConvProblem& c : generated_conv_problems()) {
-      ConvProblem p = c;
-      p.set_half(uk.type);
       const bool half = uk.compute == ConvCompute::kNativeFp16;
       struct Point {
         int64_t kc, nc, flush;
@@ -136,14 +136,13 @@ TEST(HConvNativeLogic, GemmWithModelledKernels) {
       for (Point pt : {Point{256, 128, 32}, Point{64, 32, 8}, Point{128, 64, 0}}) {
         Knobs k{{"kc", pt.kc}, {"nc", pt.nc}};
         if (half) k["flush"] = pt.flush;
-        HConvTester t;
-        t.problem(c).type(uk.type).threads(2);
-        auto prepared = hconv_detail::prepare_gemm_hconv_with(
-            p, ConvWeights::half(t.make_case().w.data(), t.make_case().b.data()), k, Isa::kAvx2,
-            uk);
-        EXPECT_EQ(prepared->compute(), uk.compute);
-        t.check(*prepared, t.make_case(), std::string(uk.name) + "(model)",
-                half ? (pt.flush ? pt.flush : pt.kc) : 0);
+        ConvTester().problem(c).half_type(uk.type).threads(2).test_with(
+            [&](const ConvProblem& p, const ConvWeights& w) {
+              auto prepared = hconv_detail::prepare_gemm_hconv_with(p, w, k, Isa::kAvx2, uk);
+              EXPECT_EQ(prepared->compute(), uk.compute);
+              return prepared;
+            },
+            std::string(uk.name) + "(model)", k);
         ++tested;
       }
     }
@@ -321,21 +320,22 @@ TEST(HConvBasics, ListNamesAutoAndErrors) {
 TEST(HConvBasics, ReferenceMatchesF32Conv) {
   for (DType t : kTypes)
     for (const ConvProblem& c : generated_conv_problems()) {
-      HConvTester tester;
-      tester.problem(c).type(t).residual(true).activation(Activation::kRelu);
-      const HConvCase k = tester.make_case();
-      const ConvProblem& p = tester.problem();
-      std::vector<uint16_t> y(k.res.size());
-      reference_hconv(p, k.x.data(), ConvWeights::half(k.w.data(), k.b.data()), k.res.data(),
-                      y.data());
+      ConvTester tester;
+      tester.problem(c).half_type(t).residual(true).activation(Activation::kRelu);
+      const ConvData k = tester.data();
+      const ConvProblem p = tester.problem();
+      std::vector<uint16_t> y(static_cast<size_t>(p.output_count()));
+      reference_hconv(p, elements<uint16_t>(k.x),
+                      ConvWeights::half(elements<uint16_t>(k.w), k.bias.data()),
+                      elements<uint16_t>(k.r), y.data());
       const auto& cv = ukernel::h16_vcvt_for(t, Isa::kScalar);
-      std::vector<float> xf(k.x.size()), wf(k.w.size()), rf(k.res.size()), yf(k.res.size());
-      cv.widen(xf.size(), k.x.data(), xf.data());
-      cv.widen(wf.size(), k.w.data(), wf.data());
-      cv.widen(rf.size(), k.res.data(), rf.data());
+      std::vector<float> xf(p.input_count()), wf(p.weight_count()), rf(y.size()), yf(y.size());
+      cv.widen(xf.size(), elements<uint16_t>(k.x), xf.data());
+      cv.widen(wf.size(), elements<uint16_t>(k.w), wf.data());
+      cv.widen(rf.size(), elements<uint16_t>(k.r), rf.data());
       const ConvAlgorithm& direct = *find_conv_algorithm("direct");
       const ConvProblem pf = p.as_f32();
-      auto pc = direct.prepare(pf, ConvWeights::f32(wf.data(), k.b.data()),
+      auto pc = direct.prepare(pf, ConvWeights::f32(wf.data(), k.bias.data()),
                                direct.default_knobs(pf, Isa::kScalar), Isa::kScalar);
       ThreadPool pool(1);
       std::vector<unsigned char> ws(pc->workspace_bytes(1) + 64);

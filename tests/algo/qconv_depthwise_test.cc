@@ -6,7 +6,6 @@
 
 #include "algo/conv/qs8_common.h"
 #include "algo/conv_tester.h"
-#include "algo/qconv_tester.h"
 #include "algo/qs8_logic.h"
 
 namespace dlas::test {
@@ -30,19 +29,18 @@ void run_all(Isa isa, ukernel::QS8DwFn fn) {
   int checked = 0;
   for (const ConvProblem& c : depthwise_problems())
     for (const QVariant& v : qconv_variants()) {
-      ConvProblem p = make_qproblem(c, v);
-      const QConvData d = random_qconv_data(p, seed++);
-      ASSERT_TRUE(algo.supports(p)) << p.key();
+      ConvTester t;
+      t.problem(c).int8(v).seed(seed++);
+      ASSERT_TRUE(algo.supports(t.problem())) << t.problem().key();
       for (int threads : {2, 1}) {
-        const auto prepared =
-            fn ? qconv_detail::prepare_depthwise_qconv(
-                     p, ConvWeights::int8(d.w.data(), d.w_scale.data(), d.bias.data()), {}, fn)
-               : algo.prepare(p, ConvWeights::int8(d.w.data(), d.w_scale.data(), d.bias.data()), {},
-                              isa);
-        if (!expect_qconv_exact(p, d, *prepared, threads,
-                                std::string("depthwise ") + isa_name(isa) + " " + p.key() +
-                                    " threads=" + std::to_string(threads)))
-          return;
+        t.threads(threads);
+        const bool exact = fn ? t.test_with(
+                                    [&](const ConvProblem& p, const ConvWeights& w) {
+                                      return qconv_detail::prepare_depthwise_qconv(p, w, {}, fn);
+                                    },
+                                    std::string("depthwise ") + isa_name(isa))
+                              : t.test(algo, isa);
+        if (!exact) return;
         ++checked;
       }
     }
@@ -67,7 +65,10 @@ TEST(QConvDepthwiseLogic, SixteenLaneKernelEqualsTheOracle) {
 }
 
 TEST(QConvDepthwise, RejectsNonDepthwise) {
-  ConvProblem p = make_qproblem(generated_conv_problems().front(), qconv_variants().front());
+  ConvProblem p = ConvTester()
+                      .problem(generated_conv_problems().front())
+                      .int8(qconv_variants().front())
+                      .problem();
   EXPECT_FALSE(find_conv_algorithm("depthwise")->supports(p));
   EXPECT_EQ(auto_conv_algorithm(p, active_isa()).name(), "gemm");
   p.c = p.k = p.groups = 8;

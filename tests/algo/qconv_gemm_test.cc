@@ -7,7 +7,6 @@
 
 #include "algo/conv/qs8_common.h"
 #include "algo/conv_tester.h"
-#include "algo/qconv_tester.h"
 #include "algo/qs8_logic.h"
 #include "dlas/hw/isa.h"
 
@@ -21,29 +20,20 @@ void run_generated(const ConvAlgorithm& algo, Isa isa) {
   int64_t idx = 0;
   for (const ConvProblem& c : generated_conv_problems())
     for (const QVariant& v : qconv_variants()) {
-      ConvProblem p = make_qproblem(c, v);
-      const QConvData d = random_qconv_data(p, seed++);
+      ConvTester t;
+      t.problem(c).int8(v).seed(seed++);
+      const ConvProblem p = t.problem();
       if (!algo.supports(p)) continue;
       const KnobSpace space = algo.knob_space(p, isa);
-      std::vector<Knobs> points = {algo.default_knobs(p, isa)};
-      if (space.size() > 1) points.push_back(space.point((idx++ * 7919 + 13) % space.size()));
+      std::vector<Knobs> more;
+      if (space.size() > 1) more.push_back(space.point((idx++ * 7919 + 13) % space.size()));
       if (const KnobSpec* uk = space.find("ukernel")) {
         Knobs k = algo.default_knobs(p, isa);
         k["ukernel"] = uk->values[static_cast<size_t>(idx) % uk->values.size()];
         k["parallel"] = idx % 2;
-        points.push_back(k);
+        more.push_back(k);
       }
-      for (const Knobs& k : points)
-        for (int threads : {2, 1}) {
-          const auto prepared = algo.prepare(
-              p, ConvWeights::int8(d.w.data(), d.w_scale.data(), d.bias.data()), k, isa);
-          if (!expect_qconv_exact(p, d, *prepared, threads,
-                                  std::string(algo.name()) + " " + isa_name(isa) + " " + p.key() +
-                                      " act=" + activation_name(p.epilogue.act) + " knobs=" +
-                                      knobs_to_string(k) + " threads=" + std::to_string(threads)))
-            return;
-          if (&k != &points.front()) break;  // sampled points at 2 threads only
-        }
+      if (!t.test_points(algo, isa, more)) return;
     }
 }
 
@@ -59,16 +49,14 @@ TEST_P(QConvGemm, ExtremeValuesDoNotOverflow) {
   if (!isa_supported(isa)) GTEST_SKIP() << isa_name(isa) << " not supported here";
   const ConvAlgorithm& algo = *find_conv_algorithm("gemm");
   for (DType xt : {DType::kU8, DType::kS8}) {
-    const ConvProblem p = extreme_problem(xt);
-    const QConvData d = extreme_data(p);
+    ConvTester t;
+    t.extreme_int8(xt).threads(2);
+    const ConvProblem p = t.problem();
     const KnobSpace space = algo.knob_space(p, isa);
     for (int64_t u : space.find("ukernel")->values) {
       Knobs k = algo.default_knobs(p, isa);
       k["ukernel"] = u;
-      const auto prepared =
-          algo.prepare(p, ConvWeights::int8(d.w.data(), d.w_scale.data(), d.bias.data()), k, isa);
-      EXPECT_TRUE(expect_qconv_exact(p, d, *prepared, 2,
-                                     std::string(isa_name(isa)) + " " + knobs_to_string(k)));
+      EXPECT_TRUE(t.test(algo, isa, k));
     }
   }
 }
@@ -89,27 +77,29 @@ TEST(QConvGemmLogic, EmulatedKernelsEqualTheOracle) {
     int64_t idx = 0;
     for (const ConvProblem& c : generated_conv_problems())
       for (const QVariant& v : qconv_variants()) {
-        ConvProblem p = make_qproblem(c, v);
-        const QConvData d = random_qconv_data(p, seed++);
-        Knobs k = algo.default_knobs(p, Isa::kScalar);
+        ConvTester t;
+        t.problem(c).int8(v).seed(seed++).threads(2);
+        Knobs k = algo.default_knobs(t.problem(), Isa::kScalar);
         k["parallel"] = idx % 2;
         k["loop_order"] = (idx / 2) % 2;
         k["nc"] = idx % 3 == 0 ? 32 : 256;
         ++idx;
-        const auto prepared = qconv_detail::prepare_gemm_qconv(
-            p, ConvWeights::int8(d.w.data(), d.w_scale.data(), d.bias.data()), k, uk);
-        if (!expect_qconv_exact(
-                p, d, *prepared, 2,
-                std::string(uk.name) + " " + p.key() + " knobs=" + knobs_to_string(k)))
+        if (!t.test_with(
+                [&](const ConvProblem& p, const ConvWeights& w) {
+                  return qconv_detail::prepare_gemm_qconv(p, w, k, uk);
+                },
+                uk.name, k))
           return;
       }
     for (DType xt : {DType::kU8, DType::kS8}) {
-      const ConvProblem p = extreme_problem(xt);
-      const QConvData d = extreme_data(p);
-      const auto prepared = qconv_detail::prepare_gemm_qconv(
-          p, ConvWeights::int8(d.w.data(), d.w_scale.data(), d.bias.data()),
-          algo.default_knobs(p, Isa::kScalar), uk);
-      EXPECT_TRUE(expect_qconv_exact(p, d, *prepared, 2, std::string(uk.name) + " extreme"));
+      ConvTester t;
+      t.extreme_int8(xt).threads(2);
+      const Knobs k = algo.default_knobs(t.problem(), Isa::kScalar);
+      EXPECT_TRUE(t.test_with(
+          [&](const ConvProblem& p, const ConvWeights& w) {
+            return qconv_detail::prepare_gemm_qconv(p, w, k, uk);
+          },
+          std::string(uk.name) + " extreme", k));
     }
   }
 }
@@ -121,13 +111,16 @@ TEST(QConvGemmLogic, EmulatedKernelsEqualTheOracle) {
 // block), so 2 threads gave wrong outputs only sometimes. One thread must not write past
 // workspace_bytes (deterministic), and 2 threads must be exact on every one of many runs.
 TEST(QConvGemmRegression, GroupedBlockEndingInAShortRowSegmentIsExactEveryRun) {
-  ConvProblem p = make_qproblem(ConvProblem::from_key("c13_h9_w9_k13_5x5_s1x1_p2x2x2x2_d1x1_g13"),
-                                {DType::kS8, DType::kU8, -5, 10, Activation::kClip, false});
-  p.has_bias = true;
-  const QConvData d = random_qconv_data(p, 5);
+  ConvTester t;
+  t.problem(ConvProblem::from_key("c13_h9_w9_k13_5x5_s1x1_p2x2x2x2_d1x1_g13"))
+      .int8({DType::kS8, DType::kU8, -5, 10, Activation::kClip, false})
+      .bias(true)
+      .seed(5)
+      .threads(1);
+  const ConvProblem p = t.problem();
+  const ConvData d = t.data();
   std::vector<uint8_t> want(d.r.size());
-  reference_qconv(p, d.x.data(), ConvWeights::int8(d.w.data(), d.w_scale.data(), d.bias.data()),
-                  nullptr, want.data());
+  reference_qconv(p, d.x.data(), d.weights(p), nullptr, want.data());
   const ConvAlgorithm& algo = *find_conv_algorithm("gemm");
   ThreadPool pool(2);
   int checked = 0;
@@ -140,9 +133,8 @@ TEST(QConvGemmRegression, GroupedBlockEndingInAShortRowSegmentIsExactEveryRun) {
           for (int64_t par : {0, 1}) {
             const Knobs k = {{"ukernel", u}, {"nc", nc}, {"loop_order", order}, {"parallel", par}};
             const std::string what = std::string(isa_name(isa)) + " " + knobs_to_string(k);
-            const auto prepared = algo.prepare(
-                p, ConvWeights::int8(d.w.data(), d.w_scale.data(), d.bias.data()), k, isa);
-            ASSERT_TRUE(expect_qconv_exact(p, d, *prepared, 1, what + " threads=1"));
+            ASSERT_TRUE(t.test(algo, isa, k)) << what << " threads=1";
+            const auto prepared = algo.prepare(p, d.weights(p), k, isa);
             const size_t wsb = prepared->workspace_bytes(2);
             std::vector<uint8_t> ws(wsb + kWorkspaceGuard, kGuardByte), got(want.size());
             for (int it = 0; it < 50; ++it) {

@@ -11,7 +11,6 @@
 #include "algo/conv/qs8_common.h"
 #include "algo/conv_tester.h"
 #include "algo/microkernels/qs8_pack.h"
-#include "algo/qconv_tester.h"
 #include "algo/qs8_logic.h"
 #include "dlas/hw/isa.h"
 
@@ -29,23 +28,12 @@ void run_generated(const ConvAlgorithm& algo, Isa isa) {
   for (const ConvProblem& c : generated_conv_problems())
     for (const QVariant& v : qconv_variants()) {
       if (n++ % every) continue;
-      ConvProblem p = make_qproblem(c, v);
-      const QConvData d = random_qconv_data(p, seed++);
+      ConvTester t;
+      t.problem(c).int8(v).seed(seed++);
+      const ConvProblem p = t.problem();
       if (!algo.supports(p)) continue;
       const KnobSpace space = algo.knob_space(p, isa);
-      const std::vector<Knobs> points = {algo.default_knobs(p, isa),
-                                         space.point((idx++ * 7919 + 13) % space.size())};
-      for (const Knobs& k : points)
-        for (int threads : {2, 1}) {
-          const auto prepared = algo.prepare(
-              p, ConvWeights::int8(d.w.data(), d.w_scale.data(), d.bias.data()), k, isa);
-          if (!expect_qconv_exact(p, d, *prepared, threads,
-                                  std::string(algo.name()) + " " + isa_name(isa) + " " + p.key() +
-                                      " act=" + activation_name(p.epilogue.act) + " knobs=" +
-                                      knobs_to_string(k) + " threads=" + std::to_string(threads)))
-            return;
-          if (&k != &points.front()) break;  // sampled points at 2 threads only
-        }
+      if (!t.test_points(algo, isa, {space.point((idx++ * 7919 + 13) % space.size())})) return;
     }
 }
 
@@ -66,15 +54,8 @@ TEST_P(QConvSpack, ExtremeValuesDoNotOverflow) {
   if (!isa_supported(isa)) GTEST_SKIP() << isa_name(isa) << " not supported here";
   for (const char* name : {"spatial-pack", "direct"}) {
     const ConvAlgorithm& algo = *find_conv_algorithm(name);
-    for (DType xt : {DType::kU8, DType::kS8}) {
-      const ConvProblem p = extreme_problem(xt);
-      const QConvData d = extreme_data(p);
-      const Knobs k = algo.default_knobs(p, isa);
-      const auto prepared =
-          algo.prepare(p, ConvWeights::int8(d.w.data(), d.w_scale.data(), d.bias.data()), k, isa);
-      EXPECT_TRUE(expect_qconv_exact(
-          p, d, *prepared, 2, std::string(name) + " " + isa_name(isa) + " " + knobs_to_string(k)));
-    }
+    for (DType xt : {DType::kU8, DType::kS8})
+      EXPECT_TRUE(ConvTester().extreme_int8(xt).threads(2).test(algo, isa));
   }
 }
 
@@ -95,29 +76,28 @@ TEST(QConvSpackLogic, EmulatedKernelsEqualTheOracle) {
     for (const ConvProblem& c : generated_conv_problems())
       for (const QVariant& v : qconv_variants()) {
         if (idx++ % 3) continue;  // a third of the variants per set keeps this test short
-        ConvProblem p = make_qproblem(c, v);
-        const QConvData d = random_qconv_data(p, seed++);
+        ConvTester t;
+        t.problem(c).int8(v).seed(seed++).threads(2);
         const int64_t i = idx / 3;  // 0, 1, 2, ... over the variants run
         const SpackShape& s = qs8_logic_spack_shapes()[i % qs8_logic_spack_shapes().size()];
         const BlockedMode mode = i % 2 ? BlockedMode::kTiles : BlockedMode::kImage;
         Knobs k = {{"vc", s.vectors}, {"vh", s.vh}, {"vw", s.vw}};
         if (mode == BlockedMode::kTiles) k["parallel"] = i / 2 % 2;
-        const auto prepared = qconv_detail::prepare_blocked_qconv(
-            p, ConvWeights::int8(d.w.data(), d.w_scale.data(), d.bias.data()), k, set, mode);
-        if (!expect_qconv_exact(p, d, *prepared, 2,
-                                std::string(set.name) +
-                                    (mode == BlockedMode::kTiles ? " spatial-pack " : " direct ") +
-                                    p.key() + " knobs=" + knobs_to_string(k)))
+        if (!t.test_with(
+                [&](const ConvProblem& p, const ConvWeights& w) {
+                  return qconv_detail::prepare_blocked_qconv(p, w, k, set, mode);
+                },
+                std::string(set.name) + (mode == BlockedMode::kTiles ? " spatial-pack" : " direct"),
+                k))
           return;
       }
     for (DType xt : {DType::kU8, DType::kS8}) {
-      const ConvProblem p = extreme_problem(xt);
-      const QConvData d = extreme_data(p);
       const Knobs k = {{"vc", 2}, {"vh", 2}, {"vw", 7}, {"parallel", 1}};
-      const auto prepared = qconv_detail::prepare_blocked_qconv(
-          p, ConvWeights::int8(d.w.data(), d.w_scale.data(), d.bias.data()), k, set,
-          BlockedMode::kTiles);
-      EXPECT_TRUE(expect_qconv_exact(p, d, *prepared, 2, std::string(set.name) + " extreme"));
+      EXPECT_TRUE(ConvTester().extreme_int8(xt).threads(2).test_with(
+          [&](const ConvProblem& p, const ConvWeights& w) {
+            return qconv_detail::prepare_blocked_qconv(p, w, k, set, BlockedMode::kTiles);
+          },
+          std::string(set.name) + " extreme", k));
     }
   }
 }
@@ -143,7 +123,8 @@ TEST(QConvSpackLogic, KernelSetsCoverTheKnobShapes) {
 // ones, gemm on 1x1, few-channel stems and the AMX path.
 TEST(QConvSpackAuto, RulePicksByShapeAndPath) {
   auto pick = [](const char* key, Isa isa) {
-    ConvProblem p = make_qproblem(ConvProblem::from_key(key), qconv_variants().front());
+    const ConvProblem p =
+        ConvTester().problem(ConvProblem::from_key(key)).int8(qconv_variants().front()).problem();
     return std::string(auto_conv_algorithm(p, isa).name());
   };
   const char* r18_l1 = "c64_h32_w32_k64_3x3_s1x1_p1x1x1x1_d1x1_g1";

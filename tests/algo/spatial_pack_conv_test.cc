@@ -5,6 +5,7 @@
 
 #include "algo/conv_tester.h"
 #include "algo/microkernels/f32_spack.h"
+#include "dlas/core/error.h"
 
 namespace dlas {
 const ConvAlgorithm& spatial_pack_conv_algorithm();

@@ -5,6 +5,7 @@
 
 #include "algo/conv_tester.h"
 #include "algo/microkernels/f32_wino.h"
+#include "dlas/core/error.h"
 
 namespace dlas {
 const ConvAlgorithm& winograd_conv_algorithm();
