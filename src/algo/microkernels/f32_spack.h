@@ -39,7 +39,10 @@ struct F32SpackUkernels {
   F32SpackFn (*select)(int vectors, int vh, int vw);  // nullptr for a shape not listed
 };
 
+// The production sets (the X rows of the list).
 const std::vector<F32SpackUkernels>& f32_spack_ukernels();
+// The test-only sets (the T rows): run by the tests, never selected.
+const std::vector<F32SpackUkernels>& f32_spack_test_only_ukernels();
 // The first listed set of the highest ISA <= isa.
 const F32SpackUkernels& f32_spack_default(Isa isa);
 

@@ -50,7 +50,10 @@ struct F32SspackUkernels {
   F32SspackFn (*select)(int vectors, int vh, int vw);  // nullptr for a shape not instantiated
 };
 
+// The production sets (the X rows of the list).
 const std::vector<F32SspackUkernels>& f32_sspack_ukernels();
+// The test-only sets (the T rows): run by the tests, never selected.
+const std::vector<F32SspackUkernels>& f32_sspack_test_only_ukernels();
 // The set for VC = vc output channels on `isa`: of the highest ISA <= isa that has a set
 // whose lanes divide vc with vc / lanes a listed vector count, the first listed such set
 // (per ISA the list puts the fastest first); nullptr when none.

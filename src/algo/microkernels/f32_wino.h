@@ -34,7 +34,10 @@ struct F32WinoUkernel {
 };
 
 // Every kernel built, in f32_wino.inc order.
+// The production kernels (the X rows of the list).
 const std::vector<F32WinoUkernel>& f32_wino_ukernels();
+// The test-only kernels (the T rows): run by the tests, never selected.
+const std::vector<F32WinoUkernel>& f32_wino_test_only_ukernels();
 // The first listed kernel of the highest ISA <= isa.
 const F32WinoUkernel& f32_wino_default(Isa isa);
 

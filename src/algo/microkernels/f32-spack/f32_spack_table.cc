@@ -7,7 +7,20 @@ namespace dlas::ukernel {
 const std::vector<F32SpackUkernels>& f32_spack_ukernels() {
   static const std::vector<F32SpackUkernels> table = {
 #define X(name, isa, lanes) {#name, Isa::isa, lanes, &name},
+#define T(name, isa, lanes)
 #include "algo/microkernels/f32-spack/f32_spack.inc"
+#undef T
+#undef X
+  };
+  return table;
+}
+
+const std::vector<F32SpackUkernels>& f32_spack_test_only_ukernels() {
+  static const std::vector<F32SpackUkernels> table = {
+#define X(name, isa, lanes)
+#define T(name, isa, lanes) {#name, Isa::isa, lanes, &name},
+#include "algo/microkernels/f32-spack/f32_spack.inc"
+#undef T
 #undef X
   };
   return table;

@@ -6,7 +6,20 @@ namespace dlas::ukernel {
 const std::vector<F32SspackUkernels>& f32_sspack_ukernels() {
   static const std::vector<F32SspackUkernels> table = {
 #define X(name, isa, lanes) {#name, Isa::isa, lanes, &name},
+#define T(name, isa, lanes)
 #include "algo/microkernels/f32-sspack/f32_sspack.inc"
+#undef T
+#undef X
+  };
+  return table;
+}
+
+const std::vector<F32SspackUkernels>& f32_sspack_test_only_ukernels() {
+  static const std::vector<F32SspackUkernels> table = {
+#define X(name, isa, lanes)
+#define T(name, isa, lanes) {#name, Isa::isa, lanes, &name},
+#include "algo/microkernels/f32-sspack/f32_sspack.inc"
+#undef T
 #undef X
   };
   return table;

@@ -11,6 +11,8 @@ namespace dlas::ukernel {
                         float min, float max);                                                 \
   void name##_output_f4(size_t n, const float* mm, size_t ms, float* o, size_t os, float bias, \
                         float min, float max);
+#define T(name, isa, lanes) X(name, isa, lanes)
 #include "algo/microkernels/f32-wino/f32_wino.inc"
+#undef T
 #undef X
 }  // namespace dlas::ukernel

@@ -4,17 +4,32 @@
 
 namespace dlas::ukernel {
 
+#define DLAS_F32_WINO_ROW(name, isa, lanes) \
+  {#name,                                   \
+   Isa::isa,                                \
+   lanes,                                   \
+   &name##_input_f2,                        \
+   &name##_input_f4,                        \
+   &name##_output_f2,                       \
+   &name##_output_f4},
+
 const std::vector<F32WinoUkernel>& f32_wino_ukernels() {
   static const std::vector<F32WinoUkernel> table = {
-#define X(name, isa, lanes) \
-  {#name,                   \
-   Isa::isa,                \
-   lanes,                   \
-   &name##_input_f2,        \
-   &name##_input_f4,        \
-   &name##_output_f2,       \
-   &name##_output_f4},
+#define X DLAS_F32_WINO_ROW
+#define T(name, isa, lanes)
 #include "algo/microkernels/f32-wino/f32_wino.inc"
+#undef T
+#undef X
+  };
+  return table;
+}
+
+const std::vector<F32WinoUkernel>& f32_wino_test_only_ukernels() {
+  static const std::vector<F32WinoUkernel> table = {
+#define X(name, isa, lanes)
+#define T DLAS_F32_WINO_ROW
+#include "algo/microkernels/f32-wino/f32_wino.inc"
+#undef T
 #undef X
   };
   return table;
