@@ -2,7 +2,7 @@
 
 #include <limits>
 
-#include "algo/microkernels/f32_gemm.h"
+#include "algo/microkernels/f32-gemm/f32_gemm.h"
 #include "dlas/core/error.h"
 #include "dlas/hw/thread_pool.h"
 

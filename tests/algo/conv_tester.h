@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "algo/microkernels/f32_vepilogue.h"
+#include "algo/microkernels/f32-vepilogue/f32_vepilogue.h"
 #include "algo/op_test_util.h"
 #include "dlas/algo/conv.h"
 #include "dlas/hw/thread_pool.h"

@@ -10,7 +10,7 @@
 #include <random>
 #include <vector>
 
-#include "algo/microkernels/f32_sspack.h"
+#include "algo/microkernels/f32-sspack/f32_sspack.h"
 
 namespace dlas::test {
 namespace {

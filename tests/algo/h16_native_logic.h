@@ -7,7 +7,7 @@
 
 #include <vector>
 
-#include "algo/microkernels/h16_gemm.h"
+#include "algo/microkernels/h16-gemm/h16_gemm.h"
 
 namespace dlas::test {
 

@@ -13,8 +13,8 @@
 #include "algo/h16_emulation.h"
 #include "algo/h16_native_logic.h"
 #include "algo/hconv_tester.h"
-#include "algo/microkernels/h16_gemm.h"
-#include "algo/microkernels/h16_vcvt.h"
+#include "algo/microkernels/h16-gemm/h16_gemm.h"
+#include "algo/microkernels/h16-vcvt/h16_vcvt.h"
 #include "dlas/core/error.h"
 
 namespace dlas::test {

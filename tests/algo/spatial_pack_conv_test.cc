@@ -4,7 +4,7 @@
 #include <random>
 
 #include "algo/conv_tester.h"
-#include "algo/microkernels/f32_spack.h"
+#include "algo/microkernels/f32-spack/f32_spack.h"
 
 namespace dlas {
 const ConvAlgorithm& spatial_pack_conv_algorithm();

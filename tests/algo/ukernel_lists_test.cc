@@ -6,10 +6,10 @@
 #include <set>
 #include <string>
 
-#include "algo/microkernels/f32_dwconv.h"
-#include "algo/microkernels/f32_spack.h"
-#include "algo/microkernels/f32_sspack.h"
-#include "algo/microkernels/f32_wino.h"
+#include "algo/microkernels/f32-dwconv/f32_dwconv.h"
+#include "algo/microkernels/f32-spack/f32_spack.h"
+#include "algo/microkernels/f32-sspack/f32_sspack.h"
+#include "algo/microkernels/f32-wino/f32_wino.h"
 
 namespace dlas::test {
 namespace {

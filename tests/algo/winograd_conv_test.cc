@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "algo/conv_tester.h"
-#include "algo/microkernels/f32_wino.h"
+#include "algo/microkernels/f32-wino/f32_wino.h"
 
 namespace dlas {
 const ConvAlgorithm& winograd_conv_algorithm();

@@ -2,10 +2,10 @@
 // multiplier, kernel size, stride, dilation): per (image, input channel) the plane is
 // copied once into a padded, stride-phase-split int16 buffer holding x - x.zero_point
 // (padding 0: no zero-point correction), then each of its output channels runs the plane
-// kernel (microkernels/qs8_dwconv.h): int32 accumulation over the taps with output pixels
-// as vector lanes, and the requantization (+ clamp + residual) fused into the store.
-// Threads split (image, input channel) items into exactly `threads` chunks, each with its
-// own plane buffer in the workspace.
+// kernel (microkernels/qs8-dwconv/qs8_dwconv.h): int32 accumulation over the taps with output
+// pixels as vector lanes, and the requantization (+ clamp + residual) fused into the store. Threads
+// split (image, input channel) items into exactly `threads` chunks, each with its own plane buffer
+// in the workspace.
 #include <cstring>
 #include <memory>
 #include <vector>

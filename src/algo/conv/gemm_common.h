@@ -8,7 +8,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "algo/microkernels/f32_gemm.h"
+#include "algo/microkernels/f32-gemm/f32_gemm.h"
 #include "dlas/algo/conv.h"
 
 namespace dlas::conv_detail {

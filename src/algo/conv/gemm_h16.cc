@@ -18,7 +18,7 @@
 #include "algo/conv/conv_impl.h"
 #include "algo/conv/gemm_common.h"
 #include "algo/conv/gemm_h16.h"
-#include "algo/microkernels/h16_vcvt.h"
+#include "algo/microkernels/h16-vcvt/h16_vcvt.h"
 #include "dlas/core/error.h"
 #include "dlas/hw/thread_pool.h"
 

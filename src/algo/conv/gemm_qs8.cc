@@ -1,5 +1,5 @@
 // int8 `gemm` convolution: per image and group, Y[Kg][OH*OW] = requant(W[Kg][R] x B[R][OH*OW])
-// with R = C/g*KH*KW, on the qs8 GEMM microkernels (microkernels/qs8_gemm.h): output
+// with R = C/g*KH*KW, on the qs8 GEMM microkernels (microkernels/qs8-gemm/qs8_gemm.h): output
 // channels are the tile rows, pixels the vector lanes, so each stored row is a run of one
 // NCHW output plane, requantized (+ clamp + residual) in the microkernel's store.
 //
@@ -23,7 +23,7 @@
 
 #include "algo/conv/gemm_common.h"
 #include "algo/conv/qs8_common.h"
-#include "algo/microkernels/qs8_pack.h"
+#include "algo/microkernels/qs8-pack/qs8_pack.h"
 #include "dlas/core/error.h"
 #include "dlas/hw/thread_pool.h"
 #include "hw/amx.h"

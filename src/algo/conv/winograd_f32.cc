@@ -20,8 +20,8 @@
 #include <vector>
 
 #include "algo/conv/conv_impl.h"
-#include "algo/microkernels/f32_gemm.h"
-#include "algo/microkernels/f32_wino.h"
+#include "algo/microkernels/f32-gemm/f32_gemm.h"
+#include "algo/microkernels/f32-wino/f32_wino.h"
 #include "dlas/algo/conv.h"
 #include "dlas/core/error.h"
 #include "dlas/hw/thread_pool.h"

@@ -11,7 +11,7 @@
 #include <string>
 #include <type_traits>
 
-#include "algo/microkernels/f32_vepilogue.h"
+#include "algo/microkernels/f32-vepilogue/f32_vepilogue.h"
 #include "algo/reference/broadcast.h"
 #include "algo/reference/kernels_internal.h"
 

@@ -1,7 +1,7 @@
 // Declarations of every f32 GEMM microkernel, derived from f32_gemm.inc.
 #pragma once
 
-#include "algo/microkernels/f32_gemm.h"
+#include "algo/microkernels/f32-gemm/f32_gemm.h"
 
 namespace dlas::ukernel {
 #define X(fn, isa, mr, nr)                                                                    \

@@ -4,7 +4,7 @@
 // instantiation has internal linkage: the linker can never hand the AVX2 path
 // a function compiled with AVX-512 flags (an ODR merge would).
 //
-// Contract: src/algo/microkernels/f32_gemm.h. Only std-free code here (no
+// Contract: src/algo/microkernels/f32-gemm/f32_gemm.h. Only std-free code here (no
 // std::min/max on floats: those are out-of-line-able and would be ODR-merged
 // across TUs compiled with different flags).
 #pragma once

@@ -1,7 +1,7 @@
 // Declarations of every f32 spatial-pack kernel set, derived from f32_spack.inc.
 #pragma once
 
-#include "algo/microkernels/f32_spack.h"
+#include "algo/microkernels/f32-spack/f32_spack.h"
 
 namespace dlas::ukernel {
 #define X(name, isa, lanes) F32SpackFn name(int vectors, int vh, int vw);

@@ -1,7 +1,7 @@
 // Declarations of every f32 SpMM microkernel, derived from f32_spmm.inc.
 #pragma once
 
-#include "algo/microkernels/f32_spmm.h"
+#include "algo/microkernels/f32-spmm/f32_spmm.h"
 
 namespace dlas::ukernel {
 #define X(fn, isa, lanes, nv, br, bc)                                                         \

@@ -1,4 +1,4 @@
-// The f32 SpMM kernel body (contract: src/algo/microkernels/f32_spmm.h), written once over
+// The f32 SpMM kernel body (contract: src/algo/microkernels/f32-spmm/f32_spmm.h), written once over
 // a GCC vector-extension type of L floats (plain float for L = 1). Everything is in an
 // anonymous namespace: each ISA translation unit gets its own copy compiled with its own
 // flags, so the linker can never hand the AVX-512 copy to the AVX2 path. Only std-free

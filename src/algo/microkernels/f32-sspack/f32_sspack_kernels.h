@@ -1,7 +1,7 @@
 // Declarations of every f32 sparse spatial-pack kernel set, derived from f32_sspack.inc.
 #pragma once
 
-#include "algo/microkernels/f32_sspack.h"
+#include "algo/microkernels/f32-sspack/f32_sspack.h"
 
 namespace dlas::ukernel {
 #define X(name, isa, lanes) F32SspackFn name(int vectors, int vh, int vw);

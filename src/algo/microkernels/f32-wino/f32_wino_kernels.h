@@ -1,7 +1,7 @@
 // Declarations of every f32 Winograd transform kernel, derived from f32_wino.inc.
 #pragma once
 
-#include "algo/microkernels/f32_wino.h"
+#include "algo/microkernels/f32-wino/f32_wino.h"
 
 namespace dlas::ukernel {
 #define X(name, isa, lanes)                                                                    \

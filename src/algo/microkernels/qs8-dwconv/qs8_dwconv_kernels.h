@@ -1,7 +1,7 @@
 // Declarations of every int8 depthwise kernel, derived from qs8_dwconv.inc.
 #pragma once
 
-#include "algo/microkernels/qs8_dwconv.h"
+#include "algo/microkernels/qs8-dwconv/qs8_dwconv.h"
 
 namespace dlas::ukernel {
 #define X(fn, isa, lanes)                                                               \

@@ -3,8 +3,8 @@
 // Anonymous namespace: internal linkage per ISA TU.
 #pragma once
 
+#include "algo/microkernels/qs8-dwconv/qs8_dwconv.h"
 #include "algo/microkernels/qs8-gemm/qs8_gemm_vec.h"
-#include "algo/microkernels/qs8_dwconv.h"
 
 namespace {
 

@@ -1,7 +1,7 @@
 // Declarations of every int8 GEMM microkernel, derived from qs8_gemm.inc.
 #pragma once
 
-#include "algo/microkernels/qs8_gemm.h"
+#include "algo/microkernels/qs8-gemm/qs8_gemm.h"
 
 namespace dlas::ukernel {
 #define X(fn, isa, mr, nr, kr, kb)                                                          \

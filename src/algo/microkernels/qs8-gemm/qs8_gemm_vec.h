@@ -10,13 +10,13 @@
 // namespace: internal linkage per TU (no ODR merge of AVX-512 code into the AVX2 path),
 // and no std:: calls on vectors or floats.
 //
-// Contract: src/algo/microkernels/qs8_gemm.h.
+// Contract: src/algo/microkernels/qs8-gemm/qs8_gemm.h.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 
-#include "algo/microkernels/qs8_gemm.h"
+#include "algo/microkernels/qs8-gemm/qs8_gemm.h"
 
 namespace {
 

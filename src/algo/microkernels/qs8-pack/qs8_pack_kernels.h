@@ -1,7 +1,7 @@
 // Declarations of every int8 packing kernel set, derived from qs8_pack.inc.
 #pragma once
 
-#include "algo/microkernels/qs8_pack.h"
+#include "algo/microkernels/qs8-pack/qs8_pack.h"
 
 namespace dlas::ukernel {
 #define X(name, isa)                                                                \

@@ -8,7 +8,7 @@
 #include <cstdint>
 
 #include "algo/microkernels/qs8-gemm/qs8_gemm_vec.h"
-#include "algo/microkernels/qs8_spack.h"
+#include "algo/microkernels/qs8-spack/qs8_spack.h"
 
 namespace {
 

@@ -1,5 +1,5 @@
 // The native 16-bit GEMM microkernel table, derived from f16_gemm.inc and bf16_gemm.inc.
-#include "algo/microkernels/h16_gemm.h"
+#include "algo/microkernels/h16-gemm/h16_gemm.h"
 
 namespace dlas::ukernel {
 

@@ -13,7 +13,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "algo/microkernels/qs8_gemm.h"
+#include "algo/microkernels/qs8-gemm/qs8_gemm.h"
 
 namespace dlas::ukernel {
 

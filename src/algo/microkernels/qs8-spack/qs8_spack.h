@@ -24,7 +24,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "algo/microkernels/qs8_gemm.h"
+#include "algo/microkernels/qs8-gemm/qs8_gemm.h"
 #include "dlas/hw/isa.h"
 
 namespace dlas::ukernel {
