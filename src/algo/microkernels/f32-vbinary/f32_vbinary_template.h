@@ -5,7 +5,7 @@
 
 #include <cstddef>
 
-#include "algo/eltwise/f32_vbinary.h"
+#include "algo/microkernels/f32-vbinary/f32_vbinary.h"
 
 namespace dlas::ukernel {
 namespace {

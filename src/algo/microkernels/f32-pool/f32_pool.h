@@ -17,7 +17,7 @@ struct F32PoolKernels {
 };
 
 #define X(name, isa) extern const F32PoolKernels name;
-#include "algo/pool/f32_pool.inc"
+#include "algo/microkernels/f32-pool/f32_pool.inc"
 #undef X
 
 const F32PoolKernels& f32_pool_for(Isa isa);

@@ -1,6 +1,6 @@
 // f32 binary elementwise kernels for the avx512 path (the template's loops, vectorized by
 // GCC with this translation unit's flags).
-#include "algo/eltwise/f32_vbinary_template.h"
+#include "algo/microkernels/f32-vbinary/f32_vbinary_template.h"
 
 namespace dlas::ukernel {
 

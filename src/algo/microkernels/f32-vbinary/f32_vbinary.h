@@ -17,7 +17,7 @@ struct F32VBinaryKernels {
 };
 
 #define X(name, isa) extern const F32VBinaryKernels name;
-#include "algo/eltwise/f32_vbinary.inc"
+#include "algo/microkernels/f32-vbinary/f32_vbinary.inc"
 #undef X
 
 const F32VBinaryKernels& f32_vbinary_for(Isa isa);

@@ -10,7 +10,7 @@
 
 #include <cstdint>
 
-#include "algo/pool/f32_pool.h"
+#include "algo/microkernels/f32-pool/f32_pool.h"
 
 namespace dlas::ukernel {
 namespace {

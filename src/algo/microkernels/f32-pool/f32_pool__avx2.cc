@@ -1,6 +1,6 @@
 // f32 pooling kernels for the avx2 path (the template's loops, vectorized by GCC with
 // this translation unit's flags).
-#include "algo/pool/f32_pool_template.h"
+#include "algo/microkernels/f32-pool/f32_pool_template.h"
 
 namespace dlas::ukernel {
 
