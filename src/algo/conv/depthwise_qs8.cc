@@ -12,8 +12,7 @@
 
 #include "algo/conv/gemm_common.h"
 #include "algo/conv/qs8_common.h"
-#include "algo/microkernels/isa_dispatch.h"
-#include "algo/microkernels/qs8-dwconv/qs8_dwconv_kernels.h"
+#include "algo/microkernels/qs8-dwconv/qs8_dwconv.h"
 #include "dlas/core/error.h"
 #include "dlas/hw/thread_pool.h"
 
@@ -24,11 +23,6 @@ using conv_detail::chunk_range;
 using conv_detail::div_up;
 using conv_detail::round_up;
 
-constexpr ukernel::IsaEntry<ukernel::QS8DwFn> kDwKernels[] = {
-#define X(fn, isa, lanes) {&ukernel::fn, Isa::isa},
-#include "algo/microkernels/qs8-dwconv/qs8_dwconv.inc"
-#undef X
-};
 // Widest vector of any kernel: every plane buffer row has this much read slack.
 constexpr int64_t kMaxLanes = 16;
 
@@ -143,8 +137,7 @@ class DepthwiseQConvAlgorithm final : public ConvAlgorithm {
   Knobs default_knobs(const ConvProblem&, Isa) const override { return {}; }
   std::unique_ptr<PreparedConv> prepare(const ConvProblem& p, const ConvWeights& w,
                                         const Knobs& knobs, Isa isa) const override {
-    return qconv_detail::prepare_depthwise_qconv(
-        p, w, knobs, ukernel::best_for_isa(kDwKernels, isa, "qs8 dwconv"));
+    return qconv_detail::prepare_depthwise_qconv(p, w, knobs, ukernel::qs8_dwconv_for(isa));
   }
 };
 

@@ -14,6 +14,7 @@
 #include <cstdint>
 
 #include "algo/microkernels/qs8-gemm/qs8_gemm.h"
+#include "dlas/hw/isa.h"
 
 namespace dlas::ukernel {
 
@@ -27,5 +28,8 @@ struct QS8DwPlane {
 
 using QS8DwFn = void (*)(const QS8DwPlane& d, int32_t bias, float mult, const void* residual,
                          void* y, const QS8GemmParams& p);
+
+// The kernel of the highest listed path <= isa the CPU runs (qs8-dwconv/qs8_dwconv.inc).
+QS8DwFn qs8_dwconv_for(Isa isa);
 
 }  // namespace dlas::ukernel
