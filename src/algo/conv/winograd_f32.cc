@@ -187,10 +187,9 @@ class PreparedWinograd final : public PreparedF32Conv {
     for (int64_t xi = 0; xi < a2_; ++xi)
       for (int64_t kp = 0; kp < kp_; ++kp) {
         const int64_t k0 = kp * mr_;
-        ukernel::pack_a_panel(static_cast<size_t>(mr_),
-                              static_cast<size_t>(std::min(mr_, p_.k - k0)),
-                              static_cast<size_t>(p_.c), ut.data() + (xi * p_.k + k0) * p_.c,
-                              static_cast<size_t>(p_.c), u_.data() + (xi * kp_ + kp) * p_.c * mr_);
+        gemm_->pack(static_cast<size_t>(mr_), static_cast<size_t>(std::min(mr_, p_.k - k0)),
+                    static_cast<size_t>(p_.c), ut.data() + (xi * p_.k + k0) * p_.c,
+                    static_cast<size_t>(p_.c), u_.data() + (xi * kp_ + kp) * p_.c * mr_);
       }
   }
 

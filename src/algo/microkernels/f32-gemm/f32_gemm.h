@@ -26,11 +26,17 @@ using F32GemmFn = void (*)(size_t m, size_t n, size_t k, const float* a, const f
                            const int64_t* b_off, float* c, size_t ldc, const float* bias,
                            bool accumulate, float min, float max);
 
+// Packs rows [0, m) of a row-major matrix A (lda floats per row), columns [0, k), into one
+// MR-row panel of the layout above (m <= mr; missing rows zero).
+using F32GemmPackFn = void (*)(size_t mr, size_t m, size_t k, const float* a, size_t lda,
+                               float* packed);
+
 struct F32GemmUkernel {
   const char* name;  // "f32_gemm_6x16__avx2"
   Isa isa;
   int mr, nr;
   F32GemmFn fn;
+  F32GemmPackFn pack;  // the A (weights) panel layout this kernel reads
 };
 
 // Every kernel built, in f32_gemm.inc order.
@@ -42,8 +48,7 @@ const F32GemmUkernel& f32_gemm_default(Isa isa);
 // By name; nullptr when unknown.
 const F32GemmUkernel* find_f32_gemm(const char* name);
 
-// Packs rows [row0, row0 + m) of a row-major matrix A (lda floats per row), columns
-// [0, k), into the MR-panel layout above (m <= mr; missing rows zero).
+// The MR-panel packing of every f32 GEMM row (an F32GemmPackFn).
 void pack_a_panel(size_t mr, size_t m, size_t k, const float* a, size_t lda, float* packed);
 
 }  // namespace dlas::ukernel

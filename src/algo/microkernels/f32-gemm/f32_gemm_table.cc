@@ -8,7 +8,7 @@ namespace dlas::ukernel {
 
 const std::vector<F32GemmUkernel>& f32_gemm_ukernels() {
   static const std::vector<F32GemmUkernel> table = {
-#define X(fn, isa, mr, nr) {#fn, Isa::isa, mr, nr, &fn},
+#define X(fn, isa, mr, nr) {#fn, Isa::isa, mr, nr, &fn, &pack_a_panel},
 #include "algo/microkernels/f32-gemm/f32_gemm.inc"
 #undef X
   };

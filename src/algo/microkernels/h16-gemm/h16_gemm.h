@@ -30,6 +30,20 @@ namespace dlas::ukernel {
 using H16GemmFn = void (*)(size_t m, size_t n, size_t k, const uint16_t* a, const uint16_t* b,
                            size_t flush, float* c, size_t ldc, bool accumulate);
 
+// Packs m <= MR rows of A (row i's r values at a + i * ldw) into one A panel of the layout
+// above with r rounded up to kp; padding rows and steps are not written (the caller zeroes).
+using H16GemmPackFn = void (*)(size_t mr, size_t m, size_t r, const uint16_t* a, size_t ldw,
+                               uint16_t* panel);
+
+// The A panel packing for k groups of KP: the pack of every row with that kp.
+template <int KP>
+void h16_gemm_pack_a(size_t mr, size_t m, size_t r, const uint16_t* a, size_t ldw,
+                     uint16_t* panel) {
+  for (size_t i = 0; i < m; ++i)
+    for (size_t rr = 0; rr < r; ++rr)
+      panel[(rr / KP) * mr * KP + i * KP + rr % KP] = a[i * ldw + rr];
+}
+
 struct H16GemmUkernel {
   const char* name;  // "f16_gemm_14x64__avx512fp16"
   DType type;        // kF16 or kBF16
@@ -37,6 +51,7 @@ struct H16GemmUkernel {
   Isa isa;  // the path it needs
   int mr, nr, kp;
   H16GemmFn fn;
+  H16GemmPackFn pack;  // the A (weights) layout of kp
 };
 
 #define X(fn, isa, mr, nr)                                                                  \

@@ -26,6 +26,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <vector>
 
 #include "dlas/hw/isa.h"
@@ -47,6 +48,12 @@ struct QS8GemmParams {
 using QS8GemmFn = void (*)(size_t m, size_t n, size_t kq, const void* a, const void* b, void* c,
                            size_t ldc, const QS8GemmParams& p);
 
+// Packs m <= MR channels of s8 weights (channel i's r reduction values at w + i * ldw) into
+// one A panel of the layout above. Bytes of padding channels and groups are not written:
+// the caller zeroes the panel.
+using QS8GemmPackFn = void (*)(size_t mr, size_t m, size_t r, const int8_t* w, size_t ldw,
+                               uint8_t* panel);
+
 struct QS8GemmUkernel {
   const char* name;  // "qs8_gemm_6x16__avx2"
   Isa isa;
@@ -54,7 +61,26 @@ struct QS8GemmUkernel {
   int kr;  // reduction rows per 4-byte group: 4 (u8/s8 quads) or 2 (s16 pairs)
   int kb;  // groups per A block (1, or 16 for AMX tiles)
   QS8GemmFn fn;
+  QS8GemmPackFn pack;  // the A (weights) layout of kr and kb
 };
+
+// The A panel packing for KR and KB, the pack of every row with those columns.
+template <int KR, int KB>
+void qs8_gemm_pack_a(size_t mr, size_t m, size_t r, const int8_t* w, size_t ldw, uint8_t* panel) {
+  static_assert(KR == 4 || KR == 2);
+  for (size_t i = 0; i < m; ++i)
+    for (size_t rr = 0; rr < r; ++rr) {
+      const size_t q = rr / KR, e = rr % KR;
+      uint8_t* dst = panel + ((q / KB) * mr + i) * KB * 4 + (q % KB) * 4;
+      const int8_t v = w[i * ldw + rr];
+      if constexpr (KR == 4) {
+        dst[e] = static_cast<uint8_t>(v);
+      } else {  // s16 pairs, sign-extended
+        const int16_t s = v;
+        std::memcpy(dst + 2 * e, &s, 2);
+      }
+    }
+}
 
 // Every kernel built, in qs8_gemm.inc order.
 const std::vector<QS8GemmUkernel>& qs8_gemm_ukernels();
