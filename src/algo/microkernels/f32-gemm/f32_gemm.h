@@ -52,3 +52,12 @@ const F32GemmUkernel* find_f32_gemm(const char* name);
 void pack_a_panel(size_t mr, size_t m, size_t k, const float* a, size_t lda, float* packed);
 
 }  // namespace dlas::ukernel
+
+// Declarations of every f32 GEMM microkernel, derived from f32_gemm.inc.
+namespace dlas::ukernel {
+#define X(fn, isa, mr, nr)                                                                    \
+  void fn(size_t m, size_t n, size_t k, const float* a, const float* b, const int64_t* b_off, \
+          float* c, size_t ldc, const float* bias, bool accumulate, float min, float max);
+#include "algo/microkernels/f32-gemm/f32_gemm.inc"
+#undef X
+}  // namespace dlas::ukernel

@@ -1,7 +1,7 @@
 // The f32 GEMM microkernel table, derived from f32_gemm.inc.
 #include <cstring>
 
-#include "algo/microkernels/f32-gemm/f32_gemm_kernels.h"
+#include "algo/microkernels/f32-gemm/f32_gemm.h"
 #include "dlas/core/error.h"
 
 namespace dlas::ukernel {

@@ -47,3 +47,12 @@ const std::vector<F32SpackUkernels>& f32_spack_test_only_ukernels();
 const F32SpackUkernels& f32_spack_default(Isa isa);
 
 }  // namespace dlas::ukernel
+
+// Declarations of every f32 spatial-pack kernel set, derived from f32_spack.inc.
+namespace dlas::ukernel {
+#define X(name, isa, lanes) F32SpackFn name(int vectors, int vh, int vw);
+#define T(name, isa, lanes) X(name, isa, lanes)
+#include "algo/microkernels/f32-spack/f32_spack.inc"
+#undef T
+#undef X
+}  // namespace dlas::ukernel

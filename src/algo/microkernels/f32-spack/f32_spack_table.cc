@@ -1,5 +1,5 @@
 // The f32 spatial-pack kernel table, derived from f32_spack.inc.
-#include "algo/microkernels/f32-spack/f32_spack_kernels.h"
+#include "algo/microkernels/f32-spack/f32_spack.h"
 #include "algo/microkernels/isa_dispatch.h"
 #include "dlas/core/error.h"
 

@@ -1,6 +1,6 @@
 // AVX-512 SpMM kernels: 16-lane vectors (zmm). Only this ISA's entries of f32_spmm.inc are defined
 // here.
-#include "algo/microkernels/f32-spmm/f32_spmm_kernels.h"
+#include "algo/microkernels/f32-spmm/f32_spmm.h"
 #include "algo/microkernels/f32-spmm/f32_spmm_template.h"
 
 namespace dlas::ukernel {

@@ -1,6 +1,6 @@
 // Scalar SpMM kernels (L = 1: plain floats; the oracle path). Only this ISA's entries of
 // f32_spmm.inc are defined here.
-#include "algo/microkernels/f32-spmm/f32_spmm_kernels.h"
+#include "algo/microkernels/f32-spmm/f32_spmm.h"
 #include "algo/microkernels/f32-spmm/f32_spmm_template.h"
 
 namespace dlas::ukernel {

@@ -60,3 +60,12 @@ const std::vector<F32SspackUkernels>& f32_sspack_test_only_ukernels();
 const F32SspackUkernels* find_f32_sspack(Isa isa, int vc);
 
 }  // namespace dlas::ukernel
+
+// Declarations of every f32 sparse spatial-pack kernel set, derived from f32_sspack.inc.
+namespace dlas::ukernel {
+#define X(name, isa, lanes) F32SspackFn name(int vectors, int vh, int vw);
+#define T(name, isa, lanes) X(name, isa, lanes)
+#include "algo/microkernels/f32-sspack/f32_sspack.inc"
+#undef T
+#undef X
+}  // namespace dlas::ukernel

@@ -1,5 +1,5 @@
 // The f32 sparse spatial-pack kernel table, derived from f32_sspack.inc.
-#include "algo/microkernels/f32-sspack/f32_sspack_kernels.h"
+#include "algo/microkernels/f32-sspack/f32_sspack.h"
 #include "algo/microkernels/isa_dispatch.h"
 
 namespace dlas::ukernel {

@@ -1,5 +1,5 @@
 // The f32 Winograd transform kernel table, derived from f32_wino.inc.
-#include "algo/microkernels/f32-wino/f32_wino_kernels.h"
+#include "algo/microkernels/f32-wino/f32_wino.h"
 #include "algo/microkernels/isa_dispatch.h"
 #include "dlas/core/error.h"
 

@@ -1,5 +1,5 @@
 // AVX-512 Winograd transforms: 16 tiles per zmm.
-#include "algo/microkernels/f32-wino/f32_wino_kernels.h"
+#include "algo/microkernels/f32-wino/f32_wino.h"
 #include "algo/microkernels/f32-wino/f32_wino_transforms.h"
 
 namespace dlas::ukernel {

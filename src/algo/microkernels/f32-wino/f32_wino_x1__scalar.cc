@@ -1,5 +1,5 @@
 // Portable Winograd transforms: the oracle for the vector kernels.
-#include "algo/microkernels/f32-wino/f32_wino_kernels.h"
+#include "algo/microkernels/f32-wino/f32_wino.h"
 #include "algo/microkernels/f32-wino/f32_wino_transforms.h"
 
 namespace dlas::ukernel {

@@ -1,5 +1,5 @@
 // AVX2 Winograd transforms: 8 tiles per ymm.
-#include "algo/microkernels/f32-wino/f32_wino_kernels.h"
+#include "algo/microkernels/f32-wino/f32_wino.h"
 #include "algo/microkernels/f32-wino/f32_wino_transforms.h"
 
 namespace dlas::ukernel {

@@ -1,6 +1,6 @@
 // The int8 depthwise kernel dispatch, derived from qs8_dwconv.inc.
 #include "algo/microkernels/isa_dispatch.h"
-#include "algo/microkernels/qs8-dwconv/qs8_dwconv_kernels.h"
+#include "algo/microkernels/qs8-dwconv/qs8_dwconv.h"
 
 namespace dlas::ukernel {
 

@@ -91,3 +91,12 @@ std::vector<const QS8GemmUkernel*> qs8_gemm_ukernels_for(Isa isa);
 const QS8GemmUkernel* find_qs8_gemm(const char* name);
 
 }  // namespace dlas::ukernel
+
+// Declarations of every int8 GEMM microkernel, derived from qs8_gemm.inc.
+namespace dlas::ukernel {
+#define X(fn, isa, mr, nr, kr, kb)                                                          \
+  void fn(size_t m, size_t n, size_t kq, const void* a, const void* b, void* c, size_t ldc, \
+          const QS8GemmParams& p);
+#include "algo/microkernels/qs8-gemm/qs8_gemm.inc"
+#undef X
+}  // namespace dlas::ukernel

@@ -1,7 +1,7 @@
 // The int8 GEMM microkernel table, derived from qs8_gemm.inc.
 #include <cstring>
 
-#include "algo/microkernels/qs8-gemm/qs8_gemm_kernels.h"
+#include "algo/microkernels/qs8-gemm/qs8_gemm.h"
 
 namespace dlas::ukernel {
 

@@ -1,5 +1,5 @@
 // int8 packing kernels (qs8_pack.h) compiled for the avx2 path.
-#include "algo/microkernels/qs8-pack/qs8_pack_kernels.h"
+#include "algo/microkernels/qs8-pack/qs8_pack.h"
 #include "algo/microkernels/qs8-pack/qs8_pack_vec.h"
 
 namespace dlas::ukernel {

@@ -61,3 +61,10 @@ const std::vector<QS8SpackUkernels>& qs8_spack_ukernels();
 const QS8SpackUkernels& qs8_spack_for(Isa isa);
 
 }  // namespace dlas::ukernel
+
+// Declarations of every int8 spatial-pack kernel set's selector, derived from qs8_spack.inc.
+namespace dlas::ukernel {
+#define X(name, isa, lanes, kr) QS8SpackFn name(int vectors, int vh, int vw);
+#include "algo/microkernels/qs8-spack/qs8_spack.inc"
+#undef X
+}  // namespace dlas::ukernel

@@ -1,6 +1,6 @@
 // AVX-512 without VNNI: 16 output channels per zmm, s16 pairs through vpmaddwd.
 #include "algo/microkernels/qs8-gemm/qs8_gemm_avx512_policy.h"
-#include "algo/microkernels/qs8-spack/qs8_spack_kernels.h"
+#include "algo/microkernels/qs8-spack/qs8_spack.h"
 #include "algo/microkernels/qs8-spack/qs8_spack_vec.h"
 
 namespace dlas::ukernel {
