@@ -7,8 +7,8 @@
 // function's ABI differs; every helper here has internal linkage and is inlined.
 #pragma GCC diagnostic ignored "-Wpsabi"
 
-#include "algo/microkernels/f32-gemm/f32_gemm_vec.h"
-#include "algo/microkernels/f32-vepilogue/f32_vepilogue_vec.h"
+#include "algo/microkernels/f32-gemm/f32_gemm_template.h"
+#include "algo/microkernels/f32-vepilogue/f32_vepilogue_template.h"
 
 namespace dlas::test {
 namespace {

@@ -1,8 +1,8 @@
 #include "algo/h16_native_logic.h"
 
 #include "algo/h16_emulation.h"
-#include "algo/microkernels/bf16-gemm/bf16_gemm_dot.h"
-#include "algo/microkernels/f16-gemm/f16_gemm_native.h"
+#include "algo/microkernels/bf16-gemm/bf16_gemm_template.h"
+#include "algo/microkernels/f16-gemm/f16_gemm_template.h"
 
 namespace {
 

@@ -9,10 +9,10 @@
 
 #include <cstring>
 
-#include "algo/microkernels/qs8-dwconv/qs8_dwconv_vec.h"
+#include "algo/microkernels/qs8-dwconv/qs8_dwconv_template.h"
 #include "algo/microkernels/qs8-gemm/qs8_gemm_amx.h"
-#include "algo/microkernels/qs8-gemm/qs8_gemm_vec.h"
-#include "algo/microkernels/qs8-spack/qs8_spack_vec.h"
+#include "algo/microkernels/qs8-gemm/qs8_gemm_template.h"
+#include "algo/microkernels/qs8-spack/qs8_spack_template.h"
 
 namespace dlas::test {
 namespace {

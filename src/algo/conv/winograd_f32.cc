@@ -11,7 +11,7 @@
 //     3. Y = A^T M A + bias (clamp fused) per tile panel, scattered into NCHW with the
 //        residual add and any other activation.
 //   The block keeps V and M (alpha^2 (C + K) floats per tile) near L2 size.
-// Transform matrices and their derivation: microkernels/f32-wino/f32_wino_transforms.h.
+// Transform matrices and their derivation: microkernels/f32-wino/f32_wino_template.h.
 #include <algorithm>
 #include <bit>
 #include <cstring>
@@ -41,7 +41,7 @@ constexpr int64_t kTileBlocks[] = {8, 16, 32, 64, 128, 256};
 int64_t round_up(int64_t x, int64_t m) { return (x + m - 1) / m * m; }
 size_t align64(size_t bytes) { return (bytes + 63) / 64 * 64; }
 
-// G for F(2,3) and F(4,3) (rows scaled as in f32_wino_transforms.h).
+// G for F(2,3) and F(4,3) (rows scaled as in f32_wino_template.h).
 constexpr double kG2[4][3] = {{1, 0, 0}, {.5, .5, .5}, {.5, -.5, .5}, {0, 0, 1}};
 constexpr double kG4[6][3] = {{1, 0, 0},
                               {1. / 6, 1. / 6, 1. / 6},

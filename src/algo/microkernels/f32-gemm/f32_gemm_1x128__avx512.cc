@@ -1,7 +1,7 @@
 // AVX-512 GEMV kernel: one row, 8 independent zmm accumulators; fully-connected
 // layers at batch 1.
 #include "algo/microkernels/f32-gemm/f32_gemm.h"
-#include "algo/microkernels/f32-gemm/f32_gemm_vec.h"
+#include "algo/microkernels/f32-gemm/f32_gemm_template.h"
 
 namespace dlas::ukernel {
 

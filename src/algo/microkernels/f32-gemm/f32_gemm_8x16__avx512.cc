@@ -1,6 +1,6 @@
 // AVX-512 candidate: 8x16 = 8 zmm accumulators, for layers with few output pixels.
 #include "algo/microkernels/f32-gemm/f32_gemm.h"
-#include "algo/microkernels/f32-gemm/f32_gemm_vec.h"
+#include "algo/microkernels/f32-gemm/f32_gemm_template.h"
 
 namespace dlas::ukernel {
 

@@ -1,7 +1,7 @@
 // AVX2 candidate: 8x8 = 8 accumulators; for layers with few output pixels (late,
 // small-spatial layers) where a 16-wide tile would be mostly padding.
 #include "algo/microkernels/f32-gemm/f32_gemm.h"
-#include "algo/microkernels/f32-gemm/f32_gemm_vec.h"
+#include "algo/microkernels/f32-gemm/f32_gemm_template.h"
 
 namespace dlas::ukernel {
 

@@ -7,7 +7,7 @@
 // Layout: a tile's alpha x alpha points are numbered xi = r * alpha + s.
 //   input:  d[xi * ld + j]  (j < n tiles)  ->  v[xi * vs + j]
 //   output: mm[xi * ms + j] ->  o[(i * m + jj) * os + j] = clamp(y + bias, min, max)
-// The transform matrices and their derivation are in f32-wino/f32_wino_transforms.h.
+// The transform matrices and their derivation are in f32-wino/f32_wino_template.h.
 // The one list is f32-wino/f32_wino.inc; each ISA's kernels have their own TU.
 #pragma once
 

@@ -2,7 +2,7 @@
 #include <immintrin.h>
 
 #include "algo/microkernels/qs8-dwconv/qs8_dwconv.h"
-#include "algo/microkernels/qs8-dwconv/qs8_dwconv_vec.h"
+#include "algo/microkernels/qs8-dwconv/qs8_dwconv_template.h"
 
 namespace {
 struct Policy {

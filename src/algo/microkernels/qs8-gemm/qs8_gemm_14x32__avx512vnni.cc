@@ -1,7 +1,7 @@
 // AVX512-VNNI candidate: 14x32 = 28 zmm accumulators + 2 B + 1 broadcast (31 of 32).
 #include "algo/microkernels/qs8-gemm/qs8_gemm.h"
 #include "algo/microkernels/qs8-gemm/qs8_gemm_avx512vnni_policy.h"
-#include "algo/microkernels/qs8-gemm/qs8_gemm_vec.h"
+#include "algo/microkernels/qs8-gemm/qs8_gemm_template.h"
 
 namespace dlas::ukernel {
 

@@ -1,7 +1,7 @@
 // AVX2 candidate: 4x24 = 12 accumulators + 3 B vectors + 1 broadcast; wider pixel panels.
 #include "algo/microkernels/qs8-gemm/qs8_gemm.h"
 #include "algo/microkernels/qs8-gemm/qs8_gemm_avx2_policy.h"
-#include "algo/microkernels/qs8-gemm/qs8_gemm_vec.h"
+#include "algo/microkernels/qs8-gemm/qs8_gemm_template.h"
 
 namespace dlas::ukernel {
 

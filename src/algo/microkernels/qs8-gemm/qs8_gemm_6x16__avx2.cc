@@ -1,7 +1,7 @@
 // AVX2 default: 6x16 = 12 ymm accumulators + 2 B vectors + 1 broadcast (15 of 16 ymm).
 #include "algo/microkernels/qs8-gemm/qs8_gemm.h"
 #include "algo/microkernels/qs8-gemm/qs8_gemm_avx2_policy.h"
-#include "algo/microkernels/qs8-gemm/qs8_gemm_vec.h"
+#include "algo/microkernels/qs8-gemm/qs8_gemm_template.h"
 
 namespace dlas::ukernel {
 

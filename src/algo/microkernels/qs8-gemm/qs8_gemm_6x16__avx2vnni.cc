@@ -1,7 +1,7 @@
 // AVX-VNNI default: 6x16 (12 ymm accumulators + 2 B + 1 broadcast), 4 MACs per lane per op.
 #include "algo/microkernels/qs8-gemm/qs8_gemm.h"
 #include "algo/microkernels/qs8-gemm/qs8_gemm_avx2vnni_policy.h"
-#include "algo/microkernels/qs8-gemm/qs8_gemm_vec.h"
+#include "algo/microkernels/qs8-gemm/qs8_gemm_template.h"
 
 namespace dlas::ukernel {
 

@@ -1,7 +1,7 @@
 // AVX512-VNNI default: 8x32 = 16 zmm accumulators + 2 B + 1 broadcast.
 #include "algo/microkernels/qs8-gemm/qs8_gemm.h"
 #include "algo/microkernels/qs8-gemm/qs8_gemm_avx512vnni_policy.h"
-#include "algo/microkernels/qs8-gemm/qs8_gemm_vec.h"
+#include "algo/microkernels/qs8-gemm/qs8_gemm_template.h"
 
 namespace dlas::ukernel {
 

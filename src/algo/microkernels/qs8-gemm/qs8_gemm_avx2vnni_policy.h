@@ -4,7 +4,7 @@
 
 #include <immintrin.h>
 
-#include "algo/microkernels/qs8-gemm/qs8_gemm_vec.h"
+#include "algo/microkernels/qs8-gemm/qs8_gemm_template.h"
 
 namespace {
 

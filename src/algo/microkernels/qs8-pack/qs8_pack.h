@@ -1,6 +1,6 @@
 // int8 activation packing kernels: the byte shuffles of the int8 convs' input packing
 // (gemm's im2col panels, spatial-pack's tiles, direct's blocked image), per ISA. Written
-// once over 16-byte GCC vectors (qs8-pack/qs8_pack_vec.h): in the baseline (SSE2) TU GCC
+// once over 16-byte GCC vectors (qs8-pack/qs8_pack_template.h): in the baseline (SSE2) TU GCC
 // lowers most byte shuffles element by element; in the AVX2 TU they become vpshufb /
 // vpunpck, so the packing of every path at or above AVX2 uses the AVX2 kernels.
 //

@@ -1,7 +1,7 @@
 // AVX-512 without VNNI: 16 output channels per zmm, s16 pairs through vpmaddwd.
 #include "algo/microkernels/qs8-gemm/qs8_gemm_avx512_policy.h"
 #include "algo/microkernels/qs8-spack/qs8_spack.h"
-#include "algo/microkernels/qs8-spack/qs8_spack_vec.h"
+#include "algo/microkernels/qs8-spack/qs8_spack_template.h"
 
 namespace dlas::ukernel {
 

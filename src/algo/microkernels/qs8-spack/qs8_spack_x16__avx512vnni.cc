@@ -1,7 +1,7 @@
 // AVX512-VNNI (and AMX machines): 16 output channels per zmm, u8 x s8 quads through vpdpbusd.
 #include "algo/microkernels/qs8-gemm/qs8_gemm_avx512vnni_policy.h"
 #include "algo/microkernels/qs8-spack/qs8_spack.h"
-#include "algo/microkernels/qs8-spack/qs8_spack_vec.h"
+#include "algo/microkernels/qs8-spack/qs8_spack_template.h"
 
 namespace dlas::ukernel {
 

@@ -1,7 +1,7 @@
 // AVX-VNNI: 8 output channels per ymm, u8 x s8 quads through vpdpbusd (VEX).
 #include "algo/microkernels/qs8-gemm/qs8_gemm_avx2vnni_policy.h"
 #include "algo/microkernels/qs8-spack/qs8_spack.h"
-#include "algo/microkernels/qs8-spack/qs8_spack_vec.h"
+#include "algo/microkernels/qs8-spack/qs8_spack_template.h"
 
 namespace dlas::ukernel {
 

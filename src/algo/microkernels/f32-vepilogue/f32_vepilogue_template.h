@@ -1,13 +1,13 @@
 // The f32 epilogue y = act(y + bias + residual) written once over a GCC vector
 // type; f32_vepilogue__<isa>.cc instantiate it with their lane count. Anonymous
-// namespace: internal linkage per TU (see f32_gemm_vec.h). The tail (n % L) is
+// namespace: internal linkage per TU (see f32_gemm_template.h). The tail (n % L) is
 // processed as one full vector through a stack buffer, so it runs the same code.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 
-#include "algo/microkernels/f32-gemm/f32_gemm_vec.h"
+#include "algo/microkernels/f32-gemm/f32_gemm_template.h"
 #include "dlas/algo/conv.h"
 
 namespace {

@@ -4,7 +4,7 @@
 //   P::PV                uint32 vector of kLanes lanes, each a pair of bf16 (low = even step)
 //   P::dot(acc, a, b)    vdpbf16ps: acc[l] += a.hi*b.hi, then += a.lo*b.lo (f32, RNE, DAZ/FTZ)
 // The avx512bf16 TUs instantiate it with _mm512_dpbf16_ps; a test-only __avx2.cc TU with an
-// exact software model of the instruction. Anonymous namespace (see f32_gemm_vec.h).
+// exact software model of the instruction. Anonymous namespace (see f32_gemm_template.h).
 #pragma once
 
 #include <cstddef>

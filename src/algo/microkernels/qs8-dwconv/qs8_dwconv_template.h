@@ -1,10 +1,10 @@
 // The int8 depthwise plane kernel over GCC vectors of L int32 lanes (output pixels of one
-// row), with the requantizing store of qs8_gemm_vec.h; P supplies kLanes and fma.
+// row), with the requantizing store of qs8_gemm_template.h; P supplies kLanes and fma.
 // Anonymous namespace: internal linkage per ISA TU.
 #pragma once
 
 #include "algo/microkernels/qs8-dwconv/qs8_dwconv.h"
-#include "algo/microkernels/qs8-gemm/qs8_gemm_vec.h"
+#include "algo/microkernels/qs8-gemm/qs8_gemm_template.h"
 
 namespace {
 

@@ -1,5 +1,5 @@
 // bf16 <-> f32 rows written once over GCC vector types (L lanes); instantiated by the
-// bf16_vcvt__<isa>.cc TUs. Anonymous namespace: internal linkage per TU (see f32_gemm_vec.h).
+// bf16_vcvt__<isa>.cc TUs. Anonymous namespace: internal linkage per TU (see f32_gemm_template.h).
 // Narrowing is dlas::f32_to_bf16 lane by lane: add 0x7fff + the kept lsb (nearest even),
 // NaNs quieted instead of rounded (a NaN payload could otherwise carry into Inf).
 #pragma once

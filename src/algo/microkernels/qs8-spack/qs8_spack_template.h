@@ -1,5 +1,5 @@
 // The int8 spatial-pack microkernel (qs8_spack.h) written once over GCC vector types and the
-// qs8 GEMM kernels' policy (P::dot, P::fma, P::kLanes: qs8_gemm_vec.h); each ISA TU
+// qs8 GEMM kernels' policy (P::dot, P::fma, P::kLanes: qs8_gemm_template.h); each ISA TU
 // instantiates it with its intrinsics, tests/algo/qs8_logic__avx2.cc with exact models.
 // Whole body in an anonymous namespace (internal linkage per TU), no std:: on vectors.
 #pragma once
@@ -7,7 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "algo/microkernels/qs8-gemm/qs8_gemm_vec.h"
+#include "algo/microkernels/qs8-gemm/qs8_gemm_template.h"
 #include "algo/microkernels/qs8-spack/qs8_spack.h"
 
 namespace {

@@ -7,7 +7,7 @@
 // The avx512fp16 TUs instantiate it with the AVX512-FP16 intrinsics; a test-only __avx2.cc
 // TU instantiates it with an exact software model of vfmadd231ph, so this logic (half
 // accumulators, flushes into f32 C) is tested on machines without the instructions.
-// Anonymous namespace: internal linkage per TU (see f32_gemm_vec.h).
+// Anonymous namespace: internal linkage per TU (see f32_gemm_template.h).
 #pragma once
 
 #include <cstddef>
