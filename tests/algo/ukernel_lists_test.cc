@@ -39,7 +39,9 @@ void expect_production(const Table& table, const std::set<std::string>& test_onl
   for (const auto& u : table) {
     EXPECT_EQ(test_only.count(u.name), 0u) << u.name << " is a test-only row";
     // The scalar sets use portable GCC vectors of any width; a vector path's row fits it.
-    if (u.isa != Isa::kScalar) EXPECT_LE(u.lanes, register_lanes(u.isa)) << u.name;
+    if (u.isa != Isa::kScalar) {
+      EXPECT_LE(u.lanes, register_lanes(u.isa)) << u.name;
+    }
   }
 }
 
@@ -55,7 +57,9 @@ TEST(UkernelLists, ProductionTablesHaveNoTestOnlyRow) {
     EXPECT_NE(&ukernel::f32_dwconv_for(isa), &ukernel::f32_dwconv_16lane__avx2) << isa_name(isa);
     for (int vc : {4, 8, 16, 32}) {
       const ukernel::F32SspackUkernels* set = ukernel::find_f32_sspack(isa, vc);
-      if (set) EXPECT_EQ(test_only.count(set->name), 0u) << isa_name(isa) << " vc " << vc;
+      if (set) {
+        EXPECT_EQ(test_only.count(set->name), 0u) << isa_name(isa) << " vc " << vc;
+      }
     }
   }
 }

@@ -115,3 +115,11 @@ inline void f32_gemm_vec(size_t m, size_t n, size_t k, const float* a, const flo
 }
 
 }  // namespace
+
+// Defines the list's kernel fn as the MR x (NV * L) tile of f32_gemm_vec; used inside
+// namespace dlas::ukernel by the translation unit of fn's ISA.
+#define DLAS_F32_GEMM_KERNEL(fn, MR, NV, L)                                                   \
+  void fn(size_t m, size_t n, size_t k, const float* a, const float* b, const int64_t* b_off, \
+          float* c, size_t ldc, const float* bias, bool accumulate, float min, float max) {   \
+    f32_gemm_vec<MR, NV, L>(m, n, k, a, b, b_off, c, ldc, bias, accumulate, min, max);        \
+  }

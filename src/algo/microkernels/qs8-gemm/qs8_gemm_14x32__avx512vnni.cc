@@ -5,9 +5,6 @@
 
 namespace dlas::ukernel {
 
-void qs8_gemm_14x32__avx512vnni(size_t m, size_t n, size_t kq, const void* a, const void* b,
-                                void* c, size_t ldc, const QS8GemmParams& p) {
-  qs8_gemm_vec<QS8Avx512VnniQuads, 14, 2>(m, n, kq, a, b, c, ldc, p);
-}
+DLAS_QS8_GEMM_KERNEL(qs8_gemm_14x32__avx512vnni, QS8Avx512VnniQuads, 14, 2)
 
 }  // namespace dlas::ukernel

@@ -134,3 +134,11 @@ inline void qs8_gemm_vec(size_t m, size_t n, size_t kq, const void* a_, const vo
 }
 
 }  // namespace
+
+// Defines the list's kernel fn as the MR x (NV * lanes) tile of qs8_gemm_vec with dot-product
+// policy P; used inside namespace dlas::ukernel by the translation unit of P's ISA.
+#define DLAS_QS8_GEMM_KERNEL(fn, P, MR, NV)                                                 \
+  void fn(size_t m, size_t n, size_t kq, const void* a, const void* b, void* c, size_t ldc, \
+          const QS8GemmParams& p) {                                                         \
+    qs8_gemm_vec<P, MR, NV>(m, n, kq, a, b, c, ldc, p);                                     \
+  }
