@@ -2,7 +2,7 @@
 
 #include <limits>
 
-#include "algo/microkernels/f32_gemm.h"
+#include "algo/microkernels/f32-gemm/f32_gemm.h"
 #include "dlas/core/error.h"
 #include "dlas/hw/thread_pool.h"
 
@@ -78,9 +78,8 @@ void PreparedFullyConnected::run(int64_t m, const float* x, float* y, const floa
       for (int64_t ip = rpanels * static_cast<int64_t>(t) / threads;
            ip < rpanels * (static_cast<int64_t>(t) + 1) / threads; ++ip) {
         const int64_t rows = m - ip * mr < mr ? m - ip * mr : mr;
-        ukernel::pack_a_panel(static_cast<size_t>(mr), static_cast<size_t>(rows),
-                              static_cast<size_t>(k_), x + ip * mr * k_, static_cast<size_t>(k_),
-                              packed + ip * mr * k_);
+        u.pack(static_cast<size_t>(mr), static_cast<size_t>(rows), static_cast<size_t>(k_),
+               x + ip * mr * k_, static_cast<size_t>(k_), packed + ip * mr * k_);
       }
     });
     a = packed;

@@ -7,8 +7,8 @@
 
 #include <vector>
 
-#include "algo/microkernels/f32_gemm.h"
-#include "algo/microkernels/f32_vepilogue.h"
+#include "algo/microkernels/f32-gemm/f32_gemm.h"
+#include "algo/microkernels/f32-vepilogue/f32_vepilogue.h"
 
 namespace dlas::test {
 

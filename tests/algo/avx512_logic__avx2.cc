@@ -7,8 +7,8 @@
 // function's ABI differs; every helper here has internal linkage and is inlined.
 #pragma GCC diagnostic ignored "-Wpsabi"
 
-#include "algo/microkernels/f32-gemm/f32_gemm_vec.h"
-#include "algo/microkernels/f32-vepilogue/f32_vepilogue_vec.h"
+#include "algo/microkernels/f32-gemm/f32_gemm_template.h"
+#include "algo/microkernels/f32-vepilogue/f32_vepilogue_template.h"
 
 namespace dlas::test {
 namespace {
@@ -32,8 +32,9 @@ void vepilogue_16_lanes(size_t n, float* y, float bias, const float* residual, A
 const std::vector<ukernel::F32GemmUkernel>& avx512_logic_gemm_ukernels() {
   static const std::vector<ukernel::F32GemmUkernel> table = [] {
     std::vector<ukernel::F32GemmUkernel> t;
-#define X(fn, isa, mr, nr) \
-  if (Isa::isa == Isa::kAvx512) t.push_back({#fn, Isa::kAvx2, mr, nr, &gemm_16_lanes<mr, nr>});
+#define X(fn, isa, mr, nr)      \
+  if (Isa::isa == Isa::kAvx512) \
+    t.push_back({#fn, Isa::kAvx2, mr, nr, &gemm_16_lanes<mr, nr>, &ukernel::pack_a_panel});
 #include "algo/microkernels/f32-gemm/f32_gemm.inc"
 #undef X
     return t;

@@ -7,7 +7,7 @@
 #include <cstring>
 #include <random>
 
-#include "algo/microkernels/f32_vepilogue.h"
+#include "algo/microkernels/f32-vepilogue/f32_vepilogue.h"
 #include "algo/op_test_util.h"
 
 namespace dlas::test {

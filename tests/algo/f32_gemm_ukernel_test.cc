@@ -8,7 +8,7 @@
 
 #include "algo/avx512_logic.h"
 #include "algo/gemm_microkernel_tester.h"
-#include "algo/microkernels/f32-gemm/f32_gemm_kernels.h"
+#include "algo/microkernels/f32-gemm/f32_gemm.h"
 
 namespace dlas::test {
 namespace {

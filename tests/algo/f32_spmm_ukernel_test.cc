@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "algo/microkernels/f32_spmm.h"
+#include "algo/microkernels/f32-spmm/f32_spmm.h"
 #include "algo/spmm_avx512_logic.h"
 
 namespace dlas::test {

@@ -1,5 +1,5 @@
-// Every f32 sparse spatial-pack kernel set (f32_sspack.inc, the AVX-512 16-lane logic
-// compiled for AVX2 included) x every tile shape against a scalar reference of the
+// Every f32 sparse spatial-pack kernel set (f32_sspack.inc, the test-only AVX-512 16-lane
+// logic compiled for AVX2 included) x every tile shape against a scalar reference of the
 // contract: random block counts (0, 1, many), taps at arbitrary (also decreasing) input
 // offsets, the clamp, the reduction split into two accumulated halves whose last stores
 // the tile transposed (channel-major), and no store past the VH x VW x VC tile.
@@ -10,7 +10,7 @@
 #include <random>
 #include <vector>
 
-#include "algo/microkernels/f32_sspack.h"
+#include "algo/microkernels/f32-sspack/f32_sspack.h"
 
 namespace dlas::test {
 namespace {
@@ -87,13 +87,15 @@ void check_shape(const F32SspackUkernels& set, int nv, int vh, int vw, std::mt19
 TEST(F32SspackUkernelTest, EverySetAndTileMatchesTheReference) {
   std::mt19937 rng(5);
   int tested = 0;
-  for (const F32SspackUkernels& set : ukernel::f32_sspack_ukernels()) {
-    if (!isa_supported(set.isa)) continue;
-    for (int nv : ukernel::kSspackVectors)
-      for (int vh : ukernel::kSspackVh)
-        for (int vw : ukernel::kSspackVw) check_shape(set, nv, vh, vw, rng);
-    ++tested;
-  }
+  for (const auto* list :
+       {&ukernel::f32_sspack_ukernels(), &ukernel::f32_sspack_test_only_ukernels()})
+    for (const F32SspackUkernels& set : *list) {
+      if (!isa_supported(set.isa)) continue;
+      for (int nv : ukernel::kSspackVectors)
+        for (int vh : ukernel::kSspackVh)
+          for (int vw : ukernel::kSspackVw) check_shape(set, nv, vh, vw, rng);
+      ++tested;
+    }
   EXPECT_GT(tested, 0);
 }
 

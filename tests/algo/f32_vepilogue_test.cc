@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "algo/avx512_logic.h"
-#include "algo/microkernels/f32_vepilogue.h"
+#include "algo/microkernels/f32-vepilogue/f32_vepilogue.h"
 
 namespace dlas::test {
 namespace {

@@ -10,7 +10,7 @@
 #include <random>
 #include <vector>
 
-#include "algo/microkernels/f32_vepilogue.h"
+#include "algo/microkernels/f32-vepilogue/f32_vepilogue.h"
 #include "dlas/hw/thread_pool.h"
 
 namespace dlas::test {

@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "algo/microkernels/f32_gemm.h"
+#include "algo/microkernels/f32-gemm/f32_gemm.h"
 
 namespace dlas::test {
 

@@ -5,7 +5,8 @@
 //   bf16_dot_model     vdpbf16ps, one lane: acc += a.hi * b.hi, then += a.lo * b.lo, each
 //                      step rounded to f32 (nearest even) with DAZ on inputs, FTZ on results
 //                      (Intel SDM pseudocode)
-// Anonymous namespace: also included by an __avx2.cc TU (internal linkage, see f32_gemm_vec.h).
+// Anonymous namespace: also included by an __avx2.cc TU (internal linkage, see
+// f32_gemm_template.h).
 #pragma once
 
 #include <cmath>

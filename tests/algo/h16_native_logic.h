@@ -1,4 +1,4 @@
-// The native 16-bit GEMM kernels' code (f16_gemm_native.h, bf16_gemm_dot.h) instantiated in
+// The native 16-bit GEMM kernels' code (f16_gemm_template.h, bf16_gemm_template.h) instantiated in
 // an AVX2 translation unit (h16_native_logic__avx2.cc) with the exact instruction models of
 // h16_emulation.h instead of the AVX512-FP16 / AVX512-BF16 intrinsics: the same tiles, k
 // grouping and flushes as every entry of f16_gemm.inc and bf16_gemm.inc, runnable (slowly) on
@@ -7,7 +7,7 @@
 
 #include <vector>
 
-#include "algo/microkernels/h16_gemm.h"
+#include "algo/microkernels/h16-gemm/h16_gemm.h"
 
 namespace dlas::test {
 

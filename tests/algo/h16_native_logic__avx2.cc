@@ -1,8 +1,8 @@
 #include "algo/h16_native_logic.h"
 
 #include "algo/h16_emulation.h"
-#include "algo/microkernels/bf16-gemm/bf16_gemm_dot.h"
-#include "algo/microkernels/f16-gemm/f16_gemm_native.h"
+#include "algo/microkernels/bf16-gemm/bf16_gemm_template.h"
+#include "algo/microkernels/f16-gemm/f16_gemm_template.h"
 
 namespace {
 
@@ -62,12 +62,14 @@ namespace dlas::test {
 
 const std::vector<ukernel::H16GemmUkernel>& h16_native_logic_ukernels() {
   static const std::vector<ukernel::H16GemmUkernel> table = {
-#define X(fn, isa, mr, nr) \
-  {#fn, DType::kF16, ConvCompute::kNativeFp16, Isa::kAvx2, mr, nr, 1, &f16_logic<mr, nr>},
+#define X(fn, isa, mr, nr)                                                   \
+  {#fn, DType::kF16,        ConvCompute::kNativeFp16,    Isa::kAvx2, mr, nr, \
+   1,   &f16_logic<mr, nr>, &ukernel::h16_gemm_pack_a<1>},
 #include "algo/microkernels/f16-gemm/f16_gemm.inc"
 #undef X
-#define X(fn, isa, mr, nr) \
-  {#fn, DType::kBF16, ConvCompute::kNativeBf16, Isa::kAvx2, mr, nr, 2, &bf16_logic<mr, nr>},
+#define X(fn, isa, mr, nr)                                                    \
+  {#fn, DType::kBF16,        ConvCompute::kNativeBf16,    Isa::kAvx2, mr, nr, \
+   2,   &bf16_logic<mr, nr>, &ukernel::h16_gemm_pack_a<2>},
 #include "algo/microkernels/bf16-gemm/bf16_gemm.inc"
 #undef X
   };

@@ -15,8 +15,8 @@
 #include "algo/conv_tester.h"
 #include "algo/h16_emulation.h"
 #include "algo/h16_native_logic.h"
-#include "algo/microkernels/h16_gemm.h"
-#include "algo/microkernels/h16_vcvt.h"
+#include "algo/microkernels/h16-gemm/h16_gemm.h"
+#include "algo/microkernels/h16-vcvt/h16_vcvt.h"
 #include "dlas/core/error.h"
 
 namespace dlas::test {

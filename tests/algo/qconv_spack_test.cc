@@ -10,7 +10,7 @@
 
 #include "algo/conv/qs8_common.h"
 #include "algo/conv_tester.h"
-#include "algo/microkernels/qs8_pack.h"
+#include "algo/microkernels/qs8-pack/qs8_pack.h"
 #include "algo/qs8_logic.h"
 #include "dlas/hw/isa.h"
 

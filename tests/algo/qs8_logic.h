@@ -7,9 +7,9 @@
 
 #include <vector>
 
-#include "algo/microkernels/qs8_dwconv.h"
-#include "algo/microkernels/qs8_gemm.h"
-#include "algo/microkernels/qs8_spack.h"
+#include "algo/microkernels/qs8-dwconv/qs8_dwconv.h"
+#include "algo/microkernels/qs8-gemm/qs8_gemm.h"
+#include "algo/microkernels/qs8-spack/qs8_spack.h"
 
 namespace dlas::test {
 

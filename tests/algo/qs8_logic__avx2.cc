@@ -9,10 +9,10 @@
 
 #include <cstring>
 
-#include "algo/microkernels/qs8-dwconv/qs8_dwconv_vec.h"
+#include "algo/microkernels/qs8-dwconv/qs8_dwconv_template.h"
 #include "algo/microkernels/qs8-gemm/qs8_gemm_amx.h"
-#include "algo/microkernels/qs8-gemm/qs8_gemm_vec.h"
-#include "algo/microkernels/qs8-spack/qs8_spack_vec.h"
+#include "algo/microkernels/qs8-gemm/qs8_gemm_template.h"
+#include "algo/microkernels/qs8-spack/qs8_spack_template.h"
 
 namespace dlas::test {
 namespace {
@@ -164,9 +164,10 @@ ukernel::QS8DwFn qs8_logic_dwconv_16lane() { return &dwconv_16lane; }
 const std::vector<ukernel::QS8GemmUkernel>& qs8_logic_gemm_ukernels() {
   static const std::vector<ukernel::QS8GemmUkernel> table = [] {
     std::vector<ukernel::QS8GemmUkernel> t;
-#define X(fn, isa, mr, nr, kr, kb) \
-  if (Isa::isa > Isa::kAvx2)       \
-    t.push_back({#fn, Isa::kAvx2, mr, nr, kr, kb, &emulated<Isa::isa, mr, nr, kr, kb>});
+#define X(fn, isa, mr, nr, kr, kb)                                                     \
+  if (Isa::isa > Isa::kAvx2)                                                           \
+    t.push_back({#fn, Isa::kAvx2, mr, nr, kr, kb, &emulated<Isa::isa, mr, nr, kr, kb>, \
+                 &ukernel::qs8_gemm_pack_a<kr, kb>});
 #include "algo/microkernels/qs8-gemm/qs8_gemm.inc"
 #undef X
     return t;

@@ -4,7 +4,7 @@
 #include <random>
 
 #include "algo/conv_tester.h"
-#include "algo/microkernels/f32_spack.h"
+#include "algo/microkernels/f32-spack/f32_spack.h"
 #include "dlas/core/error.h"
 
 namespace dlas {
@@ -78,38 +78,40 @@ TEST(F32SpackUkernels, EveryShapeMatchesContract) {
   std::mt19937 rng(3);
   std::uniform_real_distribution<float> dist(-1.f, 1.f);
   int tested = 0;
-  for (const auto& set : ukernel::f32_spack_ukernels()) {
-    if (!isa_supported(set.isa)) continue;
-    for (int nv : ukernel::kSpackVectors)
-      for (int vh : ukernel::kSpackVh)
-        for (int vw : ukernel::kSpackVw) {
-          const auto fn = set.select(nv, vh, vw);
-          ASSERT_NE(fn, nullptr) << set.name;
-          const size_t kc = 3, kh = 2, kw = 3, vc = static_cast<size_t>(nv * set.lanes);
-          const size_t rows = static_cast<size_t>(vh) * 2 + kh;  // stride 2, dilation 1
-          const size_t rs = 2 * kw * vw, khs = kw * vw, cs = rows * kw * vw + 5;
-          std::vector<float> x(kc * cs), w(kc * kh * kw * vc), out(vh * vw * vc);
-          for (float& v : x) v = dist(rng);
-          for (float& v : w) v = dist(rng);
-          const size_t kws = nv == 1 ? 1 : vw;  // raw halo columns / stride-resolved columns
-          fn(kc, kh, kw, x.data(), cs, rs, khs, kws, w.data(), out.data());
-          for (int p = 0; p < vh * vw; ++p)
-            for (size_t v = 0; v < vc; ++v) {
-              double want = 0, mag = 0;
-              const int ph = p / vw, pw = p % vw;
-              for (size_t ci = 0; ci < kc; ++ci)
-                for (size_t a = 0; a < kh; ++a)
-                  for (size_t b = 0; b < kw; ++b) {
-                    const double xv = x[ci * cs + a * khs + b * kws + ph * rs + pw];
-                    const double wv = w[((ci * kh + a) * kw + b) * vc + v];
-                    want += xv * wv, mag += std::fabs(xv * wv);
-                  }
-              ASSERT_NEAR(out[p * vc + v], want, 1e-6 * mag + 1e-7)
-                  << set.name << " nv=" << nv << " vh=" << vh << " vw=" << vw;
-            }
-          ++tested;
-        }
-  }
+  for (const auto* list :
+       {&ukernel::f32_spack_ukernels(), &ukernel::f32_spack_test_only_ukernels()})
+    for (const auto& set : *list) {
+      if (!isa_supported(set.isa)) continue;
+      for (int nv : ukernel::kSpackVectors)
+        for (int vh : ukernel::kSpackVh)
+          for (int vw : ukernel::kSpackVw) {
+            const auto fn = set.select(nv, vh, vw);
+            ASSERT_NE(fn, nullptr) << set.name;
+            const size_t kc = 3, kh = 2, kw = 3, vc = static_cast<size_t>(nv * set.lanes);
+            const size_t rows = static_cast<size_t>(vh) * 2 + kh;  // stride 2, dilation 1
+            const size_t rs = 2 * kw * vw, khs = kw * vw, cs = rows * kw * vw + 5;
+            std::vector<float> x(kc * cs), w(kc * kh * kw * vc), out(vh * vw * vc);
+            for (float& v : x) v = dist(rng);
+            for (float& v : w) v = dist(rng);
+            const size_t kws = nv == 1 ? 1 : vw;  // raw halo columns / stride-resolved columns
+            fn(kc, kh, kw, x.data(), cs, rs, khs, kws, w.data(), out.data());
+            for (int p = 0; p < vh * vw; ++p)
+              for (size_t v = 0; v < vc; ++v) {
+                double want = 0, mag = 0;
+                const int ph = p / vw, pw = p % vw;
+                for (size_t ci = 0; ci < kc; ++ci)
+                  for (size_t a = 0; a < kh; ++a)
+                    for (size_t b = 0; b < kw; ++b) {
+                      const double xv = x[ci * cs + a * khs + b * kws + ph * rs + pw];
+                      const double wv = w[((ci * kh + a) * kw + b) * vc + v];
+                      want += xv * wv, mag += std::fabs(xv * wv);
+                    }
+                ASSERT_NEAR(out[p * vc + v], want, 1e-6 * mag + 1e-7)
+                    << set.name << " nv=" << nv << " vh=" << vh << " vw=" << vw;
+              }
+            ++tested;
+          }
+    }
   EXPECT_GE(tested, 18);
 }
 

@@ -6,7 +6,7 @@
 
 #include <vector>
 
-#include "algo/microkernels/f32_spmm.h"
+#include "algo/microkernels/f32-spmm/f32_spmm.h"
 
 namespace dlas::test {
 

@@ -2,9 +2,10 @@
 #include <gtest/gtest.h>
 
 #include <random>
+#include <vector>
 
 #include "algo/conv_tester.h"
-#include "algo/microkernels/f32_wino.h"
+#include "algo/microkernels/f32-wino/f32_wino.h"
 #include "dlas/core/error.h"
 
 namespace dlas {
@@ -143,7 +144,9 @@ TEST(F32WinoUkernels, MatchScalar) {
   std::mt19937 rng(7);
   std::uniform_real_distribution<float> dist(-1.f, 1.f);
   int tested = 0;
-  for (const auto& u : all) {
+  std::vector<ukernel::F32WinoUkernel> with_test_only = all;
+  for (const auto& u : ukernel::f32_wino_test_only_ukernels()) with_test_only.push_back(u);
+  for (const auto& u : with_test_only) {
     if (!isa_supported(u.isa)) continue;
     ++tested;
     for (int m : {2, 4})

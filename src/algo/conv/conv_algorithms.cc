@@ -4,7 +4,7 @@
 #include <string>
 
 #include "algo/conv/sparse_conv_common.h"
-#include "algo/microkernels/h16_gemm.h"
+#include "algo/microkernels/h16-gemm/h16_gemm.h"
 #include "dlas/algo/conv.h"
 #include "dlas/core/error.h"
 

@@ -6,7 +6,7 @@
 
 #include <memory>
 
-#include "algo/microkernels/f32_dwconv.h"
+#include "algo/microkernels/f32-dwconv/f32_dwconv.h"
 #include "dlas/algo/conv.h"
 
 namespace dlas {

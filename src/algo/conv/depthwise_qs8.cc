@@ -2,18 +2,17 @@
 // multiplier, kernel size, stride, dilation): per (image, input channel) the plane is
 // copied once into a padded, stride-phase-split int16 buffer holding x - x.zero_point
 // (padding 0: no zero-point correction), then each of its output channels runs the plane
-// kernel (microkernels/qs8_dwconv.h): int32 accumulation over the taps with output pixels
-// as vector lanes, and the requantization (+ clamp + residual) fused into the store.
-// Threads split (image, input channel) items into exactly `threads` chunks, each with its
-// own plane buffer in the workspace.
+// kernel (microkernels/qs8-dwconv/qs8_dwconv.h): int32 accumulation over the taps with output
+// pixels as vector lanes, and the requantization (+ clamp + residual) fused into the store. Threads
+// split (image, input channel) items into exactly `threads` chunks, each with its own plane buffer
+// in the workspace.
 #include <cstring>
 #include <memory>
 #include <vector>
 
 #include "algo/conv/gemm_common.h"
 #include "algo/conv/qs8_common.h"
-#include "algo/microkernels/isa_dispatch.h"
-#include "algo/microkernels/qs8-dwconv/qs8_dwconv_kernels.h"
+#include "algo/microkernels/qs8-dwconv/qs8_dwconv.h"
 #include "dlas/core/error.h"
 #include "dlas/hw/thread_pool.h"
 
@@ -24,11 +23,6 @@ using conv_detail::chunk_range;
 using conv_detail::div_up;
 using conv_detail::round_up;
 
-constexpr ukernel::IsaEntry<ukernel::QS8DwFn> kDwKernels[] = {
-#define X(fn, isa, lanes) {&ukernel::fn, Isa::isa},
-#include "algo/microkernels/qs8-dwconv/qs8_dwconv.inc"
-#undef X
-};
 // Widest vector of any kernel: every plane buffer row has this much read slack.
 constexpr int64_t kMaxLanes = 16;
 
@@ -143,8 +137,7 @@ class DepthwiseQConvAlgorithm final : public ConvAlgorithm {
   Knobs default_knobs(const ConvProblem&, Isa) const override { return {}; }
   std::unique_ptr<PreparedConv> prepare(const ConvProblem& p, const ConvWeights& w,
                                         const Knobs& knobs, Isa isa) const override {
-    return qconv_detail::prepare_depthwise_qconv(
-        p, w, knobs, ukernel::best_for_isa(kDwKernels, isa, "qs8 dwconv"));
+    return qconv_detail::prepare_depthwise_qconv(p, w, knobs, ukernel::qs8_dwconv_for(isa));
   }
 };
 

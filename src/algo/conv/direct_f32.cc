@@ -43,7 +43,7 @@ class PreparedDirectConv final : public PreparedF32Conv {
     if (ocb_ > panels_) ocb_ = panels_;
     rows_ = kn.at("row_block") < oh_ ? kn.at("row_block") : oh_;
     by_rows_ = kn.at("parallel") == 1;
-    wpack_ = conv_detail::pack_conv_weights(p, w, mr_);
+    wpack_ = conv_detail::pack_conv_weights(p, w, *uk_);
     bias_.assign(static_cast<size_t>(panels_ * mr_ * p.groups), 0.f);
     if (bias)
       for (int64_t g = 0; g < p.groups; ++g)

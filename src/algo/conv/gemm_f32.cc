@@ -108,7 +108,7 @@ class PreparedGemmConv final : public PreparedF32Conv {
       bias_.assign(static_cast<size_t>(p.k), 0.f);
       if (bias) bias_.assign(bias, bias + p.k);
     } else {
-      wpack_ = conv_detail::pack_conv_weights(p, w, mr_);
+      wpack_ = conv_detail::pack_conv_weights(p, w, *uk_);
       bias_.assign(static_cast<size_t>(panels_ * mr_ * p.groups), 0.f);
       if (bias)
         for (int64_t g = 0; g < p.groups; ++g)

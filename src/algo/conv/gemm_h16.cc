@@ -18,7 +18,7 @@
 #include "algo/conv/conv_impl.h"
 #include "algo/conv/gemm_common.h"
 #include "algo/conv/gemm_h16.h"
-#include "algo/microkernels/h16_vcvt.h"
+#include "algo/microkernels/h16-vcvt/h16_vcvt.h"
 #include "dlas/core/error.h"
 #include "dlas/hw/thread_pool.h"
 
@@ -58,14 +58,16 @@ class PreparedGemmHConv final : public PreparedH16Conv {
     flush_ = kn.count("flush") ? kn.at("flush") : 0;
     panels_ = div_up(kg_, mr_);
     DLAS_CHECK(nr_ <= kMaxPanelWidth, ErrorKind::kInternal, "gemm hconv: NR ", nr_, " too wide");
-    // Weights [K][R] -> [g][panel][R rounded to kp][MR] in k groups of kp (h16_gemm.h).
+    // Weights [K][R] -> [g][panel][R rounded to kp][MR] in k groups of kp (h16_gemm.h), by
+    // the native kernel's packing; the emulated path widens k groups of 1.
+    const ukernel::H16GemmPackFn pack = native ? native->pack : &ukernel::h16_gemm_pack_a<1>;
     wpack_.assign(static_cast<size_t>(p.groups * panels_ * rp_ * mr_), 0);
     for (int64_t g = 0; g < p.groups; ++g)
-      for (int64_t kk = 0; kk < kg_; ++kk) {
-        uint16_t* dst = wpack_.data() + (g * panels_ + kk / mr_) * rp_ * mr_;
-        const int64_t i = kk % mr_;
-        const uint16_t* src = w + (g * kg_ + kk) * r_;
-        for (int64_t r = 0; r < r_; ++r) dst[(r / kp_) * mr_ * kp_ + i * kp_ + r % kp_] = src[r];
+      for (int64_t panel = 0; panel < panels_; ++panel) {
+        const int64_t k0 = panel * mr_, m = kg_ - k0 < mr_ ? kg_ - k0 : mr_;
+        pack(static_cast<size_t>(mr_), static_cast<size_t>(m), static_cast<size_t>(r_),
+             w + (g * kg_ + k0) * r_, static_cast<size_t>(r_),
+             wpack_.data() + (g * panels_ + panel) * rp_ * mr_);
       }
     bias_.assign(static_cast<size_t>(p.k), 0.f);
     if (bias) bias_.assign(bias, bias + p.k);

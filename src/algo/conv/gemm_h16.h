@@ -5,7 +5,7 @@
 
 #include <memory>
 
-#include "algo/microkernels/h16_gemm.h"
+#include "algo/microkernels/h16-gemm/h16_gemm.h"
 #include "dlas/algo/hconv.h"
 
 namespace dlas::hconv_detail {

@@ -1,5 +1,5 @@
 // int8 `gemm` convolution: per image and group, Y[Kg][OH*OW] = requant(W[Kg][R] x B[R][OH*OW])
-// with R = C/g*KH*KW, on the qs8 GEMM microkernels (microkernels/qs8_gemm.h): output
+// with R = C/g*KH*KW, on the qs8 GEMM microkernels (microkernels/qs8-gemm/qs8_gemm.h): output
 // channels are the tile rows, pixels the vector lanes, so each stored row is a run of one
 // NCHW output plane, requantized (+ clamp + residual) in the microkernel's store.
 //
@@ -23,7 +23,7 @@
 
 #include "algo/conv/gemm_common.h"
 #include "algo/conv/qs8_common.h"
-#include "algo/microkernels/qs8_pack.h"
+#include "algo/microkernels/qs8-pack/qs8_pack.h"
 #include "dlas/core/error.h"
 #include "dlas/hw/amx.h"
 #include "dlas/hw/thread_pool.h"
@@ -62,22 +62,16 @@ class PreparedGemmQConv final : public qconv_detail::PreparedInt8Conv {
     const qconv_detail::ChannelTerms terms = qconv_detail::channel_terms(p, w, w_scale, bias);
     init_.assign(static_cast<size_t>(c.groups * panels_ * mr_), 0);
     mult_.assign(init_.size(), 0.f);
-    const int64_t kb = uk.kb;
+    for (int64_t g = 0; g < c.groups; ++g)
+      for (int64_t panel = 0; panel < panels_; ++panel) {
+        const int64_t j0 = panel * mr_, m = kg_ - j0 < mr_ ? kg_ - j0 : mr_;
+        uk.pack(static_cast<size_t>(mr_), static_cast<size_t>(m), static_cast<size_t>(r_),
+                w + (g * kg_ + j0) * r_, static_cast<size_t>(r_),
+                wpack_.data() + (g * panels_ + panel) * panel_bytes_);
+      }
     for (int64_t g = 0; g < c.groups; ++g)
       for (int64_t j = 0; j < kg_; ++j) {
         const int64_t panel = j / mr_, i = j % mr_;
-        uint8_t* dst = wpack_.data() + (g * panels_ + panel) * panel_bytes_;
-        const int8_t* src = w + (g * kg_ + j) * r_;
-        for (int64_t rr = 0; rr < r_; ++rr) {
-          const int64_t q = rr / kr_, e = rr % kr_;
-          const int64_t off = ((q / kb) * mr_ + i) * kb * 4 + (q % kb) * 4;
-          if (kr_ == 4) {
-            dst[off + e] = static_cast<uint8_t>(src[rr]);
-          } else {
-            const int16_t v = src[rr];
-            std::memcpy(dst + off + 2 * e, &v, 2);
-          }
-        }
         init_[(g * panels_ + panel) * mr_ + i] = terms.init[g * kg_ + j];
         mult_[(g * panels_ + panel) * mr_ + i] = terms.mult[g * kg_ + j];
       }

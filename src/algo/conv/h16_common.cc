@@ -2,7 +2,7 @@
 #include <string>
 
 #include "algo/conv/conv_impl.h"
-#include "algo/microkernels/f32_vepilogue.h"
+#include "algo/microkernels/f32-vepilogue/f32_vepilogue.h"
 #include "dlas/algo/hconv.h"
 #include "dlas/core/error.h"
 

@@ -8,9 +8,9 @@
 #include <memory>
 #include <vector>
 
-#include "algo/microkernels/qs8_dwconv.h"
-#include "algo/microkernels/qs8_gemm.h"
-#include "algo/microkernels/qs8_spack.h"
+#include "algo/microkernels/qs8-dwconv/qs8_dwconv.h"
+#include "algo/microkernels/qs8-gemm/qs8_gemm.h"
+#include "algo/microkernels/qs8-spack/qs8_spack.h"
 #include "dlas/algo/qconv.h"
 
 namespace dlas::qconv_detail {

@@ -6,7 +6,7 @@
 #include <string>
 
 #include "algo/conv/gemm_common.h"
-#include "algo/microkernels/f32_sspack.h"
+#include "algo/microkernels/f32-sspack/f32_sspack.h"
 #include "dlas/core/error.h"
 #include "dlas/hw/thread_pool.h"
 

@@ -1,16 +1,16 @@
 // The machinery the sparse conv algorithms (sparse-1x1, sparse-gemm, sparse-direct,
 // sparse-spatial-pack) share. They compute, per image and group, out[Kg][P] = W[Kg][R] x B[R][P]
-// with the f32-spmm microkernels (src/algo/microkernels/f32_spmm.h): W encoded once from the DENSE
-// weights (exact zeros dropped, so the result is exact on any weights) as CSR or BSR, B either the
-// input itself (1x1 stride-1 unpadded convs: input channel r is row r) or a packed [R][nc] pixel
-// block (im2col; for 1x1 strided/padded convs just the subsampled input).
+// with the f32-spmm microkernels (src/algo/microkernels/f32-spmm/f32_spmm.h): W encoded once
+// from the DENSE weights (exact zeros dropped, so the result is exact on any weights) as CSR or
+// BSR, B either the input itself (1x1 stride-1 unpadded convs: input channel r is row r) or a
+// packed [R][nc] pixel block (im2col; for 1x1 strided/padded convs just the subsampled input).
 #pragma once
 
 #include <cstdint>
 #include <memory>
 #include <vector>
 
-#include "algo/microkernels/f32_spmm.h"
+#include "algo/microkernels/f32-spmm/f32_spmm.h"
 #include "dlas/algo/conv.h"
 
 namespace dlas::conv_detail {

@@ -20,7 +20,7 @@
 
 #include "algo/conv/conv_impl.h"
 #include "algo/conv/sparse_conv_common.h"
-#include "algo/microkernels/f32_sspack.h"
+#include "algo/microkernels/f32-sspack/f32_sspack.h"
 #include "dlas/core/error.h"
 
 namespace dlas {

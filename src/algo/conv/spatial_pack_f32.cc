@@ -24,7 +24,7 @@
 #include <vector>
 
 #include "algo/conv/conv_impl.h"
-#include "algo/microkernels/f32_spack.h"
+#include "algo/microkernels/f32-spack/f32_spack.h"
 #include "dlas/algo/conv.h"
 #include "dlas/core/error.h"
 #include "dlas/hw/thread_pool.h"

@@ -1,5 +1,5 @@
 // int8 `spatial-pack` and vector `direct` convolutions on the qs8-spack microkernels
-// (microkernels/qs8_spack.h): output tiles of VH x VW pixels x VC output channels held in
+// (microkernels/qs8-spack/qs8_spack.h): output tiles of VH x VW pixels x VC output channels held in
 // registers, lanes over output channels, one 4-byte group (KR input channels of one pixel)
 // broadcast per dot -- the f32 spatial-pack's register blocking on the int8 primitives.
 //
@@ -26,8 +26,8 @@
 
 #include "algo/conv/gemm_common.h"
 #include "algo/conv/qs8_common.h"
-#include "algo/microkernels/qs8_pack.h"
-#include "algo/microkernels/qs8_spack.h"
+#include "algo/microkernels/qs8-pack/qs8_pack.h"
+#include "algo/microkernels/qs8-spack/qs8_spack.h"
 #include "dlas/core/error.h"
 #include "dlas/hw/thread_pool.h"
 

@@ -8,7 +8,7 @@
 #include <memory>
 
 #include "algo/conv/conv_impl.h"
-#include "algo/microkernels/h16_vcvt.h"
+#include "algo/microkernels/h16-vcvt/h16_vcvt.h"
 #include "dlas/algo/hconv.h"
 #include "dlas/core/error.h"
 #include "dlas/hw/thread_pool.h"

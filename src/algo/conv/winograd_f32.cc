@@ -11,7 +11,7 @@
 //     3. Y = A^T M A + bias (clamp fused) per tile panel, scattered into NCHW with the
 //        residual add and any other activation.
 //   The block keeps V and M (alpha^2 (C + K) floats per tile) near L2 size.
-// Transform matrices and their derivation: microkernels/f32-wino/f32_wino_transforms.h.
+// Transform matrices and their derivation: microkernels/f32-wino/f32_wino_template.h.
 #include <algorithm>
 #include <bit>
 #include <cstring>
@@ -20,8 +20,8 @@
 #include <vector>
 
 #include "algo/conv/conv_impl.h"
-#include "algo/microkernels/f32_gemm.h"
-#include "algo/microkernels/f32_wino.h"
+#include "algo/microkernels/f32-gemm/f32_gemm.h"
+#include "algo/microkernels/f32-wino/f32_wino.h"
 #include "dlas/algo/conv.h"
 #include "dlas/core/error.h"
 #include "dlas/hw/thread_pool.h"
@@ -41,7 +41,7 @@ constexpr int64_t kTileBlocks[] = {8, 16, 32, 64, 128, 256};
 int64_t round_up(int64_t x, int64_t m) { return (x + m - 1) / m * m; }
 size_t align64(size_t bytes) { return (bytes + 63) / 64 * 64; }
 
-// G for F(2,3) and F(4,3) (rows scaled as in f32_wino_transforms.h).
+// G for F(2,3) and F(4,3) (rows scaled as in f32_wino_template.h).
 constexpr double kG2[4][3] = {{1, 0, 0}, {.5, .5, .5}, {.5, -.5, .5}, {0, 0, 1}};
 constexpr double kG4[6][3] = {{1, 0, 0},
                               {1. / 6, 1. / 6, 1. / 6},
@@ -187,10 +187,9 @@ class PreparedWinograd final : public PreparedF32Conv {
     for (int64_t xi = 0; xi < a2_; ++xi)
       for (int64_t kp = 0; kp < kp_; ++kp) {
         const int64_t k0 = kp * mr_;
-        ukernel::pack_a_panel(static_cast<size_t>(mr_),
-                              static_cast<size_t>(std::min(mr_, p_.k - k0)),
-                              static_cast<size_t>(p_.c), ut.data() + (xi * p_.k + k0) * p_.c,
-                              static_cast<size_t>(p_.c), u_.data() + (xi * kp_ + kp) * p_.c * mr_);
+        gemm_->pack(static_cast<size_t>(mr_), static_cast<size_t>(std::min(mr_, p_.k - k0)),
+                    static_cast<size_t>(p_.c), ut.data() + (xi * p_.k + k0) * p_.c,
+                    static_cast<size_t>(p_.c), u_.data() + (xi * kp_ + kp) * p_.c * mr_);
       }
   }
 

@@ -4,22 +4,10 @@
 
 #include <algorithm>
 
-#include "algo/eltwise/f32_vbinary.h"
-#include "algo/microkernels/isa_dispatch.h"
+#include "algo/microkernels/f32-vbinary/f32_vbinary.h"
 #include "dlas/hw/thread_pool.h"
 
 namespace dlas {
-
-namespace ukernel {
-const F32VBinaryKernels& f32_vbinary_for(Isa isa) {
-  static const IsaEntry<const F32VBinaryKernels*> kList[] = {
-#define X(name, level) {&name, Isa::level},
-#include "algo/eltwise/f32_vbinary.inc"
-#undef X
-  };
-  return *best_for_isa(kList, isa, "f32 binary");
-}
-}  // namespace ukernel
 
 namespace {
 

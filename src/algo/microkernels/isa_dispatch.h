@@ -5,6 +5,9 @@
 #pragma once
 
 #include <cstddef>
+#include <initializer_list>
+#include <utility>
+#include <vector>
 
 #include "dlas/core/error.h"
 #include "dlas/hw/isa.h"
@@ -27,5 +30,15 @@ T best_for_isa(const IsaEntry<T> (&list)[N], Isa isa, const char* family) {
   DLAS_CHECK(best != nullptr, ErrorKind::kInternal, "no ", family, " kernel for ", isa_name(isa));
   return best->value;
 }
+
+// A family's table read from its list: {false, row} for an X row (production), {true, row}
+// for a T row (test-only: run by the tests, never selected).
+template <class U>
+struct ListRows {
+  std::vector<U> production, test_only;
+  ListRows(std::initializer_list<std::pair<bool, U>> rows) {
+    for (const auto& [is_test_only, u] : rows) (is_test_only ? test_only : production).push_back(u);
+  }
+};
 
 }  // namespace dlas::ukernel

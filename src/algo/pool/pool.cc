@@ -1,23 +1,11 @@
 // Pooling entry points: validation, ISA dispatch, and the split over planes.
 #include <algorithm>
 
-#include "algo/microkernels/isa_dispatch.h"
-#include "algo/pool/f32_pool.h"
+#include "algo/microkernels/f32-pool/f32_pool.h"
 #include "dlas/core/error.h"
 #include "dlas/hw/thread_pool.h"
 
 namespace dlas {
-
-namespace ukernel {
-const F32PoolKernels& f32_pool_for(Isa isa) {
-  static const IsaEntry<const F32PoolKernels*> kList[] = {
-#define X(name, level) {&name, Isa::level},
-#include "algo/pool/f32_pool.inc"
-#undef X
-  };
-  return *best_for_isa(kList, isa, "f32 pooling");
-}
-}  // namespace ukernel
 
 void PoolProblem::validate() const {
   DLAS_CHECK(n > 0 && c > 0 && h > 0 && w > 0 && kh > 0 && kw > 0 && oh > 0 && ow > 0,

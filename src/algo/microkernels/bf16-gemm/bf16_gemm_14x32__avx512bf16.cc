@@ -1,7 +1,7 @@
 // AVX512-BF16 bf16 GEMM, 14x32: 14 x 2 zmm f32 accumulators fed by vdpbf16ps.
 #include "algo/microkernels/bf16-gemm/bf16_gemm_avx512bf16_policy.h"
-#include "algo/microkernels/bf16-gemm/bf16_gemm_dot.h"
-#include "algo/microkernels/h16_gemm.h"
+#include "algo/microkernels/bf16-gemm/bf16_gemm_template.h"
+#include "algo/microkernels/h16-gemm/h16_gemm.h"
 
 namespace dlas::ukernel {
 

@@ -1,4 +1,4 @@
-// The AVX512-BF16 pair-dot policy of bf16_gemm_dot.h (included only by *__avx512bf16.cc
+// The AVX512-BF16 pair-dot policy of bf16_gemm_template.h (included only by *__avx512bf16.cc
 // TUs; anonymous namespace).
 #pragma once
 

@@ -1,7 +1,7 @@
 // AVX512-FP16 f16 GEMM, 12x32: 12 x 1 zmm half accumulators (32 halves each).
 #include "algo/microkernels/f16-gemm/f16_gemm_avx512fp16_policy.h"
-#include "algo/microkernels/f16-gemm/f16_gemm_native.h"
-#include "algo/microkernels/h16_gemm.h"
+#include "algo/microkernels/f16-gemm/f16_gemm_template.h"
+#include "algo/microkernels/h16-gemm/h16_gemm.h"
 
 namespace dlas::ukernel {
 

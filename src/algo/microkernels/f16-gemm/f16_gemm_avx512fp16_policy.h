@@ -1,4 +1,4 @@
-// The AVX512-FP16 half-arithmetic policy of f16_gemm_native.h (included only by
+// The AVX512-FP16 half-arithmetic policy of f16_gemm_template.h (included only by
 // *__avx512fp16.cc TUs; anonymous namespace).
 #pragma once
 

@@ -1,4 +1,4 @@
-#include "algo/microkernels/f32_dwconv.h"
+#include "algo/microkernels/f32-dwconv/f32_dwconv.h"
 #include "algo/microkernels/isa_dispatch.h"
 
 namespace dlas::ukernel {

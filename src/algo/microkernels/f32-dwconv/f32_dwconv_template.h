@@ -7,7 +7,7 @@
 
 #include <cstdint>
 
-#include "algo/microkernels/f32_dwconv.h"
+#include "algo/microkernels/f32-dwconv/f32_dwconv.h"
 
 namespace dlas::ukernel {
 namespace {

@@ -1,14 +1,10 @@
 // AVX2 GEMV kernel: one row, 8 independent ymm accumulators (enough to cover FMA
 // latency x 2 ports); fully-connected layers at batch 1 stream B (the weights) through it.
-#include "algo/microkernels/f32-gemm/f32_gemm_kernels.h"
-#include "algo/microkernels/f32-gemm/f32_gemm_vec.h"
+#include "algo/microkernels/f32-gemm/f32_gemm.h"
+#include "algo/microkernels/f32-gemm/f32_gemm_template.h"
 
 namespace dlas::ukernel {
 
-void f32_gemm_1x64__avx2(size_t m, size_t n, size_t k, const float* a, const float* b,
-                         const int64_t* b_off, float* c, size_t ldc, const float* bias,
-                         bool accumulate, float min, float max) {
-  f32_gemm_vec<1, 8, 8>(m, n, k, a, b, b_off, c, ldc, bias, accumulate, min, max);
-}
+DLAS_F32_GEMM_KERNEL(f32_gemm_1x64__avx2, 1, 8, 8)
 
 }  // namespace dlas::ukernel

@@ -1,7 +1,7 @@
 // Portable f32 GEMM microkernel: the oracle every vector kernel is tested
 // against, and the path for CPUs without AVX2. 4x8 keeps 32 accumulators,
 // which compilers keep in registers on x86-64 SSE2.
-#include "algo/microkernels/f32-gemm/f32_gemm_kernels.h"
+#include "algo/microkernels/f32-gemm/f32_gemm.h"
 
 namespace dlas::ukernel {
 

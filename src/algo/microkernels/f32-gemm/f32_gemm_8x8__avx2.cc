@@ -1,14 +1,10 @@
 // AVX2 candidate: 8x8 = 8 accumulators; for layers with few output pixels (late,
 // small-spatial layers) where a 16-wide tile would be mostly padding.
-#include "algo/microkernels/f32-gemm/f32_gemm_kernels.h"
-#include "algo/microkernels/f32-gemm/f32_gemm_vec.h"
+#include "algo/microkernels/f32-gemm/f32_gemm.h"
+#include "algo/microkernels/f32-gemm/f32_gemm_template.h"
 
 namespace dlas::ukernel {
 
-void f32_gemm_8x8__avx2(size_t m, size_t n, size_t k, const float* a, const float* b,
-                        const int64_t* b_off, float* c, size_t ldc, const float* bias,
-                        bool accumulate, float min, float max) {
-  f32_gemm_vec<8, 1, 8>(m, n, k, a, b, b_off, c, ldc, bias, accumulate, min, max);
-}
+DLAS_F32_GEMM_KERNEL(f32_gemm_8x8__avx2, 8, 1, 8)
 
 }  // namespace dlas::ukernel

@@ -1,14 +1,14 @@
 // The f32 GEMM microkernel table, derived from f32_gemm.inc.
 #include <cstring>
 
-#include "algo/microkernels/f32-gemm/f32_gemm_kernels.h"
+#include "algo/microkernels/f32-gemm/f32_gemm.h"
 #include "dlas/core/error.h"
 
 namespace dlas::ukernel {
 
 const std::vector<F32GemmUkernel>& f32_gemm_ukernels() {
   static const std::vector<F32GemmUkernel> table = {
-#define X(fn, isa, mr, nr) {#fn, Isa::isa, mr, nr, &fn},
+#define X(fn, isa, mr, nr) {#fn, Isa::isa, mr, nr, &fn, &pack_a_panel},
 #include "algo/microkernels/f32-gemm/f32_gemm.inc"
 #undef X
   };

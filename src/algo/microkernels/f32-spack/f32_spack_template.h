@@ -5,7 +5,7 @@
 
 #include <cstddef>
 
-#include "algo/microkernels/f32_spack.h"
+#include "algo/microkernels/f32-spack/f32_spack.h"
 
 namespace {
 

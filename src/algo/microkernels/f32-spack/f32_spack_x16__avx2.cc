@@ -2,7 +2,7 @@
 // tested on machines without AVX-512.
 // 64-byte vectors without AVX-512 pass in memory; only inline helpers take them.
 #pragma GCC diagnostic ignored "-Wpsabi"
-#include "algo/microkernels/f32-spack/f32_spack_kernels.h"
+#include "algo/microkernels/f32-spack/f32_spack.h"
 #include "algo/microkernels/f32-spack/f32_spack_template.h"
 
 namespace dlas::ukernel {

@@ -1,5 +1,5 @@
 // AVX-512 spatial-pack kernels: 16 output channels per zmm.
-#include "algo/microkernels/f32-spack/f32_spack_kernels.h"
+#include "algo/microkernels/f32-spack/f32_spack.h"
 #include "algo/microkernels/f32-spack/f32_spack_template.h"
 
 namespace dlas::ukernel {

@@ -1,5 +1,5 @@
 // Portable spatial-pack kernels (4-float GCC vectors: SSE2 on x86-64, scalar elsewhere).
-#include "algo/microkernels/f32-spack/f32_spack_kernels.h"
+#include "algo/microkernels/f32-spack/f32_spack.h"
 #include "algo/microkernels/f32-spack/f32_spack_template.h"
 
 namespace dlas::ukernel {

@@ -1,5 +1,5 @@
 // AVX2 spatial-pack kernels: 8 output channels per ymm.
-#include "algo/microkernels/f32-spack/f32_spack_kernels.h"
+#include "algo/microkernels/f32-spack/f32_spack.h"
 #include "algo/microkernels/f32-spack/f32_spack_template.h"
 
 namespace dlas::ukernel {

@@ -3,7 +3,7 @@
 #include <cstring>
 #include <limits>
 
-#include "algo/microkernels/f32-spmm/f32_spmm_kernels.h"
+#include "algo/microkernels/f32-spmm/f32_spmm.h"
 #include "dlas/core/error.h"
 
 namespace dlas::ukernel {

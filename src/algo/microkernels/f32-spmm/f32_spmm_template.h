@@ -1,4 +1,4 @@
-// The f32 SpMM kernel body (contract: src/algo/microkernels/f32_spmm.h), written once over
+// The f32 SpMM kernel body (contract: src/algo/microkernels/f32-spmm/f32_spmm.h), written once over
 // a GCC vector-extension type of L floats (plain float for L = 1). Everything is in an
 // anonymous namespace: each ISA translation unit gets its own copy compiled with its own
 // flags, so the linker can never hand the AVX-512 copy to the AVX2 path. Only std-free
@@ -254,4 +254,26 @@ inline void f32_spmm_rows(size_t out_rows, size_t nvr, size_t rows, const float*
 }
 
 }  // namespace
+
+// The rows of f32_spmm.inc are defined by the translation unit of their ISA. Each TU
+// redefines its own DLAS_F32_SPMM_<isa> as DLAS_F32_SPMM_DEFINE and expands the list with
+// X = DLAS_F32_SPMM_ROW; the other ISAs' rows expand to nothing.
+#define DLAS_F32_SPMM_DEFINE(fn, lanes, nv, br, bc)                                             \
+  void fn(size_t pixels, size_t rows, const float* in, size_t in_stride, const float* w,        \
+          const int32_t* dmap, const uint32_t* nnz, float* out, size_t out_stride, float min,   \
+          float max, bool accumulate) {                                                         \
+    f32_spmm_vec<lanes, nv, br, bc>(pixels, rows, in, in_stride, w, dmap, nnz, out, out_stride, \
+                                    min, max, accumulate);                                      \
+  }                                                                                             \
+  void fn##_rows(size_t out_rows, size_t nvr, size_t rows, const float* in, size_t in_row,      \
+                 const float* w, const int32_t* dmap, const uint32_t* nnz, float* out,          \
+                 size_t out_row, size_t out_stride, float min, float max, bool accumulate) {    \
+    f32_spmm_rows<lanes, nv, br>(out_rows, nvr, rows, in, in_row, w, dmap, nnz, out, out_row,   \
+                                 out_stride, min, max, accumulate);                             \
+  }
+#define DLAS_F32_SPMM_kScalar(fn, lanes, nv, br, bc)
+#define DLAS_F32_SPMM_kAvx2(fn, lanes, nv, br, bc)
+#define DLAS_F32_SPMM_kAvx512(fn, lanes, nv, br, bc)
+#define DLAS_F32_SPMM_ROW(fn, isa, lanes, nv, br, bc) DLAS_F32_SPMM_##isa(fn, lanes, nv, br, bc)
+
 }  // namespace dlas::ukernel

@@ -1,16 +1,24 @@
 // The f32 sparse spatial-pack kernel table, derived from f32_sspack.inc.
-#include "algo/microkernels/f32-sspack/f32_sspack_kernels.h"
+#include "algo/microkernels/f32-sspack/f32_sspack.h"
+#include "algo/microkernels/isa_dispatch.h"
 
 namespace dlas::ukernel {
 
-const std::vector<F32SspackUkernels>& f32_sspack_ukernels() {
-  static const std::vector<F32SspackUkernels> table = {
-#define X(name, isa, lanes) {#name, Isa::isa, lanes, &name},
+namespace {
+const ListRows<F32SspackUkernels>& rows() {
+  static const ListRows<F32SspackUkernels> r = {
+#define X(name, isa, lanes) {false, {#name, Isa::isa, lanes, &name}},
+#define T(name, isa, lanes) {true, {#name, Isa::isa, lanes, &name}},
 #include "algo/microkernels/f32-sspack/f32_sspack.inc"
+#undef T
 #undef X
   };
-  return table;
+  return r;
 }
+}  // namespace
+
+const std::vector<F32SspackUkernels>& f32_sspack_ukernels() { return rows().production; }
+const std::vector<F32SspackUkernels>& f32_sspack_test_only_ukernels() { return rows().test_only; }
 
 const F32SspackUkernels* find_f32_sspack(Isa isa, int vc) {
   for (int level = static_cast<int>(isa); level >= 0; --level)

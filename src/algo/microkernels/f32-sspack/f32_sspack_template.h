@@ -1,4 +1,4 @@
-// The sparse spatial-pack tile kernel (contract: src/algo/microkernels/f32_sspack.h),
+// The sparse spatial-pack tile kernel (contract: src/algo/microkernels/f32-sspack/f32_sspack.h),
 // written once over a GCC vector type V of L lanes; each ISA TU instantiates it for every
 // tile shape. Anonymous namespace: each TU keeps its own copy, so the linker can never
 // hand the AVX2 path an AVX-512 instantiation. No std:: helpers (ODR across ISA TUs).
@@ -7,7 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "algo/microkernels/f32_sspack.h"
+#include "algo/microkernels/f32-sspack/f32_sspack.h"
 
 namespace {
 

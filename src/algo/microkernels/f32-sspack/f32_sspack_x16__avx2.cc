@@ -2,7 +2,7 @@
 // machines without AVX-512. 64-byte vectors without AVX-512 pass in memory; only inline helpers
 // take them.
 #pragma GCC diagnostic ignored "-Wpsabi"
-#include "algo/microkernels/f32-sspack/f32_sspack_kernels.h"
+#include "algo/microkernels/f32-sspack/f32_sspack.h"
 #include "algo/microkernels/f32-sspack/f32_sspack_template.h"
 
 namespace dlas::ukernel {

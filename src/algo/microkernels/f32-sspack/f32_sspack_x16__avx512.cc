@@ -1,5 +1,5 @@
 // AVX-512 sparse spatial-pack kernels: 16 output channels per zmm.
-#include "algo/microkernels/f32-sspack/f32_sspack_kernels.h"
+#include "algo/microkernels/f32-sspack/f32_sspack.h"
 #include "algo/microkernels/f32-sspack/f32_sspack_template.h"
 
 namespace dlas::ukernel {

@@ -1,5 +1,5 @@
 // AVX2 sparse spatial-pack kernels: 8 output channels per ymm.
-#include "algo/microkernels/f32-sspack/f32_sspack_kernels.h"
+#include "algo/microkernels/f32-sspack/f32_sspack.h"
 #include "algo/microkernels/f32-sspack/f32_sspack_template.h"
 
 namespace dlas::ukernel {

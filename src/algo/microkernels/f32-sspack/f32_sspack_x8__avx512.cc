@@ -1,5 +1,5 @@
 // AVX-512VL sparse spatial-pack kernels: 8 output channels per ymm, 32 registers (bsr8x1 weights).
-#include "algo/microkernels/f32-sspack/f32_sspack_kernels.h"
+#include "algo/microkernels/f32-sspack/f32_sspack.h"
 #include "algo/microkernels/f32-sspack/f32_sspack_template.h"
 
 namespace dlas::ukernel {

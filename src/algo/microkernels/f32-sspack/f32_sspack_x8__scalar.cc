@@ -1,7 +1,7 @@
 // Scalar-path sparse spatial-pack kernels: 8-float GCC vectors with baseline (SSE2) code; the
 // oracle ISA path. 32-byte vectors without AVX pass in memory; only inline helpers take them.
 #pragma GCC diagnostic ignored "-Wpsabi"
-#include "algo/microkernels/f32-sspack/f32_sspack_kernels.h"
+#include "algo/microkernels/f32-sspack/f32_sspack.h"
 #include "algo/microkernels/f32-sspack/f32_sspack_template.h"
 
 namespace dlas::ukernel {

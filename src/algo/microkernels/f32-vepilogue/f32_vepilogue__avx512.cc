@@ -1,6 +1,6 @@
 // avx512 epilogue: the vector template with 16 lanes.
-#include "algo/microkernels/f32-vepilogue/f32_vepilogue_vec.h"
-#include "algo/microkernels/f32_vepilogue.h"
+#include "algo/microkernels/f32-vepilogue/f32_vepilogue.h"
+#include "algo/microkernels/f32-vepilogue/f32_vepilogue_template.h"
 
 namespace dlas::ukernel {
 

@@ -1,7 +1,7 @@
 // Portable epilogue: the oracle for the vector versions.
 #include <cmath>
 
-#include "algo/microkernels/f32_vepilogue.h"
+#include "algo/microkernels/f32-vepilogue/f32_vepilogue.h"
 
 namespace dlas::ukernel {
 

@@ -1,4 +1,4 @@
-#include "algo/microkernels/f32_vepilogue.h"
+#include "algo/microkernels/f32-vepilogue/f32_vepilogue.h"
 #include "algo/microkernels/isa_dispatch.h"
 
 namespace dlas::ukernel {

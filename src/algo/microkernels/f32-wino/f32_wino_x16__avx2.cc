@@ -2,8 +2,8 @@
 // so its logic is tested on machines without AVX-512.
 // 64-byte vectors without AVX-512 pass in memory; only inline helpers take them.
 #pragma GCC diagnostic ignored "-Wpsabi"
-#include "algo/microkernels/f32-wino/f32_wino_kernels.h"
-#include "algo/microkernels/f32-wino/f32_wino_transforms.h"
+#include "algo/microkernels/f32-wino/f32_wino.h"
+#include "algo/microkernels/f32-wino/f32_wino_template.h"
 
 namespace dlas::ukernel {
 namespace {

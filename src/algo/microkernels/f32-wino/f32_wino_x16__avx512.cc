@@ -1,6 +1,6 @@
 // AVX-512 Winograd transforms: 16 tiles per zmm.
-#include "algo/microkernels/f32-wino/f32_wino_kernels.h"
-#include "algo/microkernels/f32-wino/f32_wino_transforms.h"
+#include "algo/microkernels/f32-wino/f32_wino.h"
+#include "algo/microkernels/f32-wino/f32_wino_template.h"
 
 namespace dlas::ukernel {
 namespace {

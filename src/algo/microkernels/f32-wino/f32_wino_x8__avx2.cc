@@ -1,6 +1,6 @@
 // AVX2 Winograd transforms: 8 tiles per ymm.
-#include "algo/microkernels/f32-wino/f32_wino_kernels.h"
-#include "algo/microkernels/f32-wino/f32_wino_transforms.h"
+#include "algo/microkernels/f32-wino/f32_wino.h"
+#include "algo/microkernels/f32-wino/f32_wino_template.h"
 
 namespace dlas::ukernel {
 namespace {

@@ -1,6 +1,6 @@
 // avx2 bf16 rows: the vector template with 8 lanes.
-#include "algo/microkernels/h16-vcvt/bf16_vcvt_vec.h"
-#include "algo/microkernels/h16_vcvt.h"
+#include "algo/microkernels/h16-vcvt/bf16_vcvt_template.h"
+#include "algo/microkernels/h16-vcvt/h16_vcvt.h"
 
 namespace dlas::ukernel {
 

@@ -2,7 +2,7 @@
 // goes through a zero-padded 8-lane block so it uses the same instruction.
 #include <immintrin.h>
 
-#include "algo/microkernels/h16_vcvt.h"
+#include "algo/microkernels/h16-vcvt/h16_vcvt.h"
 
 namespace dlas::ukernel {
 

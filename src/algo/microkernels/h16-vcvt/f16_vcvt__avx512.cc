@@ -1,7 +1,7 @@
 // avx512 f16 rows: vcvtph2ps / vcvtps2ph on zmm (16 lanes); masked tail.
 #include <immintrin.h>
 
-#include "algo/microkernels/h16_vcvt.h"
+#include "algo/microkernels/h16-vcvt/h16_vcvt.h"
 
 namespace dlas::ukernel {
 

@@ -1,5 +1,5 @@
 // Portable f16 rows (the oracle path): dlas::f16_to_f32 / f32_to_f16.
-#include "algo/microkernels/h16_vcvt.h"
+#include "algo/microkernels/h16-vcvt/h16_vcvt.h"
 
 namespace dlas::ukernel {
 

@@ -1,5 +1,5 @@
 // The 16-bit row conversion table, derived from h16_vcvt.inc.
-#include "algo/microkernels/h16_vcvt.h"
+#include "algo/microkernels/h16-vcvt/h16_vcvt.h"
 #include "algo/microkernels/isa_dispatch.h"
 
 namespace dlas::ukernel {

@@ -1,8 +1,8 @@
 // AVX-512 int8 depthwise: 16 output pixels per zmm (vpmovsxwd + vpmulld + vpaddd per tap).
 #include <immintrin.h>
 
-#include "algo/microkernels/qs8-dwconv/qs8_dwconv_kernels.h"
-#include "algo/microkernels/qs8-dwconv/qs8_dwconv_vec.h"
+#include "algo/microkernels/qs8-dwconv/qs8_dwconv.h"
+#include "algo/microkernels/qs8-dwconv/qs8_dwconv_template.h"
 
 namespace {
 struct Policy {

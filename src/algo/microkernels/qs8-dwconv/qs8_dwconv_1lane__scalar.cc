@@ -1,7 +1,7 @@
 // Portable int8 depthwise kernel: the same loop nest one pixel at a time, the same
 // requantization code as the vector kernels' tails.
-#include "algo/microkernels/qs8-dwconv/qs8_dwconv_kernels.h"
-#include "algo/microkernels/qs8-gemm/qs8_gemm_vec.h"
+#include "algo/microkernels/qs8-dwconv/qs8_dwconv.h"
+#include "algo/microkernels/qs8-gemm/qs8_gemm_template.h"
 
 namespace dlas::ukernel {
 

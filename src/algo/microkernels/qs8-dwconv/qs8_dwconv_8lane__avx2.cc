@@ -1,8 +1,8 @@
 // AVX2 int8 depthwise: 8 output pixels per ymm (vpmovsxwd + vpmulld + vpaddd per tap).
 #include <immintrin.h>
 
-#include "algo/microkernels/qs8-dwconv/qs8_dwconv_kernels.h"
-#include "algo/microkernels/qs8-dwconv/qs8_dwconv_vec.h"
+#include "algo/microkernels/qs8-dwconv/qs8_dwconv.h"
+#include "algo/microkernels/qs8-dwconv/qs8_dwconv_template.h"
 
 namespace {
 struct Policy {

@@ -2,8 +2,8 @@
 // caller (gemm_qconv.cc's prepare) has obtained the tile-data permission (src/hw/amx.h).
 #include <immintrin.h>
 
+#include "algo/microkernels/qs8-gemm/qs8_gemm.h"
 #include "algo/microkernels/qs8-gemm/qs8_gemm_amx.h"
-#include "algo/microkernels/qs8-gemm/qs8_gemm_kernels.h"
 
 namespace {
 

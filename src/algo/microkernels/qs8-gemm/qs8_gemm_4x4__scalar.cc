@@ -1,7 +1,7 @@
 // Portable int8 GEMM microkernel (u8 x s8 quads), the oracle the vector kernels are
 // compared with; the same requantization code as the vector kernels' column tail.
-#include "algo/microkernels/qs8-gemm/qs8_gemm_kernels.h"
-#include "algo/microkernels/qs8-gemm/qs8_gemm_vec.h"
+#include "algo/microkernels/qs8-gemm/qs8_gemm.h"
+#include "algo/microkernels/qs8-gemm/qs8_gemm_template.h"
 
 namespace dlas::ukernel {
 

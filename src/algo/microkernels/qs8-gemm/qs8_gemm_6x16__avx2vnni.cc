@@ -1,27 +1,10 @@
 // AVX-VNNI default: 6x16 (12 ymm accumulators + 2 B + 1 broadcast), 4 MACs per lane per op.
-#include <immintrin.h>
-
-#include "algo/microkernels/qs8-gemm/qs8_gemm_kernels.h"
-#include "algo/microkernels/qs8-gemm/qs8_gemm_vec.h"
-
-namespace {
-// u8 x s8 quads: vpdpbusd (VEX, AVX-VNNI) adds four products per int32 lane, no saturation.
-struct Policy {
-  static constexpr int kLanes = 8;
-  typedef QVec<8>::i32 I;
-  typedef QVec<8>::f32 F;
-  static I dot(I acc, I b, I a) {
-    return (I)_mm256_dpbusd_avx_epi32((__m256i)acc, (__m256i)b, (__m256i)a);
-  }
-  static F fma(F a, F b, F c) { return (F)_mm256_fmadd_ps((__m256)a, (__m256)b, (__m256)c); }
-};
-}  // namespace
+#include "algo/microkernels/qs8-gemm/qs8_gemm.h"
+#include "algo/microkernels/qs8-gemm/qs8_gemm_avx2vnni_policy.h"
+#include "algo/microkernels/qs8-gemm/qs8_gemm_template.h"
 
 namespace dlas::ukernel {
 
-void qs8_gemm_6x16__avx2vnni(size_t m, size_t n, size_t kq, const void* a, const void* b, void* c,
-                             size_t ldc, const QS8GemmParams& p) {
-  qs8_gemm_vec<Policy, 6, 2>(m, n, kq, a, b, c, ldc, p);
-}
+DLAS_QS8_GEMM_KERNEL(qs8_gemm_6x16__avx2vnni, QS8Avx2VnniQuads, 6, 2)
 
 }  // namespace dlas::ukernel

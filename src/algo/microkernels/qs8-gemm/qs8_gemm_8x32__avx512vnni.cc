@@ -1,27 +1,10 @@
 // AVX512-VNNI default: 8x32 = 16 zmm accumulators + 2 B + 1 broadcast.
-#include <immintrin.h>
-
-#include "algo/microkernels/qs8-gemm/qs8_gemm_kernels.h"
-#include "algo/microkernels/qs8-gemm/qs8_gemm_vec.h"
-
-namespace {
-// u8 x s8 quads: vpdpbusd zmm, four products per int32 lane, no saturation.
-struct Policy {
-  static constexpr int kLanes = 16;
-  typedef QVec<16>::i32 I;
-  typedef QVec<16>::f32 F;
-  static I dot(I acc, I b, I a) {
-    return (I)_mm512_dpbusd_epi32((__m512i)acc, (__m512i)b, (__m512i)a);
-  }
-  static F fma(F a, F b, F c) { return (F)_mm512_fmadd_ps((__m512)a, (__m512)b, (__m512)c); }
-};
-}  // namespace
+#include "algo/microkernels/qs8-gemm/qs8_gemm.h"
+#include "algo/microkernels/qs8-gemm/qs8_gemm_avx512vnni_policy.h"
+#include "algo/microkernels/qs8-gemm/qs8_gemm_template.h"
 
 namespace dlas::ukernel {
 
-void qs8_gemm_8x32__avx512vnni(size_t m, size_t n, size_t kq, const void* a, const void* b, void* c,
-                               size_t ldc, const QS8GemmParams& p) {
-  qs8_gemm_vec<Policy, 8, 2>(m, n, kq, a, b, c, ldc, p);
-}
+DLAS_QS8_GEMM_KERNEL(qs8_gemm_8x32__avx512vnni, QS8Avx512VnniQuads, 8, 2)
 
 }  // namespace dlas::ukernel

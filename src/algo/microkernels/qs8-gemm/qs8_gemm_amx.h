@@ -1,7 +1,7 @@
 // The AMX-INT8 microkernel over a "tiles" policy T (the real tile instructions in
 // qs8_gemm_32x32__amx.cc; an exact array model of them in tests/algo/, so the blocking,
 // addressing and store logic runs on machines without AMX) and a 16-lane vector policy
-// P for the requantizing store (qs8_gemm_vec.h).
+// P for the requantizing store (qs8_gemm_template.h).
 //
 // A 32x32 output tile: four 16x16 int32 accumulator tiles (0..3), two weight tiles (4, 5:
 // 16 channels x 64 reduction bytes, s8) and two activation tiles (6, 7: 16 groups x 16
@@ -15,7 +15,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "algo/microkernels/qs8-gemm/qs8_gemm_vec.h"
+#include "algo/microkernels/qs8-gemm/qs8_gemm_template.h"
 
 namespace {
 

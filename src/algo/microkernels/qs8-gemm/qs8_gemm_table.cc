@@ -1,13 +1,13 @@
 // The int8 GEMM microkernel table, derived from qs8_gemm.inc.
 #include <cstring>
 
-#include "algo/microkernels/qs8-gemm/qs8_gemm_kernels.h"
+#include "algo/microkernels/qs8-gemm/qs8_gemm.h"
 
 namespace dlas::ukernel {
 
 const std::vector<QS8GemmUkernel>& qs8_gemm_ukernels() {
   static const std::vector<QS8GemmUkernel> table = {
-#define X(fn, isa, mr, nr, kr, kb) {#fn, Isa::isa, mr, nr, kr, kb, &fn},
+#define X(fn, isa, mr, nr, kr, kb) {#fn, Isa::isa, mr, nr, kr, kb, &fn, &qs8_gemm_pack_a<kr, kb>},
 #include "algo/microkernels/qs8-gemm/qs8_gemm.inc"
 #undef X
   };

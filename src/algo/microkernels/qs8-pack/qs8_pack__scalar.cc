@@ -1,6 +1,6 @@
 // int8 packing kernels (qs8_pack.h) compiled for the scalar path.
-#include "algo/microkernels/qs8-pack/qs8_pack_kernels.h"
-#include "algo/microkernels/qs8-pack/qs8_pack_vec.h"
+#include "algo/microkernels/qs8-pack/qs8_pack.h"
+#include "algo/microkernels/qs8-pack/qs8_pack_template.h"
 
 namespace dlas::ukernel {
 

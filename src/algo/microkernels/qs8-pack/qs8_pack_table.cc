@@ -1,6 +1,6 @@
 // The int8 packing kernel table, derived from qs8_pack.inc.
 #include "algo/microkernels/isa_dispatch.h"
-#include "algo/microkernels/qs8-pack/qs8_pack_kernels.h"
+#include "algo/microkernels/qs8-pack/qs8_pack.h"
 
 namespace dlas::ukernel {
 namespace {

@@ -1,6 +1,6 @@
 // The int8 spatial-pack kernel table, derived from qs8_spack.inc.
 #include "algo/microkernels/isa_dispatch.h"
-#include "algo/microkernels/qs8-spack/qs8_spack_kernels.h"
+#include "algo/microkernels/qs8-spack/qs8_spack.h"
 
 namespace dlas::ukernel {
 

@@ -1,7 +1,7 @@
 // Portable int8 spatial-pack kernels: 4 output channels per 16-byte generic vector, u8 x s8
 // quads summed lane by lane (the baseline path; the vector paths are the fast ones).
-#include "algo/microkernels/qs8-spack/qs8_spack_kernels.h"
-#include "algo/microkernels/qs8-spack/qs8_spack_vec.h"
+#include "algo/microkernels/qs8-spack/qs8_spack.h"
+#include "algo/microkernels/qs8-spack/qs8_spack_template.h"
 
 namespace {
 struct Policy {

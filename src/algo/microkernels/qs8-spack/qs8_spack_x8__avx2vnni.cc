@@ -1,25 +1,12 @@
 // AVX-VNNI: 8 output channels per ymm, u8 x s8 quads through vpdpbusd (VEX).
-#include <immintrin.h>
-
-#include "algo/microkernels/qs8-spack/qs8_spack_kernels.h"
-#include "algo/microkernels/qs8-spack/qs8_spack_vec.h"
-
-namespace {
-struct Policy {
-  static constexpr int kLanes = 8;
-  typedef QVec<8>::i32 I;
-  typedef QVec<8>::f32 F;
-  static I dot(I acc, I b, I a) {
-    return (I)_mm256_dpbusd_avx_epi32((__m256i)acc, (__m256i)b, (__m256i)a);
-  }
-  static F fma(F a, F b, F c) { return (F)_mm256_fmadd_ps((__m256)a, (__m256)b, (__m256)c); }
-};
-}  // namespace
+#include "algo/microkernels/qs8-gemm/qs8_gemm_avx2vnni_policy.h"
+#include "algo/microkernels/qs8-spack/qs8_spack.h"
+#include "algo/microkernels/qs8-spack/qs8_spack_template.h"
 
 namespace dlas::ukernel {
 
 QS8SpackFn qs8_spack_x8__avx2vnni(int vectors, int vh, int vw) {
-  return qs8_spack_select<Policy>(vectors, vh, vw);
+  return qs8_spack_select<QS8Avx2VnniQuads>(vectors, vh, vw);
 }
 
 }  // namespace dlas::ukernel

@@ -1,9 +1,0 @@
-// f32 binary elementwise kernels for the scalar path (the template's loops, vectorized by
-// GCC with this translation unit's flags).
-#include "algo/eltwise/f32_vbinary_template.h"
-
-namespace dlas::ukernel {
-
-constinit const F32VBinaryKernels f32_vbinary__scalar = make_vbinary_kernels();
-
-}  // namespace dlas::ukernel

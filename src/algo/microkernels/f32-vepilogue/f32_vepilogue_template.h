@@ -1,0 +1,144 @@
+// The f32 epilogue y = act(y + bias + residual) written once over a GCC vector
+// type; f32_vepilogue__<isa>.cc instantiate it with their lane count. Anonymous
+// namespace: internal linkage per TU (see f32_gemm_template.h). The tail (n % L) is
+// processed as one full vector through a stack buffer, so it runs the same code.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "algo/microkernels/f32-gemm/f32_gemm_template.h"
+#include "dlas/algo/conv.h"
+
+namespace {
+
+template <int L>
+struct I32Vec;
+template <>
+struct I32Vec<8> {
+  typedef int32_t type __attribute__((vector_size(32)));
+};
+template <>
+struct I32Vec<16> {
+  typedef int32_t type __attribute__((vector_size(64)));
+};
+
+// exp(x) for x <= 0 (the only range sigmoid needs; see below). Cody-Waite
+// reduction x = n ln2 + r, |r| <= ln2/2, then the degree-7 Taylor polynomial
+// (truncation error |r|^8/8! < 6e-9 relative, well below 1/2 ulp), scaled by 2^n
+// as 2^(n/2) * 2^(n - n/2) so each factor stays a normal float down to the
+// subnormal range (x is clamped at -104, where exp(x) rounds to 0 anyway).
+template <int L>
+inline typename F32Vec<L>::type f32vec_exp_nonpositive(typename F32Vec<L>::type x) {
+  typedef typename F32Vec<L>::type V;
+  typedef typename I32Vec<L>::type VI;
+  const V lo = f32vec_splat<L>(-104.f);
+  x = x < lo ? lo : x;
+  // Round to nearest with the 1.5 * 2^23 trick (exact for |n| < 2^22).
+  const V magic = f32vec_splat<L>(12582912.f);
+  const V n = (x * f32vec_splat<L>(1.44269504088896341f) + magic) - magic;
+  V r = x - n * f32vec_splat<L>(0.693359375f);   // ln2 high part: exact product
+  r = r - n * f32vec_splat<L>(-2.12194440e-4f);  // ln2 low part
+  V p = f32vec_splat<L>(1.f / 5040.f);
+  p = p * r + f32vec_splat<L>(1.f / 720.f);
+  p = p * r + f32vec_splat<L>(1.f / 120.f);
+  p = p * r + f32vec_splat<L>(1.f / 24.f);
+  p = p * r + f32vec_splat<L>(1.f / 6.f);
+  p = p * r + f32vec_splat<L>(0.5f);
+  p = p * r + f32vec_splat<L>(1.f);
+  p = p * r + f32vec_splat<L>(1.f);
+  const VI ni = __builtin_convertvector(n, VI);
+  const VI n1 = ni >> 1, n2 = ni - n1;
+  const VI e1 = (n1 + 127) << 23, e2 = (n2 + 127) << 23;
+  return (p * (V)e1) * (V)e2;  // GCC vector casts reinterpret the bits
+}
+
+// sigmoid(x) without overflow: with e = exp(-|x|) in (0, 1],
+// sigmoid(|x|) = 1 / (1 + e) and sigmoid(-|x|) = e / (1 + e).
+template <int L>
+inline typename F32Vec<L>::type f32vec_sigmoid(typename F32Vec<L>::type x) {
+  typedef typename F32Vec<L>::type V;
+  const V zero = f32vec_splat<L>(0.f);
+  const V neg_abs = x > zero ? -x : x;
+  const V e = f32vec_exp_nonpositive<L>(neg_abs);
+  const V d = f32vec_splat<L>(1.f) + e;
+  const V num = x > zero ? f32vec_splat<L>(1.f) : e;
+  return num / d;
+}
+
+template <int L, dlas::Activation A>
+inline typename F32Vec<L>::type f32vec_activate(typename F32Vec<L>::type v, float p0, float p1) {
+  typedef typename F32Vec<L>::type V;
+  using dlas::Activation;
+  const V zero = f32vec_splat<L>(0.f), one = f32vec_splat<L>(1.f);
+  if constexpr (A == Activation::kRelu) {
+    v = v > zero ? v : zero;
+  } else if constexpr (A == Activation::kClip) {
+    const V lo = f32vec_splat<L>(p0), hi = f32vec_splat<L>(p1);
+    v = v < lo ? lo : v;
+    v = v > hi ? hi : v;
+  } else if constexpr (A == Activation::kSigmoid) {
+    v = f32vec_sigmoid<L>(v);
+  } else if constexpr (A == Activation::kSilu) {
+    v = v * f32vec_sigmoid<L>(v);
+  } else if constexpr (A == Activation::kHardSigmoid) {
+    V t = f32vec_splat<L>(p0) * v + f32vec_splat<L>(p1);
+    t = t < zero ? zero : t;
+    v = t > one ? one : t;
+  } else if constexpr (A == Activation::kHardSwish) {
+    V t = v / f32vec_splat<L>(6.f) + f32vec_splat<L>(0.5f);
+    t = t < zero ? zero : t;
+    t = t > one ? one : t;
+    v = v * t;
+  }
+  return v;
+}
+
+template <int L, dlas::Activation A>
+inline void f32_vepilogue_act(size_t n, float* y, float bias, const float* residual, float p0,
+                              float p1) {
+  typedef typename F32Vec<L>::type V;
+  const V vb = f32vec_splat<L>(bias);
+  size_t i = 0;
+  for (; i + L <= n; i += L) {
+    V v = f32vec_load<L>(y + i) + vb;
+    if (residual) v += f32vec_load<L>(residual + i);
+    f32vec_store<L>(y + i, f32vec_activate<L, A>(v, p0, p1));
+  }
+  if (i < n) {
+    float ty[L], tr[L];
+    for (int j = 0; j < L; ++j) ty[j] = tr[j] = 0.f;
+    for (size_t j = i; j < n; ++j) {
+      ty[j - i] = y[j];
+      if (residual) tr[j - i] = residual[j];
+    }
+    V v = f32vec_load<L>(ty) + vb;
+    if (residual) v += f32vec_load<L>(tr);
+    f32vec_store<L>(ty, f32vec_activate<L, A>(v, p0, p1));
+    for (size_t j = i; j < n; ++j) y[j] = ty[j - i];
+  }
+}
+
+template <int L>
+inline void f32_vepilogue_vec(size_t n, float* y, float bias, const float* residual,
+                              dlas::Activation act, float p0, float p1) {
+  using dlas::Activation;
+  switch (act) {
+    case Activation::kNone:
+      return f32_vepilogue_act<L, Activation::kNone>(n, y, bias, residual, p0, p1);
+    case Activation::kRelu:
+      return f32_vepilogue_act<L, Activation::kRelu>(n, y, bias, residual, p0, p1);
+    case Activation::kClip:
+      return f32_vepilogue_act<L, Activation::kClip>(n, y, bias, residual, p0, p1);
+    case Activation::kSigmoid:
+      return f32_vepilogue_act<L, Activation::kSigmoid>(n, y, bias, residual, p0, p1);
+    case Activation::kSilu:
+      return f32_vepilogue_act<L, Activation::kSilu>(n, y, bias, residual, p0, p1);
+    case Activation::kHardSigmoid:
+      return f32_vepilogue_act<L, Activation::kHardSigmoid>(n, y, bias, residual, p0, p1);
+    case Activation::kHardSwish:
+      return f32_vepilogue_act<L, Activation::kHardSwish>(n, y, bias, residual, p0, p1);
+  }
+}
+
+}  // namespace

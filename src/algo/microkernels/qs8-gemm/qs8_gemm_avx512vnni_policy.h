@@ -1,0 +1,22 @@
+// The int8 dot-product policy of the *__avx512vnni.cc TUs of qs8-gemm and qs8-spack (included
+// only by them: it uses that ISA's intrinsics; anonymous namespace).
+#pragma once
+
+#include <immintrin.h>
+
+#include "algo/microkernels/qs8-gemm/qs8_gemm_template.h"
+
+namespace {
+
+// u8 x s8 quads: vpdpbusd zmm, four products per int32 lane, no saturation.
+struct QS8Avx512VnniQuads {
+  static constexpr int kLanes = 16;
+  typedef QVec<16>::i32 I;
+  typedef QVec<16>::f32 F;
+  static I dot(I acc, I b, I a) {
+    return (I)_mm512_dpbusd_epi32((__m512i)acc, (__m512i)b, (__m512i)a);
+  }
+  static F fma(F a, F b, F c) { return (F)_mm512_fmadd_ps((__m512)a, (__m512)b, (__m512)c); }
+};
+
+}  // namespace

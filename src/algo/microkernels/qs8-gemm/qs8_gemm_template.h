@@ -1,0 +1,144 @@
+// The int8 GEMM microkernel written once over GCC vector-extension types and a small
+// "policy" that supplies the two ISA-specific primitives:
+//   P::dot(acc, b, a)  acc + the 4-byte group dot product per 32-bit lane (b: one group
+//                      of L pixels, a: one group of one channel, broadcast): vpdpbusd
+//                      (u8 quads x s8 quads) or vpmaddwd + vpaddd (s16 pairs)
+//   P::fma(a, b, c)    a * b + c with one rounding (vfmadd)
+// Each ISA translation unit instantiates it with its intrinsics; tests/algo/ instantiates
+// it with exact scalar models of the instructions in an AVX2 TU, so the logic of the
+// kernels of paths this machine lacks runs here. The whole body is in an anonymous
+// namespace: internal linkage per TU (no ODR merge of AVX-512 code into the AVX2 path),
+// and no std:: calls on vectors or floats.
+//
+// Contract: src/algo/microkernels/qs8-gemm/qs8_gemm.h.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "algo/microkernels/qs8-gemm/qs8_gemm.h"
+
+namespace {
+
+template <int L>
+struct QVec {
+  typedef int32_t i32 __attribute__((vector_size(4 * L)));
+  typedef float f32 __attribute__((vector_size(4 * L)));
+  typedef uint8_t u8 __attribute__((vector_size(L)));
+  typedef int8_t s8 __attribute__((vector_size(L)));
+};
+
+// 1.5 * 2^23: (v + k) - k rounds a float with |v| < 2^22 to an integer, ties to even (the
+// default rounding mode), exactly like nearbyint / vcvtps2dq; the clamp bounds keep v
+// within [-255, 255].
+constexpr float kRoundMagic = 12582912.f;
+
+// One output element: qconv.h steps 3-5 (t already computed).
+inline uint8_t qs8_requant1(int32_t acc, float m, float t, const dlas::ukernel::QS8GemmParams& p) {
+  float v = __builtin_fmaf(static_cast<float>(acc), m, t);
+  v = v < p.vlo ? p.vlo : v;
+  v = v > p.vhi ? p.vhi : v;
+  v = (v + kRoundMagic) - kRoundMagic;
+  return static_cast<uint8_t>(static_cast<int32_t>(v) + p.y_zp);
+}
+
+inline float qs8_residual1(const dlas::ukernel::QS8GemmParams& p, const void* row, size_t j) {
+  const int32_t r =
+      p.r_signed ? static_cast<const int8_t*>(row)[j] : static_cast<const uint8_t*>(row)[j];
+  return static_cast<float>(r - p.r_zp) * p.rm;
+}
+
+// Requantizes and stores n (<= NV * L) columns of one row from NV accumulator vectors.
+template <class P, int NV>
+inline void qs8_store_row(const typename QVec<P::kLanes>::i32* acc, size_t n, float m,
+                          const void* rrow, uint8_t* crow, const dlas::ukernel::QS8GemmParams& p) {
+  constexpr int L = P::kLanes;
+  typedef typename QVec<L>::i32 I;
+  typedef typename QVec<L>::f32 F;
+  typedef typename QVec<L>::u8 U8;
+  typedef typename QVec<L>::s8 S8;
+  if (n == static_cast<size_t>(NV * L)) {
+    const F vm = F{} + m, vlo = F{} + p.vlo, vhi = F{} + p.vhi;
+    const I zp = I{} + p.y_zp;
+#pragma GCC unroll 8
+    for (int v = 0; v < NV; ++v) {
+      F t = F{};
+      if (rrow) {
+        I r;
+        if (p.r_signed) {
+          S8 rb;
+          __builtin_memcpy(&rb, static_cast<const int8_t*>(rrow) + v * L, L);
+          r = __builtin_convertvector(rb, I);
+        } else {
+          U8 rb;
+          __builtin_memcpy(&rb, static_cast<const uint8_t*>(rrow) + v * L, L);
+          r = __builtin_convertvector(rb, I);
+        }
+        t = __builtin_convertvector(r - p.r_zp, F) * p.rm;
+      }
+      F f = P::fma(__builtin_convertvector(acc[v], F), vm, t);
+      f = f < vlo ? vlo : f;
+      f = f > vhi ? vhi : f;
+      f = (f + kRoundMagic) - kRoundMagic;
+      const U8 q = __builtin_convertvector(__builtin_convertvector(f, I) + zp, U8);
+      __builtin_memcpy(crow + v * L, &q, L);
+    }
+    return;
+  }
+  // Column tail (edge tiles only): spill, then element by element (the same arithmetic:
+  // __builtin_fmaf is one rounding, like the vector FMA).
+  int32_t tmp[NV * L];
+  __builtin_memcpy(tmp, acc, sizeof(tmp));
+  for (size_t j = 0; j < n; ++j)
+    crow[j] = qs8_requant1(tmp[j], m, rrow ? qs8_residual1(p, rrow, j) : 0.f, p);
+}
+
+// C[MR][NV*L] tile; MR*NV accumulators + NV B vectors + 1 broadcast in registers. Rows
+// m..MR-1 are computed from the zero weights of the packed panel and not stored.
+template <class P, int MR, int NV>
+inline void qs8_gemm_vec(size_t m, size_t n, size_t kq, const void* a_, const void* b_, void* c,
+                         size_t ldc, const dlas::ukernel::QS8GemmParams& p) {
+  constexpr int L = P::kLanes;
+  typedef typename QVec<L>::i32 I;
+  const uint8_t* a = static_cast<const uint8_t*>(a_);
+  const uint8_t* b = static_cast<const uint8_t*>(b_);
+  I acc[MR][NV];
+#pragma GCC unroll 32
+  for (int i = 0; i < MR; ++i) {
+    const int32_t init = static_cast<size_t>(i) < m ? p.init[i] : 0;
+#pragma GCC unroll 8
+    for (int v = 0; v < NV; ++v) acc[i][v] = I{} + init;
+  }
+  for (size_t q = 0; q < kq; ++q) {
+    I bv[NV];
+#pragma GCC unroll 8
+    for (int v = 0; v < NV; ++v) __builtin_memcpy(&bv[v], b + v * L * 4, sizeof(I));
+#pragma GCC unroll 32
+    for (int i = 0; i < MR; ++i) {
+      int32_t w;
+      __builtin_memcpy(&w, a + i * 4, 4);
+      const I av = I{} + w;
+#pragma GCC unroll 8
+      for (int v = 0; v < NV; ++v) acc[i][v] = P::dot(acc[i][v], bv[v], av);
+    }
+    a += MR * 4;
+    b += NV * L * 4;
+  }
+  uint8_t* cb = static_cast<uint8_t*>(c);
+  const uint8_t* rb = static_cast<const uint8_t*>(p.residual);
+#pragma GCC unroll 32
+  for (int i = 0; i < MR; ++i) {
+    if (static_cast<size_t>(i) >= m) break;
+    qs8_store_row<P, NV>(acc[i], n, p.mult[i], rb ? rb + i * ldc : nullptr, cb + i * ldc, p);
+  }
+}
+
+}  // namespace
+
+// Defines the list's kernel fn as the MR x (NV * lanes) tile of qs8_gemm_vec with dot-product
+// policy P; used inside namespace dlas::ukernel by the translation unit of P's ISA.
+#define DLAS_QS8_GEMM_KERNEL(fn, P, MR, NV)                                                 \
+  void fn(size_t m, size_t n, size_t kq, const void* a, const void* b, void* c, size_t ldc, \
+          const QS8GemmParams& p) {                                                         \
+    qs8_gemm_vec<P, MR, NV>(m, n, kq, a, b, c, ldc, p);                                     \
+  }
