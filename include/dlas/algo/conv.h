@@ -3,8 +3,10 @@
 // input, weights and output with their quantization) can be computed by several
 // algorithms -- direct, GEMM (im2col), spatial pack, Winograd, depthwise, and the sparse
 // ones -- each publishing its knob space and untuned default, packing weights once
-// (prepare) and running with no allocation. Data is NCHW at the interface; an algorithm
-// may pack into a blocked layout internally.
+// (prepare) and running with no allocation. Activations are NCHW or, for f32, blocked
+// NCHWc (ConvProblem::x_layout / y_layout, dlas/algo/layout.h); an algorithm implements
+// the blocked layouts in its own file (<algo>_nchwc_f32.cc) and may pack into any layout
+// internally.
 //
 // Element types (ConvProblem::x_type / w_type / y_type):
 //   - f32: everything f32;
@@ -27,6 +29,7 @@
 #include <vector>
 
 #include "dlas/algo/knobs.h"
+#include "dlas/algo/layout.h"
 #include "dlas/core/dtype.h"
 #include "dlas/hw/isa.h"
 
@@ -129,6 +132,10 @@ struct ConvProblem {
   // Set them with set_half / set_int8 so they stay consistent; validate() checks.
   DType x_type = DType::kF32, w_type = DType::kF32, y_type = DType::kF32;
   ConvQuant quant;  // meaningful for int8 problems only (x_type/y_type = quant.x/y.type)
+  // Activation layouts of the input and of the output and residual. Blocked layouts are
+  // f32 only; a blocked output may take an NCHW input (a stem reading the model's image),
+  // otherwise both use the same block.
+  Layout x_layout = Layout::kNchw, y_layout = Layout::kNchw;
 
   // This problem with f16 or bf16 everywhere (kInvalidInput for other types).
   ConvProblem& set_half(DType t);
@@ -139,6 +146,13 @@ struct ConvProblem {
   ConvTypes types() const;
   bool is_int8() const { return types() == ConvTypes::kInt8; }
   bool is_half() const { return types() == ConvTypes::kHalf; }
+  bool is_blocked() const { return dlas::is_blocked(x_layout) || dlas::is_blocked(y_layout); }
+  // This problem with input layout x and output layout y.
+  ConvProblem& set_layouts(Layout x, Layout y) {
+    x_layout = x;
+    y_layout = y;
+    return *this;
+  }
 
   int64_t oh() const { return (h + pad_t + pad_b - dil_h * (kh - 1) - 1) / stride_h + 1; }
   int64_t ow() const { return (w + pad_l + pad_r - dil_w * (kw - 1) - 1) / stride_w + 1; }
@@ -157,13 +171,16 @@ struct ConvProblem {
   int32_t out_hi() const;
 
   // Throws kInvalidInput when inconsistent (non-positive sizes, groups not dividing, empty
-  // output, a type combination other than the three ConvTypes). int8 also: activation a
+  // output, a type combination other than the three ConvTypes, a blocked layout on a type
+  // other than f32 or two different blocks). int8 also: activation a
   // clamp, valid quant params, and a reduction short enough for int32 (C/g * KH * KW * 255 *
   // 128 < 2^30, leaving 2^30 for the bias: kUnsupported otherwise).
   void validate() const;
   // The geometry: "c64_h32_w32_k64_3x3_s1x1_p1x1x1x1_d1x1_g1" (+"_n4" when n > 1) -- shape
   // lists, records. Then, for int8, "_u8s8u8" (x, w, y types; + "_r" + r type with a
-  // residual); for 16-bit, "_f16" / "_bf16". f32 keys are the geometry alone.
+  // residual); for 16-bit, "_f16" / "_bf16". f32 keys are the geometry alone. Blocked
+  // layouts add "_<x layout>" and, when the output's differs, "_<y layout>" (NCHW adds
+  // nothing).
   std::string key() const;
   // Parses the geometry part of key() back (bench/shapes files). Throws kInvalidInput.
   static ConvProblem from_key(std::string_view key);
@@ -195,7 +212,8 @@ class PreparedConv {
   // Scratch bytes run() needs for a pool of `threads` threads (64-byte aligned by the caller).
   virtual size_t workspace_bytes(int threads) const = 0;
   // x: [n][c][h][w] of x_type; y: [n][k][oh][ow] of y_type; residual: like y (int8: of
-  // quant.r.type), or null when the epilogue has none. Must not allocate.
+  // quant.r.type), or null when the epilogue has none; each in the problem's layout
+  // (x_layout, y_layout). Must not allocate.
   virtual void run(const void* x, void* y, const void* residual, void* workspace,
                    ThreadPool& pool) const = 0;
   // Bytes of packed weights held.
@@ -221,6 +239,9 @@ class ConvAlgorithm {
   virtual std::unique_ptr<PreparedConv> prepare(const ConvProblem& p, const ConvWeights& weights,
                                                 const Knobs& knobs, Isa isa) const = 0;
 };
+// Whether some implementation of the algorithm named `name` runs blocked layouts at all
+// (its row names an NCHWc implementation).
+bool conv_algorithm_has_blocked(std::string_view name);
 
 // The one list of dense algorithms (src/algo/conv/conv_algorithms.inc), in a fixed order.
 const std::vector<const ConvAlgorithm*>& conv_algorithms();

@@ -11,21 +11,26 @@
 namespace dlas {
 
 // The accessors the rows name, each defined in its implementation's file.
-#define X(name, f32, int8, half) \
-  const ConvAlgorithm& f32();    \
-  const ConvAlgorithm& int8();   \
-  const ConvAlgorithm& half();
+#define X(name, f32, int8, half, nchwc) \
+  const ConvAlgorithm& f32();           \
+  const ConvAlgorithm& int8();          \
+  const ConvAlgorithm& half();          \
+  const ConvAlgorithm& nchwc();
 #include "algo/conv/conv_algorithms.inc"
 #include "algo/conv/sparse_conv_algorithms.inc"
 #undef X
 
 namespace {
 
-// A list row: one algorithm, dispatching to the implementation for the problem's types.
+// A list row: one algorithm, dispatching to the implementation for the problem's types and
+// layouts (blocked layouts: the f32 NCHWc implementation).
 class ConvAlgorithmRow final : public ConvAlgorithm {
  public:
-  ConvAlgorithmRow(std::string_view name, std::array<const ConvAlgorithm*, kConvTypesCount> impls)
-      : name_(name), impls_(impls) {}
+  ConvAlgorithmRow(std::string_view name, std::array<const ConvAlgorithm*, kConvTypesCount> impls,
+                   const ConvAlgorithm* nchwc)
+      : name_(name), impls_(impls), nchwc_(nchwc) {}
+
+  bool has_blocked() const { return nchwc_ != nullptr; }
 
   std::string_view name() const override { return name_; }
   bool supports(const ConvProblem& p) const override {
@@ -46,17 +51,20 @@ class ConvAlgorithmRow final : public ConvAlgorithm {
 
  private:
   const ConvAlgorithm* impl(const ConvProblem& p) const {
+    if (p.is_blocked()) return p.types() == ConvTypes::kF32 ? nchwc_ : nullptr;
     return impls_[static_cast<size_t>(p.types())];
   }
   const ConvAlgorithm& checked(const ConvProblem& p) const {
     const ConvAlgorithm* a = impl(p);
     DLAS_CHECK(a != nullptr, ErrorKind::kUnsupported, "algorithm '", name_, "' has no ",
-               conv_types_name(p.types()), " implementation (", p.key(), ")");
+               conv_types_name(p.types()), p.is_blocked() ? " blocked-layout" : "",
+               " implementation (", p.key(), ")");
     return *a;
   }
 
   std::string_view name_;
   std::array<const ConvAlgorithm*, kConvTypesCount> impls_;
+  const ConvAlgorithm* nchwc_;
 };
 
 std::vector<const ConvAlgorithm*> make_list(std::initializer_list<ConvAlgorithmRow> rows) {
@@ -104,8 +112,8 @@ const ConvAlgorithm* impl_of(const ConvAlgorithm& a) {
 
 const std::vector<const ConvAlgorithm*>& conv_algorithms() {
   static const std::vector<const ConvAlgorithm*> list = make_list({
-#define X(name, f32, int8, half) \
-  ConvAlgorithmRow(name, {impl_of(f32()), impl_of(int8()), impl_of(half())}),
+#define X(name, f32, int8, half, nchwc) \
+  ConvAlgorithmRow(name, {impl_of(f32()), impl_of(int8()), impl_of(half())}, impl_of(nchwc())),
 #include "algo/conv/conv_algorithms.inc"
 #undef X
   });
@@ -114,8 +122,8 @@ const std::vector<const ConvAlgorithm*>& conv_algorithms() {
 
 const std::vector<const ConvAlgorithm*>& sparse_conv_algorithms() {
   static const std::vector<const ConvAlgorithm*> list = make_list({
-#define X(name, f32, int8, half) \
-  ConvAlgorithmRow(name, {impl_of(f32()), impl_of(int8()), impl_of(half())}),
+#define X(name, f32, int8, half, nchwc) \
+  ConvAlgorithmRow(name, {impl_of(f32()), impl_of(int8()), impl_of(half())}, impl_of(nchwc())),
 #include "algo/conv/sparse_conv_algorithms.inc"
 #undef X
   });
@@ -128,6 +136,11 @@ const ConvAlgorithm* find_conv_algorithm(std::string_view name) {
   for (const ConvAlgorithm* a : sparse_conv_algorithms())
     if (a->name() == name) return a;
   return nullptr;
+}
+
+bool conv_algorithm_has_blocked(std::string_view name) {
+  const auto* row = dynamic_cast<const ConvAlgorithmRow*>(find_conv_algorithm(name));
+  return row != nullptr && row->has_blocked();
 }
 
 std::string conv_algorithm_names() {

@@ -198,6 +198,12 @@ void ConvProblem::validate() const {
       validate_int8(*this);
       break;
   }
+  if (is_blocked()) {
+    DLAS_CHECK(types() == ConvTypes::kF32, ErrorKind::kUnsupported, "conv ", key(),
+               ": blocked layouts are f32 only");
+    DLAS_CHECK(!dlas::is_blocked(x_layout) || x_layout == y_layout, ErrorKind::kInvalidInput,
+               "conv ", key(), ": a blocked input needs an output of the same block");
+  }
 }
 
 std::string ConvProblem::key() const {
@@ -220,6 +226,10 @@ std::string ConvProblem::key() const {
     case ConvTypes::kHalf:
       s += std::string("_") + dtype_name(w_type);
       break;
+  }
+  if (is_blocked()) {
+    s += std::string("_") + layout_name(x_layout);
+    if (y_layout != x_layout) s += std::string("_") + layout_name(y_layout);
   }
   return s;
 }

@@ -1,0 +1,113 @@
+// Activation layouts and the reorders between them (dlas/algo/layout.h).
+#include "dlas/algo/layout.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "dlas/core/error.h"
+#include "dlas/hw/thread_pool.h"
+
+namespace dlas {
+
+const char* layout_name(Layout l) {
+  switch (l) {
+    case Layout::kNchw:
+      return "nchw";
+    case Layout::kNchw8c:
+      return "nchw8c";
+    case Layout::kNchw16c:
+      return "nchw16c";
+  }
+  return "?";
+}
+
+Layout parse_layout(std::string_view name) {
+  for (Layout l : {Layout::kNchw, Layout::kNchw8c, Layout::kNchw16c})
+    if (name == layout_name(l)) return l;
+  fail(ErrorKind::kInvalidInput, "unknown layout '", name, "' (expected nchw|nchw8c|nchw16c)");
+}
+
+Layout native_blocked_layout(Isa isa) {
+  if (isa >= Isa::kAvx512) return Layout::kNchw16c;
+  if (isa >= Isa::kAvx2) return Layout::kNchw8c;
+  return Layout::kNchw;
+}
+
+namespace {
+
+// One block of B channels (c0 .. c0+real) of one image: NCHW planes -> [hw][B].
+template <int B>
+void pack_block(const float* src, int64_t hw, int64_t real, float* dst) {
+  constexpr int64_t kTile = 64;  // pixels per pass: B planes' rows stay in L1
+  for (int64_t p0 = 0; p0 < hw; p0 += kTile) {
+    const int64_t pe = std::min(hw, p0 + kTile);
+    for (int64_t p = p0; p < pe; ++p) {
+      float* d = dst + p * B;
+      for (int64_t i = 0; i < real; ++i) d[i] = src[i * hw + p];
+      for (int64_t i = real; i < B; ++i) d[i] = 0.f;
+    }
+  }
+}
+
+template <int B>
+void unpack_block(const float* src, int64_t hw, int64_t real, float* dst) {
+  for (int64_t i = 0; i < real; ++i) {
+    float* d = dst + i * hw;
+    for (int64_t p = 0; p < hw; ++p) d[p] = src[p * B + i];
+  }
+}
+
+template <int B>
+void to_blocked(const float* src, float* dst, int64_t n, int64_t c, int64_t hw, ThreadPool& pool) {
+  const int64_t cb = (c + B - 1) / B;
+  pool.parallel_for(static_cast<size_t>(n * cb), [&](size_t t) {
+    const int64_t img = static_cast<int64_t>(t) / cb, b = static_cast<int64_t>(t) % cb;
+    pack_block<B>(src + (img * c + b * B) * hw, hw, std::min<int64_t>(B, c - b * B),
+                  dst + (img * cb + b) * hw * B);
+  });
+}
+
+template <int B>
+void from_blocked(const float* src, float* dst, int64_t n, int64_t c, int64_t hw,
+                  ThreadPool& pool) {
+  const int64_t cb = (c + B - 1) / B;
+  pool.parallel_for(static_cast<size_t>(n * cb), [&](size_t t) {
+    const int64_t img = static_cast<int64_t>(t) / cb, b = static_cast<int64_t>(t) % cb;
+    unpack_block<B>(src + (img * cb + b) * hw * B, hw, std::min<int64_t>(B, c - b * B),
+                    dst + (img * c + b * B) * hw);
+  });
+}
+
+}  // namespace
+
+void reorder(const float* src, Layout from, float* dst, Layout to, int64_t n, int64_t c,
+             int64_t hw, ThreadPool& pool) {
+  if (from == to) {
+    std::memcpy(dst, src, static_cast<size_t>(layout_numel(n, c, hw, from)) * sizeof(float));
+    return;
+  }
+  if (from == Layout::kNchw) {
+    if (to == Layout::kNchw8c) return to_blocked<8>(src, dst, n, c, hw, pool);
+    return to_blocked<16>(src, dst, n, c, hw, pool);
+  }
+  if (to == Layout::kNchw) {
+    if (from == Layout::kNchw8c) return from_blocked<8>(src, dst, n, c, hw, pool);
+    return from_blocked<16>(src, dst, n, c, hw, pool);
+  }
+  // Between two blocked layouts: element by element (rare: a plan uses one block size).
+  pool.parallel_for(static_cast<size_t>(n * c), [&](size_t t) {
+    const int64_t img = static_cast<int64_t>(t) / c, ch = static_cast<int64_t>(t) % c;
+    for (int64_t p = 0; p < hw; ++p)
+      dst[layout_offset(to, c, hw, img, ch, p)] = src[layout_offset(from, c, hw, img, ch, p)];
+  });
+  // Zero the destination's padding lanes.
+  const int64_t b = layout_block(to), cpad = blocked_channels(c, to);
+  if (cpad == c) return;
+  const int64_t cb = cpad / b;
+  for (int64_t img = 0; img < n; ++img)
+    for (int64_t p = 0; p < hw; ++p)
+      for (int64_t ch = c; ch < cpad; ++ch)
+        dst[((img * cb + ch / b) * hw + p) * b + ch % b] = 0.f;
+}
+
+}  // namespace dlas
