@@ -180,6 +180,18 @@ std::vector<double> tolerances(const ConvProblem& p, const ConvData& d,
   return tol;
 }
 
+// An NCHW f32 tensor in layout l, the padding lanes of a blocked one set to a finite
+// non-zero value (3) that no kernel may let into a real lane.
+std::vector<float> to_layout(const float* src, Layout l, int64_t n, int64_t c, int64_t hw) {
+  std::vector<float> out(static_cast<size_t>(layout_numel(n, c, hw, l)));
+  reorder(src, Layout::kNchw, out.data(), l, n, c, hw, ThreadPool::serial());
+  const int64_t cpad = blocked_channels(c, l);
+  for (int64_t img = 0; img < n; ++img)
+    for (int64_t ch = c; ch < cpad; ++ch)
+      for (int64_t px = 0; px < hw; ++px) out[layout_offset(l, cpad, hw, img, ch, px)] = 3.f;
+  return out;
+}
+
 // Runs `prepared` on d with `threads` threads into y; false after ADD_FAILURE on a write past
 // workspace_bytes(threads).
 bool run(const PreparedConv& prepared, const ConvProblem& p, const ConvData& d, int threads,
@@ -188,7 +200,23 @@ bool run(const PreparedConv& prepared, const ConvProblem& p, const ConvData& d, 
   const size_t wsb = prepared.workspace_bytes(threads);
   std::vector<uint8_t> ws(wsb + 64 + kWorkspaceGuard, kGuardByte);
   uint8_t* base = ws.data() + (64 - reinterpret_cast<uintptr_t>(ws.data()) % 64) % 64;
-  prepared.run(d.x.data(), y.data(), p.epilogue.residual ? d.r.data() : nullptr, base, pool);
+  if (!p.is_blocked()) {
+    prepared.run(d.x.data(), y.data(), p.epilogue.residual ? d.r.data() : nullptr, base, pool);
+  } else {
+    const int64_t ohw = p.oh() * p.ow();
+    const std::vector<float> x = to_layout(elements<float>(d.x), p.x_layout, p.n, p.c, p.h * p.w);
+    std::vector<float> r;
+    if (p.epilogue.residual) r = to_layout(elements<float>(d.r), p.y_layout, p.n, p.k, ohw);
+    std::vector<float> yb(static_cast<size_t>(layout_numel(p.n, p.k, ohw, p.y_layout)), -1.f);
+    prepared.run(x.data(), yb.data(), r.empty() ? nullptr : r.data(), base, pool);
+    for (size_t i = 0; i < yb.size(); ++i)
+      if (!std::isfinite(yb[i])) {
+        ADD_FAILURE() << what << ": blocked output element " << i << " is not finite";
+        return false;
+      }
+    reorder(yb.data(), p.y_layout, elements<float>(y), Layout::kNchw, p.n, p.k, ohw,
+            ThreadPool::serial());
+  }
   for (size_t i = wsb; i < wsb + kWorkspaceGuard; ++i)
     if (base[i] != kGuardByte) {
       ADD_FAILURE() << what << ": wrote workspace byte " << i << " past workspace_bytes " << wsb;

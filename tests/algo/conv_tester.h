@@ -134,6 +134,15 @@ class ConvTester {
     p_.epilogue.residual = r;
     return *this;
   }
+  // Activation layouts (f32): the input is reordered from NCHW into x, the residual into y,
+  // the output back from y before the check. Padding lanes of blocked inputs hold a finite
+  // non-zero value, so a kernel that lets them reach a real lane fails; the output's must
+  // come back finite.
+  ConvTester& layouts(Layout x, Layout y) {
+    p_.x_layout = x;
+    p_.y_layout = y;
+    return *this;
+  }
   // The shapes and epilogue of p; the element types stay the tester's (dtype()).
   ConvTester& problem(const ConvProblem& p) {
     p_ = p.as_f32();

@@ -64,7 +64,7 @@ inline int64_t layout_offset(Layout l, int64_t c_total, int64_t hw, int64_t n, i
 
 // Copies an f32 [n][c][hw] tensor from layout `from` to layout `to` (any pair; equal layouts
 // copy). Padding lanes of a blocked destination are zeroed. Parallel over the pool.
-void reorder(const float* src, Layout from, float* dst, Layout to, int64_t n, int64_t c,
-             int64_t hw, ThreadPool& pool);
+void reorder(const float* src, Layout from, float* dst, Layout to, int64_t n, int64_t c, int64_t hw,
+             ThreadPool& pool);
 
 }  // namespace dlas

@@ -80,8 +80,8 @@ void from_blocked(const float* src, float* dst, int64_t n, int64_t c, int64_t hw
 
 }  // namespace
 
-void reorder(const float* src, Layout from, float* dst, Layout to, int64_t n, int64_t c,
-             int64_t hw, ThreadPool& pool) {
+void reorder(const float* src, Layout from, float* dst, Layout to, int64_t n, int64_t c, int64_t hw,
+             ThreadPool& pool) {
   if (from == to) {
     std::memcpy(dst, src, static_cast<size_t>(layout_numel(n, c, hw, from)) * sizeof(float));
     return;
@@ -106,8 +106,7 @@ void reorder(const float* src, Layout from, float* dst, Layout to, int64_t n, in
   const int64_t cb = cpad / b;
   for (int64_t img = 0; img < n; ++img)
     for (int64_t p = 0; p < hw; ++p)
-      for (int64_t ch = c; ch < cpad; ++ch)
-        dst[((img * cb + ch / b) * hw + p) * b + ch % b] = 0.f;
+      for (int64_t ch = c; ch < cpad; ++ch) dst[((img * cb + ch / b) * hw + p) * b + ch % b] = 0.f;
 }
 
 }  // namespace dlas

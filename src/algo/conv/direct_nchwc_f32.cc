@@ -1,0 +1,270 @@
+// direct on blocked layouts (nchw8c / nchw16c, dlas/algo/layout.h): the output is cut into
+// tiles of `pw` pixels along a row x `nv` output-channel blocks, each held in registers by
+// the f32-nchwc microkernels while the reduction runs over every input channel and tap --
+// per step one weight vector per block and one broadcast per pixel, no im2col. A 1x1
+// stride-1 unpadded conv is a blocked GEMM: its rows are one run of H*W pixels.
+//
+//   prepare: weights packed per group of nv blocks as [C blocks][KH][KW][in lanes][nv][B]
+//            (zero past C and K), bias padded to whole blocks.
+//   run, per image: a padded input (padding > 0) is copied into the workspace with the
+//            borders zeroed; then threads split the (block group, output row, tile) items.
+// The input may be NCHW when the output is blocked (a stem reading the model's image):
+// the kernels then broadcast one channel per step (in lanes = 1).
+#include <algorithm>
+#include <cstring>
+#include <limits>
+#include <memory>
+#include <vector>
+
+#include "algo/conv/direct_nchwc_f32.h"
+#include "algo/conv/conv_impl.h"
+#include "algo/microkernels/f32-nchwc/f32_nchwc.h"
+#include "dlas/algo/conv.h"
+#include "dlas/core/error.h"
+#include "dlas/hw/thread_pool.h"
+
+namespace dlas {
+namespace {
+
+int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+// Pixel counts the `pw` knob offers (each capped at the tile's register budget).
+constexpr int64_t kPixelChoices[] = {2, 3, 4, 5, 6, 7, 8, 10, 12, 14, 16, 24};
+
+bool flat_1x1(const ConvProblem& p) {
+  return p.kh == 1 && p.kw == 1 && p.stride_h == 1 && p.stride_w == 1 && p.pad_t == 0 &&
+         p.pad_l == 0 && p.pad_b == 0 && p.pad_r == 0;
+}
+
+class PreparedDirectNchwc final : public PreparedF32Conv {
+ public:
+  PreparedDirectNchwc(const ConvProblem& p, const float* w, const float* bias, const Knobs& kn,
+                      Isa isa, const ukernel::F32NchwcUkernels& set)
+      : p_(p), isa_(isa) {
+    b_ = layout_block(p.y_layout);
+    ib_ = is_blocked(p.x_layout) ? b_ : 1;
+    cbx_ = ib_ == 1 ? p.c : ceil_div(p.c, b_);
+    ocb_ = ceil_div(p.k, b_);
+    nv_ = std::min<int64_t>(kn.at("nv"), ocb_);
+    oh_ = p.oh(), ow_ = p.ow();
+    flat_ = flat_1x1(p);
+    rows_ = flat_ ? 1 : oh_;
+    cols_ = flat_ ? oh_ * ow_ : ow_;
+    padded_ = !flat_ && (p.pad_t || p.pad_l || p.pad_b || p.pad_r);
+    hp_ = padded_ ? (oh_ - 1) * p.stride_h + (p.kh - 1) * p.dil_h + 1 : p.h;
+    wp_ = padded_ ? (ow_ - 1) * p.stride_w + (p.kw - 1) * p.dil_w + 1 : p.w;
+    if (flat_) wp_ = p.h * p.w, hp_ = 1;
+    groups_ = ceil_div(ocb_, nv_);
+    const int stride = flat_ ? 1 : static_cast<int>(p.stride_w);
+    pw_ = std::min<int64_t>(kn.at("pw"), set.max_pixels(static_cast<int>(nv_)));
+    pw_ = std::min(pw_, cols_);
+    tiles_ = ceil_div(cols_, pw_);
+    // One kernel per (block count, pixel count) the tiles need: full groups and the last.
+    for (int nv = 1; nv <= 4; ++nv)
+      for (int px = 1; px <= pw_; ++px)
+        kernels_[nv - 1][px - 1] = set.select(nv, px, static_cast<int>(ib_), stride);
+    for (int64_t g = 0; g < groups_; ++g) {
+      const int64_t nvg = std::min(nv_, ocb_ - g * nv_);
+      const int64_t last = cols_ - (tiles_ - 1) * pw_;
+      DLAS_CHECK(kernel(nvg, pw_) && kernel(nvg, last), ErrorKind::kInternal,
+                 "direct (blocked): no kernel for ", nvg, " blocks x ", pw_, " pixels");
+    }
+    // Weights: per group [cbx][kh][kw][ib][nvg][b].
+    const int64_t taps = p.kh * p.kw;
+    group_offset_.resize(static_cast<size_t>(groups_ + 1), 0);
+    for (int64_t g = 0; g < groups_; ++g)
+      group_offset_[g + 1] =
+          group_offset_[g] + cbx_ * taps * ib_ * std::min(nv_, ocb_ - g * nv_) * b_;
+    w_.assign(static_cast<size_t>(group_offset_[groups_]), 0.f);
+    for (int64_t g = 0; g < groups_; ++g) {
+      const int64_t nvg = std::min(nv_, ocb_ - g * nv_);
+      float* wg = w_.data() + group_offset_[g];
+      for (int64_t cb = 0; cb < cbx_; ++cb)
+        for (int64_t t = 0; t < taps; ++t)
+          for (int64_t c = 0; c < ib_; ++c)
+            for (int64_t v = 0; v < nvg; ++v)
+              for (int64_t l = 0; l < b_; ++l) {
+                const int64_t oc = (g * nv_ + v) * b_ + l, ic = cb * ib_ + c;
+                if (oc < p.k && ic < p.c)
+                  wg[(((cb * taps + t) * ib_ + c) * nvg + v) * b_ + l] =
+                      w[(oc * p.c + ic) * taps + t];
+              }
+    }
+    bias_.assign(static_cast<size_t>(ocb_ * b_), 0.f);
+    if (bias) std::copy(bias, bias + p.k, bias_.begin());
+  }
+
+  size_t workspace_bytes(int) const override {
+    return padded_ ? sizeof(float) * static_cast<size_t>(cbx_ * hp_ * wp_ * ib_) : 0;
+  }
+  size_t packed_bytes() const override { return (w_.size() + bias_.size()) * sizeof(float); }
+
+  void run_typed(const float* in, float* out, const float* residual, void* workspace,
+                 ThreadPool& pool) const override {
+    const int64_t in_img = (ib_ == 1 ? p_.c : cbx_ * b_) * p_.h * p_.w;
+    const int64_t out_img = ocb_ * b_ * oh_ * ow_;
+    const Epilogue& e = p_.epilogue;
+    ukernel::F32NchwcArgs base;
+    base.cb = static_cast<size_t>(cbx_);
+    base.kh = static_cast<size_t>(p_.kh), base.kw = static_cast<size_t>(p_.kw);
+    base.x_cbs = static_cast<size_t>(hp_ * wp_ * ib_);
+    base.x_khs = static_cast<size_t>(p_.dil_h * wp_ * ib_);
+    base.x_kws = static_cast<size_t>(p_.dil_w * ib_);
+    base.y_cbs = static_cast<size_t>(oh_ * ow_ * b_);
+    base.lo = e.clamp_min(), base.hi = e.clamp_max();
+    const int64_t sh = flat_ ? 1 : p_.stride_h, sw = flat_ ? 1 : p_.stride_w;
+    for (int64_t img = 0; img < p_.n; ++img) {
+      const float* x = in + img * in_img;
+      if (padded_) {
+        pad_image(x, static_cast<float*>(workspace), pool);
+        x = static_cast<const float*>(workspace);
+      }
+      float* y = out + img * out_img;
+      const float* r = residual ? residual + img * out_img : nullptr;
+      pool.parallel_for(static_cast<size_t>(groups_ * rows_ * tiles_), [&](size_t item) {
+        const int64_t t = static_cast<int64_t>(item) % tiles_;
+        const int64_t row = static_cast<int64_t>(item) / tiles_ % rows_;
+        const int64_t g = static_cast<int64_t>(item) / tiles_ / rows_;
+        const int64_t nvg = std::min(nv_, ocb_ - g * nv_);
+        const int64_t c0 = t * pw_, px = std::min(pw_, cols_ - c0);
+        ukernel::F32NchwcArgs a = base;
+        a.bias = bias_.data() + g * nv_ * b_;
+        const int64_t y_off = g * nv_ * oh_ * ow_ * b_ + (row * cols_ + c0) * b_;
+        a.r = r ? r + y_off : nullptr;
+        const float* xt = x + ((row * sh) * wp_ + c0 * sw) * ib_;
+        kernel(nvg, px)(a, xt, w_.data() + group_offset_[g], y + y_off);
+        if (!e.is_clamp()) {
+          const Epilogue act{e.act, e.p0, e.p1, false};
+          for (int64_t v = 0; v < nvg; ++v)
+            apply_epilogue(isa_, act, static_cast<size_t>(px * b_), y + y_off + v * oh_ * ow_ * b_,
+                           0.f, nullptr);
+        }
+      });
+    }
+  }
+
+ private:
+  ukernel::F32NchwcFn kernel(int64_t nv, int64_t px) const { return kernels_[nv - 1][px - 1]; }
+
+  // x (one image, in layout x_layout) -> [cbx][hp][wp][ib] with the padding zeroed.
+  void pad_image(const float* x, float* dst, ThreadPool& pool) const {
+    const int64_t h = p_.h, w = p_.w;
+    pool.parallel_for(static_cast<size_t>(cbx_), [&](size_t cb) {
+      float* d = dst + static_cast<int64_t>(cb) * hp_ * wp_ * ib_;
+      const float* s = x + static_cast<int64_t>(cb) * h * w * ib_;
+      for (int64_t py = 0; py < hp_; ++py) {
+        float* drow = d + py * wp_ * ib_;
+        const int64_t iy = py - p_.pad_t;
+        if (iy < 0 || iy >= h) {
+          std::memset(drow, 0, sizeof(float) * static_cast<size_t>(wp_ * ib_));
+          continue;
+        }
+        const int64_t left = std::min(p_.pad_l, wp_);
+        const int64_t copy = std::max<int64_t>(0, std::min(w, wp_ - p_.pad_l));
+        std::memset(drow, 0, sizeof(float) * static_cast<size_t>(left * ib_));
+        std::memcpy(drow + left * ib_, s + iy * w * ib_,
+                    sizeof(float) * static_cast<size_t>(copy * ib_));
+        const int64_t done = left + copy;
+        if (done < wp_)
+          std::memset(drow + done * ib_, 0,
+                      sizeof(float) * static_cast<size_t>((wp_ - done) * ib_));
+      }
+    });
+  }
+
+  ConvProblem p_;
+  Isa isa_;
+  int64_t b_ = 16, ib_ = 16, cbx_ = 0, ocb_ = 0, nv_ = 1, pw_ = 1, oh_ = 0, ow_ = 0;
+  int64_t rows_ = 0, cols_ = 0, hp_ = 0, wp_ = 0, groups_ = 0, tiles_ = 0;
+  bool flat_ = false, padded_ = false;
+  ukernel::F32NchwcFn kernels_[4][ukernel::kNchwcMaxPixels] = {};
+  std::vector<int64_t> group_offset_;
+  std::vector<float> w_, bias_;
+};
+
+class DirectNchwcConv final : public ConvAlgorithm {
+ public:
+  std::string_view name() const override { return "direct"; }
+
+  // Dense (groups 1) f32 convs with a blocked output; stride along W of 1 or 2 (the
+  // kernels' constant pixel steps).
+  bool supports(const ConvProblem& p) const override {
+    return p.types() == ConvTypes::kF32 && is_blocked(p.y_layout) && p.groups == 1 &&
+           (p.x_layout == p.y_layout || p.x_layout == Layout::kNchw) &&
+           (flat_1x1(p) || p.stride_w <= 2);
+  }
+
+  KnobSpace knob_space(const ConvProblem& p, Isa) const override {
+    KnobSpace s;
+    const int64_t ocb = ceil_div(p.k, layout_block(p.y_layout));
+    std::vector<int64_t> nv;
+    for (int v : ukernel::kNchwcBlocks)
+      if (v <= ocb) nv.push_back(v);
+    s.knobs.push_back({"nv", nv, "output-channel blocks per register tile"});
+    s.knobs.push_back({"pw",
+                       std::vector<int64_t>(std::begin(kPixelChoices), std::end(kPixelChoices)),
+                       "output pixels per register tile (capped by the register budget of nv)"});
+    return s;
+  }
+
+  // The tile with the most FMAs per load (nv * pw / (nv + pw)) among the register budgets,
+  // pixels spread evenly over a row's tiles.
+  Knobs default_knobs(const ConvProblem& p, Isa isa) const override {
+    const ukernel::F32NchwcUkernels* set = kernels_for(p, isa);
+    const int acc = set ? set->accumulators : 12;
+    const int64_t ocb = ceil_div(p.k, layout_block(p.y_layout));
+    const int64_t cols = flat_1x1(p) ? p.oh() * p.ow() : p.ow();
+    int64_t best_nv = 1, best_pw = 2;
+    double best = -1;
+    for (int nv : ukernel::kNchwcBlocks) {
+      if (nv > ocb) break;
+      const int64_t cap = std::min<int64_t>(acc / nv, ukernel::kNchwcMaxPixels);
+      const int64_t tiles = ceil_div(cols, cap);
+      const int64_t px = ceil_div(cols, tiles);
+      // Blocks of the last group run empty lanes: count only the real ones.
+      const double used = static_cast<double>(ocb) / static_cast<double>(ceil_div(ocb, nv) * nv);
+      const double score = used * static_cast<double>(nv * px) / static_cast<double>(nv + px);
+      if (score > best + 1e-9) best = score, best_nv = nv, best_pw = px;
+    }
+    int64_t pw = kPixelChoices[0];
+    for (int64_t v : kPixelChoices)
+      if (v <= best_pw) pw = v;
+    return {{"nv", best_nv}, {"pw", pw}};
+  }
+
+  std::unique_ptr<PreparedConv> prepare(const ConvProblem& p, const ConvWeights& weights,
+                                        const Knobs& knobs, Isa isa) const override {
+    DLAS_CHECK(supports(p), ErrorKind::kUnsupported, "direct (blocked) does not support ", p.key());
+    const ukernel::F32NchwcUkernels* set = kernels_for(p, isa);
+    DLAS_CHECK(set != nullptr, ErrorKind::kUnsupported, "layout ", layout_name(p.y_layout),
+               " needs vectors of ", layout_block(p.y_layout), " floats, which the ", isa_name(isa),
+               " path lacks");
+    knob_space(p, isa).validate(knobs, "direct");
+    return std::make_unique<PreparedDirectNchwc>(p, weights.f32_data(), weights.bias, knobs, isa,
+                                                 *set);
+  }
+
+ private:
+  static const ukernel::F32NchwcUkernels* kernels_for(const ConvProblem& p, Isa isa) {
+    return ukernel::f32_nchwc_for(isa, static_cast<int>(layout_block(p.y_layout)));
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<PreparedConv> prepare_direct_nchwc(const ConvProblem& p, const ConvWeights& w,
+                                                   const Knobs& knobs, Isa isa,
+                                                   const ukernel::F32NchwcUkernels& set) {
+  const ConvAlgorithm& algo = direct_nchwc_conv_algorithm();
+  DLAS_CHECK(algo.supports(p) && set.lanes == layout_block(p.y_layout), ErrorKind::kUnsupported,
+             "direct (blocked) with ", set.name, " does not support ", p.key());
+  algo.knob_space(p, isa).validate(knobs, "direct");
+  return std::make_unique<PreparedDirectNchwc>(p, w.f32_data(), w.bias, knobs, isa, set);
+}
+
+const ConvAlgorithm& direct_nchwc_conv_algorithm() {
+  static const DirectNchwcConv algo;
+  return algo;
+}
+
+}  // namespace dlas

@@ -1,0 +1,79 @@
+// f32 direct convolution microkernels on blocked activations (NCHWc, dlas/algo/layout.h):
+// one output tile of P pixels along an output row x NV output-channel blocks of `lanes`
+// channels held in registers, vector lanes over output channels. Per reduction step
+// (input channel, kernel tap) one weight vector per block is loaded and each of the P
+// input pixels is broadcast and FMA'd into it (the register blocking oneDNN's and ncnn's
+// direct kernels use for small planes).
+//
+//   y[v][p][l] = act(bias[v*lanes + l] + r[v][p][l] +
+//       sum_{cb < a.cb, i < kh, j < kw, c < IB}
+//         x[cb * x_cbs + i * x_khs + j * x_kws + p * S * IB + c] *
+//         w[(((cb * kh + i) * kw + j) * IB + c) * NV * lanes + v * lanes + l])
+//
+// x points at the tile's first tap: a zero-padded input whose input-channel blocks hold IB
+// channels (IB = lanes for a blocked input, 1 for an NCHW one: then `cb` counts channels),
+// pixels IB floats apart and S the stride along W. y and r point at the tile's first pixel
+// of its first output block, blocks y_cbs floats apart, pixels `lanes` apart. The clamp
+// (none/relu/clip) is fused; the caller applies other activations to the stored tile.
+// One list: f32-nchwc/f32_nchwc.inc; bodies: f32_nchwc_template.h, one TU per ISA.
+#pragma once
+
+#include <cstddef>
+#include <vector>
+
+#include "dlas/hw/isa.h"
+
+namespace dlas::ukernel {
+
+struct F32NchwcArgs {
+  size_t cb = 0;                // input channel blocks (NCHW input: channels)
+  size_t kh = 1, kw = 1;        // kernel taps
+  size_t x_cbs = 0;             // floats between input channel blocks
+  size_t x_khs = 0;             // floats between kernel rows (dil_h * padded row)
+  size_t x_kws = 0;             // floats between kernel columns (dil_w * IB)
+  size_t y_cbs = 0;             // floats between output channel blocks
+  const float* bias = nullptr;  // [NV * lanes] of this tile's blocks
+  const float* r = nullptr;     // residual like y, or null
+  float lo = 0.f, hi = 0.f;     // clamp bounds (+-inf when none)
+};
+
+using F32NchwcFn = void (*)(const F32NchwcArgs& a, const float* x, const float* w, float* y);
+
+// Output-channel blocks per tile (the `nv` knob) and strides along W with kernels.
+inline constexpr int kNchwcBlocks[] = {1, 2, 3, 4};
+inline constexpr int kNchwcMaxPixels = 24;
+
+// One ISA's kernel set.
+struct F32NchwcUkernels {
+  const char* name;  // "f32_nchwc_x16__avx512"
+  Isa isa;
+  int lanes;
+  int accumulators;  // pixels * blocks of a tile must not exceed it
+  // nullptr for a shape the set does not instantiate (pixels > max_pixels(blocks), stride
+  // other than 1 or 2, in_lanes other than 1 or lanes).
+  F32NchwcFn (*select)(int blocks, int pixels, int in_lanes, int stride);
+
+  int max_pixels(int blocks) const {
+    const int p = accumulators / blocks;
+    return p < kNchwcMaxPixels ? p : kNchwcMaxPixels;
+  }
+};
+
+// The production sets (the X rows of the list).
+const std::vector<F32NchwcUkernels>& f32_nchwc_ukernels();
+// The test-only sets (the T rows): run by the tests, never selected.
+const std::vector<F32NchwcUkernels>& f32_nchwc_test_only_ukernels();
+// The production set of `lanes` lanes the ISA path can run, or nullptr (nchw16c needs an
+// AVX-512 path, nchw8c AVX2 or better).
+const F32NchwcUkernels* f32_nchwc_for(Isa isa, int lanes);
+
+}  // namespace dlas::ukernel
+
+// Declarations of every kernel set, derived from f32_nchwc.inc.
+namespace dlas::ukernel {
+#define X(name, isa, lanes, acc) F32NchwcFn name(int blocks, int pixels, int in_lanes, int stride);
+#define T(name, isa, lanes, acc) X(name, isa, lanes, acc)
+#include "algo/microkernels/f32-nchwc/f32_nchwc.inc"
+#undef T
+#undef X
+}  // namespace dlas::ukernel

@@ -1,0 +1,103 @@
+// The blocked-layout direct tile kernel, written once over a GCC vector type V of W lanes;
+// each ISA TU instantiates it for every tile shape. Anonymous namespace: each TU keeps its
+// own copy, so the linker can never hand the AVX2 path an AVX-512 instantiation.
+#pragma once
+
+#include <cstddef>
+#include <utility>
+
+#include "algo/microkernels/f32-nchwc/f32_nchwc.h"
+
+namespace {
+
+using dlas::ukernel::F32NchwcArgs;
+using dlas::ukernel::F32NchwcFn;
+
+// NV blocks x P pixels of accumulators, NV weight vectors and one broadcast live in
+// registers; IB input lanes per block and the stride S are constants, so every broadcast
+// address is the tap's pointer plus a constant.
+template <class V, int W, int NV, int P, int IB, int S>
+void nchwc_tile(const F32NchwcArgs& a, const float* x, const float* w, float* y) {
+  V acc[P][NV];
+  for (int v = 0; v < NV; ++v) {
+    V b;
+    __builtin_memcpy(&b, a.bias + v * W, sizeof(V));
+    for (int p = 0; p < P; ++p) acc[p][v] = b;
+  }
+  for (size_t cb = 0; cb < a.cb; ++cb) {
+    const float* xc = x + cb * a.x_cbs;
+    for (size_t i = 0; i < a.kh; ++i) {
+      const float* xr = xc + i * a.x_khs;
+      for (size_t j = 0; j < a.kw; ++j) {
+        const float* xt = xr + j * a.x_kws;
+#pragma GCC unroll 16
+        for (int c = 0; c < IB; ++c) {
+          V wv[NV];
+          for (int v = 0; v < NV; ++v) __builtin_memcpy(&wv[v], w + v * W, sizeof(V));
+          w += NV * W;
+          for (int p = 0; p < P; ++p) {
+            const V xv = xt[p * S * IB + c] - V{};  // broadcast (x - 0 folds; 0 + x does not)
+            for (int v = 0; v < NV; ++v) acc[p][v] += xv * wv[v];
+          }
+        }
+      }
+    }
+  }
+  const V lo = a.lo - V{}, hi = a.hi - V{};
+  for (int v = 0; v < NV; ++v)
+    for (int p = 0; p < P; ++p) {
+      V o = acc[p][v];
+      if (a.r) {
+        V r;
+        __builtin_memcpy(&r, a.r + v * a.y_cbs + p * W, sizeof(V));
+        o += r;
+      }
+      o = o < lo ? lo : o;
+      o = o > hi ? hi : o;
+      __builtin_memcpy(y + v * a.y_cbs + p * W, &o, sizeof(V));
+    }
+}
+
+// The kernel of P pixels, or null past the register budget (never instantiated).
+template <class V, int W, int ACC, int NV, int P, int IB, int S>
+constexpr F32NchwcFn nchwc_entry() {
+  if constexpr (P * NV <= ACC)
+    return &nchwc_tile<V, W, NV, P, IB, S>;
+  else
+    return nullptr;
+}
+
+// Table of every P in 1..kNchwcMaxPixels for one (NV, IB, S).
+template <class V, int W, int ACC, int NV, int IB, int S, int... Ps>
+F32NchwcFn nchwc_pick(int pixels, std::integer_sequence<int, Ps...>) {
+  constexpr F32NchwcFn fns[] = {nchwc_entry<V, W, ACC, NV, Ps + 1, IB, S>()...};
+  return pixels >= 1 && pixels <= static_cast<int>(sizeof...(Ps)) ? fns[pixels - 1] : nullptr;
+}
+
+template <class V, int W, int ACC, int NV>
+F32NchwcFn nchwc_select_nv(int pixels, int in_lanes, int stride) {
+  using Seq = std::make_integer_sequence<int, dlas::ukernel::kNchwcMaxPixels>;
+  if (pixels * NV > ACC) return nullptr;
+  if (in_lanes == W && stride == 1) return nchwc_pick<V, W, ACC, NV, W, 1>(pixels, Seq{});
+  if (in_lanes == W && stride == 2) return nchwc_pick<V, W, ACC, NV, W, 2>(pixels, Seq{});
+  if (in_lanes == 1 && stride == 1) return nchwc_pick<V, W, ACC, NV, 1, 1>(pixels, Seq{});
+  if (in_lanes == 1 && stride == 2) return nchwc_pick<V, W, ACC, NV, 1, 2>(pixels, Seq{});
+  return nullptr;
+}
+
+template <class V, int W, int ACC>
+F32NchwcFn nchwc_select(int blocks, int pixels, int in_lanes, int stride) {
+  switch (blocks) {
+    case 1:
+      return nchwc_select_nv<V, W, ACC, 1>(pixels, in_lanes, stride);
+    case 2:
+      return nchwc_select_nv<V, W, ACC, 2>(pixels, in_lanes, stride);
+    case 3:
+      return nchwc_select_nv<V, W, ACC, 3>(pixels, in_lanes, stride);
+    case 4:
+      return nchwc_select_nv<V, W, ACC, 4>(pixels, in_lanes, stride);
+  }
+  return nullptr;
+}
+
+}  // namespace

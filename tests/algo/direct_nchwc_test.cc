@@ -1,0 +1,132 @@
+// direct on blocked layouts (nchw8c / nchw16c) and its tile kernels against the reference
+// Conv, through the ConvTester's layouts (input reordered in, output reordered back).
+#include <gtest/gtest.h>
+
+#include "algo/conv/direct_nchwc_f32.h"
+#include "algo/conv_tester.h"
+#include "dlas/core/error.h"
+
+namespace dlas::test {
+namespace {
+
+const ConvAlgorithm& algo() { return direct_nchwc_conv_algorithm(); }
+
+// Every kernel set this CPU runs, production and test-only, with the ISA path it runs on.
+std::vector<std::pair<const ukernel::F32NchwcUkernels*, Isa>> kernel_sets() {
+  std::vector<std::pair<const ukernel::F32NchwcUkernels*, Isa>> out;
+  for (const auto* list : {&ukernel::f32_nchwc_ukernels(), &ukernel::f32_nchwc_test_only_ukernels()})
+    for (const ukernel::F32NchwcUkernels& u : *list)
+      if (isa_supported(u.isa)) out.push_back({&u, u.isa});
+  return out;
+}
+
+Layout layout_of(const ukernel::F32NchwcUkernels& u) {
+  return u.lanes == 16 ? Layout::kNchw16c : Layout::kNchw8c;
+}
+
+// The generated problems plus small outputs (4x4, 2x2, 1x1) and a 7x7 stem on NCHW input.
+std::vector<ConvProblem> problems() {
+  std::vector<ConvProblem> out = generated_conv_problems();
+  ConvProblem p = out[16];  // 64 -> 64, 4x4
+  p.h = p.w = 2, p.c = 40, p.k = 72;
+  out.push_back(p);
+  p.h = p.w = 1;
+  out.push_back(p);
+  p.h = p.w = 4, p.stride_h = p.stride_w = 2, p.c = 24, p.k = 13;  // 4x4 -> 2x2, stride 2
+  out.push_back(p);
+  return out;
+}
+
+bool run_set(const ConvProblem& p, const ukernel::F32NchwcUkernels& u, Isa isa, Knobs knobs,
+             int threads = 1) {
+  const ConvTester t = ConvTester().problem(p).threads(threads);
+  if (knobs.empty()) knobs = algo().default_knobs(p, isa);
+  return t.test_with(
+      [&](const ConvProblem& q, const ConvWeights& w) {
+        return prepare_direct_nchwc(q, w, knobs, isa, u);
+      },
+      std::string(u.name) + " " + p.key(), knobs);
+}
+
+TEST(DirectNchwcConv, SupportsDenseBlockedProblemsOnly) {
+  for (ConvProblem p : generated_conv_problems()) {
+    EXPECT_FALSE(algo().supports(p)) << "NCHW " << p.key();
+    p.set_layouts(Layout::kNchw16c, Layout::kNchw16c);
+    EXPECT_EQ(algo().supports(p), p.groups == 1) << p.key();
+    p.set_layouts(Layout::kNchw, Layout::kNchw8c);
+    EXPECT_EQ(algo().supports(p), p.groups == 1) << p.key();
+  }
+  // The list row sends blocked problems to this implementation and NCHW ones elsewhere.
+  const ConvAlgorithm* direct = find_conv_algorithm("direct");
+  ASSERT_NE(direct, nullptr);
+  ConvProblem p = generated_conv_problems()[2];
+  EXPECT_TRUE(direct->supports(p.set_layouts(Layout::kNchw16c, Layout::kNchw16c)));
+  EXPECT_FALSE(find_conv_algorithm("gemm")->supports(p));
+  EXPECT_TRUE(conv_algorithm_has_blocked("direct"));
+  EXPECT_FALSE(conv_algorithm_has_blocked("sparse-direct"));
+}
+
+TEST(DirectNchwcConv, RejectsMismatchedBlocksAndIsa) {
+  ConvProblem p = generated_conv_problems()[2];
+  p.set_layouts(Layout::kNchw8c, Layout::kNchw16c);
+  EXPECT_THROW(p.validate(), Error);
+  p.set_layouts(Layout::kNchw16c, Layout::kNchw16c);
+  std::vector<float> w(static_cast<size_t>(p.weight_count()));
+  EXPECT_THROW(algo().prepare(p, ConvWeights::f32(w.data()), algo().default_knobs(p, Isa::kScalar),
+                              Isa::kScalar),
+               Error);
+  EXPECT_THROW(algo().prepare(p, ConvWeights::f32(w.data()), algo().default_knobs(p, Isa::kAvx2),
+                              Isa::kAvx2),
+               Error);
+}
+
+TEST(DirectNchwcConv, DefaultKnobsEveryKernelSetBothInputLayouts) {
+  int tested = 0;
+  for (const auto& [u, isa] : kernel_sets())
+    for (ConvProblem p : problems()) {
+      if (p.groups != 1) continue;
+      for (Layout x : {layout_of(*u), Layout::kNchw}) {
+        p.set_layouts(x, layout_of(*u));
+        if (!algo().supports(p)) continue;
+        run_set(p, *u, isa, {});
+        run_set(p, *u, isa, {}, 2);
+        ++tested;
+      }
+    }
+  if (kernel_sets().empty()) GTEST_SKIP() << "no AVX2";
+  EXPECT_GT(tested, 0);
+}
+
+TEST(DirectNchwcConv, EveryTileShape) {
+  for (const auto& [u, isa] : kernel_sets()) {
+    // Stride 2 with padding (stride-resolved broadcasts), 1x1 flat, odd K tail.
+    for (int idx : {3, 5, 15}) {
+      ConvProblem p = generated_conv_problems()[idx];
+      p.set_layouts(layout_of(*u), layout_of(*u));
+      const KnobSpace space = algo().knob_space(p, isa);
+      for (int64_t i = 0; i < space.size(); ++i)
+        if (!run_set(p, *u, isa, space.point(i), 2)) break;
+    }
+  }
+}
+
+TEST(DirectNchwcConv, Epilogues) {
+  for (const auto& [u, isa] : kernel_sets()) {
+    ConvProblem base = generated_conv_problems()[2];  // 17 -> 23, 8x8
+    base.set_layouts(layout_of(*u), layout_of(*u));
+    for (bool res : {false, true})
+      for (Activation a : {Activation::kNone, Activation::kRelu, Activation::kClip,
+                           Activation::kSilu, Activation::kHardSwish, Activation::kSigmoid,
+                           Activation::kHardSigmoid}) {
+        ConvProblem p = base;
+        p.epilogue.residual = res;
+        p.epilogue.act = a;
+        p.epilogue.p0 = a == Activation::kHardSigmoid ? 0.2f : 0.f;
+        p.epilogue.p1 = a == Activation::kHardSigmoid ? 0.5f : 6.f;
+        run_set(p, *u, isa, {}, 2);
+      }
+  }
+}
+
+}  // namespace
+}  // namespace dlas::test
