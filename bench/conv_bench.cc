@@ -2,7 +2,9 @@
 // zoo models (bench/shapes/<model>.txt, written by dlas_gen_shapes) it supports. One
 // benchmark per (algorithm, model, shape), named <algo>/<model>/<key>: prepared once with
 // the algorithm's default knobs on active_isa(), then PreparedConv::run in the timed loop
-// (no bias, no epilogue: the key is the shape only). Counters: FLOPS (2 x MACs per second
+// (no bias, no epilogue: the key is the shape only). Algorithms with a blocked-layout
+// implementation also run on the ISA's blocked layout, named <algo>@<layout>/<model>/<key>
+// (a stem, <= 4 input channels, reads the NCHW image). Counters: FLOPS (2 x MACs per second
 // of wall time) and peak_pct (FLOPS as % of peak().gflops(isa, threads), the measured
 // FMA peak of `dlas hw --peak`).
 //
@@ -83,9 +85,12 @@ void run_conv(benchmark::State& state, const dlas::ConvAlgorithm* algo, dlas::Co
               int threads, const dlas::Knobs* point) {
   const dlas::Isa isa = dlas::active_isa();
   dlas::ThreadPool pool(threads);
-  const Buffer in = random_buffer(static_cast<size_t>(p.n * p.c * p.h * p.w), 1);
+  const Buffer in =
+      random_buffer(static_cast<size_t>(dlas::layout_numel(p.n, p.c, p.h * p.w, p.x_layout)), 1);
   const Buffer weights = random_buffer(static_cast<size_t>(p.weight_count()), 2);
-  const Buffer out = make_buffer(static_cast<size_t>(p.n * p.k * p.oh() * p.ow()) * sizeof(float));
+  const Buffer out =
+      make_buffer(static_cast<size_t>(dlas::layout_numel(p.n, p.k, p.oh() * p.ow(), p.y_layout)) *
+                  sizeof(float));
   std::unique_ptr<dlas::PreparedConv> prepared;
   try {
     prepared = algo->prepare(p, dlas::ConvWeights::f32(weights.get(), nullptr),
@@ -136,31 +141,41 @@ int register_benchmarks(const std::filesystem::path& dir, int threads) {
       std::fprintf(stderr, "dlas_bench_conv: %s: %s\n", file.c_str(), e.what());
       std::exit(1);
     }
+    const dlas::Layout blocked = dlas::native_blocked_layout(dlas::active_isa());
     for (const dlas::ConvAlgorithm* algo : dlas::conv_algorithms()) {
-      for (const dlas::ConvShape& s : shapes) {
-        if (!algo->supports(s.problem)) continue;
-        const std::string name = std::string(algo->name()) + "/" + model + "/" + s.problem.key();
-        benchmark::RegisterBenchmark(name.c_str(), run_conv, algo, s.problem, threads, nullptr)
-            ->UseRealTime()  // the pool's workers do the work: CPU time of this thread is not it
-            ->Unit(benchmark::kMicrosecond);
-        ++registered;
-        if (std::getenv("DLAS_BENCH_ALL_KNOBS") == nullptr) continue;
-        const dlas::KnobSpace space = algo->knob_space(s.problem, dlas::active_isa());
-        // Every point, or 256 spread evenly over a larger space (mixed-radix order, so an
-        // even stride varies every knob).
-        const int64_t n = space.size() < 256 ? space.size() : 256;
-        for (int64_t i = 0; i < n; ++i) {
-          // Kept alive for the process: benchmarks run after registration.
-          static std::vector<std::unique_ptr<dlas::Knobs>> points;
-          points.push_back(std::make_unique<dlas::Knobs>(
-              space.point(n == space.size() ? i : i * (space.size() / n))));
-          benchmark::RegisterBenchmark((name + "/k" + std::to_string(i)).c_str(), run_conv, algo,
-                                       s.problem, threads, points.back().get())
-              ->UseRealTime()
+      for (const dlas::ConvShape& shape : shapes)
+        for (const bool in_blocked : {false, true}) {
+          dlas::ConvShape s = shape;
+          std::string label(algo->name());
+          if (in_blocked) {
+            if (!dlas::is_blocked(blocked)) continue;
+            s.problem.set_layouts(s.problem.c_per_group() <= 4 ? dlas::Layout::kNchw : blocked,
+                                  blocked);
+            label += std::string("@") + dlas::layout_name(blocked);
+          }
+          if (!algo->supports(s.problem)) continue;
+          const std::string name = label + "/" + model + "/" + shape.problem.key();
+          benchmark::RegisterBenchmark(name.c_str(), run_conv, algo, s.problem, threads, nullptr)
+              ->UseRealTime()  // the pool's workers do the work: CPU time of this thread is not it
               ->Unit(benchmark::kMicrosecond);
           ++registered;
+          if (std::getenv("DLAS_BENCH_ALL_KNOBS") == nullptr) continue;
+          const dlas::KnobSpace space = algo->knob_space(s.problem, dlas::active_isa());
+          // Every point, or 256 spread evenly over a larger space (mixed-radix order, so an
+          // even stride varies every knob).
+          const int64_t n = space.size() < 256 ? space.size() : 256;
+          for (int64_t i = 0; i < n; ++i) {
+            // Kept alive for the process: benchmarks run after registration.
+            static std::vector<std::unique_ptr<dlas::Knobs>> points;
+            points.push_back(std::make_unique<dlas::Knobs>(
+                space.point(n == space.size() ? i : i * (space.size() / n))));
+            benchmark::RegisterBenchmark((name + "/k" + std::to_string(i)).c_str(), run_conv, algo,
+                                         s.problem, threads, points.back().get())
+                ->UseRealTime()
+                ->Unit(benchmark::kMicrosecond);
+            ++registered;
+          }
         }
-      }
     }
   }
   return registered;

@@ -58,6 +58,7 @@ PlanOptions plan_options_for(const Variant& v, const ExecutorOptions& options) {
   for (const auto& [node, choice] : options.layers) o.layers.insert_or_assign(node, choice);
   o.threads = v.threads;
   o.opt_level = v.opt_level;
+  o.layout = parse_layout_mode(v.layout);
   if (!v.isa.empty()) o.isa = parse_isa(v.isa);
   return o;
 }

@@ -31,6 +31,7 @@ void add_model_args(CLI::App& cmd, ModelArgs& args);
 // Flags of commands that compile the model for the engine (run, bench, profile).
 struct EngineArgs {
   std::string conv_algo = "auto";
+  std::string layout = "auto";  // --layout nchw|nchwc|auto
   std::string layers;  // per-layer choices JSON
   int threads = 1;
   std::string isa;  // empty: detected (or DLAS_ISA)

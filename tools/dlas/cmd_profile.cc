@@ -66,6 +66,7 @@ void add_profile_command(CLI::App& app, Action& run) {
         e["node"] = s.node;
         e["op"] = s.op;
         e["kernel"] = s.kernel;
+        e["layout"] = layout_name(s.layout);
         e["knobs"] = s.knobs;
         e["macs"] = s.macs;
         e["ms"] = sec[i] * 1e3;
@@ -85,20 +86,24 @@ void add_profile_command(CLI::App& app, Action& run) {
         order.resize(std::min<size_t>(order.size(), static_cast<size_t>(*top)));
       }
       std::printf("%s\n", variant.str().c_str());
-      std::printf("%-36s %-18s %-22s %12s %9s %8s %6s %6s  %s\n", "node", "op", "kernel", "MACs",
-                  "ms", "GFLOP/s", "%peak", "share", "knobs");
+      std::printf("%-36s %-18s %-22s %-7s %12s %9s %8s %6s %6s  %s\n", "node", "op", "kernel",
+                  "layout", "MACs", "ms", "GFLOP/s", "%peak", "share", "knobs");
       for (size_t i : order) {
         const auto& e = j["steps"][i];
-        std::printf("%-36.36s %-18.18s %-22.22s %12s %9.3f %8.1f %5.1f%% %5.1f%%  %s\n",
+        std::printf("%-36.36s %-18.18s %-22.22s %-7s %12s %9.3f %8.1f %5.1f%% %5.1f%%  %s\n",
                     steps[i].node.c_str(), steps[i].op.c_str(), steps[i].kernel.c_str(),
-                    with_commas(steps[i].macs).c_str(), e["ms"].get<double>(),
-                    e["gflops"].get<double>(), e["peak_pct"].get<double>(),
+                    layout_name(steps[i].layout), with_commas(steps[i].macs).c_str(),
+                    e["ms"].get<double>(), e["gflops"].get<double>(), e["peak_pct"].get<double>(),
                     e["share"].get<double>() * 100, steps[i].knobs.c_str());
       }
+      const size_t reorders = static_cast<size_t>(std::count_if(
+          steps.begin(), steps.end(), [](const StepInfo& s) { return s.op == "Reorder"; }));
       std::printf(
-          "total %.3f ms over %zu steps, %.1f GFLOP/s (measured peak %.1f GFLOP/s on %s x%d)\n",
-          total * 1e3, steps.size(), 2.0 * static_cast<double>(plan.graph().macs()) / total / 1e9,
-          peak_gflops, isa_name(plan.isa()), plan.threads());
+          "total %.3f ms over %zu steps (%zu layout reorders), %.1f GFLOP/s (measured peak %.1f "
+          "GFLOP/s on %s x%d)\n",
+          total * 1e3, steps.size(), reorders,
+          2.0 * static_cast<double>(plan.graph().macs()) / total / 1e9, peak_gflops,
+          isa_name(plan.isa()), plan.threads());
       std::printf("whole model: median %.3f ms over %d runs (min %.3f, max %.3f)\n",
                   whole.median_ms, *repeat, whole.min_ms, whole.max_ms);
       return 0;

@@ -104,6 +104,11 @@ void add_engine_args(CLI::App& cmd, EngineArgs& a) {
                      "; NAME:knob=value,... overrides knobs on every layer NAME runs "
                      "(sparse-direct:format=csr)")
       ->default_val("auto");
+  cmd.add_option("--layout", a.layout,
+                 "activation layout: nchw | nchwc (the ISA's blocked layout, nchw16c on AVX-512, "
+                 "nchw8c on AVX2, wherever a layer has a blocked kernel) | auto (blocked where the "
+                 "auto rule expects it to win); docs/engine.md \"Data layouts\"")
+      ->default_val("auto");
   cmd.add_option("--layers", a.layers,
                  "JSON file mapping conv node names to {\"algo\": ..., \"knobs\": {...}}")
       ->check(CLI::ExistingFile);
@@ -175,6 +180,7 @@ PlanOptions plan_options_from_args(const EngineArgs& a, const Graph* graph) {
              sparse_names());
   DLAS_CHECK(chosen.algo != "auto" || chosen.knobs.empty(), ErrorKind::kUsage,
              "--conv-algo auto takes no knobs (name an algorithm: sparse-direct:format=csr)");
+  o.layout = parse_layout_mode(a.layout);
   if (!a.layers.empty()) o.layers = read_layer_choices(a.layers);
   o.threads = a.threads;
   o.opt_level = a.opt_level;
@@ -201,6 +207,7 @@ CompiledModel compile_from_args(const Graph& graph, const ModelArgs& m, const En
   v.threads = e.threads;
   if (backend == "dlas") {
     v.conv_algo = e.conv_algo;
+    v.layout = layout_mode_name(parse_layout_mode(e.layout));
     v.opt_level = e.opt_level;
     v.isa = isa_name(active_isa());
     v.isa_emulated = active_isa() < detected_isa();

@@ -11,9 +11,11 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "dlas/algo/knobs.h"
+#include "dlas/algo/layout.h"
 #include "dlas/hw/isa.h"
 #include "dlas/model/graph.h"
 #include "dlas/system/executor.h"
@@ -35,6 +37,17 @@ LayerChoices read_layer_choices(const std::string& path);
 // Writes choices in that form (2-space indented, nodes sorted), atomically (dlas/core/file.h).
 void write_layer_choices(const std::string& path, const LayerChoices& choices);
 
+// How the plan lays out activations (docs/engine.md "Data layouts"):
+//   nchw:  every layer NCHW (no blocked kernels);
+//   nchwc: every layer with a blocked implementation runs on the ISA's blocked layout
+//          (nchw16c on AVX-512, nchw8c on AVX2), reorders only where a layer lacks one;
+//   auto:  blocked where the auto rule expects a blocked kernel to win (per conv), the
+//          layers between following their inputs.
+enum class LayoutMode : int { kNchw, kNchwc, kAuto };
+const char* layout_mode_name(LayoutMode m);  // "nchw", "nchwc", "auto"
+// Inverse of layout_mode_name; throws kUsage naming the allowed values.
+LayoutMode parse_layout_mode(std::string_view name);
+
 struct PlanOptions {
   // An algorithm name (conv_algorithm_names()) or "auto". Layers the named
   // algorithm does not support use the auto rule (steps() says which ran).
@@ -45,6 +58,9 @@ struct PlanOptions {
   int threads = 1;         // <= 0: one per logical processor
   int opt_level = 3;       // optimize_graph's levels; 0 also turns off arena reuse
   std::optional<Isa> isa;  // default: active_isa()
+  // Activation layouts. Layers with a per-layer choice (layers, records) run NCHW unless
+  // the mode is nchwc and their algorithm has a blocked implementation.
+  LayoutMode layout = LayoutMode::kAuto;
 };
 
 // What one step runs.
@@ -54,6 +70,9 @@ struct StepInfo {
   std::string kernel;  // algorithm ("winograd"), fast kernel ("fast") or "reference"
   std::string knobs;   // knobs_to_string, conv steps only
   int64_t macs = 0;
+  // The layout the step writes its output in; "Reorder" steps (inserted by the layout
+  // pass, node "<value>@<layout>") convert one value between layouts.
+  Layout layout = Layout::kNchw;
 };
 
 class Plan : public Executor {

@@ -15,6 +15,9 @@ struct Variant {
   std::string compress = "dense";    // --compress SPEC: dense, wp:0.9, cp:0.5, int8, ...
   std::string backend = "dlas";      // dlas | onednn
   std::string conv_algo = "auto";    // or a per-layer file: "layers:<path>"
+  // Activation layout mode (PlanOptions::layout): auto | nchw | nchwc. Part of str() only
+  // when not auto, so older ids are unchanged.
+  std::string layout = "auto";
   std::string schedule = "default";  // default (untuned) | tuned:<records>
   int opt_level = 3;
   std::string isa;            // scalar | avx2 | avx512

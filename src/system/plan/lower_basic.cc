@@ -26,13 +26,14 @@ void eltwise(ThreadPool& pool, Isa isa, const Epilogue& e, const float* x, const
 
 class EltwiseStep : public Step {
  public:
-  EltwiseStep(const Graph& g, const Node& n, Epilogue e, Isa isa)
+  // Elementwise, so any layout: n counts the output's stored elements (padding lanes too).
+  EltwiseStep(const Graph& g, const Node& n, Epilogue e, Isa isa, Layout layout)
       : x_name_(n.inputs[0]),
         r_name_(e.residual ? n.inputs[1] : std::string()),
         y_name_(n.outputs[0]),
         e_(e),
         isa_(isa),
-        n_(static_cast<size_t>(shape_numel(g.value(n.outputs[0]).shape))) {}
+        n_(value_bytes(g, n.outputs[0], layout) / sizeof(float)) {}
   void bind(const Binder& b) override {
     x_ = static_cast<const float*>(b.value(x_name_));
     r_ = r_name_.empty() ? nullptr : static_cast<const float*>(b.value(r_name_));
@@ -181,7 +182,7 @@ std::unique_ptr<Step> lower_activation(const LowerContext& ctx) {
   } else {
     return nullptr;
   }
-  return std::make_unique<EltwiseStep>(g, n, e, ctx.isa);
+  return std::make_unique<EltwiseStep>(g, n, e, ctx.isa, ctx.y_layout);
 }
 
 std::unique_ptr<Step> lower_binary(const LowerContext& ctx) {
@@ -196,6 +197,11 @@ std::unique_ptr<Step> lower_binary(const LowerContext& ctx) {
     if (n.op == name) op = &o;
   if (!op || n.inputs.size() != 2 || !is_f32(g, n.inputs[0]) || !is_f32(g, n.inputs[1]))
     return nullptr;
+  if (is_blocked(ctx.y_layout)) {
+    // The layout pass blocks only same-shape operands: elementwise over the stored elements.
+    const Shape flat{static_cast<int64_t>(value_bytes(g, n.outputs[0], ctx.y_layout) / 4)};
+    return std::make_unique<BinaryStep>(n, *op, flat, flat, ctx.isa);
+  }
   const Shape& a = g.value(n.inputs[0]).shape;
   const Shape& b = g.value(n.inputs[1]).shape;
   if (!binary_supported(a, b)) return nullptr;

@@ -60,8 +60,10 @@ bool any_algorithm_supports(const ConvProblem& p) {
 std::unique_ptr<Step> lower_conv(const LowerContext& ctx) {
   const Node& n = ctx.node;
   if (n.op != "Conv" && n.op != "FusedConv" && n.op != "QFusedConv") return nullptr;
-  const std::optional<ConvNode> c = conv_node_of(ctx.graph, n);
-  if (!c || !any_algorithm_supports(c->problem)) return nullptr;  // the reference kernel
+  std::optional<ConvNode> c = conv_node_of(ctx.graph, n);
+  if (!c) return nullptr;  // the reference kernel
+  if (is_blocked(ctx.y_layout)) c->problem.set_layouts(ctx.x_layout, ctx.y_layout);
+  if (!any_algorithm_supports(c->problem)) return nullptr;
   const ConvProblem& p = c->problem;
   const Shape& y = ctx.graph.value(n.outputs[0]).shape;
   DLAS_CHECK(p.oh() == y[2] && p.ow() == y[3], ErrorKind::kInternal, n.label(),

@@ -137,18 +137,40 @@ Plan::Plan(Graph graph, const PlanOptions& options) : impl_(std::make_unique<Imp
                ", not a convolution");
   }
 
-  // 1. Lower every node.
+  // 1. Decide layouts, then lower every node, each preceded by the reorders it needs.
+  plan::LayoutPlan lp = plan::plan_layouts(m.graph, options, m.isa);
   size_t workspace = 0;
-  for (const Node& n : g.nodes) {
-    plan::LowerContext ctx{g, n, options, m.isa, threads};
+  std::vector<std::pair<std::vector<std::string>, std::vector<std::string>>> io;  // per step
+  auto add_reorders = [&](const std::vector<plan::LayoutPlan::Reorder>& list) {
+    for (const plan::LayoutPlan::Reorder& r : list) {
+      m.steps.push_back(std::make_unique<plan::ReorderStep>(g, r));
+      m.infos.push_back({r.to, "Reorder", "fast", "", 0, r.to_layout});
+      io.push_back({{r.from}, {r.to}});
+    }
+  };
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    add_reorders(lp.before[i]);
+    const Node& n = lp.nodes[i];
+    plan::LowerContext ctx{g,
+                           n,
+                           options,
+                           m.isa,
+                           threads,
+                           n.inputs.empty() ? Layout::kNchw : lp.of(n.inputs[0]),
+                           lp.node_layout[i]};
     std::unique_ptr<Step> step;
     for (Lowering lower : kLowerings)
       if ((step = lower(ctx))) break;
+    DLAS_CHECK(!is_blocked(ctx.y_layout) || step->kernel() != "reference", ErrorKind::kInternal,
+               n.label(), ": the layout pass made it blocked but no blocked kernel took it");
     workspace = std::max(workspace, step->workspace_bytes(threads));
     m.memory.packed_weight_bytes += static_cast<int64_t>(step->packed_bytes());
-    m.infos.push_back({n.name, n.op, step->kernel(), step->knobs(), g.node_macs(n)});
+    m.infos.push_back(
+        {n.name, n.op, step->kernel(), step->knobs(), g.node_macs(g.nodes[i]), ctx.y_layout});
     m.steps.push_back(std::move(step));
+    io.push_back({n.inputs, n.outputs});
   }
+  add_reorders(lp.before[g.nodes.size()]);
 
   // 2. Lifetimes of every non-constant value: graph inputs from step 0, outputs to the end.
   std::vector<std::string> names;
@@ -158,21 +180,20 @@ Plan::Plan(Graph graph, const PlanOptions& options) : impl_(std::make_unique<Imp
     if (name.empty() || g.constant(name)) return;
     auto [it, fresh] = index.emplace(name, names.size());
     if (fresh) {
-      const ValueInfo& v = g.value(name);
       names.push_back(name);
-      life.push_back({static_cast<size_t>(shape_numel(v.shape)) * dtype_size(v.dtype), step, step});
+      life.push_back({plan::value_bytes(g, name, lp.of(name)), step, step});
     }
     BufferLifetime& l = life[it->second];
     l.first = std::min(l.first, step);
     l.last = std::max(l.last, step);
   };
-  const int last_step = static_cast<int>(g.nodes.size());
+  const int last_step = static_cast<int>(io.size());
   for (const ValueInfo& v : g.inputs) touch(v.name, 0);
-  for (size_t i = 0; i < g.nodes.size(); ++i) {
-    for (const std::string& in : g.nodes[i].inputs) touch(in, static_cast<int>(i));
-    for (const std::string& out : g.nodes[i].outputs) touch(out, static_cast<int>(i));
+  for (size_t i = 0; i < io.size(); ++i) {
+    for (const std::string& in : io[i].first) touch(in, static_cast<int>(i));
+    for (const std::string& out : io[i].second) touch(out, static_cast<int>(i));
   }
-  for (const std::string& o : g.outputs) touch(o, last_step);
+  for (const std::string& o : lp.outputs) touch(o, last_step);
   const MemoryPlan mp = plan_memory(life, options.opt_level >= 1);
   m.memory.arena_bytes = static_cast<int64_t>(mp.arena_bytes);
   for (const BufferLifetime& l : life) m.memory.unplanned_bytes += static_cast<int64_t>(l.bytes);
@@ -197,11 +218,8 @@ Plan::Plan(Graph graph, const PlanOptions& options) : impl_(std::make_unique<Imp
   for (const ValueInfo& v : g.inputs)
     m.input_slots.push_back(
         {m.addr.at(v.name), static_cast<size_t>(shape_numel(v.shape)) * dtype_size(v.dtype)});
-  for (const std::string& o : g.outputs) {
-    const ValueInfo& v = g.value(o);
-    m.output_slots.push_back(
-        {binder.value(o), static_cast<size_t>(shape_numel(v.shape)) * dtype_size(v.dtype)});
-  }
+  for (const std::string& o : lp.outputs)
+    m.output_slots.push_back({binder.value(o), plan::value_bytes(g, o, Layout::kNchw)});
 }
 
 Plan::~Plan() = default;

@@ -9,10 +9,13 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <unordered_map>
 #include <utility>
+#include <vector>
 
 #include "dlas/algo/conv.h"
 #include "dlas/algo/knobs.h"
+#include "dlas/algo/layout.h"
 #include "dlas/hw/isa.h"
 #include "dlas/hw/thread_pool.h"
 #include "dlas/model/graph.h"
@@ -73,11 +76,66 @@ class PreparedConvStep : public Step {
 
 struct LowerContext {
   const Graph& graph;
-  const Node& node;
+  const Node& node;  // inputs renamed to the copies the layout pass made for it
   const PlanOptions& options;
   Isa isa;
   int threads;
+  Layout x_layout = Layout::kNchw;  // of input 0
+  Layout y_layout = Layout::kNchw;  // the node's: its outputs and its other activation inputs
 };
+
+// The layout pass (layout_pass.cc): which layout every value is written in, and the reorders
+// the plan runs so that each node reads its inputs in the layout it runs in. Only where a
+// value's layout differs from what a consumer needs is a copy made, once per (value,
+// layout), before its first such consumer.
+struct LayoutPlan {
+  struct Reorder {
+    std::string from, to;  // value names: the original and its copy ("<value>@<layout>")
+    Layout from_layout, to_layout;
+  };
+  std::vector<Node> nodes;                         // the graph's, inputs renamed to their copies
+  std::vector<Layout> node_layout;                 // per node: the layout its outputs are in
+  std::vector<std::vector<Reorder>> before;        // per node (and one more: after the last)
+  std::vector<std::string> outputs;                // graph outputs, NCHW (copies where needed)
+  std::unordered_map<std::string, Layout> layout;  // blocked values (absent: NCHW)
+
+  Layout of(const std::string& value) const {
+    auto it = layout.find(value);
+    return it == layout.end() ? Layout::kNchw : it->second;
+  }
+};
+// Adds each copy's ValueInfo (the original's logical shape and type) to `graph`.
+LayoutPlan plan_layouts(Graph& graph, const PlanOptions& options, Isa isa);
+
+// One reorder the layout pass inserted: a value copied into another layout.
+class ReorderStep : public Step {
+ public:
+  ReorderStep(const Graph& g, const LayoutPlan::Reorder& r) : r_(r) {
+    const Shape& s = g.value(r.from).shape;
+    n_ = s.size() > 0 ? s[0] : 1;
+    c_ = s.size() > 1 ? s[1] : 1;
+    hw_ = 1;
+    for (size_t i = 2; i < s.size(); ++i) hw_ *= s[i];
+  }
+  void bind(const Binder& b) override {
+    x_ = static_cast<const float*>(b.value(r_.from));
+    y_ = static_cast<float*>(b.value(r_.to));
+  }
+  void run(ThreadPool& pool) override {
+    reorder(x_, r_.from_layout, y_, r_.to_layout, n_, c_, hw_, pool);
+  }
+  std::string kernel() const override { return "fast"; }
+
+ private:
+  LayoutPlan::Reorder r_;
+  int64_t n_ = 1, c_ = 1, hw_ = 1;
+  const float* x_ = nullptr;
+  float* y_ = nullptr;
+};
+
+// Bytes of value `name` in layout l: blocked layouts round dimension 1 (channels) up to the
+// block.
+size_t value_bytes(const Graph& g, const std::string& name, Layout l);
 
 // Each returns nullptr when it does not handle the node.
 std::unique_ptr<Step> lower_conv(const LowerContext& ctx);      // f32, int8 and 16-bit convs

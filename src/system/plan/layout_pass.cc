@@ -1,0 +1,178 @@
+// The layout pass: decides per node whether it runs on the ISA's blocked layout (nchw8c /
+// nchw16c) or NCHW, and where reorders go (LayoutPlan, steps.h).
+//
+//   - A convolution runs blocked when the mode allows it and a blocked implementation of its
+//     algorithm supports it (conv_runs_blocked). A blocked conv reads its input blocked,
+//     except a stem (<= 4 input channels per group) whose input is NCHW: its kernels read
+//     the image as it is. Its residual is read in its output's layout.
+//   - Layout-neutral ops follow their inputs: activations, and Add/Sub/Mul/Div of two
+//     same-shape activations, run blocked when an input arrives blocked.
+//   - Every other op, and the graph's outputs, read NCHW.
+// A value is reordered at most once per layout, just before its first consumer that needs
+// it so; later consumers read the same copy.
+#include <map>
+#include <utility>
+
+#include "dlas/algo/conv.h"
+#include "dlas/core/error.h"
+#include "dlas/system/conv_shapes.h"
+#include "system/plan/steps.h"
+
+namespace dlas {
+
+const char* layout_mode_name(LayoutMode m) {
+  switch (m) {
+    case LayoutMode::kNchw:
+      return "nchw";
+    case LayoutMode::kNchwc:
+      return "nchwc";
+    case LayoutMode::kAuto:
+      return "auto";
+  }
+  return "?";
+}
+
+LayoutMode parse_layout_mode(std::string_view name) {
+  for (LayoutMode m : {LayoutMode::kNchw, LayoutMode::kNchwc, LayoutMode::kAuto})
+    if (name == layout_mode_name(m)) return m;
+  fail(ErrorKind::kUsage, "unknown layout '", name, "' (expected nchw|nchwc|auto)");
+}
+
+namespace plan {
+
+size_t value_bytes(const Graph& g, const std::string& name, Layout l) {
+  const ValueInfo& v = g.value(name);
+  int64_t n = shape_numel(v.shape);
+  if (is_blocked(l) && v.shape.size() >= 2 && v.shape[1] > 0)
+    n = n / v.shape[1] * blocked_channels(v.shape[1], l);
+  return static_cast<size_t>(n) * dtype_size(v.dtype);
+}
+
+namespace {
+
+// Under auto, NCHW winograd keeps layers whose output is at least this many pixels on
+// each side.
+constexpr int64_t kWinogradOverBlockedMinSide = 14;
+
+bool is_conv(const Node& n) { return n.op == "Conv" || n.op == "FusedConv"; }
+
+bool any_blocked_support(const ConvProblem& p) {
+  for (const ConvAlgorithm* a : conv_algorithms())
+    if (a->supports(p)) return true;
+  return false;
+}
+
+// Whether conv node n runs on blocked layout L (its input in x, NCHW or L).
+bool conv_runs_blocked(const Graph& g, const Node& n, const PlanOptions& o, Isa isa, Layout L,
+                       Layout x) {
+  const std::optional<ConvNode> c = conv_node_of(g, n);
+  if (!c || c->problem.types() != ConvTypes::kF32) return false;
+  ConvProblem blocked = c->problem;
+  blocked.set_layouts(x, L);
+  auto layer = o.layers.find(n.name);
+  if (layer != o.layers.end()) {
+    const ConvAlgorithm* a = find_conv_algorithm(layer->second.algo);
+    return o.layout == LayoutMode::kNchwc && a && a->supports(blocked);
+  }
+  const AlgoChoiceSpec chosen = parse_algo_choice(o.conv_algo);
+  if (chosen.algo != "auto") {
+    const ConvAlgorithm* a = find_conv_algorithm(chosen.algo);
+    if (a && a->supports(blocked)) return true;
+    // A named algorithm without a blocked implementation keeps its layers NCHW under auto.
+    if (o.layout == LayoutMode::kAuto && a && a->supports(c->problem)) return false;
+  }
+  if (!any_blocked_support(blocked)) return false;
+  if (o.layout == LayoutMode::kNchwc) return true;
+  // auto: the layer stays NCHW where the NCHW rule picks an algorithm that beats the
+  // blocked kernels -- a sparse one on pruned weights, or winograd (2.25x fewer multiplies)
+  // on outputs of 14x14 and more; everywhere else the blocked kernels win (docs/engine.md
+  // "Data layouts" has the measurements).
+  const std::string_view nchw = auto_conv_algorithm(c->problem, isa, c->weights()).name();
+  if (nchw.substr(0, 7) == "sparse-") return false;
+  if (nchw == "winograd" && c->problem.oh() >= kWinogradOverBlockedMinSide &&
+      c->problem.ow() >= kWinogradOverBlockedMinSide)
+    return false;
+  return true;
+}
+
+// Activations (input 0 only; Clip's bounds are constants).
+bool is_unary_neutral(const Node& n) {
+  return n.op == "Relu" || n.op == "Clip" || n.op == "Sigmoid" || n.op == "HardSwish" ||
+         n.op == "HardSigmoid";
+}
+
+// Two non-constant f32 activations of one 4-D shape.
+bool is_binary_neutral(const Graph& g, const Node& n) {
+  if (n.op != "Add" && n.op != "Sub" && n.op != "Mul" && n.op != "Div") return false;
+  if (n.inputs.size() != 2 || n.outputs.size() != 1) return false;
+  for (const std::string& in : n.inputs)
+    if (g.constant(in) || !g.has_value(in) || g.value(in).dtype != DType::kF32) return false;
+  const Shape& a = g.value(n.inputs[0]).shape;
+  return a.size() == 4 && a == g.value(n.inputs[1]).shape;
+}
+
+}  // namespace
+
+LayoutPlan plan_layouts(Graph& g, const PlanOptions& o, Isa isa) {
+  LayoutPlan lp;
+  const size_t count = g.nodes.size();
+  lp.before.resize(count + 1);
+  lp.node_layout.assign(count, Layout::kNchw);
+  const Layout L = native_blocked_layout(isa);
+  const bool blocking = o.layout != LayoutMode::kNchw && is_blocked(L);
+  std::map<std::pair<std::string, Layout>, std::string> copies;
+  // The name of `value` in layout `want`, reordering before node `at` when needed.
+  auto need = [&](size_t at, const std::string& value, Layout want) -> std::string {
+    if (value.empty() || g.constant(value) || !g.has_value(value)) return value;
+    const Layout cur = lp.of(value);
+    if (cur == want) return value;
+    auto it = copies.find({value, want});
+    if (it != copies.end()) return it->second;
+    const std::string name = value + "@" + layout_name(want);
+    ValueInfo vi = g.value(value);
+    vi.name = name;
+    g.set_value(vi);
+    lp.before[at].push_back({value, name, cur, want});
+    if (is_blocked(want)) lp.layout[name] = want;
+    copies[{value, want}] = name;
+    return name;
+  };
+
+  for (size_t i = 0; i < count; ++i) {
+    Node n = g.nodes[i];
+    Layout run = Layout::kNchw;
+    std::vector<bool> placed(n.inputs.size(), false);
+    if (blocking && !n.inputs.empty()) {
+      const Layout x_now = lp.of(n.inputs[0]);
+      if (is_conv(n)) {
+        const std::optional<ConvNode> c = conv_node_of(g, n);
+        const bool stem = c && c->problem.c_per_group() <= 4;
+        const Layout x = stem && x_now == Layout::kNchw ? Layout::kNchw : L;
+        if (conv_runs_blocked(g, n, o, isa, L, x)) {
+          run = L;
+          n.inputs[0] = need(i, n.inputs[0], x);
+          placed[0] = true;
+          if (n.inputs.size() > 3) n.inputs[3] = need(i, n.inputs[3], L), placed[3] = true;
+        }
+      } else if (is_unary_neutral(n) && n.outputs.size() == 1 && x_now == L &&
+                 g.value(n.inputs[0]).dtype == DType::kF32) {
+        run = L;
+        placed[0] = true;
+      } else if (is_binary_neutral(g, n) && (x_now == L || lp.of(n.inputs[1]) == L)) {
+        run = L;
+        for (size_t k = 0; k < 2; ++k) n.inputs[k] = need(i, n.inputs[k], L), placed[k] = true;
+      }
+    }
+    for (size_t k = 0; k < n.inputs.size(); ++k)
+      if (!placed[k]) n.inputs[k] = need(i, n.inputs[k], Layout::kNchw);
+    lp.node_layout[i] = run;
+    if (is_blocked(run))
+      for (const std::string& out : n.outputs) lp.layout[out] = run;
+    lp.nodes.push_back(std::move(n));
+  }
+  for (const std::string& out : g.outputs) lp.outputs.push_back(need(count, out, Layout::kNchw));
+  return lp;
+}
+
+}  // namespace plan
+}  // namespace dlas
