@@ -1,0 +1,161 @@
+// The layout pass: blocked layers from layer to layer, reorders only where the layout
+// changes (counted on a residual graph, a concat graph and a stem), every zoo model in
+// nchwc equal to the reference runtime.
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include "dlas/algo/layout.h"
+#include "dlas/core/error.h"
+#include "dlas/model/zoo.h"
+#include "dlas/system/executor.h"
+#include "dlas/system/plan.h"
+#include "system/plan_test_util.h"
+
+namespace dlas {
+namespace {
+
+// The blocked layout of the detected ISA path; tests skip where it has none.
+Layout native() { return native_blocked_layout(active_isa()); }
+
+struct Builder {
+  Graph g;
+  std::mt19937 rng{5};
+  void input(const std::string& name, Shape shape) {
+    g.inputs.push_back({name, DType::kF32, shape});
+  }
+  std::string constant(const std::string& name, Shape shape) {
+    Tensor t(DType::kF32, shape);
+    std::uniform_real_distribution<float> d(-0.3f, 0.3f);
+    for (int64_t i = 0; i < t.numel(); ++i) t.data<float>()[i] = d(rng);
+    g.initializers.emplace(name, std::move(t));
+    return name;
+  }
+  // A 3x3 (or 1x1) conv with bias, pads keeping the size.
+  std::string conv(const std::string& name, const std::string& x, int64_t c, int64_t k,
+                   int64_t ks = 3) {
+    Node n{name,
+           "Conv",
+           {x, constant(name + ".w", {k, c, ks, ks}), constant(name + ".b", {k})},
+           {name + ".y"},
+           {}};
+    n.attrs["pads"] = std::vector<int64_t>(4, ks / 2);
+    g.nodes.push_back(n);
+    return name + ".y";
+  }
+  std::string op(const std::string& name, const std::string& type,
+                 std::vector<std::string> inputs) {
+    g.nodes.push_back({name, type, std::move(inputs), {name + ".y"}, {}});
+    return name + ".y";
+  }
+};
+
+int reorders(const Plan& plan) {
+  int n = 0;
+  for (const StepInfo& s : plan.steps()) n += s.op == "Reorder";
+  return n;
+}
+
+void expect_matches_reference(const Graph& g, const Plan& plan, const std::string& what) {
+  const auto in = seeded_inputs(g);
+  Plan& p = const_cast<Plan&>(plan);
+  expect_close(g, p.run(in), ReferenceExecutor(g).run(in), what);
+}
+
+PlanOptions blocked_options(int opt_level) {
+  PlanOptions o;
+  o.layout = LayoutMode::kNchwc;
+  o.opt_level = opt_level;
+  o.threads = 2;
+  return o;
+}
+
+TEST(LayoutPass, ResidualBlockReordersOnlyAtTheEnds) {
+  if (!is_blocked(native())) GTEST_SKIP() << "no blocked layout on this ISA path";
+  Builder b;
+  b.input("x", {1, 24, 9, 9});
+  const std::string a = b.op("relu_a", "Relu", {b.conv("a", "x", 24, 24)});
+  const std::string c = b.conv("c", a, 24, 24);
+  b.g.outputs = {b.op("relu_out", "Relu", {b.op("add", "Add", {c, a})})};
+  b.g.infer();
+  for (int level : {0, 3}) {  // unfused (Relu and Add steps) and fused (residual FusedConv)
+    const Plan plan(b.g, blocked_options(level));
+    EXPECT_EQ(reorders(plan), 2) << "opt " << level;  // the input in, the output out
+    for (const StepInfo& s : plan.steps())
+      if (s.op != "Reorder" || s.node == "relu_out.y@nchw")
+        EXPECT_EQ(s.layout, s.op == "Reorder" ? Layout::kNchw : native()) << s.node;
+    expect_matches_reference(b.g, plan, "residual opt " + std::to_string(level));
+  }
+  PlanOptions nchw = blocked_options(3);
+  nchw.layout = LayoutMode::kNchw;
+  EXPECT_EQ(reorders(Plan(b.g, nchw)), 0);
+}
+
+TEST(LayoutPass, ConcatReordersEachBranchOnceAndStemsReadTheImage) {
+  if (!is_blocked(native())) GTEST_SKIP() << "no blocked layout on this ISA path";
+  Builder b;
+  b.input("x", {1, 3, 10, 10});
+  const std::string a = b.conv("stem", "x", 3, 20);  // reads NCHW x directly: no reorder
+  const std::string c = b.conv("c", a, 20, 12, 1);
+  Node cat{"cat", "Concat", {a, c}, {"cat.y"}, {}};
+  cat.attrs["axis"] = int64_t{1};
+  b.g.nodes.push_back(cat);
+  // a second NCHW consumer of `a` reads the same copy
+  b.g.outputs = {"cat.y", b.op("gap", "GlobalAveragePool", {a})};
+  b.g.infer();
+  const Plan plan(b.g, blocked_options(3));
+  EXPECT_EQ(reorders(plan), 2);  // a and c out to NCHW for the concat (and gap)
+  EXPECT_EQ(plan.steps().front().node, "stem");
+  EXPECT_EQ(plan.steps().front().layout, native());
+  expect_matches_reference(b.g, plan, "concat");
+}
+
+TEST(LayoutPass, ModeNamesRoundTripAndBadOnesAreUsageErrors) {
+  for (LayoutMode m : {LayoutMode::kNchw, LayoutMode::kNchwc, LayoutMode::kAuto})
+    EXPECT_EQ(parse_layout_mode(layout_mode_name(m)), m);
+  try {
+    parse_layout_mode("nhwc");
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kUsage);
+  }
+}
+
+class LayoutZoo : public ::testing::TestWithParam<std::string> {};
+
+// Every zoo model with every layer that has a blocked kernel blocked, and with auto's mix,
+// at 2 threads and on the AVX2 path's nchw8c too.
+TEST_P(LayoutZoo, BlockedModelsMatchTheReference) {
+  const Graph g = small_zoo_model(GetParam());
+  const auto in = seeded_inputs(g);
+  const auto want = ReferenceExecutor(g).run(in);
+  for (Isa isa : {active_isa(), Isa::kAvx2}) {
+    if (!is_blocked(native_blocked_layout(isa)) || !isa_supported(isa)) continue;
+    for (LayoutMode m : {LayoutMode::kNchwc, LayoutMode::kAuto}) {
+      PlanOptions o;
+      o.layout = m;
+      o.threads = 2;
+      o.isa = isa;
+      Plan plan(g, o);
+      int blocked = 0;
+      for (const StepInfo& s : plan.steps()) blocked += is_blocked(s.layout);
+      if (m == LayoutMode::kNchwc) EXPECT_GT(blocked, 0) << GetParam();
+      expect_close(g, plan.run(in), want,
+                   GetParam() + " " + layout_mode_name(m) + " on " + isa_name(isa));
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Zoo, LayoutZoo,
+                         ::testing::Values("resnet18-cifar", "mobilenetv1-cifar",
+                                           "mobilenetv2-cifar", "vgg16-cifar", "resnet50",
+                                           "mobilenetv2", "densenet161", "efficientnetb0"),
+                         [](const auto& info) {
+                           std::string s = info.param;
+                           for (char& c : s)
+                             c = std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+                           return s;
+                         });
+
+}  // namespace
+}  // namespace dlas
