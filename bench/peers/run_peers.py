@@ -103,7 +103,9 @@ def dlas_command(a, model, variant, threads, repeat):
     if variant == ONEDNN:
         cmd += ["--backend", "onednn"]
     else:
-        cmd += ["--conv-algo", variant]
+        # ALGO or ALGO/LAYOUT: the layout mode (nchw, nchwc, auto) rides on the variant name.
+        algo, _, layout = variant.partition("/")
+        cmd += ["--conv-algo", algo] + (["--layout", layout] if layout else [])
     return cmd
 
 
@@ -236,7 +238,8 @@ def main():
     ap.add_argument("--repeat", type=int, default=30, help="timed runs per variant per round")
     ap.add_argument("--repeat-for", default="", help="per-model repeat, e.g. resnet50=10,densenet161=10")
     ap.add_argument("--warmup", type=int, default=1, help="discarded runs per variant per round")
-    ap.add_argument("--algos", default=",".join(ALGOS), help="dlas --conv-algo variants")
+    ap.add_argument("--algos", default=",".join(ALGOS), help="dlas variants: --conv-algo names, each optionally "
+                    "with /LAYOUT for --layout (auto/nchw, auto/nchwc)")
     ap.add_argument("--no-onednn", action="store_true")
     ap.add_argument("--no-pytorch", action="store_true")
     ap.add_argument("--dlas", default=os.path.join(ROOT, "build", "bin", "dlas"))
