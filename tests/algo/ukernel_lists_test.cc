@@ -7,6 +7,7 @@
 #include <string>
 
 #include "algo/microkernels/f32-dwconv/f32_dwconv.h"
+#include "algo/microkernels/f32-nchwc/f32_nchwc.h"
 #include "algo/microkernels/f32-spack/f32_spack.h"
 #include "algo/microkernels/f32-sspack/f32_sspack.h"
 #include "algo/microkernels/f32-wino/f32_wino.h"
@@ -17,9 +18,10 @@ namespace {
 // The T rows of every list, read from the lists themselves.
 std::set<std::string> test_only_names() {
   std::set<std::string> names;
-#define X(name, isa, lanes)
-#define T(name, isa, lanes) names.insert(#name);
+#define X(name, isa, lanes, ...)
+#define T(name, isa, lanes, ...) names.insert(#name);
 #include "algo/microkernels/f32-dwconv/f32_dwconv.inc"
+#include "algo/microkernels/f32-nchwc/f32_nchwc.inc"
 #include "algo/microkernels/f32-spack/f32_spack.inc"
 #include "algo/microkernels/f32-sspack/f32_sspack.inc"
 #include "algo/microkernels/f32-wino/f32_wino.inc"
@@ -51,7 +53,12 @@ TEST(UkernelLists, ProductionTablesHaveNoTestOnlyRow) {
   expect_production(ukernel::f32_spack_ukernels(), test_only);
   expect_production(ukernel::f32_sspack_ukernels(), test_only);
   expect_production(ukernel::f32_wino_ukernels(), test_only);
+  expect_production(ukernel::f32_nchwc_ukernels(), test_only);
   for (Isa isa : kAllIsas) {
+    for (int lanes : {8, 16})
+      if (const ukernel::F32NchwcUkernels* set = ukernel::f32_nchwc_for(isa, lanes)) {
+        EXPECT_EQ(test_only.count(set->name), 0u) << isa_name(isa) << " lanes " << lanes;
+      }
     EXPECT_EQ(test_only.count(ukernel::f32_spack_default(isa).name), 0u) << isa_name(isa);
     EXPECT_EQ(test_only.count(ukernel::f32_wino_default(isa).name), 0u) << isa_name(isa);
     EXPECT_NE(&ukernel::f32_dwconv_for(isa), &ukernel::f32_dwconv_16lane__avx2) << isa_name(isa);
@@ -70,6 +77,7 @@ TEST(UkernelLists, TestOnlyTablesHoldExactlyTheTestOnlyRows) {
   for (const auto& u : ukernel::f32_spack_test_only_ukernels()) tabled.insert(u.name);
   for (const auto& u : ukernel::f32_sspack_test_only_ukernels()) tabled.insert(u.name);
   for (const auto& u : ukernel::f32_wino_test_only_ukernels()) tabled.insert(u.name);
+  for (const auto& u : ukernel::f32_nchwc_test_only_ukernels()) tabled.insert(u.name);
   EXPECT_EQ(tabled, test_only);
 }
 
