@@ -110,6 +110,35 @@ TEST(LayoutPass, ConcatReordersEachBranchOnceAndStemsReadTheImage) {
   expect_matches_reference(b.g, plan, "concat");
 }
 
+TEST(LayoutPass, AlignedConcatBatchNormAndChannelScaleStayBlocked) {
+  if (!is_blocked(native())) GTEST_SKIP() << "no blocked layout on this ISA path";
+  Builder b;
+  b.input("x", {2, 16, 7, 7});
+  b.input("s", {2, 48, 1, 1});  // a per-channel scale, as squeeze-and-excitation makes
+  const std::string a = b.conv("a", "x", 16, 32);
+  const std::string c = b.conv("c", a, 32, 16, 1);
+  Node cat{"cat", "Concat", {a, c}, {"cat.y"}, {}};
+  cat.attrs["axis"] = int64_t{1};
+  b.g.nodes.push_back(cat);
+  const std::string bn = "bn";
+  b.g.nodes.push_back(
+      {bn,
+       "BatchNormalization",
+       {"cat.y", b.constant("g", {48}), b.constant("beta", {48}), b.constant("mean", {48}), "var"},
+       {"bn.y"},
+       {}});
+  Tensor var(DType::kF32, {48});
+  for (int64_t i = 0; i < 48; ++i) var.data<float>()[i] = 0.5f + 0.01f * static_cast<float>(i);
+  b.g.initializers.emplace("var", var);
+  b.g.outputs = {b.op("scale", "Mul", {b.op("relu", "Relu", {"bn.y"}), "s"})};
+  b.g.infer();
+  const Plan plan(b.g, blocked_options(3));
+  EXPECT_EQ(reorders(plan), 3);  // x and s in, the output out
+  for (const StepInfo& s : plan.steps())
+    if (s.op != "Reorder") EXPECT_EQ(s.layout, native()) << s.node;
+  expect_matches_reference(b.g, plan, "concat + bn + scale");
+}
+
 TEST(LayoutPass, ModeNamesRoundTripAndBadOnesAreUsageErrors) {
   for (LayoutMode m : {LayoutMode::kNchw, LayoutMode::kNchwc, LayoutMode::kAuto})
     EXPECT_EQ(parse_layout_mode(layout_mode_name(m)), m);

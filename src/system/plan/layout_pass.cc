@@ -5,8 +5,9 @@
 //     algorithm supports it (conv_runs_blocked). A blocked conv reads its input blocked,
 //     except a stem (<= 4 input channels per group) whose input is NCHW: its kernels read
 //     the image as it is. Its residual is read in its output's layout.
-//   - Layout-neutral ops follow their inputs: activations, and Add/Sub/Mul/Div of two
-//     same-shape activations, run blocked when an input arrives blocked.
+//   - Layout-neutral ops follow their inputs: activations, BatchNorm, Add/Sub/Mul/Div of two
+//     same-shape activations (or a [N,C,1,1] scale against [N,C,H,W]), and a channel Concat
+//     of whole blocks run blocked when an input arrives blocked.
 //   - Every other op, and the graph's outputs, read NCHW.
 // A value is reordered at most once per layout, just before its first consumer that needs
 // it so; later consumers read the same copy.
@@ -101,14 +102,46 @@ bool is_unary_neutral(const Node& n) {
          n.op == "HardSigmoid";
 }
 
-// Two non-constant f32 activations of one 4-D shape.
+// Two non-constant f32 4-D activations of one shape, or one of them [N,C,1,1] against
+// [N,C,H,W] (a squeeze-and-excitation scale).
 bool is_binary_neutral(const Graph& g, const Node& n) {
   if (n.op != "Add" && n.op != "Sub" && n.op != "Mul" && n.op != "Div") return false;
   if (n.inputs.size() != 2 || n.outputs.size() != 1) return false;
   for (const std::string& in : n.inputs)
-    if (g.constant(in) || !g.has_value(in) || g.value(in).dtype != DType::kF32) return false;
+    if (g.constant(in) || !g.has_value(in) || g.value(in).dtype != DType::kF32 ||
+        g.value(in).shape.size() != 4)
+      return false;
   const Shape& a = g.value(n.inputs[0]).shape;
-  return a.size() == 4 && a == g.value(n.inputs[1]).shape;
+  const Shape& b = g.value(n.inputs[1]).shape;
+  if (a == b) return true;
+  auto per_channel_of = [](const Shape& s, const Shape& full) {
+    return s[0] == full[0] && s[1] == full[1] && s[2] == 1 && s[3] == 1;
+  };
+  return per_channel_of(a, b) || per_channel_of(b, a);
+}
+
+// A BatchNormalization of a 4-D f32 activation with constant statistics (input 0 only).
+bool is_batchnorm_neutral(const Graph& g, const Node& n) {
+  if (n.op != "BatchNormalization" || n.inputs.size() != 5 || n.outputs.size() != 1) return false;
+  for (size_t i = 1; i < 5; ++i)
+    if (!g.constant(n.inputs[i])) return false;
+  const ValueInfo& x = g.value(n.inputs[0]);
+  return x.dtype == DType::kF32 && x.shape.size() == 4;
+}
+
+// A channel Concat of 4-D f32 activations whose channel counts are whole blocks of L (the
+// blocked result is then the inputs' blocks one after another).
+bool is_concat_blockable(const Graph& g, const Node& n, Layout L) {
+  if (n.op != "Concat" || n.outputs.size() != 1 || n.inputs.empty()) return false;
+  const int64_t rank = static_cast<int64_t>(g.value(n.outputs[0]).shape.size());
+  int64_t axis = n.attr_int("axis", 0);
+  if (axis < 0) axis += rank;
+  if (rank != 4 || axis != 1) return false;
+  for (const std::string& in : n.inputs)
+    if (g.constant(in) || !g.has_value(in) || g.value(in).dtype != DType::kF32 ||
+        g.value(in).shape[1] % layout_block(L) != 0)
+      return false;
+  return true;
 }
 
 }  // namespace
@@ -158,9 +191,20 @@ LayoutPlan plan_layouts(Graph& g, const PlanOptions& o, Isa isa) {
                  g.value(n.inputs[0]).dtype == DType::kF32) {
         run = L;
         placed[0] = true;
+      } else if (is_batchnorm_neutral(g, n) && x_now == L) {
+        run = L;
+        placed[0] = true;
       } else if (is_binary_neutral(g, n) && (x_now == L || lp.of(n.inputs[1]) == L)) {
         run = L;
         for (size_t k = 0; k < 2; ++k) n.inputs[k] = need(i, n.inputs[k], L), placed[k] = true;
+      } else if (is_concat_blockable(g, n, L)) {
+        bool any = false;
+        for (const std::string& in : n.inputs) any |= lp.of(in) == L;
+        if (any) {
+          run = L;
+          for (size_t k = 0; k < n.inputs.size(); ++k)
+            n.inputs[k] = need(i, n.inputs[k], L), placed[k] = true;
+        }
       }
     }
     for (size_t k = 0; k < n.inputs.size(); ++k)

@@ -51,22 +51,41 @@ class EltwiseStep : public Step {
   float* y_ = nullptr;
 };
 
+// y = x * scale[c] + shift[c]; on a blocked layout the scale and shift are padded with
+// zeros to whole blocks and applied per lane.
 class BatchNormStep : public Step {
  public:
   BatchNormStep(const Node& n, const Shape& shape, std::vector<float> scale,
-                std::vector<float> shift)
+                std::vector<float> shift, Layout layout)
       : x_name_(n.inputs[0]),
         y_name_(n.outputs[0]),
         scale_(std::move(scale)),
         shift_(std::move(shift)),
         batch_(shape[0]),
         channels_(shape[1]),
-        plane_(shape_numel(shape) / (shape[0] * shape[1])) {}
+        plane_(shape_numel(shape) / (shape[0] * shape[1])),
+        block_(layout_block(layout)) {
+    scale_.resize(static_cast<size_t>(blocked_channels(channels_, layout)), 0.f);
+    shift_.resize(scale_.size(), 0.f);
+  }
   void bind(const Binder& b) override {
     x_ = static_cast<const float*>(b.value(x_name_));
     y_ = static_cast<float*>(b.value(y_name_));
   }
   void run(ThreadPool& pool) override {
+    if (block_ > 1) {
+      const int64_t blocks = static_cast<int64_t>(scale_.size()) / block_;
+      pool.parallel_for(static_cast<size_t>(batch_ * blocks), [&](size_t i) {
+        const int64_t cb = static_cast<int64_t>(i) % blocks;
+        const float* s = scale_.data() + cb * block_;
+        const float* t = shift_.data() + cb * block_;
+        const float* x = x_ + static_cast<int64_t>(i) * plane_ * block_;
+        float* y = y_ + static_cast<int64_t>(i) * plane_ * block_;
+        for (int64_t j = 0; j < plane_; ++j)
+          for (int64_t l = 0; l < block_; ++l) y[j * block_ + l] = x[j * block_ + l] * s[l] + t[l];
+      });
+      return;
+    }
     pool.parallel_for(static_cast<size_t>(batch_ * channels_), [&](size_t i) {
       const size_t c = i % static_cast<size_t>(channels_);
       const float s = scale_[c], t = shift_[c];
@@ -80,7 +99,7 @@ class BatchNormStep : public Step {
  private:
   std::string x_name_, y_name_;
   std::vector<float> scale_, shift_;
-  int64_t batch_, channels_, plane_;
+  int64_t batch_, channels_, plane_, block_;
   const float* x_ = nullptr;
   float* y_ = nullptr;
 };
@@ -110,6 +129,105 @@ class BinaryStep : public Step {
   Isa isa_;
   const float *a_ = nullptr, *b_ = nullptr;
   float* y_ = nullptr;
+};
+
+// a op s on a blocked [N][C/B][HW][B] operand and a per-channel [N][C/B][1][B] one (a
+// squeeze-and-excitation scale), in either operand order.
+class BlockedChannelBinaryStep : public Step {
+ public:
+  BlockedChannelBinaryStep(const Node& n, BinaryOp op, bool full_first, int64_t batch,
+                           int64_t blocks, int64_t plane, int64_t block)
+      : a_name_(n.inputs[0]),
+        b_name_(n.inputs[1]),
+        y_name_(n.outputs[0]),
+        op_(op),
+        full_first_(full_first),
+        batch_(batch),
+        blocks_(blocks),
+        plane_(plane),
+        block_(block) {}
+  void bind(const Binder& b) override {
+    a_ = static_cast<const float*>(b.value(a_name_));
+    b_ = static_cast<const float*>(b.value(b_name_));
+    y_ = static_cast<float*>(b.value(y_name_));
+  }
+  void run(ThreadPool& pool) override {
+    const float* full = full_first_ ? a_ : b_;
+    const float* scale = full_first_ ? b_ : a_;
+    pool.parallel_for(static_cast<size_t>(batch_ * blocks_), [&](size_t i) {
+      const float* s = scale + i * block_;
+      const float* x = full + i * plane_ * block_;
+      float* y = y_ + i * plane_ * block_;
+      for (int64_t j = 0; j < plane_; ++j)
+        for (int64_t l = 0; l < block_; ++l) {
+          const float u = full_first_ ? x[j * block_ + l] : s[l];
+          const float v = full_first_ ? s[l] : x[j * block_ + l];
+          float r = 0.f;
+          switch (op_) {
+            case BinaryOp::kAdd:
+              r = u + v;
+              break;
+            case BinaryOp::kSub:
+              r = u - v;
+              break;
+            case BinaryOp::kMul:
+              r = u * v;
+              break;
+            case BinaryOp::kDiv:
+              r = u / v;
+              break;
+          }
+          y[j * block_ + l] = r;
+        }
+    });
+  }
+  std::string kernel() const override { return "fast"; }
+
+ private:
+  std::string a_name_, b_name_, y_name_;
+  BinaryOp op_;
+  bool full_first_;
+  int64_t batch_, blocks_, plane_, block_;
+  const float *a_ = nullptr, *b_ = nullptr;
+  float* y_ = nullptr;
+};
+
+// Concat along channels of 4-D tensors: per image, each input's channels one after another.
+// On a blocked layout every input holds whole blocks (the layout pass checks), so the
+// blocked output is the same per-image run of each input's stored elements.
+class ConcatStep : public Step {
+ public:
+  ConcatStep(const Node& n, std::vector<size_t> bytes_per_image, int64_t batch)
+      : in_names_(n.inputs),
+        y_name_(n.outputs[0]),
+        bytes_(std::move(bytes_per_image)),
+        batch_(batch) {
+    for (size_t b : bytes_) out_bytes_ += b;
+  }
+  void bind(const Binder& b) override {
+    ins_.clear();
+    for (const std::string& name : in_names_)
+      ins_.push_back(static_cast<const char*>(b.value(name)));
+    y_ = static_cast<char*>(b.value(y_name_));
+  }
+  void run(ThreadPool& pool) override {
+    pool.parallel_for(static_cast<size_t>(batch_) * ins_.size(), [&](size_t t) {
+      const size_t img = t / ins_.size(), k = t % ins_.size();
+      size_t off = 0;
+      for (size_t j = 0; j < k; ++j) off += bytes_[j];
+      std::memcpy(y_ + img * out_bytes_ + off, ins_[k] + img * bytes_[k], bytes_[k]);
+    });
+  }
+  std::string kernel() const override { return "fast"; }
+
+ private:
+  std::vector<std::string> in_names_;
+  std::string y_name_;
+  std::vector<size_t> bytes_;
+  int64_t batch_;
+  size_t out_bytes_ = 0;
+  std::vector<const char*> ins_;
+  char* y_ = nullptr;
 };
 
 class CopyStep : public Step {
@@ -153,7 +271,8 @@ std::unique_ptr<Step> lower_batchnorm(const LowerContext& ctx) {
     scale[c] = float(s);
     shift[c] = float(t[1]->data<float>()[c] - t[2]->data<float>()[c] * s);
   }
-  return std::make_unique<BatchNormStep>(n, shape, std::move(scale), std::move(shift));
+  return std::make_unique<BatchNormStep>(n, shape, std::move(scale), std::move(shift),
+                                         ctx.y_layout);
 }
 
 std::unique_ptr<Step> lower_activation(const LowerContext& ctx) {
@@ -197,15 +316,40 @@ std::unique_ptr<Step> lower_binary(const LowerContext& ctx) {
     if (n.op == name) op = &o;
   if (!op || n.inputs.size() != 2 || !is_f32(g, n.inputs[0]) || !is_f32(g, n.inputs[1]))
     return nullptr;
-  if (is_blocked(ctx.y_layout)) {
-    // The layout pass blocks only same-shape operands: elementwise over the stored elements.
-    const Shape flat{static_cast<int64_t>(value_bytes(g, n.outputs[0], ctx.y_layout) / 4)};
-    return std::make_unique<BinaryStep>(n, *op, flat, flat, ctx.isa);
-  }
   const Shape& a = g.value(n.inputs[0]).shape;
   const Shape& b = g.value(n.inputs[1]).shape;
+  if (is_blocked(ctx.y_layout)) {
+    // The layout pass blocks same-shape operands (elementwise over the stored elements) and
+    // [N,C,1,1] scales of [N,C,H,W] (per lane).
+    if (a == b) {
+      const Shape flat{static_cast<int64_t>(value_bytes(g, n.outputs[0], ctx.y_layout) / 4)};
+      return std::make_unique<BinaryStep>(n, *op, flat, flat, ctx.isa);
+    }
+    const bool full_first = a[2] * a[3] >= b[2] * b[3];
+    const Shape& full = full_first ? a : b;
+    const int64_t block = layout_block(ctx.y_layout);
+    return std::make_unique<BlockedChannelBinaryStep>(
+        n, *op, full_first, full[0], blocked_channels(full[1], ctx.y_layout) / block,
+        full[2] * full[3], block);
+  }
   if (!binary_supported(a, b)) return nullptr;
   return std::make_unique<BinaryStep>(n, *op, a, b, ctx.isa);
+}
+
+std::unique_ptr<Step> lower_concat(const LowerContext& ctx) {
+  const Node& n = ctx.node;
+  const Graph& g = ctx.graph;
+  if (n.op != "Concat" || n.outputs.size() != 1 || n.inputs.empty()) return nullptr;
+  const ValueInfo& y = g.value(n.outputs[0]);
+  int64_t axis = n.attr_int("axis", 0);
+  if (axis < 0) axis += static_cast<int64_t>(y.shape.size());
+  if (y.shape.size() != 4 || axis != 1) return nullptr;
+  std::vector<size_t> bytes;
+  for (const std::string& in : n.inputs) {
+    if (g.constant(in) || g.value(in).dtype != y.dtype) return nullptr;
+    bytes.push_back(value_bytes(g, in, ctx.y_layout) / static_cast<size_t>(y.shape[0]));
+  }
+  return std::make_unique<ConcatStep>(n, std::move(bytes), y.shape[0]);
 }
 
 std::unique_ptr<Step> lower_copy(const LowerContext& ctx) {

@@ -22,9 +22,9 @@ namespace {
 // The one list of lowerings, tried in order; the reference lowering takes the rest.
 using Lowering = std::unique_ptr<Step> (*)(const plan::LowerContext&);
 constexpr Lowering kLowerings[] = {
-    plan::lower_conv,      plan::lower_quantize,   plan::lower_fc,
-    plan::lower_batchnorm, plan::lower_activation, plan::lower_binary,
-    plan::lower_pool,      plan::lower_copy,       plan::lower_reference,
+    plan::lower_conv,       plan::lower_quantize,  plan::lower_fc,   plan::lower_batchnorm,
+    plan::lower_activation, plan::lower_binary,    plan::lower_pool, plan::lower_concat,
+    plan::lower_copy,       plan::lower_reference,
 };
 
 struct AlignedBuffer {

@@ -145,6 +145,7 @@ std::unique_ptr<Step> lower_batchnorm(const LowerContext& ctx);
 std::unique_ptr<Step> lower_activation(const LowerContext& ctx);
 std::unique_ptr<Step> lower_binary(const LowerContext& ctx);
 std::unique_ptr<Step> lower_pool(const LowerContext& ctx);
+std::unique_ptr<Step> lower_concat(const LowerContext& ctx);  // channel Concat, any layout
 std::unique_ptr<Step> lower_copy(const LowerContext& ctx);
 std::unique_ptr<Step> lower_reference(const LowerContext& ctx);  // throws kUnsupported
 
