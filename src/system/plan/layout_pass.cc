@@ -72,8 +72,17 @@ bool conv_runs_blocked(const Graph& g, const Node& n, const PlanOptions& o, Isa 
   blocked.set_layouts(x, L);
   auto layer = o.layers.find(n.name);
   if (layer != o.layers.end()) {
+    // Blocked only under nchwc, and only when the choice's knobs (tuned on NCHW) are knobs
+    // of the blocked implementation too.
     const ConvAlgorithm* a = find_conv_algorithm(layer->second.algo);
-    return o.layout == LayoutMode::kNchwc && a && a->supports(blocked);
+    if (o.layout != LayoutMode::kNchwc || !a || !a->supports(blocked)) return false;
+    if (layer->second.knobs.empty()) return true;
+    try {
+      a->knob_space(blocked, isa).validate(layer->second.knobs, n.name);
+      return true;
+    } catch (const Error&) {
+      return false;
+    }
   }
   const AlgoChoiceSpec chosen = parse_algo_choice(o.conv_algo);
   if (chosen.algo != "auto") {
