@@ -5,6 +5,7 @@
 
 #include <random>
 
+#include "dlas/algo/conv.h"
 #include "dlas/algo/layout.h"
 #include "dlas/core/error.h"
 #include "dlas/model/zoo.h"
@@ -137,6 +138,33 @@ TEST(LayoutPass, AlignedConcatBatchNormAndChannelScaleStayBlocked) {
   for (const StepInfo& s : plan.steps())
     if (s.op != "Reorder") EXPECT_EQ(s.layout, native()) << s.node;
   expect_matches_reference(b.g, plan, "concat + bn + scale");
+}
+
+TEST(LayoutPass, PerLayerChoicesRunBlockedOnlyUnderNchwcWithBlockedKnobs) {
+  if (!is_blocked(native())) GTEST_SKIP() << "no blocked layout on this ISA path";
+  Builder b;
+  b.input("x", {1, 16, 6, 6});
+  b.g.outputs = {b.conv("c", b.conv("a", "x", 16, 32), 32, 16)};
+  b.g.infer();
+  auto layout_of_step = [](const Plan& p, const std::string& node) {
+    for (const StepInfo& s : p.steps())
+      if (s.node == node) return s.layout;
+    return Layout::kNchw;
+  };
+  PlanOptions o = blocked_options(3);
+  o.layers["a"] = {"direct", {}};
+  EXPECT_EQ(layout_of_step(Plan(b.g, o), "a"), native());
+  // NCHW knobs (as a record tuned on NCHW carries) keep the layer NCHW.
+  o.layers["a"] = {"direct", find_conv_algorithm("direct")->default_knobs(
+                                 ConvProblem::from_key("c16_h6_w6_k32_3x3_s1x1_p1x1x1x1_d1x1_g1"),
+                                 active_isa())};
+  const Plan tuned(b.g, o);
+  EXPECT_EQ(layout_of_step(tuned, "a"), Layout::kNchw);
+  EXPECT_EQ(layout_of_step(tuned, "c"), native());
+  expect_matches_reference(b.g, tuned, "per-layer choice");
+  o.layout = LayoutMode::kAuto;
+  o.layers["a"] = {"direct", {}};
+  EXPECT_EQ(layout_of_step(Plan(b.g, o), "a"), Layout::kNchw);
 }
 
 TEST(LayoutPass, ModeNamesRoundTripAndBadOnesAreUsageErrors) {
