@@ -63,6 +63,17 @@ void print_bench(const CompiledModel& c, const BenchArgs& b, const LatencyStats&
     j["batch"] = v.batch;
     j["isa"] = v.isa;
     j["isa_emulated"] = v.isa_emulated;
+    // The layout mode, and how many layers ran blocked and how many reorders the plan has.
+    j["layout"] = v.backend == "dlas" ? v.layout : v.backend;
+    if (const auto* plan = dynamic_cast<const Plan*>(c.executor.get())) {
+      int64_t blocked = 0, reorders = 0;
+      for (const StepInfo& s : plan->steps()) {
+        reorders += s.op == "Reorder";
+        blocked += s.op != "Reorder" && is_blocked(s.layout);
+      }
+      j["blocked_steps"] = blocked;
+      j["reorders"] = reorders;
+    }
     j["macs"] = macs;
     j["gflops"] = gflops;
     j["arena_bytes"] = bytes_json(mem.arena_bytes);
