@@ -38,7 +38,7 @@ const Variant* Context::fastest(
 }
 
 std::vector<Context> contexts_of(const std::vector<Row>& rows) {
-  using Key = std::tuple<std::string, std::string, int64_t, int64_t>;
+  using Key = std::tuple<std::string, std::string, int64_t, int64_t, std::string>;
   std::map<Key, Context> by_key;
   auto variant_of = [](const Row& r) {
     Variant v;
@@ -58,7 +58,13 @@ std::vector<Context> contexts_of(const std::vector<Row>& rows) {
     v.schedule = r.text("schedule");
     v.tuning_s = r.real("tuning_s");
     v.tuning_trials = r.integer("tuning_trials");
+    v.vendor = !r.text("backend").empty() && r.text("backend") != "dlas";
     return v;
+  };
+  // Rows stored before layouts were a dimension ran the engine's default: auto.
+  auto layout_of = [](const Row& r) {
+    const std::string l = r.text("layout");
+    return l.empty() ? std::string("auto") : l;
   };
   auto add = [](Context& c, const Variant& v) {
     auto [it, inserted] = c.variants.try_emplace({v.algorithm, v.compress}, v);
@@ -76,7 +82,8 @@ std::vector<Context> contexts_of(const std::vector<Row>& rows) {
   for (const Row& r : rows) {
     if (!usable(r) || vendor(r)) continue;
     const std::string platform = platform_of(r);
-    Context& c = by_key[Key{platform, model_of(r), r.integer("batch"), r.integer("opt_level")}];
+    Context& c = by_key[Key{platform, model_of(r), r.integer("batch"), r.integer("opt_level"),
+                            layout_of(r)}];
     c.platform = platform;
     c.model = model_of(r);
     c.dataset = r.text("dataset");
@@ -84,11 +91,12 @@ std::vector<Context> contexts_of(const std::vector<Row>& rows) {
     c.opt_level = r.integer("opt_level");
     c.threads = r.integer("threads");
     c.schedule = r.text("schedule");
+    c.layout = layout_of(r);
     add(c, variant_of(r));
   }
-  // A vendor library (oneDNN) has no opt level of dlas's: it is a reference point in every
-  // dlas context of its platform, model and batch (a context of its own only when dlas has
-  // none there).
+  // A vendor library (oneDNN) has no opt level or activation layout of dlas's: it is a
+  // reference point in every dlas context of its platform, model and batch (a context of
+  // its own only when dlas has none there).
   std::vector<Key> dlas_keys;
   for (const auto& [k, c] : by_key) dlas_keys.push_back(k);
   for (const Row& r : rows) {
@@ -102,7 +110,8 @@ std::vector<Context> contexts_of(const std::vector<Row>& rows) {
         placed = true;
       }
     if (placed) continue;
-    Context& c = by_key[Key{platform, model_of(r), r.integer("batch"), r.integer("opt_level")}];
+    Context& c =
+        by_key[Key{platform, model_of(r), r.integer("batch"), r.integer("opt_level"), "auto"}];
     c.platform = platform;
     c.model = model_of(r);
     c.dataset = r.text("dataset");
@@ -117,9 +126,25 @@ std::vector<Context> contexts_of(const std::vector<Row>& rows) {
   return out;
 }
 
+std::string platform_label(const Context& c) {
+  return c.layout == "auto" ? c.platform : c.platform + " / " + c.layout;
+}
+
 std::string untuned_twin_key(const Context& c) {
   return c.platform.substr(0, c.platform.rfind(" / ")) + "|" + c.model + "|" +
-         std::to_string(c.batch) + "|" + std::to_string(c.opt_level);
+         std::to_string(c.batch) + "|" + std::to_string(c.opt_level) + "|" + c.layout;
+}
+
+std::vector<std::string> layouts_of(const std::vector<Context>& contexts) {
+  std::set<std::string> seen;
+  for (const Context& c : contexts)
+    for (const auto& [k, v] : c.variants)
+      if (!v.vendor) seen.insert(c.layout);
+  std::vector<std::string> out;
+  for (const char* known : {"nchw", "nchwc", "auto"})
+    if (seen.erase(known)) out.push_back(known);
+  out.insert(out.end(), seen.begin(), seen.end());
+  return out;
 }
 
 bool is_tuned(const std::string& schedule) { return schedule.rfind("tuned", 0) == 0; }

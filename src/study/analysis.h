@@ -16,6 +16,7 @@ namespace dlas::study::analysis {
 // One ok variant of a context: its algorithm x compression cell.
 struct Variant {
   std::string algorithm, compress, variant_id;
+  bool vendor = false;  // a vendor library's row (oneDNN), placed in dlas's contexts
   double median_ms = 0, p10_ms = 0, p90_ms = 0, cv = 0;
   int64_t params = 0, macs = 0;
   bool has_accuracy = false;
@@ -27,12 +28,15 @@ struct Variant {
   int64_t tuning_trials = 0;  // candidates measured while tuning
 };
 
-// Platform x model x batch x opt level; variants keyed by (algorithm, compression).
-// When one key was measured more than once (several hardware ids with the same
-// description), the fastest median is kept.
+// Platform x model x batch x opt level x activation layout; variants keyed by (algorithm,
+// compression). When one key was measured more than once (several hardware ids with the
+// same description), the fastest median is kept.
 struct Context {
   std::string platform, model, schedule;  // model: "name @dataset" when built for a dataset
   std::string dataset;
+  // The dlas rows' activation layout: "auto" (also rows stored before layouts existed),
+  // "nchw" or "nchwc". Vendor rows join the contexts of every layout.
+  std::string layout = "auto";
   int64_t batch = 1, opt_level = 3, threads = 1;
   std::map<std::pair<std::string, std::string>, Variant> variants;
 
@@ -41,11 +45,15 @@ struct Context {
       const std::function<bool(const std::pair<std::string, std::string>&)>& pred) const;
 };
 
-// Contexts of the ok rows, ordered by (platform, model, batch, opt level).
+// Contexts of the ok rows, ordered by (platform, model, batch, opt level, layout).
 std::vector<Context> contexts_of(const std::vector<Row>& rows);
 
-// A tuned context's untuned twin: same CPU, ISA path, threads, model, batch and opt level,
-// schedule "default". Key of a context with its schedule left out.
+// The platform column of a context's table rows: the platform, then " / <layout>" when the
+// layout is not auto (so contexts that differ only in layout stay apart).
+std::string platform_label(const Context& c);
+
+// A tuned context's untuned twin: same CPU, ISA path, threads, model, batch, opt level and
+// layout, schedule "default". Key of a context with its schedule left out.
 std::string untuned_twin_key(const Context& c);
 bool is_tuned(const std::string& schedule);
 
@@ -80,6 +88,10 @@ std::vector<Correlation> correlations(const std::vector<Context>& contexts);
 
 // The accuracy_summary table of report_tables (report.cc).
 Table accuracy_summary_of(const std::vector<Context>& contexts);
+
+// The activation layouts of the contexts' dlas rows, NCHW first, then the blocked layout,
+// then auto (and any other value, sorted).
+std::vector<std::string> layouts_of(const std::vector<Context>& contexts);
 
 double pearson(const std::vector<double>& x, const std::vector<double>& y);
 double spearman(const std::vector<double>& x, const std::vector<double>& y);

@@ -211,6 +211,7 @@ std::vector<std::string> exec_variant_args(const MeasureRequest& r) {
                                    "--compress",   v.compress,
                                    "--backend",    v.backend,
                                    "--conv-algo",  v.conv_algo,
+                                   "--layout",     v.layout,
                                    "--opt-level",  std::to_string(v.opt_level),
                                    "--isa",        v.isa,
                                    "--threads",    std::to_string(v.threads),

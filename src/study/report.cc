@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <set>
 #include <sstream>
@@ -70,7 +71,8 @@ namespace {
 const std::vector<std::string> kContextHeader = {"platform", "model", "batch", "opt"};
 
 std::vector<std::string> context_cells(const Context& c) {
-  return {c.platform, c.model, std::to_string(c.batch), std::to_string(c.opt_level)};
+  return {analysis::platform_label(c), c.model, std::to_string(c.batch),
+          std::to_string(c.opt_level)};
 }
 
 // A table whose rows start with the context columns, then `columns`.
@@ -207,6 +209,74 @@ Table tuning_table(const std::vector<Context>& contexts) {
   return t;
 }
 
+// Each variant under every activation layout of the study, side by side: contexts that
+// differ only in layout are grouped, and each dlas (algorithm, compression) measured in two
+// layouts or more is a row, then the fastest variant of each layout when there are several.
+Table layouts_table(const std::vector<Context>& contexts) {
+  const std::vector<std::string> layouts = analysis::layouts_of(contexts);
+  const bool have_nchw = !layouts.empty() && layouts[0] == "nchw";
+  Table t = context_table(
+      "layouts", "Data layouts",
+      "Median latency (ms) of each variant under each activation layout of the study: nchw "
+      "plain, nchwc the ISA's blocked layout (nchw16c on AVX-512, nchw8c on AVX2, with "
+      "reorders where a layer has no blocked kernel), auto blocked only where the layout rule "
+      "expects it to win. X_vs_nchw: the NCHW median divided by layout X's (above 1: X is "
+      "faster). 'fastest': each layout's fastest variant. oneDNN rows are left out (it picks "
+      "its own layouts).",
+      {"algorithm", "compress"});
+  for (const std::string& l : layouts) t.header.push_back(l + "_ms");
+  if (have_nchw)
+    for (size_t i = 1; i < layouts.size(); ++i) t.header.push_back(layouts[i] + "_vs_nchw");
+  // Contexts that differ only in layout, in context order.
+  std::vector<std::string> order;
+  std::map<std::string, std::map<std::string, const Context*>> groups;
+  for (const Context& c : contexts) {
+    const std::string key = c.platform + "|" + c.model + "|" + std::to_string(c.batch) + "|" +
+                            std::to_string(c.opt_level);
+    if (!groups.count(key)) order.push_back(key);
+    groups[key][c.layout] = &c;
+  }
+  using Key = std::pair<std::string, std::string>;
+  const auto dlas_only = [](const Context& c, const std::function<bool(const Key&)>& pred) {
+    return c.fastest([&](const Key& k) { return pred(k) && !c.variants.at(k).vendor; });
+  };
+  for (const std::string& key : order) {
+    const auto& group = groups.at(key);
+    if (group.size() < 2) continue;
+    const Context& first = *group.begin()->second;
+    // One row: the variant `pred` picks in each layout's context.
+    auto add_row = [&](const std::string& algorithm, const std::string& compress,
+                       const std::function<bool(const Key&)>& pred) {
+      std::vector<double> ms;
+      int measured = 0;
+      for (const std::string& l : layouts) {
+        const auto it = group.find(l);
+        const analysis::Variant* v = it == group.end() ? nullptr : dlas_only(*it->second, pred);
+        ms.push_back(v ? v->median_ms : 0);
+        measured += v ? 1 : 0;
+      }
+      if (measured < 2) return;
+      std::vector<std::string> row = {
+          first.platform, first.model, std::to_string(first.batch), std::to_string(first.opt_level),
+          algorithm,      compress};
+      for (double m : ms) row.push_back(m > 0 ? fmt(m, 4) : "-");
+      if (have_nchw)
+        for (size_t i = 1; i < ms.size(); ++i)
+          row.push_back(ms[0] > 0 && ms[i] > 0 ? fmt(ms[0] / ms[i], 2) : "-");
+      t.cells.push_back(row);
+    };
+    std::set<Key> keys;
+    for (const auto& [layout, c] : group)
+      for (const auto& [k, v] : c->variants)
+        if (!v.vendor) keys.insert(k);
+    for (const Key& k : keys) add_row(k.first, k.second, [&](const Key& x) { return x == k; });
+    if (keys.size() > 1) add_row("fastest", "any", [](const Key&) { return true; });
+  }
+  if (t.cells.empty())
+    t.note += " No variant was measured in two layouts with the rest of its context the same.";
+  return t;
+}
+
 Table correlation_table(const std::vector<Context>& contexts) {
   Table t{"correlation",
           "Correlation of model size, MACs, accuracy and latency",
@@ -232,6 +302,12 @@ std::vector<Table> report_tables(const std::vector<Row>& all) {
                                     correlation_table,       analysis::accuracy_summary_of};
   std::vector<Table> tables;
   for (Builder build : kTables) tables.push_back(build(contexts));
+  // A study with several activation layouts compares them (after the tuning table).
+  if (analysis::layouts_of(contexts).size() > 1) {
+    const auto at =
+        std::find_if(tables.begin(), tables.end(), [](const Table& t) { return t.id == "tuning"; });
+    tables.insert(at == tables.end() ? tables.end() : std::next(at), layouts_table(contexts));
+  }
   return tables;
 }
 
@@ -419,7 +495,8 @@ void add_latency_plot(PlotList& pl, const std::string& platform,
   d << "\n";
   for (const Context* c : ctxs) {
     d << gp_quote(c->model + (c->batch > 1 ? " b" + std::to_string(c->batch) : "") +
-                  (c->opt_level != 3 ? " O" + std::to_string(c->opt_level) : ""));
+                  (c->opt_level != 3 ? " O" + std::to_string(c->opt_level) : "") +
+                  (c->layout != "auto" ? " " + c->layout : ""));
     for (const auto& s : series) {
       const size_t plus = s.find('+');
       auto it = c->variants.find({s.substr(plus + 1), s.substr(0, plus)});
@@ -555,9 +632,10 @@ struct Pages {
     for (const Row& r : rows) (r.text("status") == kStatusOk ? ok : other)++;
     md << "# " << title << "\n\n"
        << ok << " ok variants (" << other << " not ok) in " << contexts
-       << " contexts. A context is one platform (CPU / ISA path / threads / schedule), model, "
-          "batch and graph-optimization level; within it variants differ in algorithm and "
-          "compression. Latencies are medians of the timed repeats, in ms.\n\n";
+       << " contexts. A context is one platform (CPU / ISA path / threads / schedule, then "
+          "the activation layout when not auto), model, batch and graph-optimization level; "
+          "within it variants differ in algorithm and compression. Latencies are medians of "
+          "the timed repeats, in ms.\n\n";
     html << "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>" << html_esc(title)
          << "</title>\n<style>body{font-family:sans-serif;max-width:1200px;margin:2em auto;}"
             "table{border-collapse:collapse;margin:1em 0;font-size:90%;}"

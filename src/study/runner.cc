@@ -357,6 +357,7 @@ Variant resolve_variant(const StudyPoint& p, std::string* skip_reason) {
   v.compress = p.compress;
   v.backend = p.backend;
   v.conv_algo = p.conv_algo;
+  v.layout = p.layout;  // "auto" adds nothing to the id: studies without layouts keep theirs
   // The Variant's schedule: "default" for the algorithms' default knobs (so untuned ids stay
   // what they were before tuning existed), "tuned:<budget>" otherwise.
   v.schedule = p.tuning == "untuned" ? "default" : p.tuning;
@@ -398,6 +399,7 @@ Row variant_row(const StudySpec& spec, const PlannedVariant& pv, const HostInfo&
   row.set("compress", v.compress);
   row.set("backend", v.backend);
   row.set("conv_algo", v.conv_algo);
+  row.set("layout", v.layout);
   row.set("schedule", v.schedule);
   row.set("opt_level", int64_t{v.opt_level});
   row.set("isa", v.isa);
@@ -588,8 +590,8 @@ std::string short_label(const Variant& v) {
   if (!v.dataset.empty()) s += " @" + v.dataset;
   if (v.backend == "onednn") return str(s, " onednn t", v.threads);
   return str(s, " dlas/", v.conv_algo, " opt", v.opt_level, " ", v.isa,
-             v.isa_emulated ? "(emulated)" : "", " t", v.threads,
-             v.schedule == "default" ? "" : " " + v.schedule);
+             v.isa_emulated ? "(emulated)" : "", v.layout == "auto" ? "" : " " + v.layout, " t",
+             v.threads, v.schedule == "default" ? "" : " " + v.schedule);
 }
 
 RunListener progress_printer(bool tty) {

@@ -15,6 +15,7 @@
 #include "dlas/optimize/prune.h"
 #include "dlas/optimize/quantize.h"
 #include "dlas/system/accuracy.h"
+#include "dlas/system/plan.h"
 #include "dlas/system/tune_model.h"
 
 namespace dlas::study {
@@ -304,6 +305,14 @@ void parse_conv_algo(const Ctx& ctx, const toml::node& node, const std::string& 
       });
 }
 
+void parse_layout(const Ctx& ctx, const toml::node& node, const std::string& field,
+                  StudySpec& spec) {
+  std::vector<std::string> choices;
+  for (LayoutMode m : {LayoutMode::kNchw, LayoutMode::kNchwc, LayoutMode::kAuto})
+    choices.emplace_back(layout_mode_name(m));
+  spec.space.layout = chosen_strings(ctx, node, field, choices, "an activation layout");
+}
+
 void parse_threads(const Ctx& ctx, const toml::node& node, const std::string& field,
                    StudySpec& spec) {
   spec.space.threads = ranged_ints<int>(ctx, node, field, 0, 1024, " (0: one per logical CPU)");
@@ -367,6 +376,7 @@ const SpaceKey kSpaceKeys[] = {
     {"opt_level", true, parse_opt_level, [](const StudySpace& s) { return texts_of(s.opt_level); }},
     {"conv_algo", false, parse_conv_algo,
      [](const StudySpace& s) { return texts_of(s.conv_algo); }},
+    {"layout", false, parse_layout, [](const StudySpace& s) { return texts_of(s.layout); }},
     {"threads", true, parse_threads, [](const StudySpace& s) { return texts_of(s.threads); }},
     {"tuning", false, parse_tuning, [](const StudySpace& s) { return texts_of(s.tuning); }},
     {"dataset", false, parse_dataset, [](const StudySpace& s) { return texts_of(s.dataset); }},
@@ -396,6 +406,7 @@ void parse_space_table(const Ctx& ctx, const toml::table& t, StudySpec& spec) {
   s.isa = {"native"};
   s.opt_level = {3};
   s.conv_algo = {"auto"};
+  s.layout = {"auto"};
   s.threads = {1};
   s.tuning = {"untuned"};
   s.dataset = {""};
@@ -674,6 +685,7 @@ std::string StudyPoint::value(std::string_view d) const {
   if (d == "isa") return isa;
   if (d == "opt_level") return std::to_string(opt_level);
   if (d == "conv_algo") return conv_algo;
+  if (d == "layout") return layout;
   if (d == "threads") return std::to_string(threads);
   if (d == "tuning") return tuning;
   if (d == "dataset") return dataset;
@@ -684,6 +696,7 @@ std::string StudyPoint::str() const {
   return "model=" + model + ";compress=" + compress + ";batch=" + std::to_string(batch) +
          ";backend=" + backend + ";isa=" + isa + ";opt=" + std::to_string(opt_level) +
          ";conv=" + conv_algo + ";threads=" + std::to_string(threads) +
+         (layout == "auto" ? "" : ";layout=" + layout) +
          (tuning == "untuned" ? "" : ";tuning=" + tuning) +
          (dataset.empty() ? ""
                           : ";dataset=" + dataset + ";limit=" + std::to_string(accuracy_limit));
@@ -704,6 +717,46 @@ Expansion expand_study(const StudySpec& spec) {
   const StudySpace& s = spec.space;
   Expansion e;
   std::set<std::string> seen;
+  // One point of the cartesian product: excluded, normalised, collapsed or kept.
+  auto add = [&](StudyPoint p) {
+    ++e.total;
+    // The limit is part of the variant's identity with a dataset only, so dataset-free ids
+    // (and their stored rows) are unchanged.
+    if (!p.dataset.empty()) p.accuracy_limit = spec.accuracy.limit;
+    if (std::any_of(spec.exclude.begin(), spec.exclude.end(),
+                    [&](const ExcludeRule& r) { return excluded_by(r, p); })) {
+      ++e.excluded;
+      return;
+    }
+    // Exclusions match the level as written ("wp:elbow"); the point deploys the resolved one.
+    if (const std::string part = elbow_part(p.compress); !part.empty()) {
+      const PruneMethod m = part[0] == 'w' ? PruneMethod::kWeight : PruneMethod::kChannel;
+      const auto it = std::find_if(spec.elbows.begin(), spec.elbows.end(), [&](auto& c) {
+        return c.model == p.model && c.dataset == p.dataset && c.method == m;
+      });
+      DLAS_CHECK(it != spec.elbows.end(), ErrorKind::kInternal, "expand_study: unresolved ", part,
+                 " for ", p.model);
+      p.compress.replace(p.compress.find(part), part.size(), part + "=" + it->level);
+      p.model_path = it->model_path;
+    }
+    if (p.backend == "onednn") {
+      // oneDNN runs the fp32 graph only: quantized variants are dlas's alone.
+      if (parse_compress(deployed_compress(p.compress)).quant) {
+        ++e.excluded;
+        return;
+      }
+      p.isa = "onednn";
+      p.opt_level = 0;
+      p.conv_algo = "onednn";
+      p.layout = "auto";     // oneDNN picks its own activation layouts
+      p.tuning = "untuned";  // oneDNN has no schedules of dlas's to tune
+    }
+    if (!seen.insert(p.str()).second) {
+      ++e.collapsed;
+      return;
+    }
+    e.points.push_back(std::move(p));
+  };
   for (const std::string& model : s.models) {
     const std::string path =
         find_zoo_model(model)
@@ -718,51 +771,11 @@ Expansion expand_study(const StudySpec& spec) {
             for (const std::string& isa : s.isa)
               for (int opt : s.opt_level)
                 for (const std::string& algo : s.conv_algo)
-                  for (int threads : s.threads)
-                    for (const std::string& tuning : s.tuning) {
-                      ++e.total;
-                      StudyPoint p{model, path, compress, batch,  backend, isa,
-                                   opt,   algo, threads,  tuning, dataset};
-                      // The limit is part of the variant's identity with a dataset only,
-                      // so dataset-free ids (and their stored rows) are unchanged.
-                      if (!dataset.empty()) p.accuracy_limit = spec.accuracy.limit;
-                      if (std::any_of(spec.exclude.begin(), spec.exclude.end(),
-                                      [&](const ExcludeRule& r) { return excluded_by(r, p); })) {
-                        ++e.excluded;
-                        continue;
-                      }
-                      // Exclusions match the level as written ("wp:elbow"); the point
-                      // deploys the resolved one.
-                      if (const std::string part = elbow_part(compress); !part.empty()) {
-                        const PruneMethod m =
-                            part[0] == 'w' ? PruneMethod::kWeight : PruneMethod::kChannel;
-                        const auto it =
-                            std::find_if(spec.elbows.begin(), spec.elbows.end(), [&](auto& c) {
-                              return c.model == model && c.dataset == dataset && c.method == m;
-                            });
-                        DLAS_CHECK(it != spec.elbows.end(), ErrorKind::kInternal,
-                                   "expand_study: unresolved ", part, " for ", model);
-                        p.compress.replace(p.compress.find(part), part.size(),
-                                           part + "=" + it->level);
-                        p.model_path = it->model_path;
-                      }
-                      if (backend == "onednn") {
-                        // oneDNN runs the fp32 graph only: quantized variants are dlas's alone.
-                        if (parse_compress(deployed_compress(p.compress)).quant) {
-                          ++e.excluded;
-                          continue;
-                        }
-                        p.isa = "onednn";
-                        p.opt_level = 0;
-                        p.conv_algo = "onednn";
-                        p.tuning = "untuned";  // oneDNN has no schedules of dlas's to tune
-                      }
-                      if (!seen.insert(p.str()).second) {
-                        ++e.collapsed;
-                        continue;
-                      }
-                      e.points.push_back(std::move(p));
-                    }
+                  for (const std::string& layout : s.layout)
+                    for (int threads : s.threads)
+                      for (const std::string& tuning : s.tuning)
+                        add({model, path, compress, batch, backend, isa, opt, algo, layout, threads,
+                             tuning, dataset});
   }
   return e;
 }

@@ -32,6 +32,9 @@ const std::vector<ColumnDef> kColumns = {
     {"compress", kText, "compression spec (dense)"},
     {"backend", kText, "dlas | onednn"},
     {"conv_algo", kText, "convolution algorithm for every layer (onednn: onednn)"},
+    {"layout", kText,
+     "activation layout: nchw | nchwc | auto (blocked where the auto rule expects it to win); "
+     "onednn: auto (it picks its own)"},
     {"schedule", kText, "default (untuned knobs) | tuned:<budget> (auto-tuned first)"},
     {"opt_level", kInteger, "graph optimization level 0..3"},
     {"isa", kText, "ISA path the kernels ran (onednn: onednn)"},
@@ -289,8 +292,8 @@ ResultStore::ResultStore(const std::string& path, Mode mode) : impl_(std::make_u
                kStoreSchemaVersion, "); use a newer dlas");
     DLAS_CHECK(version >= 1, ErrorKind::kInvalidInput, path, ": unknown results schema version ",
                version);
-    // Schemas 2 and 3 only added columns (tuning_*; dataset, top5, accuracy_samples,
-    // accuracy_s, nonzero_params): find the ones an older table lacks.
+    // Schemas 2 to 4 only added columns (tuning_*; dataset, top5, accuracy_samples,
+    // accuracy_s, nonzero_params; layout): find the ones an older table lacks.
     Statement s;
     im.prepare(s, "PRAGMA table_info(results)");
     std::set<std::string> have;

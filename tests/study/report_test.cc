@@ -179,6 +179,74 @@ TEST(StudyReport, ContextsSeparatePlatformsAndKeepVendorBackendAsAlgorithm) {
   EXPECT_EQ(by["Test CPU / scalar (emulated) / 2T / default"], "gemm (9.000)");
 }
 
+// Rows of a layout study: the same variants under nchw and nchwc (and auto for one), a
+// oneDNN row, and another model measured in one layout only.
+TEST(StudyReport, DataLayoutsCompareEachVariantAcrossLayouts) {
+  auto in_layout = [](Row r, const std::string& layout) {
+    r.set("variant_id", r.text("variant_id") + ";layout=" + layout);
+    r.set("layout", layout);
+    return r;
+  };
+  Row onednn = make_row("m", "onednn", "dense", 1.5, 1000, 10, "avx2", 2, "onednn");
+  onednn.set("opt_level", int64_t{0});
+  onednn.set("layout", std::string("auto"));
+  std::vector<Row> rows = {in_layout(make_row("m", "gemm", "dense", 4.0, 1000, 10), "nchw"),
+                           in_layout(make_row("m", "gemm", "dense", 2.0, 1000, 10), "nchwc"),
+                           in_layout(make_row("m", "direct", "dense", 6.0, 1000, 10), "nchw"),
+                           in_layout(make_row("m", "direct", "dense", 3.0, 1000, 10), "nchwc"),
+                           // auto stored the pre-layout way: no layout column at all
+                           make_row("m", "gemm", "dense", 2.5, 1000, 10), onednn,
+                           in_layout(make_row("solo", "gemm", "dense", 1.0, 10, 1), "nchwc")};
+  const std::vector<Table> tables = report_tables(rows);
+  std::vector<std::string> ids;
+  for (const Table& t : tables) ids.push_back(t.id);
+  const auto tuning = std::find(ids.begin(), ids.end(), "tuning");
+  ASSERT_NE(tuning, ids.end());
+  EXPECT_EQ(*std::next(tuning), "layouts");  // right after the tuning table
+  const Table& lt = find_table(tables, "layouts");
+  EXPECT_EQ(lt.title, "Data layouts");
+  EXPECT_EQ(lt.header, (std::vector<std::string>{"platform", "model", "batch", "opt", "algorithm",
+                                                 "compress", "nchw_ms", "nchwc_ms", "auto_ms",
+                                                 "nchwc_vs_nchw", "auto_vs_nchw"}));
+  // direct, gemm, then the fastest of each layout; oneDNN and the one-layout model left out.
+  ASSERT_EQ(lt.cells.size(), 3u);
+  std::map<std::string, std::vector<std::string>> by;
+  for (const auto& r : lt.cells) {
+    EXPECT_EQ(r[column(lt, "platform")], "Test CPU / avx2 / 2T / default");
+    EXPECT_EQ(r[column(lt, "model")], "m");
+    by[r[column(lt, "algorithm")]] = r;
+  }
+  const auto& gemm = by["gemm"];
+  EXPECT_EQ(gemm[column(lt, "nchw_ms")], "4.0000");
+  EXPECT_EQ(gemm[column(lt, "nchwc_ms")], "2.0000");
+  EXPECT_EQ(gemm[column(lt, "auto_ms")], "2.5000");
+  EXPECT_EQ(gemm[column(lt, "nchwc_vs_nchw")], "2.00");
+  EXPECT_EQ(gemm[column(lt, "auto_vs_nchw")], "1.60");
+  const auto& direct = by["direct"];
+  EXPECT_EQ(direct[column(lt, "auto_ms")], "-");
+  EXPECT_EQ(direct[column(lt, "nchwc_vs_nchw")], "2.00");
+  EXPECT_EQ(direct[column(lt, "auto_vs_nchw")], "-");
+  const auto& fastest = by["fastest"];
+  EXPECT_EQ(fastest[column(lt, "compress")], "any");
+  EXPECT_EQ(fastest[column(lt, "nchw_ms")], "4.0000");  // oneDNN's 1.5 is not a layout's
+  EXPECT_EQ(fastest[column(lt, "nchwc_ms")], "2.0000");
+
+  // Elsewhere the layouts are separate contexts, oneDNN a reference point in each of them.
+  const Table& fa = find_table(tables, "fastest_algorithm");
+  std::map<std::string, std::string> best;
+  for (const auto& r : fa.cells)
+    if (r[column(fa, "model")] == "m") best[r[column(fa, "platform")]] = r[column(fa, "dense")];
+  EXPECT_EQ(best, (std::map<std::string, std::string>{
+                      {"Test CPU / avx2 / 2T / default", "onednn (1.500)"},
+                      {"Test CPU / avx2 / 2T / default / nchw", "onednn (1.500)"},
+                      {"Test CPU / avx2 / 2T / default / nchwc", "onednn (1.500)"}}));
+
+  // One layout (any of them): no layout table.
+  const std::vector<Table> plain = report_tables(fixture());
+  EXPECT_TRUE(
+      std::none_of(plain.begin(), plain.end(), [](const Table& t) { return t.id == "layouts"; }));
+}
+
 const Observation& find_obs(const std::vector<Observation>& os, const std::string& id) {
   for (const Observation& o : os)
     if (o.id == id) return o;

@@ -279,6 +279,61 @@ TEST_F(StudyCli, IsaPathsAndTheOnednnBackend) {
   EXPECT_EQ(onednn.integer("params"), scalar.integer("params"));
 }
 
+TEST_F(StudyCli, LayoutsAreMeasuredUnderTheirOwnIdsAndCompared) {
+  // The child gets --layout: its own variant id (which the fault switch matches) carries it.
+  MeasureRequest req;
+  req.variant.layout = "nchwc";
+  const std::vector<std::string> args = exec_variant_args(req);
+  const auto flag = std::find(args.begin(), args.end(), "--layout");
+  ASSERT_NE(flag, args.end());
+  ASSERT_NE(std::next(flag), args.end());
+  EXPECT_EQ(*std::next(flag), "nchwc");
+
+  const std::string
+      spec =
+          write_spec("models = [\"tiny-a.onnx\"]\nlayout = [\"nchw\", \"nchwc\"]\nthreads = [1]"),
+      db = path("r.db");
+  const Result r =
+      dlas("study run " + spec + " --db " + db, "DLAS_STUDY_FAULT='fail:;layout=nchwc'");
+  ASSERT_EQ(r.code, 0) << r.err;
+  auto rows = rows_by_id(db);
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(expected_ids(spec).size(), 2u);
+  std::map<std::string, const Row*> by;
+  for (const auto& [id, row] : rows) {
+    by[row.text("layout")] = &row;
+    EXPECT_NE(id.find(";layout=" + row.text("layout")), std::string::npos) << id;
+  }
+  ASSERT_TRUE(by.count("nchw") && by.count("nchwc"));
+  EXPECT_EQ(by["nchw"]->text("status"), "ok") << by["nchw"]->text("stderr_tail");
+  EXPECT_EQ(by["nchwc"]->text("status"), "failed");
+  EXPECT_NE(by["nchwc"]->text("reason").find("injected failure"), std::string::npos)
+      << by["nchwc"]->text("reason");
+
+  // Without the fault the blocked variant runs; the report compares the two layouts.
+  ASSERT_EQ(dlas("study run " + spec + " --db " + db).code, 0);
+  rows = rows_by_id(db);
+  for (const auto& [id, row] : rows)
+    EXPECT_EQ(row.text("status"), "ok")
+        << id << ": " << row.text("reason") << row.text("stderr_tail");
+  const Result rep = dlas("study report " + db + " -o " + path("rep") + " --no-plots");
+  ASSERT_EQ(rep.code, 0) << rep.err;
+  const std::string md = slurp(path("rep/report.md"));
+  EXPECT_NE(md.find("## Data layouts"), std::string::npos) << md;
+  const std::string csv = slurp(path("rep/layouts.csv"));
+  EXPECT_EQ(
+      csv.rfind("platform,model,batch,opt,algorithm,compress,nchw_ms,nchwc_ms,nchwc_vs_nchw", 0),
+      0u)
+      << csv;
+  EXPECT_NE(csv.find(",tiny-a.onnx,1,3,auto,dense,"), std::string::npos) << csv;
+
+  // A layout the engine does not have is refused by the child's command line.
+  const Result bad = dlas("study exec-variant --model tiny-a.onnx --model-path " +
+                          path("tiny-a.onnx") + " --isa scalar --layout nhwc --repeat 1");
+  EXPECT_NE(bad.code, 0);
+  EXPECT_NE(bad.err.find("--layout"), std::string::npos) << bad.err;
+}
+
 TEST_F(StudyCli, DryRunListsAndCreatesNothing) {
   const std::string spec = write_spec(kTwoByTwo), db = path("r.db");
   const Result r = dlas("study run " + spec + " --db " + db + " --dry-run");

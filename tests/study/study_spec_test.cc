@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
+#include <map>
 #include <set>
 #include <string>
 
@@ -58,6 +59,7 @@ TEST(StudySpec, MinimalSpecParsesAsWritten) {
   EXPECT_EQ(s.space.backend, (std::vector<std::string>{"dlas"}));
   EXPECT_EQ(s.space.isa, (std::vector<std::string>{"native"}));
   EXPECT_EQ(s.space.opt_level, (std::vector<int>{3}));
+  EXPECT_EQ(s.space.layout, (std::vector<std::string>{"auto"}));
   const Expansion e = expand_study(s);
   EXPECT_EQ(e.total, 6u);
   ASSERT_EQ(e.points.size(), 6u);
@@ -101,6 +103,15 @@ TEST(StudySpec, ErrorsNameFileLineAndField) {
        "s.toml:3:", "[space].conv_algo[0]", "expected knob=value"},
       {"[space]\nmodels = [\"resnet18-cifar\"]\nconv_algo = [\"auto:format=csr\"]\n",
        "s.toml:3:", "[space].conv_algo[0]", "auto takes no knobs"},
+      {"[space]\nmodels = [\"resnet18-cifar\"]\nlayout = [\"nchw\", \"nhwc\"]\n", "s.toml:3:19",
+       "[space].layout[1]", "'nhwc' is not an activation layout (nchw, nchwc, auto)"},
+      {"[space]\nmodels = [\"resnet18-cifar\"]\nlayout = [\"nchw\", \"nchw\"]\n",
+       "s.toml:3:", "[space].layout[1]", "listed twice"},
+      {"[space]\nmodels = [\"resnet18-cifar\"]\nlayout = [16]\n", "s.toml:3:", "[space].layout[0]",
+       "expected a string"},
+      {"[space]\nmodels = [\"resnet18-cifar\"]\nlayout = [\"nchw\"]\n[[exclude]]\nlayout = "
+       "\"nchwc\"\n",
+       "s.toml:5:", "[[exclude]][0].layout", "'nchwc' is not a value of [space].layout"},
       {"[space]\nmodels = [\"resnet18-cifar\"]\nthreads = [\"two\"]\n",
        "s.toml:3:", "[space].threads[0]", "expected an integer"},
       {"[space]\nmodels = [\"resnet18-cifar\"]\n\nbackend = [\"tvm\"]\n",
@@ -241,6 +252,53 @@ opt_level = [1, 3]
   EXPECT_EQ(one->opt_level, 0);
 }
 
+TEST(StudySpec, LayoutMultipliesDlasVariantsAndCollapsesForOnednn) {
+  const StudySpec s = parse_study_spec(R"([space]
+models = ["resnet18-cifar", "mobilenetv1-cifar"]
+backend = ["dlas", "onednn"]
+conv_algo = ["direct", "gemm"]
+layout = ["nchw", "nchwc", "auto"]
+threads = [1, 2]
+[[exclude]]
+model = "mobilenetv1-cifar"
+layout = ["nchw", "auto"]
+)",
+                                       "s.toml");
+  EXPECT_EQ(s.space.layout, (std::vector<std::string>{"nchw", "nchwc", "auto"}));
+  const Expansion e = expand_study(s);
+  // 2 models x 2 backends x 2 algorithms x 3 layouts x 2 threads.
+  EXPECT_EQ(e.total, 48u);
+  // mobilenetv1 x {nchw, auto}: 2 backends x 2 algorithms x 2 layouts x 2 threads.
+  EXPECT_EQ(e.excluded, 16u);
+  // resnet18: 12 dlas + 2 onednn (one per thread count); mobilenetv1: 4 dlas nchwc + 2 onednn.
+  EXPECT_EQ(e.points.size(), 20u);
+  EXPECT_EQ(e.collapsed, 48u - 16u - 20u);
+  std::map<std::string, int> per_layout;
+  for (const StudyPoint& p : e.points) {
+    ++per_layout[p.backend + "/" + p.layout];
+    EXPECT_EQ(p.value("layout"), p.layout);
+    EXPECT_FALSE(p.model == "mobilenetv1-cifar" && p.backend == "dlas" && p.layout != "nchwc")
+        << p.str();
+    // The layout is in the point's string only when not auto: older ids stay.
+    if (p.layout == "auto") {
+      EXPECT_EQ(p.str().find("layout"), std::string::npos) << p.str();
+    } else {
+      EXPECT_TRUE(contains(p.str(), ";layout=" + p.layout)) << p.str();
+    }
+  }
+  EXPECT_EQ(per_layout["dlas/nchw"], 4);
+  EXPECT_EQ(per_layout["dlas/nchwc"], 8);
+  EXPECT_EQ(per_layout["dlas/auto"], 4);
+  EXPECT_EQ(per_layout["onednn/auto"], 4);  // oneDNN picks its own layouts
+  // Layout next to the algorithm, threads inside it.
+  EXPECT_EQ(e.points[0].str(),
+            "model=resnet18-cifar;compress=dense;batch=1;backend=dlas;isa=native;opt=3;"
+            "conv=direct;threads=1;layout=nchw");
+  EXPECT_EQ(e.points[1].layout, "nchw");
+  EXPECT_EQ(e.points[1].threads, 2);
+  EXPECT_EQ(e.points[2].layout, "nchwc");
+}
+
 TEST(StudySpec, TuningMultipliesDlasVariantsAndCollapsesForOnednn) {
   const StudySpec s = parse_study_spec(R"([space]
 models = ["resnet18-cifar"]
@@ -358,6 +416,15 @@ TEST(StudyVariant, ResolvesNativeIsaAndAllThreads) {
   EXPECT_EQ(v.str().rfind("model=resnet18-cifar;batch=1;compress=dense;backend=dlas;conv=auto", 0),
             0u)
       << v.str();
+  // The default layout leaves the id as it was before layouts; another one is part of it.
+  EXPECT_EQ(v.layout, "auto");
+  EXPECT_EQ(v.str().find("layout"), std::string::npos) << v.str();
+  StudyPoint q = p;
+  q.layout = "nchwc";
+  const Variant b = resolve_variant(q, &skip);
+  EXPECT_EQ(b.layout, "nchwc");
+  EXPECT_NE(b.str().find(";layout=nchwc"), std::string::npos) << b.str();
+  EXPECT_NE(b.hash_hex(), v.hash_hex());
   // A path above the CPU's is skipped with a reason, never run.
   if (!isa_supported(Isa::kAvx512)) {
     p.isa = "avx512";

@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -183,8 +184,9 @@ TEST_F(StudyStore, MergeRefusesMismatchedSchemaAndWritesNothing) {
 TEST_F(StudyStore, UpgradesASchemaOneDatabase) {
   const std::string db = path("old.db");
   { ResultStore(db).put(make_row("v1", kStatusOk, 1.5)); }
-  for (const char* c : {"tuning_trials", "tuning_failures", "tuning_cold_share", "tuning_stop",
-                        "dataset", "top5", "accuracy_samples", "accuracy_s", "nonzero_params"})
+  for (const char* c :
+       {"tuning_trials", "tuning_failures", "tuning_cold_share", "tuning_stop", "dataset", "top5",
+        "accuracy_samples", "accuracy_s", "nonzero_params", "layout"})
     raw_sql(db, std::string("ALTER TABLE results DROP COLUMN ") + c);
   raw_sql(db, "PRAGMA user_version = 1");
   {
@@ -213,7 +215,7 @@ TEST_F(StudyStore, UpgradesASchemaOneDatabase) {
   EXPECT_EQ(rows[1].integer("tuning_trials"), 17);
 }
 
-// Schema 2 (before the accuracy columns): the same in-place upgrade to 3.
+// Schema 2 (before the accuracy columns): the same in-place upgrade.
 TEST_F(StudyStore, UpgradesASchemaTwoDatabase) {
   const std::string db = path("v2.db");
   {
@@ -221,8 +223,8 @@ TEST_F(StudyStore, UpgradesASchemaTwoDatabase) {
     r.set("tuning_trials", int64_t{5});
     ResultStore(db).put(r);
   }
-  const char* const added[] = {"dataset", "top5", "accuracy_samples", "accuracy_s",
-                               "nonzero_params"};
+  const char* const added[] = {"dataset",    "top5",           "accuracy_samples",
+                               "accuracy_s", "nonzero_params", "layout"};
   for (const char* c : added) raw_sql(db, std::string("ALTER TABLE results DROP COLUMN ") + c);
   raw_sql(db, "PRAGMA user_version = 2");
   {
@@ -246,7 +248,7 @@ TEST_F(StudyStore, UpgradesASchemaTwoDatabase) {
   sqlite3_stmt* st = nullptr;
   ASSERT_EQ(sqlite3_prepare_v2(h, "PRAGMA user_version", -1, &st, nullptr), SQLITE_OK);
   ASSERT_EQ(sqlite3_step(st), SQLITE_ROW);
-  EXPECT_EQ(sqlite3_column_int64(st, 0), 3);
+  EXPECT_EQ(sqlite3_column_int64(st, 0), kStoreSchemaVersion);
   sqlite3_finalize(st);
   sqlite3_close(h);
   const std::vector<Row> rows = ResultStore(db, ResultStore::Mode::kReadOnly).rows();
@@ -257,6 +259,52 @@ TEST_F(StudyStore, UpgradesASchemaTwoDatabase) {
   EXPECT_DOUBLE_EQ(rows[1].real("top5"), 0.995);
   EXPECT_EQ(rows[1].integer("accuracy_samples"), 10000);
   EXPECT_EQ(rows[1].integer("nonzero_params"), 1234);
+}
+
+// Schema 3 (before the layout column): its rows read with no layout, the file gains the column
+// when written to; the old rows keep NULL there.
+TEST_F(StudyStore, UpgradesASchemaThreeDatabaseWithTheLayoutColumn) {
+  const std::string db = path("v3.db");
+  { ResultStore(db).put(make_row("v1", kStatusOk, 1.5)); }
+  raw_sql(db, "ALTER TABLE results DROP COLUMN layout");
+  raw_sql(db, "PRAGMA user_version = 3");
+  {
+    const std::vector<Row> rows = ResultStore(db, ResultStore::Mode::kReadOnly).rows();
+    ASSERT_EQ(rows.size(), 1u);
+    EXPECT_FALSE(rows[0].has("layout"));
+    EXPECT_DOUBLE_EQ(rows[0].real("median_ms"), 1.5);
+  }
+  {
+    ResultStore s(db);
+    Row r = make_row("v2;layout=nchwc", kStatusOk, 1.0);
+    r.set("layout", std::string("nchwc"));
+    s.put(r);
+  }
+  sqlite3* h = nullptr;
+  ASSERT_EQ(sqlite3_open(db.c_str(), &h), SQLITE_OK);
+  sqlite3_stmt* st = nullptr;
+  ASSERT_EQ(sqlite3_prepare_v2(h,
+                               "SELECT type FROM pragma_table_info('results') WHERE name = "
+                               "'layout'",
+                               -1, &st, nullptr),
+            SQLITE_OK);
+  ASSERT_EQ(sqlite3_step(st), SQLITE_ROW);
+  EXPECT_STREQ(reinterpret_cast<const char*>(sqlite3_column_text(st, 0)), "TEXT");
+  sqlite3_finalize(st);
+  ASSERT_EQ(sqlite3_prepare_v2(h, "PRAGMA user_version", -1, &st, nullptr), SQLITE_OK);
+  ASSERT_EQ(sqlite3_step(st), SQLITE_ROW);
+  EXPECT_EQ(sqlite3_column_int64(st, 0), kStoreSchemaVersion);
+  sqlite3_finalize(st);
+  sqlite3_close(h);
+  const std::vector<Row> rows = ResultStore(db, ResultStore::Mode::kReadOnly).rows();
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_FALSE(rows[0].has("layout"));  // the old row: NULL
+  EXPECT_EQ(rows[1].text("layout"), "nchwc");
+  // The column is documented with the others.
+  const auto& cols = result_columns();
+  EXPECT_TRUE(std::any_of(cols.begin(), cols.end(), [](const ColumnDef& c) {
+    return std::string(c.name) == "layout" && c.type == ColumnType::kText;
+  }));
 }
 
 TEST_F(StudyStore, ExportCsvAndJsonMatchTheRows) {

@@ -22,6 +22,7 @@ void add_study_exec_command(CLI::App& study, Action& run) {
   x->add_option("--compress", v.compress);
   x->add_option("--backend", v.backend);
   x->add_option("--conv-algo", v.conv_algo);
+  x->add_option("--layout", v.layout)->check(CLI::IsMember({"nchw", "nchwc", "auto"}));
   x->add_option("--opt-level", v.opt_level);
   x->add_option("--isa", *isa)->required();
   x->add_option("--threads", v.threads);

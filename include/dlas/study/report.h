@@ -3,9 +3,9 @@
 // compression, the correlation of model size, MACs, accuracy and latency
 // (observation I), and the check of the paper's 13 observations on a results
 // database. Everything is computed from rows with status ok; a variant is placed
-// in a *context* (platform x model x batch x opt level, where the platform is the
-// CPU, ISA path, threads and schedule it ran with) and compared with the other
-// variants of that context along the algorithm and compression dimensions.
+// in a *context* (platform x model x batch x opt level x activation layout, where the
+// platform is the CPU, ISA path, threads and schedule it ran with) and compared with the
+// other variants of that context along the algorithm and compression dimensions.
 #pragma once
 
 #include <string>
@@ -40,6 +40,9 @@ std::string platform_of(const Row& row);
 //   speedup              compressed variants vs the dense variant of the same algorithm:
 //                        expected (1/(1-s) weight/block pruning, MAC ratio channel pruning,
 //                        2x fp16/bf16, 4x int8), achieved, % of expected
+//   layouts              only when the study has several activation layouts: each dlas
+//                        variant's median per layout and the speedup of each layout over
+//                        NCHW, plus each layout's fastest variant ("Data layouts")
 //   correlation          per platform: Spearman and Pearson correlation over models of
 //                        params, MACs, accuracy (when measured) and best latency
 //   accuracy_summary     per context with accuracy and compression (Tables 2/5): params,

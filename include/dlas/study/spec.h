@@ -10,6 +10,7 @@
 //   [space]
 //   models = ["resnet18-cifar", "mobilenetv1-cifar"]   # zoo names or .onnx paths
 //   conv_algo = ["direct", "gemm", "spatial-pack"]     # or winograd, depthwise, auto
+//   layout = ["nchw", "nchwc"]                         # activation layout (default auto)
 //   threads = [2]                                      # 0: one per logical CPU
 //   compress = ["dense"]
 //   batch = [1]
@@ -57,7 +58,10 @@ struct StudySpace {
   std::vector<std::string> isa;        // "native" | isa_name(); default {"native"}
   std::vector<int> opt_level;          // 0..3; default {3}
   std::vector<std::string> conv_algo;  // conv_algorithm_names() | "auto"; default {"auto"}
-  std::vector<int> threads;            // >= 0 (0: every logical CPU); default {1}
+  // Activation layout (PlanOptions::layout): "nchw" | "nchwc" (the ISA's blocked layout) |
+  // "auto" (blocked where the layout rule expects it to win); default {"auto"}
+  std::vector<std::string> layout;
+  std::vector<int> threads;  // >= 0 (0: every logical CPU); default {1}
   // "untuned" (the algorithms' default knobs) | "tuned:<budget>" (120s, 2m, 500trials, or
   // "120s,500trials"): the child auto-tunes the variant's conv layers first; default {"untuned"}
   std::vector<std::string> tuning;
@@ -121,6 +125,9 @@ struct StudyPoint {
   std::string isa = "native";
   int opt_level = 3;
   std::string conv_algo = "auto";
+  // Activation layout: "auto" | "nchw" | "nchwc" ("auto" for the oneDNN backend, which picks
+  // its own layouts).
+  std::string layout = "auto";
   int threads = 1;
   std::string tuning = "untuned";
   std::string dataset;  // "" = none
@@ -130,7 +137,7 @@ struct StudyPoint {
   // The value of a dimension as text ("models" / "model" -> model, "threads" -> "2").
   std::string value(std::string_view dimension) const;
   // "model=...;compress=...;batch=..;backend=..;isa=..;opt=..;conv=..;threads=.." (messages;
-  // ";tuning=..", ";dataset=..;limit=.." when set).
+  // ";layout=.." when not auto, ";tuning=..", ";dataset=..;limit=.." when set).
   std::string str() const;
 };
 
@@ -139,8 +146,9 @@ struct Expansion {
   size_t total = 0;                // size of the cartesian product
   size_t excluded = 0;             // removed by [[exclude]]
   // Removed as duplicates after normalisation: the oneDNN backend has no conv
-  // algorithm, ISA override or graph opt level of dlas's, so those dimensions
-  // collapse to "onednn"/"onednn"/0 for it (as `dlas bench --backend onednn` labels them).
+  // algorithm, ISA override, graph opt level or activation layout of dlas's, so those
+  // dimensions collapse to "onednn"/"onednn"/0/"auto" for it (as `dlas bench --backend
+  // onednn` labels them).
   size_t collapsed = 0;
 };
 

@@ -20,9 +20,10 @@
 
 namespace dlas::study {
 
-// 2: tuning_* columns; 3: dataset, top5, accuracy_samples, accuracy_s, nonzero_params.
+// 2: tuning_* columns; 3: dataset, top5, accuracy_samples, accuracy_s, nonzero_params;
+// 4: layout.
 // Older files are upgraded in place (columns added, NULL in old rows).
-inline constexpr int kStoreSchemaVersion = 3;
+inline constexpr int kStoreSchemaVersion = 4;
 
 enum class ColumnType { kText, kInteger, kReal };
 
