@@ -49,11 +49,16 @@ class PreparedDwNchwc final : public PreparedF32Conv {
     oh_ = p.oh(), ow_ = p.ow();
     pw_ = std::min<int64_t>({kn.at("pw"), set.max_pixels(), ow_});
     const int stride = static_cast<int>(p.stride_w);
+    // Interior tiles take every tap along W: the unrolled kernels where the set has them.
+    const int kw = p.dil_w == 1 ? static_cast<int>(p.kw) : 0;
     for (int px = 1; px <= pw_; ++px) {
-      kernels_[px - 1] = set.select(px, stride);
+      kernels_[px - 1] = set.select(px, stride, kw);
+      if (!kernels_[px - 1]) kernels_[px - 1] = set.select(px, stride, 0);
       DLAS_CHECK(kernels_[px - 1] != nullptr, ErrorKind::kInternal,
                  "depthwise (blocked): no kernel for ", px, " pixels");
     }
+    edge_ = set.select(1, stride, 0);
+    DLAS_CHECK(edge_ != nullptr, ErrorKind::kInternal, "depthwise (blocked): no edge kernel");
     rows_.resize(static_cast<size_t>(oh_));
     for (int64_t oy = 0; oy < oh_; ++oy)
       tap_range(oy, p.stride_h, p.dil_h, p.pad_t, p.kh, p.h, rows_[oy].first, rows_[oy].last);
@@ -110,7 +115,7 @@ class PreparedDwNchwc final : public PreparedF32Conv {
         const float* xt = x;
         if (a.kh > 0 && a.kw > 0)
           xt = x + (iy0 * p_.w + ox * p_.stride_w + kx0 * p_.dil_w - p_.pad_l) * b_;
-        kernels_[px - 1](a, xt, wb + (ky0 * p_.kw + kx0) * b_, yr + ox * b_);
+        (interior ? kernels_[px - 1] : edge_)(a, xt, wb + (ky0 * p_.kw + kx0) * b_, yr + ox * b_);
         ox += px;
       }
       if (!e.is_clamp())
@@ -127,7 +132,8 @@ class PreparedDwNchwc final : public PreparedF32Conv {
   Isa isa_;
   int64_t b_ = 16, cb_ = 0, oh_ = 0, ow_ = 0, pw_ = 1, in_lo_ = 0, in_hi_ = 0;
   std::vector<Range> rows_, cols_;  // taps inside the input per output row / column
-  ukernel::F32DwNchwcFn kernels_[ukernel::kDwNchwcMaxPixels] = {};
+  ukernel::F32DwNchwcFn kernels_[ukernel::kDwNchwcMaxPixels] = {};  // interior tiles
+  ukernel::F32DwNchwcFn edge_ = nullptr;                            // one pixel, any taps along W
   std::vector<float> w_, bias_;
 };
 

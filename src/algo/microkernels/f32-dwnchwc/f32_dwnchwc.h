@@ -44,8 +44,10 @@ struct F32DwNchwcUkernels {
   int lanes;
   int accumulators;  // pixels of a tile must not exceed it
   // The kernel of `pixels` pixels for stride_w (1 and 2 are constants, others read x_ps),
-  // or nullptr past max_pixels().
-  F32DwNchwcFn (*select)(int pixels, int stride);
+  // or nullptr past max_pixels(). kw > 0 (3 or 5): for tiles whose taps along W are exactly
+  // kw undilated columns (unrolled, input loads shared between pixels); 0: reads a.kw and
+  // a.x_kws.
+  F32DwNchwcFn (*select)(int pixels, int stride, int kw);
 
   int max_pixels() const {
     return accumulators < kDwNchwcMaxPixels ? accumulators : kDwNchwcMaxPixels;
@@ -63,7 +65,7 @@ const F32DwNchwcUkernels* f32_dwnchwc_for(Isa isa, int lanes);
 
 // Declarations of every kernel set, derived from f32_dwnchwc.inc.
 namespace dlas::ukernel {
-#define X(name, isa, lanes, acc) F32DwNchwcFn name(int pixels, int stride);
+#define X(name, isa, lanes, acc) F32DwNchwcFn name(int pixels, int stride, int kw);
 #define T(name, isa, lanes, acc) X(name, isa, lanes, acc)
 #include "algo/microkernels/f32-dwnchwc/f32_dwnchwc.inc"
 #undef T

@@ -10,8 +10,8 @@ namespace {
 typedef float v16f __attribute__((vector_size(64)));
 }  // namespace
 
-F32DwNchwcFn f32_dwnchwc_x16__avx2(int pixels, int stride) {
-  return dwnchwc_select<v16f, 16, 16>(pixels, stride);
+F32DwNchwcFn f32_dwnchwc_x16__avx2(int pixels, int stride, int kw) {
+  return dwnchwc_select<v16f, 16, 16>(pixels, stride, kw);
 }
 
 }  // namespace dlas::ukernel

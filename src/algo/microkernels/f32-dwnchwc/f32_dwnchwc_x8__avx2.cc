@@ -7,8 +7,8 @@ namespace {
 typedef float v8f __attribute__((vector_size(32)));
 }  // namespace
 
-F32DwNchwcFn f32_dwnchwc_x8__avx2(int pixels, int stride) {
-  return dwnchwc_select<v8f, 8, 12>(pixels, stride);
+F32DwNchwcFn f32_dwnchwc_x8__avx2(int pixels, int stride, int kw) {
+  return dwnchwc_select<v8f, 8, 12>(pixels, stride, kw);
 }
 
 }  // namespace dlas::ukernel
