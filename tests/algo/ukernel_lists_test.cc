@@ -7,7 +7,9 @@
 #include <string>
 
 #include "algo/microkernels/f32-dwconv/f32_dwconv.h"
+#include "algo/microkernels/f32-dwnchwc/f32_dwnchwc.h"
 #include "algo/microkernels/f32-nchwc/f32_nchwc.h"
+#include "algo/microkernels/f32-poolnchwc/f32_poolnchwc.h"
 #include "algo/microkernels/f32-spack/f32_spack.h"
 #include "algo/microkernels/f32-sspack/f32_sspack.h"
 #include "algo/microkernels/f32-wino/f32_wino.h"
@@ -21,7 +23,9 @@ std::set<std::string> test_only_names() {
 #define X(name, isa, lanes, ...)
 #define T(name, isa, lanes, ...) names.insert(#name);
 #include "algo/microkernels/f32-dwconv/f32_dwconv.inc"
+#include "algo/microkernels/f32-dwnchwc/f32_dwnchwc.inc"
 #include "algo/microkernels/f32-nchwc/f32_nchwc.inc"
+#include "algo/microkernels/f32-poolnchwc/f32_poolnchwc.inc"
 #include "algo/microkernels/f32-spack/f32_spack.inc"
 #include "algo/microkernels/f32-sspack/f32_sspack.inc"
 #include "algo/microkernels/f32-wino/f32_wino.inc"
@@ -54,11 +58,21 @@ TEST(UkernelLists, ProductionTablesHaveNoTestOnlyRow) {
   expect_production(ukernel::f32_sspack_ukernels(), test_only);
   expect_production(ukernel::f32_wino_ukernels(), test_only);
   expect_production(ukernel::f32_nchwc_ukernels(), test_only);
+  expect_production(ukernel::f32_dwnchwc_ukernels(), test_only);
+  expect_production(ukernel::f32_poolnchwc_ukernels(), test_only);
   for (Isa isa : kAllIsas) {
     for (int lanes : {8, 16})
       if (const ukernel::F32NchwcUkernels* set = ukernel::f32_nchwc_for(isa, lanes)) {
         EXPECT_EQ(test_only.count(set->name), 0u) << isa_name(isa) << " lanes " << lanes;
       }
+    for (int lanes : {8, 16}) {
+      if (const ukernel::F32DwNchwcUkernels* set = ukernel::f32_dwnchwc_for(isa, lanes)) {
+        EXPECT_EQ(test_only.count(set->name), 0u) << isa_name(isa) << " lanes " << lanes;
+      }
+      if (const ukernel::F32PoolNchwcUkernels* set = ukernel::f32_poolnchwc_for(isa, lanes)) {
+        EXPECT_EQ(test_only.count(set->name), 0u) << isa_name(isa) << " lanes " << lanes;
+      }
+    }
     EXPECT_EQ(test_only.count(ukernel::f32_spack_default(isa).name), 0u) << isa_name(isa);
     EXPECT_EQ(test_only.count(ukernel::f32_wino_default(isa).name), 0u) << isa_name(isa);
     EXPECT_NE(&ukernel::f32_dwconv_for(isa), &ukernel::f32_dwconv_16lane__avx2) << isa_name(isa);
@@ -78,6 +92,8 @@ TEST(UkernelLists, TestOnlyTablesHoldExactlyTheTestOnlyRows) {
   for (const auto& u : ukernel::f32_sspack_test_only_ukernels()) tabled.insert(u.name);
   for (const auto& u : ukernel::f32_wino_test_only_ukernels()) tabled.insert(u.name);
   for (const auto& u : ukernel::f32_nchwc_test_only_ukernels()) tabled.insert(u.name);
+  for (const auto& u : ukernel::f32_dwnchwc_test_only_ukernels()) tabled.insert(u.name);
+  for (const auto& u : ukernel::f32_poolnchwc_test_only_ukernels()) tabled.insert(u.name);
   EXPECT_EQ(tabled, test_only);
 }
 

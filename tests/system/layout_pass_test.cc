@@ -105,7 +105,8 @@ TEST(LayoutPass, ConcatReordersEachBranchOnceAndStemsReadTheImage) {
   b.g.outputs = {"cat.y", b.op("gap", "GlobalAveragePool", {a})};
   b.g.infer();
   const Plan plan(b.g, blocked_options(3));
-  EXPECT_EQ(reorders(plan), 2);  // a and c out to NCHW for the concat (and gap)
+  // a and c out to NCHW for the concat; the gap follows blocked a, its output goes out
+  EXPECT_EQ(reorders(plan), 3);
   EXPECT_EQ(plan.steps().front().node, "stem");
   EXPECT_EQ(plan.steps().front().layout, native());
   expect_matches_reference(b.g, plan, "concat");
@@ -165,6 +166,40 @@ TEST(LayoutPass, PerLayerChoicesRunBlockedOnlyUnderNchwcWithBlockedKnobs) {
   o.layout = LayoutMode::kAuto;
   o.layers["a"] = {"direct", {}};
   EXPECT_EQ(layout_of_step(Plan(b.g, o), "a"), Layout::kNchw);
+}
+
+TEST(LayoutPass, DepthwiseAndPoolsAfterABlockedConvStayBlocked) {
+  if (!is_blocked(native())) GTEST_SKIP() << "no blocked layout on this ISA path";
+  Builder b;
+  b.input("x", {2, 24, 9, 9});
+  const std::string a = b.conv("a", "x", 24, 24);
+  const std::string mp = b.op("mp", "MaxPool", {a});
+  b.g.nodes.back().attrs["kernel_shape"] = std::vector<int64_t>{3, 3};
+  b.g.nodes.back().attrs["strides"] = std::vector<int64_t>{2, 2};
+  b.g.nodes.back().attrs["pads"] = std::vector<int64_t>{1, 1, 1, 1};
+  Node dw{"dw",
+          "Conv",
+          {mp, b.constant("dw.w", {24, 1, 3, 3}), b.constant("dw.b", {24})},
+          {"dw.y"},
+          {}};
+  dw.attrs["group"] = int64_t{24};
+  dw.attrs["pads"] = std::vector<int64_t>{1, 1, 1, 1};
+  b.g.nodes.push_back(dw);
+  const std::string ap = b.op("ap", "AveragePool", {b.op("relu", "Relu", {"dw.y"})});
+  b.g.nodes.back().attrs["kernel_shape"] = std::vector<int64_t>{3, 3};
+  b.g.nodes.back().attrs["pads"] = std::vector<int64_t>{1, 1, 1, 1};
+  b.g.nodes.back().attrs["count_include_pad"] = int64_t{1};
+  b.g.outputs = {b.op("gap", "GlobalAveragePool", {ap})};
+  b.g.infer();
+  for (int level : {0, 3}) {
+    const Plan plan(b.g, blocked_options(level));
+    EXPECT_EQ(reorders(plan), 2) << "opt " << level;  // x in, the output out
+    for (const StepInfo& s : plan.steps())
+      if (s.op != "Reorder") {
+        EXPECT_EQ(s.layout, native()) << s.node;
+      }
+    expect_matches_reference(b.g, plan, "pools opt " + std::to_string(level));
+  }
 }
 
 TEST(LayoutPass, ModeNamesRoundTripAndBadOnesAreUsageErrors) {

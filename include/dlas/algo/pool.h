@@ -8,6 +8,7 @@
 
 #include <cstdint>
 
+#include "dlas/algo/layout.h"
 #include "dlas/hw/isa.h"
 
 namespace dlas {
@@ -40,6 +41,17 @@ void average_pool(Isa isa, const PoolProblem& p, bool count_include_pad, const f
 // y[i] = mean of x[i*hw .. (i+1)*hw) for i < planes (N*C).
 void global_average_pool(Isa isa, int64_t planes, int64_t hw, const float* x, float* y,
                          ThreadPool& pool);
+
+// The same three on a blocked layout l (nchw8c / nchw16c, dlas/algo/layout.h): x is
+// [n][ceil(c/B)][h][w][B], y [n][ceil(c/B)][oh][ow][B] (global: [n][ceil(c/B)][1][1][B]),
+// every channel lane with the NCHW semantics above, vectorized across the block's lanes
+// (src/algo/microkernels/f32-poolnchwc). Padding lanes stay apart from real ones. Throws
+// kUnsupported when the ISA path lacks vectors of B floats.
+void max_pool(Isa isa, Layout l, const PoolProblem& p, const float* x, float* y, ThreadPool& pool);
+void average_pool(Isa isa, Layout l, const PoolProblem& p, bool count_include_pad, const float* x,
+                  float* y, ThreadPool& pool);
+void global_average_pool(Isa isa, Layout l, int64_t n, int64_t c, int64_t hw, const float* x,
+                         float* y, ThreadPool& pool);
 
 // MaxPool on 8-bit (u8 / s8) NCHW values, for int8 graphs (the max of quantized values is
 // the quantized max: scale > 0). Every window must hold a tap inside the input (pads smaller

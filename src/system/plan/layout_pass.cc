@@ -7,7 +7,8 @@
 //     the image as it is. Its residual is read in its output's layout.
 //   - Layout-neutral ops follow their inputs: activations, BatchNorm, Add/Sub/Mul/Div of two
 //     same-shape activations (or a [N,C,1,1] scale against [N,C,H,W]), and a channel Concat
-//     of whole blocks run blocked when an input arrives blocked.
+//     of whole blocks run blocked when an input arrives blocked; so do f32 MaxPool,
+//     AveragePool and GlobalAveragePool (blocked pooling kernels, output in the same layout).
 //   - Every other op, and the graph's outputs, read NCHW.
 // A value is reordered at most once per layout, just before its first consumer that needs
 // it so; later consumers read the same copy.
@@ -198,6 +199,9 @@ LayoutPlan plan_layouts(Graph& g, const PlanOptions& o, Isa isa) {
         }
       } else if (is_unary_neutral(n) && n.outputs.size() == 1 && x_now == L &&
                  g.value(n.inputs[0]).dtype == DType::kF32) {
+        run = L;
+        placed[0] = true;
+      } else if (x_now == L && pool_lowers_f32(g, n)) {
         run = L;
         placed[0] = true;
       } else if (is_batchnorm_neutral(g, n) && x_now == L) {

@@ -1,5 +1,6 @@
 // MaxPool / AveragePool (2-D, f32, explicit pads) and GlobalAveragePool -> fast pooling;
-// MaxPool on u8 / s8 values (int8 graphs) -> the 8-bit max pool.
+// MaxPool on u8 / s8 values (int8 graphs) -> the 8-bit max pool. The f32 pools run on the
+// node's layout: NCHW or blocked (the layout pass blocks exactly pool_lowers_f32's nodes).
 #include "dlas/algo/pool.h"
 #include "system/plan/steps.h"
 
@@ -9,18 +10,29 @@ namespace {
 class PoolStep : public Step {
  public:
   enum class Kind { kMax, kAverage, kGlobalAverage };
-  PoolStep(const Node& n, Kind kind, PoolProblem p, bool include_pad, Isa isa)
+  PoolStep(const Node& n, Kind kind, PoolProblem p, bool include_pad, Isa isa, Layout layout)
       : x_name_(n.inputs[0]),
         y_name_(n.outputs[0]),
         kind_(kind),
         p_(p),
         include_pad_(include_pad),
-        isa_(isa) {}
+        isa_(isa),
+        layout_(layout) {}
   void bind(const Binder& b) override {
     x_ = static_cast<const float*>(b.value(x_name_));
     y_ = static_cast<float*>(b.value(y_name_));
   }
   void run(ThreadPool& pool) override {
+    if (is_blocked(layout_)) {
+      switch (kind_) {
+        case Kind::kMax:
+          return max_pool(isa_, layout_, p_, x_, y_, pool);
+        case Kind::kAverage:
+          return average_pool(isa_, layout_, p_, include_pad_, x_, y_, pool);
+        case Kind::kGlobalAverage:
+          return global_average_pool(isa_, layout_, p_.n, p_.c, p_.h * p_.w, x_, y_, pool);
+      }
+    }
     switch (kind_) {
       case Kind::kMax:
         return max_pool(isa_, p_, x_, y_, pool);
@@ -38,6 +50,7 @@ class PoolStep : public Step {
   PoolProblem p_;
   bool include_pad_;
   Isa isa_;
+  Layout layout_;
   const float* x_ = nullptr;
   float* y_ = nullptr;
 };
@@ -61,7 +74,33 @@ class Q8MaxPoolStep : public Step {
   void* y_ = nullptr;
 };
 
+// The attributes of a 2-D pool with explicit pads (auto_pad NOTSET); false otherwise.
+bool pool_attrs(const Node& n, PoolProblem& p) {
+  if (n.attr_string("auto_pad", "NOTSET") != "NOTSET") return false;
+  const auto k = n.attr_ints("kernel_shape", {});
+  const auto s = n.attr_ints("strides", {1, 1});
+  const auto d = n.attr_ints("dilations", {1, 1});
+  const auto pads = n.attr_ints("pads", {0, 0, 0, 0});
+  if (k.size() != 2 || s.size() != 2 || d.size() != 2 || pads.size() != 4) return false;
+  if (n.op == "AveragePool" && (d[0] != 1 || d[1] != 1)) return false;
+  p.kh = k[0], p.kw = k[1], p.stride_h = s[0], p.stride_w = s[1], p.dil_h = d[0], p.dil_w = d[1];
+  p.pad_t = pads[0], p.pad_l = pads[1], p.pad_b = pads[2], p.pad_r = pads[3];
+  return true;
+}
+
 }  // namespace
+
+bool pool_lowers_f32(const Graph& g, const Node& n) {
+  const bool global = n.op == "GlobalAveragePool";
+  if ((n.op != "MaxPool" && n.op != "AveragePool" && !global) || n.outputs.size() != 1 ||
+      n.inputs.empty())
+    return false;
+  if (!is_f32(g, n.inputs[0]) || !is_f32(g, n.outputs[0])) return false;
+  if (g.value(n.inputs[0]).shape.size() != 4 || g.value(n.outputs[0]).shape.size() != 4)
+    return false;
+  PoolProblem p;
+  return global || pool_attrs(n, p);
+}
 
 std::unique_ptr<Step> lower_pool(const LowerContext& ctx) {
   const Node& n = ctx.node;
@@ -79,17 +118,10 @@ std::unique_ptr<Step> lower_pool(const LowerContext& ctx) {
   PoolProblem p;
   p.n = x[0], p.c = x[1], p.h = x[2], p.w = x[3];
   p.oh = y[2], p.ow = y[3];
+  const Layout l = q8 ? Layout::kNchw : ctx.y_layout;
   if (global)
-    return std::make_unique<PoolStep>(n, PoolStep::Kind::kGlobalAverage, p, false, ctx.isa);
-  if (n.attr_string("auto_pad", "NOTSET") != "NOTSET") return nullptr;
-  const auto k = n.attr_ints("kernel_shape", {});
-  const auto s = n.attr_ints("strides", {1, 1});
-  const auto d = n.attr_ints("dilations", {1, 1});
-  const auto pads = n.attr_ints("pads", {0, 0, 0, 0});
-  if (k.size() != 2 || s.size() != 2 || d.size() != 2 || pads.size() != 4) return nullptr;
-  if (n.op == "AveragePool" && (d[0] != 1 || d[1] != 1)) return nullptr;
-  p.kh = k[0], p.kw = k[1], p.stride_h = s[0], p.stride_w = s[1], p.dil_h = d[0], p.dil_w = d[1];
-  p.pad_t = pads[0], p.pad_l = pads[1], p.pad_b = pads[2], p.pad_r = pads[3];
+    return std::make_unique<PoolStep>(n, PoolStep::Kind::kGlobalAverage, p, false, ctx.isa, l);
+  if (!pool_attrs(n, p)) return nullptr;
   p.validate();
   if (q8) {
     // Undilated windows that each hold a tap inside the input (pads below the kernel).
@@ -103,10 +135,10 @@ std::unique_ptr<Step> lower_pool(const LowerContext& ctx) {
   // the end of the CIFAR models) is a global average: one pass per plane, no window setup.
   if (n.op == "AveragePool" && p.kh == p.h && p.kw == p.w && p.oh == 1 && p.ow == 1 &&
       p.pad_t == 0 && p.pad_l == 0 && p.pad_b == 0 && p.pad_r == 0)
-    return std::make_unique<PoolStep>(n, PoolStep::Kind::kGlobalAverage, p, false, ctx.isa);
+    return std::make_unique<PoolStep>(n, PoolStep::Kind::kGlobalAverage, p, false, ctx.isa, l);
   return std::make_unique<PoolStep>(
       n, n.op == "MaxPool" ? PoolStep::Kind::kMax : PoolStep::Kind::kAverage, p, include_pad,
-      ctx.isa);
+      ctx.isa, l);
 }
 
 }  // namespace dlas::plan

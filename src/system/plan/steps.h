@@ -145,6 +145,9 @@ std::unique_ptr<Step> lower_batchnorm(const LowerContext& ctx);
 std::unique_ptr<Step> lower_activation(const LowerContext& ctx);
 std::unique_ptr<Step> lower_binary(const LowerContext& ctx);
 std::unique_ptr<Step> lower_pool(const LowerContext& ctx);
+// Whether lower_pool runs node n as f32 MaxPool / AveragePool / GlobalAveragePool (2-D,
+// explicit pads): exactly the pools that can run on a blocked layout.
+bool pool_lowers_f32(const Graph& g, const Node& n);
 std::unique_ptr<Step> lower_concat(const LowerContext& ctx);  // channel Concat, any layout
 std::unique_ptr<Step> lower_copy(const LowerContext& ctx);
 std::unique_ptr<Step> lower_reference(const LowerContext& ctx);  // throws kUnsupported

@@ -1,0 +1,205 @@
+// depthwise on blocked layouts (nchw8c / nchw16c, dlas/algo/layout.h), channel multiplier
+// 1: the vector lanes are a block's channels, so per output pixel and kernel tap one FMA
+// multiplies the input pixel's block vector by the block's per-channel weight vector. The
+// f32-dwnchwc microkernels hold `pw` output pixels of a row in registers.
+//
+//   prepare: weights packed [C blocks][KH][KW][B] (zero past C), bias padded to whole
+//            blocks; per output row and column the range of taps inside the input.
+//   run:     threads split the (image, channel block, output row) items. Interior columns
+//            (every tap inside the input) run in tiles of pw pixels; edge columns one pixel
+//            at a time over their in-bounds taps only, so no padded copy is made and no
+//            padding is read. Rows near the top and bottom count only their in-bounds
+//            kernel rows.
+#include <algorithm>
+#include <limits>
+#include <memory>
+#include <vector>
+
+#include "algo/conv/conv_impl.h"
+#include "algo/conv/depthwise_nchwc_f32.h"
+#include "algo/microkernels/f32-dwnchwc/f32_dwnchwc.h"
+#include "dlas/algo/conv.h"
+#include "dlas/core/error.h"
+#include "dlas/hw/thread_pool.h"
+
+namespace dlas {
+namespace {
+
+int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+// Pixel counts the `pw` knob offers (each capped at the kernel set's register budget).
+constexpr int64_t kPixelChoices[] = {1, 2, 3, 4, 5, 6, 7, 8, 10, 12, 14, 16};
+
+// Taps t < k with 0 <= o*s + t*d - pad < in, as [first, last).
+void tap_range(int64_t o, int64_t s, int64_t d, int64_t pad, int64_t k, int64_t in, int64_t& first,
+               int64_t& last) {
+  const int64_t a = pad - o * s, b = in + pad - o * s;  // t*d in [a, b)
+  first = a <= 0 ? 0 : ceil_div(a, d);
+  last = b <= 0 ? 0 : std::min(k, ceil_div(b, d));
+  if (first > last) first = last;
+}
+
+class PreparedDwNchwc final : public PreparedF32Conv {
+ public:
+  PreparedDwNchwc(const ConvProblem& p, const float* w, const float* bias, const Knobs& kn, Isa isa,
+                  const ukernel::F32DwNchwcUkernels& set)
+      : p_(p), isa_(isa) {
+    b_ = layout_block(p.y_layout);
+    cb_ = ceil_div(p.c, b_);
+    oh_ = p.oh(), ow_ = p.ow();
+    pw_ = std::min<int64_t>({kn.at("pw"), set.max_pixels(), ow_});
+    const int stride = static_cast<int>(p.stride_w);
+    // Interior tiles take every tap along W: the unrolled kernels where the set has them.
+    const int kw = p.dil_w == 1 ? static_cast<int>(p.kw) : 0;
+    for (int px = 1; px <= pw_; ++px) {
+      kernels_[px - 1] = set.select(px, stride, kw);
+      if (!kernels_[px - 1]) kernels_[px - 1] = set.select(px, stride, 0);
+      DLAS_CHECK(kernels_[px - 1] != nullptr, ErrorKind::kInternal,
+                 "depthwise (blocked): no kernel for ", px, " pixels");
+    }
+    edge_ = set.select(1, stride, 0);
+    DLAS_CHECK(edge_ != nullptr, ErrorKind::kInternal, "depthwise (blocked): no edge kernel");
+    rows_.resize(static_cast<size_t>(oh_));
+    for (int64_t oy = 0; oy < oh_; ++oy)
+      tap_range(oy, p.stride_h, p.dil_h, p.pad_t, p.kh, p.h, rows_[oy].first, rows_[oy].last);
+    cols_.resize(static_cast<size_t>(ow_));
+    in_lo_ = ow_, in_hi_ = ow_;
+    for (int64_t ox = 0; ox < ow_; ++ox) {
+      tap_range(ox, p.stride_w, p.dil_w, p.pad_l, p.kw, p.w, cols_[ox].first, cols_[ox].last);
+      const bool full = cols_[ox].first == 0 && cols_[ox].last == p.kw;
+      if (full && in_lo_ == ow_) in_lo_ = ox;
+      if (full) in_hi_ = ox + 1;
+    }
+    if (in_lo_ == ow_) in_hi_ = ow_;
+    // Weights [cb][kh][kw][b], bias [cb][b].
+    const int64_t taps = p.kh * p.kw;
+    w_.assign(static_cast<size_t>(cb_ * taps * b_), 0.f);
+    for (int64_t c = 0; c < p.c; ++c)
+      for (int64_t t = 0; t < taps; ++t) w_[((c / b_) * taps + t) * b_ + c % b_] = w[c * taps + t];
+    bias_.assign(static_cast<size_t>(cb_ * b_), 0.f);
+    if (bias) std::copy(bias, bias + p.c, bias_.begin());
+  }
+
+  size_t workspace_bytes(int) const override { return 0; }
+  size_t packed_bytes() const override { return (w_.size() + bias_.size()) * sizeof(float); }
+
+  void run_typed(const float* in, float* out, const float* residual, void*,
+                 ThreadPool& pool) const override {
+    const Epilogue& e = p_.epilogue;
+    const int64_t plane_in = p_.h * p_.w * b_, plane_out = oh_ * ow_ * b_;
+    ukernel::F32DwNchwcArgs base;
+    base.x_khs = static_cast<size_t>(p_.dil_h * p_.w * b_);
+    base.x_kws = static_cast<size_t>(p_.dil_w * b_);
+    base.x_ps = static_cast<size_t>(p_.stride_w * b_);
+    base.w_khs = static_cast<size_t>(p_.kw * b_);
+    base.lo = e.clamp_min(), base.hi = e.clamp_max();
+    pool.parallel_for(static_cast<size_t>(p_.n * cb_ * oh_), [&](size_t item) {
+      const int64_t oy = static_cast<int64_t>(item) % oh_;
+      const int64_t plane = static_cast<int64_t>(item) / oh_;  // image * cb + block
+      const int64_t cb = plane % cb_;
+      const float* x = in + plane * plane_in;
+      float* yr = out + plane * plane_out + oy * ow_ * b_;
+      const float* rr = residual ? residual + plane * plane_out + oy * ow_ * b_ : nullptr;
+      const float* wb = w_.data() + cb * p_.kh * p_.kw * b_;
+      ukernel::F32DwNchwcArgs a = base;
+      a.bias = bias_.data() + cb * b_;
+      const int64_t ky0 = rows_[oy].first, ky1 = rows_[oy].last;
+      const int64_t iy0 = oy * p_.stride_h + ky0 * p_.dil_h - p_.pad_t;
+      a.kh = static_cast<size_t>(ky1 - ky0);
+      for (int64_t ox = 0; ox < ow_;) {
+        const bool interior = ox >= in_lo_ && ox < in_hi_;
+        const int64_t px = interior ? std::min(pw_, in_hi_ - ox) : 1;
+        const int64_t kx0 = cols_[ox].first, kx1 = cols_[ox].last;
+        a.kw = static_cast<size_t>(kx1 - kx0);
+        a.r = rr ? rr + ox * b_ : nullptr;
+        const float* xt = x;
+        if (a.kh > 0 && a.kw > 0)
+          xt = x + (iy0 * p_.w + ox * p_.stride_w + kx0 * p_.dil_w - p_.pad_l) * b_;
+        (interior ? kernels_[px - 1] : edge_)(a, xt, wb + (ky0 * p_.kw + kx0) * b_, yr + ox * b_);
+        ox += px;
+      }
+      if (!e.is_clamp())
+        apply_epilogue(isa_, {e.act, e.p0, e.p1, false}, static_cast<size_t>(ow_ * b_), yr, 0.f,
+                       nullptr);
+    });
+  }
+
+ private:
+  struct Range {
+    int64_t first = 0, last = 0;
+  };
+  ConvProblem p_;
+  Isa isa_;
+  int64_t b_ = 16, cb_ = 0, oh_ = 0, ow_ = 0, pw_ = 1, in_lo_ = 0, in_hi_ = 0;
+  std::vector<Range> rows_, cols_;  // taps inside the input per output row / column
+  ukernel::F32DwNchwcFn kernels_[ukernel::kDwNchwcMaxPixels] = {};  // interior tiles
+  ukernel::F32DwNchwcFn edge_ = nullptr;                            // one pixel, any taps along W
+  std::vector<float> w_, bias_;
+};
+
+class DepthwiseNchwcConv final : public ConvAlgorithm {
+ public:
+  std::string_view name() const override { return "depthwise"; }
+
+  // f32 depthwise convs with channel multiplier 1, input and output in one blocked layout.
+  bool supports(const ConvProblem& p) const override {
+    return p.types() == ConvTypes::kF32 && is_blocked(p.y_layout) && p.x_layout == p.y_layout &&
+           p.groups == p.c && p.k == p.c;
+  }
+
+  KnobSpace knob_space(const ConvProblem&, Isa) const override {
+    KnobSpace s;
+    s.knobs.push_back({"pw",
+                       std::vector<int64_t>(std::begin(kPixelChoices), std::end(kPixelChoices)),
+                       "output pixels per register tile (capped by the kernel set's registers)"});
+    return s;
+  }
+
+  // Untuned: the register budget's pixels, spread evenly over a row's tiles.
+  Knobs default_knobs(const ConvProblem& p, Isa isa) const override {
+    const ukernel::F32DwNchwcUkernels* set = kernels_for(p, isa);
+    const int64_t cap = set ? set->max_pixels() : 8;
+    const int64_t cols = std::max<int64_t>(1, p.ow());
+    const int64_t px = ceil_div(cols, ceil_div(cols, cap));
+    int64_t pw = kPixelChoices[0];
+    for (int64_t v : kPixelChoices)
+      if (v <= px) pw = v;
+    return {{"pw", pw}};
+  }
+
+  std::unique_ptr<PreparedConv> prepare(const ConvProblem& p, const ConvWeights& weights,
+                                        const Knobs& knobs, Isa isa) const override {
+    DLAS_CHECK(supports(p), ErrorKind::kUnsupported, "depthwise (blocked) does not support ",
+               p.key());
+    const ukernel::F32DwNchwcUkernels* set = kernels_for(p, isa);
+    DLAS_CHECK(set != nullptr, ErrorKind::kUnsupported, "layout ", layout_name(p.y_layout),
+               " needs vectors of ", layout_block(p.y_layout), " floats, which the ", isa_name(isa),
+               " path lacks");
+    knob_space(p, isa).validate(knobs, "depthwise");
+    return std::make_unique<PreparedDwNchwc>(p, weights.f32_data(), weights.bias, knobs, isa, *set);
+  }
+
+ private:
+  static const ukernel::F32DwNchwcUkernels* kernels_for(const ConvProblem& p, Isa isa) {
+    return ukernel::f32_dwnchwc_for(isa, static_cast<int>(layout_block(p.y_layout)));
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<PreparedConv> prepare_depthwise_nchwc(const ConvProblem& p, const ConvWeights& w,
+                                                      const Knobs& knobs, Isa isa,
+                                                      const ukernel::F32DwNchwcUkernels& set) {
+  const ConvAlgorithm& algo = depthwise_nchwc_conv_algorithm();
+  DLAS_CHECK(algo.supports(p) && set.lanes == layout_block(p.y_layout), ErrorKind::kUnsupported,
+             "depthwise (blocked) with ", set.name, " does not support ", p.key());
+  algo.knob_space(p, isa).validate(knobs, "depthwise");
+  return std::make_unique<PreparedDwNchwc>(p, w.f32_data(), w.bias, knobs, isa, set);
+}
+
+const ConvAlgorithm& depthwise_nchwc_conv_algorithm() {
+  static const DepthwiseNchwcConv algo;
+  return algo;
+}
+
+}  // namespace dlas
