@@ -63,6 +63,7 @@ void print_bench(const CompiledModel& c, const BenchArgs& b, const LatencyStats&
     j["batch"] = v.batch;
     j["isa"] = v.isa;
     j["isa_emulated"] = v.isa_emulated;
+    j["profile"] = c.profile;
     j["macs"] = macs;
     j["gflops"] = gflops;
     j["arena_bytes"] = bytes_json(mem.arena_bytes);
