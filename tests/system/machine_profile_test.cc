@@ -72,7 +72,7 @@ Graph one_conv(int64_t c, int64_t k, int64_t hw, int64_t ks) {
   Node n{"conv", "Conv", {"x", "w", "b"}, {"y"}, {}};
   n.attrs["pads"] = std::vector<int64_t>(4, ks / 2);
   g.nodes.push_back(n);
-  g.outputs.push_back({"y", DType::kF32, {}});
+  g.outputs = {"y"};
   g.infer();
   return g;
 }
@@ -250,7 +250,10 @@ TEST_F(MachineProfileTest, CalibrationOnTinyShapesDrivesThePlan) {
               problem("c16_h8_w8_k32_1x1_s1x1_p0x0x0x0_d1x1_g1"),
               problem("c32_h8_w8_k32_3x3_s1x1_p1x1x1x1_d1x1_g1")};  // same class: skipped
   int calls = 0;
-  c.progress = [&](int, int total, const std::string&) { ++calls, EXPECT_EQ(total, 3); };
+  c.progress = [&](int, int total, const std::string&) {
+    ++calls;
+    EXPECT_EQ(total, 3);
+  };
   const CalibrateResult r = calibrate(c);
   EXPECT_EQ(calls, 2);
   ASSERT_EQ(r.rows.size(), 2u);

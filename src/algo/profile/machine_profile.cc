@@ -113,26 +113,26 @@ MachineProfile MachineProfile::from_json(std::string_view text, std::string_view
   DLAS_CHECK(field(j, "version", json::value_t::number_integer, w) == kVersion,
              ErrorKind::kInvalidInput, w, ": unsupported \"version\" (expected ", kVersion, ")");
   MachineProfile m;
-  m.cpu = field(j, "cpu", json::value_t::string, w);
+  m.cpu = field(j, "cpu", json::value_t::string, w).get<std::string>();
   try {
     m.isa = parse_isa(field(j, "isa", json::value_t::string, w).get<std::string>());
   } catch (const Error&) {
     fail(ErrorKind::kInvalidInput, w, ": unknown \"isa\"");
   }
-  const int64_t threads = field(j, "threads", json::value_t::number_integer, w);
+  const int64_t threads = field(j, "threads", json::value_t::number_integer, w).get<int64_t>();
   DLAS_CHECK(threads >= 1 && threads <= 4096, ErrorKind::kInvalidInput, w,
              ": \"threads\" out of range");
   m.threads = static_cast<int>(threads);
-  m.source = field(j, "source", json::value_t::string, w);
+  m.source = field(j, "source", json::value_t::string, w).get<std::string>();
   std::set<std::string> seen;
   for (const json& e : field(j, "entries", json::value_t::array, w)) {
     const std::string we = w + ": entry " + std::to_string(m.entries.size());
     DLAS_CHECK(e.is_object(), ErrorKind::kInvalidInput, we, ": not an object");
     Entry x;
-    x.shape_class = field(e, "class", json::value_t::string, we);
+    x.shape_class = field(e, "class", json::value_t::string, we).get<std::string>();
     DLAS_CHECK(!x.shape_class.empty() && seen.insert(x.shape_class).second,
                ErrorKind::kInvalidInput, we, ": empty or repeated \"class\"");
-    x.algo = field(e, "algo", json::value_t::string, we);
+    x.algo = field(e, "algo", json::value_t::string, we).get<std::string>();
     DLAS_CHECK(find_conv_algorithm(x.algo), ErrorKind::kInvalidInput, we, ": unknown \"algo\" '",
                x.algo, "'");
     try {
@@ -145,7 +145,7 @@ MachineProfile MachineProfile::from_json(std::string_view text, std::string_view
                  "\" is not an integer");
       x.knobs[name] = v.get<int64_t>();
     }
-    x.us = field(e, "us", json::value_t::number_float, we);
+    x.us = field(e, "us", json::value_t::number_float, we).get<double>();
     DLAS_CHECK(x.us >= 0, ErrorKind::kInvalidInput, we, ": negative \"us\"");
     m.entries.push_back(std::move(x));
   }
