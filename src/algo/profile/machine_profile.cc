@@ -87,11 +87,11 @@ const ConvAlgorithm* MachineProfile::choose(const ConvProblem& p, Isa isa_path,
 }
 
 std::string MachineProfile::to_json() const {
-  json j = {{"format", kFormat},    {"version", kVersion}, {"cpu", cpu},
-            {"isa", isa_name(isa)}, {"threads", threads},  {"source", source}};
-  json es = json::array();
+  nlohmann::ordered_json j = {{"format", kFormat},    {"version", kVersion}, {"cpu", cpu},
+                              {"isa", isa_name(isa)}, {"threads", threads},  {"source", source}};
+  nlohmann::ordered_json es = nlohmann::ordered_json::array();
   for (const Entry& e : entries) {
-    json k = json::object();
+    nlohmann::ordered_json k = nlohmann::ordered_json::object();
     for (const auto& [name, v] : e.knobs) k[name] = v;
     es.push_back({{"class", e.shape_class},
                   {"algo", e.algo},
