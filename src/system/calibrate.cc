@@ -10,13 +10,14 @@
 
 #include "dlas/core/error.h"
 #include "dlas/hw/cpu.h"
+#include "dlas/hw/thread_pool.h"
 #include "dlas/system/tune.h"
 
 namespace dlas {
 namespace {
 
-// Layer shapes of the zoo models (bench/shapes/*.txt), one per class on 224x224 (and
-// 32x32) inputs; every channel count a multiple of 16 but the stems' inputs.
+// Layer shapes of the zoo models (bench/shapes/*.txt), one per class, on 224x224 and 32x32
+// inputs; every channel count a multiple of 16 but the stems' inputs.
 constexpr const char* kShapes[] = {
     // stems
     "c3_h224_w224_k64_7x7_s2x2_p3x3x3x3_d1x1_g1",  // resnet50
@@ -49,6 +50,33 @@ constexpr const char* kShapes[] = {
     "c2048_h7_w7_k512_1x1_s1x1_p0x0x0x0_d1x1_g1",
     "c256_h56_w56_k512_1x1_s2x2_p0x0x0x0_d1x1_g1",
     "c1024_h14_w14_k2048_1x1_s2x2_p0x0x0x0_d1x1_g1",
+    // the small outputs of the 32x32 models
+    "c32_h32_w32_k32_3x3_s1x1_p1x1x1x1_d1x1_g32",
+    "c144_h32_w32_k144_3x3_s1x1_p1x1x1x1_d1x1_g144",
+    "c128_h16_w16_k128_3x3_s1x1_p1x1x1x1_d1x1_g128",
+    "c256_h8_w8_k256_3x3_s1x1_p1x1x1x1_d1x1_g256",
+    "c1024_h2_w2_k1024_3x3_s1x1_p1x1x1x1_d1x1_g1024",
+    "c64_h32_w32_k64_3x3_s2x2_p1x1x1x1_d1x1_g64",
+    "c144_h32_w32_k144_3x3_s2x2_p1x1x1x1_d1x1_g144",
+    "c128_h16_w16_k128_3x3_s2x2_p1x1x1x1_d1x1_g128",
+    "c256_h8_w8_k256_3x3_s2x2_p1x1x1x1_d1x1_g256",
+    "c512_h4_w4_k512_3x3_s2x2_p1x1x1x1_d1x1_g512",
+    "c64_h16_w16_k128_3x3_s1x1_p1x1x1x1_d1x1_g1",
+    "c128_h8_w8_k256_3x3_s1x1_p1x1x1x1_d1x1_g1",
+    "c256_h4_w4_k512_3x3_s1x1_p1x1x1x1_d1x1_g1",
+    "c512_h2_w2_k512_3x3_s1x1_p1x1x1x1_d1x1_g1",
+    "c64_h32_w32_k128_3x3_s2x2_p1x1x1x1_d1x1_g1",
+    "c128_h16_w16_k256_3x3_s2x2_p1x1x1x1_d1x1_g1",
+    "c256_h8_w8_k512_3x3_s2x2_p1x1x1x1_d1x1_g1",
+    "c16_h32_w32_k96_1x1_s1x1_p0x0x0x0_d1x1_g1",
+    "c32_h16_w16_k192_1x1_s1x1_p0x0x0x0_d1x1_g1",
+    "c64_h8_w8_k384_1x1_s1x1_p0x0x0x0_d1x1_g1",
+    "c128_h8_w8_k256_1x1_s1x1_p0x0x0x0_d1x1_g1",
+    "c160_h4_w4_k320_1x1_s1x1_p0x0x0x0_d1x1_g1",
+    "c1024_h2_w2_k1024_1x1_s1x1_p0x0x0x0_d1x1_g1",
+    "c64_h32_w32_k128_1x1_s2x2_p0x0x0x0_d1x1_g1",
+    "c128_h16_w16_k256_1x1_s2x2_p0x0x0x0_d1x1_g1",
+    "c256_h8_w8_k512_1x1_s2x2_p0x0x0x0_d1x1_g1",
 };
 
 std::shared_ptr<tune::TaskWeights> random_weights(const ConvProblem& p) {
@@ -106,8 +134,9 @@ CalibrateResult calibrate(const CalibrateOptions& o) {
   mo.warmup = 1;
   mo.min_repeat_seconds = 1e-3;
   mo.timeout_seconds = 2.0;
-  auto measurer = tune::make_conv_measurer(mo);
 
+  // The measurers' pool (ThreadPool::shared), kept for the whole calibration.
+  const std::shared_ptr<ThreadPool> pool = ThreadPool::shared(o.threads);
   std::set<std::string> done;
   int index = 0;
   for (ConvProblem base : shapes) {
@@ -118,6 +147,7 @@ CalibrateResult calibrate(const CalibrateOptions& o) {
                "calibrate: shapes must be f32 (", base.key(), ")");
     const std::string cls = conv_shape_class(base);
     if (!done.insert(cls).second) continue;
+    const auto row_t0 = std::chrono::steady_clock::now();
     CalibrateRow row;
     row.shape_class = cls;
     row.shape = base.key();
@@ -154,8 +184,13 @@ CalibrateResult calibrate(const CalibrateOptions& o) {
         t.weights = weights;
         const std::vector<Knobs> points = knob_points(t.space, t.defaults, o.extra_knob_points);
         for (size_t i = 0; i < points.size(); ++i) {
+          // A candidate whose first run takes 10x the best so far (and 20 ms) will not win: it
+          // stops there (the measurer's timeout), so bad knob points cost one run.
+          tune::MeasureOptions mi = mo;
+          if (row.best.us > 0) mi.timeout_seconds = std::max(1e-5 * row.best.us, 0.02);
+          const auto measurer = tune::make_conv_measurer(mi);
           const tune::MeasureResult m =
-              tune::measure_safely(*measurer, t, points[i], mo.timeout_seconds * (o.repeat + 2));
+              tune::measure_safely(*measurer, t, points[i], mi.timeout_seconds * (o.repeat + 2));
           if (!m.ok()) continue;
           ++row.candidates;
           const double us = m.cost() * 1e6;
@@ -169,6 +204,7 @@ CalibrateResult calibrate(const CalibrateOptions& o) {
         }
       }
     }
+    row.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - row_t0).count();
     if (row.candidates > 0) {
       r.profile.entries.push_back(row.best);
       r.rows.push_back(std::move(row));

@@ -48,6 +48,7 @@ int run_calibrate(int threads_arg, const std::string& out_arg, bool json) {
       e["us"] = row.best.us;
       e["rule_algo"] = row.rule_algo;
       e["rule_us"] = row.rule_us > 0 ? nlohmann::json(row.rule_us) : nlohmann::json();
+      e["seconds"] = row.seconds;
       j["rows"].push_back(e);
     }
     std::cout << j.dump(2) << "\n";

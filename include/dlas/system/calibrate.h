@@ -30,11 +30,11 @@ struct CalibrateOptions {
 struct CalibrateRow {
   std::string shape_class;
   std::string shape;   // the measured problem's key()
-  int candidates = 0;  // measured without error
+  int candidates = 0;  // measured to the end (not failed, not stopped as too slow)
   MachineProfile::Entry best;
   double rule_us = 0;  // the built-in auto rule's choice, at its default knobs (0: not measured)
   std::string rule_algo;
-  Layout rule_layout = Layout::kNchw;
+  double seconds = 0;  // spent measuring the class
 };
 
 struct CalibrateResult {
@@ -43,7 +43,7 @@ struct CalibrateResult {
   double seconds = 0;
 };
 
-// The built-in list: ~25 f32 shapes of the zoo models (bench/shapes), one per class.
+// The built-in list: 53 f32 shapes of the zoo models (bench/shapes), one per class.
 std::vector<ConvProblem> calibration_shapes();
 
 // Runs the calibration. Throws kInvalidInput on bad options.
