@@ -73,7 +73,9 @@ int run_calibrate(int threads_arg, const std::string& out_arg, bool json) {
 
 void add_hw_command(CLI::App& app, Action& run) {
   auto* cmd = app.add_subcommand(
-      "hw", "Show the detected CPU: model, cores, caches, ISA features; --peak measures peaks");
+      "hw",
+      "Show the detected CPU: model, cores, caches, ISA features; --peak measures peaks; "
+      "--calibrate measures the machine profile");
   auto json = std::make_shared<bool>(false);
   auto with_peak = std::make_shared<bool>(false);
   cmd->add_flag("--json", *json, "print one JSON object");
@@ -97,6 +99,8 @@ void add_hw_command(CLI::App& app, Action& run) {
     run = [json, with_peak, calib, threads, profile] {
       DLAS_CHECK(*calib || (profile->empty() && *threads == 1), ErrorKind::kUsage,
                  "--threads and --profile go with --calibrate");
+      DLAS_CHECK(!*calib || !*with_peak, ErrorKind::kUsage,
+                 "--calibrate and --peak are separate runs");
       if (*calib) return run_calibrate(*threads, *profile, *json);
       const CpuInfo& c = cpu_info();
       const PeakInfo* pk = *with_peak ? &peak() : nullptr;
