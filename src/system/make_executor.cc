@@ -56,6 +56,7 @@ PlanOptions plan_options_for(const Variant& v, const ExecutorOptions& options) {
     o.layers = read_layer_choices(v.conv_algo.substr(7));
   }
   for (const auto& [node, choice] : options.layers) o.layers.insert_or_assign(node, choice);
+  o.profile = options.profile;
   o.threads = v.threads;
   o.opt_level = v.opt_level;
   o.layout = parse_layout_mode(v.layout);

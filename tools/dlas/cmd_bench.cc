@@ -74,6 +74,7 @@ void print_bench(const CompiledModel& c, const BenchArgs& b, const LatencyStats&
       j["blocked_steps"] = blocked;
       j["reorders"] = reorders;
     }
+    j["profile"] = c.profile;
     j["macs"] = macs;
     j["gflops"] = gflops;
     j["arena_bytes"] = bytes_json(mem.arena_bytes);

@@ -4,23 +4,104 @@
 
 #include "cli.h"
 #include "dlas/core/error.h"
+#include "dlas/core/progress.h"
 #include "dlas/hw/cpu.h"
 #include "dlas/hw/isa.h"
 #include "dlas/hw/peak.h"
+#include "dlas/hw/thread_pool.h"
+#include "dlas/system/calibrate.h"
 
 namespace dlas::cli {
+namespace {
+
+// `dlas hw --calibrate`: measures the machine profile and writes it.
+int run_calibrate(int threads_arg, const std::string& out_arg, bool json) {
+  CalibrateOptions o;
+  o.isa = active_isa();
+  o.threads = ThreadPool::shared(threads_arg)->threads();
+  const std::string out = out_arg.empty() ? default_profile_path(o.isa, o.threads) : out_arg;
+  DLAS_CHECK(!out.empty(), ErrorKind::kUsage,
+             "--calibrate: no cache folder (set XDG_CACHE_HOME or HOME, or pass --profile FILE)");
+  Progress bar({.tty = progress_tty(json), .label = "calibrate", .line_seconds = 5});
+  o.progress = [&](int done, int total, const std::string& cls) {
+    bar.update(done, total, bar.counts(done, total, "shapes") + ", " + cls, done == total);
+  };
+  const CalibrateResult r = calibrate(o);
+  bar.finish(/*keep=*/!bar.tty());
+  r.profile.save(out);
+  if (json) {
+    nlohmann::ordered_json j;
+    j["profile"] = out;
+    j["cpu"] = r.profile.cpu;
+    j["isa"] = isa_name(r.profile.isa);
+    j["threads"] = r.profile.threads;
+    j["seconds"] = r.seconds;
+    j["rows"] = nlohmann::json::array();
+    for (const CalibrateRow& row : r.rows) {
+      nlohmann::ordered_json e;
+      e["class"] = row.shape_class;
+      e["shape"] = row.shape;
+      e["candidates"] = row.candidates;
+      e["algo"] = row.best.algo;
+      e["layout"] = layout_name(row.best.layout);
+      e["knobs"] = knobs_to_string(row.best.knobs);
+      e["us"] = row.best.us;
+      e["rule_algo"] = row.rule_algo;
+      e["rule_us"] = row.rule_us > 0 ? nlohmann::json(row.rule_us) : nlohmann::json();
+      e["seconds"] = row.seconds;
+      j["rows"].push_back(e);
+    }
+    std::cout << j.dump(2) << "\n";
+    return 0;
+  }
+  std::printf("calibrated %s, %s, %d thread%s in %.1f s (times: median of repeats, us)\n",
+              r.profile.cpu.c_str(), isa_name(r.profile.isa), r.profile.threads,
+              r.profile.threads == 1 ? "" : "s", r.seconds);
+  std::printf("%-26s %-13s %-8s %10s %-13s %10s  %s\n", "class", "best", "layout", "us",
+              "rule (nchw)", "us", "knobs");
+  for (const CalibrateRow& row : r.rows) {
+    const std::string rule_us = row.rule_us > 0 ? str(static_cast<int64_t>(row.rule_us)) : "-";
+    std::printf("%-26s %-13s %-8s %10.1f %-13s %10s  %s\n", row.shape_class.c_str(),
+                row.best.algo.c_str(), layout_name(row.best.layout), row.best.us,
+                row.rule_algo.c_str(), rule_us.c_str(), knobs_to_string(row.best.knobs).c_str());
+  }
+  std::printf("profile written to %s\n", out.c_str());
+  return 0;
+}
+
+}  // namespace
 
 void add_hw_command(CLI::App& app, Action& run) {
   auto* cmd = app.add_subcommand(
-      "hw", "Show the detected CPU: model, cores, caches, ISA features; --peak measures peaks");
+      "hw",
+      "Show the detected CPU: model, cores, caches, ISA features; --peak measures peaks; "
+      "--calibrate measures the machine profile");
   auto json = std::make_shared<bool>(false);
   auto with_peak = std::make_shared<bool>(false);
   cmd->add_flag("--json", *json, "print one JSON object");
+  auto calib = std::make_shared<bool>(false);
+  auto threads = std::make_shared<int>(1);
+  auto profile = std::make_shared<std::string>();
+  cmd->add_flag("--calibrate", *calib,
+                "measure the conv algorithms per shape class (about a minute on 2 cores) and "
+                "write the machine profile the auto rule then follows (docs/engine.md "
+                "\"Machine profile\")");
+  cmd->add_option("--threads", *threads, "--calibrate: worker threads (0: one per logical CPU)")
+      ->default_val(1)
+      ->check(CLI::Range(0, 1024));
+  cmd->add_option("--profile", *profile,
+                  "--calibrate: write the profile here (default: the calibration cache, "
+                  "$XDG_CACHE_HOME/dlas or ~/.cache/dlas)");
   cmd->add_flag("--peak", *with_peak,
                 "also measure peak fp32 GFLOP/s per ISA path (1 and all threads) and memory "
                 "bandwidth (about 1-2 s)");
-  cmd->callback([&run, json, with_peak] {
-    run = [json, with_peak] {
+  cmd->callback([&run, json, with_peak, calib, threads, profile] {
+    run = [json, with_peak, calib, threads, profile] {
+      DLAS_CHECK(*calib || (profile->empty() && *threads == 1), ErrorKind::kUsage,
+                 "--threads and --profile go with --calibrate");
+      DLAS_CHECK(!*calib || !*with_peak, ErrorKind::kUsage,
+                 "--calibrate and --peak are separate runs");
+      if (*calib) return run_calibrate(*threads, *profile, *json);
       const CpuInfo& c = cpu_info();
       const PeakInfo* pk = *with_peak ? &peak() : nullptr;
       if (*json) {

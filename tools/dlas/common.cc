@@ -14,6 +14,7 @@
 
 #include "cli.h"
 #include "dlas/algo/conv.h"
+#include "dlas/algo/machine_profile.h"
 #include "dlas/hw/isa.h"
 #include "dlas/optimize/prune.h"
 #include "dlas/optimize/quantize.h"
@@ -116,6 +117,10 @@ void add_engine_args(CLI::App& cmd, EngineArgs& a) {
                  "tuning records (JSON Lines from `dlas tune`): each conv layer runs the fastest "
                  "recorded algorithm and knobs of its task, from any model (transfer)")
       ->check(CLI::ExistingFile);
+  cmd.add_option("--profile", a.profile,
+                 "machine profile from `dlas hw --calibrate` (FILE, or none for the built-in "
+                 "rule; default: $DLAS_PROFILE, then the calibration cache); docs/engine.md "
+                 "\"Machine profile\"");
   cmd.add_option("--threads", a.threads, "worker threads (0: one per logical CPU)")
       ->default_val(1)
       ->check(CLI::Range(0, 1024));
@@ -182,6 +187,10 @@ PlanOptions plan_options_from_args(const EngineArgs& a, const Graph* graph) {
              "--conv-algo auto takes no knobs (name an algorithm: sparse-direct:format=csr)");
   o.layout = parse_layout_mode(a.layout);
   if (!a.layers.empty()) o.layers = read_layer_choices(a.layers);
+  DLAS_CHECK(
+      a.profile.empty() || a.profile == "none" || std::filesystem::is_regular_file(a.profile),
+      ErrorKind::kUsage, "--profile ", a.profile, ": no such file");
+  o.profile = a.profile;
   o.threads = a.threads;
   o.opt_level = a.opt_level;
   o.isa = active_isa();
@@ -216,9 +225,13 @@ CompiledModel compile_from_args(const Graph& graph, const ModelArgs& m, const En
     v.opt_level = 0;
   }
   const auto t0 = std::chrono::steady_clock::now();
-  c.executor = make_executor(graph, v, {.layers = options.layers});
+  c.executor = make_executor(graph, v, {.layers = options.layers, .profile = options.profile});
   c.compile_ms = ms_since(t0);
   v.threads = c.executor->threads();
+  if (backend == "dlas") {
+    const std::string used = active_machine_profile(options.profile, active_isa(), v.threads).path;
+    if (!used.empty()) c.profile = used;
+  }
   // The report names the per-layer files that chose the kernels.
   if (backend == "dlas" && (!e.layers.empty() || !e.records.empty()))
     v.conv_algo = !e.layers.empty() ? "layers:" + e.layers : "records:" + e.records;

@@ -22,6 +22,7 @@ struct ExecutorOptions {
   // `--layers`, `--records` (they win over a "layers:<path>" file's). Backends that choose
   // their own kernels ignore them.
   LayerChoices layers;
+  std::string profile;  // dlas: PlanOptions::profile (a machine profile's path, "none", empty)
 };
 
 // Builds the Executor of `variant` for `graph` (inferred). Variant::backend picks it:

@@ -61,6 +61,9 @@ struct PlanOptions {
   // Activation layouts. Layers with a per-layer choice (layers, records) run NCHW unless
   // the mode is nchwc and their algorithm has a blocked implementation.
   LayoutMode layout = LayoutMode::kAuto;
+  // Machine profile (docs/engine.md "Machine profile"): a path, "none", or empty for
+  // $DLAS_PROFILE, then the calibration cache (dlas/algo/machine_profile.h).
+  std::string profile;
 };
 
 // What one step runs.

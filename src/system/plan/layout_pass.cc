@@ -16,7 +16,9 @@
 #include <utility>
 
 #include "dlas/algo/conv.h"
+#include "dlas/algo/machine_profile.h"
 #include "dlas/core/error.h"
+#include "dlas/hw/thread_pool.h"
 #include "dlas/system/conv_shapes.h"
 #include "system/plan/steps.h"
 
@@ -100,6 +102,10 @@ bool conv_runs_blocked(const Graph& g, const Node& n, const PlanOptions& o, Isa 
   // "Data layouts" has the measurements).
   const std::string_view nchw = auto_conv_algorithm(c->problem, isa, c->weights()).name();
   if (nchw.substr(0, 7) == "sparse-") return false;
+  // A machine profile's entry for the class decides by the layout that won there.
+  const int threads = ThreadPool::shared(o.threads)->threads();
+  if (auto prof = active_machine_profile(o.profile, isa, threads).profile)
+    if (const MachineProfile::Entry* e = prof->lookup(c->problem)) return is_blocked(e->layout);
   if (nchw == "winograd" && c->problem.oh() >= kWinogradOverBlockedMinSide &&
       c->problem.ow() >= kWinogradOverBlockedMinSide)
     return false;

@@ -1,8 +1,10 @@
 // Every convolution the conv operator runs -- Conv / FusedConv on f32, f16 or bf16 values
 // and int8 QFusedConv (made by fuse_quantized_conv), with constant weights -> a prepared
 // conv algorithm (include/dlas/algo/conv.h). A per-layer choice (--layers, --records)
-// wins, then --conv-algo where the algorithm supports the layer, then the auto rule.
+// wins, then --conv-algo where the algorithm supports the layer, then the machine profile's
+// entry for the layer's class, then the auto rule.
 #include "dlas/algo/conv.h"
+#include "dlas/algo/machine_profile.h"
 #include "dlas/core/error.h"
 #include "dlas/system/conv_shapes.h"
 #include "system/plan/steps.h"
@@ -41,7 +43,12 @@ Chosen choose_algorithm(const LowerContext& ctx, const ConvNode& c) {
     else
       out.algo = nullptr;
   }
-  if (!out.algo) out.algo = &auto_conv_algorithm(p, ctx.isa, c.weights());
+  if (!out.algo) {
+    out.algo = &auto_conv_algorithm(p, ctx.isa, c.weights());
+    // The machine profile's measured choice for the layer's class, where it has one.
+    if (auto prof = active_machine_profile(ctx.options.profile, ctx.isa, ctx.threads).profile)
+      if (const ConvAlgorithm* a = prof->choose(p, ctx.isa, *out.algo, out.knobs)) out.algo = a;
+  }
   if (out.knobs.empty()) out.knobs = out.algo->default_knobs(p, ctx.isa);
   const KnobSpace space = out.algo->knob_space(p, ctx.isa);
   if (override_knobs) apply_knob_overrides(chosen, space, out.knobs, n.label());

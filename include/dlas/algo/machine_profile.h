@@ -1,0 +1,87 @@
+// Machine profiles (DLAS layer 4): which conv algorithm, layout and knobs won per coarse
+// shape class on one CPU, ISA path and thread count, as `dlas hw --calibrate` measured them
+// (dlas/system/calibrate.h). Under --conv-algo auto and --layout auto the plan follows the
+// active profile's entry for a layer's class before the built-in auto rule
+// (docs/engine.md "Machine profile").
+//
+// File format (JSON, one object):
+//   {"format": "dlas-machine-profile", "version": 1, "cpu": "AMD EPYC 9B14", "isa": "avx512",
+//    "threads": 2, "source": "dlas hw --calibrate",
+//    "entries": [{"class": "dense-3x3-s1-o16-c256", "algo": "winograd", "layout": "nchw",
+//                 "knobs": {"tile": 4}, "us": 812.5}, ...]}
+#pragma once
+
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "dlas/algo/conv.h"
+#include "dlas/algo/knobs.h"
+#include "dlas/algo/layout.h"
+#include "dlas/hw/isa.h"
+
+namespace dlas {
+
+// The coarse class of an f32 conv that a profile keys on:
+//   "<kind>-<kh>x<kw>-s<stride>[-d<dilation>]-o<side>[-c<channels>]"
+// kind: "dw" (depthwise), "stem" (<= 4 input channels per group, groups 1), "group" (other
+// grouped convs) or "dense"; stride "1", "2" or "<sh>x<sw>" when they differ; side: the
+// larger output side bucketed to 4, 8, 16, 32 or "big" (> 32); channels (not for stems): the
+// input channels bucketed to 64, 256 or "big" (> 256). Batch, padding and the epilogue do not
+// enter. E.g. "dense-3x3-s1-o16-c256", "dw-3x3-s2-obig-c64", "stem-7x7-s2-obig".
+std::string conv_shape_class(const ConvProblem& p);
+
+struct MachineProfile {
+  struct Entry {
+    std::string shape_class;        // conv_shape_class
+    std::string algo;               // a dense algorithm's name
+    Layout layout = Layout::kNchw;  // the output layout it ran in (stems read NCHW)
+    Knobs knobs;
+    double us = 0;  // its measured time on the calibration shape, microseconds
+  };
+  std::string cpu;  // CpuInfo::model_name
+  Isa isa = Isa::kScalar;
+  int threads = 1;
+  std::string source;          // what made it ("dlas hw --calibrate")
+  std::vector<Entry> entries;  // one per class
+
+  // The entry for p's class; nullptr when none or p is not f32.
+  const Entry* lookup(const ConvProblem& p) const;
+  // The profile's algorithm for p (in p's layouts) on `isa` where the auto rule picked
+  // `rule`: nullptr when there is no entry, the rule picked a sparse algorithm (a profile
+  // measures dense weights), or the entry's algorithm is unknown or does not support p.
+  // Otherwise sets `knobs` to the entry's when valid in the algorithm's space for p, else
+  // to its default point.
+  const ConvAlgorithm* choose(const ConvProblem& p, Isa isa, const ConvAlgorithm& rule,
+                              Knobs& knobs) const;
+
+  std::string to_json() const;  // 2-space indented, entries in order
+  // Strict: every field present with its type, a known ISA and layout, threads >= 1,
+  // classes unique, knob values integers. Throws kInvalidInput naming `what` and the field.
+  static MachineProfile from_json(std::string_view text, std::string_view what = "profile");
+  // from_json of the file (kInvalidInput naming the path when unreadable or invalid).
+  static MachineProfile load(const std::string& path);
+  // Writes to_json() atomically (dlas/core/file.h).
+  void save(const std::string& path) const;
+};
+
+// "AMD EPYC 9B14" -> "amd-epyc-9b14": lowercase letters and digits, runs of anything else
+// one '-'; "unknown-cpu" when nothing is left.
+std::string cpu_slug(const std::string& model_name);
+// $XDG_CACHE_HOME/dlas (else $HOME/.cache/dlas) /profile-<cpu-slug>-<isa>-t<threads>.json;
+// empty when neither variable is set.
+std::string default_profile_path(Isa isa, int threads);
+
+// The profile a plan uses on (isa, threads). `option` is PlanOptions::profile: a path, "none"
+// (the built-in rule only) or empty -- then $DLAS_PROFILE (a path or "none"), else
+// default_profile_path. A file that is missing (an explicit one: kInvalidInput), unreadable,
+// invalid, or made for another CPU, ISA or thread count is ignored with one warning line on
+// stderr (once per file version). Files are re-read when they change; thread-safe.
+struct ActiveProfile {
+  std::shared_ptr<const MachineProfile> profile;  // null: the built-in rule
+  std::string path;                               // of the profile in use; empty when none
+};
+ActiveProfile active_machine_profile(const std::string& option, Isa isa, int threads);
+
+}  // namespace dlas

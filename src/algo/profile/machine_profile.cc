@@ -1,0 +1,262 @@
+// Machine profiles: the shape classes, the JSON file and the resolution of the active one.
+#include "dlas/algo/machine_profile.h"
+
+#include <cctype>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <map>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <tuple>
+
+#include "dlas/core/error.h"
+#include "dlas/core/file.h"
+#include "dlas/hw/cpu.h"
+
+namespace dlas {
+namespace {
+
+constexpr const char* kFormat = "dlas-machine-profile";
+constexpr int kVersion = 1;
+
+std::string side_bucket(int64_t side) {
+  for (int64_t b : {4, 8, 16, 32})
+    if (side <= b) return std::to_string(b);
+  return "big";
+}
+
+std::string channel_bucket(int64_t c) {
+  for (int64_t b : {64, 256})
+    if (c <= b) return std::to_string(b);
+  return "big";
+}
+
+using json = nlohmann::json;
+
+const json& field(const json& j, const char* name, json::value_t type, std::string_view what) {
+  auto it = j.find(name);
+  DLAS_CHECK(it != j.end(), ErrorKind::kInvalidInput, what, ": missing \"", name, "\"");
+  const bool ok = it->type() == type || (type == json::value_t::number_float && it->is_number()) ||
+                  (type == json::value_t::number_integer && it->is_number_integer());
+  DLAS_CHECK(ok, ErrorKind::kInvalidInput, what, ": \"", name, "\" has the wrong type");
+  return *it;
+}
+
+}  // namespace
+
+std::string conv_shape_class(const ConvProblem& p) {
+  std::string kind = p.is_depthwise()            ? "dw"
+                     : p.groups == 1 && p.c <= 4 ? "stem"
+                     : p.groups > 1              ? "group"
+                                                 : "dense";
+  std::string s = kind + "-" + std::to_string(p.kh) + "x" + std::to_string(p.kw) + "-s";
+  s += p.stride_h == p.stride_w ? std::to_string(p.stride_h)
+                                : std::to_string(p.stride_h) + "x" + std::to_string(p.stride_w);
+  if (p.dil_h != 1 || p.dil_w != 1)
+    s += "-d" + (p.dil_h == p.dil_w ? std::to_string(p.dil_h)
+                                    : std::to_string(p.dil_h) + "x" + std::to_string(p.dil_w));
+  s += "-o" + side_bucket(std::max(p.oh(), p.ow()));
+  if (kind != "stem") s += "-c" + channel_bucket(p.c);
+  return s;
+}
+
+const MachineProfile::Entry* MachineProfile::lookup(const ConvProblem& p) const {
+  if (p.types() != ConvTypes::kF32) return nullptr;
+  const std::string cls = conv_shape_class(p);
+  for (const Entry& e : entries)
+    if (e.shape_class == cls) return &e;
+  return nullptr;
+}
+
+const ConvAlgorithm* MachineProfile::choose(const ConvProblem& p, Isa isa_path,
+                                            const ConvAlgorithm& rule, Knobs& knobs) const {
+  if (rule.name().substr(0, 7) == "sparse-") return nullptr;
+  const Entry* e = lookup(p);
+  if (!e) return nullptr;
+  const ConvAlgorithm* a = find_conv_algorithm(e->algo);
+  if (!a || !a->supports(p)) return nullptr;
+  knobs = e->knobs;
+  try {
+    a->knob_space(p, isa_path).validate(knobs, e->shape_class);
+  } catch (const Error&) {
+    knobs = a->default_knobs(p, isa_path);
+  }
+  return a;
+}
+
+std::string MachineProfile::to_json() const {
+  nlohmann::ordered_json j = {{"format", kFormat},    {"version", kVersion}, {"cpu", cpu},
+                              {"isa", isa_name(isa)}, {"threads", threads},  {"source", source}};
+  nlohmann::ordered_json es = nlohmann::ordered_json::array();
+  for (const Entry& e : entries) {
+    nlohmann::ordered_json k = nlohmann::ordered_json::object();
+    for (const auto& [name, v] : e.knobs) k[name] = v;
+    es.push_back({{"class", e.shape_class},
+                  {"algo", e.algo},
+                  {"layout", layout_name(e.layout)},
+                  {"knobs", k},
+                  {"us", e.us}});
+  }
+  j["entries"] = es;
+  return j.dump(2) + "\n";
+}
+
+MachineProfile MachineProfile::from_json(std::string_view text, std::string_view what) {
+  const std::string w(what);
+  json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  DLAS_CHECK(!j.is_discarded(), ErrorKind::kInvalidInput, w, ": not valid JSON");
+  DLAS_CHECK(j.is_object(), ErrorKind::kInvalidInput, w, ": not a JSON object");
+  DLAS_CHECK(field(j, "format", json::value_t::string, w) == kFormat, ErrorKind::kInvalidInput, w,
+             ": \"format\" is not \"", kFormat, "\"");
+  DLAS_CHECK(field(j, "version", json::value_t::number_integer, w) == kVersion,
+             ErrorKind::kInvalidInput, w, ": unsupported \"version\" (expected ", kVersion, ")");
+  MachineProfile m;
+  m.cpu = field(j, "cpu", json::value_t::string, w).get<std::string>();
+  try {
+    m.isa = parse_isa(field(j, "isa", json::value_t::string, w).get<std::string>());
+  } catch (const Error&) {
+    fail(ErrorKind::kInvalidInput, w, ": unknown \"isa\"");
+  }
+  const int64_t threads = field(j, "threads", json::value_t::number_integer, w).get<int64_t>();
+  DLAS_CHECK(threads >= 1 && threads <= 4096, ErrorKind::kInvalidInput, w,
+             ": \"threads\" out of range");
+  m.threads = static_cast<int>(threads);
+  m.source = field(j, "source", json::value_t::string, w).get<std::string>();
+  std::set<std::string> seen;
+  for (const json& e : field(j, "entries", json::value_t::array, w)) {
+    const std::string we = w + ": entry " + std::to_string(m.entries.size());
+    DLAS_CHECK(e.is_object(), ErrorKind::kInvalidInput, we, ": not an object");
+    Entry x;
+    x.shape_class = field(e, "class", json::value_t::string, we).get<std::string>();
+    DLAS_CHECK(!x.shape_class.empty() && seen.insert(x.shape_class).second,
+               ErrorKind::kInvalidInput, we, ": empty or repeated \"class\"");
+    x.algo = field(e, "algo", json::value_t::string, we).get<std::string>();
+    DLAS_CHECK(find_conv_algorithm(x.algo), ErrorKind::kInvalidInput, we, ": unknown \"algo\" '",
+               x.algo, "'");
+    try {
+      x.layout = parse_layout(field(e, "layout", json::value_t::string, we).get<std::string>());
+    } catch (const Error&) {
+      fail(ErrorKind::kInvalidInput, we, ": unknown \"layout\"");
+    }
+    for (const auto& [name, v] : field(e, "knobs", json::value_t::object, we).items()) {
+      DLAS_CHECK(v.is_number_integer(), ErrorKind::kInvalidInput, we, ": knob \"", name,
+                 "\" is not an integer");
+      x.knobs[name] = v.get<int64_t>();
+    }
+    x.us = field(e, "us", json::value_t::number_float, we).get<double>();
+    DLAS_CHECK(x.us >= 0, ErrorKind::kInvalidInput, we, ": negative \"us\"");
+    m.entries.push_back(std::move(x));
+  }
+  return m;
+}
+
+MachineProfile MachineProfile::load(const std::string& path) {
+  std::string text;
+  try {
+    text = read_file(path);
+  } catch (const std::exception&) {
+    fail(ErrorKind::kInvalidInput, path, ": cannot read");
+  }
+  return from_json(text, path);
+}
+
+void MachineProfile::save(const std::string& path) const {
+  const std::filesystem::path p(path);
+  if (p.has_parent_path()) std::filesystem::create_directories(p.parent_path());
+  write_file_atomic(p, to_json());
+}
+
+std::string cpu_slug(const std::string& model_name) {
+  std::string s;
+  for (char ch : model_name) {
+    const unsigned char c = static_cast<unsigned char>(ch);
+    if (std::isalnum(c))
+      s += static_cast<char>(std::tolower(c));
+    else if (!s.empty() && s.back() != '-')
+      s += '-';
+  }
+  while (!s.empty() && s.back() == '-') s.pop_back();
+  return s.empty() ? "unknown-cpu" : s;
+}
+
+std::string default_profile_path(Isa isa, int threads) {
+  std::filesystem::path dir;
+  const char* xdg = std::getenv("XDG_CACHE_HOME");
+  const char* home = std::getenv("HOME");
+  if (xdg && *xdg)
+    dir = std::filesystem::path(xdg) / "dlas";
+  else if (home && *home)
+    dir = std::filesystem::path(home) / ".cache" / "dlas";
+  else
+    return "";
+  return (dir / ("profile-" + cpu_slug(cpu_info().model_name) + "-" + isa_name(isa) + "-t" +
+                 std::to_string(threads) + ".json"))
+      .string();
+}
+
+ActiveProfile active_machine_profile(const std::string& option, Isa isa, int threads) {
+  std::string path = option;
+  bool explicit_path = !option.empty();
+  if (path.empty()) {
+    const char* env = std::getenv("DLAS_PROFILE");
+    if (env && *env) path = env;
+  }
+  if (path == "none") return {};
+  const bool from_default = path.empty();
+  if (from_default) path = default_profile_path(isa, threads);
+  if (path.empty()) return {};
+
+  // The file's version: (exists, size, mtime); a change re-reads it.
+  std::error_code ec;
+  const bool exists = std::filesystem::is_regular_file(path, ec);
+  DLAS_CHECK(exists || !explicit_path, ErrorKind::kInvalidInput, "profile ", path,
+             ": no such file");
+  if (!exists && from_default) return {};
+  uintmax_t size = exists ? std::filesystem::file_size(path, ec) : 0;
+  auto mtime = exists ? std::filesystem::last_write_time(path, ec).time_since_epoch().count() : 0;
+
+  struct Cached {
+    uintmax_t size = 0;
+    int64_t mtime = 0;
+    bool exists = false;
+    ActiveProfile result;
+  };
+  static std::mutex mu;
+  static std::map<std::tuple<std::string, Isa, int>, Cached> cache;
+  std::lock_guard<std::mutex> lock(mu);
+  auto key = std::make_tuple(path, isa, threads);
+  auto it = cache.find(key);
+  if (it != cache.end() && it->second.exists == exists && it->second.size == size &&
+      it->second.mtime == static_cast<int64_t>(mtime))
+    return it->second.result;
+
+  Cached c{size, static_cast<int64_t>(mtime), exists, {}};
+  std::string warning;
+  if (!exists) {
+    warning = "profile " + path + ": no such file";
+  } else {
+    try {
+      auto m = std::make_shared<MachineProfile>(MachineProfile::load(path));
+      const std::string cpu = cpu_info().model_name;
+      if (m->cpu != cpu)
+        warning = "profile " + path + " is for CPU '" + m->cpu + "', not '" + cpu + "'";
+      else if (m->isa != isa)
+        warning = "profile " + path + " is for ISA " + isa_name(m->isa) + ", not " + isa_name(isa);
+      else if (m->threads != threads)
+        warning = "profile " + path + " is for " + std::to_string(m->threads) + " threads, not " +
+                  std::to_string(threads);
+      else
+        c.result = {std::move(m), path};
+    } catch (const std::exception& e) {
+      warning = e.what();
+    }
+  }
+  if (!warning.empty())
+    std::fprintf(stderr, "dlas: warning: %s; using the built-in rule\n", warning.c_str());
+  cache[key] = c;
+  return c.result;
+}
+
+}  // namespace dlas

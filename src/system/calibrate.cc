@@ -1,0 +1,218 @@
+// Calibration: times every dense candidate per shape class with the tuner's conv measurer
+// (its protocol: warm-up, runs per repeat grown to a minimum duration, median of repeats).
+#include "dlas/system/calibrate.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <random>
+#include <set>
+
+#include "dlas/core/error.h"
+#include "dlas/hw/cpu.h"
+#include "dlas/hw/thread_pool.h"
+#include "dlas/system/tune.h"
+
+namespace dlas {
+namespace {
+
+// Layer shapes of the zoo models (bench/shapes/*.txt), one per class, on 224x224 and 32x32
+// inputs; every channel count a multiple of 16 but the stems' inputs.
+constexpr const char* kShapes[] = {
+    // stems
+    "c3_h224_w224_k64_7x7_s2x2_p3x3x3x3_d1x1_g1",  // resnet50
+    "c3_h224_w224_k32_3x3_s2x2_p1x1x1x1_d1x1_g1",  // mobilenetv2
+    "c3_h32_w32_k64_3x3_s1x1_p1x1x1x1_d1x1_g1",    // resnet18-cifar
+    // depthwise
+    "c32_h112_w112_k32_3x3_s1x1_p1x1x1x1_d1x1_g32",
+    "c144_h56_w56_k144_3x3_s1x1_p1x1x1x1_d1x1_g144",
+    "c384_h14_w14_k384_3x3_s1x1_p1x1x1x1_d1x1_g384",
+    "c960_h7_w7_k960_3x3_s1x1_p1x1x1x1_d1x1_g960",
+    "c96_h112_w112_k96_3x3_s2x2_p1x1x1x1_d1x1_g96",
+    "c144_h56_w56_k144_3x3_s2x2_p1x1x1x1_d1x1_g144",
+    "c576_h14_w14_k576_3x3_s2x2_p1x1x1x1_d1x1_g576",
+    // dense 3x3
+    "c64_h56_w56_k64_3x3_s1x1_p1x1x1x1_d1x1_g1",
+    "c128_h28_w28_k128_3x3_s1x1_p1x1x1x1_d1x1_g1",
+    "c256_h14_w14_k256_3x3_s1x1_p1x1x1x1_d1x1_g1",
+    "c512_h7_w7_k512_3x3_s1x1_p1x1x1x1_d1x1_g1",
+    "c64_h32_w32_k64_3x3_s1x1_p1x1x1x1_d1x1_g1",
+    "c128_h56_w56_k128_3x3_s2x2_p1x1x1x1_d1x1_g1",
+    "c256_h28_w28_k256_3x3_s2x2_p1x1x1x1_d1x1_g1",
+    "c512_h14_w14_k512_3x3_s2x2_p1x1x1x1_d1x1_g1",
+    // dense 1x1
+    "c64_h56_w56_k256_1x1_s1x1_p0x0x0x0_d1x1_g1",
+    "c256_h56_w56_k64_1x1_s1x1_p0x0x0x0_d1x1_g1",
+    "c128_h28_w28_k512_1x1_s1x1_p0x0x0x0_d1x1_g1",
+    "c512_h28_w28_k128_1x1_s1x1_p0x0x0x0_d1x1_g1",
+    "c256_h14_w14_k1024_1x1_s1x1_p0x0x0x0_d1x1_g1",
+    "c1024_h14_w14_k256_1x1_s1x1_p0x0x0x0_d1x1_g1",
+    "c2048_h7_w7_k512_1x1_s1x1_p0x0x0x0_d1x1_g1",
+    "c256_h56_w56_k512_1x1_s2x2_p0x0x0x0_d1x1_g1",
+    "c1024_h14_w14_k2048_1x1_s2x2_p0x0x0x0_d1x1_g1",
+    // the small outputs of the 32x32 models
+    "c32_h32_w32_k32_3x3_s1x1_p1x1x1x1_d1x1_g32",
+    "c144_h32_w32_k144_3x3_s1x1_p1x1x1x1_d1x1_g144",
+    "c128_h16_w16_k128_3x3_s1x1_p1x1x1x1_d1x1_g128",
+    "c256_h8_w8_k256_3x3_s1x1_p1x1x1x1_d1x1_g256",
+    "c1024_h2_w2_k1024_3x3_s1x1_p1x1x1x1_d1x1_g1024",
+    "c64_h32_w32_k64_3x3_s2x2_p1x1x1x1_d1x1_g64",
+    "c144_h32_w32_k144_3x3_s2x2_p1x1x1x1_d1x1_g144",
+    "c128_h16_w16_k128_3x3_s2x2_p1x1x1x1_d1x1_g128",
+    "c256_h8_w8_k256_3x3_s2x2_p1x1x1x1_d1x1_g256",
+    "c512_h4_w4_k512_3x3_s2x2_p1x1x1x1_d1x1_g512",
+    "c64_h16_w16_k128_3x3_s1x1_p1x1x1x1_d1x1_g1",
+    "c128_h8_w8_k256_3x3_s1x1_p1x1x1x1_d1x1_g1",
+    "c256_h4_w4_k512_3x3_s1x1_p1x1x1x1_d1x1_g1",
+    "c512_h2_w2_k512_3x3_s1x1_p1x1x1x1_d1x1_g1",
+    "c64_h32_w32_k128_3x3_s2x2_p1x1x1x1_d1x1_g1",
+    "c128_h16_w16_k256_3x3_s2x2_p1x1x1x1_d1x1_g1",
+    "c256_h8_w8_k512_3x3_s2x2_p1x1x1x1_d1x1_g1",
+    "c16_h32_w32_k96_1x1_s1x1_p0x0x0x0_d1x1_g1",
+    "c32_h16_w16_k192_1x1_s1x1_p0x0x0x0_d1x1_g1",
+    "c64_h8_w8_k384_1x1_s1x1_p0x0x0x0_d1x1_g1",
+    "c128_h8_w8_k256_1x1_s1x1_p0x0x0x0_d1x1_g1",
+    "c160_h4_w4_k320_1x1_s1x1_p0x0x0x0_d1x1_g1",
+    "c1024_h2_w2_k1024_1x1_s1x1_p0x0x0x0_d1x1_g1",
+    "c64_h32_w32_k128_1x1_s2x2_p0x0x0x0_d1x1_g1",
+    "c128_h16_w16_k256_1x1_s2x2_p0x0x0x0_d1x1_g1",
+    "c256_h8_w8_k512_1x1_s2x2_p0x0x0x0_d1x1_g1",
+};
+
+std::shared_ptr<tune::TaskWeights> random_weights(const ConvProblem& p) {
+  auto w = std::make_shared<tune::TaskWeights>();
+  std::mt19937 rng(7);
+  std::normal_distribution<float> d(0.f, 0.1f);
+  std::vector<float> v(static_cast<size_t>(p.weight_count()));
+  for (float& x : v) x = d(rng);
+  w->data.resize(v.size() * sizeof(float));
+  std::memcpy(w->data.data(), v.data(), w->data.size());
+  if (p.has_bias) w->bias.assign(static_cast<size_t>(p.k), 0.01f);
+  return w;
+}
+
+// The default point and up to `extra` others spread over the space.
+std::vector<Knobs> knob_points(const KnobSpace& space, const Knobs& defaults, int extra) {
+  std::vector<Knobs> out{defaults};
+  const int64_t n = space.size();
+  for (int i = 1; i <= extra && n > 1; ++i) {
+    const int64_t at = std::min<int64_t>(n - 1, n * i / (extra + 1));
+    Knobs k = space.point(at);
+    if (std::find(out.begin(), out.end(), k) == out.end()) out.push_back(std::move(k));
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<ConvProblem> calibration_shapes() {
+  std::vector<ConvProblem> out;
+  for (const char* key : kShapes) {
+    ConvProblem p = ConvProblem::from_key(key);
+    p.has_bias = true;
+    p.epilogue.act = Activation::kRelu;
+    out.push_back(p);
+  }
+  return out;
+}
+
+CalibrateResult calibrate(const CalibrateOptions& o) {
+  DLAS_CHECK(o.threads >= 1, ErrorKind::kInvalidInput, "calibrate: threads must be >= 1");
+  DLAS_CHECK(o.repeat >= 1 && o.extra_knob_points >= 0, ErrorKind::kInvalidInput,
+             "calibrate: repeat must be >= 1 and extra_knob_points >= 0");
+  const auto t0 = std::chrono::steady_clock::now();
+  CalibrateResult r;
+  r.profile.cpu = cpu_info().model_name;
+  r.profile.isa = o.isa;
+  r.profile.threads = o.threads;
+  r.profile.source = "dlas hw --calibrate";
+  const std::vector<ConvProblem> shapes = o.shapes.empty() ? calibration_shapes() : o.shapes;
+  const Layout L = native_blocked_layout(o.isa);
+
+  tune::MeasureOptions mo;
+  mo.repeat = o.repeat;
+  mo.warmup = 1;
+  mo.min_repeat_seconds = 1e-3;
+  mo.timeout_seconds = 2.0;
+
+  // The measurers' pool (ThreadPool::shared), kept for the whole calibration.
+  const std::shared_ptr<ThreadPool> pool = ThreadPool::shared(o.threads);
+  std::set<std::string> done;
+  int index = 0;
+  for (ConvProblem base : shapes) {
+    ++index;
+    base.set_layouts(Layout::kNchw, Layout::kNchw);
+    base.validate();
+    DLAS_CHECK(base.types() == ConvTypes::kF32, ErrorKind::kInvalidInput,
+               "calibrate: shapes must be f32 (", base.key(), ")");
+    const std::string cls = conv_shape_class(base);
+    if (!done.insert(cls).second) continue;
+    const auto row_t0 = std::chrono::steady_clock::now();
+    CalibrateRow row;
+    row.shape_class = cls;
+    row.shape = base.key();
+    row.best.shape_class = cls;
+    row.best.us = -1;
+    const auto weights = random_weights(base);
+    const ConvAlgorithm& rule = auto_conv_algorithm(base, o.isa);
+    row.rule_algo = std::string(rule.name());
+
+    std::vector<ConvProblem> variants{base};
+    if (is_blocked(L)) {
+      ConvProblem b = base;
+      // Stems read the image as it is (docs/engine.md "Data layouts").
+      b.set_layouts(base.c_per_group() <= 4 ? Layout::kNchw : L, L);
+      // Blocked buffers hold whole blocks: only channel counts the block divides (or a stem's
+      // NCHW input) are measured blocked.
+      if ((b.x_layout == Layout::kNchw || base.c % layout_block(L) == 0) &&
+          base.k % layout_block(L) == 0)
+        variants.push_back(b);
+    }
+    for (const ConvProblem& p : variants) {
+      for (const ConvAlgorithm* a : conv_algorithms()) {
+        if (!a->supports(p)) continue;
+        tune::Task t;
+        t.problem = p;
+        t.algo = std::string(a->name());
+        t.isa = o.isa;
+        t.threads = o.threads;
+        t.key = tune::task_key(p, t.algo, o.isa, o.threads);
+        t.layer = p.key();
+        t.space = a->knob_space(p, o.isa);
+        t.defaults = a->default_knobs(p, o.isa);
+        t.nodes = {"calibrate"};
+        t.weights = weights;
+        const std::vector<Knobs> points = knob_points(t.space, t.defaults, o.extra_knob_points);
+        for (size_t i = 0; i < points.size(); ++i) {
+          // A candidate whose first run takes 10x the best so far (and 20 ms) will not win: it
+          // stops there (the measurer's timeout), so bad knob points cost one run.
+          tune::MeasureOptions mi = mo;
+          if (row.best.us > 0) mi.timeout_seconds = std::max(1e-5 * row.best.us, 0.02);
+          const auto measurer = tune::make_conv_measurer(mi);
+          const tune::MeasureResult m =
+              tune::measure_safely(*measurer, t, points[i], mi.timeout_seconds * (o.repeat + 2));
+          if (!m.ok()) continue;
+          ++row.candidates;
+          const double us = m.cost() * 1e6;
+          if (i == 0 && a == &rule && p.y_layout == Layout::kNchw) row.rule_us = us;
+          if (row.best.us < 0 || us < row.best.us) {
+            row.best.algo = t.algo;
+            row.best.layout = p.y_layout;
+            row.best.knobs = points[i];
+            row.best.us = us;
+          }
+        }
+      }
+    }
+    row.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - row_t0).count();
+    if (row.candidates > 0) {
+      r.profile.entries.push_back(row.best);
+      r.rows.push_back(std::move(row));
+    }
+    if (o.progress) o.progress(index, static_cast<int>(shapes.size()), cls);
+  }
+  r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return r;
+}
+
+}  // namespace dlas

@@ -1,0 +1,306 @@
+// Machine profiles: shape classes, the JSON round trip and its strict validation, the
+// resolution (a profile for another CPU, ISA or thread count, or a corrupt one, is ignored
+// with one warning), and a calibration on two tiny shapes whose profile the plan follows.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <random>
+
+#include "dlas/algo/machine_profile.h"
+#include "dlas/core/error.h"
+#include "dlas/core/file.h"
+#include "dlas/hw/cpu.h"
+#include "dlas/system/calibrate.h"
+#include "dlas/system/plan.h"
+
+namespace dlas {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Every test of this binary (and every dlas it spawns) sees the built-in rule, whatever
+// profile the calibration cache of the machine running them holds.
+const bool kNoProfile = [] { return setenv("DLAS_PROFILE", "none", 1) == 0; }();
+
+int count_lines(const std::string& s) {
+  int n = 0;
+  for (char c : s) n += c == '\n';
+  return n;
+}
+
+class MachineProfileTest : public ::testing::Test {
+ protected:
+  fs::path dir_;
+  void SetUp() override {
+    ASSERT_TRUE(kNoProfile);
+    dir_ = fs::temp_directory_path() /
+           ("dlas_profile_" +
+            std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  std::string path(const std::string& name) { return (dir_ / name).string(); }
+
+  static MachineProfile here(int threads = 1) {
+    MachineProfile m;
+    m.cpu = cpu_info().model_name;
+    m.isa = active_isa();
+    m.threads = threads;
+    m.source = "test";
+    return m;
+  }
+};
+
+ConvProblem problem(const char* key) { return ConvProblem::from_key(key); }
+
+// A graph of one 3x3 (or 1x1) conv with bias on [1, c, hw, hw].
+Graph one_conv(int64_t c, int64_t k, int64_t hw, int64_t ks) {
+  Graph g;
+  g.inputs.push_back({"x", DType::kF32, {1, c, hw, hw}});
+  std::mt19937 rng(3);
+  std::uniform_real_distribution<float> d(-0.3f, 0.3f);
+  Tensor w(DType::kF32, {k, c, ks, ks}), b(DType::kF32, {k});
+  for (int64_t i = 0; i < w.numel(); ++i) w.data<float>()[i] = d(rng);
+  for (int64_t i = 0; i < b.numel(); ++i) b.data<float>()[i] = d(rng);
+  g.initializers.emplace("w", std::move(w));
+  g.initializers.emplace("b", std::move(b));
+  Node n{"conv", "Conv", {"x", "w", "b"}, {"y"}, {}};
+  n.attrs["pads"] = std::vector<int64_t>(4, ks / 2);
+  g.nodes.push_back(n);
+  g.outputs = {"y"};
+  g.infer();
+  return g;
+}
+
+const StepInfo& conv_step(const Plan& plan) {
+  for (const StepInfo& s : plan.steps())
+    if (s.node == "conv") return s;
+  throw std::runtime_error("no conv step");
+}
+
+TEST(ConvShapeClass, IsCoarse) {
+  EXPECT_EQ(conv_shape_class(problem("c64_h56_w56_k64_3x3_s1x1_p1x1x1x1_d1x1_g1")),
+            "dense-3x3-s1-obig-c64");
+  EXPECT_EQ(conv_shape_class(problem("c256_h14_w14_k256_3x3_s1x1_p1x1x1x1_d1x1_g1")),
+            "dense-3x3-s1-o16-c256");
+  EXPECT_EQ(conv_shape_class(problem("c512_h14_w14_k512_3x3_s2x2_p1x1x1x1_d1x1_g1")),
+            "dense-3x3-s2-o8-cbig");
+  EXPECT_EQ(conv_shape_class(problem("c144_h56_w56_k144_3x3_s2x2_p1x1x1x1_d1x1_g144")),
+            "dw-3x3-s2-o32-c256");
+  EXPECT_EQ(conv_shape_class(problem("c3_h224_w224_k64_7x7_s2x2_p3x3x3x3_d1x1_g1")),
+            "stem-7x7-s2-obig");
+  EXPECT_EQ(conv_shape_class(problem("c64_h4_w4_k64_1x1_s1x1_p0x0x0x0_d1x1_g4")),
+            "group-1x1-s1-o4-c64");
+  // Batch, padding and the epilogue do not enter.
+  ConvProblem p = problem("c64_h56_w56_k64_3x3_s1x1_p1x1x1x1_d1x1_g1");
+  p.n = 4;
+  p.epilogue.act = Activation::kRelu;
+  EXPECT_EQ(conv_shape_class(p), "dense-3x3-s1-obig-c64");
+  EXPECT_EQ(cpu_slug("AMD EPYC 9B14 96-Core Processor"), "amd-epyc-9b14-96-core-processor");
+  EXPECT_EQ(cpu_slug("  "), "unknown-cpu");
+}
+
+TEST_F(MachineProfileTest, RoundTripAndLookup) {
+  MachineProfile m = here(2);
+  m.entries.push_back({"dense-3x3-s1-o16-c64", "gemm", Layout::kNchw, {{"mb", 8}}, 12.5});
+  m.entries.push_back({"dw-3x3-s1-o16-c64", "depthwise", Layout::kNchw16c, {}, 3});
+  m.save(path("p.json"));
+  const MachineProfile r = MachineProfile::load(path("p.json"));
+  EXPECT_EQ(r.to_json(), m.to_json());
+  EXPECT_EQ(r.cpu, m.cpu);
+  EXPECT_EQ(r.isa, m.isa);
+  EXPECT_EQ(r.threads, 2);
+  ASSERT_EQ(r.entries.size(), 2u);
+  EXPECT_EQ(r.entries[0].knobs, (Knobs{{"mb", 8}}));
+  EXPECT_EQ(r.entries[1].layout, Layout::kNchw16c);
+  const auto* e = r.lookup(problem("c16_h16_w16_k16_3x3_s1x1_p1x1x1x1_d1x1_g1"));
+  ASSERT_NE(e, nullptr);
+  EXPECT_EQ(e->algo, "gemm");
+  EXPECT_EQ(r.lookup(problem("c16_h16_w16_k16_1x1_s1x1_p0x0x0x0_d1x1_g1")), nullptr);
+}
+
+TEST_F(MachineProfileTest, ValidationIsStrict) {
+  const std::string good = here().to_json();
+  EXPECT_NO_THROW(MachineProfile::from_json(good));
+  auto j = nlohmann::json::parse(good);
+  auto bad = [&](const std::function<void(nlohmann::json&)>& edit) {
+    nlohmann::json k = j;
+    edit(k);
+    return k.dump();
+  };
+  const std::string entry =
+      R"({"class": "c", "algo": "gemm", "layout": "nchw", "knobs": {}, "us": 1})";
+  for (const std::string& text :
+       {std::string("{"), std::string("[]"), bad([](auto& k) { k.erase("cpu"); }),
+        bad([](auto& k) { k["format"] = "x"; }), bad([](auto& k) { k["version"] = 2; }),
+        bad([](auto& k) { k["isa"] = "avx9"; }), bad([](auto& k) { k["threads"] = 0; }),
+        bad([](auto& k) { k["threads"] = "2"; }), bad([&](auto& k) {
+          k["entries"] =
+              nlohmann::json::array({nlohmann::json::parse(entry), nlohmann::json::parse(entry)});
+        }),
+        bad([&](auto& k) {
+          auto e = nlohmann::json::parse(entry);
+          e["algo"] = "magic";
+          k["entries"] = nlohmann::json::array({e});
+        }),
+        bad([&](auto& k) {
+          auto e = nlohmann::json::parse(entry);
+          e["layout"] = "nhwc";
+          k["entries"] = nlohmann::json::array({e});
+        }),
+        bad([&](auto& k) {
+          auto e = nlohmann::json::parse(entry);
+          e["knobs"] = {{"mb", 1.5}};
+          k["entries"] = nlohmann::json::array({e});
+        }),
+        bad([&](auto& k) {
+          auto e = nlohmann::json::parse(entry);
+          e.erase("us");
+          k["entries"] = nlohmann::json::array({e});
+        })}) {
+    try {
+      MachineProfile::from_json(text, "p.json");
+      ADD_FAILURE() << "accepted: " << text;
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::kInvalidInput) << text;
+      EXPECT_NE(std::string(e.what()).find("p.json"), std::string::npos) << e.what();
+    }
+  }
+}
+
+TEST_F(MachineProfileTest, MismatchedOrCorruptProfilesAreIgnoredWithOneWarning) {
+  const Isa isa = active_isa();
+  MachineProfile cpu = here(), other_isa = here(), threads = here(3);
+  cpu.cpu = "Some Other CPU";
+  other_isa.isa = isa == Isa::kScalar ? Isa::kAvx2 : Isa::kScalar;
+  cpu.save(path("cpu.json"));
+  other_isa.save(path("isa.json"));
+  threads.save(path("threads.json"));
+  write_file_atomic(path("corrupt.json"), std::string("{\"format\": \"dlas-machine-prof"));
+  for (const char* name : {"cpu.json", "isa.json", "threads.json", "corrupt.json"}) {
+    testing::internal::CaptureStderr();
+    const ActiveProfile a = active_machine_profile(path(name), isa, 1);
+    const ActiveProfile again = active_machine_profile(path(name), isa, 1);
+    const std::string err = testing::internal::GetCapturedStderr();
+    EXPECT_EQ(a.profile, nullptr) << name;
+    EXPECT_EQ(again.profile, nullptr) << name;
+    EXPECT_TRUE(a.path.empty()) << name;
+    EXPECT_EQ(count_lines(err), 1) << name << ": " << err;
+    EXPECT_NE(err.find(name), std::string::npos) << err;
+  }
+  // The matching one is used, silently; "none" and an explicit missing file.
+  here().save(path("ok.json"));
+  testing::internal::CaptureStderr();
+  const ActiveProfile ok = active_machine_profile(path("ok.json"), isa, 1);
+  EXPECT_EQ(testing::internal::GetCapturedStderr(), "");
+  ASSERT_NE(ok.profile, nullptr);
+  EXPECT_EQ(ok.path, path("ok.json"));
+  EXPECT_EQ(active_machine_profile("none", isa, 1).profile, nullptr);
+  EXPECT_THROW(active_machine_profile(path("missing.json"), isa, 1), Error);
+  // DLAS_PROFILE names the file when the option is empty.
+  setenv("DLAS_PROFILE", path("ok.json").c_str(), 1);
+  const ActiveProfile env = active_machine_profile("", isa, 1);
+  setenv("DLAS_PROFILE", "none", 1);
+  EXPECT_EQ(env.path, path("ok.json"));
+  EXPECT_EQ(active_machine_profile("", isa, 1).profile, nullptr);
+}
+
+TEST_F(MachineProfileTest, PlanFollowsTheProfile) {
+  const Graph g = one_conv(16, 16, 16, 3);  // dense-3x3-s1-o16-c64: the rule picks winograd
+  const Layout L = native_blocked_layout(active_isa());
+  PlanOptions o;
+  o.threads = 1;
+  o.profile = "none";
+  EXPECT_EQ(conv_step(Plan(g, o)).kernel, "winograd");
+  MachineProfile m = here();
+  m.entries.push_back({"dense-3x3-s1-o16-c64", "gemm", Layout::kNchw, {{"no-such-knob", 1}}, 1});
+  m.save(path("gemm.json"));
+  o.profile = path("gemm.json");
+  const Plan gemm(g, o);
+  EXPECT_EQ(conv_step(gemm).kernel, "gemm");  // invalid knobs: its default point
+  EXPECT_EQ(conv_step(gemm).layout, Layout::kNchw);
+  // A blocked entry runs blocked; --conv-algo and per-layer choices still win.
+  if (is_blocked(L)) {
+    m.entries[0] = {"dense-3x3-s1-o16-c64", "direct", L, {}, 1};
+    m.save(path("direct.json"));
+    o.profile = path("direct.json");
+    const Plan direct(g, o);
+    EXPECT_EQ(conv_step(direct).kernel, "direct");
+    EXPECT_EQ(conv_step(direct).layout, L);
+  }
+  o.conv_algo = "spatial-pack";
+  EXPECT_EQ(conv_step(Plan(g, o)).kernel, "spatial-pack");
+  o.conv_algo = "auto";
+  o.layers["conv"] = {"winograd", {}};
+  EXPECT_EQ(conv_step(Plan(g, o)).kernel, "winograd");
+}
+
+TEST_F(MachineProfileTest, CalibrationOnTinyShapesDrivesThePlan) {
+  CalibrateOptions c;
+  c.isa = active_isa();
+  c.threads = 1;
+  c.repeat = 2;
+  c.extra_knob_points = 1;
+  c.shapes = {problem("c16_h8_w8_k16_3x3_s1x1_p1x1x1x1_d1x1_g1"),
+              problem("c16_h8_w8_k32_1x1_s1x1_p0x0x0x0_d1x1_g1"),
+              problem("c32_h8_w8_k32_3x3_s1x1_p1x1x1x1_d1x1_g1")};  // same class: skipped
+  int calls = 0;
+  c.progress = [&](int, int total, const std::string&) {
+    ++calls;
+    EXPECT_EQ(total, 3);
+  };
+  const CalibrateResult r = calibrate(c);
+  EXPECT_EQ(calls, 2);
+  ASSERT_EQ(r.rows.size(), 2u);
+  ASSERT_EQ(r.profile.entries.size(), 2u);
+  EXPECT_EQ(r.profile.entries[0].shape_class, "dense-3x3-s1-o8-c64");
+  EXPECT_EQ(r.profile.entries[1].shape_class, "dense-1x1-s1-o8-c64");
+  for (const CalibrateRow& row : r.rows) EXPECT_GT(row.candidates, 1) << row.shape_class;
+  r.profile.save(path("calibrated.json"));
+
+  const MachineProfile::Entry& e = r.profile.entries[0];
+  PlanOptions o;
+  o.threads = 1;
+  o.profile = path("calibrated.json");
+  const Plan plan(one_conv(16, 16, 8, 3), o);
+  EXPECT_EQ(conv_step(plan).kernel, e.algo);
+  EXPECT_EQ(conv_step(plan).layout, e.layout);
+}
+
+class ProfileCli : public MachineProfileTest {
+ protected:
+  int dlas(const std::string& args, std::string* err = nullptr) {
+    const std::string e = path("err.txt");
+    const int st = std::system(
+        (std::string(DLAS_CLI_PATH) + " " + args + " >" + path("out.txt") + " 2>" + e).c_str());
+    if (err) *err = read_file(e);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
+  }
+};
+
+TEST_F(ProfileCli, MissingProfileIsAUsageError) {
+  std::string err;
+  EXPECT_EQ(dlas("bench resnet18-cifar --repeat 1 --profile " + path("nope.json"), &err), 2);
+  EXPECT_EQ(count_lines(err), 1) << err;
+  EXPECT_NE(err.find("nope.json"), std::string::npos) << err;
+  EXPECT_EQ(dlas("hw --threads 2", &err), 2);
+}
+
+TEST_F(ProfileCli, BenchJsonNamesTheProfile) {
+  here().save(path("ok.json"));
+  EXPECT_EQ(
+      dlas("bench mobilenetv1-cifar --repeat 1 --warmup 0 --json --profile " + path("ok.json")), 0);
+  auto j = nlohmann::json::parse(read_file(path("out.txt")));
+  EXPECT_EQ(j["profile"], path("ok.json"));
+  EXPECT_EQ(dlas("bench mobilenetv1-cifar --repeat 1 --warmup 0 --json"), 0);
+  j = nlohmann::json::parse(read_file(path("out.txt")));
+  EXPECT_EQ(j["profile"], "builtin");
+}
+
+}  // namespace
+}  // namespace dlas
