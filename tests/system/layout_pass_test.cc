@@ -238,16 +238,7 @@ TEST_P(LayoutZoo, BlockedModelsMatchTheReference) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Zoo, LayoutZoo,
-                         ::testing::Values("resnet18-cifar", "mobilenetv1-cifar",
-                                           "mobilenetv2-cifar", "vgg16-cifar", "resnet50",
-                                           "mobilenetv2", "densenet161", "efficientnetb0"),
-                         [](const auto& info) {
-                           std::string s = info.param;
-                           for (char& c : s)
-                             c = std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
-                           return s;
-                         });
+INSTANTIATE_TEST_SUITE_P(Zoo, LayoutZoo, zoo_model_params(), zoo_param_name);
 
 }  // namespace
 }  // namespace dlas

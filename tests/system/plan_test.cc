@@ -59,16 +59,7 @@ TEST_P(PlanZoo, EveryAlgorithmMatchesTheReference) {
   expect_every_algorithm_matches(small_zoo_model(GetParam()), GetParam());
 }
 
-INSTANTIATE_TEST_SUITE_P(Zoo, PlanZoo,
-                         ::testing::Values("resnet18-cifar", "mobilenetv1-cifar",
-                                           "mobilenetv2-cifar", "vgg16-cifar", "resnet50",
-                                           "mobilenetv2", "densenet161", "efficientnetb0"),
-                         [](const auto& info) {
-                           std::string s = info.param;
-                           for (char& c : s)
-                             c = std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
-                           return s;
-                         });
+INSTANTIATE_TEST_SUITE_P(Zoo, PlanZoo, zoo_model_params(), zoo_param_name);
 
 TEST(PlanBatch, BatchAboveOneMatchesTheReferenceForEveryAlgorithm) {
   for (const char* model : {"mobilenetv2-cifar", "resnet18-cifar"})

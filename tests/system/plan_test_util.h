@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <random>
 #include <string>
@@ -19,6 +20,18 @@ inline Graph small_zoo_model(const std::string& name) {
   ZooOptions o;
   if (find_zoo_model(name)->dataset == "imagenet") o.image_size = 64;  // same layers, less time
   return build_zoo_model(name, o);
+}
+
+// The zoo's models as a value-parameterised suite's parameters, named for gtest.
+inline auto zoo_model_params() {
+  return ::testing::Values("resnet18-cifar", "mobilenetv1-cifar", "mobilenetv2-cifar",
+                           "vgg16-cifar", "resnet50", "mobilenetv2", "densenet161",
+                           "efficientnetb0");
+}
+inline std::string zoo_param_name(const ::testing::TestParamInfo<std::string>& info) {
+  std::string s = info.param;
+  for (char& c : s) c = std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+  return s;
 }
 
 inline std::vector<Tensor> seeded_inputs(const Graph& g) {
