@@ -103,9 +103,12 @@ def dlas_command(a, model, variant, threads, repeat):
     if variant == ONEDNN:
         cmd += ["--backend", "onednn"]
     else:
-        # ALGO or ALGO/LAYOUT: the layout mode (nchw, nchwc, auto) rides on the variant name.
-        algo, _, layout = variant.partition("/")
+        # ALGO[/LAYOUT[/PROFILE]]: the layout mode (nchw, nchwc, auto) and the machine profile
+        # (none, builtin or a file) ride on the variant name.
+        algo, _, rest = variant.partition("/")
+        layout, _, profile = rest.partition("/")
         cmd += ["--conv-algo", algo] + (["--layout", layout] if layout else [])
+        cmd += ["--profile", profile] if profile else []
     return cmd
 
 
@@ -239,7 +242,8 @@ def main():
     ap.add_argument("--repeat-for", default="", help="per-model repeat, e.g. resnet50=10,densenet161=10")
     ap.add_argument("--warmup", type=int, default=1, help="discarded runs per variant per round")
     ap.add_argument("--algos", default=",".join(ALGOS), help="dlas variants: --conv-algo names, each optionally "
-                    "with /LAYOUT for --layout (auto/nchw, auto/nchwc)")
+                    "with /LAYOUT for --layout (auto/nchw, auto/nchwc) and /PROFILE for --profile "
+                    "(auto/auto/none, auto/auto/builtin, auto/auto/FILE)")
     ap.add_argument("--no-onednn", action="store_true")
     ap.add_argument("--no-pytorch", action="store_true")
     ap.add_argument("--dlas", default=os.path.join(ROOT, "build", "bin", "dlas"))

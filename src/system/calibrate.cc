@@ -8,6 +8,7 @@
 #include <random>
 #include <set>
 
+#include "dlas/algo/layout.h"
 #include "dlas/core/error.h"
 #include "dlas/hw/cpu.h"
 #include "dlas/hw/thread_pool.h"
@@ -103,6 +104,40 @@ std::vector<Knobs> knob_points(const KnobSpace& space, const Knobs& defaults, in
   return out;
 }
 
+// The reorders that running blocked problem p's layer in NCHW costs between blocked
+// neighbours: its input to NCHW (none for a stem, whose input is the NCHW image) and its
+// output back to the blocked layout; the median of `repeat` timings, microseconds.
+double reorder_us(const ConvProblem& p, ThreadPool& pool, int repeat) {
+  const Layout L = p.y_layout;
+  const int64_t x_hw = p.h * p.w, y_hw = p.oh() * p.ow();
+  std::vector<float> xb(static_cast<size_t>(layout_numel(p.n, p.c, x_hw, L)), 1.f);
+  std::vector<float> xn(static_cast<size_t>(p.n * p.c * x_hw));
+  std::vector<float> yn(static_cast<size_t>(p.n * p.k * y_hw), 1.f);
+  std::vector<float> yb(static_cast<size_t>(layout_numel(p.n, p.k, y_hw, L)));
+  auto once = [&] {
+    if (is_blocked(p.x_layout))
+      reorder(xb.data(), L, xn.data(), Layout::kNchw, p.n, p.c, x_hw, pool);
+    reorder(yn.data(), Layout::kNchw, yb.data(), L, p.n, p.k, y_hw, pool);
+  };
+  once();  // warm-up
+  std::vector<double> t;
+  for (int r = 0; r < std::max(repeat, 3); ++r) {
+    // Runs per timing grown to about 0.2 ms, as the measurer does for the candidates.
+    int runs = 1;
+    double s = 0;
+    for (;;) {
+      const auto t0 = std::chrono::steady_clock::now();
+      for (int i = 0; i < runs; ++i) once();
+      s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      if (s >= 2e-4 || runs >= 1024) break;
+      runs *= 2;
+    }
+    t.push_back(s / runs * 1e6);
+  }
+  std::nth_element(t.begin(), t.begin() + t.size() / 2, t.end());
+  return t[t.size() / 2];
+}
+
 }  // namespace
 
 std::vector<ConvProblem> calibration_shapes() {
@@ -160,14 +195,17 @@ CalibrateResult calibrate(const CalibrateOptions& o) {
     std::vector<ConvProblem> variants{base};
     if (is_blocked(L)) {
       ConvProblem b = base;
-      // Stems read the image as it is (docs/engine.md "Data layouts").
-      b.set_layouts(base.c_per_group() <= 4 ? Layout::kNchw : L, L);
+      // Stems read the image as it is (docs/engine.md "Data layouts"); a depthwise conv
+      // reads the blocked output of the layer before it.
+      const bool stem = base.groups == 1 && base.c <= 4;
+      b.set_layouts(stem ? Layout::kNchw : L, L);
       // Blocked buffers hold whole blocks: only channel counts the block divides (or a stem's
       // NCHW input) are measured blocked.
       if ((b.x_layout == Layout::kNchw || base.c % layout_block(L) == 0) &&
           base.k % layout_block(L) == 0)
         variants.push_back(b);
     }
+    MachineProfile::Choice best_nchw, best_blocked;
     for (const ConvProblem& p : variants) {
       for (const ConvAlgorithm* a : conv_algorithms()) {
         if (!a->supports(p)) continue;
@@ -195,6 +233,8 @@ CalibrateResult calibrate(const CalibrateOptions& o) {
           ++row.candidates;
           const double us = m.cost() * 1e6;
           if (i == 0 && a == &rule && p.y_layout == Layout::kNchw) row.rule_us = us;
+          MachineProfile::Choice& fam = is_blocked(p.y_layout) ? best_blocked : best_nchw;
+          if (fam.algo.empty() || us < fam.us) fam = {t.algo, p.y_layout, points[i], us};
           if (row.best.us < 0 || us < row.best.us) {
             row.best.algo = t.algo;
             row.best.layout = p.y_layout;
@@ -203,6 +243,10 @@ CalibrateResult calibrate(const CalibrateOptions& o) {
           }
         }
       }
+    }
+    if (row.candidates > 0 && !best_nchw.algo.empty() && !best_blocked.algo.empty()) {
+      row.best.other = is_blocked(row.best.layout) ? best_nchw : best_blocked;
+      row.best.reorder_us = reorder_us(variants.back(), *pool, o.repeat);
     }
     row.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - row_t0).count();
     if (row.candidates > 0) {

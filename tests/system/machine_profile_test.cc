@@ -9,6 +9,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <random>
+#include <set>
 
 #include "dlas/algo/machine_profile.h"
 #include "dlas/core/error.h"
@@ -124,6 +125,41 @@ TEST_F(MachineProfileTest, RoundTripAndLookup) {
   EXPECT_EQ(r.lookup(problem("c16_h16_w16_k16_1x1_s1x1_p0x0x0x0_d1x1_g1")), nullptr);
 }
 
+// The other layout's best and the reorder cost round-trip and decide the layout: NCHW keeps
+// a layer only when its lead exceeds the reorders; a version-1 file (neither) still reads.
+TEST_F(MachineProfileTest, OtherLayoutAndReorderCostDecideTheLayout) {
+  MachineProfile m = here(2);
+  MachineProfile::Entry e{"dense-3x3-s1-o16-c64", "winograd", Layout::kNchw, {}, 100};
+  e.other = MachineProfile::Choice{"direct", Layout::kNchw16c, {{"nv", 2}, {"pw", 4}}, 110};
+  e.reorder_us = 15;
+  m.entries.push_back(e);
+  m.save(path("p.json"));
+  const MachineProfile r = MachineProfile::load(path("p.json"));
+  EXPECT_EQ(r.to_json(), m.to_json());
+  ASSERT_TRUE(r.entries[0].other.has_value());
+  EXPECT_EQ(*r.entries[0].other, *e.other);
+  EXPECT_DOUBLE_EQ(r.entries[0].reorder_us, 15);
+  EXPECT_TRUE(e.blocked_wins());  // 110 <= 100 + 15
+  EXPECT_EQ(e.for_layout(Layout::kNchw16c).algo, "direct");
+  EXPECT_EQ(e.for_layout(Layout::kNchw8c).algo, "direct");
+  EXPECT_EQ(e.for_layout(Layout::kNchw).algo, "winograd");
+  e.reorder_us = 5;
+  EXPECT_FALSE(e.blocked_wins());  // 110 > 100 + 5
+  e.other.reset();
+  EXPECT_FALSE(e.blocked_wins());
+  EXPECT_EQ(e.for_layout(Layout::kNchw16c).algo, "winograd");
+  // Version 1: no "other", no "reorder_us".
+  auto j = nlohmann::json::parse(m.to_json());
+  j["version"] = 1;
+  j["entries"][0].erase("other");
+  j["entries"][0].erase("reorder_us");
+  const MachineProfile v1 = MachineProfile::from_json(j.dump());
+  EXPECT_FALSE(v1.entries[0].other.has_value());
+  EXPECT_FALSE(v1.entries[0].blocked_wins());
+  j["version"] = 3;
+  EXPECT_THROW(MachineProfile::from_json(j.dump()), Error);
+}
+
 TEST_F(MachineProfileTest, ValidationIsStrict) {
   const std::string good = here().to_json();
   EXPECT_NO_THROW(MachineProfile::from_json(good));
@@ -134,10 +170,13 @@ TEST_F(MachineProfileTest, ValidationIsStrict) {
     return k.dump();
   };
   const std::string entry =
-      R"({"class": "c", "algo": "gemm", "layout": "nchw", "knobs": {}, "us": 1})";
+      R"({"class": "c", "algo": "gemm", "layout": "nchw", "knobs": {}, "us": 1, "reorder_us": 0})";
+  // The entry the bad cases below break is itself valid.
+  EXPECT_NO_THROW(MachineProfile::from_json(
+      bad([&](auto& k) { k["entries"] = nlohmann::json::array({nlohmann::json::parse(entry)}); })));
   for (const std::string& text :
        {std::string("{"), std::string("[]"), bad([](auto& k) { k.erase("cpu"); }),
-        bad([](auto& k) { k["format"] = "x"; }), bad([](auto& k) { k["version"] = 2; }),
+        bad([](auto& k) { k["format"] = "x"; }), bad([](auto& k) { k["version"] = 3; }),
         bad([](auto& k) { k["isa"] = "avx9"; }), bad([](auto& k) { k["threads"] = 0; }),
         bad([](auto& k) { k["threads"] = "2"; }), bad([&](auto& k) {
           k["entries"] =
@@ -146,6 +185,16 @@ TEST_F(MachineProfileTest, ValidationIsStrict) {
         bad([&](auto& k) {
           auto e = nlohmann::json::parse(entry);
           e["algo"] = "magic";
+          k["entries"] = nlohmann::json::array({e});
+        }),
+        bad([&](auto& k) {
+          auto e = nlohmann::json::parse(entry);
+          e["other"] = {{"algo", "magic"}, {"layout", "nchw8c"}, {"knobs", {}}, {"us", 2}};
+          k["entries"] = nlohmann::json::array({e});
+        }),
+        bad([&](auto& k) {
+          auto e = nlohmann::json::parse(entry);
+          e.erase("reorder_us");
           k["entries"] = nlohmann::json::array({e});
         }),
         bad([&](auto& k) {
@@ -182,14 +231,16 @@ TEST_F(MachineProfileTest, MismatchedOrCorruptProfilesAreIgnoredWithOneWarning) 
   other_isa.save(path("isa.json"));
   threads.save(path("threads.json"));
   write_file_atomic(path("corrupt.json"), std::string("{\"format\": \"dlas-machine-prof"));
+  const ActiveProfile builtin = builtin_machine_profile(isa, 1);
   for (const char* name : {"cpu.json", "isa.json", "threads.json", "corrupt.json"}) {
     testing::internal::CaptureStderr();
     const ActiveProfile a = active_machine_profile(path(name), isa, 1);
     const ActiveProfile again = active_machine_profile(path(name), isa, 1);
     const std::string err = testing::internal::GetCapturedStderr();
-    EXPECT_EQ(a.profile, nullptr) << name;
-    EXPECT_EQ(again.profile, nullptr) << name;
-    EXPECT_TRUE(a.path.empty()) << name;
+    // Ignored for the built-in table of the ISA path (none on the scalar path).
+    EXPECT_EQ(a.profile, builtin.profile) << name;
+    EXPECT_EQ(again.profile, builtin.profile) << name;
+    EXPECT_EQ(a.path, builtin.path) << name;
     EXPECT_EQ(count_lines(err), 1) << name << ": " << err;
     EXPECT_NE(err.find(name), std::string::npos) << err;
   }
@@ -201,6 +252,7 @@ TEST_F(MachineProfileTest, MismatchedOrCorruptProfilesAreIgnoredWithOneWarning) 
   ASSERT_NE(ok.profile, nullptr);
   EXPECT_EQ(ok.path, path("ok.json"));
   EXPECT_EQ(active_machine_profile("none", isa, 1).profile, nullptr);
+  EXPECT_EQ(active_machine_profile("builtin", isa, 1).path, builtin.path);
   EXPECT_THROW(active_machine_profile(path("missing.json"), isa, 1), Error);
   // DLAS_PROFILE names the file when the option is empty.
   setenv("DLAS_PROFILE", path("ok.json").c_str(), 1);
@@ -208,6 +260,33 @@ TEST_F(MachineProfileTest, MismatchedOrCorruptProfilesAreIgnoredWithOneWarning) 
   setenv("DLAS_PROFILE", "none", 1);
   EXPECT_EQ(env.path, path("ok.json"));
   EXPECT_EQ(active_machine_profile("", isa, 1).profile, nullptr);
+}
+
+// The tables shipped in the binary: valid, an AVX2 one at least; the choice follows the ISA
+// path's f32 kernels (a path without a table of its base gets none).
+TEST(BuiltinProfiles, CoverTheVectorPathsAndAreChosenByIsa) {
+  const auto& tables = builtin_machine_profiles();
+  ASSERT_FALSE(tables.empty());
+  std::set<Isa> bases;
+  for (const BuiltinProfile& b : tables) {
+    ASSERT_NE(b.profile, nullptr) << b.name;
+    EXPECT_FALSE(b.profile->cpu.empty()) << b.name;
+    EXPECT_GE(b.profile->entries.size(), 20u) << b.name;
+    bases.insert(base_isa(b.profile->isa));
+    // Every entry names a dense algorithm that exists.
+    for (const auto& e : b.profile->entries)
+      EXPECT_NE(find_conv_algorithm(e.algo), nullptr) << b.name << " " << e.shape_class;
+  }
+  EXPECT_TRUE(bases.count(Isa::kAvx2));
+  EXPECT_EQ(builtin_machine_profile(Isa::kScalar, 2).profile, nullptr);
+  for (Isa isa : {Isa::kAvx2, Isa::kAvx2Vnni, Isa::kAvx512, Isa::kAvx512Bf16, Isa::kAmx})
+    for (int threads : {1, 2, 16}) {
+      const ActiveProfile a = builtin_machine_profile(isa, threads);
+      ASSERT_EQ(a.profile != nullptr, bases.count(base_isa(isa)) == 1) << isa_name(isa);
+      if (!a.profile) continue;
+      EXPECT_EQ(base_isa(a.profile->isa), base_isa(isa)) << isa_name(isa);
+      EXPECT_EQ(a.path.rfind("builtin:", 0), 0u) << a.path;
+    }
 }
 
 TEST_F(MachineProfileTest, PlanFollowsTheProfile) {
@@ -297,9 +376,14 @@ TEST_F(ProfileCli, BenchJsonNamesTheProfile) {
       dlas("bench mobilenetv1-cifar --repeat 1 --warmup 0 --json --profile " + path("ok.json")), 0);
   auto j = nlohmann::json::parse(read_file(path("out.txt")));
   EXPECT_EQ(j["profile"], path("ok.json"));
-  EXPECT_EQ(dlas("bench mobilenetv1-cifar --repeat 1 --warmup 0 --json"), 0);
+  EXPECT_EQ(dlas("bench mobilenetv1-cifar --repeat 1 --warmup 0 --json"), 0);  // DLAS_PROFILE=none
   j = nlohmann::json::parse(read_file(path("out.txt")));
-  EXPECT_EQ(j["profile"], "builtin");
+  EXPECT_EQ(j["profile"], "none");
+  EXPECT_EQ(dlas("bench mobilenetv1-cifar --repeat 1 --warmup 0 --json --profile builtin"), 0);
+  j = nlohmann::json::parse(read_file(path("out.txt")));
+  EXPECT_EQ(j["profile"], builtin_machine_profile(active_isa(), 1).path.empty()
+                              ? "none"
+                              : builtin_machine_profile(active_isa(), 1).path);
 }
 
 }  // namespace

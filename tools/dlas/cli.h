@@ -38,7 +38,7 @@ struct EngineArgs {
   int opt_level = 3;
   std::string compress = "dense";  // --compress SPEC (dlas/optimize/prune.h)
   std::string records;             // --records FILE: tuned knobs (dlas tune)
-  std::string profile;             // --profile FILE|none: the machine profile
+  std::string profile;             // --profile FILE|builtin|none: the machine profile
 };
 void add_engine_args(CLI::App& cmd, EngineArgs& args);
 // Parses a --compress value (errors name the flag) and applies it to the graph (pruning
@@ -56,7 +56,7 @@ struct CompiledModel {
   std::unique_ptr<Executor> executor;
   Variant variant;  // as the command reports it (conv=layers:FILE / records:FILE)
   double compile_ms = 0;
-  std::string profile = "builtin";  // the machine profile the plan used: its path or "builtin"
+  std::string profile = "none";  // the machine profile the plan used: path, builtin:NAME or none
 };
 // Compiles `graph` for `backend` (make_executor) with the engine flags
 // (plan_options_from_args: --isa, --layers, --records apply to the dlas backend; other

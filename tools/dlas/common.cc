@@ -118,9 +118,9 @@ void add_engine_args(CLI::App& cmd, EngineArgs& a) {
                  "recorded algorithm and knobs of its task, from any model (transfer)")
       ->check(CLI::ExistingFile);
   cmd.add_option("--profile", a.profile,
-                 "machine profile from `dlas hw --calibrate` (FILE, or none for the built-in "
-                 "rule; default: $DLAS_PROFILE, then the calibration cache); docs/engine.md "
-                 "\"Machine profile\"");
+                 "machine profile from `dlas hw --calibrate`: FILE, builtin (the table shipped for "
+                 "this ISA path) or none (the hand-written rule); default: $DLAS_PROFILE, then the "
+                 "calibration cache, then builtin; docs/engine.md \"Machine profile\"");
   cmd.add_option("--threads", a.threads, "worker threads (0: one per logical CPU)")
       ->default_val(1)
       ->check(CLI::Range(0, 1024));
@@ -187,9 +187,9 @@ PlanOptions plan_options_from_args(const EngineArgs& a, const Graph* graph) {
              "--conv-algo auto takes no knobs (name an algorithm: sparse-direct:format=csr)");
   o.layout = parse_layout_mode(a.layout);
   if (!a.layers.empty()) o.layers = read_layer_choices(a.layers);
-  DLAS_CHECK(
-      a.profile.empty() || a.profile == "none" || std::filesystem::is_regular_file(a.profile),
-      ErrorKind::kUsage, "--profile ", a.profile, ": no such file");
+  DLAS_CHECK(a.profile.empty() || a.profile == "none" || a.profile == "builtin" ||
+                 std::filesystem::is_regular_file(a.profile),
+             ErrorKind::kUsage, "--profile ", a.profile, ": no such file");
   o.profile = a.profile;
   o.threads = a.threads;
   o.opt_level = a.opt_level;

@@ -8,10 +8,14 @@
 //   {"format": "dlas-machine-profile", "version": 1, "cpu": "AMD EPYC 9B14", "isa": "avx512",
 //    "threads": 2, "source": "dlas hw --calibrate",
 //    "entries": [{"class": "dense-3x3-s1-o16-c256", "algo": "winograd", "layout": "nchw",
-//                 "knobs": {"tile": 4}, "us": 812.5}, ...]}
+//                 "knobs": {"tile": 4}, "us": 812.5,
+//                 "other": {"algo": "direct", "layout": "nchw16c", "knobs": {...}, "us": 840},
+//                 "reorder_us": 61.2}, ...]}
+// ("other" and "reorder_us" from version 2 on; version 1 files are read too.)
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -33,12 +37,33 @@ namespace dlas {
 std::string conv_shape_class(const ConvProblem& p);
 
 struct MachineProfile {
-  struct Entry {
-    std::string shape_class;        // conv_shape_class
+  // One measured candidate.
+  struct Choice {
     std::string algo;               // a dense algorithm's name
     Layout layout = Layout::kNchw;  // the output layout it ran in (stems read NCHW)
     Knobs knobs;
     double us = 0;  // its measured time on the calibration shape, microseconds
+    bool operator==(const Choice&) const = default;
+  };
+  struct Entry {
+    std::string shape_class;        // conv_shape_class
+    std::string algo;               // the fastest candidate: a dense algorithm's name,
+    Layout layout = Layout::kNchw;  // its output layout,
+    Knobs knobs;                    // its knobs
+    double us = 0;                  // and its time
+    // The fastest candidate in the other layout family (blocked when the fastest is NCHW and
+    // the reverse); absent when none was measured.
+    std::optional<Choice> other;
+    // What running the class in NCHW costs between blocked neighbours: reordering its input
+    // (not a stem's: that is the image) to NCHW and its output back, microseconds.
+    double reorder_us = 0;
+
+    Choice best() const { return {algo, layout, knobs, us}; }
+    // Whether a layer of the class runs blocked when its neighbours do: the fastest layout,
+    // unless that is NCHW and its lead is smaller than the reorders it costs.
+    bool blocked_wins() const;
+    // The candidate in p's output layout family (blocked or NCHW), else the fastest.
+    Choice for_layout(Layout y) const;
   };
   std::string cpu;  // CpuInfo::model_name
   Isa isa = Isa::kScalar;
@@ -73,15 +98,33 @@ std::string cpu_slug(const std::string& model_name);
 // empty when neither variable is set.
 std::string default_profile_path(Isa isa, int threads);
 
-// The profile a plan uses on (isa, threads). `option` is PlanOptions::profile: a path, "none"
-// (the built-in rule only) or empty -- then $DLAS_PROFILE (a path or "none"), else
-// default_profile_path. A file that is missing (an explicit one: kInvalidInput), unreadable,
-// invalid, or made for another CPU, ISA or thread count is ignored with one warning line on
-// stderr (once per file version). Files are re-read when they change; thread-safe.
 struct ActiveProfile {
   std::shared_ptr<const MachineProfile> profile;  // null: the built-in rule
-  std::string path;                               // of the profile in use; empty when none
+  // Of the profile in use: a file's path, "builtin:<name>" for a built-in table; empty when
+  // none.
+  std::string path;
 };
+
+// The built-in tables: profiles measured by `dlas hw --calibrate` on reference CPUs
+// (data/profiles/*.json, compiled in), in name order. `name` is the file's stem.
+struct BuiltinProfile {
+  std::string name;
+  std::shared_ptr<const MachineProfile> profile;
+};
+const std::vector<BuiltinProfile>& builtin_machine_profiles();
+// The built-in table for a machine without a profile of its own: among the tables whose ISA
+// path runs the same f32 kernels as `isa` (base_isa), the one measured on this CPU model if
+// any, then the one with the nearest thread count (ties: fewer threads), then the first by
+// name. Empty (no profile) for the scalar path or when no table fits.
+ActiveProfile builtin_machine_profile(Isa isa, int threads);
+
+// The profile a plan uses on (isa, threads). `option` is PlanOptions::profile: a path,
+// "builtin" (the built-in table, ignoring the cache), "none" (the hand-written rule only) or
+// empty -- then $DLAS_PROFILE (the same choices), else default_profile_path when that file
+// exists, else the built-in table. A file that is missing (an explicit one: kInvalidInput),
+// unreadable, invalid, or made for another CPU, ISA or thread count is ignored with one
+// warning line on stderr (once per file version) and the built-in table used instead. Files
+// are re-read when they change; thread-safe.
 ActiveProfile active_machine_profile(const std::string& option, Isa isa, int threads);
 
 }  // namespace dlas

@@ -16,8 +16,8 @@
 #include <memory>
 #include <vector>
 
-#include "algo/conv/direct_nchwc_f32.h"
 #include "algo/conv/conv_impl.h"
+#include "algo/conv/direct_nchwc_f32.h"
 #include "algo/microkernels/f32-nchwc/f32_nchwc.h"
 #include "dlas/algo/conv.h"
 #include "dlas/core/error.h"
@@ -211,14 +211,15 @@ class DirectNchwcConv final : public ConvAlgorithm {
   // pixels spread evenly over a row's tiles.
   Knobs default_knobs(const ConvProblem& p, Isa isa) const override {
     const ukernel::F32NchwcUkernels* set = kernels_for(p, isa);
-    const int acc = set ? set->accumulators : 12;
+    auto max_pixels = [&](int nv) { return set ? set->max_pixels(nv) : 12 / nv; };
     const int64_t ocb = ceil_div(p.k, layout_block(p.y_layout));
     const int64_t cols = flat_1x1(p) ? p.oh() * p.ow() : p.ow();
     int64_t best_nv = 1, best_pw = 2;
     double best = -1;
     for (int nv : ukernel::kNchwcBlocks) {
       if (nv > ocb) break;
-      const int64_t cap = std::min<int64_t>(acc / nv, ukernel::kNchwcMaxPixels);
+      const int64_t cap = max_pixels(nv);
+      if (cap < 1) continue;
       const int64_t tiles = ceil_div(cols, cap);
       const int64_t px = ceil_div(cols, tiles);
       // Blocks of the last group run empty lanes: count only the real ones.

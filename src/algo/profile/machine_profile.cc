@@ -1,6 +1,7 @@
 // Machine profiles: the shape classes, the JSON file and the resolution of the active one.
 #include "dlas/algo/machine_profile.h"
 
+#include <algorithm>
 #include <cctype>
 #include <cstdio>
 #include <cstdlib>
@@ -17,9 +18,20 @@
 
 namespace dlas {
 namespace {
+// {name, JSON text} of every data/profiles/*.json, generated at configure time.
+struct BuiltinText {
+  const char* name;
+  const char* json;
+};
+constexpr BuiltinText kBuiltinTexts[] = {
+#include "dlas/algo/builtin_profiles.inc"
+    {nullptr, nullptr}};  // the end (and a valid array when there is no table)
+}  // namespace
+
+namespace {
 
 constexpr const char* kFormat = "dlas-machine-profile";
-constexpr int kVersion = 1;
+constexpr int kVersion = 2;  // 1: no "other" and "reorder_us"
 
 std::string side_bucket(int64_t side) {
   for (int64_t b : {4, 8, 16, 32})
@@ -44,6 +56,27 @@ const json& field(const json& j, const char* name, json::value_t type, std::stri
   return *it;
 }
 
+// An entry's (or its "other" object's) algo, layout, knobs and us.
+MachineProfile::Choice read_choice(const json& e, const std::string& we) {
+  MachineProfile::Choice x;
+  x.algo = field(e, "algo", json::value_t::string, we).get<std::string>();
+  DLAS_CHECK(find_conv_algorithm(x.algo), ErrorKind::kInvalidInput, we, ": unknown \"algo\" '",
+             x.algo, "'");
+  try {
+    x.layout = parse_layout(field(e, "layout", json::value_t::string, we).get<std::string>());
+  } catch (const Error&) {
+    fail(ErrorKind::kInvalidInput, we, ": unknown \"layout\"");
+  }
+  for (const auto& [name, v] : field(e, "knobs", json::value_t::object, we).items()) {
+    DLAS_CHECK(v.is_number_integer(), ErrorKind::kInvalidInput, we, ": knob \"", name,
+               "\" is not an integer");
+    x.knobs[name] = v.get<int64_t>();
+  }
+  x.us = field(e, "us", json::value_t::number_float, we).get<double>();
+  DLAS_CHECK(x.us >= 0, ErrorKind::kInvalidInput, we, ": negative \"us\"");
+  return x;
+}
+
 }  // namespace
 
 std::string conv_shape_class(const ConvProblem& p) {
@@ -62,6 +95,17 @@ std::string conv_shape_class(const ConvProblem& p) {
   return s;
 }
 
+bool MachineProfile::Entry::blocked_wins() const {
+  if (is_blocked(layout)) return true;
+  return other && is_blocked(other->layout) && other->us <= us + reorder_us;
+}
+
+MachineProfile::Choice MachineProfile::Entry::for_layout(Layout y) const {
+  if (other && is_blocked(other->layout) == is_blocked(y) && is_blocked(layout) != is_blocked(y))
+    return *other;
+  return best();
+}
+
 const MachineProfile::Entry* MachineProfile::lookup(const ConvProblem& p) const {
   if (p.types() != ConvTypes::kF32) return nullptr;
   const std::string cls = conv_shape_class(p);
@@ -75,9 +119,10 @@ const ConvAlgorithm* MachineProfile::choose(const ConvProblem& p, Isa isa_path,
   if (rule.name().substr(0, 7) == "sparse-") return nullptr;
   const Entry* e = lookup(p);
   if (!e) return nullptr;
-  const ConvAlgorithm* a = find_conv_algorithm(e->algo);
+  const Choice c = e->for_layout(p.y_layout);
+  const ConvAlgorithm* a = find_conv_algorithm(c.algo);
   if (!a || !a->supports(p)) return nullptr;
-  knobs = e->knobs;
+  knobs = c.knobs;
   try {
     a->knob_space(p, isa_path).validate(knobs, e->shape_class);
   } catch (const Error&) {
@@ -90,14 +135,24 @@ std::string MachineProfile::to_json() const {
   nlohmann::ordered_json j = {{"format", kFormat},    {"version", kVersion}, {"cpu", cpu},
                               {"isa", isa_name(isa)}, {"threads", threads},  {"source", source}};
   nlohmann::ordered_json es = nlohmann::ordered_json::array();
-  for (const Entry& e : entries) {
+  auto knobs_json = [](const Knobs& knobs) {
     nlohmann::ordered_json k = nlohmann::ordered_json::object();
-    for (const auto& [name, v] : e.knobs) k[name] = v;
-    es.push_back({{"class", e.shape_class},
-                  {"algo", e.algo},
-                  {"layout", layout_name(e.layout)},
-                  {"knobs", k},
-                  {"us", e.us}});
+    for (const auto& [name, v] : knobs) k[name] = v;
+    return k;
+  };
+  for (const Entry& e : entries) {
+    nlohmann::ordered_json x = {{"class", e.shape_class},
+                                {"algo", e.algo},
+                                {"layout", layout_name(e.layout)},
+                                {"knobs", knobs_json(e.knobs)},
+                                {"us", e.us}};
+    if (e.other)
+      x["other"] = {{"algo", e.other->algo},
+                    {"layout", layout_name(e.other->layout)},
+                    {"knobs", knobs_json(e.other->knobs)},
+                    {"us", e.other->us}};
+    x["reorder_us"] = e.reorder_us;
+    es.push_back(std::move(x));
   }
   j["entries"] = es;
   return j.dump(2) + "\n";
@@ -110,8 +165,9 @@ MachineProfile MachineProfile::from_json(std::string_view text, std::string_view
   DLAS_CHECK(j.is_object(), ErrorKind::kInvalidInput, w, ": not a JSON object");
   DLAS_CHECK(field(j, "format", json::value_t::string, w) == kFormat, ErrorKind::kInvalidInput, w,
              ": \"format\" is not \"", kFormat, "\"");
-  DLAS_CHECK(field(j, "version", json::value_t::number_integer, w) == kVersion,
-             ErrorKind::kInvalidInput, w, ": unsupported \"version\" (expected ", kVersion, ")");
+  const int64_t version = field(j, "version", json::value_t::number_integer, w).get<int64_t>();
+  DLAS_CHECK(version >= 1 && version <= kVersion, ErrorKind::kInvalidInput, w,
+             ": unsupported \"version\" (expected 1 to ", kVersion, ")");
   MachineProfile m;
   m.cpu = field(j, "cpu", json::value_t::string, w).get<std::string>();
   try {
@@ -132,21 +188,17 @@ MachineProfile MachineProfile::from_json(std::string_view text, std::string_view
     x.shape_class = field(e, "class", json::value_t::string, we).get<std::string>();
     DLAS_CHECK(!x.shape_class.empty() && seen.insert(x.shape_class).second,
                ErrorKind::kInvalidInput, we, ": empty or repeated \"class\"");
-    x.algo = field(e, "algo", json::value_t::string, we).get<std::string>();
-    DLAS_CHECK(find_conv_algorithm(x.algo), ErrorKind::kInvalidInput, we, ": unknown \"algo\" '",
-               x.algo, "'");
-    try {
-      x.layout = parse_layout(field(e, "layout", json::value_t::string, we).get<std::string>());
-    } catch (const Error&) {
-      fail(ErrorKind::kInvalidInput, we, ": unknown \"layout\"");
+    const Choice best = read_choice(e, we);
+    x.algo = best.algo;
+    x.layout = best.layout;
+    x.knobs = best.knobs;
+    x.us = best.us;
+    if (version >= 2) {
+      if (e.contains("other"))
+        x.other = read_choice(field(e, "other", json::value_t::object, we), we + ": \"other\"");
+      x.reorder_us = field(e, "reorder_us", json::value_t::number_float, we).get<double>();
+      DLAS_CHECK(x.reorder_us >= 0, ErrorKind::kInvalidInput, we, ": negative \"reorder_us\"");
     }
-    for (const auto& [name, v] : field(e, "knobs", json::value_t::object, we).items()) {
-      DLAS_CHECK(v.is_number_integer(), ErrorKind::kInvalidInput, we, ": knob \"", name,
-                 "\" is not an integer");
-      x.knobs[name] = v.get<int64_t>();
-    }
-    x.us = field(e, "us", json::value_t::number_float, we).get<double>();
-    DLAS_CHECK(x.us >= 0, ErrorKind::kInvalidInput, we, ": negative \"us\"");
     m.entries.push_back(std::move(x));
   }
   return m;
@@ -196,6 +248,33 @@ std::string default_profile_path(Isa isa, int threads) {
       .string();
 }
 
+const std::vector<BuiltinProfile>& builtin_machine_profiles() {
+  static const std::vector<BuiltinProfile> tables = [] {
+    std::vector<BuiltinProfile> v;
+    for (const BuiltinText& t : kBuiltinTexts)
+      if (t.name)
+        v.push_back({t.name, std::make_shared<const MachineProfile>(MachineProfile::from_json(
+                                 t.json, std::string("built-in profile ") + t.name))});
+    std::sort(v.begin(), v.end(), [](const auto& a, const auto& b) { return a.name < b.name; });
+    return v;
+  }();
+  return tables;
+}
+
+ActiveProfile builtin_machine_profile(Isa isa, int threads) {
+  if (base_isa(isa) == Isa::kScalar) return {};
+  const std::string cpu = cpu_info().model_name;
+  const BuiltinProfile* best = nullptr;
+  auto rank = [&](const BuiltinProfile& b) {
+    return std::make_tuple(b.profile->cpu == cpu ? 0 : 1, std::abs(b.profile->threads - threads),
+                           b.profile->threads);
+  };
+  for (const BuiltinProfile& b : builtin_machine_profiles())
+    if (base_isa(b.profile->isa) == base_isa(isa) && (!best || rank(b) < rank(*best))) best = &b;
+  if (!best) return {};
+  return {best->profile, "builtin:" + best->name};
+}
+
 ActiveProfile active_machine_profile(const std::string& option, Isa isa, int threads) {
   std::string path = option;
   bool explicit_path = !option.empty();
@@ -204,16 +283,17 @@ ActiveProfile active_machine_profile(const std::string& option, Isa isa, int thr
     if (env && *env) path = env;
   }
   if (path == "none") return {};
+  if (path == "builtin") return builtin_machine_profile(isa, threads);
   const bool from_default = path.empty();
   if (from_default) path = default_profile_path(isa, threads);
-  if (path.empty()) return {};
+  if (path.empty()) return builtin_machine_profile(isa, threads);
 
   // The file's version: (exists, size, mtime); a change re-reads it.
   std::error_code ec;
   const bool exists = std::filesystem::is_regular_file(path, ec);
   DLAS_CHECK(exists || !explicit_path, ErrorKind::kInvalidInput, "profile ", path,
              ": no such file");
-  if (!exists && from_default) return {};
+  if (!exists && from_default) return builtin_machine_profile(isa, threads);
   uintmax_t size = exists ? std::filesystem::file_size(path, ec) : 0;
   auto mtime = exists ? std::filesystem::last_write_time(path, ec).time_since_epoch().count() : 0;
 
@@ -253,8 +333,12 @@ ActiveProfile active_machine_profile(const std::string& option, Isa isa, int thr
       warning = e.what();
     }
   }
-  if (!warning.empty())
-    std::fprintf(stderr, "dlas: warning: %s; using the built-in rule\n", warning.c_str());
+  if (!warning.empty()) {
+    c.result = builtin_machine_profile(isa, threads);
+    const std::string instead =
+        c.result.profile ? "the built-in table " + c.result.path.substr(8) : "the built-in rule";
+    std::fprintf(stderr, "dlas: warning: %s; using %s\n", warning.c_str(), instead.c_str());
+  }
   cache[key] = c;
   return c.result;
 }

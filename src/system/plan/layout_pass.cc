@@ -102,10 +102,11 @@ bool conv_runs_blocked(const Graph& g, const Node& n, const PlanOptions& o, Isa 
   // "Data layouts" has the measurements).
   const std::string_view nchw = auto_conv_algorithm(c->problem, isa, c->weights()).name();
   if (nchw.substr(0, 7) == "sparse-") return false;
-  // A machine profile's entry for the class decides by the layout that won there.
+  // A machine profile's entry for the class decides by the layout that won there, counting
+  // the reorders an NCHW layer costs between blocked neighbours.
   const int threads = ThreadPool::shared(o.threads)->threads();
   if (auto prof = active_machine_profile(o.profile, isa, threads).profile)
-    if (const MachineProfile::Entry* e = prof->lookup(c->problem)) return is_blocked(e->layout);
+    if (const MachineProfile::Entry* e = prof->lookup(c->problem)) return e->blocked_wins();
   if (nchw == "winograd" && c->problem.oh() >= kWinogradOverBlockedMinSide &&
       c->problem.ow() >= kWinogradOverBlockedMinSide)
     return false;

@@ -59,43 +59,43 @@ void nchwc_tile(const F32NchwcArgs& a, const float* x, const float* w, float* y)
 }
 
 // The kernel of P pixels, or null past the register budget (never instantiated).
-template <class V, int W, int ACC, int NV, int P, int IB, int S>
+template <class V, int W, int ACC, int REGS, int NV, int P, int IB, int S>
 constexpr F32NchwcFn nchwc_entry() {
-  if constexpr (P * NV <= ACC)
+  if constexpr (dlas::ukernel::nchwc_tile_fits(ACC, REGS, NV, P))
     return &nchwc_tile<V, W, NV, P, IB, S>;
   else
     return nullptr;
 }
 
 // Table of every P in 1..kNchwcMaxPixels for one (NV, IB, S).
-template <class V, int W, int ACC, int NV, int IB, int S, int... Ps>
+template <class V, int W, int ACC, int REGS, int NV, int IB, int S, int... Ps>
 F32NchwcFn nchwc_pick(int pixels, std::integer_sequence<int, Ps...>) {
-  constexpr F32NchwcFn fns[] = {nchwc_entry<V, W, ACC, NV, Ps + 1, IB, S>()...};
+  constexpr F32NchwcFn fns[] = {nchwc_entry<V, W, ACC, REGS, NV, Ps + 1, IB, S>()...};
   return pixels >= 1 && pixels <= static_cast<int>(sizeof...(Ps)) ? fns[pixels - 1] : nullptr;
 }
 
-template <class V, int W, int ACC, int NV>
+template <class V, int W, int ACC, int REGS, int NV>
 F32NchwcFn nchwc_select_nv(int pixels, int in_lanes, int stride) {
   using Seq = std::make_integer_sequence<int, dlas::ukernel::kNchwcMaxPixels>;
-  if (pixels * NV > ACC) return nullptr;
-  if (in_lanes == W && stride == 1) return nchwc_pick<V, W, ACC, NV, W, 1>(pixels, Seq{});
-  if (in_lanes == W && stride == 2) return nchwc_pick<V, W, ACC, NV, W, 2>(pixels, Seq{});
-  if (in_lanes == 1 && stride == 1) return nchwc_pick<V, W, ACC, NV, 1, 1>(pixels, Seq{});
-  if (in_lanes == 1 && stride == 2) return nchwc_pick<V, W, ACC, NV, 1, 2>(pixels, Seq{});
+  if (!dlas::ukernel::nchwc_tile_fits(ACC, REGS, NV, pixels)) return nullptr;
+  if (in_lanes == W && stride == 1) return nchwc_pick<V, W, ACC, REGS, NV, W, 1>(pixels, Seq{});
+  if (in_lanes == W && stride == 2) return nchwc_pick<V, W, ACC, REGS, NV, W, 2>(pixels, Seq{});
+  if (in_lanes == 1 && stride == 1) return nchwc_pick<V, W, ACC, REGS, NV, 1, 1>(pixels, Seq{});
+  if (in_lanes == 1 && stride == 2) return nchwc_pick<V, W, ACC, REGS, NV, 1, 2>(pixels, Seq{});
   return nullptr;
 }
 
-template <class V, int W, int ACC>
+template <class V, int W, int ACC, int REGS>
 F32NchwcFn nchwc_select(int blocks, int pixels, int in_lanes, int stride) {
   switch (blocks) {
     case 1:
-      return nchwc_select_nv<V, W, ACC, 1>(pixels, in_lanes, stride);
+      return nchwc_select_nv<V, W, ACC, REGS, 1>(pixels, in_lanes, stride);
     case 2:
-      return nchwc_select_nv<V, W, ACC, 2>(pixels, in_lanes, stride);
+      return nchwc_select_nv<V, W, ACC, REGS, 2>(pixels, in_lanes, stride);
     case 3:
-      return nchwc_select_nv<V, W, ACC, 3>(pixels, in_lanes, stride);
+      return nchwc_select_nv<V, W, ACC, REGS, 3>(pixels, in_lanes, stride);
     case 4:
-      return nchwc_select_nv<V, W, ACC, 4>(pixels, in_lanes, stride);
+      return nchwc_select_nv<V, W, ACC, REGS, 4>(pixels, in_lanes, stride);
   }
   return nullptr;
 }
