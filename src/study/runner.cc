@@ -245,7 +245,8 @@ const char* const kMeasuredColumns[] = {"median_ms",
                                         "accuracy",
                                         "top5",
                                         "accuracy_samples",
-                                        "accuracy_s"};
+                                        "accuracy_s",
+                                        "profile"};
 
 std::string signal_text(int sig) {
   const char* abbrev = sigabbrev_np(sig);
