@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "dlas/algo/knobs.h"
+#include "dlas/algo/machine_profile.h"
 #include "dlas/core/error.h"
 #include "dlas/data/dataset.h"
 #include "dlas/hw/isa.h"
@@ -178,6 +179,13 @@ Row measure_variant(const MeasureRequest& r) {
   // The parent keyed the row by what it expected to run; make sure that is what runs.
   DLAS_CHECK(exec->threads() == v.threads, ErrorKind::kInternal, exec->name(), " runs ",
              exec->threads(), " threads, not the variant's ", id);
+  // The machine profile the plan followed (the plan's own lookup: its option, $DLAS_PROFILE,
+  // the calibration cache): its file, "builtin:<name>", or "none" for the built-in rule.
+  if (v.backend == "dlas") {
+    const std::string used =
+        active_machine_profile(plan_options_for(v, eo).profile, parse_isa(v.isa), v.threads).path;
+    row.set("profile", used.empty() ? std::string("none") : used);
+  }
 
   LatencyOptions lo;
   lo.warmup = r.warmup;

@@ -22,6 +22,7 @@
 #include <set>
 #include <thread>
 
+#include "dlas/algo/machine_profile.h"
 #include "dlas/core/error.h"
 #include "dlas/core/progress.h"
 #include "dlas/core/version.h"
@@ -245,7 +246,8 @@ const char* const kMeasuredColumns[] = {"median_ms",
                                         "accuracy",
                                         "top5",
                                         "accuracy_samples",
-                                        "accuracy_s"};
+                                        "accuracy_s",
+                                        "profile"};
 
 std::string signal_text(int sig) {
   const char* abbrev = sigabbrev_np(sig);
@@ -467,6 +469,86 @@ void measure_in_child(const StudySpec& spec, const PlannedVariant& pv, const std
     if (measured.cells.count(col)) row.set(col, measured.cells.at(col));
 }
 
+std::string threads_text(int threads) {
+  return str(threads, threads == 1 ? " thread" : " threads");
+}
+
+// [study] calibrate (run_study's comment): the machine profiles of the (ISA path, threads)
+// pairs the variants to run need, calibrated where the cache has none.
+void calibrate_profiles(const RunOptions& options, const std::string& lock_path,
+                        const std::vector<std::string>& skip_reasons, RunSummary& sum) {
+  std::vector<std::pair<std::string, int>> pairs;  // in order of first use
+  for (size_t k = 0; k < sum.plan.size(); ++k) {
+    const Variant& v = sum.plan[k].variant;
+    if (sum.plan[k].already_ok || !skip_reasons[k].empty() || v.backend != "dlas") continue;
+    const std::pair<std::string, int> pair{v.isa, v.threads};
+    if (std::find(pairs.begin(), pairs.end(), pair) == pairs.end()) pairs.push_back(pair);
+  }
+  if (pairs.empty()) return;
+  // The variants' plans look for $DLAS_PROFILE before the cache (active_machine_profile).
+  if (const char* env = std::getenv("DLAS_PROFILE"); env && *env) {
+    sum.calibration_skipped = str("DLAS_PROFILE=", env, " overrides the calibration cache");
+    progress_message(str("study: calibrate: skipped, ", sum.calibration_skipped));
+    return;
+  }
+  std::vector<std::string> present;
+  for (const auto& [isa_text, threads] : pairs) {
+    ProfileCalibration pc;
+    pc.isa = isa_text;
+    pc.threads = threads;
+    pc.path = default_profile_path(parse_isa(isa_text), threads);
+    DLAS_CHECK(!pc.path.empty(), ErrorKind::kInvalidInput,
+               "[study].calibrate: no calibration cache folder (set XDG_CACHE_HOME or HOME)");
+    std::error_code ec;
+    if (std::filesystem::exists(pc.path, ec)) {
+      pc.status = ProfileCalibration::kPresent;
+      present.push_back(str(isa_text, ", ", threads_text(threads)));
+    } else {
+      pc.status = options.dry_run ? ProfileCalibration::kPlanned : ProfileCalibration::kCalibrated;
+    }
+    sum.calibrations.push_back(std::move(pc));
+  }
+  if (!present.empty()) {
+    std::string list;
+    for (const std::string& p : present) list += (list.empty() ? "" : "; ") + p;
+    progress_message(str("study: calibrate: machine profiles present, not re-measured: ", list));
+  }
+  for (ProfileCalibration& pc : sum.calibrations) {
+    const std::string what = str(pc.isa, ", ", threads_text(pc.threads));
+    if (pc.status == ProfileCalibration::kPlanned)
+      progress_message(str("study: calibrate: would calibrate ", what, " -> ", pc.path));
+    if (pc.status != ProfileCalibration::kCalibrated) continue;
+    // A measurement like the variants': one at a time on the machine. Another runner (a
+    // shard, an MPI rank) may have written the profile while this one waited.
+    MeasureLock lock(lock_path);
+    std::error_code ec;
+    if (std::filesystem::exists(pc.path, ec)) {
+      pc.status = ProfileCalibration::kPresent;
+      progress_message(str("study: calibrate: ", what, ": written meanwhile by another run, ",
+                           "not re-measured: ", pc.path));
+      continue;
+    }
+    std::fprintf(stderr, "study: calibrating %s ...", what.c_str());
+    std::fflush(stderr);
+    const auto t0 = Clock::now();
+    try {
+      CalibrateOptions co;
+      co.isa = parse_isa(pc.isa);
+      co.threads = pc.threads;
+      const CalibrateResult r = options.calibrate ? options.calibrate(co) : calibrate(co);
+      r.profile.save(pc.path);
+    } catch (const Error& e) {
+      std::fprintf(stderr, " failed\n");
+      throw Error(e.kind(), str("[study].calibrate: calibrating ", what, ": ", e.what()));
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, " failed\n");
+      fail(ErrorKind::kRuntime, "[study].calibrate: calibrating ", what, ": ", e.what());
+    }
+    pc.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+    std::fprintf(stderr, " %.0f s -> %s\n", pc.seconds, pc.path.c_str());
+  }
+}
+
 }  // namespace
 
 RunSummary run_study(const StudySpec& spec, const RunOptions& options,
@@ -512,14 +594,15 @@ RunSummary run_study(const StudySpec& spec, const RunOptions& options,
     e.total = sum.ran;
     listener(e);
   }
-  if (options.dry_run) return sum;
-
-  const double timeout_s = options.timeout_s >= 0 ? options.timeout_s : spec.timeout_s;
   std::string lock_path = options.lock_path;
   if (lock_path.empty()) {
     const char* env = std::getenv("DLAS_MEASURE_LOCK");
     lock_path = env && *env ? env : "/tmp/dlas-measure.lock";
   }
+  if (spec.calibrate) calibrate_profiles(options, lock_path, skip_reasons, sum);
+  if (options.dry_run) return sum;
+
+  const double timeout_s = options.timeout_s >= 0 ? options.timeout_s : spec.timeout_s;
   DLAS_CHECK(!options.exe.empty(), ErrorKind::kInternal, "run_study: no dlas binary to run");
 
   size_t index = 0;
@@ -602,6 +685,8 @@ RunListener progress_printer(bool tty) {
       return;
     }
     if (e.kind == RunEvent::kStart) {
+      // The clock of the ETA starts with the first variant (not before a calibration).
+      if (e.index == 0) bar->restart();
       // ETA from the mean time of the variants done so far.
       if (bar->tty())
         bar->update(

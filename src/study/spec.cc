@@ -185,9 +185,13 @@ void parse_study_table(const Ctx& ctx, const toml::table& t, StudySpec& spec) {
       if (!(v >= 0) || v > 1e7)
         ctx.error(node.source(), field, str(v, " is not a timeout in seconds (0: none)"));
       spec.timeout_s = v;
+    } else if (k == "calibrate") {
+      if (!node.is_boolean()) ctx.error(node.source(), field, "expected true or false");
+      spec.calibrate = *node.value<bool>();
     } else {
       ctx.error(key.source(), field,
-                "unknown key; expected one of name, description, repeat, warmup, timeout");
+                "unknown key; expected one of name, description, repeat, warmup, timeout, "
+                "calibrate");
     }
   }
 }

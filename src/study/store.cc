@@ -40,6 +40,9 @@ const std::vector<ColumnDef> kColumns = {
     {"isa", kText, "ISA path the kernels ran (onednn: onednn)"},
     {"isa_emulated", kInteger, "1 when the ISA path was forced below the detected one"},
     {"threads", kInteger, "worker threads"},
+    {"profile", kText,
+     "machine profile the dlas plan followed: its file, builtin:<name>, or none (the built-in "
+     "rule); NULL for other backends"},
     {"repeat", kInteger, "timed repeats"},
     {"warmup", kInteger, "discarded warm-up runs"},
     // outcome
@@ -292,8 +295,8 @@ ResultStore::ResultStore(const std::string& path, Mode mode) : impl_(std::make_u
                kStoreSchemaVersion, "); use a newer dlas");
     DLAS_CHECK(version >= 1, ErrorKind::kInvalidInput, path, ": unknown results schema version ",
                version);
-    // Schemas 2 to 4 only added columns (tuning_*; dataset, top5, accuracy_samples,
-    // accuracy_s, nonzero_params; layout): find the ones an older table lacks.
+    // Schemas 2 to 5 only added columns (tuning_*; dataset, top5, accuracy_samples,
+    // accuracy_s, nonzero_params; layout; profile): find the ones an older table lacks.
     Statement s;
     im.prepare(s, "PRAGMA table_info(results)");
     std::set<std::string> have;

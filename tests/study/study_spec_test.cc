@@ -85,6 +85,19 @@ TEST(StudySpec, ShippedSpecsParse) {
   EXPECT_GE(n, 2);
 }
 
+// [study].calibrate: a boolean, false unless given.
+TEST(StudySpec, CalibrateIsABooleanDefaultingToFalse) {
+  EXPECT_FALSE(parse_study_spec(kMinimalSpec, "s.toml").calibrate);
+  const std::string space = "[space]\nmodels = [\"resnet18-cifar\"]\n";
+  EXPECT_TRUE(parse_study_spec("[study]\ncalibrate = true\n" + space, "s.toml").calibrate);
+  EXPECT_FALSE(parse_study_spec("[study]\ncalibrate = false\n" + space, "s.toml").calibrate);
+  // A wrong type names the file, line and column of the value.
+  const std::string msg = spec_error("[study]\nname = \"x\"\ncalibrate = \"true\"\n" + space);
+  EXPECT_EQ(msg.rfind("s.toml:3:13: [study].calibrate: expected true or false", 0), 0u) << msg;
+  // An unknown [study] key lists calibrate among the known ones.
+  EXPECT_TRUE(contains(spec_error("[study]\ncalibration = true\n" + space), "calibrate")) << msg;
+}
+
 TEST(StudySpec, NameDefaultsToFileStem) {
   EXPECT_EQ(parse_study_spec("[space]\nmodels = [\"resnet18-cifar\"]\n", "dir/my-study.toml").name,
             "my-study");
@@ -128,6 +141,10 @@ TEST(StudySpec, ErrorsNameFileLineAndField) {
        "s.toml:2:", "[study].repeat", "out of range"},
       {"[study]\nname = \"x\"\ncolour = 1\n[space]\nmodels = [\"resnet18-cifar\"]\n",
        "s.toml:3:", "[study].colour", "unknown key"},
+      {"[study]\ncalibrate = \"yes\"\n[space]\nmodels = [\"resnet18-cifar\"]\n", "s.toml:2:13",
+       "[study].calibrate", "expected true or false"},
+      {"[study]\ncalibrate = 1\n[space]\nmodels = [\"resnet18-cifar\"]\n", "s.toml:2:13",
+       "[study].calibrate", "expected true or false"},
       {"[space]\nmodels = []\n", "s.toml:2:", "[space].models", "empty list"},
       {"[space]\nmodels = [\"resnet18-cifar\", \"resnet18-cifar\"]\n",
        "s.toml:2:", "[space].models", "listed twice"},

@@ -186,7 +186,7 @@ TEST_F(StudyStore, UpgradesASchemaOneDatabase) {
   { ResultStore(db).put(make_row("v1", kStatusOk, 1.5)); }
   for (const char* c :
        {"tuning_trials", "tuning_failures", "tuning_cold_share", "tuning_stop", "dataset", "top5",
-        "accuracy_samples", "accuracy_s", "nonzero_params", "layout"})
+        "accuracy_samples", "accuracy_s", "nonzero_params", "layout", "profile"})
     raw_sql(db, std::string("ALTER TABLE results DROP COLUMN ") + c);
   raw_sql(db, "PRAGMA user_version = 1");
   {
@@ -223,8 +223,8 @@ TEST_F(StudyStore, UpgradesASchemaTwoDatabase) {
     r.set("tuning_trials", int64_t{5});
     ResultStore(db).put(r);
   }
-  const char* const added[] = {"dataset",    "top5",           "accuracy_samples",
-                               "accuracy_s", "nonzero_params", "layout"};
+  const char* const added[] = {"dataset",        "top5",   "accuracy_samples", "accuracy_s",
+                               "nonzero_params", "layout", "profile"};
   for (const char* c : added) raw_sql(db, std::string("ALTER TABLE results DROP COLUMN ") + c);
   raw_sql(db, "PRAGMA user_version = 2");
   {
@@ -267,6 +267,7 @@ TEST_F(StudyStore, UpgradesASchemaThreeDatabaseWithTheLayoutColumn) {
   const std::string db = path("v3.db");
   { ResultStore(db).put(make_row("v1", kStatusOk, 1.5)); }
   raw_sql(db, "ALTER TABLE results DROP COLUMN layout");
+  raw_sql(db, "ALTER TABLE results DROP COLUMN profile");
   raw_sql(db, "PRAGMA user_version = 3");
   {
     const std::vector<Row> rows = ResultStore(db, ResultStore::Mode::kReadOnly).rows();
@@ -305,6 +306,71 @@ TEST_F(StudyStore, UpgradesASchemaThreeDatabaseWithTheLayoutColumn) {
   EXPECT_TRUE(std::any_of(cols.begin(), cols.end(), [](const ColumnDef& c) {
     return std::string(c.name) == "layout" && c.type == ColumnType::kText;
   }));
+}
+
+// Schema 4 (before the profile column): read as is, upgraded in place when written to; the old
+// rows keep NULL there, and the export carries the column.
+TEST_F(StudyStore, UpgradesASchemaFourDatabaseWithTheProfileColumn) {
+  const std::string db = path("v4.db");
+  {
+    Row r = make_row("v1", kStatusOk, 1.5);
+    r.set("layout", std::string("nchw"));
+    ResultStore(db).put(r);
+  }
+  raw_sql(db, "ALTER TABLE results DROP COLUMN profile");
+  raw_sql(db, "PRAGMA user_version = 4");
+  {
+    const std::vector<Row> rows = ResultStore(db, ResultStore::Mode::kReadOnly).rows();
+    ASSERT_EQ(rows.size(), 1u);
+    EXPECT_FALSE(rows[0].has("profile"));
+    EXPECT_EQ(rows[0].text("layout"), "nchw");
+  }
+  {
+    ResultStore s(db);
+    Row r = make_row("v2", kStatusOk, 1.0);
+    r.set("profile", std::string("/cache/dlas/profile-cpu-avx2-t2.json"));
+    s.put(r);
+    Row n = make_row("v3", kStatusOk, 1.0);
+    n.set("profile", std::string("none"));
+    s.put(n);
+  }
+  sqlite3* h = nullptr;
+  ASSERT_EQ(sqlite3_open(db.c_str(), &h), SQLITE_OK);
+  sqlite3_stmt* st = nullptr;
+  ASSERT_EQ(sqlite3_prepare_v2(h,
+                               "SELECT type FROM pragma_table_info('results') WHERE name = "
+                               "'profile'",
+                               -1, &st, nullptr),
+            SQLITE_OK);
+  ASSERT_EQ(sqlite3_step(st), SQLITE_ROW);
+  EXPECT_STREQ(reinterpret_cast<const char*>(sqlite3_column_text(st, 0)), "TEXT");
+  sqlite3_finalize(st);
+  ASSERT_EQ(sqlite3_prepare_v2(h, "PRAGMA user_version", -1, &st, nullptr), SQLITE_OK);
+  ASSERT_EQ(sqlite3_step(st), SQLITE_ROW);
+  EXPECT_EQ(sqlite3_column_int64(st, 0), 5);
+  EXPECT_EQ(kStoreSchemaVersion, 5);
+  sqlite3_finalize(st);
+  sqlite3_close(h);
+  const std::vector<Row> rows = ResultStore(db, ResultStore::Mode::kReadOnly).rows();
+  ASSERT_EQ(rows.size(), 3u);
+  EXPECT_FALSE(rows[0].has("profile"));  // the old row: NULL
+  EXPECT_EQ(rows[1].text("profile"), "/cache/dlas/profile-cpu-avx2-t2.json");
+  EXPECT_EQ(rows[2].text("profile"), "none");
+  const auto& cols = result_columns();
+  EXPECT_TRUE(std::any_of(cols.begin(), cols.end(), [](const ColumnDef& c) {
+    return std::string(c.name) == "profile" && c.type == ColumnType::kText;
+  }));
+  // Both exports carry it: NULL as an empty field and null.
+  const auto csv = parse_csv(export_rows(rows, ExportFormat::kCsv));
+  ASSERT_EQ(csv.size(), 4u);
+  const size_t at =
+      static_cast<size_t>(std::find(csv[0].begin(), csv[0].end(), "profile") - csv[0].begin());
+  ASSERT_LT(at, csv[0].size());
+  EXPECT_EQ(csv[1][at], "");
+  EXPECT_EQ(csv[2][at], "/cache/dlas/profile-cpu-avx2-t2.json");
+  const auto json = nlohmann::json::parse(export_rows(rows, ExportFormat::kJson));
+  EXPECT_TRUE(json[0]["profile"].is_null());
+  EXPECT_EQ(json[2]["profile"], "none");
 }
 
 TEST_F(StudyStore, ExportCsvAndJsonMatchTheRows) {

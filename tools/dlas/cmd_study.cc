@@ -69,6 +69,18 @@ void print_summary_json(const study::StudySpec& spec, const study::RunOptions& o
   j["timeout"] = s.timeout;
   j["crashed"] = s.crashed;
   j["skipped"] = s.skipped;
+  auto& cs = j["calibrations"] = nlohmann::ordered_json::array();
+  for (const auto& c : s.calibrations) {
+    const char* status = c.status == study::ProfileCalibration::kPresent      ? "present"
+                         : c.status == study::ProfileCalibration::kCalibrated ? "calibrated"
+                                                                              : "planned";
+    cs.push_back({{"isa", c.isa},
+                  {"threads", c.threads},
+                  {"path", c.path},
+                  {"status", status},
+                  {"seconds", c.seconds}});
+  }
+  if (!s.calibration_skipped.empty()) j["calibration_skipped"] = s.calibration_skipped;
   auto& vs = j["variants"] = nlohmann::ordered_json::array();
   for (const auto& pv : s.plan)
     vs.push_back({{"variant_id", pv.variant_id}, {"already_ok", pv.already_ok}});

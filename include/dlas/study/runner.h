@@ -23,6 +23,7 @@
 
 #include "dlas/study/spec.h"
 #include "dlas/study/store.h"
+#include "dlas/system/calibrate.h"
 #include "dlas/system/variant.h"
 
 namespace dlas::study {
@@ -84,6 +85,24 @@ struct RunOptions {
   Shard shard;            // which slice of the expansion to run
   bool dry_run = false;   // plan only: nothing measured, the store not created
   std::string lock_path;  // empty: $DLAS_MEASURE_LOCK or /tmp/dlas-measure.lock
+  // [study] calibrate: what measures a missing machine profile; empty: dlas::calibrate (the
+  // built-in shapes, about 45 s a profile). Tests pass one over a tiny shape list.
+  std::function<CalibrateResult(const CalibrateOptions&)> calibrate;
+};
+
+// One machine profile the [study] calibrate step looked at: an (ISA path, threads) pair the
+// dlas variants of this run need, and its file in the calibration cache.
+struct ProfileCalibration {
+  enum Status {
+    kPresent,     // the file was there: not re-measured
+    kCalibrated,  // measured and written by this run
+    kPlanned,     // dry run: would be measured
+  };
+  std::string isa;  // the ISA path's name
+  int threads = 1;
+  std::string path;  // default_profile_path(isa, threads)
+  Status status = kPresent;
+  double seconds = 0;  // kCalibrated: the calibration's time
 };
 
 // One planned variant and, once run, its stored row.
@@ -114,10 +133,25 @@ struct RunSummary {
   size_t ran = 0;         // variants run (or that would run, with dry_run)
   size_t ok = 0, failed = 0, timeout = 0, crashed = 0, skipped = 0;
   std::vector<PlannedVariant> plan;  // this shard's variants, in order
+  // [study] calibrate: the profiles the dlas variants to run need, in order of first use
+  // (empty without calibrate, with nothing to run, or when skipped).
+  std::vector<ProfileCalibration> calibrations;
+  std::string calibration_skipped;  // why the calibrate step did nothing ("" when it ran)
 };
 
 // Runs (or with dry_run plans) the study. Throws kInvalidInput for a bad database;
 // a failing variant is a row, never an exception.
+//
+// With spec.calibrate, before its first variant the run makes sure a machine profile exists
+// for every (ISA path, threads) its own dlas variants run with -- this shard's variants not
+// stored ok and runnable here, "native" and threads 0 resolved as for the variant ids: each
+// pair whose default_profile_path is missing is calibrated (options.calibrate) and saved
+// there, one stderr line each; pairs with a file are not re-measured (one line). Every
+// calibration holds the measurement lock, and the file is looked for again once the lock is
+// held, so shards and MPI ranks on one machine calibrate a pair once between them. A dry run
+// lists what it would calibrate. $DLAS_PROFILE (a path or "none") overrides the cache for the
+// variants, so then the step is skipped with one line. No cache folder (XDG_CACHE_HOME and
+// HOME unset) is kInvalidInput; a failing calibration stops the run with its error.
 RunSummary run_study(const StudySpec& spec, const RunOptions& options,
                      const RunListener& listener = {});
 

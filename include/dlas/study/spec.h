@@ -7,6 +7,7 @@
 //   repeat = 150          # timed runs per variant (median reported)
 //   warmup = 1
 //   timeout = 600         # seconds one variant may take (child process killed after)
+//   calibrate = false     # true: calibrate missing machine profiles before measuring
 //   [space]
 //   models = ["resnet18-cifar", "mobilenetv1-cifar"]   # zoo names or .onnx paths
 //   conv_algo = ["direct", "gemm", "spatial-pack"]     # or winograd, depthwise, auto
@@ -98,6 +99,10 @@ struct StudySpec {
   int repeat = 150;        // timed repeats per variant
   int warmup = 1;          // discarded runs before timing
   double timeout_s = 600;  // per variant; 0 means no limit
+  // [study].calibrate: before the first variant, the runner measures the machine profile
+  // (dlas hw --calibrate) of every (ISA path, threads) its dlas variants run with that has
+  // none in the calibration cache yet (dlas/study/runner.h).
+  bool calibrate = false;
   StudySpace space;
   AccuracySpec accuracy;
   std::vector<ElbowChoice> elbows;  // every (model, method, dataset) an `elbow` level needs

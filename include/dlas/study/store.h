@@ -21,9 +21,9 @@
 namespace dlas::study {
 
 // 2: tuning_* columns; 3: dataset, top5, accuracy_samples, accuracy_s, nonzero_params;
-// 4: layout.
+// 4: layout; 5: profile.
 // Older files are upgraded in place (columns added, NULL in old rows).
-inline constexpr int kStoreSchemaVersion = 4;
+inline constexpr int kStoreSchemaVersion = 5;
 
 enum class ColumnType { kText, kInteger, kReal };
 
