@@ -247,8 +247,9 @@ def main():
     ap.add_argument("--no-onednn", action="store_true")
     ap.add_argument("--no-pytorch", action="store_true")
     ap.add_argument("--dlas", default=os.path.join(ROOT, "build", "bin", "dlas"))
-    ap.add_argument("--baseline", help="another dlas binary: every dlas variant runs through it "
-                    "too, in the same rounds, and the tables gain this/baseline ratios")
+    ap.add_argument("--baseline", help="another dlas binary: every plain ALGO variant (no /LAYOUT) "
+                    "runs through it too, in the same rounds, and the tables gain this/baseline "
+                    "ratios")
     ap.add_argument("--python", default="/usr/bin/python3", help="interpreter with torch")
     ap.add_argument("--timeout", type=float, default=900, help="seconds per dlas bench process")
     ap.add_argument("--json", help="write every time and the summary here")
@@ -276,7 +277,9 @@ def main():
         ap.error(f"unknown model(s) {bad}; zoo: {','.join(ZOO)}")
     if a.rounds < 1 or a.repeat < 1 or min(threads_list) < 1 or a.warmup < 0:
         ap.error("--rounds, --repeat and --threads must be >= 1, --warmup >= 0")
-    variants = algos + ([v + BASELINE for v in algos] if a.baseline else []) + \
+    # A baseline reruns the plain ALGO variants: /LAYOUT and /PROFILE need flags an older binary
+    # may not have.
+    variants = algos + ([v + BASELINE for v in algos if "/" not in v] if a.baseline else []) + \
         ([] if a.no_onednn else [ONEDNN]) + ([] if a.no_pytorch else [PYTORCH])
 
     a.has_times = a.baseline_has_times = True
