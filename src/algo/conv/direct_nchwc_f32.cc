@@ -211,7 +211,10 @@ class DirectNchwcConv final : public ConvAlgorithm {
   // pixels spread evenly over a row's tiles.
   Knobs default_knobs(const ConvProblem& p, Isa isa) const override {
     const ukernel::F32NchwcUkernels* set = kernels_for(p, isa);
-    auto max_pixels = [&](int nv) { return set ? set->max_pixels(nv) : 12 / nv; };
+    // Within the register file and the set's measured default budget.
+    auto max_pixels = [&](int nv) {
+      return set ? std::min(set->max_pixels(nv), set->default_accumulators / nv) : 8 / nv;
+    };
     const int64_t ocb = ceil_div(p.k, layout_block(p.y_layout));
     const int64_t cols = flat_1x1(p) ? p.oh() * p.ow() : p.ow();
     int64_t best_nv = 1, best_pw = 2;

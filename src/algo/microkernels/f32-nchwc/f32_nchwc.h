@@ -56,8 +56,9 @@ struct F32NchwcUkernels {
   const char* name;  // "f32_nchwc_x16__avx512"
   Isa isa;
   int lanes;
-  int accumulators;  // pixels * blocks of a tile must not exceed it
-  int registers;     // the vector register file (nchwc_tile_fits)
+  int accumulators;          // pixels * blocks of a tile must not exceed it
+  int registers;             // the vector register file (nchwc_tile_fits)
+  int default_accumulators;  // the untuned default tile's bound (measured per ISA)
   // nullptr for a shape the set does not instantiate (pixels > max_pixels(blocks), stride
   // other than 1 or 2, in_lanes other than 1 or lanes).
   F32NchwcFn (*select)(int blocks, int pixels, int in_lanes, int stride);
@@ -81,9 +82,9 @@ const F32NchwcUkernels* f32_nchwc_for(Isa isa, int lanes);
 
 // Declarations of every kernel set, derived from f32_nchwc.inc.
 namespace dlas::ukernel {
-#define X(name, isa, lanes, acc, regs) \
+#define X(name, isa, lanes, acc, regs, dacc) \
   F32NchwcFn name(int blocks, int pixels, int in_lanes, int stride);
-#define T(name, isa, lanes, acc, regs) X(name, isa, lanes, acc, regs)
+#define T(name, isa, lanes, acc, regs, dacc) X(name, isa, lanes, acc, regs, dacc)
 #include "algo/microkernels/f32-nchwc/f32_nchwc.inc"
 #undef T
 #undef X
