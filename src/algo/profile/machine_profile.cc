@@ -26,9 +26,6 @@ struct BuiltinText {
 constexpr BuiltinText kBuiltinTexts[] = {
 #include "dlas/algo/builtin_profiles.inc"
     {nullptr, nullptr}};  // the end (and a valid array when there is no table)
-}  // namespace
-
-namespace {
 
 constexpr const char* kFormat = "dlas-machine-profile";
 constexpr int kVersion = 2;  // 1: no "other" and "reorder_us"
