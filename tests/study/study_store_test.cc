@@ -45,6 +45,28 @@ void raw_sql(const std::string& path, const std::string& sql) {
   sqlite3_close(db);
 }
 
+// The first column of the first row of a query on a file directly ("" when no row).
+std::string raw_query(const std::string& path, const std::string& sql) {
+  sqlite3* db = nullptr;
+  std::string out;
+  if (sqlite3_open(path.c_str(), &db) == SQLITE_OK) {
+    sqlite3_stmt* st = nullptr;
+    if (sqlite3_prepare_v2(db, sql.c_str(), -1, &st, nullptr) == SQLITE_OK &&
+        sqlite3_step(st) == SQLITE_ROW && sqlite3_column_text(st, 0))
+      out = reinterpret_cast<const char*>(sqlite3_column_text(st, 0));
+    sqlite3_finalize(st);
+  }
+  sqlite3_close(db);
+  return out;
+}
+
+// The declared type of the results table's column `name`, and the file's schema version.
+std::string column_type(const std::string& path, const std::string& name) {
+  return raw_query(path,
+                   "SELECT type FROM pragma_table_info('results') WHERE name = '" + name + "'");
+}
+std::string user_version(const std::string& path) { return raw_query(path, "PRAGMA user_version"); }
+
 class StudyStore : public TempDirTest {};
 
 TEST_F(StudyStore, CreatesWalDatabaseWithSchemaVersion) {
@@ -53,20 +75,9 @@ TEST_F(StudyStore, CreatesWalDatabaseWithSchemaVersion) {
     ResultStore s(db);
     EXPECT_EQ(s.count(), 0);
   }
-  sqlite3* h = nullptr;
-  ASSERT_EQ(sqlite3_open(db.c_str(), &h), SQLITE_OK);
-  sqlite3_stmt* st = nullptr;
-  for (auto [pragma, want] : {std::pair<const char*, std::string>{
-                                  "PRAGMA user_version", std::to_string(kStoreSchemaVersion)},
-                              {"PRAGMA journal_mode", "wal"},
-                              {"PRAGMA application_id", std::to_string(0x646c6173)}}) {
-    ASSERT_EQ(sqlite3_prepare_v2(h, pragma, -1, &st, nullptr), SQLITE_OK);
-    ASSERT_EQ(sqlite3_step(st), SQLITE_ROW);
-    EXPECT_EQ(std::string(reinterpret_cast<const char*>(sqlite3_column_text(st, 0))), want)
-        << pragma;
-    sqlite3_finalize(st);
-  }
-  sqlite3_close(h);
+  EXPECT_EQ(user_version(db), std::to_string(kStoreSchemaVersion));
+  EXPECT_EQ(raw_query(db, "PRAGMA journal_mode"), "wal");
+  EXPECT_EQ(raw_query(db, "PRAGMA application_id"), std::to_string(0x646c6173));
 }
 
 TEST_F(StudyStore, OkRowIsNeverReplacedByAFailure) {
@@ -202,14 +213,7 @@ TEST_F(StudyStore, UpgradesASchemaOneDatabase) {
     s.put(r);
     EXPECT_EQ(s.count(), 2);
   }
-  sqlite3* h = nullptr;
-  ASSERT_EQ(sqlite3_open(db.c_str(), &h), SQLITE_OK);
-  sqlite3_stmt* st = nullptr;
-  ASSERT_EQ(sqlite3_prepare_v2(h, "PRAGMA user_version", -1, &st, nullptr), SQLITE_OK);
-  ASSERT_EQ(sqlite3_step(st), SQLITE_ROW);
-  EXPECT_EQ(sqlite3_column_int64(st, 0), kStoreSchemaVersion);
-  sqlite3_finalize(st);
-  sqlite3_close(h);
+  EXPECT_EQ(user_version(db), std::to_string(kStoreSchemaVersion));
   const std::vector<Row> rows = ResultStore(db, ResultStore::Mode::kReadOnly).rows();
   ASSERT_EQ(rows.size(), 2u);
   EXPECT_EQ(rows[1].integer("tuning_trials"), 17);
@@ -243,14 +247,7 @@ TEST_F(StudyStore, UpgradesASchemaTwoDatabase) {
     r.set("nonzero_params", int64_t{1234});
     s.put(r);
   }
-  sqlite3* h = nullptr;
-  ASSERT_EQ(sqlite3_open(db.c_str(), &h), SQLITE_OK);
-  sqlite3_stmt* st = nullptr;
-  ASSERT_EQ(sqlite3_prepare_v2(h, "PRAGMA user_version", -1, &st, nullptr), SQLITE_OK);
-  ASSERT_EQ(sqlite3_step(st), SQLITE_ROW);
-  EXPECT_EQ(sqlite3_column_int64(st, 0), kStoreSchemaVersion);
-  sqlite3_finalize(st);
-  sqlite3_close(h);
+  EXPECT_EQ(user_version(db), std::to_string(kStoreSchemaVersion));
   const std::vector<Row> rows = ResultStore(db, ResultStore::Mode::kReadOnly).rows();
   ASSERT_EQ(rows.size(), 2u);
   EXPECT_FALSE(rows[0].has("dataset"));  // the old row: NULL in the new columns
@@ -281,22 +278,8 @@ TEST_F(StudyStore, UpgradesASchemaThreeDatabaseWithTheLayoutColumn) {
     r.set("layout", std::string("nchwc"));
     s.put(r);
   }
-  sqlite3* h = nullptr;
-  ASSERT_EQ(sqlite3_open(db.c_str(), &h), SQLITE_OK);
-  sqlite3_stmt* st = nullptr;
-  ASSERT_EQ(sqlite3_prepare_v2(h,
-                               "SELECT type FROM pragma_table_info('results') WHERE name = "
-                               "'layout'",
-                               -1, &st, nullptr),
-            SQLITE_OK);
-  ASSERT_EQ(sqlite3_step(st), SQLITE_ROW);
-  EXPECT_STREQ(reinterpret_cast<const char*>(sqlite3_column_text(st, 0)), "TEXT");
-  sqlite3_finalize(st);
-  ASSERT_EQ(sqlite3_prepare_v2(h, "PRAGMA user_version", -1, &st, nullptr), SQLITE_OK);
-  ASSERT_EQ(sqlite3_step(st), SQLITE_ROW);
-  EXPECT_EQ(sqlite3_column_int64(st, 0), kStoreSchemaVersion);
-  sqlite3_finalize(st);
-  sqlite3_close(h);
+  EXPECT_EQ(column_type(db, "layout"), "TEXT");
+  EXPECT_EQ(user_version(db), std::to_string(kStoreSchemaVersion));
   const std::vector<Row> rows = ResultStore(db, ResultStore::Mode::kReadOnly).rows();
   ASSERT_EQ(rows.size(), 2u);
   EXPECT_FALSE(rows[0].has("layout"));  // the old row: NULL
@@ -334,23 +317,9 @@ TEST_F(StudyStore, UpgradesASchemaFourDatabaseWithTheProfileColumn) {
     n.set("profile", std::string("none"));
     s.put(n);
   }
-  sqlite3* h = nullptr;
-  ASSERT_EQ(sqlite3_open(db.c_str(), &h), SQLITE_OK);
-  sqlite3_stmt* st = nullptr;
-  ASSERT_EQ(sqlite3_prepare_v2(h,
-                               "SELECT type FROM pragma_table_info('results') WHERE name = "
-                               "'profile'",
-                               -1, &st, nullptr),
-            SQLITE_OK);
-  ASSERT_EQ(sqlite3_step(st), SQLITE_ROW);
-  EXPECT_STREQ(reinterpret_cast<const char*>(sqlite3_column_text(st, 0)), "TEXT");
-  sqlite3_finalize(st);
-  ASSERT_EQ(sqlite3_prepare_v2(h, "PRAGMA user_version", -1, &st, nullptr), SQLITE_OK);
-  ASSERT_EQ(sqlite3_step(st), SQLITE_ROW);
-  EXPECT_EQ(sqlite3_column_int64(st, 0), 5);
+  EXPECT_EQ(column_type(db, "profile"), "TEXT");
+  EXPECT_EQ(user_version(db), "5");
   EXPECT_EQ(kStoreSchemaVersion, 5);
-  sqlite3_finalize(st);
-  sqlite3_close(h);
   const std::vector<Row> rows = ResultStore(db, ResultStore::Mode::kReadOnly).rows();
   ASSERT_EQ(rows.size(), 3u);
   EXPECT_FALSE(rows[0].has("profile"));  // the old row: NULL
