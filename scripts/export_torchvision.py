@@ -11,7 +11,7 @@ For every selected architecture it writes into OUT:
 Up-to-date entries (same script hash and library versions) are skipped, so tests can call
 this script every run. Needs Debian's python3-torch and python3-torchvision (/usr/bin/python3).
 
-usage: export_torchvision.py --out DIR [--models a,b,...] [--force] [--list]
+usage: export_torchvision.py --out DIR [--models a,b,...] [--size N] [--force] [--list]
 """
 import argparse
 import copy
@@ -90,7 +90,8 @@ def randomise_batch_norm(torch, model, height, generator):
 
 
 def export_one(torch, torchvision, name, out_dir, stamp):
-    builder, size, opset, kwargs = ARCHITECTURES[name]
+    builder, _, opset, kwargs = ARCHITECTURES[name]
+    size = stamp["input_shape"][2]
     fold = "-opset" not in name
     torch.manual_seed(SEED)
     generator = torch.Generator().manual_seed(SEED)
@@ -122,12 +123,13 @@ def library_versions():
             "torchvision": metadata.version("torchvision")}
 
 
-def up_to_date(stamp_path, versions):
+def up_to_date(stamp_path, versions, size):
     if not os.path.exists(stamp_path):
         return None
     with open(stamp_path) as f:
         old = json.load(f)
-    return old if old.get("versions") == versions else None
+    same = old.get("versions") == versions and old.get("input_shape", [0] * 4)[2] == size
+    return old if same else None
 
 
 def main():
@@ -137,6 +139,9 @@ def main():
                         help="comma-separated names (default: all)")
     parser.add_argument("--force", action="store_true", help="re-export up-to-date entries")
     parser.add_argument("--list", action="store_true", help="print the known names and exit")
+    parser.add_argument("--size", type=int, default=0,
+                        help="input height and width for every model (default: each model's "
+                        "smallest; 224 for benchmarks)")
     args = parser.parse_args()
     if args.list:
         print("\n".join(ARCHITECTURES))
@@ -154,8 +159,9 @@ def main():
     import fcntl
     with open(os.path.join(args.out, ".lock"), "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        todo = [n for n in names
-                if args.force or not up_to_date(os.path.join(args.out, n + ".json"), versions)]
+        size_of = {n: args.size or ARCHITECTURES[n][1] for n in names}
+        todo = [n for n in names if args.force or
+                not up_to_date(os.path.join(args.out, n + ".json"), versions, size_of[n])]
         for n in names:
             if n not in todo:
                 print(f"{n}: up to date")
@@ -167,7 +173,8 @@ def main():
         torch.use_deterministic_algorithms(True)
         failures = 0
         for name in todo:
-            builder, size, opset, _ = ARCHITECTURES[name]
+            builder, _, opset, _ = ARCHITECTURES[name]
+            size = size_of[name]
             stamp_path = os.path.join(args.out, name + ".json")
             stamp = {"name": name, "architecture": builder, "opset": opset,
                      "input_shape": [1, 3, size, size], "versions": versions}

@@ -235,7 +235,8 @@ def machine_info(a):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--models", default=",".join(ZOO), help="comma-separated zoo names")
+    ap.add_argument("--models", default=",".join(ZOO), help="comma-separated zoo names, or .onnx "
+                    "files (those need --no-pytorch: the PyTorch peer builds zoo models)")
     ap.add_argument("--threads", default="2", help="thread count(s), comma-separated")
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--repeat", type=int, default=30, help="timed runs per variant per round")
@@ -272,7 +273,11 @@ def main():
     models, algos = csv(a.models), csv(a.algos)
     threads_list = [int(t) for t in csv(a.threads)]
     repeat_for = {k: int(v) for k, v in (kv.split("=", 1) for kv in csv(a.repeat_for))}
-    bad = [m for m in models if m not in ZOO] + [m for m in repeat_for if m not in ZOO]
+    onnx = [m for m in models if m.endswith(".onnx") and os.path.isfile(m)]
+    if onnx and not a.no_pytorch:
+        ap.error(f"{onnx[0]}: the PyTorch peer runs zoo models only; add --no-pytorch")
+    bad = [m for m in models if m not in ZOO and m not in onnx] + \
+        [m for m in repeat_for if m not in ZOO and m not in onnx]
     if bad:
         ap.error(f"unknown model(s) {bad}; zoo: {','.join(ZOO)}")
     if a.rounds < 1 or a.repeat < 1 or min(threads_list) < 1 or a.warmup < 0:

@@ -46,7 +46,7 @@ TEST(PassTable, EveryRowIsNamedLevelledAndRunnable) {
     EXPECT_LE(p.opt_level, 3) << p.name;
     EXPECT_NE(p.run, nullptr) << p.name;
   }
-  EXPECT_EQ(names.size(), 7u);
+  EXPECT_EQ(names.size(), 8u);
 }
 
 TEST(PassDump, WritesTheGraphBeforeAndAfterEveryPassThatRuns) {
@@ -66,18 +66,19 @@ TEST(PassDump, WritesTheGraphBeforeAndAfterEveryPassThatRuns) {
   const std::set<std::string> expected = {"00-input.txt",
                                           "01-fold_constants.txt",
                                           "02-eliminate_dead_code.txt",
-                                          "03-fold_batchnorm.txt",
-                                          "04-fuse_residual_add.txt",
-                                          "05-fuse_activation.txt",
-                                          "06-fuse_quantized_conv.txt",
-                                          "07-fold_dequantize.txt"};
+                                          "03-eliminate_identity.txt",
+                                          "04-fold_batchnorm.txt",
+                                          "05-fuse_residual_add.txt",
+                                          "06-fuse_activation.txt",
+                                          "07-fuse_quantized_conv.txt",
+                                          "08-fold_dequantize.txt"};
   EXPECT_EQ(files_in(dir), expected);
   const std::string input = read_file(dir / "00-input.txt");
-  const std::string folded = read_file(dir / "03-fold_batchnorm.txt");
+  const std::string folded = read_file(dir / "04-fold_batchnorm.txt");
   EXPECT_NE(input.find("BatchNormalization"), std::string::npos);
   EXPECT_EQ(folded.find("BatchNormalization"), std::string::npos);  // every BN follows a conv
   EXPECT_NE(folded.find("# after fold_batchnorm: 20 rewrites"), std::string::npos) << folded;
-  EXPECT_NE(read_file(dir / "05-fuse_activation.txt").find("activation=\"relu\""),
+  EXPECT_NE(read_file(dir / "06-fuse_activation.txt").find("activation=\"relu\""),
             std::string::npos);
   fs::remove_all(dir);
 }
@@ -89,7 +90,8 @@ TEST(PassDump, EnvironmentVariableLogsTheLevelsPasses) {
   optimize_graph(g, 1);
   ::unsetenv("DLAS_DUMP_PASSES");
   const std::set<std::string> expected = {"00-input.txt", "01-fold_constants.txt",
-                                          "02-eliminate_dead_code.txt", "07-fold_dequantize.txt"};
+                                          "02-eliminate_dead_code.txt", "03-eliminate_identity.txt",
+                                          "08-fold_dequantize.txt"};
   EXPECT_EQ(files_in(dir), expected);
   fs::remove_all(dir);
 
@@ -114,6 +116,37 @@ TEST(PassDump, UnwritableFolderIsInvalidInput) {
     EXPECT_EQ(e.kind(), ErrorKind::kInvalidInput);
     EXPECT_NE(std::string(e.what()).find("/proc/no-such-folder/passes"), std::string::npos);
   }
+}
+
+// Identity, inference Dropout and all-zero Pads disappear, their consumers reading the input;
+// a Pad with real padding and a pass-through producing a graph output stay.
+TEST(EliminateIdentity, RewiresConsumersPastPassThroughs) {
+  Graph g;
+  g.inputs.push_back({"x", DType::kF32, {1, 2, 4, 4}});
+  Tensor zeros(DType::kS64, {8}), ones(DType::kS64, {8});
+  for (int i = 0; i < 8; ++i) zeros.data<int64_t>()[i] = 0, ones.data<int64_t>()[i] = i % 4 >= 2;
+  g.initializers.emplace("zeros", std::move(zeros));
+  g.initializers.emplace("ones", std::move(ones));
+  g.nodes.push_back({"id", "Identity", {"x"}, {"a"}, {}});
+  g.nodes.push_back({"pad0", "Pad", {"a", "zeros"}, {"b"}, {}});
+  g.nodes.push_back({"drop", "Dropout", {"b"}, {"c"}, {}});
+  g.nodes.push_back({"relu", "Relu", {"c"}, {"d"}, {}});
+  Node old_pad{"pad_attr", "Pad", {"d"}, {"e"}, {}};
+  old_pad.attrs["pads"] = std::vector<int64_t>(8, 0);
+  g.nodes.push_back(old_pad);
+  g.nodes.push_back({"pad1", "Pad", {"e", "ones"}, {"f"}, {}});  // real padding: stays
+  g.nodes.push_back({"out", "Identity", {"f"}, {"y"}, {}});      // graph output: stays
+  g.outputs = {"y"};
+  g.infer();
+  EXPECT_EQ(eliminate_identity(g), 4);
+  std::vector<std::string> ops;
+  for (const Node& n : g.nodes) ops.push_back(n.name);
+  EXPECT_EQ(ops, (std::vector<std::string>{"relu", "pad1", "out"}));
+  EXPECT_EQ(g.nodes[0].inputs, std::vector<std::string>{"x"});
+  EXPECT_EQ(g.nodes[1].inputs[0], "d");
+  EXPECT_EQ(g.initializers.count("zeros"), 0u);  // dead once its Pad went
+  g.infer();
+  EXPECT_EQ(g.value("y").shape, (Shape{1, 2, 6, 6}));
 }
 
 }  // namespace

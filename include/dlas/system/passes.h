@@ -18,6 +18,10 @@ void fold_constants(Graph& graph);
 // Removes nodes and initializers that no graph output depends on.
 void eliminate_dead_code(Graph& graph);
 
+// Removes Identity, inference Dropout and all-zero Pad nodes, their consumers reading the
+// input instead (not where the output is a graph output). Returns the count.
+int eliminate_identity(Graph& graph);
+
 // Folds BatchNormalization into the Conv feeding it (when the Conv output has no
 // other use and the statistics are constant): W' = W * s, B' = (B - mean) * s + beta
 // with s = gamma / sqrt(var + eps), computed in double. Returns the number folded.

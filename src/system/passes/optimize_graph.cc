@@ -44,6 +44,7 @@ const std::vector<GraphPass>& graph_passes() {
          return 0;
        },
        nullptr},
+      {"eliminate_identity", 1, eliminate_identity, nullptr},
       {"fold_batchnorm", 2, fold_batchnorm, &PassReport::batchnorms_folded},
       {"fuse_residual_add", 3, fuse_residual_add, &PassReport::residuals_fused},
       {"fuse_activation", 3, fuse_activation, &PassReport::activations_fused},
