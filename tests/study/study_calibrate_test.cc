@@ -68,10 +68,7 @@ class StudyCalibrate : public TempDirTest {
  protected:
   void SetUp() override {
     TempDirTest::SetUp();
-    ZooOptions z;
-    z.width_mult = 0.125;
-    z.image_size = 8;
-    export_onnx_file(build_zoo_model("resnet18-cifar", z), path("tiny.onnx"));
+    export_tiny_zoo_model("resnet18-cifar", 8, path("tiny.onnx"));
     // dlas and oneDNN at 1 and 2 threads: two (ISA path, threads) pairs for dlas.
     std::ofstream(path("spec.toml"))
         << "[study]\nname = \"cal\"\nrepeat = 2\nwarmup = 0\ncalibrate = true\n[space]\n"

@@ -59,14 +59,8 @@ class StudyCli : public TempDirTest {
     models_ = fs::temp_directory_path() / ("dlas_study_models_" + std::to_string(::getpid()));
     fs::create_directories(models_);
     // Tiny versions of two zoo CNNs (a residual net and a depthwise one): milliseconds a variant.
-    ZooOptions a;
-    a.width_mult = 0.125;
-    a.image_size = 8;
-    export_onnx_file(build_zoo_model("resnet18-cifar", a), (models_ / "tiny-a.onnx").string());
-    ZooOptions b;
-    b.width_mult = 0.125;
-    b.image_size = 16;
-    export_onnx_file(build_zoo_model("mobilenetv1-cifar", b), (models_ / "tiny-b.onnx").string());
+    export_tiny_zoo_model("resnet18-cifar", 8, (models_ / "tiny-a.onnx").string());
+    export_tiny_zoo_model("mobilenetv1-cifar", 16, (models_ / "tiny-b.onnx").string());
   }
   static void TearDownTestSuite() { fs::remove_all(models_); }
 

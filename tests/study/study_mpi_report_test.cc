@@ -26,10 +26,7 @@ class StudyMpiReport : public TempDirTest {
  protected:
   void SetUp() override {
     TempDirTest::SetUp();
-    ZooOptions o;
-    o.width_mult = 0.125;
-    o.image_size = 8;
-    export_onnx_file(build_zoo_model("resnet18-cifar", o), path("tiny.onnx"));
+    export_tiny_zoo_model("resnet18-cifar", 8, path("tiny.onnx"));
     std::ofstream(path("spec.toml"))
         << "[study]\nname = \"mpi\"\nrepeat = 2\nwarmup = 0\n[space]\n"
            "models = [\"tiny.onnx\"]\nconv_algo = [\"direct\", \"gemm\", \"winograd\"]\n"

@@ -14,6 +14,8 @@
 #include <string>
 #include <vector>
 
+#include "dlas/model/onnx.h"
+#include "dlas/model/zoo.h"
 #include "dlas/study/store.h"
 
 namespace dlas::study {
@@ -36,6 +38,16 @@ class TempDirTest : public ::testing::Test {
  private:
   std::filesystem::path dir_;
 };
+
+// Writes a tiny version of zoo model `name` (width x0.125, image_size x image_size inputs) as
+// ONNX: a study variant of it runs in milliseconds.
+inline void export_tiny_zoo_model(const std::string& name, int64_t image_size,
+                                  const std::string& path) {
+  ZooOptions z;
+  z.width_mult = 0.125;
+  z.image_size = image_size;
+  export_onnx_file(build_zoo_model(name, z), path);
+}
 
 // Makes a file read-only even for root (who ignores permission bits): chmod for users,
 // the immutable attribute for root. False when that is not possible here.
