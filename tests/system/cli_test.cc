@@ -177,7 +177,8 @@ TEST_F(Cli, CorruptAndTruncatedOnnxExitTwo) {
   EXPECT_EQ(dlas("info " + path("absent.onnx")).code, 2);
 }
 
-TEST_F(Cli, UnsupportedOpNamesOpAndNode) {
+// A one-node ONNX model y = op(x) on a 1-D f32 tensor of 4 values.
+void write_one_op_model(const std::string& file, const char* op, const char* node) {
   onnx::ModelProto m;
   m.set_ir_version(8);
   m.add_opset_import()->set_version(13);
@@ -192,15 +193,38 @@ TEST_F(Cli, UnsupportedOpNamesOpAndNode) {
   add_vi(g->add_input(), "x");
   add_vi(g->add_output(), "y");
   auto* n = g->add_node();
-  n->set_op_type("FancyNewOp");
-  n->set_name("the_fancy_node");
+  n->set_op_type(op);
+  n->set_name(node);
   n->add_input("x");
   n->add_output("y");
-  std::ofstream(path("u.onnx"), std::ios::binary) << m.SerializeAsString();
+  std::ofstream(file, std::ios::binary) << m.SerializeAsString();
+}
+
+TEST_F(Cli, UnsupportedOpNamesOpAndNode) {
+  write_one_op_model(path("u.onnx"), "FancyNewOp", "the_fancy_node");
   Result r = dlas("run " + path("u.onnx"));
   EXPECT_EQ(r.code, 2);
   EXPECT_NE(r.err.find("FancyNewOp"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("the_fancy_node"), std::string::npos) << r.err;
+}
+
+// A step with no fast path is marked by profile and warned about once by bench; a model
+// whose every step is fast gets neither.
+TEST_F(Cli, ReferenceStepsAreMarkedAndWarnedAbout) {
+  write_one_op_model(path("s.onnx"), "Softmax", "the_softmax");
+  Result b = dlas("bench " + path("s.onnx") + " --repeat 2 --json");
+  ASSERT_EQ(b.code, 0) << b.err;
+  EXPECT_EQ(nlohmann::json::parse(b.out)["reference_steps"], 1);
+  EXPECT_NE(b.err.find("1 step runs on a reference kernel"), std::string::npos) << b.err;
+  EXPECT_NE(b.err.find("the_softmax (Softmax)"), std::string::npos) << b.err;
+  Result p = dlas("profile " + path("s.onnx") + " --repeat 1");
+  ASSERT_EQ(p.code, 0) << p.err;
+  EXPECT_NE(p.out.find("! reference"), std::string::npos) << p.out;
+  EXPECT_NE(p.out.find("the_softmax (Softmax)"), std::string::npos) << p.out;
+  Result fast = dlas("bench mobilenetv1-cifar --compress fp16 --repeat 2 --json");
+  ASSERT_EQ(fast.code, 0) << fast.err;
+  EXPECT_EQ(nlohmann::json::parse(fast.out)["reference_steps"], 0);
+  EXPECT_EQ(fast.err.find("reference kernel"), std::string::npos) << fast.err;
 }
 
 TEST_F(Cli, ExportFailureLeavesNoFile) {

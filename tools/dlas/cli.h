@@ -119,6 +119,12 @@ std::string exact_number(double v);
 // Formats 1234567 as "1,234,567".
 std::string with_commas(int64_t v);
 
+// The steps of a compiled plan that run on a reference kernel (no fast path for their op,
+// type or shape), and one line naming them ("" when there are none): what profile marks and
+// bench warns about.
+std::vector<std::string> reference_steps(const Executor& e);
+std::string reference_steps_line(const std::vector<std::string>& steps);
+
 // A name cut to a table column: "..." and its last width - 3 characters when longer.
 std::string short_name(const std::string& name, size_t width = 44);
 

@@ -31,6 +31,10 @@ nlohmann::json bytes_json(int64_t bytes) {
 
 void print_bench(const CompiledModel& c, const BenchArgs& b, const LatencyStats& st) {
   const Variant& v = c.variant;
+  const std::vector<std::string> slow = reference_steps(*c.executor);
+  if (!slow.empty())
+    std::fprintf(stderr, "warning: %s; `dlas profile` shows their time\n",
+                 reference_steps_line(slow).c_str());
   const int64_t macs = c.executor->macs();
   const MemoryReport mem = c.executor->memory();
   const double gflops = 2.0 * static_cast<double>(macs) / (st.median_ms * 1e6);
@@ -73,6 +77,7 @@ void print_bench(const CompiledModel& c, const BenchArgs& b, const LatencyStats&
       }
       j["blocked_steps"] = blocked;
       j["reorders"] = reorders;
+      j["reference_steps"] = slow.size();
     }
     j["profile"] = c.profile;
     j["macs"] = macs;

@@ -59,6 +59,7 @@ void add_profile_command(CLI::App& app, Action& run) {
       j["peak_gflops"] = peak_gflops;
       j["total_ms"] = total * 1e3;
       j["median_ms"] = whole.median_ms;
+      j["reference_steps"] = reference_steps(plan).size();
       j["steps"] = nlohmann::json::array();
       for (size_t i = 0; i < steps.size(); ++i) {
         const StepInfo& s = steps[i];
@@ -66,6 +67,7 @@ void add_profile_command(CLI::App& app, Action& run) {
         e["node"] = s.node;
         e["op"] = s.op;
         e["kernel"] = s.kernel;
+        e["reference"] = s.kernel == "reference";
         e["layout"] = layout_name(s.layout);
         e["knobs"] = s.knobs;
         e["macs"] = s.macs;
@@ -90,8 +92,9 @@ void add_profile_command(CLI::App& app, Action& run) {
                   "layout", "MACs", "ms", "GFLOP/s", "%peak", "share", "knobs");
       for (size_t i : order) {
         const auto& e = j["steps"][i];
+        const std::string kernel = steps[i].kernel == "reference" ? "! reference" : steps[i].kernel;
         std::printf("%-36.36s %-18.18s %-22.22s %-7s %12s %9.3f %8.1f %5.1f%% %5.1f%%  %s\n",
-                    steps[i].node.c_str(), steps[i].op.c_str(), steps[i].kernel.c_str(),
+                    steps[i].node.c_str(), steps[i].op.c_str(), kernel.c_str(),
                     layout_name(steps[i].layout), with_commas(steps[i].macs).c_str(),
                     e["ms"].get<double>(), e["gflops"].get<double>(), e["peak_pct"].get<double>(),
                     e["share"].get<double>() * 100, steps[i].knobs.c_str());
@@ -104,6 +107,8 @@ void add_profile_command(CLI::App& app, Action& run) {
           total * 1e3, steps.size(), reorders,
           2.0 * static_cast<double>(plan.graph().macs()) / total / 1e9, peak_gflops,
           isa_name(plan.isa()), plan.threads());
+      const std::string slow = reference_steps_line(reference_steps(plan));
+      if (!slow.empty()) std::printf("%s (marked !)\n", slow.c_str());
       std::printf("whole model: median %.3f ms over %d runs (min %.3f, max %.3f)\n",
                   whole.median_ms, *repeat, whole.min_ms, whole.max_ms);
       return 0;

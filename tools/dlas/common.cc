@@ -30,6 +30,24 @@ std::string with_commas(int64_t v) {
   return v < 0 ? "-" + s : s;
 }
 
+std::vector<std::string> reference_steps(const Executor& e) {
+  std::vector<std::string> out;
+  if (const auto* plan = dynamic_cast<const Plan*>(&e))
+    for (const StepInfo& s : plan->steps())
+      if (s.kernel == "reference") out.push_back(s.node + " (" + s.op + ")");
+  return out;
+}
+
+std::string reference_steps_line(const std::vector<std::string>& steps) {
+  if (steps.empty()) return {};
+  std::string line = std::to_string(steps.size()) +
+                     (steps.size() == 1 ? " step runs" : " steps run") +
+                     " on a reference kernel (no fast path, often 10-100x slower): ";
+  for (size_t i = 0; i < steps.size() && i < 3; ++i) line += (i ? ", " : "") + steps[i];
+  if (steps.size() > 3) line += ", and " + std::to_string(steps.size() - 3) + " more";
+  return line;
+}
+
 std::string short_name(const std::string& name, size_t width) {
   return name.size() > width ? "..." + name.substr(name.size() - (width - 3)) : name;
 }

@@ -32,4 +32,11 @@ bool binary(Isa isa, BinaryOp op, const float* a, const Shape& as, const float* 
 void unary_activation(Isa isa, Activation act, float p0, float p1, size_t n, const float* x,
                       float* y, ThreadPool& pool);
 
+// 16-bit float rows (type kF16 or kBF16, as uint16_t bit patterns) to and from f32, split
+// over the pool in whole 16-element blocks: widening is exact, narrowing rounds to nearest
+// even (NaN stays NaN). The ISA's vector conversions (F16C on x86 for f16). y must not
+// overlap x.
+void widen_h16(DType type, Isa isa, size_t n, const uint16_t* x, float* y, ThreadPool& pool);
+void narrow_h16(DType type, Isa isa, size_t n, const float* x, uint16_t* y, ThreadPool& pool);
+
 }  // namespace dlas

@@ -9,6 +9,7 @@
 
 #include "algo/conv/conv_impl.h"
 #include "algo/microkernels/h16-vcvt/h16_vcvt.h"
+#include "dlas/algo/eltwise.h"
 #include "dlas/algo/hconv.h"
 #include "dlas/core/error.h"
 #include "dlas/hw/thread_pool.h"
@@ -18,25 +19,10 @@ namespace {
 
 size_t round64(size_t b) { return (b + 63) / 64 * 64; }
 
-// Converts n elements split into pool.threads() chunks of whole 16-element blocks.
-template <class Fn>
-void parallel_rows(ThreadPool& pool, size_t n, Fn fn) {
-  const size_t t = static_cast<size_t>(pool.threads());
-  const size_t blocks = (n + 15) / 16;
-  if (t <= 1 || n < 4096) {
-    fn(0, n);
-    return;
-  }
-  pool.parallel_for(t, [&](size_t i) {
-    const size_t b = blocks * i / t * 16, e = blocks * (i + 1) / t * 16;
-    if (b < n) fn(b, e < n ? e : n);
-  });
-}
-
 class PreparedWidenedHConv final : public PreparedH16Conv {
  public:
   PreparedWidenedHConv(const ConvProblem& p, std::unique_ptr<PreparedConv> inner, Isa isa)
-      : p_(p), inner_(std::move(inner)), cvt_(&ukernel::h16_vcvt_for(p.w_type, isa)) {
+      : p_(p), inner_(std::move(inner)), isa_(isa) {
     const ConvProblem& c = p;
     nx_ = static_cast<size_t>(c.n * c.c * c.h * c.w);
     ny_ = static_cast<size_t>(c.n * c.k * c.oh() * c.ow());
@@ -59,12 +45,10 @@ class PreparedWidenedHConv final : public PreparedH16Conv {
       rf = reinterpret_cast<float*>(ws);
       ws += round64(ny_ * 4);
     }
-    parallel_rows(pool, nx_, [&](size_t b, size_t e) { cvt_->widen(e - b, x + b, xf + b); });
-    if (rf)
-      parallel_rows(pool, ny_,
-                    [&](size_t b, size_t e) { cvt_->widen(e - b, residual + b, rf + b); });
+    widen_h16(p_.w_type, isa_, nx_, x, xf, pool);
+    if (rf) widen_h16(p_.w_type, isa_, ny_, residual, rf, pool);
     inner_->run(xf, yf, rf, ws, pool);
-    parallel_rows(pool, ny_, [&](size_t b, size_t e) { cvt_->narrow(e - b, yf + b, y + b); });
+    narrow_h16(p_.w_type, isa_, ny_, yf, y, pool);
   }
 
   size_t packed_bytes() const override { return inner_->packed_bytes(); }
@@ -73,7 +57,7 @@ class PreparedWidenedHConv final : public PreparedH16Conv {
  private:
   ConvProblem p_;
   std::unique_ptr<PreparedConv> inner_;
-  const ukernel::H16Vcvt* cvt_;
+  Isa isa_;
   size_t nx_, ny_;
 };
 

@@ -6,15 +6,15 @@
 namespace dlas {
 namespace {
 
-// A scalar float initializer (Clip's min/max), or `fallback` when the input is absent.
+// A scalar float initializer of any float type (Clip's min/max), or `fallback` when the input is absent.
 bool scalar_input(const Graph& g, const Node& n, size_t i, float fallback, float& out) {
   if (n.inputs.size() <= i || n.inputs[i].empty()) {
     out = fallback;
     return true;
   }
   const Tensor* t = g.constant(n.inputs[i]);
-  if (!t || t->dtype() != DType::kF32 || t->numel() != 1) return false;
-  out = t->data<float>()[0];
+  if (!t || !is_float(t->dtype()) || t->numel() != 1) return false;
+  out = t->dtype() == DType::kF32 ? t->data<float>()[0] : t->cast(DType::kF32).data<float>()[0];
   return true;
 }
 

@@ -19,13 +19,15 @@ using plan::Step;
 
 namespace {
 
-// The one list of lowerings, tried in order; the reference lowering takes the rest.
+// The one list of lowerings, tried in order: the native steps, then 16-bit ops on their f32
+// step through widened copies, and the reference lowering takes the rest.
 using Lowering = std::unique_ptr<Step> (*)(const plan::LowerContext&);
 constexpr Lowering kLowerings[] = {
-    plan::lower_conv,       plan::lower_quantize,  plan::lower_fc,   plan::lower_batchnorm,
-    plan::lower_activation, plan::lower_binary,    plan::lower_pool, plan::lower_concat,
-    plan::lower_copy,       plan::lower_reference,
+    plan::lower_conv,   plan::lower_quantize, plan::lower_fc,     plan::lower_batchnorm,
+    plan::lower_activation, plan::lower_binary, plan::lower_pool, plan::lower_concat,
+    plan::lower_copy,   plan::lower_cast,     plan::lower_widened, plan::lower_reference,
 };
+constexpr size_t kNativeLowerings = 10;  // the ones before lower_widened
 
 struct AlignedBuffer {
   void* p = nullptr;
@@ -41,6 +43,13 @@ struct AlignedBuffer {
 };
 
 }  // namespace
+
+std::unique_ptr<Step> plan::lower_native(const plan::LowerContext& ctx) {
+  static_assert(kLowerings[kNativeLowerings] == plan::lower_widened);
+  for (size_t i = 0; i < kNativeLowerings; ++i)
+    if (auto step = kLowerings[i](ctx)) return step;
+  return nullptr;
+}
 
 LayerChoices read_layer_choices(const std::string& path) {
   const std::string text = read_file(path);

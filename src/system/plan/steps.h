@@ -150,6 +150,12 @@ std::unique_ptr<Step> lower_pool(const LowerContext& ctx);
 bool pool_lowers_f32(const Graph& g, const Node& n);
 std::unique_ptr<Step> lower_concat(const LowerContext& ctx);  // channel Concat, any layout
 std::unique_ptr<Step> lower_copy(const LowerContext& ctx);
+// 16-bit floats (lower_h16.cc): Cast to and from f32; any other op on a 16-bit tensor run on
+// its f32 step over widened copies ("<kernel>[widened]").
+std::unique_ptr<Step> lower_cast(const LowerContext& ctx);
+std::unique_ptr<Step> lower_widened(const LowerContext& ctx);
+// The native lowerings of plan.cc's list (all before lower_widened), in order.
+std::unique_ptr<Step> lower_native(const LowerContext& ctx);
 std::unique_ptr<Step> lower_reference(const LowerContext& ctx);  // throws kUnsupported
 
 // True when value `name` is f32 (fast steps handle f32 only).

@@ -1,0 +1,189 @@
+// 16-bit float (fp16 / bf16) graphs off the convolutions: Cast between f32 and a 16-bit type
+// as one vector row conversion, and every other op without a native 16-bit step run on its
+// f32 fast step through widened copies. The 16-bit convolutions are lowered natively
+// (lower_conv); concat and the view ops copy bytes of any type.
+//
+// The widened step: the node is lowered again against a one-node shadow graph in which its
+// 16-bit activations are f32 and its 16-bit constants are widened once, at compile time. At
+// run time each 16-bit input is widened into the workspace (exactly), the f32 step runs
+// there, and each output is narrowed once (round to nearest even), so the result is what the
+// f32 kernel computes on the same values, rounded once: the contract the 16-bit convs keep.
+// The f32 steps it wraps are memory-bound (pooling, elementwise, BatchNorm) or tiny (the
+// classifier), so the conversions cost a small multiple of their own traffic rather than a
+// scalar reference kernel's per-element dispatch.
+#include <cstring>
+
+#include "dlas/algo/eltwise.h"
+#include "dlas/core/error.h"
+#include "system/plan/steps.h"
+
+namespace dlas::plan {
+namespace {
+
+bool is_half(DType t) { return t == DType::kF16 || t == DType::kBF16; }
+
+size_t round64(size_t b) { return (b + 63) / 64 * 64; }
+
+// Cast f32 -> f16/bf16 (narrow) or f16/bf16 -> f32 (widen); same-type casts copy.
+class CastStep : public Step {
+ public:
+  CastStep(const Node& n, size_t elems, DType from, DType to, Isa isa)
+      : x_name_(n.inputs[0]), y_name_(n.outputs[0]), n_(elems), from_(from), to_(to), isa_(isa) {}
+  void bind(const Binder& b) override {
+    x_ = b.value(x_name_);
+    y_ = b.value(y_name_);
+  }
+  void run(ThreadPool& pool) override {
+    if (from_ == to_) {
+      if (x_ != y_) std::memcpy(y_, x_, n_ * dtype_size(to_));
+    } else if (to_ == DType::kF32) {
+      widen_h16(from_, isa_, n_, static_cast<const uint16_t*>(x_), static_cast<float*>(y_), pool);
+    } else {
+      narrow_h16(to_, isa_, n_, static_cast<const float*>(x_), static_cast<uint16_t*>(y_), pool);
+    }
+  }
+  std::string kernel() const override { return "fast"; }
+
+ private:
+  std::string x_name_, y_name_;
+  size_t n_;
+  DType from_, to_;
+  Isa isa_;
+  const void* x_ = nullptr;
+  void* y_ = nullptr;
+};
+
+class WidenedStep : public Step {
+ public:
+  struct Buffer {
+    std::string name;
+    size_t elems = 0;
+    size_t offset = 0;  // of its f32 copy in the workspace
+    void* at = nullptr;  // the 16-bit value in the arena
+  };
+  WidenedStep(std::unique_ptr<Graph> shadow, std::unique_ptr<Step> inner, std::vector<Buffer> in,
+              std::vector<Buffer> out, DType half, Isa isa)
+      : shadow_(std::move(shadow)),
+        inner_(std::move(inner)),
+        in_(std::move(in)),
+        out_(std::move(out)),
+        half_(half),
+        isa_(isa) {
+    for (std::vector<Buffer>* list : {&in_, &out_})
+      for (Buffer& b : *list) {
+        b.offset = own_bytes_;
+        own_bytes_ += round64(b.elems * sizeof(float));
+      }
+  }
+  void bind(const Binder& b) override {
+    char* ws = static_cast<char*>(b.workspace);
+    for (std::vector<Buffer>* list : {&in_, &out_})
+      for (Buffer& buf : *list) buf.at = b.value(buf.name);
+    Binder inner;
+    inner.workspace = ws + own_bytes_;
+    inner.value = [this, ws, &b](const std::string& name) -> void* {
+      for (const std::vector<Buffer>* list : {&in_, &out_})
+        for (const Buffer& buf : *list)
+          if (buf.name == name) return ws + buf.offset;
+      if (const Tensor* t = shadow_->constant(name)) return const_cast<void*>(t->raw());
+      return b.value(name);  // an f32 activation input
+    };
+    inner_->bind(inner);
+    ws_ = ws;
+  }
+  void run(ThreadPool& pool) override {
+    for (const Buffer& b : in_)
+      widen_h16(half_, isa_, b.elems, static_cast<const uint16_t*>(b.at),
+                reinterpret_cast<float*>(ws_ + b.offset), pool);
+    inner_->run(pool);
+    for (const Buffer& b : out_)
+      narrow_h16(half_, isa_, b.elems, reinterpret_cast<const float*>(ws_ + b.offset),
+                 static_cast<uint16_t*>(b.at), pool);
+  }
+  size_t workspace_bytes(int threads) const override {
+    return own_bytes_ + inner_->workspace_bytes(threads);
+  }
+  size_t packed_bytes() const override { return inner_->packed_bytes(); }
+  std::string kernel() const override { return inner_->kernel() + "[widened]"; }
+  std::string knobs() const override { return inner_->knobs(); }
+
+ private:
+  std::unique_ptr<Graph> shadow_;  // holds the widened constants the inner step reads
+  std::unique_ptr<Step> inner_;
+  std::vector<Buffer> in_, out_;
+  DType half_;
+  Isa isa_;
+  size_t own_bytes_ = 0;
+  char* ws_ = nullptr;
+};
+
+}  // namespace
+
+std::unique_ptr<Step> lower_cast(const LowerContext& ctx) {
+  const Node& n = ctx.node;
+  const Graph& g = ctx.graph;
+  if (n.op != "Cast" || n.inputs.size() != 1 || n.outputs.size() != 1 || g.constant(n.inputs[0]))
+    return nullptr;
+  const ValueInfo& x = g.value(n.inputs[0]);
+  const ValueInfo& y = g.value(n.outputs[0]);
+  const bool widen = is_half(x.dtype) && y.dtype == DType::kF32;
+  const bool narrow = x.dtype == DType::kF32 && is_half(y.dtype);
+  if (!widen && !narrow && x.dtype != y.dtype) return nullptr;
+  if (is_blocked(ctx.x_layout) || is_blocked(ctx.y_layout)) return nullptr;
+  return std::make_unique<CastStep>(n, static_cast<size_t>(shape_numel(y.shape)), x.dtype, y.dtype,
+                                    ctx.isa);
+}
+
+std::unique_ptr<Step> lower_widened(const LowerContext& ctx) {
+  const Node& n = ctx.node;
+  const Graph& g = ctx.graph;
+  if (is_blocked(ctx.x_layout) || is_blocked(ctx.y_layout) || n.op == "Cast") return nullptr;
+  // One 16-bit type across the node's activations; its other values f32 (or absent).
+  DType half = DType::kF32;
+  auto note = [&](const std::string& name) {
+    if (name.empty() || g.constant(name) || !g.has_value(name)) return true;
+    const DType t = g.value(name).dtype;
+    if (t == DType::kF32) return true;
+    if (!is_half(t) || (half != DType::kF32 && half != t)) return false;
+    half = t;
+    return true;
+  };
+  for (const std::string& in : n.inputs)
+    if (!note(in)) return nullptr;
+  for (const std::string& out : n.outputs)
+    if (!note(out)) return nullptr;
+  if (half == DType::kF32) return nullptr;
+
+  auto shadow = std::make_unique<Graph>();
+  std::vector<WidenedStep::Buffer> in, out;
+  for (const std::string& name : n.inputs) {
+    if (name.empty()) continue;
+    if (const Tensor* t = g.constant(name)) {
+      Tensor w = is_half(t->dtype()) ? t->cast(DType::kF32) : *t;
+      shadow->set_value({name, w.dtype(), w.shape()});
+      shadow->initializers.emplace(name, std::move(w));
+      continue;
+    }
+    const ValueInfo& v = g.value(name);
+    if (is_half(v.dtype)) {
+      bool seen = false;
+      for (const auto& b : in) seen |= b.name == name;
+      if (!seen) in.push_back({name, static_cast<size_t>(shape_numel(v.shape))});
+    }
+    shadow->set_value({name, is_half(v.dtype) ? DType::kF32 : v.dtype, v.shape});
+  }
+  for (const std::string& name : n.outputs) {
+    if (name.empty()) continue;
+    const ValueInfo& v = g.value(name);
+    if (is_half(v.dtype)) out.push_back({name, static_cast<size_t>(shape_numel(v.shape))});
+    shadow->set_value({name, is_half(v.dtype) ? DType::kF32 : v.dtype, v.shape});
+  }
+  LowerContext inner_ctx{*shadow, n, ctx.options, ctx.isa, ctx.threads, Layout::kNchw,
+                         Layout::kNchw};
+  std::unique_ptr<Step> inner = lower_native(inner_ctx);
+  if (!inner) return nullptr;
+  return std::make_unique<WidenedStep>(std::move(shadow), std::move(inner), std::move(in),
+                                       std::move(out), half, ctx.isa);
+}
+
+}  // namespace dlas::plan

@@ -1,0 +1,79 @@
+// Compressed zoo models stay on the fast path: every zoo model in int8, fp16 and bf16
+// compiles with no step on a reference kernel (the guard against a quantized variant
+// falling off a cliff), and the 16-bit plans -- 16-bit convs plus the ops that run their f32
+// step on widened copies -- agree with the reference runtime on the same 16-bit graph.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "dlas/model/zoo.h"
+#include "dlas/optimize/compress_spec.h"
+#include "dlas/system/compress.h"
+#include "dlas/system/executor.h"
+#include "dlas/system/plan.h"
+#include "system/plan_test_util.h"
+
+namespace dlas {
+namespace {
+
+// Every zoo model's layer pattern at a fraction of the cost: quarter width, small images.
+Graph tiny_zoo_model(const std::string& name) {
+  ZooOptions o;
+  o.width_mult = 0.25;
+  o.image_size = 32;
+  return build_zoo_model(name, o);
+}
+
+std::string reference_steps(const Plan& plan) {
+  std::string out;
+  for (const StepInfo& s : plan.steps())
+    if (s.kernel == "reference") out += " " + s.node + " (" + s.op + ")";
+  return out;
+}
+
+class CompressedZoo : public ::testing::TestWithParam<std::string> {};
+
+// The plan of a 16-bit graph against the reference runtime on the same graph. Both round
+// every stored activation to the 16-bit type, but they sum in different orders, so a value
+// near a rounding boundary can round apart and the difference propagates: allow a few units
+// in the last place of the type, growing as the square root of the depth (independent
+// roundings), relative to the output scale.
+void expect_half_plan_matches(const Graph& g, Plan& plan, double ulp, const std::string& what) {
+  const auto in = seeded_inputs(g);
+  const auto want = ReferenceExecutor(g).run(in);
+  const auto got = plan.run(in);
+  ASSERT_EQ(got.size(), want.size());
+  int64_t layers = 0;
+  for (const Node& n : g.nodes) layers += n.op == "Conv" || n.op == "Gemm";
+  for (size_t i = 0; i < got.size(); ++i) {
+    double scale = 0, worst = 0;
+    for (int64_t j = 0; j < want[i].numel(); ++j) {
+      scale = std::max(scale, std::fabs(want[i].get_as_double(j)));
+      worst = std::max(worst, std::fabs(got[i].get_as_double(j) - want[i].get_as_double(j)));
+    }
+    EXPECT_LE(worst, 4 * ulp * std::sqrt(static_cast<double>(layers)) * scale)
+        << what << " output " << i << " (scale " << scale << ")";
+  }
+}
+
+TEST_P(CompressedZoo, NoReferenceStepAndHalfPlansMatchTheReference) {
+  for (const char* spec : {"int8", "fp16", "bf16"}) {
+    const std::string what = GetParam() + " " + spec;
+    Graph g = tiny_zoo_model(GetParam());
+    QuantSpec qs = parse_quant_spec(spec);
+    qs.calib_samples = 2;
+    quantize(g, qs);
+    PlanOptions o;
+    o.threads = 2;
+    Plan plan(g, o);
+    EXPECT_EQ(reference_steps(plan), "") << what;
+    if (qs.type == QuantType::kF16) expect_half_plan_matches(g, plan, 1.0 / 1024, what);
+    if (qs.type == QuantType::kBF16) expect_half_plan_matches(g, plan, 1.0 / 128, what);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Zoo, CompressedZoo, zoo_model_params(), zoo_param_name);
+
+}  // namespace
+}  // namespace dlas
