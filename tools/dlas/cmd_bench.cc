@@ -70,14 +70,17 @@ void print_bench(const CompiledModel& c, const BenchArgs& b, const LatencyStats&
     // The layout mode, and how many layers ran blocked and how many reorders the plan has.
     j["layout"] = v.backend == "dlas" ? v.layout : v.backend;
     if (const auto* plan = dynamic_cast<const Plan*>(c.executor.get())) {
-      int64_t blocked = 0, reorders = 0;
+      int64_t blocked = 0, reorders = 0, emulated = 0;
       for (const StepInfo& s : plan->steps()) {
         reorders += s.op == "Reorder";
         blocked += s.op != "Reorder" && is_blocked(s.layout);
+        emulated += s.kernel.find("[emulated]") != std::string::npos;
       }
       j["blocked_steps"] = blocked;
       j["reorders"] = reorders;
       j["reference_steps"] = slow.size();
+      // 16-bit convs computed in f32 on widened values: this ISA path has no unit for them.
+      j["emulated_steps"] = emulated;
     }
     j["profile"] = c.profile;
     j["macs"] = macs;
