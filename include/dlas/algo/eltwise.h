@@ -39,4 +39,13 @@ void unary_activation(Isa isa, Activation act, float p0, float p1, size_t n, con
 void widen_h16(DType type, Isa isa, size_t n, const uint16_t* x, float* y, ThreadPool& pool);
 void narrow_h16(DType type, Isa isa, size_t n, const float* x, uint16_t* y, ThreadPool& pool);
 
+// Per-tensor 8-bit quantization (type kU8 or kS8) of rows, split over the pool, bit-exact
+// with ONNX QuantizeLinear / DequantizeLinear as the reference kernels compute them:
+// quantize q = sat(nearbyint(x / scale) + zero_point) (NaN -> zero_point); dequantize
+// x = (float)(q - zero_point) * scale. The ISA's vector kernels (microkernels/qs8-vcvt).
+void quantize_8bit(DType type, float scale, int32_t zero_point, Isa isa, size_t n, const float* x,
+                   void* y, ThreadPool& pool);
+void dequantize_8bit(DType type, float scale, int32_t zero_point, Isa isa, size_t n, const void* x,
+                     float* y, ThreadPool& pool);
+
 }  // namespace dlas

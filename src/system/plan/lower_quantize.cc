@@ -1,59 +1,35 @@
 // Per-tensor QuantizeLinear (f32 -> u8/s8) and DequantizeLinear (u8/s8 -> f32) with constant
 // parameters: the float islands between int8 convs (GlobalAveragePool, Gemm, ...). Same
-// arithmetic as the reference kernels: q = sat(nearbyint(x / scale) + zp), x = (q - zp) * scale.
-#include <cmath>
-
+// arithmetic as the reference kernels: q = sat(nearbyint(x / scale) + zp), x = (q - zp) * scale,
+// on the ISA's vector row kernels (dlas/algo/eltwise.h).
+#include "dlas/algo/eltwise.h"
 #include "dlas/core/error.h"
 #include "system/plan/steps.h"
 
 namespace dlas::plan {
 namespace {
 
-constexpr size_t kChunk = 16384;  // elements per parallel work item
-
 class QuantizeStep : public Step {
  public:
-  QuantizeStep(const Node& n, size_t count, bool dequantize, DType type, float scale, int32_t zp)
+  QuantizeStep(const Node& n, size_t count, bool dequantize, DType type, float scale, int32_t zp,
+               Isa isa)
       : x_name_(n.inputs[0]),
         y_name_(n.outputs[0]),
         count_(count),
         dequantize_(dequantize),
         type_(type),
         scale_(scale),
-        zp_(zp) {}
+        zp_(zp),
+        isa_(isa) {}
   void bind(const Binder& b) override {
     x_ = b.value(x_name_);
     y_ = b.value(y_name_);
   }
   void run(ThreadPool& pool) override {
-    const size_t chunks = (count_ + kChunk - 1) / kChunk;
-    pool.parallel_for(chunks, [&](size_t c) {
-      const size_t lo = c * kChunk, hi = std::min(count_, lo + kChunk);
-      if (dequantize_) {
-        float* y = static_cast<float*>(y_);
-        if (type_ == DType::kU8) {
-          const uint8_t* x = static_cast<const uint8_t*>(x_);
-          for (size_t i = lo; i < hi; ++i) y[i] = static_cast<float>(int32_t{x[i]} - zp_) * scale_;
-        } else {
-          const int8_t* x = static_cast<const int8_t*>(x_);
-          for (size_t i = lo; i < hi; ++i) y[i] = static_cast<float>(int32_t{x[i]} - zp_) * scale_;
-        }
-        return;
-      }
-      const float* x = static_cast<const float*>(x_);
-      const float lo_q = type_ == DType::kU8 ? 0.f : -128.f,
-                  hi_q = type_ == DType::kU8 ? 255.f : 127.f;
-      for (size_t i = lo; i < hi; ++i) {
-        float v = std::nearbyint(x[i] / scale_) + static_cast<float>(zp_);
-        v = v < lo_q ? lo_q : (v > hi_q ? hi_q : v);  // NaN stays NaN: 0 below
-        const int32_t q = v == v ? static_cast<int32_t>(v) : zp_;
-        if (type_ == DType::kU8) {
-          static_cast<uint8_t*>(y_)[i] = static_cast<uint8_t>(q);
-        } else {
-          static_cast<int8_t*>(y_)[i] = static_cast<int8_t>(q);
-        }
-      }
-    });
+    if (dequantize_)
+      dequantize_8bit(type_, scale_, zp_, isa_, count_, x_, static_cast<float*>(y_), pool);
+    else
+      quantize_8bit(type_, scale_, zp_, isa_, count_, static_cast<const float*>(x_), y_, pool);
   }
   std::string kernel() const override { return "fast"; }
 
@@ -64,6 +40,7 @@ class QuantizeStep : public Step {
   DType type_;
   float scale_;
   int32_t zp_;
+  Isa isa_;
   const void* x_ = nullptr;
   void* y_ = nullptr;
 };
@@ -88,7 +65,7 @@ std::unique_ptr<Step> lower_quantize(const LowerContext& ctx) {
   if (type != DType::kU8 && type != DType::kS8) return nullptr;
   if (g.value(dq ? n.outputs[0] : n.inputs[0]).dtype != DType::kF32) return nullptr;
   const size_t count = static_cast<size_t>(shape_numel(g.value(n.inputs[0]).shape));
-  return std::make_unique<QuantizeStep>(n, count, dq, type, s->data<float>()[0], zp);
+  return std::make_unique<QuantizeStep>(n, count, dq, type, s->data<float>()[0], zp, ctx.isa);
 }
 
 }  // namespace dlas::plan

@@ -1,5 +1,7 @@
-// Parallel 16-bit float row conversions over the ISA's vector kernels (h16-vcvt).
+// Parallel row conversions over the ISA's vector kernels: 16-bit floats to and from f32
+// (h16-vcvt), and per-tensor 8-bit quantization (qs8-vcvt).
 #include "algo/microkernels/h16-vcvt/h16_vcvt.h"
+#include "algo/microkernels/qs8-vcvt/qs8_vcvt.h"
 #include "dlas/algo/eltwise.h"
 #include "dlas/hw/thread_pool.h"
 
@@ -32,6 +34,22 @@ void widen_h16(DType type, Isa isa, size_t n, const uint16_t* x, float* y, Threa
 void narrow_h16(DType type, Isa isa, size_t n, const float* x, uint16_t* y, ThreadPool& pool) {
   const ukernel::H16NarrowFn narrow = ukernel::h16_vcvt_for(type, isa).narrow;
   split_rows(pool, n, [&](size_t b, size_t e) { narrow(e - b, x + b, y + b); });
+}
+
+void quantize_8bit(DType type, float scale, int32_t zero_point, Isa isa, size_t n, const float* x,
+                   void* y, ThreadPool& pool) {
+  const ukernel::QS8CvtParams p{scale, zero_point, type == DType::kS8};
+  const ukernel::QS8QuantizeFn quantize = ukernel::qs8_vcvt_for(isa).quantize;
+  uint8_t* out = static_cast<uint8_t*>(y);
+  split_rows(pool, n, [&](size_t b, size_t e) { quantize(e - b, x + b, p, out + b); });
+}
+
+void dequantize_8bit(DType type, float scale, int32_t zero_point, Isa isa, size_t n, const void* x,
+                     float* y, ThreadPool& pool) {
+  const ukernel::QS8CvtParams p{scale, zero_point, type == DType::kS8};
+  const ukernel::QS8DequantizeFn dequantize = ukernel::qs8_vcvt_for(isa).dequantize;
+  const uint8_t* in = static_cast<const uint8_t*>(x);
+  split_rows(pool, n, [&](size_t b, size_t e) { dequantize(e - b, in + b, p, y + b); });
 }
 
 }  // namespace dlas
