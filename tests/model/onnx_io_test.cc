@@ -3,6 +3,7 @@
 #include <onnx/onnx_pb.h>
 
 #include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <random>
@@ -341,6 +342,64 @@ TEST(OnnxIo, GarbageIsInvalidInput) {
   }
   expect_error([] { import_onnx_bytes("this is not a model", "text.onnx"); },
                ErrorKind::kInvalidInput, {"text.onnx: not a valid ONNX model"});
+}
+
+// External data: written beside the model and read back bit for bit; a location outside
+// the model's folder (absolute, "..", or a symlink out), a missing file or one too short is
+// exit-2 input naming the initializer.
+TEST(OnnxIo, ExternalDataRoundTripAndConfinement) {
+  const fs::path dir = fs::temp_directory_path() / ("dlas_onnx_ext_" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir / "model");
+  Graph g = make_small_cnn();
+  const std::string path = (dir / "model" / "m.onnx").string();
+  export_onnx_file(g, path, /*external_data=*/true);
+  ASSERT_TRUE(fs::exists(path + ".data"));
+  EXPECT_GE(fs::file_size(path + ".data"), static_cast<uintmax_t>(g.weight_bytes()));
+  EXPECT_LE(fs::file_size(path) + static_cast<uintmax_t>(g.weight_bytes()),
+            export_onnx_bytes(g).size() + 64 * g.initializers.size());  // no weight bytes inside
+  const Graph back = import_onnx_file(path);
+  ASSERT_EQ(back.initializers.size(), g.initializers.size());
+  for (const auto& [name, t] : g.initializers) {
+    const Tensor& b = back.initializers.at(name);
+    ASSERT_EQ(b.shape(), t.shape()) << name;
+    EXPECT_EQ(std::memcmp(b.raw(), t.raw(), t.nbytes()), 0) << name;
+  }
+
+  // One Add whose constant 'w' (2 floats) lives at `location` from offset 0.
+  auto model_at = [&](const std::string& location) {
+    ModelBuilder b(13);
+    b.input("x", {2});
+    auto* init = b.graph()->add_initializer();
+    init->set_name("w");
+    init->set_data_type(kFloat);
+    init->add_dims(2);
+    init->set_data_location(onnx::TensorProto::EXTERNAL);
+    auto* e = init->add_external_data();
+    e->set_key("location");
+    e->set_value(location);
+    b.node("Add", {"x", "w"}, {"y"}, "add");
+    b.output("y");
+    const std::string file = (dir / "model" / "hostile.onnx").string();
+    std::ofstream(file, std::ios::binary) << b.bytes();
+    return file;
+  };
+  std::ofstream(dir / "outside.bin", std::ios::binary) << std::string(8, '\0');
+  std::ofstream(dir / "model" / "short.bin", std::ios::binary) << std::string(4, '\0');
+  std::ofstream(dir / "model" / "ok.bin", std::ios::binary) << std::string(8, '\0');
+  fs::create_symlink(dir / "outside.bin", dir / "model" / "link.bin");
+  EXPECT_EQ(import_onnx_file(model_at("ok.bin")).initializers.at("w").numel(), 2);
+  expect_error([&] { import_onnx_file(model_at("../outside.bin")); }, ErrorKind::kInvalidInput,
+               {"'w'", "leaves the model's folder"});
+  expect_error([&] { import_onnx_file(model_at((dir / "outside.bin").string())); },
+               ErrorKind::kInvalidInput, {"'w'", "leaves the model's folder"});
+  expect_error([&] { import_onnx_file(model_at("link.bin")); }, ErrorKind::kInvalidInput,
+               {"'w'", "outside the model's folder"});
+  expect_error([&] { import_onnx_file(model_at("nothing.bin")); }, ErrorKind::kInvalidInput,
+               {"'w'", "not found"});
+  expect_error([&] { import_onnx_file(model_at("short.bin")); }, ErrorKind::kInvalidInput,
+               {"'w'", "holds 4 bytes"});
+  fs::remove_all(dir);
 }
 
 TEST(OnnxIo, HostileTensorsAreRejected) {

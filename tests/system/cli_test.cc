@@ -134,6 +134,15 @@ TEST_F(Cli, ExportRunRoundTrip) {
   Tensor o1 = read_npy(y1), o2 = read_npy(y2);
   ASSERT_EQ(o1.shape(), (Shape{1, 10}));
   EXPECT_EQ(o1.to_float_vector(), o2.to_float_vector());
+  // The weights in an external data file beside the model: the same outputs.
+  const std::string ext = path("e.onnx"), y3 = path("y3.npy");
+  Result e = dlas("export resnet18-cifar --seed 3 --external-data -o " + ext);
+  ASSERT_EQ(e.code, 0) << e.err;
+  EXPECT_NE(e.out.find("e.onnx.data"), std::string::npos) << e.out;
+  ASSERT_EQ(dlas("run " + ext + " --input " + x + " --output " + y3).code, 0);
+  EXPECT_EQ(o1.to_float_vector(), read_npy(y3).to_float_vector());
+  fs::remove(ext + ".data");
+  EXPECT_EQ(dlas("run " + ext).code, 2);  // its data file is gone: one line, exit 2
 }
 
 TEST_F(Cli, RandomInputIsSeeded) {

@@ -17,6 +17,9 @@ struct OnnxImportOptions {
   // runtime input. Dynamic dims must be overridden, except a leading (batch) one,
   // which defaults to 1.
   std::map<std::string, Shape> input_shapes;
+  // The folder whose files external tensor data may be read from (import_onnx_file sets
+  // it to the model's folder); empty: external data is refused.
+  std::string external_data_dir;
 };
 
 // Parses a model. The graph is not yet folded or inferred (see load_model in
@@ -29,6 +32,11 @@ Graph import_onnx_bytes(std::string_view bytes, const std::string& source_name,
 // Serialises an inferred graph as an ONNX model (opset 13 or newer, see above). The file is written
 // to a temporary name and renamed, so a failure never leaves a partial file.
 std::string export_onnx_bytes(const Graph& graph);
-void export_onnx_file(const Graph& graph, const std::string& path);
+// With `external_data`, or when the weights pass kExternalDataThreshold (1.5 GiB: protobuf
+// refuses messages of 2 GiB, and the graph needs room too), the initializers go to "<path>.data" beside the
+// model (ONNX external data: location, offset, length), written before the model; a
+// failure leaves neither file.
+constexpr int64_t kExternalDataThreshold = int64_t{3} << 29;
+void export_onnx_file(const Graph& graph, const std::string& path, bool external_data = false);
 
 }  // namespace dlas

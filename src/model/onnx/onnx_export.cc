@@ -1,6 +1,7 @@
 // dlas::Graph -> ONNX ModelProto (IR version 8, default-domain opset 13, or the newer
 // opset an op needs: 17 for LayerNormalization, 18 for Resize/Pad axes).
 #include <algorithm>
+#include <filesystem>
 #include <set>
 #include <type_traits>
 
@@ -82,9 +83,14 @@ void set_attribute(const std::string& name, const Attribute& value, const Node& 
       value);
 }
 
-}  // namespace
+// Where the initializers' bytes go: null for raw_data in the model, else an external data
+// file (`location`, relative to the model's folder) built up in `bytes`.
+struct ExternalData {
+  std::string location;
+  std::string bytes;
+};
 
-std::string export_onnx_bytes(const Graph& graph) {
+std::string serialise(const Graph& graph, ExternalData* external) {
   onnx::ModelProto model;
   model.set_ir_version(kExportIrVersion);
   model.set_producer_name("dlas");
@@ -107,8 +113,16 @@ std::string export_onnx_bytes(const Graph& graph) {
            "' has no known type; infer the graph first");
     }
   }
-  for (const auto& [name, t] : graph.initializers)
-    onnx_io::tensor_to_proto(t, name, g->add_initializer());
+  for (const auto& [name, t] : graph.initializers) {
+    if (!external) {
+      onnx_io::tensor_to_proto(t, name, g->add_initializer());
+      continue;
+    }
+    external->bytes.resize((external->bytes.size() + 63) / 64 * 64, '\0');  // 64-byte aligned
+    const auto offset = static_cast<int64_t>(external->bytes.size());
+    external->bytes.append(static_cast<const char*>(t.raw()), t.nbytes());
+    onnx_io::tensor_to_external_proto(t, name, external->location, offset, g->add_initializer());
+  }
   std::set<std::string> added_names;
   for (const Node& node : graph.nodes) {
     // Reduction axes take the form the chosen opset expects (the IR accepts both).
@@ -153,8 +167,27 @@ std::string export_onnx_bytes(const Graph& graph) {
   return bytes;
 }
 
-void export_onnx_file(const Graph& graph, const std::string& path) {
-  write_file_atomic(path, export_onnx_bytes(graph));
+}  // namespace
+
+std::string export_onnx_bytes(const Graph& graph) { return serialise(graph, nullptr); }
+
+void export_onnx_file(const Graph& graph, const std::string& path, bool external_data) {
+  if (!external_data && graph.weight_bytes() < kExternalDataThreshold) {
+    write_file_atomic(path, serialise(graph, nullptr));
+    return;
+  }
+  ExternalData data;
+  const std::filesystem::path data_path = std::filesystem::path(path).string() + ".data";
+  data.location = data_path.filename().string();
+  const std::string model = serialise(graph, &data);
+  write_file_atomic(data_path, data.bytes);
+  try {
+    write_file_atomic(path, model);
+  } catch (...) {
+    std::error_code ec;
+    std::filesystem::remove(data_path, ec);
+    throw;
+  }
 }
 
 }  // namespace dlas

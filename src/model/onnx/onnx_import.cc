@@ -3,6 +3,7 @@
 // constant inputs; legacy broadcasting and coerce-to-2D softmax are rewritten).
 #include <climits>
 #include <cmath>
+#include <filesystem>
 #include <optional>
 #include <set>
 #include <unordered_map>
@@ -136,7 +137,8 @@ void Importer::read_initializers() {
     DLAS_CHECK(!graph_.initializers.count(init.name()), ErrorKind::kInvalidInput,
                "two initializers are named '", init.name(), "'");
     graph_.initializers[init.name()] =
-        onnx_io::tensor_from_proto(init, str("initializer '", init.name(), "'"));
+        onnx_io::tensor_from_proto(init, str("initializer '", init.name(), "'"),
+                                   options_.external_data_dir);
   }
 }
 
@@ -331,7 +333,8 @@ Attribute Importer::convert_attribute(const Node& node, const onnx::AttributePro
     case AP::STRING:
       return a.s();
     case AP::TENSOR:
-      return onnx_io::tensor_from_proto(a.t(), str(node.label(), ": attribute '", a.name(), "'"));
+      return onnx_io::tensor_from_proto(a.t(), str(node.label(), ": attribute '", a.name(), "'"),
+                                        options_.external_data_dir);
     case AP::FLOATS:
       return std::vector<float>(a.floats().begin(), a.floats().end());
     case AP::INTS:
@@ -726,7 +729,12 @@ Graph import_onnx_bytes(std::string_view bytes, const std::string& source_name,
 
 Graph import_onnx_file(const std::string& path, const OnnxImportOptions& options) {
   std::string bytes = read_file(path);  // kInvalidInput naming the file when missing
-  return import_onnx_bytes(bytes, path, options);
+  OnnxImportOptions o = options;
+  if (o.external_data_dir.empty()) {
+    const std::filesystem::path dir = std::filesystem::path(path).parent_path();
+    o.external_data_dir = dir.empty() ? "." : dir.string();
+  }
+  return import_onnx_bytes(bytes, path, o);
 }
 
 }  // namespace dlas

@@ -2,6 +2,8 @@
 
 #include <climits>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <limits>
 
 namespace dlas::onnx_io {
@@ -20,9 +22,72 @@ void copy_typed(const Field& field, Tensor& t, Convert convert) {
   for (int i = 0; i < field.size(); ++i) convert(i, field.Get(i));
 }
 
+namespace fs = std::filesystem;
+
+// Whether `inner` (canonical) lies inside the folder `outer` (canonical).
+bool inside(const fs::path& inner, const fs::path& outer) {
+  auto i = inner.begin();
+  for (auto o = outer.begin(); o != outer.end(); ++o, ++i)
+    if (i == inner.end() || *i != *o) return false;
+  return i != inner.end();
+}
+
+// The `bytes` bytes of an external-data tensor, read from its file inside model_dir.
+std::string read_external_data(const onnx::TensorProto& proto, const std::string& what,
+                               const std::string& model_dir, int64_t bytes) {
+  DLAS_CHECK(!model_dir.empty(), ErrorKind::kUnsupported, what,
+             " uses external data: load the model from its .onnx file so that its data file "
+             "can be found beside it");
+  std::string location;
+  int64_t offset = 0, length = -1;
+  for (const auto& kv : proto.external_data()) {
+    try {
+      if (kv.key() == "location") location = kv.value();
+      if (kv.key() == "offset") offset = std::stoll(kv.value());
+      if (kv.key() == "length") length = std::stoll(kv.value());
+    } catch (const std::exception&) {
+      fail(ErrorKind::kInvalidInput, what, ": external data ", kv.key(), " '", kv.value(),
+           "' is not a number");
+    }
+  }
+  DLAS_CHECK(!location.empty(), ErrorKind::kInvalidInput, what,
+             " uses external data but names no location");
+  const fs::path rel(location);
+  bool climbs = rel.is_absolute() || rel.has_root_name() || rel.has_root_directory();
+  for (const fs::path& part : rel) climbs |= part == "..";
+  DLAS_CHECK(!climbs, ErrorKind::kInvalidInput, what, ": external data location '", location,
+             "' leaves the model's folder (absolute or '..' paths are refused)");
+  std::error_code ec;
+  const fs::path dir = fs::canonical(fs::path(model_dir), ec);
+  DLAS_CHECK(!ec, ErrorKind::kInvalidInput, what, ": model folder '", model_dir,
+             "' cannot be read: ", ec.message());
+  const fs::path file = fs::canonical(dir / rel, ec);
+  DLAS_CHECK(!ec, ErrorKind::kInvalidInput, what, ": external data file '", location,
+             "' not found beside the model");
+  DLAS_CHECK(inside(file, dir), ErrorKind::kInvalidInput, what, ": external data file '", location,
+             "' resolves outside the model's folder (a symlink?)");
+  DLAS_CHECK(fs::is_regular_file(file, ec), ErrorKind::kInvalidInput, what,
+             ": external data '", location, "' is not a regular file");
+  DLAS_CHECK(offset >= 0 && (length < 0 || length == bytes), ErrorKind::kInvalidInput, what,
+             ": external data has offset ", offset, " and length ", length, ", expected length ",
+             bytes);
+  const auto size = static_cast<int64_t>(fs::file_size(file, ec));
+  DLAS_CHECK(!ec && offset <= size && bytes <= size - offset, ErrorKind::kInvalidInput, what,
+             ": external data file '", location, "' holds ", size, " bytes, the tensor needs ",
+             bytes, " from offset ", offset);
+  std::string data(static_cast<size_t>(bytes), '\0');
+  std::ifstream in(file, std::ios::binary);
+  in.seekg(offset);
+  in.read(data.data(), bytes);
+  DLAS_CHECK(in.good() || (in.eof() && in.gcount() == bytes), ErrorKind::kInvalidInput, what,
+             ": reading external data file '", location, "' failed");
+  return data;
+}
+
 }  // namespace
 
-Tensor tensor_from_proto(const onnx::TensorProto& proto, const std::string& what) {
+Tensor tensor_from_proto(const onnx::TensorProto& proto, const std::string& what,
+                         const std::string& model_dir) {
   DLAS_CHECK(proto.data_type() != onnx::TensorProto::UNDEFINED, ErrorKind::kInvalidInput, what,
              " has no data type");
   const std::optional<DType> dtype = dtype_from_onnx(proto.data_type());
@@ -30,8 +95,8 @@ Tensor tensor_from_proto(const onnx::TensorProto& proto, const std::string& what
     fail(ErrorKind::kUnsupported, what, " has dtype ", onnx_dtype_name(proto.data_type()),
          ", which dlas does not support");
   }
-  if (proto.data_location() == onnx::TensorProto::EXTERNAL || proto.external_data_size() > 0)
-    fail(ErrorKind::kUnsupported, what, " uses external data, which dlas does not support");
+  const bool external =
+      proto.data_location() == onnx::TensorProto::EXTERNAL || proto.external_data_size() > 0;
   if (proto.has_segment())
     fail(ErrorKind::kUnsupported, what, " is segmented, which dlas does not support");
 
@@ -50,6 +115,14 @@ Tensor tensor_from_proto(const onnx::TensorProto& proto, const std::string& what
   // a malicious file cannot ask for a huge tensor it does not carry.
   int64_t present = 0;
   const bool raw = proto.has_raw_data();
+  if (external) {
+    DLAS_CHECK(numel <= std::numeric_limits<int64_t>::max() / elem, ErrorKind::kInvalidInput, what,
+               " has too many elements in ", shape_str(shape));
+    const std::string data = read_external_data(proto, what, model_dir, numel * elem);
+    Tensor t(*dtype, shape);
+    if (numel > 0) std::memcpy(t.raw(), data.data(), t.nbytes());
+    return t;
+  }
   if (raw) {
     const int64_t bytes = static_cast<int64_t>(proto.raw_data().size());
     DLAS_CHECK(numel <= std::numeric_limits<int64_t>::max() / elem && bytes == numel * elem,
@@ -135,6 +208,22 @@ void tensor_to_proto(const Tensor& tensor, const std::string& name, onnx::Tensor
   proto->set_data_type(dtype_to_onnx(tensor.dtype()));
   for (int64_t d : tensor.shape()) proto->add_dims(d);
   proto->set_raw_data(static_cast<const char*>(tensor.raw()), tensor.nbytes());
+}
+
+void tensor_to_external_proto(const Tensor& tensor, const std::string& name,
+                              const std::string& location, int64_t offset,
+                              onnx::TensorProto* proto) {
+  tensor_to_proto(tensor, name, proto);
+  proto->clear_raw_data();
+  proto->set_data_location(onnx::TensorProto::EXTERNAL);
+  auto add = [&](const char* key, const std::string& value) {
+    auto* kv = proto->add_external_data();
+    kv->set_key(key);
+    kv->set_value(value);
+  };
+  add("location", location);
+  add("offset", std::to_string(offset));
+  add("length", std::to_string(tensor.nbytes()));
 }
 
 }  // namespace dlas::onnx_io
