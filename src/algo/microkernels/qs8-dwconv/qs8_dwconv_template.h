@@ -1,38 +1,217 @@
-// The int8 depthwise plane kernel over GCC vectors of L int32 lanes (output pixels of one
-// row), with the requantizing store of qs8_gemm_template.h; P supplies kLanes and fma.
-// Anonymous namespace: internal linkage per ISA TU.
+// The int8 depthwise kernel (contract: qs8_dwconv.h) over GCC vectors of L int32 lanes
+// (output pixels of one row), with the requantizing store of qs8_gemm_template.h. P is the
+// s16-pair policy of the qs8-gemm kernels: kLanes, dot (vpmaddwd + vpaddd) and fma. The
+// whole body is in an anonymous namespace: internal linkage per ISA TU.
 #pragma once
+
+#include <cstring>
+#include <utility>
 
 #include "algo/microkernels/qs8-dwconv/qs8_dwconv.h"
 #include "algo/microkernels/qs8-gemm/qs8_gemm_template.h"
 
 namespace {
 
+// 2L int16 (the bytes of one I: L pairs) and 2L bytes of input.
+template <int L>
+struct QDwVec {
+  typedef int16_t s16 __attribute__((vector_size(4 * L)));
+  typedef uint8_t u8 __attribute__((vector_size(2 * L)));
+  typedef int8_t s8 __attribute__((vector_size(2 * L)));
+};
+
+// Interleaves half H of a and b: (a[h], b[h], a[h + 1], b[h + 1], ...), h = H * N / 2.
+template <int H, class V, size_t... i>
+inline V qs8_dw_zip(V a, V b, std::index_sequence<i...>) {
+  constexpr int N = sizeof...(i);
+  return __builtin_shuffle(
+      a, b, V{static_cast<int16_t>((i % 2 ? N : 0) + H * N / 2 + static_cast<int>(i) / 2)...});
+}
+
+// xp[pad_l + c] = x[c] - x_zp for the input row's w columns; whole vectors whenever the
+// read stays inside the plane (`left` bytes from xrow on), the lanes past w stored as the
+// zeros they replace.
+template <int L, class XV, class XT>
+inline void qs8_dw_convert(const XT* s, int64_t w, int64_t left, int32_t zp, int16_t* dst) {
+  typedef typename QDwVec<L>::s16 V;
+  constexpr int N = 2 * L;
+  const V vzp = V{} + static_cast<int16_t>(zp);
+  int64_t i = 0;
+  for (; i + N <= w; i += N) {
+    XV v;
+    std::memcpy(&v, s + i, N);
+    const V r = __builtin_convertvector(v, V) - vzp;
+    std::memcpy(dst + i, &r, sizeof(r));
+  }
+  if (i == w) return;
+  if (i + N <= left) {  // xp has room: qs8_dwconv_config keeps N slack past the row
+    XV v;
+    std::memcpy(&v, s + i, N);
+    V lane;
+    for (int l = 0; l < N; ++l) lane[l] = static_cast<int16_t>(l);
+    const V r = __builtin_convertvector(v, V) - vzp;
+    const V out = lane < static_cast<int16_t>(w - i) ? r : V{};
+    std::memcpy(dst + i, &out, sizeof(out));
+    return;
+  }
+  for (; i < w; ++i) dst[i] = static_cast<int16_t>(s[i] - zp);
+}
+
+// Fills the slot (pair rows) of input row iy.
+template <int L>
+inline void qs8_dw_fill_row(const dlas::ukernel::QS8DwConfig& c, const void* x, int64_t iy,
+                            int16_t* xp, int16_t* slot) {
+  typedef typename QDwVec<L>::s16 V;
+  constexpr int N = 2 * L;
+  int16_t* row = c.direct ? slot : xp;
+  const int64_t left = (c.h - iy) * c.w;  // bytes of the plane from this row on
+  if (c.x_signed)
+    qs8_dw_convert<L, typename QDwVec<L>::s8>(static_cast<const int8_t*>(x) + iy * c.w, c.w, left,
+                                              c.x_zp, row + c.pad_l);
+  else
+    qs8_dw_convert<L, typename QDwVec<L>::u8>(static_cast<const uint8_t*>(x) + iy * c.w, c.w,
+                                              left, c.x_zp, row + c.pad_l);
+  if (c.direct) return;  // (xp[2j], xp[2j + 1]) already adjacent
+  // Pairs read by some output: ox < round_up(ow, L), tap offsets up to (kwp - 1) * tstep.
+  const int64_t shared_ext = c.nsub == 1 ? (c.kwp - 1) * c.tstep : 0;
+  const int64_t need = (c.ow + L - 1) / L * L + shared_ext;
+  for (int u = 0; u < c.nsub; ++u) {
+    const int16_t* a = xp + (c.nsub == 1 ? 0 : 2 * u * c.dw);
+    int16_t* q = slot + 2 * u * c.wqp;
+    if (c.sw == 1) {  // (xp[j], xp[j + dw]): interleave xp with itself shifted by dw
+      for (int64_t j = 0; j < need; j += N) {
+        V va, vb;
+        std::memcpy(&va, a + j, sizeof(V));
+        std::memcpy(&vb, a + j + c.dw, sizeof(V));
+        const V lo = qs8_dw_zip<0>(va, vb, std::make_index_sequence<N>{});
+        const V hi = qs8_dw_zip<1>(va, vb, std::make_index_sequence<N>{});
+        std::memcpy(q + 2 * j, &lo, sizeof(V));
+        std::memcpy(q + 2 * j + N, &hi, sizeof(V));
+      }
+    } else {
+      for (int64_t j = 0; j < need; ++j) {
+        q[2 * j] = a[c.sw * j];
+        q[2 * j + 1] = a[c.sw * j + c.dw];
+      }
+    }
+  }
+}
+
+// Requantizes and stores n <= L pixels; whole vectors (reading / writing up to L - n bytes
+// past the row, inside the plane and rewritten later) when `room`.
 template <class P>
-inline void qs8_dwconv_vec(const dlas::ukernel::QS8DwPlane& d, int32_t bias, float mult,
-                           const void* residual, void* y, const dlas::ukernel::QS8GemmParams& p) {
+inline void qs8_dw_store_tail(typename QVec<P::kLanes>::i32 acc, int64_t n, bool room, float m,
+                              const uint8_t* r, uint8_t* y,
+                              const dlas::ukernel::QS8GemmParams& p) {
+  constexpr int L = P::kLanes;
+  if (room) {
+    qs8_store_row<P, 1>(&acc, L, m, r, y, p);
+    return;
+  }
+  uint8_t rt[L] = {}, yt[L];
+  if (r)
+    for (int64_t l = 0; l < n; ++l) rt[l] = r[l];
+  qs8_store_row<P, 1>(&acc, L, m, r ? rt : nullptr, yt, p);
+  for (int64_t l = 0; l < n; ++l) y[l] = yt[l];
+}
+
+// Every output row of the task's planes. KH / KWP: the kernel rows and tap pairs when known
+// at compile time (the weights then stay in registers), 0 for any kernel.
+template <class P, int NV, int KH, int KWP>
+inline void qs8_dw_planes(const dlas::ukernel::QS8DwConfig& c, const dlas::ukernel::QS8DwTask& t,
+                          const dlas::ukernel::QS8GemmParams& p) {
   constexpr int L = P::kLanes;
   typedef typename QVec<L>::i32 I;
-  typedef int16_t S16 __attribute__((vector_size(2 * L)));
-  const uint8_t* rb = static_cast<const uint8_t*>(residual);
-  uint8_t* yb = static_cast<uint8_t*>(y);
-  for (int64_t oy = 0; oy < d.oh; ++oy)
-    for (int64_t ox = 0; ox < d.ow; ox += L) {
-      I acc = I{} + bias;
-      for (int ky = 0; ky < d.kh; ++ky) {
-        const int64_t iy = oy * d.sh + ky * d.dh;
-        for (int kx = 0; kx < d.kw; ++kx) {
-          const int64_t c = kx * d.dw;
-          const int16_t* src = d.x + ((c % d.sw) * d.hp + iy) * d.wq + c / d.sw + ox;
-          S16 v;
-          __builtin_memcpy(&v, src, sizeof(v));
-          acc += __builtin_convertvector(v, I) * d.w[ky * d.kw + kx];
+  const int kh = KH ? KH : c.kh, kwp = KWP ? KWP : c.kwp;
+  const int taps = kh * kwp;
+  int16_t* zero = t.buf;
+  int16_t* ring = t.buf + 2 * c.slot;
+  int16_t* xp = ring + 2 * c.slot * c.ring;
+  const int64_t ohw = c.oh * c.ow, ow = c.ow;
+  const uint8_t* rb = static_cast<const uint8_t*>(t.residual);
+  uint8_t* yb = static_cast<uint8_t*>(t.y);
+  auto row_of = [&](int64_t iy) -> const int16_t* {
+    return iy < 0 || iy >= c.h ? zero : ring + 2 * c.slot * (iy % c.ring);
+  };
+  int64_t next = 0;  // the first input row not yet filled
+  for (int64_t oy = 0; oy < c.oh; ++oy) {
+    const int64_t iy0 = oy * c.sh - c.pad_t;
+    int64_t hi = iy0 + (kh - 1) * c.dh + 1;
+    if (hi > c.h) hi = c.h;
+    for (int64_t iy = next > iy0 ? next : (iy0 > 0 ? iy0 : 0); iy < hi; ++iy)
+      qs8_dw_fill_row<L>(c, t.x, iy, xp, ring + 2 * c.slot * (iy % c.ring));
+    if (hi > next) next = hi;
+    // Tap pair i = ky * kwp + tp reads pairs from tap[i] + ox (int16 offset 2 * ox).
+    const int16_t* tapk[KH * KWP > 0 ? KH * KWP : 1];
+    if constexpr (KH > 0)
+      for (int ky = 0; ky < KH; ++ky)
+        for (int tp = 0; tp < KWP; ++tp)
+          tapk[ky * KWP + tp] = row_of(iy0 + ky * c.dh) + 2 * tp * c.tstep;
+    auto tap = [&](int i) -> const int16_t* {
+      if constexpr (KH > 0) return tapk[i];
+      return row_of(iy0 + (i / kwp) * c.dh) + 2 * (i % kwp) * c.tstep;
+    };
+    for (int j = 0; j < c.mult; ++j) {
+      const int32_t* w = t.w + j * taps;
+      const int32_t bias = t.bias[j];
+      const float m = t.m[j];
+      const int64_t base = j * ohw + oy * ow;
+      const uint8_t* rrow = rb ? rb + base : nullptr;
+      uint8_t* yrow = yb + base;
+      I wk[KH * KWP > 0 ? KH * KWP : 1];
+      if constexpr (KH > 0)
+        for (int i = 0; i < KH * KWP; ++i) wk[i] = I{} + w[i];
+      int64_t ox = 0;
+      for (; ox + NV * L <= ow; ox += NV * L) {
+        I acc[NV];
+#pragma GCC unroll 8
+        for (int v = 0; v < NV; ++v) acc[v] = I{} + bias;
+#pragma GCC unroll 16
+        for (int i = 0; i < taps; ++i) {
+          const int16_t* s = tap(i) + 2 * ox;
+          const I wv = KH > 0 ? wk[i] : I{} + w[i];
+#pragma GCC unroll 8
+          for (int v = 0; v < NV; ++v) {
+            I xv;
+            std::memcpy(&xv, s + 2 * v * L, sizeof(I));
+            acc[v] = P::dot(acc[v], xv, wv);
+          }
         }
+        qs8_store_row<P, NV>(acc, NV * L, m, rrow ? rrow + ox : nullptr, yrow + ox, p);
       }
-      const int64_t off = oy * d.ow + ox;
-      const size_t n = static_cast<size_t>(d.ow - ox < L ? d.ow - ox : L);
-      qs8_store_row<P, 1>(&acc, n, mult, rb ? rb + off : nullptr, yb + off, p);
+      for (; ox < ow; ox += L) {
+        I acc = I{} + bias;
+#pragma GCC unroll 16
+        for (int i = 0; i < taps; ++i) {
+          I xv;
+          std::memcpy(&xv, tap(i) + 2 * ox, sizeof(I));
+          acc = P::dot(acc, xv, KH > 0 ? wk[i] : I{} + w[i]);
+        }
+        const int64_t n = ow - ox < L ? ow - ox : L;
+        // Whole vectors while they end inside this plane (and y is not the residual itself).
+        const bool room = base + ox + L <= (j + 1) * ohw && rb != yb;
+        qs8_dw_store_tail<P>(acc, n, room, m, rrow ? rrow + ox : nullptr, yrow + ox, p);
+      }
     }
+  }
+}
+
+// The list's kernel body: 3x3 and 5x5 kernels unrolled, any other through the general loop.
+template <class P, int NV>
+inline void qs8_dwconv_run(const dlas::ukernel::QS8DwConfig& c, const dlas::ukernel::QS8DwTask& t,
+                           const dlas::ukernel::QS8GemmParams& p) {
+  if (c.kh == 3 && c.kwp == 2)
+    qs8_dw_planes<P, NV, 3, 2>(c, t, p);
+  else if (c.kh == 5 && c.kwp == 3)
+    qs8_dw_planes<P, NV, 5, 3>(c, t, p);
+  else
+    qs8_dw_planes<P, NV, 0, 0>(c, t, p);
 }
 
 }  // namespace
+
+// Defines the list's kernel fn: qs8_dwconv_run with pair policy P and NV vectors per block.
+#define DLAS_QS8_DWCONV_KERNEL(fn, P, NV)                                        \
+  void fn(const QS8DwConfig& c, const QS8DwTask& t, const QS8GemmParams& p) { \
+    qs8_dwconv_run<P, NV>(c, t, p);                                              \
+  }

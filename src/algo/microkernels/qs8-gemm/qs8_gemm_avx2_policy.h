@@ -1,5 +1,5 @@
-// The int8 dot-product policy of the *__avx2.cc TUs of qs8-gemm and qs8-spack (included
-// only by them: it uses that ISA's intrinsics; anonymous namespace).
+// The int8 dot-product policy of the *__avx2.cc TUs of qs8-gemm, qs8-spack and qs8-dwconv
+// (included only by them: it uses that ISA's intrinsics; anonymous namespace).
 #pragma once
 
 #include <immintrin.h>
