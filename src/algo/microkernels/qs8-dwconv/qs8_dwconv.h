@@ -16,11 +16,13 @@
 // rows are written once and never shuffled ("direct"); stride 1 interleaves xp with itself
 // shifted by dw. A 3x3 kernel is 6 vpmaddwd per L output pixels, 5x5 is 15.
 //
-// Rows. Pair rows live in a ring of `ring` = (kh - 1) * dh + 1 slots (input row iy in slot
-// iy % ring), each filled just before the first output row that reads it, so a plane's
-// working set is a few KiB (L1) however large the plane; rows above / below the input read
-// one shared zero row. Vectors read up to round_up(ow, 32) pairs past a row's start, never
-// past its slot.
+// Rows. Output rows go in bands of `band` rows reading at most 16 input rows. Before a band,
+// its new input rows are converted (all of them), then paired (all of them), so no load
+// reads bytes stored a few instructions earlier (a store-forwarding stall); the pair rows
+// live in a ring of `ring` slots (a power of two; input row iy in slot iy % ring), so a
+// plane's working set is a few KiB (L1) however large the plane; rows above / below the
+// input read one shared zero row. Vectors read up to round_up(ow, 32) pairs past a row's start,
+// never past its slot.
 //
 // Arithmetic: acc = bias + sum_taps w * (x - x_zp) (int32, exact), then qs8_gemm.h's store
 // (QS8GemmParams: init / mult / residual unused there, passed per plane here).
@@ -49,7 +51,9 @@ struct QS8DwConfig {
   int64_t slot = 0;     // int32 pairs per input row: nsub * wqp
   int64_t xp_len = 0;   // int16 elements of the padded row xp
   int64_t wcols = 0;    // input columns that land in xp (the rest are never read)
-  int ring = 0;         // slots: (kh - 1) * dh + 1
+  int64_t band = 0;     // output rows per band
+  int64_t xp_rows = 0;  // padded rows held (one per input row of a band; 0 when direct)
+  int ring = 0;         // slots: a power of two >= the input rows of a band
   bool direct = false;  // sw == 2 && dw == 1: xp is the slot itself
   int64_t tstep = 0;    // pairs from tap pair t to t + 1: 2 * dw / sw (shared) or wqp
 };

@@ -14,6 +14,10 @@ int64_t round_up(int64_t a, int64_t b) { return (a + b - 1) / b * b; }
 // the input row, pair rows are whole multiples of it.
 constexpr int64_t kMaxFill = 32;
 
+// Input rows per band: rows written and then read a band later (L1: 16 rows of a 112-pixel
+// plane are ~10 KiB of pair rows).
+constexpr int64_t kBandRows = 16;
+
 }  // namespace
 
 void qs8_dwconv_config(QS8DwConfig& c) {
@@ -34,11 +38,17 @@ void qs8_dwconv_config(QS8DwConfig& c) {
   }
   if (!shared) c.tstep = c.wqp;
   c.slot = c.nsub * c.wqp;
-  c.ring = (c.kh - 1) * c.dh + 1;
+  // Bands of output rows reading up to kBandRows input rows (at least one output row).
+  auto in_rows = [&](int64_t b) { return (b - 1) * c.sh + (c.kh - 1) * c.dh + 1; };
+  c.band = 1;
+  while (c.band < c.oh && in_rows(c.band + 1) <= kBandRows) ++c.band;
+  c.xp_rows = c.direct ? 0 : in_rows(c.band);
+  c.ring = 1;  // a power of two (slot = row & (ring - 1)) >= the rows one band reads
+  while (c.ring < in_rows(c.band)) c.ring *= 2;
 }
 
 int64_t qs8_dwconv_buffer_elems(const QS8DwConfig& c) {
-  return 2 * c.slot * (1 + c.ring) + (c.direct ? 0 : c.xp_len);
+  return 2 * c.slot * (1 + c.ring) + c.xp_rows * c.xp_len;
 }
 
 QS8DwFn qs8_dwconv_for(Isa isa) {

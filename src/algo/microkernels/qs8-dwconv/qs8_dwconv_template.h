@@ -57,21 +57,26 @@ inline void qs8_dw_convert(const XT* s, int64_t w, int64_t left, int32_t zp, int
   for (; i < w; ++i) dst[i] = static_cast<int16_t>(s[i] - zp);
 }
 
-// Fills the slot (pair rows) of input row iy.
+// Phase 1 of filling input row iy: the padded row xp (x - x_zp), which is the slot itself
+// when direct.
 template <int L>
-inline void qs8_dw_fill_row(const dlas::ukernel::QS8DwConfig& c, const void* x, int64_t iy,
-                            int16_t* xp, int16_t* slot) {
-  typedef typename QDwVec<L>::s16 V;
-  constexpr int N = 2 * L;
-  int16_t* row = c.direct ? slot : xp;
+inline void qs8_dw_fill_xp(const dlas::ukernel::QS8DwConfig& c, const void* x, int64_t iy,
+                           int16_t* row) {
   const int64_t left = (c.h - iy) * c.w;  // bytes of the plane from this row on
   if (c.x_signed)
     qs8_dw_convert<L, typename QDwVec<L>::s8>(static_cast<const int8_t*>(x) + iy * c.w, c.w, left,
                                               c.x_zp, row + c.pad_l);
   else
-    qs8_dw_convert<L, typename QDwVec<L>::u8>(static_cast<const uint8_t*>(x) + iy * c.w, c.w,
-                                              left, c.x_zp, row + c.pad_l);
-  if (c.direct) return;  // (xp[2j], xp[2j + 1]) already adjacent
+    qs8_dw_convert<L, typename QDwVec<L>::u8>(static_cast<const uint8_t*>(x) + iy * c.w, c.w, left,
+                                              c.x_zp, row + c.pad_l);
+}
+
+// Phase 2 (not direct): the pair rows of the slot from xp.
+template <int L>
+inline void qs8_dw_fill_pairs(const dlas::ukernel::QS8DwConfig& c, const int16_t* xp,
+                              int16_t* slot) {
+  typedef typename QDwVec<L>::s16 V;
+  constexpr int N = 2 * L;
   // Pairs read by some output: ox < round_up(ow, L), tap offsets up to (kwp - 1) * tstep.
   const int64_t shared_ext = c.nsub == 1 ? (c.kwp - 1) * c.tstep : 0;
   const int64_t need = (c.ow + L - 1) / L * L + shared_ext;
@@ -97,32 +102,47 @@ inline void qs8_dw_fill_row(const dlas::ukernel::QS8DwConfig& c, const void* x, 
   }
 }
 
+// dst[0, n) = src[0, n) for n < 16 in a few fixed-size moves (a loop here would become a
+// memcpy call).
+inline void qs8_dw_copy_small(uint8_t* dst, const uint8_t* src, int64_t n) {
+  if (n >= 8) {
+    std::memcpy(dst, src, 8);
+    std::memcpy(dst + n - 8, src + n - 8, 8);
+  } else if (n >= 4) {
+    std::memcpy(dst, src, 4);
+    std::memcpy(dst + n - 4, src + n - 4, 4);
+  } else {
+    if (n >= 2) std::memcpy(dst + n - 2, src + n - 2, 2);
+    if (n >= 1) dst[0] = src[0];
+  }
+}
+
 // Requantizes and stores n <= L pixels; whole vectors (reading / writing up to L - n bytes
 // past the row, inside the plane and rewritten later) when `room`.
 template <class P>
 inline void qs8_dw_store_tail(typename QVec<P::kLanes>::i32 acc, int64_t n, bool room, float m,
-                              const uint8_t* r, uint8_t* y,
-                              const dlas::ukernel::QS8GemmParams& p) {
+                              const uint8_t* r, uint8_t* y, const dlas::ukernel::QS8GemmParams& p) {
   constexpr int L = P::kLanes;
   if (room) {
     qs8_store_row<P, 1>(&acc, L, m, r, y, p);
     return;
   }
   uint8_t rt[L] = {}, yt[L];
-  if (r)
-    for (int64_t l = 0; l < n; ++l) rt[l] = r[l];
+  if (r) qs8_dw_copy_small(rt, r, n);
   qs8_store_row<P, 1>(&acc, L, m, r ? rt : nullptr, yt, p);
-  for (int64_t l = 0; l < n; ++l) y[l] = yt[l];
+  qs8_dw_copy_small(y, yt, n);
 }
 
-// Every output row of the task's planes. KH / KWP: the kernel rows and tap pairs when known
-// at compile time (the weights then stay in registers), 0 for any kernel.
-template <class P, int NV, int KH, int KWP>
+// Every output row of the task's planes. KH / KWP / TS: the kernel rows, tap pairs and
+// tap-pair step when known at compile time (the weights then stay in registers and a tap is
+// a row pointer + a constant), 0 for any.
+template <class P, int NV, int KH, int KWP, int TS>
 inline void qs8_dw_planes(const dlas::ukernel::QS8DwConfig& c, const dlas::ukernel::QS8DwTask& t,
                           const dlas::ukernel::QS8GemmParams& p) {
   constexpr int L = P::kLanes;
   typedef typename QVec<L>::i32 I;
   const int kh = KH ? KH : c.kh, kwp = KWP ? KWP : c.kwp;
+  const int64_t tstep = TS ? TS : c.tstep;
   const int taps = kh * kwp;
   int16_t* zero = t.buf;
   int16_t* ring = t.buf + 2 * c.slot;
@@ -130,88 +150,111 @@ inline void qs8_dw_planes(const dlas::ukernel::QS8DwConfig& c, const dlas::ukern
   const int64_t ohw = c.oh * c.ow, ow = c.ow;
   const uint8_t* rb = static_cast<const uint8_t*>(t.residual);
   uint8_t* yb = static_cast<uint8_t*>(t.y);
+  auto slot_of = [&](int64_t iy) { return ring + 2 * c.slot * (iy & (c.ring - 1)); };
   auto row_of = [&](int64_t iy) -> const int16_t* {
-    return iy < 0 || iy >= c.h ? zero : ring + 2 * c.slot * (iy % c.ring);
+    return iy < 0 || iy >= c.h ? zero : slot_of(iy);
   };
   int64_t next = 0;  // the first input row not yet filled
-  for (int64_t oy = 0; oy < c.oh; ++oy) {
-    const int64_t iy0 = oy * c.sh - c.pad_t;
-    int64_t hi = iy0 + (kh - 1) * c.dh + 1;
+  for (int64_t oy0 = 0; oy0 < c.oh; oy0 += c.band) {
+    const int64_t oy1 = oy0 + c.band < c.oh ? oy0 + c.band : c.oh;
+    // The band's new input rows, each phase over all of them before the next reads its
+    // results: a load right after a narrower or offset store of the same bytes waits for
+    // the store (no forwarding), a load of a row written a band earlier does not.
+    int64_t lo = oy0 * c.sh - c.pad_t, hi = (oy1 - 1) * c.sh - c.pad_t + (kh - 1) * c.dh + 1;
+    if (lo < next) lo = next;
+    if (lo < 0) lo = 0;
     if (hi > c.h) hi = c.h;
-    for (int64_t iy = next > iy0 ? next : (iy0 > 0 ? iy0 : 0); iy < hi; ++iy)
-      qs8_dw_fill_row<L>(c, t.x, iy, xp, ring + 2 * c.slot * (iy % c.ring));
+    for (int64_t iy = lo; iy < hi; ++iy)
+      qs8_dw_fill_xp<L>(c, t.x, iy, c.direct ? slot_of(iy) : xp + (iy - lo) * c.xp_len);
+    if (!c.direct)
+      for (int64_t iy = lo; iy < hi; ++iy)
+        qs8_dw_fill_pairs<L>(c, xp + (iy - lo) * c.xp_len, slot_of(iy));
     if (hi > next) next = hi;
-    // Tap pair i = ky * kwp + tp reads pairs from tap[i] + ox (int16 offset 2 * ox).
-    const int16_t* tapk[KH * KWP > 0 ? KH * KWP : 1];
-    if constexpr (KH > 0)
-      for (int ky = 0; ky < KH; ++ky)
-        for (int tp = 0; tp < KWP; ++tp)
-          tapk[ky * KWP + tp] = row_of(iy0 + ky * c.dh) + 2 * tp * c.tstep;
-    auto tap = [&](int i) -> const int16_t* {
-      if constexpr (KH > 0) return tapk[i];
-      return row_of(iy0 + (i / kwp) * c.dh) + 2 * (i % kwp) * c.tstep;
-    };
-    for (int j = 0; j < c.mult; ++j) {
-      const int32_t* w = t.w + j * taps;
-      const int32_t bias = t.bias[j];
-      const float m = t.m[j];
-      const int64_t base = j * ohw + oy * ow;
-      const uint8_t* rrow = rb ? rb + base : nullptr;
-      uint8_t* yrow = yb + base;
-      I wk[KH * KWP > 0 ? KH * KWP : 1];
+    for (int64_t oy = oy0; oy < oy1; ++oy) {
+      const int64_t iy0 = oy * c.sh - c.pad_t;
+      // Tap pair i = ky * kwp + tp reads pairs from row(ky) + tp * tstep + ox (int16: x 2).
+      const int16_t* rowk[KH > 0 ? KH : 1];
       if constexpr (KH > 0)
-        for (int i = 0; i < KH * KWP; ++i) wk[i] = I{} + w[i];
-      int64_t ox = 0;
-      for (; ox + NV * L <= ow; ox += NV * L) {
-        I acc[NV];
+        for (int ky = 0; ky < KH; ++ky) rowk[ky] = row_of(iy0 + ky * c.dh);
+      auto tap = [&](int i) -> const int16_t* {
+        if constexpr (KH > 0) return rowk[i / KWP] + 2 * (i % KWP) * tstep;
+        return row_of(iy0 + (i / kwp) * c.dh) + 2 * (i % kwp) * tstep;
+      };
+      for (int j = 0; j < c.mult; ++j) {
+        const int32_t* w = t.w + j * taps;
+        const int32_t bias = t.bias[j];
+        const float m = t.m[j];
+        const int64_t base = j * ohw + oy * ow;
+        const uint8_t* rrow = rb ? rb + base : nullptr;
+        uint8_t* yrow = yb + base;
+        I wk[KH * KWP > 0 ? KH * KWP : 1];
+        if constexpr (KH > 0)
+          for (int i = 0; i < KH * KWP; ++i) wk[i] = I{} + w[i];
+        int64_t ox = 0;
+        for (; ox + NV * L <= ow; ox += NV * L) {
+          I acc[NV];
 #pragma GCC unroll 8
-        for (int v = 0; v < NV; ++v) acc[v] = I{} + bias;
+          for (int v = 0; v < NV; ++v) acc[v] = I{} + bias;
 #pragma GCC unroll 16
-        for (int i = 0; i < taps; ++i) {
-          const int16_t* s = tap(i) + 2 * ox;
-          const I wv = KH > 0 ? wk[i] : I{} + w[i];
+          for (int i = 0; i < taps; ++i) {
+            const int16_t* s = tap(i) + 2 * ox;
+            const I wv = KH > 0 ? wk[i] : I{} + w[i];
 #pragma GCC unroll 8
-          for (int v = 0; v < NV; ++v) {
-            I xv;
-            std::memcpy(&xv, s + 2 * v * L, sizeof(I));
-            acc[v] = P::dot(acc[v], xv, wv);
+            for (int v = 0; v < NV; ++v) {
+              I xv;
+              std::memcpy(&xv, s + 2 * v * L, sizeof(I));
+              acc[v] = P::dot(acc[v], xv, wv);
+            }
           }
+          qs8_store_row<P, NV>(acc, NV * L, m, rrow ? rrow + ox : nullptr, yrow + ox, p);
         }
-        qs8_store_row<P, NV>(acc, NV * L, m, rrow ? rrow + ox : nullptr, yrow + ox, p);
-      }
-      for (; ox < ow; ox += L) {
-        I acc = I{} + bias;
+        for (; ox < ow; ox += L) {
+          I acc = I{} + bias;
 #pragma GCC unroll 16
-        for (int i = 0; i < taps; ++i) {
-          I xv;
-          std::memcpy(&xv, tap(i) + 2 * ox, sizeof(I));
-          acc = P::dot(acc, xv, KH > 0 ? wk[i] : I{} + w[i]);
+          for (int i = 0; i < taps; ++i) {
+            I xv;
+            std::memcpy(&xv, tap(i) + 2 * ox, sizeof(I));
+            acc = P::dot(acc, xv, KH > 0 ? wk[i] : I{} + w[i]);
+          }
+          const int64_t n = ow - ox < L ? ow - ox : L;
+          // Whole vectors while they end inside this plane (and y is not the residual itself).
+          const bool room = base + ox + L <= (j + 1) * ohw && rb != yb;
+          qs8_dw_store_tail<P>(acc, n, room, m, rrow ? rrow + ox : nullptr, yrow + ox, p);
         }
-        const int64_t n = ow - ox < L ? ow - ox : L;
-        // Whole vectors while they end inside this plane (and y is not the residual itself).
-        const bool room = base + ox + L <= (j + 1) * ohw && rb != yb;
-        qs8_dw_store_tail<P>(acc, n, room, m, rrow ? rrow + ox : nullptr, yrow + ox, p);
       }
     }
   }
 }
 
-// The list's kernel body: 3x3 and 5x5 kernels unrolled, any other through the general loop.
+// 3x3 and 5x5 kernels unrolled, with the tap-pair steps of stride 1 (2) and stride 2 (1)
+// at dilation 1 fixed.
+template <class P, int NV, int KH, int KWP>
+inline void qs8_dw_unrolled(const dlas::ukernel::QS8DwConfig& c, const dlas::ukernel::QS8DwTask& t,
+                            const dlas::ukernel::QS8GemmParams& p) {
+  if (c.tstep == 2)
+    qs8_dw_planes<P, NV, KH, KWP, 2>(c, t, p);
+  else if (c.tstep == 1)
+    qs8_dw_planes<P, NV, KH, KWP, 1>(c, t, p);
+  else
+    qs8_dw_planes<P, NV, KH, KWP, 0>(c, t, p);
+}
+
+// The list's kernel body: 3x3 and 5x5 unrolled, any other kernel through the general loop.
 template <class P, int NV>
 inline void qs8_dwconv_run(const dlas::ukernel::QS8DwConfig& c, const dlas::ukernel::QS8DwTask& t,
                            const dlas::ukernel::QS8GemmParams& p) {
   if (c.kh == 3 && c.kwp == 2)
-    qs8_dw_planes<P, NV, 3, 2>(c, t, p);
+    qs8_dw_unrolled<P, NV, 3, 2>(c, t, p);
   else if (c.kh == 5 && c.kwp == 3)
-    qs8_dw_planes<P, NV, 5, 3>(c, t, p);
+    qs8_dw_unrolled<P, NV, 5, 3>(c, t, p);
   else
-    qs8_dw_planes<P, NV, 0, 0>(c, t, p);
+    qs8_dw_planes<P, NV, 0, 0, 0>(c, t, p);
 }
 
 }  // namespace
 
 // Defines the list's kernel fn: qs8_dwconv_run with pair policy P and NV vectors per block.
-#define DLAS_QS8_DWCONV_KERNEL(fn, P, NV)                                        \
+#define DLAS_QS8_DWCONV_KERNEL(fn, P, NV)                                     \
   void fn(const QS8DwConfig& c, const QS8DwTask& t, const QS8GemmParams& p) { \
-    qs8_dwconv_run<P, NV>(c, t, p);                                              \
+    qs8_dwconv_run<P, NV>(c, t, p);                                           \
   }
