@@ -117,21 +117,46 @@ inline void qs8_dw_copy_small(uint8_t* dst, const uint8_t* src, int64_t n) {
   }
 }
 
-// Requantizes and stores n <= L pixels; whole vectors (reading / writing up to L - n bytes
-// past the row, inside the plane and rewritten later) when `room`.
+// qs8_store_row's requantization for one output channel with its constants broadcast once
+// (a plane's rows are short: per-row setup is a visible share of the work).
 template <class P>
-inline void qs8_dw_store_tail(typename QVec<P::kLanes>::i32 acc, int64_t n, bool room, float m,
-                              const uint8_t* r, uint8_t* y, const dlas::ukernel::QS8GemmParams& p) {
-  constexpr int L = P::kLanes;
-  if (room) {
-    qs8_store_row<P, 1>(&acc, L, m, r, y, p);
-    return;
+struct QDwRequant {
+  typedef typename QVec<P::kLanes>::i32 I;
+  typedef typename QVec<P::kLanes>::f32 F;
+  F vm, vlo, vhi, rm;
+  I zp, rzp;
+  bool r_signed;
+  QDwRequant(const dlas::ukernel::QS8GemmParams& p, float m)
+      : vm(F{} + m),
+        vlo(F{} + p.vlo),
+        vhi(F{} + p.vhi),
+        rm(F{} + p.rm),
+        zp(I{} + p.y_zp),
+        rzp(I{} + p.r_zp),
+        r_signed(p.r_signed) {}
+  // L pixels: y[0, L) from acc (and the residual r[0, L) when r).
+  void store(I acc, const uint8_t* r, uint8_t* y) const {
+    F t = F{};
+    if (r) t = __builtin_convertvector(qs8_load_bytes<P>(r, r_signed) - rzp, F) * rm;
+    F f = P::fma(__builtin_convertvector(acc, F), vm, t);
+    f = f < vlo ? vlo : f;
+    f = f > vhi ? vhi : f;
+    qs8_store_low_bytes<P>(qs8_round<P>(f) + zp, y);
   }
-  uint8_t rt[L] = {}, yt[L];
-  if (r) qs8_dw_copy_small(rt, r, n);
-  qs8_store_row<P, 1>(&acc, L, m, r ? rt : nullptr, yt, p);
-  qs8_dw_copy_small(y, yt, n);
-}
+  // n <= L pixels; whole vectors (reading / writing up to L - n bytes past the row, inside
+  // the plane and rewritten later) when `room`.
+  void store_tail(I acc, int64_t n, bool room, const uint8_t* r, uint8_t* y) const {
+    constexpr int L = P::kLanes;
+    if (room) {
+      store(acc, r, y);
+      return;
+    }
+    uint8_t rt[L] = {}, yt[L];
+    if (r) qs8_dw_copy_small(rt, r, n);
+    store(acc, r ? rt : nullptr, yt);
+    qs8_dw_copy_small(y, yt, n);
+  }
+};
 
 // Every output row of the task's planes. KH / KWP / TS: the kernel rows, tap pairs and
 // tap-pair step when known at compile time (the weights then stay in registers and a tap is
@@ -152,7 +177,7 @@ inline void qs8_dw_planes(const dlas::ukernel::QS8DwConfig& c, const dlas::ukern
   uint8_t* yb = static_cast<uint8_t*>(t.y);
   auto slot_of = [&](int64_t iy) { return ring + 2 * c.slot * (iy & (c.ring - 1)); };
   auto row_of = [&](int64_t iy) -> const int16_t* {
-    return iy < 0 || iy >= c.h ? zero : slot_of(iy);
+    return static_cast<uint64_t>(iy) >= static_cast<uint64_t>(c.h) ? zero : slot_of(iy);
   };
   int64_t next = 0;  // the first input row not yet filled
   for (int64_t oy0 = 0; oy0 < c.oh; oy0 += c.band) {
@@ -170,26 +195,28 @@ inline void qs8_dw_planes(const dlas::ukernel::QS8DwConfig& c, const dlas::ukern
       for (int64_t iy = lo; iy < hi; ++iy)
         qs8_dw_fill_pairs<L>(c, xp + (iy - lo) * c.xp_len, slot_of(iy));
     if (hi > next) next = hi;
-    for (int64_t oy = oy0; oy < oy1; ++oy) {
-      const int64_t iy0 = oy * c.sh - c.pad_t;
-      // Tap pair i = ky * kwp + tp reads pairs from row(ky) + tp * tstep + ox (int16: x 2).
-      const int16_t* rowk[KH > 0 ? KH : 1];
+    // Channel outside, rows inside: the weights stay in registers over the band.
+    for (int j = 0; j < c.mult; ++j) {
+      const int32_t* w = t.w + j * taps;
+      const int32_t bias = t.bias[j];
+      const float m = t.m[j];
+      I wk[KH * KWP > 0 ? KH * KWP : 1];
       if constexpr (KH > 0)
-        for (int ky = 0; ky < KH; ++ky) rowk[ky] = row_of(iy0 + ky * c.dh);
-      auto tap = [&](int i) -> const int16_t* {
-        if constexpr (KH > 0) return rowk[i / KWP] + 2 * (i % KWP) * tstep;
-        return row_of(iy0 + (i / kwp) * c.dh) + 2 * (i % kwp) * tstep;
-      };
-      for (int j = 0; j < c.mult; ++j) {
-        const int32_t* w = t.w + j * taps;
-        const int32_t bias = t.bias[j];
-        const float m = t.m[j];
+        for (int i = 0; i < KH * KWP; ++i) wk[i] = I{} + w[i];
+      const QDwRequant<P> rq(p, m);
+      for (int64_t oy = oy0; oy < oy1; ++oy) {
+        const int64_t iy0 = oy * c.sh - c.pad_t;
+        // Tap pair i = ky * kwp + tp reads pairs from row(ky) + tp * tstep + ox (int16: x 2).
+        const int16_t* rowk[KH > 0 ? KH : 1];
+        if constexpr (KH > 0)
+          for (int ky = 0; ky < KH; ++ky) rowk[ky] = row_of(iy0 + ky * c.dh);
+        auto tap = [&](int i) -> const int16_t* {
+          if constexpr (KH > 0) return rowk[i / KWP] + 2 * (i % KWP) * tstep;
+          return row_of(iy0 + (i / kwp) * c.dh) + 2 * (i % kwp) * tstep;
+        };
         const int64_t base = j * ohw + oy * ow;
         const uint8_t* rrow = rb ? rb + base : nullptr;
         uint8_t* yrow = yb + base;
-        I wk[KH * KWP > 0 ? KH * KWP : 1];
-        if constexpr (KH > 0)
-          for (int i = 0; i < KH * KWP; ++i) wk[i] = I{} + w[i];
         int64_t ox = 0;
         for (; ox + NV * L <= ow; ox += NV * L) {
           I acc[NV];
@@ -206,7 +233,9 @@ inline void qs8_dw_planes(const dlas::ukernel::QS8DwConfig& c, const dlas::ukern
               acc[v] = P::dot(acc[v], xv, wv);
             }
           }
-          qs8_store_row<P, NV>(acc, NV * L, m, rrow ? rrow + ox : nullptr, yrow + ox, p);
+#pragma GCC unroll 8
+          for (int v = 0; v < NV; ++v)
+            rq.store(acc[v], rrow ? rrow + ox + v * L : nullptr, yrow + ox + v * L);
         }
         for (; ox < ow; ox += L) {
           I acc = I{} + bias;
@@ -219,7 +248,7 @@ inline void qs8_dw_planes(const dlas::ukernel::QS8DwConfig& c, const dlas::ukern
           const int64_t n = ow - ox < L ? ow - ox : L;
           // Whole vectors while they end inside this plane (and y is not the residual itself).
           const bool room = base + ox + L <= (j + 1) * ohw && rb != yb;
-          qs8_dw_store_tail<P>(acc, n, room, m, rrow ? rrow + ox : nullptr, yrow + ox, p);
+          rq.store_tail(acc, n, room, rrow ? rrow + ox : nullptr, yrow + ox);
         }
       }
     }

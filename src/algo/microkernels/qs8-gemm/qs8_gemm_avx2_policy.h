@@ -8,11 +8,14 @@
 
 namespace {
 
-// Byte moves of 8 int32 lanes (qs8_load_bytes / qs8_store_low_bytes): vpmovzxbd /
+// Rounding and byte moves of 8 int32 lanes (qs8_load_bytes / qs8_store_low_bytes): vpmovzxbd /
 // vpmovsxbd from 8 bytes, and vpshufb (each 128-bit half's low bytes to its first dword)
 // + vpermd (the two dwords together) to 8 bytes.
 struct QS8Avx2Bytes {
   typedef QVec<8>::i32 I;
+  typedef QVec<8>::f32 F;
+  // vcvtps2dq: nearest, ties to even (the default rounding mode, as the magic number).
+  static I round(F f) { return (I)_mm256_cvtps_epi32((__m256)f); }
   static I load_u8(const void* p) {
     return (I)_mm256_cvtepu8_epi32(_mm_loadl_epi64(static_cast<const __m128i*>(p)));
   }

@@ -8,10 +8,13 @@
 
 namespace {
 
-// Byte moves of 16 int32 lanes (qs8_load_bytes / qs8_store_low_bytes): vpmovzxbd /
+// Rounding and byte moves of 16 int32 lanes (qs8_load_bytes / qs8_store_low_bytes): vpmovzxbd /
 // vpmovsxbd from 16 bytes, vpmovdb (truncating) to 16 bytes.
 struct QS8Avx512Bytes {
   typedef QVec<16>::i32 I;
+  typedef QVec<16>::f32 F;
+  // vcvtps2dq: nearest, ties to even (the default rounding mode, as the magic number).
+  static I round(F f) { return (I)_mm512_cvtps_epi32((__m512)f); }
   static I load_u8(const void* p) {
     return (I)_mm512_cvtepu8_epi32(_mm_loadu_si128(static_cast<const __m128i*>(p)));
   }

@@ -90,6 +90,18 @@ inline void qs8_store_low_bytes(typename QVec<P::kLanes>::i32 v, uint8_t* dst) {
         v, dst, std::make_index_sequence<4 * P::kLanes>{});
 }
 
+// Float to int32, rounding to nearest, ties to even: the policy's vcvtps2dq (the default
+// rounding mode), else the magic-number rounding and a truncating conversion.
+template <class P>
+inline typename QVec<P::kLanes>::i32 qs8_round(typename QVec<P::kLanes>::f32 f) {
+  if constexpr (requires { P::round(f); }) {
+    return P::round(f);
+  } else {
+    f = (f + kRoundMagic) - kRoundMagic;
+    return __builtin_convertvector(f, typename QVec<P::kLanes>::i32);
+  }
+}
+
 // Requantizes and stores n (<= NV * L) columns of one row from NV accumulator vectors.
 template <class P, int NV>
 inline void qs8_store_row(const typename QVec<P::kLanes>::i32* acc, size_t n, float m,
@@ -110,8 +122,7 @@ inline void qs8_store_row(const typename QVec<P::kLanes>::i32* acc, size_t n, fl
       F f = P::fma(__builtin_convertvector(acc[v], F), vm, t);
       f = f < vlo ? vlo : f;
       f = f > vhi ? vhi : f;
-      f = (f + kRoundMagic) - kRoundMagic;
-      qs8_store_low_bytes<P>(__builtin_convertvector(f, I) + zp, crow + v * L);
+      qs8_store_low_bytes<P>(qs8_round<P>(f) + zp, crow + v * L);
     }
     return;
   }

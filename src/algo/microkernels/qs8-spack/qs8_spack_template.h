@@ -72,8 +72,7 @@ inline void qs8_spack_body(const dlas::ukernel::QS8SpackTile& t,
       F f = P::fma(__builtin_convertvector(acc[px][v], F), vm, r);
       f = f < vlo ? vlo : f;
       f = f > vhi ? vhi : f;
-      f = (f + kRoundMagic) - kRoundMagic;
-      qs8_store_low_bytes<P>(__builtin_convertvector(f, I) + zp, t.out + px * VC + v * L);
+      qs8_store_low_bytes<P>(qs8_round<P>(f) + zp, t.out + px * VC + v * L);
     }
   }
 }
