@@ -1,5 +1,7 @@
 // The int8 `depthwise` conv on every ISA level x the generated depthwise problems (3x3,
-// 5x5, stride 2, multiplier 2) plus mobilenet-like shapes x u8/s8 x relu/clip/residual, at
+// 5x5, stride 2, multiplier 2) plus mobilenet-like shapes and the pair-row kernels' edges
+// (tiny outputs, bands, strides 1-3, dilation, even / 1-wide / 7x7 kernels, asymmetric
+// padding, multipliers 2-3) x u8/s8 x relu/clip/residual, at
 // 1 and 2 threads, EXACTLY equal to reference_qconv; the 16-lane (AVX-512) kernel's logic
 // through an AVX2 instantiation.  build/dlas_tests --gtest_filter='QConvDepthwise*'
 #include <gtest/gtest.h>
@@ -20,6 +22,32 @@ std::vector<ConvProblem> depthwise_problems() {
   out.push_back(m);
   m.stride_h = m.stride_w = 1, m.h = 5, m.w = 40, m.has_bias = false;  // wide rows, no bias
   out.push_back(m);
+  // The pair-row kernels' edges: c, h, w, k (multiplier k / c), kernel, stride, pad (t, l,
+  // b, r), dilation.
+  auto add = [&](int64_t c, int64_t h, int64_t w, int64_t k, int64_t kh, int64_t kw, int64_t s,
+                 int64_t pt, int64_t pl, int64_t pb, int64_t pr, int64_t d) {
+    ConvProblem q = out.front();
+    q.c = q.groups = c, q.k = k, q.h = h, q.w = w, q.kh = kh, q.kw = kw;
+    q.stride_h = q.stride_w = s, q.dil_h = q.dil_w = d;
+    q.pad_t = pt, q.pad_l = pl, q.pad_b = pb, q.pad_r = pr;
+    q.has_bias = true;
+    out.push_back(q);
+  };
+  add(5, 3, 3, 5, 3, 3, 1, 0, 0, 0, 0, 1);    // 1x1 output
+  add(7, 4, 4, 7, 3, 3, 2, 1, 1, 1, 1, 1);    // 2x2 output, stride 2
+  add(3, 40, 75, 3, 3, 3, 1, 1, 1, 1, 1, 1);  // several bands; 75 = 2 blocks + tails
+  add(3, 37, 70, 6, 3, 3, 2, 1, 1, 1, 1, 1);  // stride 2 bands, multiplier 2, odd height
+  add(4, 16, 17, 4, 3, 3, 3, 1, 1, 1, 1, 1);  // stride 3: a pair row per tap pair
+  add(3, 15, 18, 3, 3, 3, 2, 2, 2, 2, 2, 2);  // stride 2, dilation 2: paired by copy
+  add(3, 19, 21, 3, 3, 3, 2, 3, 3, 3, 3, 3);  // stride 2, dilation 3 (tap step 3)
+  add(5, 23, 23, 5, 5, 5, 2, 2, 2, 2, 2, 1);  // 5x5 stride 2 (EfficientNet)
+  add(2, 12, 13, 6, 7, 7, 1, 2, 0, 0, 3, 1);  // 7x7 (general loop), multiplier 3, asymmetric
+  add(3, 9, 10, 3, 4, 4, 2, 1, 2, 2, 1, 1);   // even kernel: a zero-weight half pair
+  add(3, 11, 9, 3, 3, 1, 1, 1, 0, 1, 0, 1);   // 3x1
+  add(3, 6, 35, 3, 1, 3, 1, 0, 1, 0, 1, 1);   // 1x3
+  add(9, 8, 9, 9, 3, 3, 1, 3, 3, 0, 0, 1);    // padding wider than the kernel reach
+  add(3, 20, 20, 3, 3, 3, 1, 1, 1, 1, 1, 9);  // a band of one output row (dilation 9)
+  add(3, 9, 9, 3, 1, 1, 2, 0, 0, 0, 0, 1);    // 1x1 stride 2: skipped input rows
   return out;
 }
 

@@ -115,9 +115,9 @@ void emulated(size_t m, size_t n, size_t kq, const void* a, const void* b, void*
   }
 }
 
-void dwconv_16lane(const ukernel::QS8DwPlane& d, int32_t bias, float mult, const void* residual,
-                   void* y, const ukernel::QS8GemmParams& p) {
-  qs8_dwconv_vec<EmuPmaddwd<16>>(d, bias, mult, residual, y, p);
+void dwconv_16lane(const ukernel::QS8DwConfig& c, const ukernel::QS8DwTask& t,
+                   const ukernel::QS8GemmParams& p) {
+  qs8_dwconv_run<EmuPmaddwd<16>, 2>(c, t, p);
 }
 
 template <class P>

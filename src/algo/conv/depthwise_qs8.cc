@@ -1,11 +1,11 @@
 // int8 `depthwise` convolution (groups == C, one input channel per group, any channel
-// multiplier, kernel size, stride, dilation): per (image, input channel) the plane is
-// copied once into a padded, stride-phase-split int16 buffer holding x - x.zero_point
-// (padding 0: no zero-point correction), then each of its output channels runs the plane
-// kernel (microkernels/qs8-dwconv/qs8_dwconv.h): int32 accumulation over the taps with output
-// pixels as vector lanes, and the requantization (+ clamp + residual) fused into the store. Threads
-// split (image, input channel) items into exactly `threads` chunks, each with its own plane buffer
-// in the workspace.
+// multiplier, kernel size, stride, dilation). Threads split the (image, input channel)
+// items into `threads` contiguous runs; one kernel call (microkernels/qs8-dwconv/
+// qs8_dwconv.h) computes an item's `mult` output planes row by row: the input rows are
+// turned into int16 pair rows (x - x.zero_point, padding 0) in a small ring just before
+// use, two horizontal taps per vpmaddwd with output pixels as lanes, and the requantization
+// (+ clamp + residual) fused into the store. Each thread owns one task buffer in the
+// workspace, zeroed once per run.
 #include <cstring>
 #include <memory>
 #include <vector>
@@ -20,11 +20,7 @@ namespace dlas {
 namespace {
 
 using conv_detail::chunk_range;
-using conv_detail::div_up;
 using conv_detail::round_up;
-
-// Widest vector of any kernel: every plane buffer row has this much read slack.
-constexpr int64_t kMaxLanes = 16;
 
 class PreparedDepthwiseQConv final : public qconv_detail::PreparedInt8Conv {
  public:
@@ -36,92 +32,69 @@ class PreparedDepthwiseQConv final : public qconv_detail::PreparedInt8Conv {
     mult_ = terms.mult;
     bias_.assign(static_cast<size_t>(c.k), 0);
     if (bias) bias_.assign(bias, bias + c.k);
-    w_.assign(w, w + c.weight_count());
-    hp_ = c.h + c.pad_t + c.pad_b;
-    const int64_t wpad = c.w + c.pad_l + c.pad_r;
-    wq_ = div_up(wpad, c.stride_w);
-    const int64_t need = round_up(c.ow(), kMaxLanes) + (c.kw - 1) * c.dil_w / c.stride_w;
-    if (wq_ < need) wq_ = need;
-    plane_elems_ = round_up(c.stride_w * hp_ * wq_, 32);
+    // Weight pairs [k][kh][kwp]: (w[ky][2t], w[ky][2t + 1] or 0) as int16, the even tap low.
+    const int64_t kwp = (c.kw + 1) / 2;
+    wp_.assign(static_cast<size_t>(c.k * c.kh * kwp), 0);
+    for (int64_t k = 0; k < c.k; ++k)
+      for (int64_t ky = 0; ky < c.kh; ++ky)
+        for (int64_t t = 0; t < kwp; ++t) {
+          const int8_t* row = w + (k * c.kh + ky) * c.kw;
+          const int16_t pair[2] = {row[2 * t], 2 * t + 1 < c.kw ? row[2 * t + 1] : int8_t{0}};
+          std::memcpy(&wp_[static_cast<size_t>((k * c.kh + ky) * kwp + t)], pair, 4);
+        }
+    g_.h = c.h, g_.w = c.w, g_.pad_t = c.pad_t, g_.pad_l = c.pad_l, g_.oh = c.oh(), g_.ow = c.ow();
+    g_.kh = static_cast<int>(c.kh), g_.kw = static_cast<int>(c.kw);
+    g_.sh = static_cast<int>(c.stride_h), g_.sw = static_cast<int>(c.stride_w);
+    g_.dh = static_cast<int>(c.dil_h), g_.dw = static_cast<int>(c.dil_w);
+    g_.mult = static_cast<int>(c.k_per_group());
+    g_.x_signed = p.quant.x.type == DType::kS8;
+    g_.x_zp = p.quant.x.zero_point;
+    ukernel::qs8_dwconv_config(g_);
+    buf_elems_ = round_up(ukernel::qs8_dwconv_buffer_elems(g_), 64);
     base_ = qconv_detail::base_params(p);
   }
   size_t workspace_bytes(int threads) const override {
-    return static_cast<size_t>(threads * plane_elems_) * sizeof(int16_t);
+    return static_cast<size_t>(threads * buf_elems_) * sizeof(int16_t);
   }
   size_t packed_bytes() const override {
-    return w_.size() * sizeof(int32_t) + bias_.size() * 4 + mult_.size() * 4;
+    return wp_.size() * sizeof(int32_t) + bias_.size() * 4 + mult_.size() * 4;
   }
   void run(const void* x, void* y, const void* residual, void* workspace,
            ThreadPool& pool) const override {
     const ConvProblem& c = p_;
     const int64_t threads = pool.threads(), items = c.n * c.c, mult = c.k_per_group();
     const int64_t ohw = c.oh() * c.ow(), hw = c.h * c.w;
-    pool.parallel_for(static_cast<size_t>(threads), [&](size_t t) {
+    const int64_t taps = c.kh * g_.kwp;
+    pool.parallel_for(static_cast<size_t>(threads), [&](size_t th) {
       int64_t b, e;
-      chunk_range(items, threads, static_cast<int64_t>(t), &b, &e);
+      chunk_range(items, threads, static_cast<int64_t>(th), &b, &e);
       if (b >= e) return;
-      int16_t* buf = static_cast<int16_t*>(workspace) + static_cast<int64_t>(t) * plane_elems_;
-      // Padding and slack stay 0; each item overwrites the interior only.
-      std::memset(buf, 0, static_cast<size_t>(plane_elems_) * sizeof(int16_t));
-      ukernel::QS8DwPlane d{buf,
-                            hp_,
-                            wq_,
-                            nullptr,
-                            static_cast<int>(c.kh),
-                            static_cast<int>(c.kw),
-                            static_cast<int>(c.stride_h),
-                            static_cast<int>(c.stride_w),
-                            static_cast<int>(c.dil_h),
-                            static_cast<int>(c.dil_w),
-                            c.oh(),
-                            c.ow()};
+      int16_t* buf = static_cast<int16_t*>(workspace) + static_cast<int64_t>(th) * buf_elems_;
+      // Padding and slack stay 0; each task overwrites what it reads.
+      std::memset(buf, 0, static_cast<size_t>(buf_elems_) * sizeof(int16_t));
+      ukernel::QS8DwTask t{};
+      t.buf = buf;
       for (int64_t it = b; it < e; ++it) {
-        fill_plane(x, it * hw, buf);
-        const int64_t n = it / c.c, ci = it % c.c;
-        for (int64_t j = 0; j < mult; ++j) {
-          const int64_t k = ci * mult + j;
-          d.w = w_.data() + k * c.kh * c.kw;
-          const int64_t yoff = (n * c.k + k) * ohw;
-          fn_(d, bias_[k], mult_[k],
-              residual ? static_cast<const uint8_t*>(residual) + yoff : nullptr,
-              static_cast<uint8_t*>(y) + yoff, base_);
-        }
+        const int64_t n = it / c.c, ci = it % c.c, k = ci * mult;
+        const int64_t yoff = (n * c.k + k) * ohw;
+        t.x = static_cast<const uint8_t*>(x) + it * hw;
+        t.w = wp_.data() + k * taps;
+        t.bias = bias_.data() + k;
+        t.m = mult_.data() + k;
+        t.residual = residual ? static_cast<const uint8_t*>(residual) + yoff : nullptr;
+        t.y = static_cast<uint8_t*>(y) + yoff;
+        fn_(g_, t, base_);
       }
     });
   }
 
  private:
-  void fill_plane(const void* x, int64_t off, int16_t* buf) const {
-    const ConvProblem& c = p_;
-    const int64_t sw = c.stride_w, zp = p_.quant.x.zero_point;
-    const bool s8 = p_.quant.x.type == DType::kS8;
-    for (int64_t iy = 0; iy < c.h; ++iy) {
-      const int64_t row = iy + c.pad_t;
-      if (sw == 1) {
-        int16_t* dst = buf + row * wq_ + c.pad_l;
-        if (s8) {
-          const int8_t* src = static_cast<const int8_t*>(x) + off + iy * c.w;
-          for (int64_t ix = 0; ix < c.w; ++ix) dst[ix] = static_cast<int16_t>(src[ix] - zp);
-        } else {
-          const uint8_t* src = static_cast<const uint8_t*>(x) + off + iy * c.w;
-          for (int64_t ix = 0; ix < c.w; ++ix) dst[ix] = static_cast<int16_t>(src[ix] - zp);
-        }
-        continue;
-      }
-      for (int64_t ix = 0; ix < c.w; ++ix) {
-        const int64_t px = ix + c.pad_l;
-        const int32_t v = s8 ? static_cast<const int8_t*>(x)[off + iy * c.w + ix]
-                             : static_cast<const uint8_t*>(x)[off + iy * c.w + ix];
-        buf[((px % sw) * hp_ + row) * wq_ + px / sw] = static_cast<int16_t>(v - zp);
-      }
-    }
-  }
-
   ConvProblem p_;
   ukernel::QS8DwFn fn_;
-  std::vector<int32_t> w_, bias_;
+  std::vector<int32_t> wp_, bias_;
   std::vector<float> mult_;
-  int64_t hp_, wq_, plane_elems_;
+  ukernel::QS8DwConfig g_;
+  int64_t buf_elems_;
   ukernel::QS8GemmParams base_;
 };
 

@@ -1,22 +1,11 @@
-// AVX2 int8 depthwise: 8 output pixels per ymm (vpmovsxwd + vpmulld + vpaddd per tap).
-#include <immintrin.h>
-
+// AVX2 int8 depthwise: 8 output pixels per ymm, one vpmaddwd per tap pair; blocks of 4
+// vectors (32 pixels): 4 accumulators + 6 weight pairs of a 3x3 kernel + 1 load in 16 ymm.
 #include "algo/microkernels/qs8-dwconv/qs8_dwconv.h"
 #include "algo/microkernels/qs8-dwconv/qs8_dwconv_template.h"
-
-namespace {
-struct Policy {
-  static constexpr int kLanes = 8;
-  typedef QVec<8>::f32 F;
-  static F fma(F a, F b, F c) { return (F)_mm256_fmadd_ps((__m256)a, (__m256)b, (__m256)c); }
-};
-}  // namespace
+#include "algo/microkernels/qs8-gemm/qs8_gemm_avx2_policy.h"
 
 namespace dlas::ukernel {
 
-void qs8_dwconv_8lane__avx2(const QS8DwPlane& d, int32_t bias, float mult, const void* residual,
-                            void* y, const QS8GemmParams& p) {
-  qs8_dwconv_vec<Policy>(d, bias, mult, residual, y, p);
-}
+DLAS_QS8_DWCONV_KERNEL(qs8_dwconv_8lane__avx2, QS8Avx2Pairs, 4)
 
 }  // namespace dlas::ukernel

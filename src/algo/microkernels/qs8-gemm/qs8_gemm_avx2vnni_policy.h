@@ -4,12 +4,13 @@
 
 #include <immintrin.h>
 
+#include "algo/microkernels/qs8-gemm/qs8_gemm_avx2_policy.h"
 #include "algo/microkernels/qs8-gemm/qs8_gemm_template.h"
 
 namespace {
 
 // u8 x s8 quads: vpdpbusd (VEX, AVX-VNNI) adds four products per int32 lane, no saturation.
-struct QS8Avx2VnniQuads {
+struct QS8Avx2VnniQuads : QS8Avx2Bytes {
   static constexpr int kLanes = 8;
   typedef QVec<8>::i32 I;
   typedef QVec<8>::f32 F;

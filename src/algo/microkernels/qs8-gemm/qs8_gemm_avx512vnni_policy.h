@@ -4,12 +4,13 @@
 
 #include <immintrin.h>
 
+#include "algo/microkernels/qs8-gemm/qs8_gemm_avx512_policy.h"
 #include "algo/microkernels/qs8-gemm/qs8_gemm_template.h"
 
 namespace {
 
 // u8 x s8 quads: vpdpbusd zmm, four products per int32 lane, no saturation.
-struct QS8Avx512VnniQuads {
+struct QS8Avx512VnniQuads : QS8Avx512Bytes {
   static constexpr int kLanes = 16;
   typedef QVec<16>::i32 I;
   typedef QVec<16>::f32 F;

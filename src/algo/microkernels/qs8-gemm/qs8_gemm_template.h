@@ -15,6 +15,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <utility>
 
 #include "algo/microkernels/qs8-gemm/qs8_gemm.h"
 
@@ -26,6 +27,7 @@ struct QVec {
   typedef float f32 __attribute__((vector_size(4 * L)));
   typedef uint8_t u8 __attribute__((vector_size(L)));
   typedef int8_t s8 __attribute__((vector_size(L)));
+  typedef uint8_t b4 __attribute__((vector_size(4 * L)));  // the bytes of an i32
 };
 
 // 1.5 * 2^23: (v + k) - k rounds a float with |v| < 2^22 to an integer, ties to even (the
@@ -48,6 +50,58 @@ inline float qs8_residual1(const dlas::ukernel::QS8GemmParams& p, const void* ro
   return static_cast<float>(r - p.r_zp) * p.rm;
 }
 
+// Byte moves between memory and int32 lanes. A policy may supply them with its ISA's
+// widening / narrowing instructions (load_u8 / load_s8: L bytes -> L lanes, zero / sign
+// extended; store_low_bytes: each lane's low byte -> L bytes); GCC 12 expands the generic
+// __builtin_convertvector between byte and int32 vectors lane by lane, so the generic
+// narrowing below is a byte shuffle (little endian: a lane's low byte is its first).
+template <class P>
+inline typename QVec<P::kLanes>::i32 qs8_load_bytes(const void* src, bool is_signed) {
+  constexpr int L = P::kLanes;
+  typedef typename QVec<L>::i32 I;
+  if constexpr (requires { P::load_u8(src); }) {
+    return is_signed ? P::load_s8(src) : P::load_u8(src);
+  } else if (is_signed) {
+    typename QVec<L>::s8 b;
+    __builtin_memcpy(&b, src, L);
+    return __builtin_convertvector(b, I);
+  } else {
+    typename QVec<L>::u8 b;
+    __builtin_memcpy(&b, src, L);
+    return __builtin_convertvector(b, I);
+  }
+}
+
+template <int L, class B, class I, size_t... j>
+inline void qs8_low_bytes_generic(I v, uint8_t* dst, std::index_sequence<j...>) {
+  static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__);
+  B b;
+  __builtin_memcpy(&b, &v, sizeof(b));
+  const B s = __builtin_shuffle(b, B{static_cast<uint8_t>(j < L ? 4 * j : 0)...});
+  __builtin_memcpy(dst, &s, L);
+}
+
+template <class P>
+inline void qs8_store_low_bytes(typename QVec<P::kLanes>::i32 v, uint8_t* dst) {
+  if constexpr (requires { P::store_low_bytes(v, dst); })
+    P::store_low_bytes(v, dst);
+  else
+    qs8_low_bytes_generic<P::kLanes, typename QVec<P::kLanes>::b4>(
+        v, dst, std::make_index_sequence<4 * P::kLanes>{});
+}
+
+// Float to int32, rounding to nearest, ties to even: the policy's vcvtps2dq (the default
+// rounding mode), else the magic-number rounding and a truncating conversion.
+template <class P>
+inline typename QVec<P::kLanes>::i32 qs8_round(typename QVec<P::kLanes>::f32 f) {
+  if constexpr (requires { P::round(f); }) {
+    return P::round(f);
+  } else {
+    f = (f + kRoundMagic) - kRoundMagic;
+    return __builtin_convertvector(f, typename QVec<P::kLanes>::i32);
+  }
+}
+
 // Requantizes and stores n (<= NV * L) columns of one row from NV accumulator vectors.
 template <class P, int NV>
 inline void qs8_store_row(const typename QVec<P::kLanes>::i32* acc, size_t n, float m,
@@ -55,8 +109,6 @@ inline void qs8_store_row(const typename QVec<P::kLanes>::i32* acc, size_t n, fl
   constexpr int L = P::kLanes;
   typedef typename QVec<L>::i32 I;
   typedef typename QVec<L>::f32 F;
-  typedef typename QVec<L>::u8 U8;
-  typedef typename QVec<L>::s8 S8;
   if (n == static_cast<size_t>(NV * L)) {
     const F vm = F{} + m, vlo = F{} + p.vlo, vhi = F{} + p.vhi;
     const I zp = I{} + p.y_zp;
@@ -64,24 +116,13 @@ inline void qs8_store_row(const typename QVec<P::kLanes>::i32* acc, size_t n, fl
     for (int v = 0; v < NV; ++v) {
       F t = F{};
       if (rrow) {
-        I r;
-        if (p.r_signed) {
-          S8 rb;
-          __builtin_memcpy(&rb, static_cast<const int8_t*>(rrow) + v * L, L);
-          r = __builtin_convertvector(rb, I);
-        } else {
-          U8 rb;
-          __builtin_memcpy(&rb, static_cast<const uint8_t*>(rrow) + v * L, L);
-          r = __builtin_convertvector(rb, I);
-        }
+        const I r = qs8_load_bytes<P>(static_cast<const uint8_t*>(rrow) + v * L, p.r_signed);
         t = __builtin_convertvector(r - p.r_zp, F) * p.rm;
       }
       F f = P::fma(__builtin_convertvector(acc[v], F), vm, t);
       f = f < vlo ? vlo : f;
       f = f > vhi ? vhi : f;
-      f = (f + kRoundMagic) - kRoundMagic;
-      const U8 q = __builtin_convertvector(__builtin_convertvector(f, I) + zp, U8);
-      __builtin_memcpy(crow + v * L, &q, L);
+      qs8_store_low_bytes<P>(qs8_round<P>(f) + zp, crow + v * L);
     }
     return;
   }

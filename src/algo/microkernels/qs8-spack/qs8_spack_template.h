@@ -22,8 +22,6 @@ inline void qs8_spack_body(const dlas::ukernel::QS8SpackTile& t,
   constexpr int L = P::kLanes, VC = NV * L;
   typedef typename QVec<L>::i32 I;
   typedef typename QVec<L>::f32 F;
-  typedef typename QVec<L>::u8 U8;
-  typedef typename QVec<L>::s8 S8;
   I acc[VH * VW][NV];
 #pragma GCC unroll 4
   for (int v = 0; v < NV; ++v) {
@@ -68,24 +66,13 @@ inline void qs8_spack_body(const dlas::ukernel::QS8SpackTile& t,
     for (int px = 0; px < VH * VW; ++px) {
       F r = F{};
       if (t.residual) {
-        I ri;
-        if (p.r_signed) {
-          S8 rb;
-          __builtin_memcpy(&rb, t.residual + px * VC + v * L, L);
-          ri = __builtin_convertvector(rb, I);
-        } else {
-          U8 rb;
-          __builtin_memcpy(&rb, t.residual + px * VC + v * L, L);
-          ri = __builtin_convertvector(rb, I);
-        }
+        const I ri = qs8_load_bytes<P>(t.residual + px * VC + v * L, p.r_signed);
         r = __builtin_convertvector(ri - p.r_zp, F) * p.rm;
       }
       F f = P::fma(__builtin_convertvector(acc[px][v], F), vm, r);
       f = f < vlo ? vlo : f;
       f = f > vhi ? vhi : f;
-      f = (f + kRoundMagic) - kRoundMagic;
-      const U8 o = __builtin_convertvector(__builtin_convertvector(f, I) + zp, U8);
-      __builtin_memcpy(t.out + px * VC + v * L, &o, L);
+      qs8_store_low_bytes<P>(qs8_round<P>(f) + zp, t.out + px * VC + v * L);
     }
   }
 }
