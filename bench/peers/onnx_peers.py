@@ -341,6 +341,8 @@ def serve(peer):
         line = line.strip()
         if not line:
             continue
+        if line == "quit":
+            break
         try:
             c = json.loads(line)
             cmd = c.get("cmd")
