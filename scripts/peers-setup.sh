@@ -65,7 +65,7 @@ pip_quiet() {  # pip_quiet PYTHON ARGS...: pip, with its output only on failure
 
 if [[ ! -x "$VENV/bin/python" ]]; then
   echo "peers-setup: creating $VENV from $PY ($("$PY" --version 2>&1))" >&2
-  "$PY" -m venv "$VENV"
+  "$PY" -m venv "$VENV" || { echo "peers-setup: '$PY -m venv' failed (Debian: apt-get install python3-venv)" >&2; rm -rf "$VENV"; exit 1; }
 fi
 
 for p in "${only[@]}"; do
