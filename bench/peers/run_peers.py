@@ -14,8 +14,8 @@ scheduler. Progress goes to stderr, the Markdown tables to stdout, everything to
 --baseline BIN adds every dlas variant again through another dlas binary (`auto@baseline`,
 ...), interleaved in the same rounds, and a table of new/baseline ratios: the way to show a
 change to the engine made no model slower.
---realtime runs every measured process (dlas, oneDNN and the PyTorch server alike) under
-`chrt -f 10` (SCHED_FIFO; needs root or CAP_SYS_NICE): on a shared 2-core machine a
+--realtime runs every measured process (dlas, oneDNN and the peer servers alike) under
+`chrt -f 10` (SCHED_FIFO; needs root or CAP_SYS_NICE; a server only while it is timed): on a shared 2-core machine a
 background job otherwise preempts one of two worker threads for a whole time slice and the
 other waits at the next barrier, which inflates 2-thread times of every peer by 1.3-1.6x.
 The kernel's RT throttling still leaves 5% of each second to other tasks.
@@ -75,10 +75,15 @@ def csv(s):
 
 class PeerServer:
     """A long-lived peer process (pytorch_peer.py or onnx_peers.py --serve): one command per
-    line on stdin, one JSON line per answer on stdout."""
+    line on stdin, one JSON line per answer on stdout.
 
-    def __init__(self, name, cmd):
-        self.name = name
+    With realtime, every thread of the server runs SCHED_FIFO only while it is timed
+    (`timed`), and the normal scheduler otherwise: idle engines' worker threads spin-wait
+    (ONNX Runtime, TVM, DeepSparse), and at FIFO priority a spinning idle server would hold
+    a core against the next variant until the kernel's RT throttling stepped in."""
+
+    def __init__(self, name, cmd, realtime=False):
+        self.name, self.realtime = name, realtime
         self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                      text=True, bufsize=1)
         self.ready = self._read()
@@ -94,6 +99,22 @@ class PeerServer:
                 return json.loads(line)
             except ValueError:
                 log(f"{self.name}: {line.rstrip()[:200]}")  # a stray print, not an answer
+
+    def _policy(self, fifo):
+        # chrt -a: every thread of the process, those the engine already started included.
+        args = ["-f", "-p", "10"] if fifo else ["-o", "-p", "0"]
+        subprocess.run(["chrt", "-a"] + args + [str(self.proc.pid)], check=True,
+                       stdout=subprocess.DEVNULL)
+
+    def timed(self, command):
+        """ask() under SCHED_FIFO (with realtime)."""
+        if not self.realtime:
+            return self.ask(command)
+        self._policy(True)
+        try:
+            return self.ask(command)
+        finally:
+            self._policy(False)
 
     def ask(self, command):
         text = command if isinstance(command, str) else json.dumps(command)
@@ -155,14 +176,14 @@ def run_round(a, servers, model, variant, threads, repeat):
     if variant == PYTORCH:
         torch = servers[PYTORCH]
         if a.warmup > 0:
-            torch.ask(f"run {model} {a.warmup}")  # discarded, like dlas bench --warmup
-        j = torch.ask(f"run {model} {repeat}")
+            torch.timed(f"run {model} {a.warmup}")  # discarded, like dlas bench --warmup
+        j = torch.timed(f"run {model} {repeat}")
         return j["times_ms"], j
     if variant in ONNX_PEERS:
         if variant not in servers:
             raise RuntimeError(f"{variant}: {a.peer_errors.get(variant, 'not started')}")
-        j = servers[variant].ask({"cmd": "run", "model": a.onnx_files[model], "repeat": repeat,
-                                  "warmup": a.warmup})
+        j = servers[variant].timed({"cmd": "run", "model": a.onnx_files[model],
+                                    "repeat": repeat, "warmup": a.warmup})
         return j["times_ms"], j
     return run_dlas(a, model, variant, threads, repeat)
 
@@ -286,11 +307,11 @@ def installed_peers(a):
 
 
 def start_onnx_peer(a, peer, threads):
-    cmd = list(a.prefix) + [peer_python(a, peer), os.path.join(HERE, "onnx_peers.py"), "--serve",
-                            "--peer", peer, "--threads", str(threads)]
+    cmd = [peer_python(a, peer), os.path.join(HERE, "onnx_peers.py"), "--serve",
+           "--peer", peer, "--threads", str(threads)]
     if peer == "tvm-tuned":
         cmd += ["--tvm-trials", str(a.tvm_trials)]
-    return PeerServer(peer, cmd)
+    return PeerServer(peer, cmd, realtime=bool(a.prefix))
 
 
 def summarise(rec):
@@ -630,8 +651,8 @@ def main():
     for t in threads_list:
         servers = {}
         if not a.no_pytorch:
-            torch = PeerServer(PYTORCH, list(a.prefix) + [
-                a.python, os.path.join(HERE, "pytorch_peer.py"), "--serve", "--threads", str(t)])
+            torch = PeerServer(PYTORCH, [a.python, os.path.join(HERE, "pytorch_peer.py"), "--serve",
+                                         "--threads", str(t)], realtime=a.realtime)
             servers[PYTORCH] = torch
             result["machine"]["torch"] = torch.ready.get("torch")
             log(f"pytorch peer ready (torch {torch.ready.get('torch')}, {torch.ready.get('threads')} threads)")
