@@ -14,26 +14,38 @@ scheduler. Progress goes to stderr, the Markdown tables to stdout, everything to
 --baseline BIN adds every dlas variant again through another dlas binary (`auto@baseline`,
 ...), interleaved in the same rounds, and a table of new/baseline ratios: the way to show a
 change to the engine made no model slower.
---realtime runs every measured process (dlas, oneDNN and the PyTorch server alike) under
-`chrt -f 10` (SCHED_FIFO; needs root or CAP_SYS_NICE): on a shared 2-core machine a
+--realtime runs every measured process (dlas, oneDNN and the peer servers alike) under
+`chrt -f 10` (SCHED_FIFO; needs root or CAP_SYS_NICE; a server only while it is timed): on a shared 2-core machine a
 background job otherwise preempts one of two worker threads for a whole time slice and the
 other waits at the next barrier, which inflates 2-thread times of every peer by 1.3-1.6x.
 The kernel's RT throttling still leaves 5% of each second to other tasks.
+--peers adds the ONNX engines of onnx_peers.py (onnxruntime, openvino, tvm, tvm-tuned,
+deepsparse; default: every one installed in .venv-peers by scripts/peers-setup.sh), each one
+long-lived server per thread count, interleaved in the same rounds. They run the model as
+the ONNX file `dlas export` writes (cached under --onnx-cache). Every peer's output, and every
+dlas variant's, is checked against dlas's reference interpreter (`dlas run --reference`) on
+one seeded input: max |out - ref| / max |ref| must be <= 1e-4; the tables show it, and a
+mismatch is marked there, never dropped.
 
 usage:
   run_peers.py [--models M,..] [--threads 2[,1]] [--rounds 5] [--repeat 30]
                [--repeat-for resnet50=10,..] [--algos auto,direct,..] [--json out.json]
-               [--baseline OLD_BUILD/bin/dlas]
+               [--baseline OLD_BUILD/bin/dlas] [--peers onnxruntime,openvino,tvm,..|none]
+               [--tvm-trials N]
   run_peers.py --quick      smoke check: resnet18-cifar, 1 round, 3 repeats
   run_peers.py --dry-run    print the interleaved schedule and exit
   run_peers.py --report out.json   print the tables of a saved run again
-Standard library only; run with Debian's /usr/bin/python3 (PyTorch's peer needs its torch).
+Standard library only; run with Debian's /usr/bin/python3 (PyTorch's peer needs its torch;
+the ONNX peers run in .venv-peers' interpreters).
 """
 import argparse
 import json
+import math
 import os
 import platform
+import random
 import statistics
+import struct
 import subprocess
 import sys
 import time
@@ -44,6 +56,11 @@ ZOO = ["resnet18-cifar", "mobilenetv1-cifar", "mobilenetv2-cifar", "vgg16-cifar"
        "mobilenetv2", "densenet161", "efficientnetb0"]
 ALGOS = ["auto", "direct", "gemm", "spatial-pack", "winograd"]
 PYTORCH, ONEDNN = "pytorch", "onednn"
+# The ONNX peers (onnx_peers.py), and which interpreter of the peers' venv runs each.
+ONNX_PEERS = ["onnxruntime", "openvino", "tvm", "tvm-tuned", "deepsparse"]
+PEER_PYTHON = {"deepsparse": os.path.join("deepsparse", "bin", "python")}
+NOT_DLAS = set([PYTORCH, ONEDNN] + ONNX_PEERS)
+TOLERANCE = 1e-4  # max |out - reference| / max |reference|
 BASELINE = "@baseline"  # suffix of a variant run through --baseline's binary
 
 
@@ -56,30 +73,56 @@ def csv(s):
     return [w.strip() for w in s.split(",") if w.strip()]
 
 
-class TorchPeer:
-    """pytorch_peer.py --serve: one JSON line per command."""
+class PeerServer:
+    """A long-lived peer process (pytorch_peer.py or onnx_peers.py --serve): one command per
+    line on stdin, one JSON line per answer on stdout.
 
-    def __init__(self, python, threads, prefix=()):
-        cmd = list(prefix) + [python, os.path.join(HERE, "pytorch_peer.py"), "--serve",
-                              "--threads", str(threads)]
+    With realtime, every thread of the server runs SCHED_FIFO only while it is timed
+    (`timed`), and the normal scheduler otherwise: idle engines' worker threads spin-wait
+    (ONNX Runtime, TVM, DeepSparse), and at FIFO priority a spinning idle server would hold
+    a core against the next variant until the kernel's RT throttling stepped in."""
+
+    def __init__(self, name, cmd, realtime=False):
+        self.name, self.realtime = name, realtime
         self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                      text=True, bufsize=1)
         self.ready = self._read()
         if not self.ready.get("ready"):
-            raise RuntimeError(f"pytorch peer did not start: {self.ready}")
+            raise RuntimeError(f"{name} peer did not start: {self.ready}")
 
     def _read(self):
-        line = self.proc.stdout.readline()
-        if not line:
-            raise RuntimeError("pytorch peer exited (see its stderr above)")
-        return json.loads(line)
+        while True:
+            line = self.proc.stdout.readline()
+            if not line:
+                raise RuntimeError(f"{self.name} peer exited (see its stderr above)")
+            try:
+                return json.loads(line)
+            except ValueError:
+                log(f"{self.name}: {line.rstrip()[:200]}")  # a stray print, not an answer
+
+    def _policy(self, fifo):
+        # chrt -a: every thread of the process, those the engine already started included.
+        args = ["-f", "-p", "10"] if fifo else ["-o", "-p", "0"]
+        subprocess.run(["chrt", "-a"] + args + [str(self.proc.pid)], check=True,
+                       stdout=subprocess.DEVNULL)
+
+    def timed(self, command):
+        """ask() under SCHED_FIFO (with realtime)."""
+        if not self.realtime:
+            return self.ask(command)
+        self._policy(True)
+        try:
+            return self.ask(command)
+        finally:
+            self._policy(False)
 
     def ask(self, command):
-        self.proc.stdin.write(command + "\n")
+        text = command if isinstance(command, str) else json.dumps(command)
+        self.proc.stdin.write(text + "\n")
         self.proc.stdin.flush()
         answer = self._read()
         if "error" in answer:
-            raise RuntimeError(f"pytorch peer: {command}: {answer['error']}")
+            raise RuntimeError(f"{self.name}: {text[:120]}: {answer['error']}")
         return answer
 
     def close(self):
@@ -90,6 +133,12 @@ class TorchPeer:
                 self.proc.wait(timeout=30)
             except (OSError, subprocess.TimeoutExpired):
                 self.proc.kill()
+                self.proc.wait()
+        for f in (self.proc.stdin, self.proc.stdout):
+            try:
+                f.close()
+            except OSError:
+                pass
 
 
 def dlas_command(a, model, variant, threads, repeat):
@@ -123,13 +172,146 @@ def run_dlas(a, model, variant, threads, repeat):
     return times, j
 
 
-def run_round(a, torch, model, variant, threads, repeat):
+def run_round(a, servers, model, variant, threads, repeat):
     if variant == PYTORCH:
+        torch = servers[PYTORCH]
         if a.warmup > 0:
-            torch.ask(f"run {model} {a.warmup}")  # discarded, like dlas bench --warmup
-        j = torch.ask(f"run {model} {repeat}")
+            torch.timed(f"run {model} {a.warmup}")  # discarded, like dlas bench --warmup
+        j = torch.timed(f"run {model} {repeat}")
+        return j["times_ms"], j
+    if variant in ONNX_PEERS:
+        if variant not in servers:
+            raise RuntimeError(f"{variant}: {a.peer_errors.get(variant, 'not started')}")
+        j = servers[variant].timed({"cmd": "run", "model": a.onnx_files[model],
+                                    "repeat": repeat, "warmup": a.warmup})
         return j["times_ms"], j
     return run_dlas(a, model, variant, threads, repeat)
+
+
+# ---- ONNX files, inputs and reference outputs (stdlib .npy, float32 only) ----------------
+
+
+def write_npy(path, shape, values):
+    header = "{'descr': '<f4', 'fortran_order': False, 'shape': (%s), }" % (
+        "".join(f"{d}, " for d in shape) if len(shape) != 1 else f"{shape[0]},")
+    header += " " * ((64 - (10 + len(header) + 1) % 64) % 64) + "\n"
+    with open(path, "wb") as f:
+        f.write(b"\x93NUMPY\x01\x00" + struct.pack("<H", len(header)) + header.encode("latin1"))
+        f.write(struct.pack(f"<{len(values)}f", *values))
+
+
+def read_npy(path):
+    """The values of a little-endian f32/f64 .npy file, flattened."""
+    with open(path, "rb") as f:
+        data = f.read()
+    if data[:6] != b"\x93NUMPY":
+        raise ValueError(f"{path}: not a .npy file")
+    n = struct.unpack("<H", data[8:10])[0] if data[6] == 1 else struct.unpack("<I", data[8:12])[0]
+    off = 10 + n if data[6] == 1 else 12 + n
+    header = data[off - n:off].decode("latin1")
+    code = {"'<f4'": "f", "'<f8'": "d"}.get(header.split("'descr':")[1].split(",")[0].strip())
+    if not code:
+        raise ValueError(f"{path}: only little-endian f32/f64 arrays are read here ({header})")
+    return struct.unpack(f"<{(len(data) - off) // struct.calcsize(code)}{code}", data[off:])
+
+
+def compare(outputs, references):
+    """max |out - ref| over max |ref|, over every output."""
+    err = scale = 0.0
+    for o, r in zip(outputs, references):
+        if len(o) != len(r):
+            raise ValueError(f"output has {len(o)} values, reference {len(r)}")
+        err = max([err] + [abs(x - y) for x, y in zip(o, r)])
+        scale = max([scale] + [abs(y) for y in r])
+    rel = err / scale if scale > 0 else err
+    return {"max_abs_err": err, "scale": scale, "rel_err": rel, "tol": TOLERANCE,
+            "ok": rel <= TOLERANCE}
+
+
+def dlas_json(a, args):
+    cmd = [a.dlas] + args
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=a.timeout)
+    if p.returncode != 0:
+        raise RuntimeError(f"{' '.join(cmd)}: exit {p.returncode}: {p.stderr.strip()[-300:]}")
+    return json.loads(p.stdout) if p.stdout.strip().startswith("{") else {}
+
+
+def stale(path, *sources):
+    return not os.path.isfile(path) or any(os.path.getmtime(path) < os.path.getmtime(s)
+                                           for s in sources if os.path.isfile(s))
+
+
+def prepare_model(a, model):
+    """The model as an ONNX file (zoo models exported once into --onnx-cache), one seeded
+    random input and the reference interpreter's outputs on it, all cached there."""
+    os.makedirs(a.onnx_cache, exist_ok=True)
+    if model.endswith(".onnx"):
+        onnx = os.path.abspath(model)
+        stem = os.path.join(a.onnx_cache, os.path.basename(model)[:-5] + "-" + format(
+            abs(hash(onnx)) % 10**8, "08d"))
+    else:
+        stem = os.path.join(a.onnx_cache, model)
+        onnx = stem + ".onnx"
+        if stale(onnx, a.dlas):
+            dlas_json(a, ["export", model, "-o", onnx])
+    info = dlas_json(a, ["info", onnx, "--json"])
+    inputs, refs = [], []
+    for k, spec in enumerate(info["inputs"]):
+        path = f"{stem}.input{k}.npy"
+        if stale(path, onnx):
+            rng = random.Random(k)
+            n = math.prod(spec["shape"])
+            write_npy(path, spec["shape"], [rng.gauss(0.0, 1.0) for _ in range(n)])
+        inputs.append(path)
+    refs = [f"{stem}.ref{k}.npy" for k in range(len(info["outputs"]))]
+    if any(stale(r, onnx, a.dlas) for r in refs):
+        dlas_json(a, ["run", onnx, "--reference", "--input"] + inputs + ["--output"] + refs)
+    return {"onnx": onnx, "inputs": inputs, "references": refs}
+
+
+def check_dlas(a, model, variant, threads):
+    """One dlas variant's outputs on the reference input, against the reference."""
+    files = a.model_files[model]
+    algo, _, rest = variant.partition("/")
+    layout, _, profile = rest.partition("/")
+    outs = [os.path.join(a.onnx_cache, f"out-{os.getpid()}-{k}.npy")
+            for k in range(len(files["references"]))]
+    args = ["run", files["onnx"], "--threads", str(threads), "--conv-algo", algo]
+    args += (["--layout", layout] if layout else []) + (["--profile", profile] if profile else [])
+    dlas_json(a, args + ["--input"] + files["inputs"] + ["--output"] + outs)
+    try:
+        return compare([read_npy(o) for o in outs], [read_npy(r) for r in files["references"]])
+    finally:
+        for o in outs:
+            if os.path.exists(o):
+                os.remove(o)
+
+
+def peer_python(a, peer):
+    return os.path.join(a.venv, PEER_PYTHON.get(peer, os.path.join("bin", "python")))
+
+
+def installed_peers(a):
+    """{peer: version} of the ONNX peers in the venv (onnx_peers.py --list per interpreter)."""
+    found = {}
+    for py in sorted({peer_python(a, p) for p in ONNX_PEERS}):
+        if not os.access(py, os.X_OK):
+            continue
+        p = subprocess.run([py, os.path.join(HERE, "onnx_peers.py"), "--list"],
+                           capture_output=True, text=True, timeout=120)
+        if p.returncode == 0 and p.stdout.strip():
+            got = json.loads(p.stdout.strip().splitlines()[-1])["peers"]
+            # Each peer comes from its own interpreter (the DeepSparse venv also has an ORT).
+            found.update({k: v for k, v in got.items() if peer_python(a, k) == py})
+    return found
+
+
+def start_onnx_peer(a, peer, threads):
+    cmd = [peer_python(a, peer), os.path.join(HERE, "onnx_peers.py"), "--serve",
+           "--peer", peer, "--threads", str(threads)]
+    if peer == "tvm-tuned":
+        cmd += ["--tvm-trials", str(a.tvm_trials)]
+    return PeerServer(peer, cmd, realtime=bool(a.prefix))
 
 
 def summarise(rec):
@@ -145,11 +327,15 @@ def summarise(rec):
         }
     pt, dn = out.get(PYTORCH), out.get(ONEDNN)
     dlas = {v: s for v, s in out.items()
-            if s and v not in (PYTORCH, ONEDNN) and not v.endswith(BASELINE)}
+            if s and v not in NOT_DLAS and not v.endswith(BASELINE)}
     best = min(dlas, key=lambda v: dlas[v]["median_ms"]) if dlas else None
+    peers = {v: s for v, s in out.items() if s and v in ONNX_PEERS}
+    best_peer = min(peers, key=lambda v: peers[v]["median_ms"]) if peers else None
     for v, s in out.items():
         if not s:
             continue
+        if best_peer and v not in NOT_DLAS and not v.endswith(BASELINE):
+            s["vs_best_peer"] = s["median_ms"] / peers[best_peer]["median_ms"]
         if pt and v != PYTORCH:
             s["vs_pytorch"] = s["median_ms"] / pt["median_ms"]
         if dn and v not in (PYTORCH, ONEDNN):
@@ -157,14 +343,63 @@ def summarise(rec):
         base = out.get(v + BASELINE)
         if base:
             s["vs_baseline"] = s["median_ms"] / base["median_ms"]
-    rec["summary"], rec["best_dlas"] = out, best
+    rec["summary"], rec["best_dlas"], rec["best_peer"] = out, best, best_peer
 
 
 def fmt_ratio(s, key):
     return f"{s[key]:.2f}×" if s and key in s else "–"
 
 
-def markdown(records, threads):
+def fmt_acc(r, v):
+    """The accuracy cell: max |out - ref| / max |ref|, marked when over the tolerance."""
+    acc = r["variants"][v].get("accuracy")
+    if not acc:
+        return "–"
+    if "error" in acc:
+        return "check failed"
+    return f"{acc['rel_err']:.1e}" + ("" if acc["ok"] else " **MISMATCH**")
+
+
+def peer_label(r, v, peer_info):
+    """A peer's row name: OpenVINO's default precision on this CPU when it is not f32 (the
+    runs themselves force f32)."""
+    info = (peer_info or {}).get(v, {})
+    dp = info.get("default_precision")
+    if v == "openvino" and dp and dp != "f32":
+        return f"openvino (f32; default {dp})"
+    if v == "tvm-tuned" and info.get("trials"):
+        return f"tvm-tuned ({info['trials']} trials)"
+    return v
+
+
+def peers_table(rows, threads, peer_info):
+    present = [p for p in ONNX_PEERS if any(p in r["variants"] for r in rows)]
+    if not present:
+        return []
+    t = f"{threads} thread{'s' if threads > 1 else ''}"
+    lines = ["", f"### {t}, batch 1 — ONNX peers (median ms; best dlas/best peer < 1: dlas "
+             "faster; ✗ output mismatch)", "",
+             "| model | best dlas | best dlas ms | " + " | ".join(
+                 peer_label(None, p, peer_info) + " ms" for p in present) +
+             " | best peer | best dlas/best peer |",
+             "|---|---|---:|" + "---:|" * len(present) + "---|---:|"]
+    for r in rows:
+        s, b, bp = r["summary"], r["best_dlas"], r.get("best_peer")
+
+        def cell(v):
+            if v not in r["variants"]:
+                return "–"
+            if not s.get(v):
+                return "failed"
+            acc = r["variants"][v].get("accuracy") or {}
+            return f"{s[v]['median_ms']:.3f}" + (" ✗" if acc.get("ok") is False else "")
+        ratio = f"{s[b]['median_ms'] / s[bp]['median_ms']:.2f}×" if b and bp and s.get(b) else "–"
+        lines.append(f"| {r['model']} | {b or '–'} | {cell(b) if b else '–'} | " +
+                     " | ".join(cell(p) for p in present) + f" | {bp or '–'} | {ratio} |")
+    return lines
+
+
+def markdown(records, threads, peer_info=None):
     rows = [r for r in records if r["threads"] == threads]
     lines = [f"### {threads} thread{'s' if threads > 1 else ''}, batch 1 — summary", "",
              "| model | PyTorch ms | oneDNN ms | dlas auto ms | best dlas | best ms | "
@@ -178,26 +413,36 @@ def markdown(records, threads):
         lines.append(f"| {r['model']} | {ms(PYTORCH)} | {ms(ONEDNN)} | {ms('auto')} | {b or '–'} | "
                      f"{ms(b) if b else '–'} | {fmt_ratio(s.get(b), 'vs_pytorch')} | "
                      f"{fmt_ratio(s.get(b), 'vs_onednn')} | {fmt_ratio(s.get('auto'), 'vs_pytorch')} |")
+    lines += peers_table(rows, threads, peer_info)
     lines += ["", f"### {threads} thread{'s' if threads > 1 else ''}, batch 1 — every variant "
-              "(★ best dlas; ratios < 1: dlas faster)", "",
-              "| model | variant | median ms | round medians (min–max) | n | ×PyTorch | ×oneDNN |",
-              "|---|---|---:|---|---:|---:|---:|"]
+              "(★ best dlas; ratios < 1: dlas faster; error: max |out − ref| / max |ref| "
+              f"against the reference interpreter, tolerance {TOLERANCE:g})", "",
+              "| model | variant | median ms | round medians (min–max) | n | ×PyTorch | ×oneDNN | "
+              "×best peer | error | compile (tune) s |",
+              "|---|---|---:|---|---:|---:|---:|---:|---|---:|"]
     # The round-median range shows a noisy machine: a round far above the others ran while
     # something else held the CPUs; the pooled median resists fewer than half such rounds.
     for r in rows:
         for v in r["variants"]:
             s = r["summary"].get(v)
-            name = f"dlas {v}" if v not in (PYTORCH, ONEDNN) else v
+            name = f"dlas {v}" if v not in NOT_DLAS else peer_label(r, v, peer_info)
             if v == r["best_dlas"]:
                 name = f"**{name}** ★"
             if not s:
                 err = r["variants"][v]["errors"][:1]
-                lines.append(f"| {r['model']} | {name} | failed | {err[0][:60] if err else ''} | 0 | – | – |")
+                why = err[0][-70:].replace("|", "/").replace("\n", " ") if err else ""
+                lines.append(f"| {r['model']} | {name} | failed | {why} | 0 | – | – | – | "
+                             f"{fmt_acc(r, v)} | – |")
                 continue
             rm = s["round_medians_ms"]
+            ld = r["variants"][v].get("load") or {}
+            comp = f"{ld['compile_ms'] / 1e3:.1f}" if "compile_ms" in ld else "–"
+            if "tune_ms" in ld:
+                comp += f" ({ld['tune_ms'] / 1e3:.0f})"
             lines.append(f"| {r['model']} | {name} | {s['median_ms']:.3f} | "
                          f"{min(rm):.3f}–{max(rm):.3f} | {s['n']} | {fmt_ratio(s, 'vs_pytorch')} | "
-                         f"{fmt_ratio(s, 'vs_onednn')} |")
+                         f"{fmt_ratio(s, 'vs_onednn')} | {fmt_ratio(s, 'vs_best_peer')} | "
+                         f"{fmt_acc(r, v)} | {comp} |")
     pairs = [(r, v) for r in rows for v in r["variants"] if r["summary"].get(v, {}) and
              "vs_baseline" in r["summary"][v]]
     if pairs:
@@ -233,6 +478,54 @@ def machine_info(a):
     return info
 
 
+def prepare_and_check(a, m, t, rec, servers, peers, variants):
+    """Before the rounds: the model's ONNX file, input and reference; every peer compiles (and
+    tunes) it; every peer and dlas variant is checked against the reference."""
+    if not peers and a.no_check:
+        return
+    try:
+        files = a.model_files.get(m) or prepare_model(a, m)
+        a.model_files[m], a.onnx_files[m] = files, files["onnx"]
+    except (RuntimeError, ValueError, OSError, subprocess.TimeoutExpired) as e:
+        log(f"{m}: no ONNX file / reference: {e}")
+        for p in peers:
+            rec["variants"][p]["errors"].append(f"no ONNX file: {e}")
+        return
+    for p in peers:
+        r = rec["variants"][p]
+        if p not in servers:
+            r["errors"].append(a.peer_errors.get(p, "not started"))
+            continue
+        try:
+            r["load"] = servers[p].ask({"cmd": "load", "model": files["onnx"]})
+            tune = f", tuned in {r['load']['tune_ms'] / 1e3:.0f} s" if "tune_ms" in r["load"] else ""
+            log(f"{m}: {p} compiled in {r['load']['compile_ms'] / 1e3:.1f} s{tune}")
+        except RuntimeError as e:
+            r["errors"].append(str(e))
+            log(f"{m} t{t} {p}: FAILED to load: {str(e)[:200]}")
+            continue
+        if not a.no_check:
+            try:
+                r["accuracy"] = servers[p].ask({"cmd": "check", "model": files["onnx"],
+                                                "input": files["inputs"],
+                                                "reference": files["references"]})
+            except RuntimeError as e:
+                r["accuracy"] = {"error": str(e)}
+    if a.no_check:
+        return
+    for v in variants:
+        if v in NOT_DLAS or v.endswith(BASELINE):
+            continue
+        try:
+            rec["variants"][v]["accuracy"] = check_dlas(a, m, v, t)
+        except (RuntimeError, ValueError, OSError, subprocess.TimeoutExpired) as e:
+            rec["variants"][v]["accuracy"] = {"error": str(e)}
+    bad = [f"{v} {c['rel_err']:.1e}" for v in variants
+           for c in [rec["variants"][v].get("accuracy") or {}] if c.get("ok") is False]
+    log(f"{m}: outputs against the reference interpreter: " +
+        (f"MISMATCH {', '.join(bad)}" if bad else "all within tolerance"))
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--models", default=",".join(ZOO), help="comma-separated zoo names, or .onnx "
@@ -252,6 +545,17 @@ def main():
                     "runs through it too, in the same rounds, and the tables gain this/baseline "
                     "ratios")
     ap.add_argument("--python", default="/usr/bin/python3", help="interpreter with torch")
+    ap.add_argument("--peers", default="auto", help="ONNX peers, comma-separated: onnxruntime, "
+                    "openvino, tvm, tvm-tuned, deepsparse; auto (default): every one installed "
+                    "in --venv; none: no ONNX peer")
+    ap.add_argument("--venv", default=os.path.join(ROOT, ".venv-peers"),
+                    help="the peers' virtual environment (scripts/peers-setup.sh)")
+    ap.add_argument("--tvm-trials", type=int, default=64,
+                    help="tvm-tuned: MetaSchedule's trial budget per model, over all its tasks")
+    ap.add_argument("--onnx-cache", default=os.path.join(ROOT, "build", "peers-onnx"),
+                    help="where zoo models are exported as ONNX, with inputs and reference outputs")
+    ap.add_argument("--no-check", action="store_true",
+                    help="skip the accuracy check against the reference interpreter")
     ap.add_argument("--timeout", type=float, default=900, help="seconds per dlas bench process")
     ap.add_argument("--json", help="write every time and the summary here")
     ap.add_argument("--quick", action="store_true", help="smoke check: resnet18-cifar, 1 round, 3 repeats")
@@ -265,7 +569,7 @@ def main():
         with open(a.report) as f:
             saved = json.load(f)
         for t in saved["args"]["threads"]:
-            print(markdown(saved["records"], t))
+            print(markdown(saved["records"], t, saved["machine"].get("peers")))
             print()
         return 0
     if a.quick:
@@ -282,10 +586,24 @@ def main():
         ap.error(f"unknown model(s) {bad}; zoo: {','.join(ZOO)}")
     if a.rounds < 1 or a.repeat < 1 or min(threads_list) < 1 or a.warmup < 0:
         ap.error("--rounds, --repeat and --threads must be >= 1, --warmup >= 0")
+    a.onnx_files, a.model_files, a.peer_errors = {}, {}, {}
+    if a.peers in ("auto", "none"):
+        peers = []
+    else:
+        peers = csv(a.peers)
+        bad = [p for p in peers if p not in ONNX_PEERS]
+        if bad:
+            ap.error(f"unknown peer(s) {bad}; peers: {','.join(ONNX_PEERS)}")
+    if "tvm-tuned" in peers and a.tvm_trials < 1:
+        ap.error("tvm-tuned needs --tvm-trials >= 1")
+    if a.peers == "auto" and not a.dry_run:
+        found = installed_peers(a)
+        peers = [p for p in ONNX_PEERS if p in found]
+        log(f"ONNX peers installed in {a.venv}: {', '.join(peers) or 'none (scripts/peers-setup.sh)'}")
     # A baseline reruns the plain ALGO variants: /LAYOUT and /PROFILE need flags an older binary
     # may not have.
     variants = algos + ([v + BASELINE for v in algos if "/" not in v] if a.baseline else []) + \
-        ([] if a.no_onednn else [ONEDNN]) + ([] if a.no_pytorch else [PYTORCH])
+        ([] if a.no_onednn else [ONEDNN]) + ([] if a.no_pytorch else [PYTORCH]) + peers
 
     a.has_times = a.baseline_has_times = True
     if a.dry_run:
@@ -297,7 +615,8 @@ def main():
                     for v in variants[k:] + variants[:k]:
                         print(f"threads={t} {m} round {rnd + 1}: " + (
                             f"pytorch_peer --serve: run {m} {a.warmup}; run {m} {rep}" if v == PYTORCH
-                            else " ".join(dlas_command(a, m, v, t, rep))))
+                            else f"onnx_peers --serve --peer {v}: run {m}.onnx {a.warmup}+{rep}"
+                            if v in ONNX_PEERS else " ".join(dlas_command(a, m, v, t, rep))))
         return 0
 
     if not os.access(a.dlas, os.X_OK):
@@ -312,31 +631,57 @@ def main():
         a.baseline_has_times = "--times" in subprocess.run(
             [a.baseline, "bench", "--help"], capture_output=True, text=True).stdout
 
+    if peers and a.peers != "auto":
+        found = installed_peers(a)
+        for p in peers:
+            if p not in found:
+                a.peer_errors[p] = f"not installed in {a.venv} (scripts/peers-setup.sh)"
     result = {"machine": machine_info(a), "args": {
         "models": models, "threads": threads_list, "rounds": a.rounds, "repeat": a.repeat,
         "repeat_for": repeat_for, "warmup": a.warmup, "variants": variants,
-        "baseline": a.baseline,
+        "baseline": a.baseline, "peers": peers, "tvm_trials": a.tvm_trials,
         "pooled": "times_ms" if a.has_times else "round medians"}, "records": []}
+    try:
+        result["machine"]["dlas_hw"] = dlas_json(a, ["hw", "--json"]).get("model")
+    except (RuntimeError, ValueError, subprocess.TimeoutExpired):
+        pass
+    result["machine"]["peers"] = {}
     log(f"cpu {result['machine'].get('cpu', '?')}, load {result['machine']['loadavg_start']}")
     t_start = time.time()
     for t in threads_list:
-        torch = None
+        servers = {}
         if not a.no_pytorch:
-            torch = TorchPeer(a.python, t, a.prefix)
+            torch = PeerServer(PYTORCH, [a.python, os.path.join(HERE, "pytorch_peer.py"), "--serve",
+                                         "--threads", str(t)], realtime=a.realtime)
+            servers[PYTORCH] = torch
             result["machine"]["torch"] = torch.ready.get("torch")
             log(f"pytorch peer ready (torch {torch.ready.get('torch')}, {torch.ready.get('threads')} threads)")
+        for p in peers:
+            if p in a.peer_errors:
+                continue
+            try:
+                servers[p] = start_onnx_peer(a, p, t)
+                info = {k: v for k, v in servers[p].ready.items() if k not in ("ready", "peer")}
+                if p == "tvm-tuned":
+                    info["trials"] = a.tvm_trials
+                result["machine"]["peers"][p] = info
+                log(f"{p} peer ready ({info.get('version', '?')}, {t} threads)")
+            except (RuntimeError, OSError, ValueError) as e:
+                a.peer_errors[p] = str(e)
+                log(f"{p}: FAILED to start: {e}")
         try:
             for m in models:
                 rep = repeat_for.get(m, a.repeat)
                 rec = {"model": m, "threads": t, "batch": 1, "repeat": rep, "loadavg": [],
                        "variants": {v: {"times_ms": [], "round_medians_ms": [], "errors": [],
                                         "order": []} for v in variants}}
-                if torch:
+                if PYTORCH in servers:
                     try:
-                        b = torch.ask(f"load {m}")
+                        b = servers[PYTORCH].ask(f"load {m}")
                         log(f"{m}: pytorch loaded in {b['build_s']:.1f} s")
                     except RuntimeError as e:
                         log(str(e))
+                prepare_and_check(a, m, t, rec, servers, peers, variants)
                 for rnd in range(a.rounds):
                     rec["loadavg"].append(os.getloadavg()[0])  # noisy rounds show up here
                     k = rnd % len(variants)
@@ -345,7 +690,7 @@ def main():
                         if r["errors"] and not r["times_ms"]:
                             continue  # failed before: don't retry every round
                         try:
-                            times, j = run_round(a, torch, m, v, t, rep)
+                            times, j = run_round(a, servers, m, v, t, rep)
                         except (RuntimeError, subprocess.TimeoutExpired, ValueError) as e:
                             r["errors"].append(str(e))
                             log(f"{m} t{t} round {rnd + 1} {v}: FAILED {str(e)[:200]}")
@@ -369,19 +714,21 @@ def main():
                     with open(a.json, "w") as f:
                         json.dump(result, f, indent=1)
         finally:
-            if torch:
-                torch.close()
+            for server in servers.values():
+                server.close()
     result["machine"]["loadavg_end"] = os.getloadavg()
     result["wall_s"] = time.time() - t_start
     if a.json:
         with open(a.json, "w") as f:
             json.dump(result, f, indent=1)
     m = result["machine"]
-    print(f"<!-- {m.get('cpu', '?')}, {m['nproc']} CPUs, torch {m.get('torch', '-')}, dlas {m.get('git', '?')}, "
-          f"{a.rounds} rounds x {a.repeat} repeats, load {m['loadavg_start'][0]:.2f}->"
-          f"{m['loadavg_end'][0]:.2f}, {result['wall_s']:.0f} s -->")
+    versions = "".join(f", {p} {i.get('version', '?').split('-')[0]}" for p, i in m["peers"].items()
+                       if p != "tvm-tuned")
+    print(f"<!-- {m.get('cpu', '?')}, {m['nproc']} CPUs, torch {m.get('torch', '-')}{versions}, "
+          f"dlas {m.get('git', '?')}, {a.rounds} rounds x {a.repeat} repeats, load "
+          f"{m['loadavg_start'][0]:.2f}->{m['loadavg_end'][0]:.2f}, {result['wall_s']:.0f} s -->")
     for t in threads_list:
-        print(markdown(result["records"], t))
+        print(markdown(result["records"], t, m["peers"]))
         print()
     return 0
 
