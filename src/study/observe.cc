@@ -346,8 +346,8 @@ const ObservationRow kObservations[] = {
      "\"spatial-pack\"] to [space]",
      spatial_pack_best_dense},
     {"VIII", "direct is the best dense algorithm on GPU (tuned)",
-     "needs a GPU platform: dlas measures CPU platforms only (every [space] isa value is a CPU "
-     "ISA path), so no study can test it yet",
+     "needs a GPU platform: every [space] isa value is a CPU ISA path, so a study on this "
+     "build measures CPU platforms only",
      no_gpu_platform},
     {"IX", "GEMM is the best sparse algorithm on CPU",
      "needs weight-pruned direct, gemm and spatial-pack variants: add compress = [\"dense\", "
