@@ -37,13 +37,15 @@ const char* calibrator_name(Calibrator c) {
       return "mse";
     case Calibrator::kNone:
       return "none";
+    case Calibrator::kAuto:
+      return "auto";
   }
   return "?";
 }
 
 std::optional<Calibrator> calibrator_from_name(std::string_view name) {
   for (Calibrator c : {Calibrator::kMinMax, Calibrator::kPercentile, Calibrator::kEntropy,
-                       Calibrator::kMse, Calibrator::kNone})
+                       Calibrator::kMse, Calibrator::kNone, Calibrator::kAuto})
     if (name == calibrator_name(c)) return c;
   return std::nullopt;
 }
@@ -52,7 +54,7 @@ std::string QuantSpec::str() const {
   if (type == QuantType::kF16) return "fp16";
   if (type == QuantType::kBF16) return "bf16";
   std::string s = "int8";
-  if (calibrator != Calibrator::kEntropy) s += std::string(":") + calibrator_name(calibrator);
+  if (calibrator != Calibrator::kAuto) s += std::string(":") + calibrator_name(calibrator);
   if (calibrator == Calibrator::kPercentile && percentile != 99.99) {
     char buf[32];
     std::snprintf(buf, sizeof buf, "=%g", percentile);
@@ -84,7 +86,7 @@ QuantSpec parse_quant_spec(std::string_view part) {
     const std::string name = o.substr(0, o.find('='));
     const std::optional<Calibrator> c = calibrator_from_name(name);
     DLAS_CHECK(c, ErrorKind::kInvalidInput, part, ": unknown option '", o,
-               "' (minmax, percentile[=P], entropy, mse, none, u8, s8)");
+               "' (auto, minmax, percentile[=P], entropy, mse, none, u8, s8)");
     DLAS_CHECK(!have_cal, ErrorKind::kInvalidInput, part, ": calibrator given twice");
     q.calibrator = *c;
     have_cal = true;

@@ -6,7 +6,10 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <optional>
 #include <random>
+#include <set>
+#include <unordered_map>
 
 #include "dlas/core/error.h"
 #include "dlas/core/npy.h"
@@ -123,6 +126,147 @@ std::vector<TensorStats> calibrate(const Graph& folded, const std::vector<std::s
   return stats;
 }
 
+namespace {
+
+// x -> dequantize(quantize(x)) as the QDQ pair computes it (round half to even, saturate).
+void fake_quantize(const float* x, float* y, int64_t n, const QuantParams& q) {
+  const float inv = 1.f / q.scale;
+  const float qmin = q.type == DType::kU8 ? 0.f : -128.f;
+  const float qmax = q.type == DType::kU8 ? 255.f : 127.f;
+  const float zp = static_cast<float>(q.zero_point);
+  for (int64_t i = 0; i < n; ++i) {
+    const float v = std::clamp(std::nearbyint(x[i] * inv) + zp, qmin, qmax);
+    y[i] = (v - zp) * q.scale;
+  }
+}
+
+}  // namespace
+
+void measure_range_errors(const Graph& folded, const QuantTargets& targets,
+                          const std::vector<std::vector<Tensor>>& samples,
+                          std::vector<std::vector<RangeCandidate>>& candidates, DType activations) {
+  const std::vector<std::string> calibrated = targets.calibrated();
+  DLAS_CHECK(candidates.size() == calibrated.size(), ErrorKind::kInternal, "range candidates for ",
+             candidates.size(), " tensors, expected ", calibrated.size());
+  if (calibrated.empty() || samples.empty()) return;
+  std::unordered_map<std::string, size_t> index;  // every quantized tensor -> its calibrated one
+  for (size_t i = 0; i < calibrated.size(); ++i) index[calibrated[i]] = i;
+  for (const std::string& t : targets.tensors) {
+    std::string src = t;
+    while (targets.shares.count(src)) src = targets.shares.at(src);
+    index[t] = index.at(src);
+  }
+  const size_t k_count = candidates[0].size();
+  std::vector<std::vector<QuantParams>> params(calibrated.size());
+  for (size_t i = 0; i < calibrated.size(); ++i) {
+    DLAS_CHECK(candidates[i].size() == k_count, ErrorKind::kInternal, "uneven candidates");
+    for (const RangeCandidate& c : candidates[i])
+      params[i].push_back(quant_params_for_range(c.lo, c.hi, activations));
+  }
+
+  // The layers graph: a copy of every Conv / Gemm reading a quantized tensor, its input a
+  // graph input, its f32 weights as they are. Run once on the f32 values and once per
+  // candidate on their fake-quantized values, it gives each tensor's output error.
+  Graph layers;
+  layers.name = "calibration_layers";
+  std::vector<std::string> layer_inputs;   // quantized tensors read by some layer
+  std::vector<size_t> output_tensor;       // layers.outputs[j] -> calibrated index
+  std::set<std::string> have_input;
+  for (const Node& n : folded.nodes) {
+    if ((n.op != "Conv" && n.op != "Gemm") || n.inputs.empty() || !index.count(n.inputs[0]))
+      continue;
+    bool constant_rest = true;
+    for (size_t i = 1; i < n.inputs.size(); ++i)
+      constant_rest &= n.inputs[i].empty() || folded.constant(n.inputs[i]) != nullptr;
+    if (!constant_rest || n.outputs.size() != 1) continue;
+    if (have_input.insert(n.inputs[0]).second) {
+      layers.inputs.push_back(folded.value(n.inputs[0]));
+      layer_inputs.push_back(n.inputs[0]);
+    }
+    for (size_t i = 1; i < n.inputs.size(); ++i)
+      if (!n.inputs[i].empty()) layers.initializers[n.inputs[i]] = *folded.constant(n.inputs[i]);
+    layers.nodes.push_back(n);
+    layers.outputs.push_back(n.outputs[0]);
+    output_tensor.push_back(index.at(n.inputs[0]));
+  }
+  std::set<size_t> fed;
+  for (size_t t : output_tensor) fed.insert(t);
+
+  // The full model with every quantized tensor tapped.
+  Graph tapped = folded;
+  const size_t first_tap = tapped.outputs.size();
+  for (const std::string& t : targets.tensors) tapped.outputs.push_back(t);
+  PlanOptions o;  // one thread, as calibrate()
+  Plan model(std::move(tapped), o);
+  std::vector<Tensor> model_out = model.make_outputs();
+  std::optional<Plan> layer_plan;
+  std::vector<Tensor> ref_out, q_out, q_in;
+  if (!layers.nodes.empty()) {
+    layers.infer();
+    layer_plan.emplace(std::move(layers), o);
+    ref_out = layer_plan->make_outputs();
+    q_out = layer_plan->make_outputs();
+  }
+  std::unordered_map<std::string, size_t> tap_of;
+  for (size_t i = 0; i < targets.tensors.size(); ++i) tap_of[targets.tensors[i]] = first_tap + i;
+
+  std::vector<std::vector<double>> err(calibrated.size(), std::vector<double>(k_count, 0.0));
+  std::vector<double> ref(calibrated.size(), 0.0);
+  const size_t n_samples = std::min(samples.size(), kErrorSamples);
+  std::vector<float> buf;
+  for (size_t s = 0; s < n_samples; ++s) {
+    model.run_into(samples[s], model_out);
+    // Tensors that feed no layer: the error of the tensor itself.
+    for (size_t i = 0; i < calibrated.size(); ++i) {
+      if (fed.count(i)) continue;
+      const Tensor& x = model_out[tap_of.at(calibrated[i])];
+      const float* xd = x.data<float>();
+      buf.resize(static_cast<size_t>(x.numel()));
+      for (int64_t j = 0; j < x.numel(); ++j) ref[i] += static_cast<double>(xd[j]) * xd[j];
+      for (size_t k = 0; k < k_count; ++k) {
+        fake_quantize(xd, buf.data(), x.numel(), params[i][k]);
+        double e = 0;
+        for (int64_t j = 0; j < x.numel(); ++j) {
+          const double d = static_cast<double>(buf[j]) - xd[j];
+          e += d * d;
+        }
+        err[i][k] += e;
+      }
+    }
+    if (!layer_plan) continue;
+    std::vector<Tensor> ref_in;
+    for (const std::string& v : layer_inputs) ref_in.push_back(model_out[tap_of.at(v)]);
+    layer_plan->run_into(ref_in, ref_out);
+    for (size_t j = 0; j < ref_out.size(); ++j) {
+      const float* y = ref_out[j].data<float>();
+      double r = 0;
+      for (int64_t e = 0; e < ref_out[j].numel(); ++e) r += static_cast<double>(y[e]) * y[e];
+      ref[output_tensor[j]] += r;
+    }
+    if (q_in.empty())
+      for (const Tensor& t : ref_in) q_in.emplace_back(t.dtype(), t.shape());
+    for (size_t k = 0; k < k_count; ++k) {
+      for (size_t v = 0; v < layer_inputs.size(); ++v)
+        fake_quantize(ref_in[v].data<float>(), q_in[v].data<float>(), ref_in[v].numel(),
+                      params[index.at(layer_inputs[v])][k]);
+      layer_plan->run_into(q_in, q_out);
+      for (size_t j = 0; j < q_out.size(); ++j) {
+        const float* a = ref_out[j].data<float>();
+        const float* b = q_out[j].data<float>();
+        double e = 0;
+        for (int64_t m = 0; m < q_out[j].numel(); ++m) {
+          const double d = static_cast<double>(b[m]) - a[m];
+          e += d * d;
+        }
+        err[output_tensor[j]][k] += e;
+      }
+    }
+  }
+  for (size_t i = 0; i < calibrated.size(); ++i)
+    for (size_t k = 0; k < k_count; ++k)
+      candidates[i][k].error = ref[i] > 0 ? std::sqrt(err[i][k] / ref[i]) : (err[i][k] > 0 ? 1.0 : 0.0);
+}
+
 QuantReport quantize(Graph& graph, const QuantSpec& spec) {
   // BatchNormalization folded into the convs (standard Conv nodes stay Conv: opt-level 2).
   optimize_graph(graph, 2);
@@ -130,13 +274,18 @@ QuantReport quantize(Graph& graph, const QuantSpec& spec) {
   const QuantTargets targets = quant_targets(graph);
   const std::vector<std::string> calibrated = targets.calibrated();
   std::vector<TensorStats> stats;
+  std::vector<std::vector<RangeCandidate>> candidates;
   int samples = 0;
   if (spec.calibrator != Calibrator::kNone && !calibrated.empty()) {
     const auto inputs = calibration_inputs(graph, spec);
     samples = static_cast<int>(inputs.size());
-    stats = calibrate(graph, calibrated, inputs, spec.calibrator != Calibrator::kMinMax);
+    stats = calibrate(graph, calibrated, inputs, /*histograms=*/true);
+    // Every data calibrator's range, each with its measured error: int8:auto picks by them,
+    // and the report shows where another calibrator would have done better.
+    candidates = range_candidates(graph, spec, targets, stats);
+    measure_range_errors(graph, targets, inputs, candidates, spec.activations);
   }
-  QuantReport r = quantize_int8(graph, spec, targets, stats);
+  QuantReport r = quantize_int8(graph, spec, targets, stats, candidates);
   r.samples = samples;
   return r;
 }

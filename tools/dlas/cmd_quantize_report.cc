@@ -23,15 +23,30 @@ nlohmann::ordered_json quant_report_json(const QuantReport& r) {
   j["calib_data"] = r.spec.calib_data;
   j["calib_samples"] = r.samples;
   j["tensors"] = nlohmann::ordered_json::array();
-  for (const QuantTensor& t : r.tensors)
-    j["tensors"].push_back({{"name", t.name},
-                            {"min", t.min},
-                            {"max", t.max},
-                            {"lo", t.lo},
-                            {"hi", t.hi},
-                            {"scale", t.q.scale},
-                            {"zero_point", t.q.zero_point},
-                            {"type", dtype_name(t.q.type)}});
+  for (const QuantTensor& t : r.tensors) {
+    nlohmann::ordered_json o = {{"name", t.name},
+                                {"min", t.min},
+                                {"max", t.max},
+                                {"lo", t.lo},
+                                {"hi", t.hi},
+                                {"scale", t.q.scale},
+                                {"zero_point", t.q.zero_point},
+                                {"type", dtype_name(t.q.type)},
+                                {"calibrator", calibrator_name(t.calibrator)},
+                                {"feeds", t.feeds}};
+    if (!t.shares.empty()) o["shares"] = t.shares;
+    if (t.error >= 0) o["error"] = t.error;
+    if (t.best_error() >= 0) o["best_error"] = t.best_error();
+    if (!t.candidates.empty()) {
+      o["candidates"] = nlohmann::ordered_json::array();
+      for (const RangeCandidate& c : t.candidates)
+        o["candidates"].push_back({{"calibrator", calibrator_name(c.calibrator)},
+                                   {"lo", c.lo},
+                                   {"hi", c.hi},
+                                   {"error", c.error}});
+    }
+    j["tensors"].push_back(o);
+  }
   j["layers"] = nlohmann::ordered_json::array();
   std::map<std::string, const QuantTensor*> by_name;
   for (const QuantTensor& t : r.tensors) by_name[t.name] = &t;

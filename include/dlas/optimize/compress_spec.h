@@ -14,15 +14,17 @@
 namespace dlas {
 
 enum class QuantType { kInt8, kF16, kBF16 };
-enum class Calibrator { kMinMax, kPercentile, kEntropy, kMse, kNone };
+// kAuto runs every data calibrator (minmax, percentile, entropy, mse) and keeps, per tensor,
+// the range whose measured output error on the calibration set is the smallest.
+enum class Calibrator { kMinMax, kPercentile, kEntropy, kMse, kNone, kAuto };
 
-// "minmax", "percentile", "entropy", "mse", "none".
+// "minmax", "percentile", "entropy", "mse", "none", "auto".
 const char* calibrator_name(Calibrator c);
 std::optional<Calibrator> calibrator_from_name(std::string_view name);
 
 struct QuantSpec {
   QuantType type = QuantType::kInt8;
-  Calibrator calibrator = Calibrator::kEntropy;
+  Calibrator calibrator = Calibrator::kAuto;
   double percentile = 99.99;          // kPercentile, in (0, 100]
   DType activations = DType::kU8;     // kU8 (asymmetric) or kS8 (symmetric)
   std::string calib_data = "random";  // "random", a directory of .npy files, or a dataset name
@@ -30,13 +32,13 @@ struct QuantSpec {
   int calib_samples = 32;             // random samples / at most this many files
   uint64_t seed = 0;                  // random calibration inputs
 
-  // Canonical --compress part: "fp16", "bf16", "int8" (entropy, u8), "int8:minmax",
+  // Canonical --compress part: "fp16", "bf16", "int8" (auto, u8), "int8:minmax",
   // "int8:percentile=99.9:s8", ... (defaults omitted).
   std::string str() const;
 };
 
-// Parses one --compress part: int8[:CAL][:u8|s8] with CAL minmax | percentile[=P] | entropy
-// | mse | none, fp16, bf16. kInvalidInput naming the part.
+// Parses one --compress part: int8[:CAL][:u8|s8] with CAL auto | minmax | percentile[=P] |
+// entropy | mse | none, fp16, bf16. kInvalidInput naming the part.
 QuantSpec parse_quant_spec(std::string_view part);
 
 // A whole --compress value: "dense" or '+'-joined parts, at most one pruning part (wp, bp,
@@ -44,7 +46,7 @@ QuantSpec parse_quant_spec(std::string_view part);
 struct CompressSpec {
   std::optional<PruneSpec> prune;
   std::optional<QuantSpec> quant;
-  // Canonical: "dense", "wp:0.9", "int8", "wp:0.9+int8:minmax".
+  // Canonical: "dense", "wp:0.9", "int8" (auto), "wp:0.9+int8:minmax".
   std::string str() const;
 };
 CompressSpec parse_compress(std::string_view text);

@@ -25,7 +25,11 @@
 //               tail plus (T / levels)^2 / 12 rounding noise inside);
 //   none        no data: a fixed range [-8, 8] ([0, 8] for Relu/Clip outputs), TVM's
 //               global_scale = 8 rule -- what the DLAS paper's uncalibrated int8 (TVM's
-//               relay.quantize without a calibration set) used, hence the comparison point.
+//               relay.quantize without a calibration set) used, hence the comparison point;
+//   auto        (the default) every one of minmax, percentile, entropy and mse, each tensor
+//               keeping the range whose measured output error (RangeCandidate::error: the
+//               relative error of the Conv/Gemm outputs it feeds, on the calibration set)
+//               is the smallest.
 // The range is then [max(min, -T), min(max, T)] (0 always inside for u8). Model inputs keep
 // their observed range [min, max] under every calibrator (images are data, not heavy-tailed
 // activations; clipping them at a background spike destroyed accuracy).
@@ -47,12 +51,34 @@
 
 namespace dlas {
 
+// One calibrator's range for one calibrated tensor, and the error it gave.
+struct RangeCandidate {
+  Calibrator calibrator = Calibrator::kMinMax;
+  float lo = 0, hi = 0;
+  // Relative output error on the calibration set, sqrt(sum (f(qdq(x)) - f(x))^2 / sum f(x)^2)
+  // over the outputs f(x) of every Conv / Gemm the tensor feeds (through MaxPool too; with
+  // the layers' f32 weights, so only this tensor's rounding and clipping count), or of the
+  // tensor itself when it feeds none. -1: not measured.
+  double error = -1;
+};
+
+// The data calibrators int8:auto compares, in order of preference on ties.
+inline constexpr Calibrator kAutoCalibrators[] = {Calibrator::kMse, Calibrator::kEntropy,
+                                                  Calibrator::kPercentile, Calibrator::kMinMax};
+
 // One quantized activation tensor.
 struct QuantTensor {
   std::string name;
   float min = 0, max = 0;  // observed over the calibration set (0 with calibrator none)
   float lo = 0, hi = 0;    // the calibrated range
   QuantParams q;
+  Calibrator calibrator = Calibrator::kNone;  // whose range it got (auto: the one it chose)
+  double error = -1;        // that range's RangeCandidate::error (-1: not measured)
+  std::string shares;       // a MaxPool output: the tensor whose parameters it shares
+  std::vector<std::string> feeds;            // the Conv / Gemm nodes reading it
+  std::vector<RangeCandidate> candidates;    // every data calibrator's range and error
+  // The smallest candidate error (-1 when none was measured).
+  double best_error() const;
 };
 
 // One quantized Conv / Gemm.
@@ -98,11 +124,35 @@ struct TensorStats {
   double zeros = 0;  // exact zeros (in hist[0] too): ReLU's dead half
 };
 
+// The range of one calibrated tensor with observed `stats` under calibrator `c` (not kAuto):
+// [max(min, -T), min(max, T)] for the calibrator's clip T; the observed range for a model
+// input (`model_input`) under every data calibrator; kNone's fixed range ([0, 8] when
+// `nonnegative`, else [-8, 8]).
+RangeCandidate calibrated_range(const TensorStats& stats, const QuantSpec& spec, Calibrator c,
+                                bool nonnegative, bool model_input);
+
+// Per calibrated tensor (targets.calibrated()[i]), the range of every calibrator of
+// kAutoCalibrators, errors unmeasured; empty with Calibrator::kNone.
+std::vector<std::vector<RangeCandidate>> range_candidates(const Graph& folded,
+                                                          const QuantSpec& spec,
+                                                          const QuantTargets& targets,
+                                                          const std::vector<TensorStats>& stats);
+
 // The int8 QDQ rewrite of `folded` (see above) in place: stats[i] describes
-// targets.calibrated()[i] (ignored with Calibrator::kNone). Leaves the graph inferred; the
+// targets.calibrated()[i] (ignored with Calibrator::kNone). `candidates` (from
+// range_candidates, errors measured: dlas/system/compress.h) are reported per tensor, and
+// int8:auto takes the one with the smallest error (kInternal without them); without them
+// every other calibrator computes its range from `stats`. Leaves the graph inferred; the
 // report's `samples` is the caller's to fill.
 QuantReport quantize_int8(Graph& folded, const QuantSpec& spec, const QuantTargets& targets,
-                          const std::vector<TensorStats>& stats);
+                          const std::vector<TensorStats>& stats,
+                          const std::vector<std::vector<RangeCandidate>>& candidates = {});
+
+// One line, empty when all is well: the calibrated tensors whose measured error under the
+// report's calibrator is high (above kHighQuantError) and which another calibrator at least
+// halves, naming the worst one and int8:auto.
+constexpr double kHighQuantError = 0.1;
+std::string quant_warning(const QuantReport& report);
 
 // The fp16 / bf16 conversion in place (spec.type kF16 or kBF16). Leaves the graph inferred.
 QuantReport convert_half(Graph& graph, const QuantSpec& spec);

@@ -33,6 +33,17 @@ std::vector<TensorStats> calibrate(const Graph& folded, const std::vector<std::s
                                    const std::vector<std::vector<Tensor>>& samples,
                                    bool histograms);
 
+// Measures every candidate range's error (RangeCandidate::error, dlas/optimize/quantize.h) on
+// the first kErrorSamples samples: the fp32 `folded` graph runs with every quantized tensor
+// tapped, and a copy of the Conv / Gemm layers reading them runs once on those values and
+// once per candidate index on their fake-quantized (quantize-dequantize) values; a tensor
+// that feeds no layer is compared with its own fake-quantized copy. One thread.
+// candidates[i] belongs to targets.calibrated()[i] (range_candidates' shape).
+constexpr size_t kErrorSamples = 8;
+void measure_range_errors(const Graph& folded, const QuantTargets& targets,
+                          const std::vector<std::vector<Tensor>>& samples,
+                          std::vector<std::vector<RangeCandidate>>& candidates, DType activations);
+
 // Quantizes an inferred fp32 graph in place (BatchNormalization folded into the convs first,
 // then calibrated, then rewritten) and leaves it inferred. kInvalidInput for bad calibration
 // data (naming the file), kUnsupported when the graph has no float input to calibrate with.
