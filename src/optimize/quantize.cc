@@ -500,9 +500,17 @@ QuantReport quantize_int8(Graph& g, const QuantSpec& spec, const QuantTargets& s
     qt.error = -1;
     params[t] = qt;
   }
-  for (const Node& n : g.nodes)
-    if (quantizable_layer(g, n) && params.count(n.inputs[0]))
-      params.at(n.inputs[0]).feeds.push_back(n.name);
+  // The layers each tensor feeds; a MaxPool's source feeds its readers too (its error counts
+  // them: MaxPool commutes with quantization).
+  for (const Node& n : g.nodes) {
+    if (!quantizable_layer(g, n) || !params.count(n.inputs[0])) continue;
+    params.at(n.inputs[0]).feeds.push_back(n.name);
+    std::string src = n.inputs[0];
+    while (sel.shares.count(src)) {
+      src = sel.shares.at(src);
+      params.at(src).feeds.push_back(n.name);
+    }
+  }
   for (const std::string& t : sel.tensors) r.tensors.push_back(params.at(t));
 
   // Weights first (they read the layers' input scales), then the activation Q/DQ pairs.

@@ -1,6 +1,7 @@
 #include "dlas/system/dataset_eval.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <memory>
 
 namespace dlas {
@@ -29,7 +30,32 @@ VariantAccuracy evaluate_variant(const Graph& fp32, const CompressSpec& spec,
   const std::vector<data::Accuracy> acc = evaluate_plans(plans, loader, progress);
   out.deployed = acc[0];
   if (reference) out.fp32 = acc[1];
+  out.warning = accuracy_drop_warning(spec, out);
   return out;
+}
+
+std::string accuracy_drop_warning(const CompressSpec& spec, const VariantAccuracy& r) {
+  if (!spec.quant || spec.prune || !r.fp32 || r.deployed.samples == 0) return "";
+  const double fp32 = 100 * r.fp32->top1_rate(), got = 100 * r.deployed.top1_rate();
+  if (fp32 - got <= kQuantDropWarning) return "";
+  const QuantSpec& q = *spec.quant;
+  std::string advice;
+  if (q.type == QuantType::kInt8 && q.calibrator != Calibrator::kAuto) {
+    QuantSpec a = q;
+    a.calibrator = Calibrator::kAuto;
+    advice = "try --compress " + a.str() + " (int8:auto: per tensor the calibrator with the "
+             "smallest measured error)";
+  } else if (q.type == QuantType::kInt8) {
+    advice = "dlas quantize --calib-data DATASET shows which tensors lose it; fp16 keeps fp32's "
+             "accuracy";
+  } else {
+    advice = q.type == QuantType::kBF16 ? "try fp16 (more mantissa bits)"
+                                        : "try bf16 (a wider exponent range)";
+  }
+  char buf[160];
+  std::snprintf(buf, sizeof buf, "warning: %s loses %.2f points of top-1 against fp32 (%.2f%% -> %.2f%%); ",
+                r.compress.c_str(), fp32 - got, fp32, got);
+  return buf + advice;
 }
 
 }  // namespace dlas

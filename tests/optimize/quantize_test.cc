@@ -3,6 +3,7 @@
 // lowering (QFusedConv), fp16 / bf16, and resnet18-cifar's int8 top-1 agreement.
 #include "dlas/optimize/quantize.h"
 #include "dlas/system/compress.h"
+#include "dlas/system/dataset_eval.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -13,6 +14,7 @@
 #include <filesystem>
 #include <map>
 #include <random>
+#include <set>
 
 #include "dlas/core/npy.h"
 #include "dlas/model/onnx.h"
@@ -69,7 +71,9 @@ int count_ops(const Graph& g, const std::string& op) {
 
 TEST(QuantSpec, ParsesAndPrintsCanonically) {
   EXPECT_EQ(parse_quant_spec("int8").str(), "int8");
-  EXPECT_EQ(parse_quant_spec("int8:entropy:u8").str(), "int8");
+  EXPECT_EQ(parse_quant_spec("int8").calibrator, Calibrator::kAuto);  // the default
+  EXPECT_EQ(parse_quant_spec("int8:auto:u8").str(), "int8");
+  EXPECT_EQ(parse_quant_spec("int8:entropy:u8").str(), "int8:entropy");
   EXPECT_EQ(parse_quant_spec("int8:minmax").str(), "int8:minmax");
   EXPECT_EQ(parse_quant_spec("int8:s8:mse").str(), "int8:mse:s8");
   const QuantSpec p = parse_quant_spec("int8:percentile=99.9");
@@ -145,6 +149,41 @@ TEST(Calibrators, EntropyClipsAGaussianWithAnOutlier) {
   // that low would fold > 4% of the mass into the last level).
   EXPECT_GT(t, 2.0);
   EXPECT_LT(t, 10.0);
+}
+
+// A first conv's ReLU output on normalised images: a smooth part (|N(0, 1)|, the object's
+// responses) plus one spike per channel at its response to the constant background, each 3.5%
+// of the nonzero values, the highest at 1.3. KL(P || Q) without spike handling keeps the
+// spikes and clips just above the highest (a threshold near 1.3 of 4.5).
+std::vector<float> smooth_with_spikes(float top_spike) {
+  std::mt19937_64 rng(11);
+  std::normal_distribution<float> normal(0.f, 1.f);
+  std::vector<float> v(200000);
+  for (float& x : v) x = std::abs(normal(rng));
+  const std::vector<float> spikes = {0.03f, 0.21f, 0.28f, 0.3f, 0.58f, 0.85f, 1.1f, top_spike};
+  for (float s : spikes) v.insert(v.end(), 8000, s);
+  return v;
+}
+
+TEST(Calibrators, EntropyIgnoresDominantBins) {
+  const Hist h = abs_histogram(smooth_with_spikes(1.3f));
+  const double max = h.bw * 2048;
+  const double t = calibrate_threshold(h.h, h.bw, Calibrator::kEntropy, 0, 255);
+  // The smooth part alone puts the KL optimum in its tail (as for the Gaussian above); the
+  // spikes, represented within half a step anywhere in the range, do not pull it down.
+  EXPECT_GT(t, 3.0) << "max " << max;
+  // Without spikes the same smooth part gives (nearly) the same threshold.
+  std::mt19937_64 rng(11);
+  std::normal_distribution<float> normal(0.f, 1.f);
+  std::vector<float> smooth(200000);
+  for (float& x : smooth) x = std::abs(normal(rng));
+  smooth.push_back(static_cast<float>(max));  // the same bins
+  const Hist hs = abs_histogram(smooth);
+  const double ts = calibrate_threshold(hs.h, hs.bw, Calibrator::kEntropy, 0, 255);
+  EXPECT_NEAR(t, ts, 0.15 * ts);
+  // A spike above the KL optimum (ReLU6's saturation, say) stays inside the range.
+  const Hist hi = abs_histogram(smooth_with_spikes(4.0f));
+  EXPECT_GE(calibrate_threshold(hi.h, hi.bw, Calibrator::kEntropy, 0, 255), 4.0);
 }
 
 TEST(Calibrators, MseClipsAGaussianWithAnOutlier) {
@@ -463,7 +502,106 @@ TEST(Quantize, HalfModelsRunCloseToFp32) {
   }
 }
 
-// The target: int8 top-1 agreement with fp32 >= 99% on random inputs after
+// int8:auto: every calibrated tensor gets the candidate range with the smallest measured
+// error, chosen per tensor (not one calibrator for the whole model).
+TEST(Quantize, AutoPicksTheSmallestErrorPerTensor) {
+  Graph g = small_resnet();
+  QuantSpec spec;  // int8 = int8:auto
+  spec.calib_samples = 4;
+  ASSERT_EQ(spec.calibrator, Calibrator::kAuto);
+  const QuantReport r = quantize(g, spec);
+  std::set<Calibrator> chosen;
+  int measured = 0;
+  for (const QuantTensor& t : r.tensors) {
+    if (!t.shares.empty()) {
+      EXPECT_TRUE(t.candidates.empty()) << t.name;
+      continue;
+    }
+    ASSERT_EQ(t.candidates.size(), std::size(kAutoCalibrators)) << t.name;
+    const auto best = std::min_element(
+        t.candidates.begin(), t.candidates.end(),
+        [](const RangeCandidate& a, const RangeCandidate& b) { return a.error < b.error; });
+    EXPECT_GE(best->error, 0) << t.name;
+    EXPECT_EQ(t.error, best->error) << t.name;
+    EXPECT_EQ(t.lo, best->lo) << t.name;
+    EXPECT_EQ(t.hi, best->hi) << t.name;
+    if (t.name != g.inputs[0].name) chosen.insert(t.calibrator);
+    ++measured;
+  }
+  EXPECT_GT(measured, 10);
+  EXPECT_GT(chosen.size(), 1u) << "one calibrator won every tensor";
+  // A fixed calibrator reports the same candidates and takes its own.
+  Graph e = small_resnet();
+  spec.calibrator = Calibrator::kEntropy;
+  const QuantReport re = quantize(e, spec);
+  ASSERT_EQ(re.tensors.size(), r.tensors.size());
+  for (size_t i = 0; i < re.tensors.size(); ++i) {
+    if (!re.tensors[i].shares.empty() || re.tensors[i].name == g.inputs[0].name) continue;
+    EXPECT_EQ(re.tensors[i].calibrator, Calibrator::kEntropy);
+    EXPECT_GE(re.tensors[i].error, r.tensors[i].error) << re.tensors[i].name;
+  }
+}
+
+// The measured error is the relative error of the outputs of the layers a tensor feeds: a
+// range clipped to a hundredth of the observed one destroys them, the observed one barely
+// changes them.
+TEST(Quantize, MeasuredErrorSeesClipping) {
+  Graph g = small_resnet();
+  optimize_graph(g, 2);
+  const QuantTargets targets = quant_targets(g);
+  QuantSpec spec;
+  spec.calib_samples = 2;
+  const auto inputs = calibration_inputs(g, spec);
+  const std::vector<TensorStats> stats = calibrate(g, targets.calibrated(), inputs, true);
+  auto cands = range_candidates(g, spec, targets, stats);
+  for (auto& c : cands) {
+    c = {c[3], c[3]};  // minmax twice
+    ASSERT_EQ(c[0].calibrator, Calibrator::kMinMax);
+    c[1].lo *= 0.01f;
+    c[1].hi *= 0.01f;
+  }
+  measure_range_errors(g, targets, inputs, cands, DType::kU8);
+  for (size_t i = 0; i < cands.size(); ++i) {
+    EXPECT_LT(cands[i][0].error, 0.05) << targets.calibrated()[i];
+    EXPECT_GT(cands[i][1].error, 0.2) << targets.calibrated()[i];
+  }
+}
+
+TEST(Quantize, WarningsNameABetterChoiceOnOneLine) {
+  QuantReport r;
+  r.spec = parse_quant_spec("int8:entropy");
+  QuantTensor t;
+  t.name = "conv1_relu";
+  t.calibrator = Calibrator::kEntropy;
+  t.error = 0.18;
+  t.candidates = {{Calibrator::kMse, 0, 3, 0.004}, {Calibrator::kEntropy, 0, 1.3, 0.18}};
+  r.tensors.push_back(t);
+  const std::string w = quant_warning(r);
+  EXPECT_NE(w.find("conv1_relu"), std::string::npos) << w;
+  EXPECT_NE(w.find("int8:auto"), std::string::npos) << w;
+  EXPECT_EQ(w.find('\n'), std::string::npos) << w;
+  r.tensors[0].error = 0.005;  // low error: no warning
+  EXPECT_EQ(quant_warning(r), "");
+
+  VariantAccuracy v;
+  v.compress = "int8:entropy";
+  v.deployed.samples = v.deployed.top1 = 10000;
+  v.deployed.top1 = 5510;
+  v.fp32 = v.deployed;
+  v.fp32->top1 = 7880;
+  const std::string d = accuracy_drop_warning(parse_compress("int8:entropy"), v);
+  EXPECT_NE(d.find("23.70 points"), std::string::npos) << d;
+  EXPECT_NE(d.find("int8"), std::string::npos) << d;
+  EXPECT_NE(d.find("auto"), std::string::npos) << d;
+  EXPECT_EQ(d.find('\n'), std::string::npos) << d;
+  v.deployed.top1 = 7700;  // 1.8 points: no warning
+  EXPECT_EQ(accuracy_drop_warning(parse_compress("int8:entropy"), v), "");
+  v.deployed.top1 = 5510;  // pruning loses accuracy of its own: no warning
+  EXPECT_EQ(accuracy_drop_warning(parse_compress("wp:0.9+int8:entropy"), v), "");
+  EXPECT_NE(accuracy_drop_warning(parse_compress("int8"), v), "");
+}
+
+// The target: int8 top-1 agreement with fp32 >= 99% on random inputs after
 // calibration, for resnet18-cifar (full size, the zoo's seeded weights).
 TEST(Quantize, Resnet18CifarInt8TopOneAgreement) {
   const Graph fp32 = build_zoo_model("resnet18-cifar", {});

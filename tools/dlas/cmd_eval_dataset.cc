@@ -116,6 +116,7 @@ int run_dataset_eval(const ModelArgs& model, const EngineArgs& engine, const Dat
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   print_eval(model.model, a, r, image_input_shape(fp32)[0], note, seconds, json);
+  if (!r.warning.empty()) std::fprintf(stderr, "%s\n", r.warning.c_str());
   return 0;
 }
 

@@ -93,8 +93,8 @@ void add_prune_sweep_command(CLI::App& app, Action& run) {
       ->default_val(1.0);
   cmd->add_option("--calibrator", a->calibrator,
                   "int8 calibrator of the quantized accuracies (training images)")
-      ->check(CLI::IsMember({"minmax", "percentile", "entropy", "mse"}))
-      ->default_val("minmax");
+      ->check(CLI::IsMember({"auto", "minmax", "percentile", "entropy", "mse"}))
+      ->default_val("auto");
   cmd->add_option("--threads", a->threads, "libtorch and engine threads")
       ->check(CLI::Range(1, 1024))
       ->default_val(1);

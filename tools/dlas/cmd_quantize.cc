@@ -19,7 +19,7 @@ namespace {
 
 struct QuantizeArgs {
   std::string dtype;
-  std::string calibrator = "entropy";
+  std::string calibrator = "auto";
   double percentile = 99.99;
   std::string calib_data = "random";
   int calib_samples = 32;
@@ -37,7 +37,7 @@ QuantSpec spec_from_args(const QuantizeArgs& a) {
     DLAS_CHECK(a.dtype == "int8", ErrorKind::kUsage, "--dtype must be int8, fp16 or bf16");
     const auto c = calibrator_from_name(a.calibrator);
     DLAS_CHECK(c, ErrorKind::kUsage,
-               "--calibrator must be minmax, percentile, entropy, mse or none");
+               "--calibrator must be auto, minmax, percentile, entropy, mse or none");
     q.calibrator = *c;
     DLAS_CHECK(a.percentile > 0 && a.percentile <= 100, ErrorKind::kUsage,
                "--percentile must be in (0, 100]");
@@ -71,10 +71,11 @@ void add_quantize_command(CLI::App& app, Action& run) {
       ->required()
       ->check(CLI::IsMember({"int8", "fp16", "bf16"}));
   cmd->add_option("--calibrator", a->calibrator,
-                  "int8 activation ranges: minmax, percentile, entropy (KL, TensorRT's), mse, "
-                  "or none (data-free: TVM's global_scale = 8 rule)")
-      ->default_val("entropy")
-      ->check(CLI::IsMember({"minmax", "percentile", "entropy", "mse", "none"}));
+                  "int8 activation ranges: auto (default: per tensor, the calibrator with the "
+                  "smallest measured output error), minmax, percentile, entropy (KL, "
+                  "TensorRT's), mse, or none (data-free: TVM's global_scale = 8 rule)")
+      ->default_val("auto")
+      ->check(CLI::IsMember({"auto", "minmax", "percentile", "entropy", "mse", "none"}));
   cmd->add_option("--percentile", a->percentile, "percentile calibrator's P (default 99.99)")
       ->default_val(99.99);
   cmd->add_option("--calib-data", a->calib_data,
@@ -91,7 +92,7 @@ void add_quantize_command(CLI::App& app, Action& run) {
       ->default_val("u8")
       ->check(CLI::IsMember({"u8", "s8"}));
   cmd->add_option("-o,--output", a->output, "output .onnx path")->required();
-  cmd->add_flag("--json", a->json, "print one JSON object with the per-layer scales");
+  cmd->add_flag("--json", a->json, "print one JSON object with the per-tensor ranges, errors and per-layer scales");
   cmd->callback([&run, model, a] {
     run = [model, a] {
       const QuantSpec spec = spec_from_args(*a);  // bad flags fail before the model loads
@@ -105,10 +106,12 @@ void add_quantize_command(CLI::App& app, Action& run) {
         j["output"] = a->output;
         j.update(quant_report_json(r));
         std::cout << j.dump(2) << "\n";
+        if (const std::string w = quant_warning(r); !w.empty()) std::fprintf(stderr, "%s\n", w.c_str());
         return 0;
       }
       print_quant_report(r);
       std::printf("wrote %s\n", a->output.c_str());
+      if (const std::string w = quant_warning(r); !w.empty()) std::fprintf(stderr, "%s\n", w.c_str());
       return 0;
     };
   });

@@ -1,6 +1,8 @@
 // The report of `dlas quantize`: a JSON object, or a table and a summary line on stdout.
+#include <algorithm>
 #include <cstdio>
 #include <map>
+#include <vector>
 
 #include "cli.h"
 #include "cmd_compress.h"
@@ -47,6 +49,7 @@ nlohmann::ordered_json quant_report_json(const QuantReport& r) {
     }
     j["tensors"].push_back(o);
   }
+  j["worst"] = quant_worst_json(r, 3);
   j["layers"] = nlohmann::ordered_json::array();
   std::map<std::string, const QuantTensor*> by_name;
   for (const QuantTensor& t : r.tensors) by_name[t.name] = &t;
@@ -64,17 +67,79 @@ nlohmann::ordered_json quant_report_json(const QuantReport& r) {
   return j;
 }
 
+namespace {
+
+// The calibrated tensors with a measured error, largest first.
+std::vector<const QuantTensor*> by_error(const QuantReport& r) {
+  std::vector<const QuantTensor*> v;
+  for (const QuantTensor& t : r.tensors)
+    if (t.error >= 0) v.push_back(&t);
+  std::stable_sort(v.begin(), v.end(),
+                   [](const QuantTensor* a, const QuantTensor* b) { return a->error > b->error; });
+  return v;
+}
+
+const char* best_calibrator(const QuantTensor& t) {
+  const RangeCandidate* best = nullptr;
+  for (const RangeCandidate& c : t.candidates)
+    if (c.error >= 0 && (!best || c.error < best->error)) best = &c;
+  return best ? calibrator_name(best->calibrator) : "";
+}
+
+}  // namespace
+
+nlohmann::ordered_json quant_worst_json(const QuantReport& r, size_t n) {
+  nlohmann::ordered_json w = nlohmann::ordered_json::array();
+  for (const QuantTensor* t : by_error(r)) {
+    if (w.size() == n) break;
+    w.push_back({{"name", t->name},
+                 {"calibrator", calibrator_name(t->calibrator)},
+                 {"error", t->error},
+                 {"best_calibrator", best_calibrator(*t)},
+                 {"best_error", t->best_error()}});
+  }
+  return w;
+}
+
 void print_quant_report(const QuantReport& r) {
   if (r.spec.type == QuantType::kInt8) {
-    std::printf("%-48s %12s %12s %12s %5s\n", "TENSOR", "RANGE LO", "RANGE HI", "SCALE", "ZP");
+    // ERROR: the relative error of the outputs of the layers the tensor feeds on the
+    // calibration set, with the tensor's range; BEST: the smallest any calibrator gave.
+    const std::vector<const QuantTensor*> ranked = by_error(r);
+    std::map<const QuantTensor*, size_t> rank;
+    for (size_t i = 0; i < ranked.size(); ++i) rank[ranked[i]] = i;
+    std::printf("%-40s %-10s %10s %10s %8s %8s %-10s %-28s\n", "TENSOR", "CALIBRATOR", "RANGE LO",
+                "RANGE HI", "ERROR", "BEST", "BY", "FEEDS");
     for (const QuantTensor& t : r.tensors) {
-      std::printf("%-48s %12.5g %12.5g %12.5g %5d\n", short_name(t.name, 48).c_str(), t.lo, t.hi,
-                  t.q.scale, t.q.zero_point);
+      const std::string feeds = t.feeds.empty() ? "-" : short_name(t.feeds[0], 28);
+      if (!t.shares.empty()) {
+        std::printf("%-40s %-10s %10.4g %10.4g %8s %8s %-10s %-28s\n", short_name(t.name, 40).c_str(),
+                    "shared", t.lo, t.hi, "-", "-", "", feeds.c_str());
+        continue;
+      }
+      char err[16] = "-", best[16] = "-";
+      if (t.error >= 0) std::snprintf(err, sizeof err, "%.2f%%", 100 * t.error);
+      if (t.best_error() >= 0) std::snprintf(best, sizeof best, "%.2f%%", 100 * t.best_error());
+      const auto it = rank.find(&t);
+      const char* mark = it == rank.end()                ? ""
+                         : t.error >= kHighQuantError    ? "  << high"
+                         : it->second == 0 && ranked.size() > 1 ? "  < worst"
+                                                                : "";
+      std::printf("%-40s %-10s %10.4g %10.4g %8s %8s %-10s %-28s%s\n",
+                  short_name(t.name, 40).c_str(), calibrator_name(t.calibrator), t.lo, t.hi, err,
+                  best, best_calibrator(t), feeds.c_str(), mark);
     }
     std::printf(
         "\n%s: %zu activations, %zu Conv/Gemm layers (s8 per-channel weights), "
         "%d calibration samples\n",
         r.spec.str().c_str(), r.tensors.size(), r.layers.size(), r.samples);
+    if (!ranked.empty()) {
+      std::printf("largest errors (relative error of the layer outputs each tensor feeds):");
+      for (size_t i = 0; i < std::min<size_t>(3, ranked.size()); ++i)
+        std::printf("%s %s %.2f%%", i ? "," : "", short_name(ranked[i]->name, 40).c_str(),
+                    100 * ranked[i]->error);
+      std::printf("\n");
+    }
   } else {
     std::printf("%s: %lld initializers converted\n", r.spec.str().c_str(),
                 static_cast<long long>(r.converted_initializers));

@@ -52,7 +52,7 @@ struct SweepArgs {
   int64_t limit = 0;
   int64_t test_limit = 0;
   double tolerance = 1.0;  // top-1 points
-  std::string calibrator = "minmax";
+  std::string calibrator = "auto";
   int threads = 1;
   uint64_t seed = 0;
   int train_epochs = 0;  // zoo models: train the baseline first

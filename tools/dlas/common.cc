@@ -156,8 +156,8 @@ void add_engine_args(CLI::App& cmd, EngineArgs& a) {
                  "pruning) | bp:BxC:S (L1 block pruning, e.g. bp:4x1:0.9) | cp:S (channel "
                  "pruning: conv channels removed, by dependency group; cp:S:roundN keeps multiples "
                  "of N); add :layer for per-layer sparsity; first conv and classifier stay "
-                 "dense; quantization: int8[:minmax|percentile[=P]|entropy|mse|none][:u8|s8] "
-                 "(random calibration at load), fp16, bf16; join with '+', e.g. wp:0.9+int8")
+                 "dense; quantization: int8[:auto|minmax|percentile[=P]|entropy|mse|none]"
+                 "[:u8|s8] (default auto; random calibration at load), fp16, bf16; join with '+', e.g. wp:0.9+int8")
       ->default_val("dense");
 }
 

@@ -16,7 +16,15 @@ struct VariantAccuracy {
   std::string calibration;             // int8: the calibration set; "" otherwise
   data::Accuracy deployed;             // the compressed variant's
   std::optional<data::Accuracy> fp32;  // the uncompressed model's, when anything was applied
+  std::string warning;                 // accuracy_drop_warning's line ("": none)
 };
+
+// One line, empty when all is well: a quantization-only spec (int8, fp16, bf16; no pruning,
+// whose loss is its own) that loses more than kQuantDropWarning points of top-1 against
+// fp32, naming a better choice (int8:auto for another calibrator; otherwise the per-tensor
+// errors of `dlas quantize` and fp16).
+constexpr double kQuantDropWarning = 2.0;  // points
+std::string accuracy_drop_warning(const CompressSpec& spec, const VariantAccuracy& result);
 
 // Compresses `fp32` (its image input [B,C,H,W] sets the batch) with `spec` for the dataset
 // `ds` was opened from (`dataset`), compiles it and, unless `spec` is dense, the fp32 graph

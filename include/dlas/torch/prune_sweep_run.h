@@ -46,7 +46,7 @@ struct PruneSweepOptions {
   int64_t test_limit = 0;                   // test records each accuracy is measured on (0: all)
   int64_t eval_batch = 100;                 // engine batch of the accuracy runs
   double tolerance = 0.01;                  // elbow tolerance (top-1 fraction)
-  std::string calibrator = "minmax";        // int8:<calibrator> of baseline_quant / elbow_quant
+  std::string calibrator = "auto";           // int8:<calibrator> of baseline_quant / elbow_quant
   bool quant = true;                        // measure baseline_quant and elbow_quant
   std::filesystem::path dir;                // output directory (created; files replaced)
   const std::atomic<bool>* stop = nullptr;  // raised (SIGINT): keep the finished levels
