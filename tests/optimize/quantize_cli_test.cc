@@ -31,6 +31,34 @@ TEST_F(QuantizeCli, WritesAQdqModelWithAJsonSummary) {
   EXPECT_EQ(b.code, 0) << b.err;
 }
 
+// The default calibrator is auto; the report gives every tensor's measured error, every
+// calibrator's range and error, and the largest errors.
+TEST_F(QuantizeCli, ReportsThePerTensorError) {
+  const std::string out = path("q.onnx");
+  const auto r = dlas(std::string("quantize ") + kSmall + " --dtype int8 --calib-samples 2 --json -o " + out);
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["spec"], "int8");
+  EXPECT_EQ(j["calibrator"], "auto");
+  int measured = 0;
+  for (const auto& t : j["tensors"]) {
+    if (t.contains("shares")) continue;
+    ASSERT_TRUE(t.contains("error")) << t.dump();
+    EXPECT_EQ(t["candidates"].size(), 4u) << t.dump();
+    EXPECT_LE(t["best_error"].get<double>(), t["error"].get<double>()) << t.dump();
+    ++measured;
+  }
+  EXPECT_GT(measured, 10);
+  ASSERT_EQ(j["worst"].size(), 3u);
+  EXPECT_GE(j["worst"][0]["error"].get<double>(), j["worst"][1]["error"].get<double>());
+  const auto text = dlas(std::string("quantize ") + kSmall +
+                         " --dtype int8 --calibrator entropy --calib-samples 2 -o " + out);
+  ASSERT_EQ(text.code, 0) << text.err;
+  EXPECT_NE(text.out.find("ERROR"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("largest errors"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("entropy"), std::string::npos) << text.out;
+}
+
 TEST_F(QuantizeCli, BadInputExitsTwo) {
   const std::string out = path("q.onnx");
   // Unknown dtype / calibrator: usage errors.

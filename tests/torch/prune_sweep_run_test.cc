@@ -148,11 +148,11 @@ TEST_F(PruneSweepRunTest, WeightLevelsKeepTheirZerosAndTheElbowModelScoresAsReco
   ASSERT_EQ(r.elbow, 1);
   EXPECT_EQ(engine_top1(dir_ / "elbow.onnx"), r.points[1].top1);
   EXPECT_EQ(engine_top1(dir_ / r.points[0].model), r.points[0].top1);
-  // Quantized accuracies: fp16, int8 uncalibrated, int8 calibrated (minmax).
+  // Quantized accuracies: fp16, int8 uncalibrated, int8 calibrated (auto, the default).
   ASSERT_EQ(r.baseline_quant.size(), 3u);
   EXPECT_EQ(r.baseline_quant[0].compress, "fp16");
   EXPECT_EQ(r.baseline_quant[1].compress, "int8:none");
-  EXPECT_EQ(r.baseline_quant[2].compress, "int8:minmax");
+  EXPECT_EQ(r.baseline_quant[2].compress, "int8");
   ASSERT_EQ(r.elbow_quant.size(), 3u);
   EXPECT_NEAR(r.elbow_quant[0].top1, r.points[1].top1, 0.02) << "fp16 is within a few images";
 }
