@@ -23,6 +23,7 @@
 #include "dlas/system/loader.h"
 #include "dlas/system/make_executor.h"
 #include "dlas/system/measure.h"
+#include "dlas/system/peer_executor.h"
 #include "dlas/system/tune.h"
 #include "dlas/system/tune_model.h"
 
@@ -174,8 +175,26 @@ Row measure_variant(const MeasureRequest& r) {
   ExecutorOptions eo;
   if (v.schedule != "default") eo.layers = tune_variant(r, g, plan_options_for(v), row);
   auto t0 = std::chrono::steady_clock::now();  // compile_ms is the executor's own, tuning aside
-  const std::unique_ptr<Executor> exec = make_executor(g, v, eo);
-  const double compile_ms = ms_since(t0);
+  std::unique_ptr<Executor> exec;
+  try {
+    exec = make_executor(g, v, eo);
+  } catch (const Error& e) {
+    // A peer that is not installed or cannot run this model: a row that says so.
+    if (!is_peer_backend(v.backend) || e.kind() != ErrorKind::kUnsupported) throw;
+    row.set("status", std::string(kStatusUnsupported));
+    row.set("reason", std::string(e.what()));
+    return row;
+  }
+  double compile_ms = ms_since(t0);
+  if (const auto* peer = dynamic_cast<const PeerExecutor*>(exec.get())) {
+    // The peer's own compile (its process start-up and imports aside) and tuning.
+    compile_ms = peer->compile_ms();
+    if (v.backend == "tvm-tuned") {
+      row.set("tuning_s", peer->tune_ms() / 1e3);
+      row.set("tuning_trials", int64_t{peer->tune_trials()});
+      row.set("tuning_stop", std::string("trials"));
+    }
+  }
   // The parent keyed the row by what it expected to run; make sure that is what runs.
   DLAS_CHECK(exec->threads() == v.threads, ErrorKind::kInternal, exec->name(), " runs ",
              exec->threads(), " threads, not the variant's ", id);

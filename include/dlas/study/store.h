@@ -55,6 +55,8 @@ inline constexpr const char* kStatusFailed = "failed";    // exited non-zero (an
 inline constexpr const char* kStatusTimeout = "timeout";  // killed after the time limit
 inline constexpr const char* kStatusCrashed = "crashed";  // killed by a signal (segfault, OOM)
 inline constexpr const char* kStatusSkipped = "skipped";  // not runnable here (e.g. ISA missing)
+// A peer engine that is not installed, or cannot run this variant's model (its reason).
+inline constexpr const char* kStatusUnsupported = "unsupported";
 
 class ResultStore {
  public:
