@@ -21,9 +21,10 @@
 namespace dlas::study {
 
 // 2: tuning_* columns; 3: dataset, top5, accuracy_samples, accuracy_s, nonzero_params;
-// 4: layout; 5: profile.
-// Older files are upgraded in place (columns added, NULL in old rows).
-inline constexpr int kStoreSchemaVersion = 5;
+// 4: layout; 5: profile; 6: the status 'unsupported'.
+// Older files are upgraded in place (columns added, NULL in old rows; the table rebuilt
+// under the new status check from schema 6 on).
+inline constexpr int kStoreSchemaVersion = 6;
 
 enum class ColumnType { kText, kInteger, kReal };
 
