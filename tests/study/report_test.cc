@@ -356,7 +356,7 @@ TEST(StudyReport, WritesEveryFileAndRefusesAnEmptyDatabase) {
   ReportOptions opt;
   opt.plots = have_gnuplot;
   const ReportFiles files = write_report(fixture(), dir.string(), opt);
-  EXPECT_EQ(files.tables, 8);  // accuracy_summary included (empty: no dataset here)
+  EXPECT_EQ(files.tables, 9);  // summary and accuracy_summary (empty: no dataset) included
   for (const std::string& f : files.files) EXPECT_TRUE(fs::exists(dir / f)) << f;
   std::ifstream html(dir / "report.html");
   std::stringstream s;
