@@ -79,7 +79,7 @@ size_t index_of(const std::vector<std::string>& v, const std::string& x) {
 
 // Three significant digits.
 std::string sig3(double v) {
-  const int digits = v >= 100 ? 0 : v >= 10 ? 1 : v >= 1 ? 2 : 3;
+  const int digits = v >= 100 ? 0 : v >= 10 ? 1 : v >= 1 ? 2 : v >= 0.1 ? 3 : 4;
   return fmt(v, digits);
 }
 
@@ -131,7 +131,7 @@ void add_speedup_heatmap(std::vector<Figure>& figs, const std::string& platform,
     for (const analysis::Speedup* s : per[c])
       p.cells.push_back({index_of(map.columns, s->algorithm), index_of(map.rows, s->compress),
                          s->achieved,
-                         fmt(s->achieved, 2) + "×\n" + fmt(100 * s->achieved / s->expected, 0) + "%",
+                         sig3(s->achieved) + "×\n" + sig3(100 * s->achieved / s->expected) + "%",
                          s->achieved == best});
     map.panels.push_back(std::move(p));
   }
@@ -317,19 +317,20 @@ void add_platform_figure(std::vector<Figure>& figs, const std::vector<Context>& 
       "speedup over " + ref_name + " (×)", models, series, "%.2f×", 1.0));
 }
 
-// MACs against the fastest dense latency, a panel per platform (observation I).
+// MACs against the fastest dense latency, a panel per platform, a colour and marker per
+// model (observation I).
 void add_macs_figure(std::vector<Figure>& figs,
                      const std::vector<std::pair<std::string, std::vector<const Context*>>>& groups) {
   std::vector<plots::LinePanel> panels;
   for (const auto& [platform, ctxs] : groups) {
-    plots::Series s{"fastest dense variant of a model", {}, {}, false};
+    plots::LinePanel p{platform, {}};
     for (const Context* c : ctxs) {
       const analysis::Variant* v = c->fastest([](const auto& k) { return k.second == "dense"; });
-      if (!v || v->macs <= 0) continue;
-      s.xy.push_back({static_cast<double>(v->macs), v->median_ms});
-      s.labels.push_back(panel_title(*c));
+      if (v && v->macs > 0)
+        p.series.push_back(
+            {panel_title(*c), {{static_cast<double>(v->macs), v->median_ms}}, {}, false});
     }
-    if (s.xy.size() >= 2) panels.push_back({platform, {s}});
+    if (p.series.size() >= 2) panels.push_back(std::move(p));
   }
   if (panels.empty()) return;
   plots::Axes axes;

@@ -174,7 +174,7 @@ std::string heat_colour(HeatScale scale, double v) {
   if (!(v > 0) || !std::isfinite(v)) return std::to_string(0xeeeeeeu);
   const double l2 = std::log2(v);
   if (scale == HeatScale::kRatioAroundOne)  // red below 1x, white at 1x, blue above
-    return mix(l2 / 3.0, {{-1, 0xf4a582}, {0, 0xffffff}, {1, 0x92c5de}});
+    return mix(l2 / 2.0, {{-1, 0xf4a582}, {0, 0xffffff}, {1, 0x92c5de}});
   return mix(l2 / 4.0, {{0, 0x91cf60}, {0.35, 0xffffbf}, {1, 0xf4a582}});  // green, yellow, red
 }
 
@@ -190,7 +190,7 @@ std::string both_terminals(const Figure& f, const std::string& svg_path,
                            const std::string& png_path) {
   std::ostringstream s;
   s << "set terminal svg size " << f.width << "," << f.height
-    << " font 'sans,11' noenhanced background '#ffffff'\nset output " << gp_quote(svg_path)
+    << " font 'sans,12' noenhanced background '#ffffff'\nset output " << gp_quote(svg_path)
     << "\n"
     << f.draw << "set terminal pngcairo size " << f.width << "," << f.height
     << " font 'sans,10' noenhanced background '#ffffff'\nset output " << gp_quote(png_path)
@@ -212,10 +212,10 @@ Figure heatmap_figure(const std::string& name, const std::string& title,
         text_chars = std::max(text_chars, line.size());
       text_lines = std::max(text_lines, n);
     }
-  const int cell_w = std::max(50, static_cast<int>(static_cast<double>(text_chars) * 6.2) + 14);
+  const int cell_w = std::max(50, static_cast<int>(static_cast<double>(text_chars) * 7.6) + 16);
   // Rows tall enough for the rotated y label beside them.
   const int cell_h = std::max(
-      {24, static_cast<int>(text_lines) * 14 + 10,
+      {24, static_cast<int>(text_lines) * 17 + 12,
        static_cast<int>((static_cast<double>(map.ylabel.size()) * kCharW + 12) / std::max(1, nrow))});
   // Column labels rotated by 35 degrees end at their tick: they reach down sin(35) and
   // left cos(35) of their length; the left margin holds the row labels and that reach.
@@ -264,7 +264,7 @@ Figure heatmap_figure(const std::string& name, const std::string& title,
       << "set title " << gp_quote(p.title) << " font ',11'\n"
       << "plot $H" << i
       << " using 1:2:(0.5):(0.5):3 with boxxyerror fs solid 1.0 border lc rgb '#ffffff' "
-         "fc rgb variable, '' using 1:2:4 with labels font ',9'";
+         "fc rgb variable, '' using 1:2:4 with labels font ',10'";
     if (any_mark)
       s << ", $M" << i
         << " using 1:2:(0.46):(0.46) with boxxyerror fs empty border lc rgb '#111111' lc rgb '#111111' lw 2.5";
@@ -298,8 +298,8 @@ Figure line_figure(const std::string& name, const std::string& title, const std:
         {n, hollow ? "#000000" : colour(i), marker(i),
          hollow ? LegendEntry::kHollow : (lines ? LegendEntry::kLinePoint : LegendEntry::kPoint)});
   }
-  const int lm = 70, rm = 18, tm = 26, bm = 52;
-  const int pw = 400, ph = 300;
+  const int lm = 70, rm = 18, tm = 40, bm = 60;
+  const int pw = 400, ph = 320;
   const Grid grid(static_cast<int>(panels.size()), pw, ph, title);
   const int w = grid.width;
   const int legend_h = legend.layout(w);
@@ -360,7 +360,10 @@ Figure bar_figure(const std::string& name, const std::string& title, const std::
   const int bar_px = 40, group_px = ns * bar_px + 30;
   const double cat_len = static_cast<double>(longest(categories)) * kCharW;
   const bool rotate = cat_len > group_px - 6;
-  const int lm = 78, rm = 18, tm = 10;
+  // Rotated category labels end at their group's centre and reach cos(30) of their length
+  // to the left.
+  const int lm = rotate ? std::max(78, static_cast<int>(cat_len * 0.87 - group_px / 2.0) + 12) : 78;
+  const int rm = 18, tm = 10;
   const int bm = rotate ? static_cast<int>(cat_len * 0.5) + 46 : 50;
   const int pw = std::max(360, lm + ncat * group_px + rm), ph = 320 + bm;
   Legend legend;

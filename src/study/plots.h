@@ -25,7 +25,7 @@ struct Figure {
 // grey). `value` picks the cell colour on the figure's scale, `text` is written in it (may
 // hold "\n"), `mark` outlines it (the panel's best).
 enum class HeatScale {
-  kRatioAroundOne,  // value = a speedup: 1 white, > 1 blue, < 1 red (log scale, saturating at 8x)
+  kRatioAroundOne,  // value = a speedup: 1 white, > 1 blue, < 1 red (log scale, saturating at 4x)
   kRatioToBest,     // value = time / best time >= 1: 1 green, then yellow, then red (16x)
 };
 struct HeatCell {
