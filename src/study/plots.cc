@@ -12,9 +12,9 @@ namespace dlas::study::plots {
 
 namespace {
 
-constexpr int kMaxWidth = 1180;  // px: panels wrap to the next row beyond this
-constexpr double kCharW = 6.6;   // px per character of the 10-11 pt sans font (upper bound)
-constexpr int kTitleH = 36;      // px above the panels: the figure's title
+constexpr int kMaxWidth = 1240;  // px: panels wrap to the next row beyond this
+constexpr double kCharW = 8.0;   // px per character of the sans font (PNG at 10 pt; upper bound)
+constexpr int kTitleH = 46;      // px above the panels: the figure's title
 
 // A qualitative palette (matplotlib's tab10) and filled/open markers: series i gets colour
 // i % 10 and marker i % 7, so up to 70 series differ in colour or marker.
@@ -45,9 +45,16 @@ std::string margins_at(const Box& b, int w, int h) {
   return s.str();
 }
 
+// Characters of a UTF-8 string as drawn (continuation bytes not counted: "×" is one).
+size_t glyphs(const std::string& s) {
+  size_t n = 0;
+  for (unsigned char c : s) n += (c & 0xC0) != 0x80;
+  return n;
+}
+
 size_t longest(const std::vector<std::string>& v) {
   size_t n = 0;
-  for (const auto& s : v) n = std::max(n, s.size());
+  for (const auto& s : v) n = std::max(n, glyphs(s));
   return n;
 }
 
@@ -88,7 +95,7 @@ struct Legend {
   int layout(int width) {
     if (entries.empty()) return 0;
     size_t len = 0;
-    for (const auto& e : entries) len = std::max(len, e.name.size());
+    for (const auto& e : entries) len = std::max(len, glyphs(e.name));
     entry_w = static_cast<int>(static_cast<double>(len) * kCharW) + 44;
     cols = std::max(1, std::min(static_cast<int>(entries.size()), (width - 20) / entry_w));
     rows = (static_cast<int>(entries.size()) + cols - 1) / cols;
@@ -131,7 +138,7 @@ struct Grid {
 
   Grid(int panels, int panel_w, int panel_h, const std::string& title)
       : n(panels), pw(panel_w), ph(panel_h) {
-    const int min_width = std::max(360, static_cast<int>(static_cast<double>(title.size()) * 8.4) + 40);
+    const int min_width = std::max(360, static_cast<int>(static_cast<double>(glyphs(title)) * 8.4) + 40);
     per_row = std::max(1, std::min(n, kMaxWidth / std::max(1, pw)));
     prows = (n + per_row - 1) / per_row;
     width = std::max(min_width, per_row * pw + 20);
@@ -190,7 +197,7 @@ std::string both_terminals(const Figure& f, const std::string& svg_path,
                            const std::string& png_path) {
   std::ostringstream s;
   s << "set terminal svg size " << f.width << "," << f.height
-    << " font 'sans,12' noenhanced background '#ffffff'\nset output " << gp_quote(svg_path)
+    << " font 'sans,10' fontscale 1.3 noenhanced background '#ffffff'\nset output " << gp_quote(svg_path)
     << "\n"
     << f.draw << "set terminal pngcairo size " << f.width << "," << f.height
     << " font 'sans,10' noenhanced background '#ffffff'\nset output " << gp_quote(png_path)
@@ -209,20 +216,20 @@ Figure heatmap_figure(const std::string& name, const std::string& title,
       std::stringstream lines(c.text);
       size_t n = 0;
       for (std::string line; std::getline(lines, line); ++n)
-        text_chars = std::max(text_chars, line.size());
+        text_chars = std::max(text_chars, glyphs(line));
       text_lines = std::max(text_lines, n);
     }
   const int cell_w = std::max(50, static_cast<int>(static_cast<double>(text_chars) * 7.6) + 16);
   // Rows tall enough for the rotated y label beside them.
   const int cell_h = std::max(
       {24, static_cast<int>(text_lines) * 17 + 12,
-       static_cast<int>((static_cast<double>(map.ylabel.size()) * kCharW + 12) / std::max(1, nrow))});
+       static_cast<int>((static_cast<double>(glyphs(map.ylabel)) * kCharW + 12) / std::max(1, nrow))});
   // Column labels rotated by 35 degrees end at their tick: they reach down sin(35) and
   // left cos(35) of their length; the left margin holds the row labels and that reach.
   const double col_len = static_cast<double>(longest(map.columns)) * kCharW;
   const int lm = static_cast<int>(std::max(static_cast<double>(longest(map.rows)) * kCharW + 34,
                                            col_len * 0.82 - cell_w / 2.0 + 8));
-  const int bm = static_cast<int>(col_len * 0.58) + 44;
+  const int bm = static_cast<int>(col_len * 0.58) + 52;
   const int tm = 26, rm = 14;
   const int pw = lm + ncol * cell_w + rm, ph = tm + nrow * cell_h + bm;
   const Grid grid(static_cast<int>(map.panels.size()), pw, ph, title);
@@ -369,7 +376,7 @@ Figure bar_figure(const std::string& name, const std::string& title, const std::
   Legend legend;
   for (int j = 0; j < ns; ++j)
     legend.entries.push_back({series[j].name, colour(j), 7, LegendEntry::kBox});
-  const int w = std::max(pw + 20, static_cast<int>(static_cast<double>(title.size()) * 8.4) + 40);
+  const int w = std::max(pw + 20, static_cast<int>(static_cast<double>(glyphs(title)) * 8.4) + 40);
   const int legend_h = legend.layout(w);
   const int h = kTitleH + ph + legend_h + 6;
   double top = reference > 0 ? reference : 0;

@@ -51,14 +51,12 @@ Table summary_of(const std::vector<Row>& rows) {
   const bool several_cpus = cpus.size() > 1;
   Table t{"summary",
           "Summary: the fastest deployment per model",
-          "Per model, the fastest variant the study measured (any compression, algorithm or "
-          "backend, threads, tuning and layout) and its median latency (ms); speedup = the "
-          "baseline's median / the fastest's, where the baseline is the same model dense fp32 "
-          "on dlas, untuned, at the same threads and ISA path, with the auto algorithm (or, "
-          "when the study has no auto row there, the fastest untuned dense dlas algorithm, "
-          "named). top-1 (%) on the study's test images and its change against the baseline "
-          "(points); '*': the fastest is a vendor library's row, which is not scored, so the "
-          "accuracy shown is dlas's for the same compression.",
+          "The fastest variant per model over everything measured (compression, algorithm or "
+          "backend, threads, tuning, layout), its median latency (ms) and its speedup over the "
+          "baseline: the same model dense fp32 on dlas, untuned, at the same threads and ISA "
+          "path, with the auto algorithm (else the fastest untuned dense dlas algorithm, "
+          "named). top-1 in %, its change against the baseline in points; '*': a vendor "
+          "library's row is not scored, so dlas's top-1 for the same compression is shown.",
           {},
           {}};
   t.header = {"model"};
