@@ -41,10 +41,9 @@ std::string panel_title(const Context& c) {
 // Algorithms in the stack's order (dense ones, sparse ones, auto), then others, vendor last.
 std::vector<std::string> ordered_algorithms(const std::set<std::string>& algos,
                                             const std::set<std::string>& vendors) {
-  static const char* kOrder[] = {"direct",        "gemm",          "spatial-pack",
-                                 "winograd",      "depthwise",     "sparse-1x1",
-                                 "sparse-gemm",   "sparse-direct", "sparse-spatial-pack",
-                                 "auto"};
+  static const char* kOrder[] = {
+      "direct",      "gemm",          "spatial-pack",        "winograd", "depthwise", "sparse-1x1",
+      "sparse-gemm", "sparse-direct", "sparse-spatial-pack", "auto"};
   auto rank = [&](const std::string& a) {
     if (vendors.count(a)) return 1000;
     for (size_t i = 0; i < std::size(kOrder); ++i)
@@ -208,17 +207,16 @@ void add_accuracy_figure(std::vector<Figure>& figs, const std::vector<Context>& 
   std::map<std::string, std::map<std::string, std::pair<double, double>>> data;
   std::vector<const Context*> order;
   for (const Context& c : contexts) {
-    const analysis::Variant* dense = c.fastest([&](const auto& k) {
-      return k.second == "dense" && c.variants.at(k).has_accuracy;
-    });
+    const analysis::Variant* dense = c.fastest(
+        [&](const auto& k) { return k.second == "dense" && c.variants.at(k).has_accuracy; });
     if (!dense) continue;
     const std::string key = panel_title(c) + (c.dataset.empty() ? "" : " on " + c.dataset);
     auto& m = data[key];
     if (m.empty()) order.push_back(&c);
     for (const auto& [k, v] : c.variants) {
       if (!v.has_accuracy || m.count(k.second) || v.nonzero_params <= 0) continue;
-      const analysis::Variant* best =
-          c.fastest([&](const auto& x) { return x.second == k.second && c.variants.at(x).has_accuracy; });
+      const analysis::Variant* best = c.fastest(
+          [&](const auto& x) { return x.second == k.second && c.variants.at(x).has_accuracy; });
       const double ratio = 32.0 * static_cast<double>(dense->nonzero_params) /
                            (storage_bits(k.second) * static_cast<double>(best->nonzero_params));
       m[k.second] = {ratio, 100 * best->accuracy};
@@ -319,8 +317,9 @@ void add_platform_figure(std::vector<Figure>& figs, const std::vector<Context>& 
 
 // MACs against the fastest dense latency, a panel per platform, a colour and marker per
 // model (observation I).
-void add_macs_figure(std::vector<Figure>& figs,
-                     const std::vector<std::pair<std::string, std::vector<const Context*>>>& groups) {
+void add_macs_figure(
+    std::vector<Figure>& figs,
+    const std::vector<std::pair<std::string, std::vector<const Context*>>>& groups) {
   std::vector<plots::LinePanel> panels;
   for (const auto& [platform, ctxs] : groups) {
     plots::LinePanel p{platform, {}};
@@ -363,8 +362,8 @@ void add_sweep_figure(std::vector<Figure>& figs, const std::vector<SweepResult>&
     panels[key].series.push_back(std::move(line));
     if (s.elbow >= 0) {
       const SweepPoint& e = s.points[static_cast<size_t>(s.elbow)];
-      plots::Series ring{"elbow (highest level within tolerance)", {{e.level, 100 * e.top1}}, {},
-                         false};
+      plots::Series ring{
+          "elbow (highest level within tolerance)", {{e.level, 100 * e.top1}}, {}, false};
       ring.hollow = true;
       panels[key].series.push_back(std::move(ring));
     }

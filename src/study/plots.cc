@@ -113,9 +113,9 @@ struct Legend {
       const std::string sy = num(1.0 - y / h);
       auto sx = [&](double px) { return num(px / w); };
       if (e.kind == LegendEntry::kBox) {
-        s << "set object " << tag++ << " rect from screen " << sx(x) << "," << num(1.0 - (y - 6) / h)
-          << " to screen " << sx(x + 22) << "," << num(1.0 - (y + 6) / h) << " fc rgb '"
-          << e.colour << "' fs solid 0.85 border lc rgb '#333333' front\n";
+        s << "set object " << tag++ << " rect from screen " << sx(x) << ","
+          << num(1.0 - (y - 6) / h) << " to screen " << sx(x + 22) << "," << num(1.0 - (y + 6) / h)
+          << " fc rgb '" << e.colour << "' fs solid 0.85 border lc rgb '#333333' front\n";
       } else {
         if (e.kind == LegendEntry::kLinePoint)
           s << "set arrow " << tag++ << " from screen " << sx(x) << "," << sy << " to screen "
@@ -138,7 +138,8 @@ struct Grid {
 
   Grid(int panels, int panel_w, int panel_h, const std::string& title)
       : n(panels), pw(panel_w), ph(panel_h) {
-    const int min_width = std::max(360, static_cast<int>(static_cast<double>(glyphs(title)) * 8.4) + 40);
+    const int min_width =
+        std::max(360, static_cast<int>(static_cast<double>(glyphs(title)) * 8.4) + 40);
     per_row = std::max(1, std::min(n, kMaxWidth / std::max(1, pw)));
     prows = (n + per_row - 1) / per_row;
     width = std::max(min_width, per_row * pw + 20);
@@ -197,17 +198,16 @@ std::string both_terminals(const Figure& f, const std::string& svg_path,
                            const std::string& png_path) {
   std::ostringstream s;
   s << "set terminal svg size " << f.width << "," << f.height
-    << " font 'sans,10' fontscale 1.3 noenhanced background '#ffffff'\nset output " << gp_quote(svg_path)
-    << "\n"
+    << " font 'sans,10' fontscale 1.3 noenhanced background '#ffffff'\nset output "
+    << gp_quote(svg_path) << "\n"
     << f.draw << "set terminal pngcairo size " << f.width << "," << f.height
-    << " font 'sans,10' noenhanced background '#ffffff'\nset output " << gp_quote(png_path)
-    << "\n"
+    << " font 'sans,10' noenhanced background '#ffffff'\nset output " << gp_quote(png_path) << "\n"
     << f.draw << "unset output\n";
   return s.str();
 }
 
-Figure heatmap_figure(const std::string& name, const std::string& title,
-                      const std::string& caption, const Heatmap& map) {
+Figure heatmap_figure(const std::string& name, const std::string& title, const std::string& caption,
+                      const Heatmap& map) {
   const int ncol = static_cast<int>(map.columns.size());
   const int nrow = static_cast<int>(map.rows.size());
   size_t text_chars = 4, text_lines = 1;
@@ -221,9 +221,10 @@ Figure heatmap_figure(const std::string& name, const std::string& title,
     }
   const int cell_w = std::max(50, static_cast<int>(static_cast<double>(text_chars) * 7.6) + 16);
   // Rows tall enough for the rotated y label beside them.
-  const int cell_h = std::max(
-      {24, static_cast<int>(text_lines) * 17 + 12,
-       static_cast<int>((static_cast<double>(glyphs(map.ylabel)) * kCharW + 12) / std::max(1, nrow))});
+  const int cell_h =
+      std::max({24, static_cast<int>(text_lines) * 17 + 12,
+                static_cast<int>((static_cast<double>(glyphs(map.ylabel)) * kCharW + 12) /
+                                 std::max(1, nrow))});
   // Column labels rotated by 35 degrees end at their tick: they reach down sin(35) and
   // left cos(35) of their length; the left margin holds the row labels and that reach.
   const double col_len = static_cast<double>(longest(map.columns)) * kCharW;
@@ -267,14 +268,15 @@ Figure heatmap_figure(const std::string& name, const std::string& title,
         any_mark = true;
       }
     s << "EOD\n"
-      << margins_at({x + lm, y + tm, x + pw - rm, y + tm + nrow * cell_h}, w, h)
-      << "set title " << gp_quote(p.title) << " font ',11'\n"
+      << margins_at({x + lm, y + tm, x + pw - rm, y + tm + nrow * cell_h}, w, h) << "set title "
+      << gp_quote(p.title) << " font ',11'\n"
       << "plot $H" << i
       << " using 1:2:(0.5):(0.5):3 with boxxyerror fs solid 1.0 border lc rgb '#ffffff' "
          "fc rgb variable, '' using 1:2:4 with labels font ',10'";
     if (any_mark)
       s << ", $M" << i
-        << " using 1:2:(0.46):(0.46) with boxxyerror fs empty border lc rgb '#111111' lc rgb '#111111' lw 2.5";
+        << " using 1:2:(0.46):(0.46) with boxxyerror fs empty border lc rgb '#111111' lc rgb "
+           "'#111111' lw 2.5";
     s << "\n" << (i == 0 ? kAfterFirstPlot : "");
   }
   s << "unset multiplot\n";
@@ -318,10 +320,11 @@ Figure line_figure(const std::string& name, const std::string& title, const std:
     return "[" + (std::isnan(lo) ? std::string("*") : num(lo)) + ":" +
            (std::isnan(hi) ? std::string("*") : num(hi)) + "]";
   };
-  s << (axes.logx ? "set logscale x " + std::to_string(axes.log_base) + "\n" : "") << (axes.logy ? "set logscale y\n" : "")
-    << "set format x " << gp_quote(axes.xformat) << "\nset format y " << gp_quote(axes.yformat)
-    << "\nset xrange " << range(axes.xmin, axes.xmax) << "\nset yrange "
-    << range(axes.ymin, axes.ymax) << "\nset offsets graph 0.06, graph 0.06, graph 0.1, graph 0.06\n"
+  s << (axes.logx ? "set logscale x " + std::to_string(axes.log_base) + "\n" : "")
+    << (axes.logy ? "set logscale y\n" : "") << "set format x " << gp_quote(axes.xformat)
+    << "\nset format y " << gp_quote(axes.yformat) << "\nset xrange " << range(axes.xmin, axes.xmax)
+    << "\nset yrange " << range(axes.ymin, axes.ymax)
+    << "\nset offsets graph 0.06, graph 0.06, graph 0.1, graph 0.06\n"
     << "set xlabel " << gp_quote(axes.xlabel) << "\nset ylabel " << gp_quote(axes.ylabel)
     << "\nset grid lc rgb '#dddddd'\nunset key\nset border lw 0.8\n";
   for (size_t i = 0; i < panels.size(); ++i) {
@@ -346,12 +349,12 @@ Figure line_figure(const std::string& name, const std::string& title, const std:
         cmd += std::string(sr.lines ? "with linespoints lw 1.5" : "with points") + " pt " +
                std::to_string(marker(st)) + " ps 1.1 lc rgb '" + c + "'";
       if (!sr.labels.empty())
-        cmd += ", " + block + " using 1:2:3 with labels offset char 0,0.9 font ',8' tc rgb '" +
-               c + "'";
+        cmd += ", " + block + " using 1:2:3 with labels offset char 0,0.9 font ',8' tc rgb '" + c +
+               "'";
     }
     if (cmd.empty()) cmd = "NaN";
-    s << margins_at({x + lm, y + tm, x + pw - rm, y + ph - bm}, w, h)
-      << "set title " << gp_quote(p.title) << " font ',11'\nplot " << cmd << "\n"
+    s << margins_at({x + lm, y + tm, x + pw - rm, y + ph - bm}, w, h) << "set title "
+      << gp_quote(p.title) << " font ',11'\nplot " << cmd << "\n"
       << (i == 0 ? kAfterFirstPlot : "");
   }
   s << "unset multiplot\n";
@@ -390,9 +393,9 @@ Figure bar_figure(const std::string& name, const std::string& title, const std::
   std::ostringstream xt;
   for (int c = 0; c < ncat; ++c) xt << (c ? ", " : "") << gp_quote(categories[c]) << " " << c;
   s << "set xrange [-0.5:" << ncat - 0.5 << "]\nset yrange [0:" << num(top * 1.15 + 1e-9)
-    << "]\nset xtics (" << xt.str() << ") scale 0 nomirror"
-    << (rotate ? " rotate by 30 right" : "") << "\nset ytics nomirror\nset ylabel "
-    << gp_quote(ylabel) << "\nset grid ytics lc rgb '#dddddd'\nunset key\n";
+    << "]\nset xtics (" << xt.str() << ") scale 0 nomirror" << (rotate ? " rotate by 30 right" : "")
+    << "\nset ytics nomirror\nset ylabel " << gp_quote(ylabel)
+    << "\nset grid ytics lc rgb '#dddddd'\nunset key\n";
   if (std::isfinite(reference))
     s << "set arrow 1 from graph 0, first " << num(reference) << " to graph 1, first "
       << num(reference) << " nohead dt 2 lc rgb '#555555' back\n";
@@ -404,8 +407,7 @@ Figure bar_figure(const std::string& name, const std::string& title, const std::
       if (!std::isfinite(v)) continue;
       char label[64];
       std::snprintf(label, sizeof label, value_format.c_str(), v);
-      s << num(c + (j - (ns - 1) / 2.0) * bw) << " " << num(v) << " " << data_quote(label)
-        << "\n";
+      s << num(c + (j - (ns - 1) / 2.0) * bw) << " " << num(v) << " " << data_quote(label) << "\n";
     }
     s << "EOD\n";
     cmd += std::string(j ? ", " : "") + "$B" + std::to_string(j) + " using 1:($2/2):(" +
@@ -414,8 +416,8 @@ Figure bar_figure(const std::string& name, const std::string& title, const std::
   }
   if (cmd.empty()) cmd = "NaN";
   const double x = (w - pw) / 2.0;
-  s << margins_at({x + lm, kTitleH + tm, x + pw - rm, static_cast<double>(kTitleH + ph - bm)}, w, h) << "plot " << cmd
-    << "\n"
+  s << margins_at({x + lm, kTitleH + tm, x + pw - rm, static_cast<double>(kTitleH + ph - bm)}, w, h)
+    << "plot " << cmd << "\n"
     << kAfterFirstPlot << "unset multiplot\n";
   return {name, title, caption, s.str(), w, h};
 }

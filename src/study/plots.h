@@ -44,8 +44,8 @@ struct Heatmap {
   HeatScale scale = HeatScale::kRatioAroundOne;
   std::vector<HeatPanel> panels;
 };
-Figure heatmap_figure(const std::string& name, const std::string& title,
-                      const std::string& caption, const Heatmap& map);
+Figure heatmap_figure(const std::string& name, const std::string& title, const std::string& caption,
+                      const Heatmap& map);
 
 // Lines (or points) per panel; a series is styled by its name, the same in every panel,
 // with one legend entry. `labels`, when given (one per point), are written above the points.

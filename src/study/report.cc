@@ -554,8 +554,8 @@ struct Pages {
     md << "### " << t.title << "\n\n";
     if (!t.note.empty()) md << t.note << "\n\n";
     md << table_markdown(t) << "\nCSV: [" << t.id << ".csv](" << t.id << ".csv)\n\n";
-    html << "<details id=\"table-" << html_esc(t.id) << "\"><summary>" << html_esc(t.title)
-         << " (" << t.cells.size() << " rows)</summary>\n";
+    html << "<details id=\"table-" << html_esc(t.id) << "\"><summary>" << html_esc(t.title) << " ("
+         << t.cells.size() << " rows)</summary>\n";
     if (!t.note.empty()) html << "<p class=\"note\">" << html_esc(t.note) << "</p>\n";
     html_table(t.header, t.cells);
     html << "<p><a href=\"" << html_esc(t.id) << ".csv\">" << html_esc(t.id)
@@ -573,14 +573,13 @@ struct Pages {
       return;
     }
     for (const plots::Figure& f : figs) {
-      md << "### " << f.title << "\n\n" << f.caption << "\n\n![" << f.title << "](" << f.name
-         << ".png)\n\n";
-      html << "<figure id=\"fig-" << html_esc(f.name) << "\"><h3>" << html_esc(f.title)
-           << "</h3>\n"
-           << inline_svg(dir / (f.name + ".svg"), f.name) << "\n<figcaption>"
-           << html_esc(f.caption) << " Files: <a href=\"" << html_esc(f.name) << ".svg\">"
-           << html_esc(f.name) << ".svg</a>, <a href=\"" << html_esc(f.name) << ".png\">"
-           << html_esc(f.name) << ".png</a>.</figcaption></figure>\n";
+      md << "### " << f.title << "\n\n"
+         << f.caption << "\n\n![" << f.title << "](" << f.name << ".png)\n\n";
+      html << "<figure id=\"fig-" << html_esc(f.name) << "\"><h3>" << html_esc(f.title) << "</h3>\n"
+           << inline_svg(dir / (f.name + ".svg"), f.name) << "\n<figcaption>" << html_esc(f.caption)
+           << " Files: <a href=\"" << html_esc(f.name) << ".svg\">" << html_esc(f.name)
+           << ".svg</a>, <a href=\"" << html_esc(f.name) << ".png\">" << html_esc(f.name)
+           << ".png</a>.</figcaption></figure>\n";
     }
   }
 };

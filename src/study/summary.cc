@@ -25,9 +25,7 @@ bool untuned(const Row& r) { return !is_tuned(r.text("schedule")); }
 std::string compress_of(const Row& r) {
   return r.text("compress").empty() ? "dense" : r.text("compress");
 }
-std::string layout_of(const Row& r) {
-  return r.text("layout").empty() ? "auto" : r.text("layout");
-}
+std::string layout_of(const Row& r) { return r.text("layout").empty() ? "auto" : r.text("layout"); }
 // The ISA path a row ran on (a vendor library picks the detected one).
 std::string isa_of(const Row& r) { return vendor(r) ? r.text("detected_isa") : r.text("isa"); }
 
@@ -36,14 +34,15 @@ std::string points(double v) { return (v >= 0 ? "+" : "") + fmt(v, 2); }
 }  // namespace
 
 Table summary_of(const std::vector<Row>& rows) {
-  using Key = std::tuple<std::string, std::string, std::string, int64_t>;  // cpu model dataset batch
+  using Key =
+      std::tuple<std::string, std::string, std::string, int64_t>;  // cpu model dataset batch
   std::map<Key, std::vector<const Row*>> groups;
   std::set<std::string> cpus, isas;
   bool any_dataset = false;
   for (const Row& r : rows) {
     if (!ok(r)) continue;
-    groups[{r.text("cpu_model"), r.text("model"), r.text("dataset"), r.integer("batch")}]
-        .push_back(&r);
+    groups[{r.text("cpu_model"), r.text("model"), r.text("dataset"), r.integer("batch")}].push_back(
+        &r);
     cpus.insert(r.text("cpu_model"));
     if (!vendor(r)) isas.insert(r.text("isa"));
     any_dataset = any_dataset || !r.text("dataset").empty();
@@ -110,17 +109,16 @@ Table summary_of(const std::vector<Row>& rows) {
     if (any_dataset) row.push_back(std::get<2>(key).empty() ? "-" : std::get<2>(key));
     if (several_cpus) row.push_back(std::get<0>(key));
     const std::string schedule = best->text("schedule");
-    row.insert(row.end(),
-               {deployment, std::to_string(best->integer("threads")),
-                untuned(*best) ? std::string("untuned") : schedule,
-                fmt(best->real("median_ms"), 4), baseline,
-                base ? fmt(base->real("median_ms"), 4) : "-",
-                base ? fmt(base->real("median_ms") / best->real("median_ms"), 2) : "-",
-                scored ? fmt(100 * scored->real("accuracy"), 2) + (scored != best ? " *" : "")
-                       : "-",
-                scored && base_scored
-                    ? points(100 * (scored->real("accuracy") - base_scored->real("accuracy")))
-                    : "-"});
+    row.insert(
+        row.end(),
+        {deployment, std::to_string(best->integer("threads")),
+         untuned(*best) ? std::string("untuned") : schedule, fmt(best->real("median_ms"), 4),
+         baseline, base ? fmt(base->real("median_ms"), 4) : "-",
+         base ? fmt(base->real("median_ms") / best->real("median_ms"), 2) : "-",
+         scored ? fmt(100 * scored->real("accuracy"), 2) + (scored != best ? " *" : "") : "-",
+         scored && base_scored
+             ? points(100 * (scored->real("accuracy") - base_scored->real("accuracy")))
+             : "-"});
     t.cells.push_back(row);
   }
   return t;

@@ -1,8 +1,8 @@
 // The report as a reader sees it: a tiny study (two tiny models scored on a synthetic
 // dataset, dense and weight-pruned, two algorithms, the native and the scalar ISA
-// path: every figure kind) is measured and reported by the CLI, then headless Chromium renders report.html.
-// The page must load (Chromium exits 0 and writes a screenshot that is not one flat colour),
-// every plot file written must be linked from the page and every local link must resolve.
+// path: every figure kind) is measured and reported by the CLI, then headless Chromium renders
+// report.html. The page must load (Chromium exits 0 and writes a screenshot that is not one flat
+// colour), every plot file written must be linked from the page and every local link must resolve.
 // Skipped, saying why, where Chromium or gnuplot is not installed.
 #include <gtest/gtest.h>
 #include <png.h>
@@ -64,8 +64,8 @@ TEST_F(StudyReportScreenshot, PageLoadsAndLinksEveryPlot) {
       << kData
       << "\"]\ncompress = [\"dense\", \"wp:0.9\"]\nconv_algo = [\"direct\", \"gemm\"]\n"
          "isa = [\"native\", \"scalar\"]\n[accuracy]\nlimit = 16\n";
-  const std::string cli = std::string("env DLAS_MEASURE_LOCK='") + path("lock") + "' " +
-                          DLAS_CLI_PATH;
+  const std::string cli =
+      std::string("env DLAS_MEASURE_LOCK='") + path("lock") + "' " + DLAS_CLI_PATH;
   ASSERT_EQ(std::system((cli + " study run " + path("s.toml") + " --db " + path("s.db") + " 2>" +
                          path("run.log"))
                             .c_str()),
