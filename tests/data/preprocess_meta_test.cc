@@ -7,6 +7,7 @@
 
 #include "data_test_util.h"
 #include "dlas/model/onnx.h"
+#include "dlas/system/loader.h"
 #include "dlas/model/zoo.h"
 #include "dlas/system/preprocess_meta.h"
 

@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "dlas/model/onnx.h"
+#include "dlas/system/loader.h"
 #include "dlas/system/preprocess_meta.h"
 #include "optimize/cli_test_util.h"
 #include "system/fmnist_torch_fixture.h"
