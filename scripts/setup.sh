@@ -16,6 +16,7 @@ PACKAGES=(
   libsqlite3-dev                                # results store (study)
   libtomlplusplus-dev                           # study specs (TOML, with line/column positions)
   gnuplot-nox                                   # study report plots (SVG/PNG)
+  chromium                                      # tests: the study report rendered headless
   libopenmpi-dev openmpi-bin                    # mpirun -n K dlas study run (scale-out)
   zlib1g-dev                                    # gzip'd IDX datasets
   libxgboost-dev                                # the auto-tuner's cost model (dlas tune)

@@ -29,6 +29,9 @@ usage:
         {"cmd": "check", "model": PATH, "input": X.npy, "reference": R.npy}
                                            one run on X against R: {"max_abs_err", "scale"
                                            (max |R|), "rel_err" (their ratio), "tol", "ok"}
+        {"cmd": "infer", "model": PATH, "input": [X.npy, ...], "output": [Y.npy, ...]}
+                                           one run on the inputs, each output written to
+                                           its file: {"outputs": N} (dlas's peer executor)
         {"cmd": "quit"}
       A first line {"ready": true, ...} announces the peer; a failing command answers
       {"error": "..."} and the loop goes on.
@@ -311,6 +314,20 @@ class Peer:
                "times_ms": [round(t, 4) for t in times]}
         return out
 
+    def infer(self, path, input_paths, output_paths):
+        import numpy as np
+        self.load(path)
+        run, _, _, specs = self.loaded[path]
+        if len(input_paths) != len(specs):
+            raise ValueError(f"{len(input_paths)} inputs for a model of {len(specs)}")
+        xs = [np.load(p).astype(d, copy=False) for p, (_, _, d) in zip(input_paths, specs)]
+        outs = run(xs)
+        if len(outs) < len(output_paths):
+            raise ValueError(f"{len(outs)} outputs, {len(output_paths)} asked for")
+        for o, p in zip(outs, output_paths):
+            np.save(p, np.ascontiguousarray(np.asarray(o)))
+        return {"model": path, "outputs": len(output_paths)}
+
     def check(self, path, input_paths, reference_paths):
         import numpy as np
         self.load(path)
@@ -357,8 +374,10 @@ def serve(peer):
                 emit(peer.run(c["model"], n, int(c.get("warmup", 0))))
             elif cmd == "check":
                 emit(peer.check(c["model"], as_list(c["input"]), as_list(c["reference"])))
+            elif cmd == "infer":
+                emit(peer.infer(c["model"], as_list(c["input"]), as_list(c["output"])))
             else:
-                raise ValueError(f"bad command {line!r} (cmd: load | run | check | quit)")
+                raise ValueError(f"bad command {line!r} (cmd: load | run | check | infer | quit)")
         except Exception as e:  # one bad command must not end the A/B loop
             emit({"error": f"{type(e).__name__}: {e}"})
 

@@ -102,17 +102,37 @@ namespace dlas::data {
 
 Preprocess preprocess_for_input(const DatasetInfo& info, const Shape& input, bool train) {
   Preprocess p = default_preprocess(info, train);
-  const std::vector<int64_t> out = p.output_shape(info);
-  DLAS_CHECK(input.size() == 4 && input[1] == out[0] && input[2] == out[1] && input[3] == out[2],
-             ErrorKind::kInvalidInput, "the model's input ", shape_str(input), " does not take ",
-             info.name, "'s preprocessed images [N, ", out[0], ", ", out[1], ", ", out[2], "]");
+  check_preprocess_for_input(p, info, input);
   return p;
 }
 
+void check_preprocess_for_input(const Preprocess& p, const DatasetInfo& info,
+                                const Shape& input) {
+  const std::vector<int64_t> out = p.output_shape(info);
+  const bool nhwc = p.layout == InputLayout::kNhwc;
+  DLAS_CHECK(input.size() == 4 && input[1] == out[0] && input[2] == out[1] && input[3] == out[2],
+             ErrorKind::kInvalidInput, "the model's input ", shape_str(input), " does not take ",
+             info.name, "'s preprocessed images [N, ", out[0], ", ", out[1], ", ", out[2], "]",
+             nhwc ? " (layout nhwc)" : "",
+             // A model that takes the other layout: say which flag fixes it.
+             input.size() == 4 && input[1] == out[2] && input[2] == out[0] && input[3] == out[1] &&
+                     nhwc
+                 ? "; the model takes channels first: use --input-layout nchw"
+             : input.size() == 4 && input[3] == out[0] && input[1] == out[1] &&
+                     input[2] == out[2] && !nhwc
+                 ? "; the model takes channels last: use --input-layout nhwc"
+                 : "");
+}
+
 std::vector<Tensor> calibration_batches(std::string_view dataset, const Shape& input, int count,
-                                        uint64_t seed) {
+                                        uint64_t seed, const Preprocess* pre) {
   const std::unique_ptr<Dataset> ds = open_dataset(dataset, Split::kTrain);
-  const Preprocess p = preprocess_for_input(ds->info(), input);
+  Preprocess p = pre ? *pre : default_preprocess(ds->info(), false);
+  if (pre) {  // test-time preprocessing: no augmentation
+    p.pad = 0;
+    p.hflip = false;
+  }
+  check_preprocess_for_input(p, ds->info(), input);
   Loader loader(*ds, p, {.batch = input[0], .shuffle = true, .drop_last = true, .seed = seed});
   std::vector<Tensor> out;
   Batch b;

@@ -245,6 +245,21 @@ int64_t Graph::weight_bytes() const {
   return total;
 }
 
+const std::string* Graph::metadata_value(std::string_view key) const {
+  for (const auto& [k, v] : metadata)
+    if (k == key) return &v;
+  return nullptr;
+}
+
+void Graph::set_metadata(const std::string& key, std::string value) {
+  for (auto& [k, v] : metadata)
+    if (k == key) {
+      v = std::move(value);
+      return;
+    }
+  metadata.emplace_back(key, std::move(value));
+}
+
 std::string Graph::unique_node_name(const std::string& prefix) const {
   std::unordered_set<std::string> used;
   for (const Node& n : nodes) used.insert(n.name);

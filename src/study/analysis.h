@@ -86,6 +86,13 @@ struct Correlation {
 // Needs 3 models or more.
 std::vector<Correlation> correlations(const std::vector<Context>& contexts);
 
+// The summary table of report_tables (summary.cc): per CPU, model, dataset and batch, the
+// fastest ok variant over everything measured, its speedup over the dense fp32 baseline
+// (dlas, untuned, same threads, auto) and its top-1 and top-1 change when scored.
+Table summary_of(const std::vector<Row>& rows);
+// A model's display name: an .onnx path's file name without the extension; zoo names as is.
+std::string short_model(const std::string& model);
+
 // The accuracy_summary table of report_tables (report.cc).
 Table accuracy_summary_of(const std::vector<Context>& contexts);
 

@@ -3,8 +3,10 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <iostream>
+#include <optional>
 #include <sstream>
 #include <utility>
 
@@ -23,6 +25,8 @@
 #include "dlas/system/loader.h"
 #include "dlas/system/make_executor.h"
 #include "dlas/system/measure.h"
+#include "dlas/system/peer_executor.h"
+#include "dlas/system/preprocess_meta.h"
 #include "dlas/system/tune.h"
 #include "dlas/system/tune_model.h"
 
@@ -145,6 +149,10 @@ Row measure_variant(const MeasureRequest& r) {
   std::unique_ptr<data::Dataset> test_set;
   if (!v.dataset.empty()) test_set = data::open_dataset(v.dataset, data::Split::kTest);
   Graph g = load_for(r, test_set ? &test_set->info() : nullptr);
+  // The preprocessing the model carries (its metadata), else the dataset's default: what the
+  // accuracy run and int8 calibration feed it (dlas/system/preprocess_meta.h).
+  std::optional<data::Preprocess> pre;
+  if (test_set) pre = resolve_preprocess(test_set->info(), {}, &g, v.model).pre;
   // Compression is applied to the loaded model: pruning first (pruned weights stay dense
   // tensors with zeros; the sparse algorithms encode them at prepare), then quantization
   // (int8 calibrated on random inputs -- on training images with a dataset, as `dlas eval`
@@ -174,8 +182,26 @@ Row measure_variant(const MeasureRequest& r) {
   ExecutorOptions eo;
   if (v.schedule != "default") eo.layers = tune_variant(r, g, plan_options_for(v), row);
   auto t0 = std::chrono::steady_clock::now();  // compile_ms is the executor's own, tuning aside
-  const std::unique_ptr<Executor> exec = make_executor(g, v, eo);
-  const double compile_ms = ms_since(t0);
+  std::unique_ptr<Executor> exec;
+  try {
+    exec = make_executor(g, v, eo);
+  } catch (const Error& e) {
+    // A peer that is not installed or cannot run this model: a row that says so.
+    if (!is_peer_backend(v.backend) || e.kind() != ErrorKind::kUnsupported) throw;
+    row.set("status", std::string(kStatusUnsupported));
+    row.set("reason", std::string(e.what()));
+    return row;
+  }
+  double compile_ms = ms_since(t0);
+  if (const auto* peer = dynamic_cast<const PeerExecutor*>(exec.get())) {
+    // The peer's own compile (its process start-up and imports aside) and tuning.
+    compile_ms = peer->compile_ms();
+    if (v.backend == "tvm-tuned") {
+      row.set("tuning_s", peer->tune_ms() / 1e3);
+      row.set("tuning_trials", int64_t{peer->tune_trials()});
+      row.set("tuning_stop", std::string("trials"));
+    }
+  }
   // The parent keyed the row by what it expected to run; make sure that is what runs.
   DLAS_CHECK(exec->threads() == v.threads, ErrorKind::kInternal, exec->name(), " runs ",
              exec->threads(), " threads, not the variant's ", id);
@@ -199,10 +225,12 @@ Row measure_variant(const MeasureRequest& r) {
   // images (the model's batch; a short last batch is zero-padded and not counted).
   if (test_set) {
     const Shape& input = image_input_shape(exec->graph());
-    data::Loader loader(*test_set, data::preprocess_for_input(test_set->info(), input),
-                        {.batch = input[0], .limit = r.accuracy_limit});
+    data::check_preprocess_for_input(*pre, test_set->info(), input);
+    data::Loader loader(*test_set, *pre, {.batch = input[0], .limit = r.accuracy_limit});
     t0 = std::chrono::steady_clock::now();
     const data::Accuracy acc = evaluate_executors({exec.get()}, loader)[0];
+    const std::string chance = chance_level_warning(acc.top1_rate(), test_set->info().classes);
+    if (!chance.empty()) std::fprintf(stderr, "study: %s: %s\n", v.model.c_str(), chance.c_str());
     row.set("accuracy", acc.top1_rate());
     row.set("top5", acc.top5_rate());
     row.set("accuracy_samples", acc.samples);

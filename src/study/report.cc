@@ -1,5 +1,6 @@
-// The study report: tables computed from the ok rows, plots drawn by gnuplot, written
-// as Markdown, a self-contained HTML page and one CSV per table.
+// The study report: tables computed from the ok rows, figures drawn by gnuplot
+// (figures.cc, plots.cc), written as Markdown, a self-contained HTML page and one CSV per
+// table: the summary first, then the observations, the plots, and the tables.
 #include "dlas/study/report.h"
 
 #include <fcntl.h>
@@ -21,6 +22,7 @@
 #include "dlas/core/file.h"
 #include "dlas/optimize/prune_sweep.h"
 #include "study/analysis.h"
+#include "study/figures.h"
 
 extern char** environ;
 
@@ -300,7 +302,7 @@ std::vector<Table> report_tables(const std::vector<Row>& all) {
                                     overall_fastest_table,   latency_table,
                                     speedup_table,           tuning_table,
                                     correlation_table,       analysis::accuracy_summary_of};
-  std::vector<Table> tables;
+  std::vector<Table> tables = {analysis::summary_of(all)};
   for (Builder build : kTables) tables.push_back(build(contexts));
   // A study with several activation layouts compares them (after the tuning table).
   if (analysis::layouts_of(contexts).size() > 1) {
@@ -408,25 +410,6 @@ std::string read_text(const fs::path& p) {
 void write_atomic(const fs::path& dir, const std::string& name, const std::string& text) {
   write_file_atomic(dir / name, text);
 }
-
-std::string slug(const std::string& s) {
-  std::string o;
-  for (char c : s) {
-    if (std::isalnum(static_cast<unsigned char>(c)))
-      o += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    else if (!o.empty() && o.back() != '-')
-      o += '-';
-  }
-  while (!o.empty() && o.back() == '-') o.pop_back();
-  return o.empty() ? "x" : o;
-}
-
-std::string gp_quote(const std::string& s) {
-  std::string o = "\"";
-  for (char c : s) o += (c == '"' || c == '\\') ? std::string("\\") + c : std::string(1, c);
-  return o + "\"";
-}
-
 // Runs gnuplot on `script` (stdin closed, stderr captured); throws kRuntime on failure.
 void run_gnuplot(const fs::path& dir, const std::string& script) {
   const fs::path sp = dir / ".plot.gp", ep = dir / ".plot.err";
@@ -454,158 +437,6 @@ void run_gnuplot(const fs::path& dir, const std::string& script) {
              "report: gnuplot failed: ", err.substr(0, 400));
 }
 
-struct Plot {
-  std::string name, title;  // files name.svg / name.png
-};
-
-// gnuplot script lines that draw one plot to name.svg and name.png from datablock $D.
-std::string both_terminals(const fs::path& dir, const std::string& name, const std::string& draw,
-                           int w, int h) {
-  std::ostringstream s;
-  s << "set terminal svg size " << w << "," << h << " dynamic font 'sans,11'\n"
-    << "set output " << gp_quote(temp_path_for(dir / (name + ".svg")).string()) << "\n"
-    << draw << "set terminal pngcairo size " << w << "," << h << " font 'sans,10'\n"
-    << "set output " << gp_quote(temp_path_for(dir / (name + ".png")).string()) << "\n"
-    << "replot\nunset output\n";
-  return s.str();
-}
-
-// A plot's script (drawing both files) is appended to `script` and the plot to `plots`.
-struct PlotList {
-  const fs::path& dir;
-  std::string script;
-  std::vector<Plot> plots;
-
-  void add(const std::string& name, const std::string& title, const std::string& draw, int w,
-           int h) {
-    script += both_terminals(dir, name, draw, w, h);
-    plots.push_back({name, title});
-  }
-};
-
-// Latency bars per model grouped by variant (log scale: models differ by 100x).
-void add_latency_plot(PlotList& pl, const std::string& platform,
-                      const std::vector<const Context*>& ctxs) {
-  std::set<std::string> series;
-  for (const Context* c : ctxs)
-    for (const auto& [k, v] : c->variants) series.insert(k.second + "+" + k.first);
-  std::ostringstream d;
-  d << "$D << EOD\nmodel";
-  for (const auto& s : series) d << " " << gp_quote(s);
-  d << "\n";
-  for (const Context* c : ctxs) {
-    d << gp_quote(c->model + (c->batch > 1 ? " b" + std::to_string(c->batch) : "") +
-                  (c->opt_level != 3 ? " O" + std::to_string(c->opt_level) : "") +
-                  (c->layout != "auto" ? " " + c->layout : ""));
-    for (const auto& s : series) {
-      const size_t plus = s.find('+');
-      auto it = c->variants.find({s.substr(plus + 1), s.substr(0, plus)});
-      d << " " << (it == c->variants.end() ? std::string("NaN") : fmt(it->second.median_ms, 5));
-    }
-    d << "\n";
-  }
-  d << "EOD\n";
-  std::ostringstream draw;
-  draw << d.str() << "reset\nset title " << gp_quote("Latency, " + platform)
-       << "\nset style data histogram\nset style histogram clustered gap 1\n"
-       << "set style fill solid 0.85 border -1\nset logscale y\n"
-       << "set ylabel 'median latency (ms, log scale)'\nset key outside right top\n"
-       << "set xtics rotate by -30\nset grid ytics\n"
-       << "plot for [i=2:" << series.size() + 1 << "] $D using i:xtic(1) title columnhead\n";
-  pl.add("latency-" + slug(platform), "Latency per model and variant, " + platform, draw.str(), 960,
-         480);
-}
-
-// MACs vs the fastest dense latency of each model (observation I); none without MACs.
-void add_macs_plot(PlotList& pl, const std::string& platform,
-                   const std::vector<const Context*>& ctxs) {
-  std::ostringstream m;
-  m << "$M << EOD\n";
-  int points = 0;
-  for (const Context* c : ctxs) {
-    const analysis::Variant* best = c->fastest([](const auto& k) { return k.second == "dense"; });
-    if (!best || best->macs <= 0) continue;
-    m << best->macs << " " << fmt(best->median_ms, 5) << " " << gp_quote(c->model) << "\n";
-    ++points;
-  }
-  m << "EOD\n";
-  if (points == 0) return;
-  std::ostringstream md;
-  md << m.str() << "reset\nset title " << gp_quote("MACs vs latency, " + platform)
-     << "\nset logscale xy\nset xlabel 'MACs per inference'\n"
-     << "set ylabel 'fastest dense median latency (ms)'\nset grid\nunset key\n"
-     << "plot $M using 1:2 with points pt 7 ps 1.2, '' using 1:2:3 with labels offset "
-        "char 0,1 font ',9'\n";
-  pl.add("macs-latency-" + slug(platform),
-         "MACs vs fastest dense latency (observation I), " + platform, md.str(), 720, 480);
-}
-
-// Achieved vs expected speedup of every compressed variant; none without one.
-void add_speedup_plot(PlotList& pl, const std::vector<Context>& contexts) {
-  const std::vector<analysis::Speedup> sps = analysis::speedups(contexts);
-  if (sps.empty()) return;
-  std::ostringstream d;
-  d << "$S << EOD\nvariant expected achieved\n";
-  for (const auto& s : sps)
-    d << gp_quote(s.context->model + " " + s.compress + " " + s.algorithm) << " "
-      << fmt(s.expected, 4) << " " << fmt(s.achieved, 4) << "\n";
-  d << "EOD\nreset\nset title 'Achieved vs expected speedup of compression'\n"
-    << "set style data histogram\nset style histogram clustered gap 1\n"
-    << "set style fill solid 0.85 border -1\nset ylabel 'speedup over dense (x)'\n"
-    << "set xtics rotate by -45 font ',8'\nset grid ytics\nset key top left\n"
-    << "plot $S using 2:xtic(1) title 'expected', '' using 3 title 'achieved'\n";
-  pl.add("speedup", "Achieved vs expected speedup of compression", d.str(), 1100, 520);
-}
-
-// Fig. 3: top-1 vs fraction pruned of one model and dataset, a line per method.
-void add_accuracy_plot(PlotList& pl, const std::pair<std::string, std::string>& key,
-                       const std::vector<const SweepResult*>& list) {
-  std::ostringstream d, draw;
-  std::string plot_cmd;
-  int block = 0;
-  for (const SweepResult* s : list) {
-    d << "$C" << block << " << EOD\n"
-      << fmt(0.0, 3) << " " << fmt(100 * s->baseline.top1, 3) << "\n";
-    for (const SweepPoint& p : s->points)
-      if (p.top1 >= 0) d << fmt(p.level, 3) << " " << fmt(100 * p.top1, 3) << "\n";
-    d << "EOD\n";
-    plot_cmd += str(block ? ", " : "", "$C", block, " using 1:2 with linespoints pt 7 title ",
-                    gp_quote(sweep_method_name(s->method)));
-    if (s->elbow >= 0) {
-      const SweepPoint& e = s->points[static_cast<size_t>(s->elbow)];
-      d << "$E" << block << " << EOD\n"
-        << fmt(e.level, 3) << " " << fmt(100 * e.top1, 3) << "\nEOD\n";
-      plot_cmd += str(", $E", block, " using 1:2 with points pt 6 ps 2.5 title ",
-                      gp_quote(std::string(sweep_method_name(s->method)) + " elbow"));
-    }
-    ++block;
-  }
-  const std::string title = key.first + (key.second.empty() ? "" : " on " + key.second);
-  draw << d.str() << "reset\nset title " << gp_quote("Top-1 vs compression, " + title)
-       << "\nset xlabel 'fraction pruned'\nset ylabel 'top-1 (%)'\nset grid\n"
-       << "set key bottom left\nset xrange [0:1]\nplot " << plot_cmd << "\n";
-  pl.add("accuracy-" + slug(title), "Accuracy vs compression (Fig. 3), " + title, draw.str(), 720,
-         480);
-}
-
-// Every plot of the report: per platform, latency bars and MACs vs latency; the speedups
-// of compression; one accuracy curve per swept model and dataset.
-PlotList report_plots(const fs::path& dir, const std::vector<Context>& contexts,
-                      const std::vector<SweepResult>& sweeps) {
-  PlotList pl{dir, {}, {}};
-  std::map<std::string, std::vector<const Context*>> by_platform;
-  for (const Context& c : contexts) by_platform[c.platform].push_back(&c);
-  for (const auto& [platform, ctxs] : by_platform) {
-    add_latency_plot(pl, platform, ctxs);
-    add_macs_plot(pl, platform, ctxs);
-  }
-  add_speedup_plot(pl, contexts);
-  std::map<std::pair<std::string, std::string>, std::vector<const SweepResult*>> curves;
-  for (const SweepResult& s : sweeps) curves[{s.model, s.dataset}].push_back(&s);
-  for (const auto& [key, list] : curves) add_accuracy_plot(pl, key, list);
-  return pl;
-}
-
 std::string html_esc(const std::string& s) {
   std::string o;
   for (char c : s) {
@@ -623,68 +454,132 @@ std::string html_esc(const std::string& s) {
   return o;
 }
 
-// report.md and report.html, built section by section.
+// A figure's inline SVG: gnuplot's document without its XML prologue, its ids prefixed with
+// the figure's name (several SVGs share one page, and gnuplot names its markers alike).
+std::string inline_svg(const fs::path& file, const std::string& prefix) {
+  std::string svg = read_text(file);
+  const size_t at = svg.find("<svg");
+  if (at != std::string::npos) svg = svg.substr(at);
+  std::string out;
+  out.reserve(svg.size() + 1024);
+  for (size_t i = 0; i < svg.size();) {
+    bool done = false;
+    for (const char* key : {"id='", "id=\"", "href='#", "href=\"#", "url(#"}) {
+      const size_t n = std::char_traits<char>::length(key);
+      if (svg.compare(i, n, key) == 0 && (key[0] != 'i' || i == 0 || svg[i - 1] == ' ')) {
+        out.append(key, n);
+        out += prefix + "-";
+        i += n;
+        done = true;
+        break;
+      }
+    }
+    if (!done) out += svg[i++];
+  }
+  return out;
+}
+
+// report.md and report.html, built section by section: title, summary, observations, plots,
+// then the tables (collapsed in the HTML).
 struct Pages {
   std::ostringstream md, html;
 
   Pages(const std::string& title, const std::vector<Row>& rows, size_t contexts) {
     size_t ok = 0, other = 0;
-    for (const Row& r : rows) (r.text("status") == kStatusOk ? ok : other)++;
-    md << "# " << title << "\n\n"
-       << ok << " ok variants (" << other << " not ok) in " << contexts
-       << " contexts. A context is one platform (CPU / ISA path / threads / schedule, then "
-          "the activation layout when not auto), model, batch and graph-optimization level; "
-          "within it variants differ in algorithm and compression. Latencies are medians of "
-          "the timed repeats, in ms.\n\n";
+    std::set<std::string> cpus;
+    for (const Row& r : rows) {
+      (r.text("status") == kStatusOk ? ok : other)++;
+      if (r.text("status") == kStatusOk && !r.text("cpu_model").empty())
+        cpus.insert(r.text("cpu_model"));
+    }
+    std::string cpu;
+    for (const std::string& c : cpus) cpu += (cpu.empty() ? "" : ", ") + c;
+    const std::string intro =
+        std::to_string(ok) + " ok variants (" + std::to_string(other) + " not ok) in " +
+        std::to_string(contexts) + " contexts" + (cpu.empty() ? "" : " on " + cpu) +
+        ". A context is one platform (CPU / ISA path / threads / schedule, then the activation "
+        "layout when not auto), model, batch and graph-optimization level; within it variants "
+        "differ in algorithm and compression. Latencies are medians of the timed repeats, in "
+        "ms.";
+    md << "# " << title << "\n\n" << intro << "\n\n";
     html << "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>" << html_esc(title)
-         << "</title>\n<style>body{font-family:sans-serif;max-width:1200px;margin:2em auto;}"
-            "table{border-collapse:collapse;margin:1em 0;font-size:90%;}"
-            "td,th{border:1px solid #bbb;padding:3px 8px;text-align:left;}"
-            "th{background:#eee;}.holds{color:#060;}.fails{color:#a00;}"
-            ".note{color:#555;}</style></head><body>\n<h1>"
-         << html_esc(title) << "</h1>\n<p>" << ok << " ok variants (" << other << " not ok) in "
-         << contexts << " contexts (platform, model, batch, opt level). Latencies: medians in "
-         << "ms.</p>\n";
+         << "</title>\n<style>body{font-family:sans-serif;max-width:1240px;margin:2em auto;"
+            "padding:0 1em;color:#222;}"
+            "table{border-collapse:collapse;margin:0.5em 0 1em;font-size:90%;}"
+            "td,th{border:1px solid #bbb;padding:3px 8px;text-align:left;vertical-align:top;}"
+            "th{background:#eee;}.holds{color:#060;font-weight:bold;}"
+            ".fails{color:#a00;font-weight:bold;}.mixed{color:#a60;font-weight:bold;}"
+            ".untestable{color:#777;}.note{color:#555;max-width:60em;}"
+            "figure{margin:1em 0 2em;}figcaption{color:#444;max-width:60em;margin-top:0.3em;}"
+            "figure svg{max-width:100%;height:auto;display:block;}"
+            "details{margin:0.4em 0;}summary{cursor:pointer;font-weight:bold;}"
+            "nav a{margin-right:1em;}</style></head><body>\n<h1>"
+         << html_esc(title) << "</h1>\n<p>" << html_esc(intro) << "</p>\n"
+         << "<nav><a href=\"#summary\">Summary</a><a href=\"#observations\">Observations</a>"
+            "<a href=\"#plots\">Plots</a><a href=\"#tables\">Tables</a></nav>\n";
   }
 
   void html_table(const std::vector<std::string>& header,
-                  const std::vector<std::vector<std::string>>& cells) {
+                  const std::vector<std::vector<std::string>>& cells, int verdict_col = -1) {
     html << "<table><tr>";
     for (const auto& h : header) html << "<th>" << html_esc(h) << "</th>";
     html << "</tr>\n";
     for (const auto& r : cells) {
       html << "<tr>";
-      for (const auto& c : r) html << "<td>" << html_esc(c) << "</td>";
+      for (size_t i = 0; i < r.size(); ++i) {
+        if (static_cast<int>(i) == verdict_col)
+          html << "<td class=\"" << (r[i] == "not testable" ? "untestable" : html_esc(r[i]))
+               << "\">";
+        else
+          html << "<td>";
+        html << html_esc(r[i]) << "</td>";
+      }
       html << "</tr>\n";
     }
     html << "</table>\n";
   }
 
-  // A table's section; `csv_link`: the Markdown links its CSV file.
-  void table(const Table& t, bool csv_link) {
+  // An open section: heading (with an anchor), note, table.
+  void section(const std::string& anchor, const Table& t, int verdict_col = -1) {
     md << "## " << t.title << "\n\n";
     if (!t.note.empty()) md << t.note << "\n\n";
-    md << table_markdown(t);
-    if (csv_link)
-      md << "\nCSV: [" << t.id << ".csv](" << t.id << ".csv)\n\n";
-    else
-      md << "\n";
-    html << "<h2>" << html_esc(t.title) << "</h2>\n";
+    md << table_markdown(t) << "\n";
+    html << "<h2 id=\"" << anchor << "\">" << html_esc(t.title) << "</h2>\n";
     if (!t.note.empty()) html << "<p class=\"note\">" << html_esc(t.note) << "</p>\n";
-    html_table(t.header, t.cells);
+    html_table(t.header, t.cells, verdict_col);
   }
 
-  // The plots: PNG links in the Markdown, the SVGs inlined in the HTML (self-contained).
-  void plots(const fs::path& dir, const std::vector<Plot>& plots) {
-    if (plots.empty()) return;
+  // A table at the end: collapsed in the HTML, with its CSV linked.
+  void detail_table(const Table& t) {
+    md << "### " << t.title << "\n\n";
+    if (!t.note.empty()) md << t.note << "\n\n";
+    md << table_markdown(t) << "\nCSV: [" << t.id << ".csv](" << t.id << ".csv)\n\n";
+    html << "<details id=\"table-" << html_esc(t.id) << "\"><summary>" << html_esc(t.title) << " ("
+         << t.cells.size() << " rows)</summary>\n";
+    if (!t.note.empty()) html << "<p class=\"note\">" << html_esc(t.note) << "</p>\n";
+    html_table(t.header, t.cells);
+    html << "<p><a href=\"" << html_esc(t.id) << ".csv\">" << html_esc(t.id)
+         << ".csv</a></p></details>\n";
+  }
+
+  // The plots: PNG images in the Markdown; the SVGs inlined in the HTML (self-contained),
+  // each with links to its files.
+  void plots(const fs::path& dir, const std::vector<plots::Figure>& figs) {
     md << "## Plots\n\n";
-    html << "<h2>Plots</h2>\n";
-    for (const Plot& p : plots) {
-      md << "### " << p.title << "\n\n![" << p.title << "](" << p.name << ".png)\n\n";
-      std::string svg = read_text(dir / (p.name + ".svg"));
-      const size_t at = svg.find("<svg");
-      if (at != std::string::npos) svg = svg.substr(at);
-      html << "<h3>" << html_esc(p.title) << "</h3>\n" << svg << "\n";
+    html << "<h2 id=\"plots\">Plots</h2>\n";
+    if (figs.empty()) {
+      md << "No plots (--no-plots, or nothing to draw).\n\n";
+      html << "<p class=\"note\">No plots (--no-plots, or nothing to draw).</p>\n";
+      return;
+    }
+    for (const plots::Figure& f : figs) {
+      md << "### " << f.title << "\n\n"
+         << f.caption << "\n\n![" << f.title << "](" << f.name << ".png)\n\n";
+      html << "<figure id=\"fig-" << html_esc(f.name) << "\"><h3>" << html_esc(f.title) << "</h3>\n"
+           << inline_svg(dir / (f.name + ".svg"), f.name) << "\n<figcaption>" << html_esc(f.caption)
+           << " Files: <a href=\"" << html_esc(f.name) << ".svg\">" << html_esc(f.name)
+           << ".svg</a>, <a href=\"" << html_esc(f.name) << ".png\">" << html_esc(f.name)
+           << ".png</a>.</figcaption></figure>\n";
     }
   }
 };
@@ -692,7 +587,8 @@ struct Pages {
 Table observations_table(const std::vector<Observation>& obs) {
   Table ot{"observations",
            "The paper's observations on this data",
-           "",
+           "Each of the DLAS paper's 13 observations checked on these rows: holds, fails, "
+           "mixed, or not testable (and what to add to the study's [space] to test it).",
            {"id", "claim", "verdict", "detail"},
            {}};
   for (const Observation& o : obs) ot.cells.push_back({o.id, o.claim, o.verdict, o.detail});
@@ -716,37 +612,43 @@ ReportFiles write_report(const std::vector<Row>& rows, const std::string& dir_na
   if (!options.sweeps.empty()) tables.push_back(accuracy_curves(options.sweeps));
   const std::vector<Observation> obs = observe(rows);
 
-  std::vector<Plot> plots;
+  std::vector<plots::Figure> figs;
   if (options.plots) {
-    PlotList pl = report_plots(dir, contexts, options.sweeps);
-    const std::string& script = pl.script;
-    plots = std::move(pl.plots);
-    run_gnuplot(dir, script);
-    for (const Plot& p : plots)
+    figs = report_figures(contexts, options.sweeps);
+    std::string script;
+    for (const plots::Figure& f : figs)
+      script += plots::both_terminals(f, temp_path_for(dir / (f.name + ".svg")).string(),
+                                      temp_path_for(dir / (f.name + ".png")).string());
+    if (!figs.empty()) run_gnuplot(dir, script);
+    for (const plots::Figure& f : figs)
       for (const char* ext : {".svg", ".png"}) {
-        commit_temp_file(temp_path_for(dir / (p.name + ext)), dir / (p.name + ext));
-        out.files.push_back(p.name + ext);
+        commit_temp_file(temp_path_for(dir / (f.name + ext)), dir / (f.name + ext));
+        out.files.push_back(f.name + ext);
       }
-    out.plots = static_cast<int>(plots.size());
+    out.plots = static_cast<int>(figs.size());
   }
 
-  // Markdown and HTML.
+  // Markdown and HTML: the summary (the first table) first, then the observations, the
+  // plots and the other tables.
   Pages pages(options.title, rows, contexts.size());
+  pages.section("summary", tables.front());
+  const Table ot = observations_table(obs);
+  pages.section("observations", ot, /*verdict_col=*/2);
+  pages.plots(dir, figs);
+  pages.md << "## Tables\n\nEvery table is also a CSV file in this folder.\n\n";
+  pages.html << "<h2 id=\"tables\">Tables</h2>\n<p class=\"note\">Every table is also a CSV "
+                "file in this folder; click a title to open it.</p>\n";
   for (const Table& t : tables) {
-    pages.table(t, /*csv_link=*/true);
+    if (&t != &tables.front()) pages.detail_table(t);
     write_atomic(dir, t.id + ".csv", table_csv(t));
     out.files.push_back(t.id + ".csv");
     ++out.tables;
   }
-  const Table ot = observations_table(obs);
-  pages.table(ot, /*csv_link=*/false);
   write_atomic(dir, "observations.csv", table_csv(ot));
   out.files.push_back("observations.csv");
-  pages.plots(dir, plots);
-  std::ostringstream &md = pages.md, &html = pages.html;
-  html << "</body></html>\n";
-  write_atomic(dir, "report.md", md.str());
-  write_atomic(dir, "report.html", html.str());
+  pages.html << "</body></html>\n";
+  write_atomic(dir, "report.md", pages.md.str());
+  write_atomic(dir, "report.html", pages.html.str());
   out.files.push_back("report.md");
   out.files.push_back("report.html");
   return out;

@@ -28,6 +28,7 @@
 #include "dlas/core/version.h"
 #include "dlas/hw/cpu.h"
 #include "dlas/hw/isa.h"
+#include "dlas/system/peer_executor.h"
 
 namespace dlas::study {
 namespace {
@@ -369,8 +370,10 @@ Variant resolve_variant(const StudyPoint& p, std::string* skip_reason) {
   // Like the thread pool: 0 means one thread per logical processor.
   v.threads = p.threads > 0 ? p.threads
                             : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  if (p.backend == "onednn") {
-    v.isa = "onednn";  // oneDNN dispatches on its own (as `dlas bench --backend onednn` labels it)
+  if (p.backend == "onednn" || is_peer_backend(p.backend)) {
+    // oneDNN and the peers dispatch on their own (as `dlas bench --backend X` labels them).
+    v.isa = p.backend;
+    if (is_peer_backend(p.backend) && skip_reason) *skip_reason = peer_unavailable_reason(p.backend);
   } else if (p.isa == "native") {
     v.isa = isa_name(active_isa());
     v.isa_emulated = isa_emulated();
@@ -457,6 +460,11 @@ void measure_in_child(const StudySpec& spec, const PlannedVariant& pv, const std
     measured = row_from_json(last_line(c.out));
   } catch (const Error&) {
     parsed = false;
+  }
+  if (parsed && measured.text("status") == kStatusUnsupported) {
+    row.set("status", std::string(kStatusUnsupported));
+    row.set("reason", measured.text("reason"));
+    return;
   }
   if (!parsed || !measured.has("median_ms")) {
     row.set("status", std::string(kStatusFailed));
@@ -620,7 +628,8 @@ RunSummary run_study(const StudySpec& spec, const RunOptions& options,
     const auto started = std::chrono::system_clock::now();
     const auto t0 = Clock::now();
     if (!skip_reasons[k].empty()) {
-      row.set("status", std::string(kStatusSkipped));
+      row.set("status", std::string(is_peer_backend(pv.variant.backend) ? kStatusUnsupported
+                                                                        : kStatusSkipped));
       row.set("reason", skip_reasons[k]);
     } else {
       measure_in_child(spec, pv, options.exe, lock_path, timeout_s, row);
@@ -636,6 +645,7 @@ RunSummary run_study(const StudySpec& spec, const RunOptions& options,
     sum.timeout += status == kStatusTimeout;
     sum.crashed += status == kStatusCrashed;
     sum.skipped += status == kStatusSkipped;
+    sum.unsupported += status == kStatusUnsupported;
     if (listener) {
       RunEvent e{RunEvent::kDone};
       e.index = index;
@@ -671,7 +681,7 @@ std::string short_label(const Variant& v) {
   std::string s = str(v.model, " b", v.batch);
   if (v.compress != "dense") s += " " + v.compress;
   if (!v.dataset.empty()) s += " @" + v.dataset;
-  if (v.backend == "onednn") return str(s, " onednn t", v.threads);
+  if (v.backend != "dlas") return str(s, " ", v.backend, " t", v.threads);
   return str(s, " dlas/", v.conv_algo, " opt", v.opt_level, " ", v.isa,
              v.isa_emulated ? "(emulated)" : "", v.layout == "auto" ? "" : " " + v.layout, " t",
              v.threads, v.schedule == "default" ? "" : " " + v.schedule);

@@ -15,6 +15,7 @@
 #include "dlas/optimize/prune.h"
 #include "dlas/optimize/quantize.h"
 #include "dlas/system/accuracy.h"
+#include "dlas/system/peer_executor.h"
 #include "dlas/system/plan.h"
 #include "dlas/system/tune_model.h"
 
@@ -276,7 +277,9 @@ void parse_batch(const Ctx& ctx, const toml::node& node, const std::string& fiel
 
 void parse_backend(const Ctx& ctx, const toml::node& node, const std::string& field,
                    StudySpec& spec) {
-  spec.space.backend = chosen_strings(ctx, node, field, {"dlas", "onednn"}, "a backend");
+  std::vector<std::string> backends = {"dlas", "onednn"};
+  for (const std::string& p : peer_backends()) backends.push_back(p);
+  spec.space.backend = chosen_strings(ctx, node, field, backends, "a backend");
 }
 
 void parse_isa(const Ctx& ctx, const toml::node& node, const std::string& field, StudySpec& spec) {
@@ -743,17 +746,20 @@ Expansion expand_study(const StudySpec& spec) {
       p.compress.replace(p.compress.find(part), part.size(), part + "=" + it->level);
       p.model_path = it->model_path;
     }
-    if (p.backend == "onednn") {
-      // oneDNN runs the fp32 graph only: quantized variants are dlas's alone.
-      if (parse_compress(deployed_compress(p.compress)).quant) {
+    if (p.backend == "onednn" || is_peer_backend(p.backend)) {
+      // oneDNN runs the fp32 graph only: quantized variants are dlas's alone. The peers
+      // run the exported compressed graph (int8 as QuantizeLinear/DequantizeLinear).
+      if (p.backend == "onednn" && parse_compress(deployed_compress(p.compress)).quant) {
         ++e.excluded;
         return;
       }
-      p.isa = "onednn";
+      // They choose their kernels, layouts and ISA themselves, and tune (tvm-tuned) or not
+      // on their own: one row per model x compression x threads, labelled by the backend.
+      p.isa = p.backend;
       p.opt_level = 0;
-      p.conv_algo = "onednn";
-      p.layout = "auto";     // oneDNN picks its own activation layouts
-      p.tuning = "untuned";  // oneDNN has no schedules of dlas's to tune
+      p.conv_algo = p.backend;
+      p.layout = "auto";
+      p.tuning = "untuned";
     }
     if (!seen.insert(p.str()).second) {
       ++e.collapsed;

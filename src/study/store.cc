@@ -111,6 +111,20 @@ const char* sql_type(ColumnType t) {
   return "BLOB";
 }
 
+// The results table's DDL under `name`: every column, the key, and the status check.
+std::string create_table_sql(const std::string& name) {
+  std::string sql = "CREATE TABLE IF NOT EXISTS " + name + " (";
+  for (const auto& c : kColumns) {
+    const std::string n = c.name;
+    sql += n + " " + sql_type(c.type);
+    if (n == "variant_id" || n == "hardware_id" || n == "status") sql += " NOT NULL";
+    if (n == "status")
+      sql += " CHECK (status IN ('ok', 'failed', 'timeout', 'crashed', 'skipped', 'unsupported'))";
+    sql += ", ";
+  }
+  return sql + "PRIMARY KEY (variant_id, hardware_id)); ";
+}
+
 std::string column_list(const char* prefix = "") {
   std::string s;
   for (const auto& c : kColumns) s += (s.empty() ? "" : ", ") + std::string(prefix) + c.name;
@@ -307,12 +321,21 @@ ResultStore::ResultStore(const std::string& path, Mode mode) : impl_(std::make_u
   }
   if (mode == Mode::kReadOnly) return;
   if (app_id == kApplicationId && (version < kStoreSchemaVersion || !im.missing.empty())) {
-    // Migrate in one transaction: add the new columns (NULL in old rows), bump the version.
+    // Migrate in one transaction: add the new columns (NULL in old rows); before schema 6,
+    // rebuild the table under the current status check (SQLite cannot alter a CHECK);
+    // bump the version.
     std::string sql = "BEGIN IMMEDIATE; ";
     for (const auto& c : kColumns)
       if (im.missing.count(c.name))
         sql +=
             "ALTER TABLE results ADD COLUMN " + std::string(c.name) + " " + sql_type(c.type) + "; ";
+    if (version < 6) {
+      std::string cols;
+      for (const auto& c : kColumns) cols += (cols.empty() ? "" : ", ") + std::string(c.name);
+      sql += create_table_sql("results_rebuilt") + "INSERT INTO results_rebuilt (" + cols +
+             ") SELECT " + cols + " FROM results; DROP TABLE results; "
+             "ALTER TABLE results_rebuilt RENAME TO results; ";
+    }
     sql += "PRAGMA user_version = " + std::to_string(kStoreSchemaVersion) + "; COMMIT;";
     try {
       im.exec(sql, "upgrading the results table to schema " + std::to_string(kStoreSchemaVersion));
@@ -328,17 +351,7 @@ ResultStore::ResultStore(const std::string& path, Mode mode) : impl_(std::make_u
   // fsync per variant is nothing next to measuring it.
   im.exec("PRAGMA synchronous = FULL", "setting synchronous");
   if (app_id != kApplicationId) {
-    std::string sql = "BEGIN IMMEDIATE; CREATE TABLE IF NOT EXISTS results (";
-    for (const auto& c : kColumns) {
-      sql += std::string(c.name) + " " + sql_type(c.type);
-      if (std::string(c.name) == "variant_id" || std::string(c.name) == "hardware_id" ||
-          std::string(c.name) == "status")
-        sql += " NOT NULL";
-      if (std::string(c.name) == "status")
-        sql += " CHECK (status IN ('ok', 'failed', 'timeout', 'crashed', 'skipped'))";
-      sql += ", ";
-    }
-    sql += "PRIMARY KEY (variant_id, hardware_id)); ";
+    std::string sql = "BEGIN IMMEDIATE; " + create_table_sql("results");
     sql += "PRAGMA application_id = " + std::to_string(kApplicationId) + "; ";
     sql += "PRAGMA user_version = " + std::to_string(kStoreSchemaVersion) + "; COMMIT;";
     try {

@@ -7,6 +7,7 @@
 #include "dlas/core/error.h"
 #include "dlas/optimize/quantize.h"
 #include "dlas/system/compress.h"
+#include "dlas/system/preprocess_meta.h"
 
 namespace dlas {
 
@@ -103,7 +104,7 @@ data::Accuracy evaluate_accuracy(const Graph& graph, const PlanOptions& options,
                                  const EvalProgress& progress) {
   const std::unique_ptr<data::Dataset> ds = data::open_dataset(dataset, split);
   const Shape& input = image_input_shape(graph);
-  data::Loader loader(*ds, data::preprocess_for_input(ds->info(), input),
+  data::Loader loader(*ds, resolve_preprocess(ds->info(), {}, &graph).pre,
                       {.batch = input[0], .limit = limit});
   Plan plan(graph, options);
   return evaluate_plans({&plan}, loader, progress)[0];

@@ -16,6 +16,7 @@
 #include "dlas/data/dataset.h"
 #include "dlas/system/passes.h"
 #include "dlas/system/plan.h"
+#include "dlas/system/preprocess_meta.h"
 
 namespace dlas {
 
@@ -47,8 +48,12 @@ std::vector<std::vector<Tensor>> calibration_inputs(const Graph& g, const QuantS
                "': a dataset needs a model with one image input [N,C,H,W]");
     std::vector<Tensor> batches;
     try {
+      // The preprocessing the graph carries (dlas/system/preprocess_meta.h), else the
+      // dataset's default.
+      const std::optional<data::Preprocess> pre = preprocess_from_metadata(g);
       batches = data::calibration_batches(spec.calib_data, g.inputs[0].shape,
-                                          std::max(spec.calib_samples, 1), spec.seed);
+                                          std::max(spec.calib_samples, 1), spec.seed,
+                                          pre ? &*pre : nullptr);
     } catch (const Error& e) {
       throw Error(e.kind(), "calibration data '" + spec.calib_data +
                                 "' (neither 'random', a directory of .npy files, nor a usable "

@@ -1,5 +1,7 @@
 #include "dlas/system/dataset_eval.h"
 
+#include "dlas/system/preprocess_meta.h"
+
 #include <algorithm>
 #include <cstdio>
 #include <memory>
@@ -12,7 +14,8 @@ VariantAccuracy evaluate_variant(const Graph& fp32, const CompressSpec& spec,
                                  const EvalProgress& progress) {
   const data::DatasetInfo& info = ds.info();
   const Shape input = image_input_shape(fp32);
-  const data::Preprocess pre = data::preprocess_for_input(info, input);
+  // The preprocessing the graph carries (the CLI stores the flags' there), else the dataset's.
+  const data::Preprocess pre = resolve_preprocess(info, {}, &fp32).pre;
   VariantAccuracy out;
   Graph compressed = fp32;
   out.compress = apply_compress_for_dataset(compressed, spec, dataset, &out.calibration);

@@ -9,6 +9,7 @@
 #include "dlas/core/error.h"
 #include "dlas/hw/isa.h"
 #include "dlas/system/onednn_backend.h"
+#include "dlas/system/peer_executor.h"
 
 namespace dlas {
 namespace {
@@ -37,6 +38,15 @@ std::map<std::string, ExecutorFactory>& registry() {
       {"reference", [](const Graph& g, const Variant&,
                        const ExecutorOptions&) { return std::make_unique<ReferenceExecutor>(g); }},
   };
+  // The ONNX peers: one server process each (peer_executor.h).
+  static const bool peers_added = [] {
+    for (const std::string& peer : peer_backends())
+      backends.emplace(peer, [peer](const Graph& g, const Variant& v, const ExecutorOptions&) {
+        return std::make_unique<PeerExecutor>(g, peer, resolved_threads(v.threads));
+      });
+    return true;
+  }();
+  (void)peers_added;
   return backends;
 }
 

@@ -100,6 +100,8 @@ LatencyStats measure_latency(Executor& executor, const std::vector<Tensor>& inpu
   DLAS_CHECK(o.repeat >= 1 && o.number >= 1 && o.warmup >= 0, ErrorKind::kInvalidInput,
              "latency: repeat and number must be >= 1 and warmup >= 0 (got repeat ", o.repeat,
              ", number ", o.number, ", warmup ", o.warmup, ")");
+  if (auto* remote = dynamic_cast<RemoteTimedExecutor*>(&executor))
+    return remote->measure_remote(o);
   RunTimer timer(executor, inputs, o.clock);
   const double first_ms = timer.time_ms();
   timer.run(o.warmup);

@@ -145,6 +145,50 @@ TEST(StudyReport, TablesMatchTheRows) {
   EXPECT_TRUE(find_table(tables, "speedup").cells.empty());
 }
 
+// The summary: per model the fastest variant over threads, compressions, algorithms and
+// backends, against dense + auto untuned at the same threads; accuracy and its change.
+TEST(StudyReport, SummaryNamesTheFastestDeploymentAndItsBaseline) {
+  auto scored = [](Row r, double top1) {
+    r.set("dataset", std::string("fashion-mnist"));
+    r.set("accuracy", top1);
+    return r;
+  };
+  std::vector<Row> rows = {
+      scored(make_row("m", "auto", "dense", 10.0, 1000, 10, "avx2", 1), 0.90),
+      scored(make_row("m", "auto", "dense", 6.0, 1000, 10, "avx2", 2), 0.90),
+      scored(make_row("m", "gemm", "wp:0.9", 3.0, 1000, 10, "avx2", 2), 0.85),
+      make_row("m", "onednn", "dense", 5.0, 1000, 10, "avx2", 2, "onednn"),
+      // Without an auto row the baseline is the fastest untuned dense dlas algorithm, named;
+      // the fastest here is oneDNN, whose accuracy comes from dlas's dense row.
+      scored(make_row("n", "direct", "dense", 8.0, 1000, 10, "avx2", 1), 0.70),
+      scored(make_row("n", "gemm", "dense", 4.0, 1000, 10, "avx2", 1), 0.70),
+      make_row("n", "onednn", "dense", 2.0, 1000, 10, "avx2", 1, "onednn"),
+  };
+  for (Row& r : rows)  // oneDNN rows are built for the dataset too, but not scored
+    if (!r.has("dataset")) r.set("dataset", std::string("fashion-mnist"));
+  const std::vector<Table> tables = report_tables(rows);
+  ASSERT_EQ(tables.front().id, "summary");
+  const Table& t = tables.front();
+  ASSERT_EQ(t.cells.size(), 2u);
+  std::map<std::string, std::vector<std::string>> by_model;
+  for (const auto& r : t.cells) by_model[r[column(t, "model")]] = r;
+  const auto& m = by_model.at("m");
+  EXPECT_EQ(m[column(t, "deployment")], "wp:0.9 + gemm");
+  EXPECT_EQ(m[column(t, "threads")], "2");
+  EXPECT_EQ(m[column(t, "tuning")], "untuned");
+  EXPECT_EQ(m[column(t, "baseline")], "dense + auto");
+  EXPECT_EQ(m[column(t, "baseline_ms")], "6.0000");  // same threads, not the 1-thread 10 ms
+  EXPECT_EQ(m[column(t, "speedup")], "2.00");
+  EXPECT_EQ(m[column(t, "top1")], "85.00");
+  EXPECT_EQ(m[column(t, "top1_change")], "-5.00");
+  const auto& n = by_model.at("n");
+  EXPECT_EQ(n[column(t, "deployment")], "dense + onednn");
+  EXPECT_EQ(n[column(t, "baseline")], "dense + gemm (no auto row)");
+  EXPECT_EQ(n[column(t, "speedup")], "2.00");
+  EXPECT_EQ(n[column(t, "top1")], "70.00 *");
+  EXPECT_EQ(n[column(t, "top1_change")], "+0.00");
+}
+
 TEST(StudyReport, SpeedupAgainstDenseTwin) {
   std::vector<Row> rows = {make_row("m", "gemm", "dense", 10.0, 1000, 10),
                            make_row("m", "gemm", "wp:0.9", 4.0, 1000, 10),
@@ -356,7 +400,7 @@ TEST(StudyReport, WritesEveryFileAndRefusesAnEmptyDatabase) {
   ReportOptions opt;
   opt.plots = have_gnuplot;
   const ReportFiles files = write_report(fixture(), dir.string(), opt);
-  EXPECT_EQ(files.tables, 8);  // accuracy_summary included (empty: no dataset here)
+  EXPECT_EQ(files.tables, 9);  // summary and accuracy_summary (empty: no dataset) included
   for (const std::string& f : files.files) EXPECT_TRUE(fs::exists(dir / f)) << f;
   std::ifstream html(dir / "report.html");
   std::stringstream s;

@@ -301,7 +301,7 @@ TEST_F(StudyAccuracy, StudyRowsCarryTheDeployedVariantsAccuracy) {
   EXPECT_EQ(j["accuracy_curves"][2]["elbow"], "elbow");
   EXPECT_EQ(j["accuracy_curves"][2]["spec"], "wp:0.8");
   if (gnuplot) {
-    EXPECT_TRUE(fs::exists(path("report/accuracy-base-onnx-on-synthetic-1-8-8-4-64.svg")));
+    EXPECT_TRUE(fs::exists(path("report/prune-sweeps.svg")));
   }
   const std::string summary = slurp(path("report/accuracy_summary.csv"));
   const auto table = parse_csv(summary);

@@ -25,6 +25,7 @@
 #include "dlas/study/spec.h"
 #include "dlas/study/store.h"
 #include "dlas/system/loader.h"
+#include "dlas/system/peer_executor.h"
 #include "study/study_test_util.h"
 
 namespace dlas::study {
@@ -271,6 +272,48 @@ TEST_F(StudyCli, IsaPathsAndTheOnednnBackend) {
   EXPECT_EQ(onednn.text("conv_algo"), "onednn");
   EXPECT_EQ(onednn.integer("opt_level"), 0);
   EXPECT_EQ(onednn.integer("params"), scalar.integer("params"));
+}
+
+TEST_F(StudyCli, PeerBackendsRunOrSayWhyNot) {
+  // Without a peers environment every peer row is `unsupported` with the fix in its reason;
+  // with ONNX Runtime installed (scripts/peers-setup.sh), its rows are measured like dlas's,
+  // the int8 graph exported as QuantizeLinear/DequantizeLinear.
+  const std::string spec = write_spec(
+      "models = [\"tiny-b.onnx\"]\nbackend = [\"dlas\", \"onnxruntime\", \"deepsparse\"]\n"
+      "compress = [\"dense\", \"int8\"]\nthreads = [1]");
+  const Result none = dlas("study run " + spec + " --db " + path("none.db"),
+                           "DLAS_PEERS_VENV='" + path("no-venv") + "'");
+  ASSERT_EQ(none.code, 0) << none.err;
+  EXPECT_NE(none.err.find("4 unsupported"), std::string::npos) << none.err;
+  for (const auto& [id, row] : rows_by_id(path("none.db"))) {
+    if (row.text("backend") == "dlas") {
+      EXPECT_EQ(row.text("status"), "ok") << id << ": " << row.text("reason");
+      continue;
+    }
+    EXPECT_EQ(row.text("status"), "unsupported") << id;
+    EXPECT_EQ(row.text("conv_algo"), row.text("backend")) << id;
+    EXPECT_NE(row.text("reason").find("is not installed"), std::string::npos) << row.text("reason");
+    EXPECT_NE(row.text("reason").find("scripts/peers-setup.sh"), std::string::npos);
+    EXPECT_FALSE(row.has("median_ms")) << id;
+  }
+  // Whatever this machine has: a peer row is ok with its statistics, or unsupported with
+  // a reason -- never failed or crashed.
+  const Result real = dlas("study run " + spec + " --db " + path("real.db"));
+  ASSERT_EQ(real.code, 0) << real.err;
+  const bool ort = peer_unavailable_reason("onnxruntime").empty();
+  for (const auto& [id, row] : rows_by_id(path("real.db"))) {
+    const std::string status = row.text("status");
+    if (status == "ok") {
+      EXPECT_GT(row.real("median_ms"), 0) << id;
+      EXPECT_LE(row.real("p10_ms"), row.real("p90_ms")) << id;
+      EXPECT_GT(row.integer("macs"), 0) << id;
+    } else {
+      EXPECT_EQ(status, "unsupported") << id << ": " << row.text("reason") << row.text("stderr_tail");
+      EXPECT_FALSE(row.text("reason").empty()) << id;
+    }
+    if (row.text("backend") == "onnxruntime" && row.text("compress") == "dense")
+      EXPECT_EQ(status, ort ? "ok" : "unsupported") << row.text("reason") << row.text("stderr_tail");
+  }
 }
 
 TEST_F(StudyCli, LayoutsAreMeasuredUnderTheirOwnIdsAndCompared) {

@@ -127,7 +127,7 @@ TEST(StudySpec, ErrorsNameFileLineAndField) {
        "s.toml:5:", "[[exclude]][0].layout", "'nchwc' is not a value of [space].layout"},
       {"[space]\nmodels = [\"resnet18-cifar\"]\nthreads = [\"two\"]\n",
        "s.toml:3:", "[space].threads[0]", "expected an integer"},
-      {"[space]\nmodels = [\"resnet18-cifar\"]\n\nbackend = [\"tvm\"]\n",
+      {"[space]\nmodels = [\"resnet18-cifar\"]\n\nbackend = [\"tensorrt\"]\n",
        "s.toml:4:", "[space].backend[0]", "not a backend"},
       {"[space]\nmodels = [\"resnet18-cifar\"]\nisa = [\"neon\"]\n", "s.toml:3:", "[space].isa[0]",
        "not an ISA path"},

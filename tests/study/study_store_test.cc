@@ -318,8 +318,7 @@ TEST_F(StudyStore, UpgradesASchemaFourDatabaseWithTheProfileColumn) {
     s.put(n);
   }
   EXPECT_EQ(column_type(db, "profile"), "TEXT");
-  EXPECT_EQ(user_version(db), "5");
-  EXPECT_EQ(kStoreSchemaVersion, 5);
+  EXPECT_EQ(user_version(db), std::to_string(kStoreSchemaVersion));
   const std::vector<Row> rows = ResultStore(db, ResultStore::Mode::kReadOnly).rows();
   ASSERT_EQ(rows.size(), 3u);
   EXPECT_FALSE(rows[0].has("profile"));  // the old row: NULL
@@ -376,6 +375,38 @@ TEST_F(StudyStore, RowJsonRoundTrip) {
   EXPECT_EQ(back.cells, r.cells);
   EXPECT_THROW(row_from_json("not json"), Error);
   EXPECT_THROW(row_from_json("[1, 2]"), Error);
+}
+
+// Schema 5 (before the 'unsupported' status): the table is rebuilt under the new status
+// check when written to, keeping every old row and column.
+TEST_F(StudyStore, UpgradesASchemaFiveDatabaseToTheUnsupportedStatus) {
+  const std::string db = path("v5.db");
+  {
+    Row r = make_row("v1", kStatusOk, 1.5);
+    r.set("profile", std::string("none"));
+    ResultStore(db).put(r);
+  }
+  std::string ddl = raw_query(db, "SELECT sql FROM sqlite_master WHERE name = 'results'");
+  const std::string now = "'skipped', 'unsupported'";
+  ASSERT_NE(ddl.find(now), std::string::npos) << ddl;
+  ddl.replace(ddl.find(now), now.size(), "'skipped'");
+  raw_sql(db, "ALTER TABLE results RENAME TO old; " + ddl +
+                  "; INSERT INTO results SELECT * FROM old; DROP TABLE old; "
+                  "PRAGMA user_version = 5");
+  {
+    ResultStore s(db);
+    Row u = make_row("v2", kStatusUnsupported, 0);
+    u.set("reason", std::string("openvino is not installed"));
+    s.put(u);
+  }
+  EXPECT_EQ(user_version(db), std::to_string(kStoreSchemaVersion));
+  const std::vector<Row> rows = ResultStore(db, ResultStore::Mode::kReadOnly).rows();
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0].text("status"), "ok");
+  EXPECT_EQ(rows[0].text("profile"), "none");
+  EXPECT_DOUBLE_EQ(rows[0].real("median_ms"), 1.5);
+  EXPECT_EQ(rows[1].text("status"), "unsupported");
+  EXPECT_EQ(rows[1].text("reason"), "openvino is not installed");
 }
 
 }  // namespace

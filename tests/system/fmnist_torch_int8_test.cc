@@ -1,6 +1,6 @@
 // int8 on models trained outside dlas: small CNNs trained by PyTorch on Fashion-MNIST and
 // exported to ONNX (scripts/train_fmnist_torch.py, cached under the build folder next to the
-// test binary, shared with the preprocessing tests). On the full 10k test split, dlas's
+// test binary, shared with the fidelity tests: system/fmnist_torch_fixture.h). On the full 10k test split, dlas's
 // default int8 (int8:auto, calibrated on 500 training images) must stay within 0.5 points of
 // top-1 of the fp32 model dlas evaluates beside it -- including "normalized-adam", whose
 // first conv's output the entropy calibrator used to clip at its background spikes -- and so
@@ -8,7 +8,6 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
-#include <cstdlib>
 #include <filesystem>
 #include <string>
 
@@ -17,57 +16,13 @@
 #include "dlas/system/dataset_eval.h"
 #include "dlas/system/loader.h"
 #include "dlas/system/plan.h"
+#include "system/fmnist_torch_fixture.h"
 
 namespace dlas {
 namespace {
 
 namespace fs = std::filesystem;
-
-std::string python() {
-  const char* env = std::getenv("DLAS_PYTHON");
-  return env && *env ? env : "/usr/bin/python3";
-}
-
-fs::path artifacts_dir() {
-  std::error_code ec;
-  fs::path exe = fs::read_symlink("/proc/self/exe", ec);
-  fs::path base = ec ? fs::current_path() : exe.parent_path();
-  return base / "test_artifacts" / "fmnist_torch";
-}
-
-std::string quoted(const std::string& s) { return "'" + s + "'"; }
-
-// The models trained on dlas's own Fashion-MNIST normalisation (what `dlas eval` feeds).
-constexpr const char* kModels = "normalized,normalized-brief,normalized-adam";
-
-class FmnistTorchInt8 : public ::testing::TestWithParam<std::string> {
- protected:
-  static void SetUpTestSuite() {
-    const std::string probe = quoted(python()) +
-                              " -c 'import importlib.util as u, sys; sys.exit(0 if all(u.find_spec(m) "
-                              "for m in (\"torch\", \"numpy\")) else 1)' >/dev/null 2>&1";
-    if (std::system(probe.c_str()) != 0) {
-      skip_ = python() + " cannot import torch and numpy (install python3-torch)";
-      return;
-    }
-    try {
-      data::open_dataset("fashion-mnist", data::Split::kTest);
-    } catch (const Error& e) {
-      skip_ = std::string("no Fashion-MNIST: ") + e.what();
-      return;
-    }
-    fs::create_directories(artifacts_dir());
-    const std::string cmd =
-        quoted(python()) + " " + quoted(std::string(DLAS_SOURCE_DIR) + "/scripts/train_fmnist_torch.py") +
-        " --out " + quoted(artifacts_dir().string()) + " --models " + kModels + " >" +
-        quoted((artifacts_dir() / "train_int8.log").string()) + " 2>&1";
-    status_ = std::system(cmd.c_str());
-  }
-  static std::string skip_;
-  static int status_;
-};
-std::string FmnistTorchInt8::skip_;
-int FmnistTorchInt8::status_ = 0;
+using test::fmnist_torch_models;
 
 double top1_drop_points(const Graph& fp32, const std::string& compress, double* fp32_top1) {
   const auto ds = data::open_dataset("fashion-mnist", data::Split::kTest);
@@ -83,12 +38,14 @@ double top1_drop_points(const Graph& fp32, const std::string& compress, double* 
   return drop;
 }
 
+class FmnistTorchInt8 : public ::testing::TestWithParam<std::string> {};
+
 TEST_P(FmnistTorchInt8, DefaultInt8LosesAtMostHalfAPoint) {
-  if (!skip_.empty()) GTEST_SKIP() << skip_;
-  const fs::path onnx = artifacts_dir() / (GetParam() + ".onnx");
+  const auto& m = fmnist_torch_models();
+  if (!m.skip_reason.empty()) GTEST_SKIP() << m.skip_reason;
+  const fs::path onnx = m.dir / (GetParam() + ".onnx");
   ASSERT_TRUE(fs::exists(onnx)) << "the training script wrote no " << onnx << " (exit status "
-                                << status_ << "; see " << artifacts_dir() / "train_int8.log"
-                                << ")";
+                                << m.status << "; see " << m.log() << ")";
   // The models take [1,1,28,28]; evaluate 100 images per batch.
   LoadOptions lo;
   lo.onnx.input_shapes[""] = {100, 1, 28, 28};

@@ -59,11 +59,13 @@ std::optional<Graph> train_baseline(const SweepArgs& a, const data::Dataset& ds,
   t.threads = a.threads;
   t.seed = a.seed;
   t.no_augment = a.no_augment;
+  t.preprocess = a.preprocess;
   say(str("training the baseline ", a.model, " on ", a.dataset, " for ", a.train_epochs,
           " epochs"));
-  Trainer trainer(
-      model_to_train(t, ds.info()),
-      train_options(t, ds.info(), &g_stop, tty ? train_progress_printer(true) : nullptr));
+  Graph model = model_to_train(t, ds.info());
+  TrainOptions options =
+      train_options(t, ds.info(), model, &g_stop, tty ? train_progress_printer(true) : nullptr);
+  Trainer trainer(std::move(model), std::move(options));
   if (trainer.fit(ds).stopped) return std::nullopt;
   return trainer.graph();
 }
@@ -92,6 +94,9 @@ PruneSweepOptions sweep_options(const SweepArgs& a, bool tty) {
   o.on_line = say;
   o.resume = a.resume;
   o.settings = baseline_settings(a, find_zoo_model(a.model) != nullptr);
+  std::string pre;
+  for (const std::string& s : preprocess_arg_list(a.preprocess)) pre += (pre.empty() ? "" : " ") + s;
+  if (!pre.empty()) o.settings["preprocess"] = pre;
   return o;
 }
 
@@ -106,6 +111,7 @@ int run_sweep(const SweepArgs& a) {
   Graph baseline;
   if (find_zoo_model(a.model) == nullptr) {
     baseline = load_model(a.model);
+    apply_preprocess_args(baseline, train_ds->info(), a.preprocess, a.model, /*train=*/true);
   } else if (a.resume) {
     // The baseline was trained and written by the run being resumed.
     const fs::path file = fs::path(a.output) / "baseline.onnx";

@@ -84,7 +84,7 @@ std::function<void(const TrainProgress&)> train_progress_printer(bool tty) {
   };
 }
 
-TrainOptions train_options(const TrainArgs& a, const data::DatasetInfo& info,
+TrainOptions train_options(const TrainArgs& a, const data::DatasetInfo& info, const Graph& model,
                            const std::atomic<bool>* stop,
                            std::function<void(const TrainProgress&)> on_progress) {
   TrainOptions o;
@@ -97,7 +97,9 @@ TrainOptions train_options(const TrainArgs& a, const data::DatasetInfo& info,
   o.seed = a.seed;
   o.limit = a.limit;
   o.augment = !a.no_augment;
-  o.preprocess = data::default_preprocess(info, /*train=*/true);
+  // The model's metadata holds the preprocessing in force (model_to_train); training adds the
+  // dataset's augmentation.
+  o.preprocess = resolve_preprocess(info, {}, &model, a.model, /*train=*/true).pre;
   o.checkpoint = a.checkpoint;
   o.resume = a.resume;
   o.stop = stop;
@@ -106,16 +108,27 @@ TrainOptions train_options(const TrainArgs& a, const data::DatasetInfo& info,
 }
 
 Graph model_to_train(const TrainArgs& a, const data::DatasetInfo& info) {
-  if (find_zoo_model(a.model) == nullptr) {
+  Graph g;
+  const bool zoo = find_zoo_model(a.model) != nullptr;
+  if (!zoo) {
     DLAS_CHECK(a.width_mult == 1.0, ErrorKind::kUsage,
                "--width-mult applies to zoo models only, not '", a.model, "'");
-    return load_model(a.model);
+    g = load_model(a.model);
+  } else {
+    ZooOptions zo;
+    zo.batch = 1;
+    zo.width_mult = a.width_mult;
+    zo.seed = a.seed;
+    // Built for the images the flags make (--resize, --center-crop change their size).
+    const std::vector<int64_t> s =
+        resolve_preprocess(info, parse_preprocess_args(a.preprocess), nullptr)
+            .pre.output_shape(info);
+    if (s[1] == s[2]) zo.image_size = s[1];
+    g = build_zoo_model(a.model, zoo_options_for(info, zo));
   }
-  ZooOptions zo;
-  zo.batch = 1;
-  zo.width_mult = a.width_mult;
-  zo.seed = a.seed;
-  return build_zoo_model(a.model, zoo_options_for(info, zo));
+  // A zoo model is built for the dataset's default here: no warning for it.
+  apply_preprocess_args(g, info, a.preprocess, a.model, /*train=*/true, /*warn=*/!zoo);
+  return g;
 }
 
 int run_train(const TrainArgs& a) {
@@ -124,8 +137,10 @@ int run_train(const TrainArgs& a) {
   const data::DatasetInfo& info = train_ds->info();
   // --json keeps stdout for the one JSON object; progress still goes to stderr (plain
   // lines, ten per epoch), so a long run is never silent.
-  Trainer trainer(model_to_train(a, info),
-                  train_options(a, info, &g_stop, train_progress_printer(progress_tty(a.json))));
+  Graph model = model_to_train(a, info);
+  TrainOptions options =
+      train_options(a, info, model, &g_stop, train_progress_printer(progress_tty(a.json)));
+  Trainer trainer(std::move(model), std::move(options));
   std::signal(SIGINT, on_sigint);
   const TrainResult r = trainer.fit(*train_ds);
   std::signal(SIGINT, SIG_DFL);
@@ -136,13 +151,16 @@ int run_train(const TrainArgs& a) {
               << "\n";
     return 130;
   }
-  const Graph trained = trainer.graph();
+  Graph trained = trainer.graph();
+  const data::Preprocess test_pre =
+      resolve_preprocess(info, {}, &trained, a.model, /*train=*/false).pre;
+  set_preprocess_metadata(trained, test_pre);  // the exported model carries it
   export_onnx_file(trained, a.output);
   // The test-set accuracy of what was exported, computed by the engine.
   auto test_ds = data::open_dataset(a.dataset, data::Split::kTest);
   const auto t0 = std::chrono::steady_clock::now();
   const data::Accuracy acc =
-      engine_accuracy(trained, *test_ds, data::default_preprocess(test_ds->info(), false),
+      engine_accuracy(trained, *test_ds, test_pre,
                       /*batch=*/100, a.threads, a.test_limit);
   const double eval_s =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

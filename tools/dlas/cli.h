@@ -11,6 +11,7 @@
 #include "dlas/system/loader.h"
 #include "dlas/system/measure.h"
 #include "dlas/system/plan.h"
+#include "dlas/system/preprocess_meta.h"
 #include "dlas/system/variant.h"
 
 namespace dlas::cli {
@@ -66,9 +67,31 @@ CompiledModel compile_from_args(const Graph& graph, const ModelArgs& model,
 // Loads the model named by args; errors carry the model path or node.
 Graph load_model_from_args(const ModelArgs& args);
 
+// The preprocessing flags of every command that feeds a dataset to a model (eval --dataset,
+// quantize --calib-data, train, prune-sweep, data info; preprocess_flags.cc): --mean, --std,
+// --scale, --channel-order, --input-layout, --resize, --center-crop, as given (empty: not).
+struct PreprocessArgs {
+  std::string mean, std, scale, channel_order, input_layout, resize, center_crop;
+};
+void add_preprocess_args(CLI::App& cmd, PreprocessArgs& args);
+// The flags parsed; kUsage naming the flag for a malformed number, a std or scale <= 0, an
+// unknown channel order or layout.
+PreprocessFlags parse_preprocess_args(const PreprocessArgs& args);
+// The flags again as arguments (for the exec of bin/dlas-train).
+std::vector<std::string> preprocess_arg_list(const PreprocessArgs& args);
+// The preprocessing a dataset command feeds `graph` with (flags > the model's metadata > the
+// dataset's default; errors name the flag, or `model` and the metadata key), stored in
+// `graph`'s metadata so that evaluation, calibration and a written model all follow it. With
+// neither flags nor metadata, one warning line on stderr says the default is used (unless
+// `warn` is false). `train`: the training-time form (the dataset's augmentation).
+ResolvedPreprocess apply_preprocess_args(Graph& graph, const data::DatasetInfo& info,
+                                         const PreprocessArgs& args, const std::string& model,
+                                         bool train = false, bool warn = true);
+
 // `dlas eval --dataset`: accuracy of the compiled variant on a labelled dataset (cmd_data.cc).
 struct DatasetEvalArgs {
   std::string dataset;  // empty: the random-input mode of `dlas eval`
+  PreprocessArgs preprocess;
   std::string split = "test";
   int64_t limit = 0;
   bool batch_given = false;  // --batch was given (else 100 images per run)

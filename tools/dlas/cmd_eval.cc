@@ -41,12 +41,15 @@ void add_eval_command(CLI::App& app, Action& run) {
       ->default_val(32)
       ->check(CLI::Range(1, 1000000));
   cmd->add_option("--input-seed", *seed, "seed of the first input (default 1000)");
+  add_preprocess_args(*cmd, data_args->preprocess);
   cmd->add_flag("--json", *json, "print one JSON object");
   cmd->callback([&run, cmd, model, engine, samples, seed, json, data_args] {
     data_args->batch_given = cmd->get_option("--batch")->count() > 0;
     if (data_args->dataset.empty() &&
         (cmd->get_option("--split")->count() > 0 || cmd->get_option("--limit")->count() > 0))
       throw CLI::ValidationError("--split/--limit", "only apply with --dataset");
+    if (data_args->dataset.empty() && !preprocess_arg_list(data_args->preprocess).empty())
+      throw CLI::ValidationError("--mean/--std/--scale/...", "only apply with --dataset");
     run = [model, engine, samples, seed, json, data_args] {
       if (!data_args->dataset.empty()) return run_dataset_eval(*model, *engine, *data_args, *json);
       const std::string spec = compress_name(engine->compress);  // fails before loading

@@ -23,13 +23,17 @@ data::Split parse_split(const std::string& s) {
 // The model as given, shaped for the dataset's preprocessed images at `batch`: a zoo model is
 // built for them (*note says its weights are untrained), an ONNX model re-batched when it can.
 Graph load_for_dataset(ModelArgs m, const data::DatasetInfo& info, int64_t batch,
-                       std::string* note) {
+                       const PreprocessArgs& pre, std::string* note) {
   m.batch = batch;
   if (find_zoo_model(m.model)) {
     ZooOptions z;
     z.in_channels = m.in_channels;
     z.image_size = m.image_size;
     z.num_classes = m.num_classes;
+    // Built for the images the flags make (--resize, --center-crop change their size).
+    const std::vector<int64_t> s =
+        resolve_preprocess(info, parse_preprocess_args(pre), nullptr).pre.output_shape(info);
+    if (z.image_size < 0 && s[1] == s[2]) z.image_size = s[1];
     z = zoo_options_for(info, z);
     m.in_channels = z.in_channels;
     m.image_size = z.image_size;
@@ -55,7 +59,9 @@ Graph load_for_dataset(ModelArgs m, const data::DatasetInfo& info, int64_t batch
 }
 
 void print_eval(const std::string& model, const DatasetEvalArgs& a, const VariantAccuracy& r,
-                int64_t batch, const std::string& note, double seconds, bool json) {
+                int64_t batch, const std::string& note, const data::Preprocess& pre,
+                PreprocessSource source, const std::vector<std::string>& warnings,
+                double seconds, bool json) {
   if (json) {
     nlohmann::ordered_json j;
     j["model"] = model;
@@ -73,6 +79,9 @@ void print_eval(const std::string& model, const DatasetEvalArgs& a, const Varian
     j["batch"] = batch;
     j["seconds"] = seconds;
     if (!note.empty()) j["note"] = note;
+    j["preprocess"] = nlohmann::ordered_json::parse(data::preprocess_to_json(pre));
+    j["preprocess_source"] = preprocess_source_name(source);
+    j["warnings"] = warnings;
     std::cout << j.dump(2) << "\n";
     return;
   }
@@ -85,6 +94,7 @@ void print_eval(const std::string& model, const DatasetEvalArgs& a, const Varian
     std::printf(" (fp32: top-1 %.2f%%, top-5 %.2f%%)", 100 * r.fp32->top1_rate(),
                 100 * r.fp32->top5_rate());
   std::printf(", %.1f s\n", seconds);
+  std::printf("preprocessing (%s): %s\n", preprocess_source_name(source), pre.describe().c_str());
 }
 }  // namespace
 
@@ -101,7 +111,18 @@ int run_dataset_eval(const ModelArgs& model, const EngineArgs& engine, const Dat
   DLAS_CHECK(a.limit >= 0, ErrorKind::kUsage, "--limit must be >= 0");
   const std::unique_ptr<data::Dataset> ds = data::open_dataset(a.dataset, split);
   std::string note;
-  const Graph fp32 = load_for_dataset(model, ds->info(), a.batch_given ? model.batch : 100, &note);
+  Graph fp32 = load_for_dataset(model, ds->info(), a.batch_given ? model.batch : 100,
+                                a.preprocess, &note);
+  // flags > the model's metadata > the dataset's default, carried by the graph from here on
+  // (evaluation and int8 calibration follow it). A zoo model is built here: no warning.
+  const ResolvedPreprocess pre =
+      apply_preprocess_args(fp32, ds->info(), a.preprocess, model.model, false, /*warn=*/false);
+  std::vector<std::string> warnings;
+  if (!find_zoo_model(model.model)) {
+    const std::string w = default_preprocess_warning(pre, ds->info(), model.model);
+    if (!w.empty()) warnings.push_back(w);
+  }
+  for (const std::string& w : warnings) std::cerr << "dlas: " << w << "\n";
   // A bar (or a line every 5 s) for evaluations long enough to wait for.
   Progress bar({.tty = progress_tty(json), .label = "eval", .line_fraction = 0, .line_seconds = 5});
   auto progress = [&](int64_t done, int64_t total, const data::Accuracy& acc) {
@@ -115,8 +136,17 @@ int run_dataset_eval(const ModelArgs& model, const EngineArgs& engine, const Dat
                                              plan_options_from_args(engine), a.limit, progress);
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  print_eval(model.model, a, r, image_input_shape(fp32)[0], note, seconds, json);
-  if (!r.warning.empty()) std::fprintf(stderr, "%s\n", r.warning.c_str());
+  const std::string chance = chance_level_warning(r.deployed.top1_rate(), ds->info().classes);
+  if (!chance.empty()) {
+    warnings.push_back(chance);
+    std::cerr << "dlas: " << chance << "\n";
+  }
+  if (!r.warning.empty()) {  // a quantized variant far below fp32
+    warnings.push_back(r.warning);
+    std::cerr << "dlas: " << r.warning << "\n";
+  }
+  print_eval(model.model, a, r, image_input_shape(fp32)[0], note, pre.pre, pre.source, warnings,
+             seconds, json);
   return 0;
 }
 

@@ -43,6 +43,7 @@ int exec_sweep(const SweepArgs& a) {
   if (a.json) args.push_back("--json");
   if (a.force) args.push_back("--force");
   if (a.resume) args.push_back("--resume");
+  for (const std::string& s : preprocess_arg_list(a.preprocess)) args.push_back(s);
   exec_dlas_train("prune-sweep", args);
 }
 }  // namespace
@@ -108,6 +109,7 @@ void add_prune_sweep_command(CLI::App& app, Action& run) {
   cmd->add_option("--width-mult", a->width_mult, "zoo MODEL: channel width multiplier")
       ->default_val(1.0);
   cmd->add_flag("--no-augment", a->no_augment, "no random crop / flip while training");
+  add_preprocess_args(*cmd, a->preprocess);
   cmd->add_flag("--json", a->json, "print sweep.json's object (plus dir, stopped, seconds)");
   cmd->add_flag("--force", a->force, "write into a non-empty directory");
   cmd->add_flag("--resume", a->resume,

@@ -20,6 +20,7 @@ std::vector<double> sweep_levels_from_args(const SweepArgs& a) {
 
 void check_sweep_args(const SweepArgs& a) {
   DLAS_CHECK(!a.output.empty(), ErrorKind::kUsage, "-o: an output directory is required");
+  parse_preprocess_args(a.preprocess);  // bad values fail before the exec
   try {
     parse_sweep_method(a.method);
   } catch (const Error&) {

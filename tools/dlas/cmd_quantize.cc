@@ -27,6 +27,7 @@ struct QuantizeArgs {
   uint64_t calib_seed = 0;
   std::string output;
   bool json = false;
+  PreprocessArgs preprocess;  // of the dataset's calibration images
 };
 
 QuantSpec spec_from_args(const QuantizeArgs& a) {
@@ -91,13 +92,24 @@ void add_quantize_command(CLI::App& app, Action& run) {
                   "int8 activations: u8 (asymmetric, default) or s8 (symmetric)")
       ->default_val("u8")
       ->check(CLI::IsMember({"u8", "s8"}));
+  add_preprocess_args(*cmd, a->preprocess);
   cmd->add_option("-o,--output", a->output, "output .onnx path")->required();
   cmd->add_flag("--json", a->json, "print one JSON object with the per-tensor ranges, errors and per-layer scales");
   cmd->callback([&run, model, a] {
     run = [model, a] {
       const QuantSpec spec = spec_from_args(*a);  // bad flags fail before the model loads
+      const bool dataset =
+          spec.calib_data != "random" && !std::filesystem::is_directory(spec.calib_data);
+      const PreprocessFlags flags = parse_preprocess_args(a->preprocess);
+      DLAS_CHECK(dataset || !flags.any(), ErrorKind::kUsage,
+                 "--mean, --std, --scale, --channel-order, --input-layout, --resize and "
+                 "--center-crop apply with --calib-data DATASET");
       check_output_folder(a->output);
       Graph g = load_model_from_args(*model);
+      // Calibration images preprocessed as the model expects; the written model records it.
+      if (dataset && spec.type == QuantType::kInt8 && spec.calibrator != Calibrator::kNone)
+        apply_preprocess_args(g, data::open_dataset(spec.calib_data, data::Split::kTrain)->info(),
+                              a->preprocess, model->model);
       const QuantReport r = quantize(g, spec);
       export_onnx_file(g, a->output);  // written to a temporary name and renamed
       if (a->json) {

@@ -69,6 +69,7 @@ void print_summary_json(const study::StudySpec& spec, const study::RunOptions& o
   j["timeout"] = s.timeout;
   j["crashed"] = s.crashed;
   j["skipped"] = s.skipped;
+  j["unsupported"] = s.unsupported;
   auto& cs = j["calibrations"] = nlohmann::ordered_json::array();
   for (const auto& c : s.calibrations) {
     const char* status = c.status == study::ProfileCalibration::kPresent      ? "present"
@@ -123,9 +124,10 @@ int study_run(const StudyRunArgs& a) {
       std::printf("%s  %s\n", pv.already_ok ? "stored" : "run   ", pv.variant_id.c_str());
   } else {
     std::fprintf(stderr,
-                 "study '%s': ran %zu: %zu ok, %zu failed, %zu timeout, %zu crashed, %zu skipped; "
+                 "study '%s': ran %zu: %zu ok, %zu failed, %zu timeout, %zu crashed, %zu skipped, "
+                 "%zu unsupported; "
                  "results in %s\n",
-                 spec.name.c_str(), s.ran, s.ok, s.failed, s.timeout, s.crashed, s.skipped,
+                 spec.name.c_str(), s.ran, s.ok, s.failed, s.timeout, s.crashed, s.skipped, s.unsupported,
                  o.db_path.c_str());
   }
   return 0;

@@ -37,7 +37,7 @@ void add_study_exec_command(CLI::App& study, Action& run) {
       study::MeasureRequest req = *xa;
       req.variant.isa = *isa;
       req.variant.accuracy_limit = req.accuracy_limit;
-      if (req.variant.backend != "onednn")
+      if (req.variant.backend == "dlas")
         req.variant.isa_emulated = parse_isa(*isa) < detected_isa();
       std::cout << study::row_to_json(study::measure_variant(req)) << std::endl;
       return 0;

@@ -41,10 +41,13 @@ struct ObserveArgs {
 void add_study_report_commands(CLI::App& study, Action& run) {
   auto* r = study.add_subcommand(
       "report",
-      "Write the study's tables (the paper's Tables 3/4/6: fastest algorithm per compression, "
+      "Write the study's report: a summary (the fastest deployment per model, its speedup "
+      "over dense fp32 and its accuracy), the paper's observations, plots (speedup and latency "
+      "heatmaps per platform, accuracy against compression, the platform comparison) and the "
+      "tables (the paper's Tables 3/4/6: fastest algorithm per compression, "
       "fastest compression per algorithm, overall fastest; latencies; achieved vs expected "
-      "speedup; correlations) as Markdown, a self-contained HTML page and CSV, with gnuplot "
-      "plots, and check the paper's observations");
+      "speedup; correlations) as Markdown, a self-contained HTML page and CSV (plots drawn by "
+      "gnuplot)");
   auto ra = std::make_shared<ReportArgs>();
   r->add_option("DB", ra->db, "results database")->required();
   r->add_option("-o,--output", ra->dir, "output folder (created when missing)")->required();

@@ -30,6 +30,7 @@ int exec_train(const TrainArgs& a) {
   if (a.resume) args.push_back("--resume");
   if (a.no_augment) args.push_back("--no-augment");
   if (a.json) args.push_back("--json");
+  for (const std::string& s : preprocess_arg_list(a.preprocess)) args.push_back(s);
   exec_dlas_train("train", args);
 }
 }  // namespace
@@ -79,6 +80,7 @@ void add_train_command(CLI::App& app, Action& run) {
   cmd->add_flag("--resume", a->resume, "continue from --checkpoint");
   cmd->add_flag("--no-augment", a->no_augment, "no random crop / flip");
   cmd->add_flag("--json", a->json, "print one JSON object (top1, top5, samples, epoch_stats, ...)");
+  add_preprocess_args(*cmd, a->preprocess);
   cmd->add_option("-o,--output", a->output, "output .onnx path")->required();
   cmd->footer(
       "Example: dlas train resnet18-cifar --dataset fashion-mnist --width-mult 0.5 --epochs 3 "
@@ -90,6 +92,7 @@ void add_train_command(CLI::App& app, Action& run) {
       DLAS_CHECK(a->epochs > 0, ErrorKind::kUsage, "--epochs ", a->epochs, " must be > 0");
       DLAS_CHECK(a->label_smoothing >= 0 && a->label_smoothing < 1, ErrorKind::kUsage,
                  "--label-smoothing ", a->label_smoothing, " is outside [0, 1)");
+      parse_preprocess_args(a->preprocess);  // bad values fail before the exec
 #ifdef DLAS_HAVE_TORCH
       return run_train(*a);
 #else

@@ -37,6 +37,7 @@ struct TrainArgs {
   bool json = false;
   bool no_augment = false;
   std::string output;
+  PreprocessArgs preprocess;
 };
 
 struct SweepArgs {
@@ -63,6 +64,7 @@ struct SweepArgs {
   bool force = false;
   bool resume = false;  // continue the interrupted sweep in `output`
   std::string output;
+  PreprocessArgs preprocess;
 };
 
 // --levels as numbers (the method's default levels when empty); kUsage naming the flag.
@@ -75,10 +77,13 @@ void check_sweep_args(const SweepArgs& args);
 int run_train(const TrainArgs& args);
 int run_sweep(const SweepArgs& args);
 // What `dlas train` trains: a zoo model built for the dataset's images and classes, or the
-// ONNX file; and how (tools/dlas-train/train.cc). prune-sweep trains its zoo baselines so.
+// ONNX file, carrying the preprocessing in force (flags > its metadata > the dataset's default,
+// dlas/system/preprocess_meta.h; one warning line for an ONNX file without either); and how
+// (tools/dlas-train/train.cc). prune-sweep trains its zoo baselines so.
 Graph model_to_train(const TrainArgs& args, const data::DatasetInfo& info);
+// The options for training `model` (model_to_train's: its metadata holds the preprocessing).
 TrainOptions train_options(const TrainArgs& args, const data::DatasetInfo& info,
-                           const std::atomic<bool>* stop,
+                           const Graph& model, const std::atomic<bool>* stop,
                            std::function<void(const TrainProgress&)> on_progress);
 // Prints a finished sweep: sweep.json's object plus dir, stopped and seconds (--json), or its
 // table and a summary line (tools/dlas-train/prune_sweep_report.cc).

@@ -70,23 +70,57 @@ std::unique_ptr<Dataset> open_dataset(std::string_view spec, Split split);
 // The names open_dataset accepts, for --help texts.
 std::vector<std::string> dataset_names();
 
-// Preprocessing applied to each u8 image, in this order: to f32 in [0,1]; resize (bilinear)
-// so the shorter side is `resize` (0 = keep); center crop to crop_h x crop_w (0 = keep);
-// when training: random crop of the same size after zero-padding by `pad`, and horizontal flip
-// with probability 0.5 when `hflip`; replicate or average channels to `channels` (0 = keep);
-// then (x - mean[c]) / std[c] (one value applies to every channel). A crop larger than the
-// image pads with zeros; crop_h alone means a square crop.
+// How a model's inputs are laid out: channels first ([N,C,H,W], PyTorch's) or last
+// ([N,H,W,C], Keras/TensorFlow's).
+enum class InputLayout { kNchw, kNhwc };
+// The order of a 3-channel image's channels as the model takes them (datasets decode RGB).
+enum class ChannelOrder { kRgb, kBgr };
+const char* input_layout_name(InputLayout l);    // "nchw", "nhwc"
+const char* channel_order_name(ChannelOrder c);  // "rgb", "bgr"
+
+// Preprocessing applied to each u8 image, in this order: divide by `scale` (255: to [0,1]);
+// resize (bilinear) so the shorter side is `resize` (0 = keep); center crop to crop_h x crop_w
+// (0 = keep); when training: random crop of the same size after zero-padding by `pad`, and
+// horizontal flip with probability 0.5 when `hflip`; replicate or average channels to
+// `channels` (0 = keep); reverse the channels for `channel_order` bgr; (x - mean[c]) / std[c]
+// (one value applies to every channel; c counts the model's channels, after the reorder);
+// written channels first, or channels last for `layout` nhwc. A crop larger than the image
+// pads with zeros; crop_h alone means a square crop.
+//
+// The test-time part (scale, resize, crop, channel order, layout, mean, std) is what a model
+// expects of its inputs: preprocess_to_json() gives its canonical text, which dlas stores in
+// the models it writes (dlas/system/preprocess_meta.h).
 struct Preprocess {
+  float scale = 255.f;
   int resize = 0;
   int crop_h = 0, crop_w = 0;
   int pad = 0;
   bool hflip = false;
   int channels = 0;
+  ChannelOrder channel_order = ChannelOrder::kRgb;
+  InputLayout layout = InputLayout::kNchw;
   std::vector<float> mean{0.f};
   std::vector<float> std{1.f};
-  // Output shape [C,H,W] for a dataset with this info.
+  // Output shape [C,H,W] for a dataset with this info ([H,W,C] with layout nhwc).
   std::vector<int64_t> output_shape(const DatasetInfo& info) const;
+  // One line: "x/255, mean 0.286, std 0.353" plus what else is not the identity.
+  std::string describe() const;
 };
+
+// The canonical text of the test-time fields, a JSON object with every key:
+//   {"scale":255,"mean":[0.286],"std":[0.353],"channel_order":"rgb","layout":"nchw",
+//    "resize":0,"crop":[0,0]}
+// Numbers are written so that they read back exactly.
+std::string preprocess_to_json(const Preprocess& p);
+// Reads preprocess_to_json's form onto `base` (keys left out keep base's values; unknown keys
+// are ignored). kInvalidInput with a reason ("'std' must be > 0") for malformed text, a
+// wrong type, a std <= 0, a scale <= 0 or an unknown layout or channel order.
+Preprocess preprocess_from_json(std::string_view text, Preprocess base = {});
+// Parsers of the flag values: "0.5" or "0.485,0.456,0.406"; "rgb"|"bgr"; "nchw"|"nhwc".
+// kInvalidInput naming the value.
+std::vector<float> parse_channel_values(std::string_view text);
+ChannelOrder parse_channel_order(std::string_view text);
+InputLayout parse_input_layout(std::string_view text);
 
 // The usual preprocessing for a dataset by name (mean/std of its training set, random crop
 // with pad 4 (CIFAR) or 2 (MNIST-like) and flip for CIFAR when `train`).
@@ -102,12 +136,16 @@ void preprocess_image(const Preprocess& pre, const DatasetInfo& info, const uint
 // Test-time preprocessing (default_preprocess(info, train)) for a model whose image input is
 // [N,C,H,W]: kInvalidInput naming both shapes when the preprocessed C,H,W differ.
 Preprocess preprocess_for_input(const DatasetInfo& info, const Shape& input, bool train = false);
+// Checks that `pre` turns `info`'s images into the model input `input` ([N,C,H,W], or
+// [N,H,W,C] with layout nhwc): kInvalidInput naming both shapes otherwise.
+void check_preprocess_for_input(const Preprocess& pre, const DatasetInfo& info,
+                                const Shape& input);
 
 // `count` batches shaped like the model input [B,C,H,W] of preprocessed training images of
-// `dataset` (test-time preprocessing, shuffled by `seed`): int8 calibration data. Fewer when
-// the training split is smaller than count x B.
+// `dataset` (test-time preprocessing `pre`, the dataset's default when null; shuffled by
+// `seed`): int8 calibration data. Fewer when the training split is smaller than count x B.
 std::vector<Tensor> calibration_batches(std::string_view dataset, const Shape& input, int count,
-                                        uint64_t seed);
+                                        uint64_t seed, const Preprocess* pre = nullptr);
 
 struct LoaderOptions {
   int64_t batch = 64;
@@ -121,7 +159,7 @@ struct LoaderOptions {
 };
 
 struct Batch {
-  Tensor images;                 // f32 [B,C,H,W]
+  Tensor images;                 // f32 [B,C,H,W] ([B,H,W,C] with layout nhwc)
   std::vector<int> labels;       // B labels
   std::vector<int64_t> indices;  // dataset record of each image
   int64_t size() const { return static_cast<int64_t>(labels.size()); }
@@ -139,7 +177,7 @@ class Loader {
   int64_t samples() const;  // records per epoch (after limit)
   const Preprocess& preprocess() const { return pre_; }
   const Dataset& dataset() const { return ds_; }
-  std::vector<int64_t> batch_shape() const;  // [batch, C, H, W] of a full batch
+  std::vector<int64_t> batch_shape() const;  // [batch, C, H, W] ([batch, H, W, C]: nhwc)
 
  private:
   const Dataset& ds_;

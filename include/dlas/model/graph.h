@@ -9,6 +9,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <utility>
 #include <variant>
 #include <vector>
 
@@ -54,6 +55,15 @@ class Graph {
   std::vector<std::string> outputs;            // names of graph outputs
   std::vector<Node> nodes;                     // topologically ordered after infer()
   std::map<std::string, Tensor> initializers;  // weights and other constants
+  // The model's key/value metadata (ONNX ModelProto.metadata_props), in file order: read and
+  // written by the ONNX importer/exporter, kept by passes and compression. dlas stores the
+  // preprocessing a model expects under "dlas.preprocess" (dlas/system/preprocess_meta.h);
+  // other keys are carried through untouched.
+  std::vector<std::pair<std::string, std::string>> metadata;
+  // The value of metadata key `key`, or nullptr.
+  const std::string* metadata_value(std::string_view key) const;
+  // Sets (replacing, or appending) metadata key `key`.
+  void set_metadata(const std::string& key, std::string value);
 
   // Sorts nodes topologically, validates (unique names, defined inputs, arity,
   // attributes) and infers every value's dtype and shape. Throws Error naming the node.

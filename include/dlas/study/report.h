@@ -32,6 +32,9 @@ std::string algorithm_of(const Row& row);
 std::string platform_of(const Row& row);
 
 // The report's tables, in report order:
+//   summary              per CPU, model, dataset and batch: the fastest deployment over
+//                        everything measured, its median, its speedup over the model's dense
+//                        fp32 dlas baseline (untuned, same threads, auto), top-1 and change
 //   fastest_algorithm    context x compression -> fastest algorithm (Tables 3/4/6, left)
 //   fastest_compression  context x algorithm -> fastest compression (middle)
 //   overall_fastest      context -> fastest variant, its latency and its speedup over the

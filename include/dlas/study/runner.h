@@ -131,7 +131,7 @@ struct RunSummary {
   size_t in_shard = 0;    // of those, this shard's
   size_t already_ok = 0;  // of those, stored ok before: skipped
   size_t ran = 0;         // variants run (or that would run, with dry_run)
-  size_t ok = 0, failed = 0, timeout = 0, crashed = 0, skipped = 0;
+  size_t ok = 0, failed = 0, timeout = 0, crashed = 0, skipped = 0, unsupported = 0;
   std::vector<PlannedVariant> plan;  // this shard's variants, in order
   // [study] calibrate: the profiles the dlas variants to run need, in order of first use
   // (empty without calibrate, with nothing to run, or when skipped).

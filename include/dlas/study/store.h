@@ -21,9 +21,10 @@
 namespace dlas::study {
 
 // 2: tuning_* columns; 3: dataset, top5, accuracy_samples, accuracy_s, nonzero_params;
-// 4: layout; 5: profile.
-// Older files are upgraded in place (columns added, NULL in old rows).
-inline constexpr int kStoreSchemaVersion = 5;
+// 4: layout; 5: profile; 6: the status 'unsupported'.
+// Older files are upgraded in place (columns added, NULL in old rows; the table rebuilt
+// under the new status check from schema 6 on).
+inline constexpr int kStoreSchemaVersion = 6;
 
 enum class ColumnType { kText, kInteger, kReal };
 
@@ -55,6 +56,8 @@ inline constexpr const char* kStatusFailed = "failed";    // exited non-zero (an
 inline constexpr const char* kStatusTimeout = "timeout";  // killed after the time limit
 inline constexpr const char* kStatusCrashed = "crashed";  // killed by a signal (segfault, OOM)
 inline constexpr const char* kStatusSkipped = "skipped";  // not runnable here (e.g. ISA missing)
+// A peer engine that is not installed, or cannot run this variant's model (its reason).
+inline constexpr const char* kStatusUnsupported = "unsupported";
 
 class ResultStore {
  public:

@@ -29,7 +29,8 @@ std::vector<data::Accuracy> evaluate_plans(const std::vector<Plan*>& plans, data
 
 // One call: opens `dataset`'s split, compiles `graph` (its image input [B,C,H,W] sets the
 // batch; it must take the dataset's preprocessed images) and scores it on the first `limit`
-// records (0 = all) with test-time preprocessing.
+// records (0 = all) with test-time preprocessing (the graph's metadata, else the dataset's
+// default: dlas/system/preprocess_meta.h).
 data::Accuracy evaluate_accuracy(const Graph& graph, const PlanOptions& options,
                                  std::string_view dataset, data::Split split = data::Split::kTest,
                                  int64_t limit = 0, const EvalProgress& progress = {});

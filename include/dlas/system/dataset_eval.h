@@ -29,7 +29,8 @@ std::string accuracy_drop_warning(const CompressSpec& spec, const VariantAccurac
 // Compresses `fp32` (its image input [B,C,H,W] sets the batch) with `spec` for the dataset
 // `ds` was opened from (`dataset`), compiles it and, unless `spec` is dense, the fp32 graph
 // too, with `options`, and scores them on the first `limit` records of `ds` (0: all),
-// preprocessed for the model's input. `progress` sees the deployed variant's running accuracy
+// preprocessed as the graph's metadata says (dlas/system/preprocess_meta.h), else with the
+// dataset's default, for the model's input. `progress` sees the deployed variant's running accuracy
 // after each batch.
 VariantAccuracy evaluate_variant(const Graph& fp32, const CompressSpec& spec,
                                  const std::string& dataset, const data::Dataset& ds,

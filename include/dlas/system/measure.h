@@ -76,7 +76,15 @@ struct LatencyStats {
 // The statistics of repeat times (times_ms not empty); first_ms stays 0 and number 1.
 LatencyStats latency_stats(std::vector<double> times_ms);
 
-// Measures `executor` on `inputs`: the first run timed alone (first_ms), `warmup` runs
+// An executor that runs in another process (the ONNX peers, peer_executor.h) times its
+// runs there, so no timing pays the inter-process hop: measure_latency hands it the
+// protocol (warmup, repeat, number; its own seeded inputs of the graph's shapes).
+class RemoteTimedExecutor : public Executor {
+ public:
+  virtual LatencyStats measure_remote(const LatencyOptions& options) = 0;
+};
+
+// Measures `executor` on `inputs` (a RemoteTimedExecutor: in its process): the first run timed alone (first_ms), `warmup` runs
 // discarded, then -- with min_repeat_ms > 0 -- number doubled (at least; scaled by
 // min_repeat_ms / the last repeat's time x 1.1) until one repeat of it lasts min_repeat_ms
 // or number reaches 2^20, then `repeat` repeats of `number` runs. kInvalidInput for

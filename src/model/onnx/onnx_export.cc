@@ -99,6 +99,11 @@ std::string serialise(const Graph& graph, ExternalData* external) {
   auto* opset_import = model.add_opset_import();
   opset_import->set_domain("");
   opset_import->set_version(opset);
+  for (const auto& [key, value] : graph.metadata) {
+    auto* prop = model.add_metadata_props();
+    prop->set_key(key);
+    prop->set_value(value);
+  }
 
   onnx::GraphProto* g = model.mutable_graph();
   g->set_name(graph.name);

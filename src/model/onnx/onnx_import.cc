@@ -98,6 +98,7 @@ Graph Importer::run() {
   read_opset();
   const onnx::GraphProto& g = model_.graph();
   graph_.name = g.name().empty() ? "graph" : g.name();
+  for (const auto& kv : model_.metadata_props()) graph_.set_metadata(kv.key(), kv.value());
   if (g.sparse_initializer_size() > 0)
     fail(ErrorKind::kUnsupported, "sparse initializer '", g.sparse_initializer(0).values().name(),
          "' is not supported");

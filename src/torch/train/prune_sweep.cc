@@ -17,6 +17,7 @@
 #include "dlas/optimize/quantize.h"
 #include "dlas/system/accuracy.h"
 #include "dlas/system/loader.h"
+#include "dlas/system/preprocess_meta.h"
 #include "dlas/torch/prune_sweep_run.h"
 
 namespace dlas {
@@ -263,8 +264,16 @@ void open_data(Sweeper& s, const Graph& baseline) {
   s.train = data::open_dataset(o.dataset, data::Split::kTrain);
   s.test = data::open_dataset(o.dataset, data::Split::kTest);
   const data::DatasetInfo& info = s.train->info();
+  // The preprocessing the baseline carries (the CLI stores the flags' there), else the
+  // dataset's default; the levels' models inherit the baseline's metadata.
+  const std::string name = o.model.empty() ? baseline.name : o.model;
   s.train_pre = data::default_preprocess(info, /*train=*/true);
   s.test_pre = data::default_preprocess(s.test->info(), /*train=*/false);
+  if (preprocess_from_metadata(baseline, name)) {  // (bad metadata fails here, named)
+    const std::string& text = *baseline.metadata_value(kPreprocessKey);
+    s.train_pre = data::preprocess_from_json(text, s.train_pre);
+    s.test_pre = data::preprocess_from_json(text, s.test_pre);
+  }
   check_shapes(baseline, o.model.empty() ? baseline.name : o.model, info,
                s.test_pre.output_shape(s.test->info()));
   {

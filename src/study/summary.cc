@@ -1,0 +1,127 @@
+// The report's opening table: per model, the fastest deployment the study measured and what
+// it gains over the model's dense fp32 baseline, with its accuracy.
+#include <algorithm>
+#include <map>
+#include <set>
+#include <tuple>
+
+#include "study/analysis.h"
+
+namespace dlas::study::analysis {
+
+std::string short_model(const std::string& model) {
+  std::string m = model;
+  const size_t slash = m.find_last_of('/');
+  if (slash != std::string::npos) m = m.substr(slash + 1);
+  if (m.size() > 5 && m.compare(m.size() - 5, 5, ".onnx") == 0) m.resize(m.size() - 5);
+  return m;
+}
+
+namespace {
+
+bool ok(const Row& r) { return r.text("status") == kStatusOk && r.has("median_ms"); }
+bool vendor(const Row& r) { return !r.text("backend").empty() && r.text("backend") != "dlas"; }
+bool untuned(const Row& r) { return !is_tuned(r.text("schedule")); }
+std::string compress_of(const Row& r) {
+  return r.text("compress").empty() ? "dense" : r.text("compress");
+}
+std::string layout_of(const Row& r) { return r.text("layout").empty() ? "auto" : r.text("layout"); }
+// The ISA path a row ran on (a vendor library picks the detected one).
+std::string isa_of(const Row& r) { return vendor(r) ? r.text("detected_isa") : r.text("isa"); }
+
+std::string points(double v) { return (v >= 0 ? "+" : "") + fmt(v, 2); }
+
+}  // namespace
+
+Table summary_of(const std::vector<Row>& rows) {
+  using Key =
+      std::tuple<std::string, std::string, std::string, int64_t>;  // cpu model dataset batch
+  std::map<Key, std::vector<const Row*>> groups;
+  std::set<std::string> cpus, isas;
+  bool any_dataset = false;
+  for (const Row& r : rows) {
+    if (!ok(r)) continue;
+    groups[{r.text("cpu_model"), r.text("model"), r.text("dataset"), r.integer("batch")}].push_back(
+        &r);
+    cpus.insert(r.text("cpu_model"));
+    if (!vendor(r)) isas.insert(r.text("isa"));
+    any_dataset = any_dataset || !r.text("dataset").empty();
+  }
+  const bool several_cpus = cpus.size() > 1;
+  Table t{"summary",
+          "Summary: the fastest deployment per model",
+          "The fastest variant per model over everything measured (compression, algorithm or "
+          "backend, threads, tuning, layout), its median latency (ms) and its speedup over the "
+          "baseline: the same model dense fp32 on dlas, untuned, at the same threads and ISA "
+          "path, with the auto algorithm (else the fastest untuned dense dlas algorithm, "
+          "named). top-1 in %, its change against the baseline in points; '*': a vendor "
+          "library's row is not scored, so dlas's top-1 for the same compression is shown.",
+          {},
+          {}};
+  t.header = {"model"};
+  if (any_dataset) t.header.push_back("dataset");
+  if (several_cpus) t.header.push_back("cpu");
+  for (const char* h : {"deployment", "threads", "tuning", "median_ms", "baseline", "baseline_ms",
+                        "speedup", "top1", "top1_change"})
+    t.header.push_back(h);
+
+  for (const auto& [key, group] : groups) {
+    const Row* best = nullptr;
+    for (const Row* r : group)
+      if (!best || r->real("median_ms") < best->real("median_ms")) best = r;
+    // The baseline: dense fp32 dlas untuned at the same threads, auto preferred, then the
+    // same ISA path, layout auto and opt level 3; then the lower median.
+    const Row* base = nullptr;
+    auto rank = [&](const Row* r) {
+      return std::make_tuple(r->text("conv_algo") == "auto" ? 0 : 1,
+                             r->text("isa") == isa_of(*best) ? 0 : 1,
+                             layout_of(*r) == "auto" ? 0 : 1, r->integer("opt_level") == 3 ? 0 : 1,
+                             r->real("median_ms"));
+    };
+    for (const Row* r : group)
+      if (!vendor(*r) && untuned(*r) && compress_of(*r) == "dense" &&
+          r->integer("threads") == best->integer("threads") && (!base || rank(r) < rank(base)))
+        base = r;
+    // A dlas row's accuracy with the same compression (prefer the same threads) when the
+    // fastest has none (a vendor library's row).
+    const Row* scored = best->has("accuracy") ? best : nullptr;
+    for (const Row* r : group)
+      if (!scored && r->has("accuracy") && compress_of(*r) == compress_of(*best)) scored = r;
+    const Row* base_scored = base && base->has("accuracy") ? base : nullptr;
+    for (const Row* r : group)
+      if (!base_scored && r->has("accuracy") && compress_of(*r) == "dense") base_scored = r;
+
+    std::string deployment = compress_of(*best) + " + " + algorithm_of(*best);
+    if (!vendor(*best) && (isas.size() > 1 || best->integer("isa_emulated") != 0))
+      deployment += " / " + isa_of(*best) + (best->integer("isa_emulated") ? " (emulated)" : "");
+    if (layout_of(*best) != "auto") deployment += " / " + layout_of(*best);
+    if (!vendor(*best) && best->integer("opt_level") != 3)
+      deployment += " / O" + std::to_string(best->integer("opt_level"));
+    std::string baseline = "-";
+    if (base) {
+      baseline = "dense + " + base->text("conv_algo");
+      if (base->text("conv_algo") != "auto") baseline += " (no auto row)";
+      if (base->text("isa") != isa_of(*best)) baseline += " / " + base->text("isa");
+    }
+    std::string model = short_model(std::get<1>(key));
+    if (std::get<3>(key) != 1) model += " (batch " + std::to_string(std::get<3>(key)) + ")";
+    std::vector<std::string> row = {model};
+    if (any_dataset) row.push_back(std::get<2>(key).empty() ? "-" : std::get<2>(key));
+    if (several_cpus) row.push_back(std::get<0>(key));
+    const std::string schedule = best->text("schedule");
+    row.insert(
+        row.end(),
+        {deployment, std::to_string(best->integer("threads")),
+         untuned(*best) ? std::string("untuned") : schedule, fmt(best->real("median_ms"), 4),
+         baseline, base ? fmt(base->real("median_ms"), 4) : "-",
+         base ? fmt(base->real("median_ms") / best->real("median_ms"), 2) : "-",
+         scored ? fmt(100 * scored->real("accuracy"), 2) + (scored != best ? " *" : "") : "-",
+         scored && base_scored
+             ? points(100 * (scored->real("accuracy") - base_scored->real("accuracy")))
+             : "-"});
+    t.cells.push_back(row);
+  }
+  return t;
+}
+
+}  // namespace dlas::study::analysis
