@@ -24,6 +24,7 @@ The data come from Debian's dataset-fashion-mnist (/usr/share/datasets/fashion-m
 usage: train_fmnist_torch.py --out DIR [--models a,b] [--epochs E] [--threads T] [--force] [--list]
 """
 import argparse
+import fcntl
 import gzip
 import hashlib
 import json
@@ -133,6 +134,10 @@ def main():
     import torch
     torch.set_num_threads(a.threads)
     os.makedirs(a.out, exist_ok=True)
+    # Tests run in parallel and each asks for the models: the first trains them, the others
+    # wait here and then find them up to date.
+    lock = open(os.path.join(a.out, ".lock"), "w")
+    fcntl.flock(lock, fcntl.LOCK_EX)
     stamp = {"script": script_hash(), "torch": torch.__version__}
     data = None
     for name in names:

@@ -190,8 +190,12 @@ void measure_range_errors(const Graph& folded, const QuantTargets& targets,
     }
     for (size_t i = 1; i < n.inputs.size(); ++i)
       if (!n.inputs[i].empty()) layers.initializers[n.inputs[i]] = *folded.constant(n.inputs[i]);
-    layers.nodes.push_back(n);
-    layers.outputs.push_back(n.outputs[0]);
+    // Its output renamed: a layer's output may itself be a quantized tensor another layer
+    // reads, which is an input of this graph.
+    Node copy = n;
+    copy.outputs[0] = n.outputs[0] + "/calibration_output";
+    layers.outputs.push_back(copy.outputs[0]);
+    layers.nodes.push_back(std::move(copy));
     output_tensor.push_back(index.at(n.inputs[0]));
   }
   std::set<size_t> fed;
