@@ -145,6 +145,8 @@ double calibrate_threshold(const std::vector<double>& hist, double bw, Calibrato
       }
       return best_t;
     }
+    case Calibrator::kAuto:  // a choice among calibrators (quantize_int8), not a threshold
+      break;
   }
   return full;
 }
