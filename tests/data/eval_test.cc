@@ -7,6 +7,7 @@
 #include "data_test_util.h"
 #include "dlas/model/onnx.h"
 #include "dlas/system/accuracy.h"
+#include "data/nearest_mean_model.h"
 #include "optimize/cli_test_util.h"
 
 namespace dlas::test {
@@ -14,45 +15,11 @@ namespace {
 
 constexpr const char* kData = "synthetic:1,8,8:4:120";
 
-// Flatten -> Gemm whose rows are the class means of the preprocessed training images and
-// whose bias is -|m|^2/2: argmax is the nearest class mean.
-Graph nearest_mean_model(int64_t batch) {
-  const auto ds = data::open_dataset(kData, data::Split::kTrain);
-  const data::Preprocess pre = data::default_preprocess(ds->info(), false);
-  data::Loader loader(*ds, pre, {.batch = 30});
-  std::vector<float> w(4 * 64, 0.f), b(4, 0.f);
-  std::vector<int> count(4, 0);
-  data::Batch batch_;
-  while (loader.next(batch_))
-    for (int64_t i = 0; i < batch_.size(); ++i) {
-      const int y = batch_.labels[i];
-      ++count[y];
-      for (int k = 0; k < 64; ++k) w[y * 64 + k] += batch_.images.data<float>()[i * 64 + k];
-    }
-  for (int c = 0; c < 4; ++c)
-    for (int k = 0; k < 64; ++k) {
-      w[c * 64 + k] /= static_cast<float>(count[c]);
-      b[c] -= 0.5f * w[c * 64 + k] * w[c * 64 + k];
-    }
-  Graph g;
-  g.inputs.push_back({"x", DType::kF32, {batch, 1, 8, 8}});
-  g.initializers["w"] = Tensor::from_vector<float>({4, 64}, w);
-  g.initializers["b"] = Tensor::from_vector<float>({4}, b);
-  Node flat{"flatten", "Flatten", {"x"}, {"f"}, {}};
-  flat.attrs["axis"] = int64_t{1};
-  Node gemm{"fc", "Gemm", {"f", "w", "b"}, {"logits"}, {}};
-  gemm.attrs["transB"] = int64_t{1};
-  g.nodes = {flat, gemm};
-  g.outputs = {"logits"};
-  g.infer();
-  return g;
-}
-
 TEST(EvalAccuracy, NearestMeanModelIsAccurateAndPaddingIsExact) {
   const auto test = data::open_dataset(kData, data::Split::kTest);
   const data::Preprocess pre = data::default_preprocess(test->info(), false);
   PlanOptions o;
-  Plan b1(nearest_mean_model(1), o), b7(nearest_mean_model(7), o);
+  Plan b1(nearest_mean_model(kData, 1), o), b7(nearest_mean_model(kData, 7), o);
   data::Loader l1(*test, pre, {.batch = 1}), l7(*test, pre, {.batch = 7});  // 120 = 17 x 7 + 1
   int64_t calls = 0;
   const auto a1 = evaluate_plans({&b1}, l1);
@@ -72,10 +39,12 @@ TEST(EvalAccuracy, NearestMeanModelIsAccurateAndPaddingIsExact) {
   // A plan whose batch is not the loader's is refused.
   expect_invalid([&] { evaluate_plans({&b1}, l7); }, {"[7, 1, 8, 8]"});
   // The one-call form gives the same numbers.
-  const data::Accuracy one = evaluate_accuracy(nearest_mean_model(7), o, kData);
+  const data::Accuracy one = evaluate_accuracy(nearest_mean_model(kData, 7), o, kData);
   EXPECT_EQ(one.samples, 120);
   EXPECT_EQ(one.top1, a1[0].top1);
-  EXPECT_EQ(evaluate_accuracy(nearest_mean_model(7), o, kData, data::Split::kTest, 50).samples, 50);
+  EXPECT_EQ(
+      evaluate_accuracy(nearest_mean_model(kData, 7), o, kData, data::Split::kTest, 50).samples,
+      50);
   EXPECT_EQ(zoo_options_for(test->info()).image_size, 8);
   EXPECT_EQ(zoo_options_for(test->info()).num_classes, 4);
 }
@@ -94,7 +63,7 @@ nlohmann::json parse_json(const CliResult& r) {
 
 TEST_F(EvalCli, DatasetModeOnOnnxZooAndCompressedVariants) {
   const std::string model = path("nm.onnx");
-  export_onnx_file(nearest_mean_model(1), model);  // batch 1: re-batched to --batch
+  export_onnx_file(nearest_mean_model(kData, 1), model);  // batch 1: re-batched to --batch
   const auto dense =
       parse_json(dlas(str("eval ", model, " --dataset ", kData, " --batch 16 --json")));
   EXPECT_EQ(dense["samples"], 120);
@@ -155,7 +124,7 @@ TEST_F(EvalCli, DataInfoAndQuantizeWithDatasetCalibration) {
   EXPECT_NE(bad.err.find("none"), std::string::npos);
 
   const std::string model = path("nm.onnx");
-  export_onnx_file(nearest_mean_model(1), model);
+  export_onnx_file(nearest_mean_model(kData, 1), model);
   const auto q = parse_json(dlas(str("quantize ", model, " --dtype int8 --calib-data ", kData,
                                      " --calib-samples 8 -o ", path("q.onnx"), " --json")));
   EXPECT_EQ(q["calib_data"], kData);

@@ -10,46 +10,13 @@
 #include "dlas/model/onnx.h"
 #include "dlas/system/loader.h"
 #include "dlas/system/preprocess_meta.h"
+#include "data/nearest_mean_model.h"
 #include "optimize/cli_test_util.h"
 
 namespace dlas::test {
 namespace {
 
 constexpr const char* kData = "synthetic:1,8,8:4:120";
-
-// Flatten -> Gemm whose rows are the class means of the preprocessed training images and
-// whose bias is -|m|^2/2 (argmax: the nearest class mean), accurate only under the dataset's
-// default preprocessing.
-Graph nearest_mean_model() {
-  const auto ds = data::open_dataset(kData, data::Split::kTrain);
-  data::Loader loader(*ds, data::default_preprocess(ds->info(), false), {.batch = 30});
-  std::vector<float> w(4 * 64, 0.f), b(4, 0.f);
-  std::vector<int> count(4, 0);
-  data::Batch batch;
-  while (loader.next(batch))
-    for (int64_t i = 0; i < batch.size(); ++i) {
-      const int y = batch.labels[i];
-      ++count[y];
-      for (int k = 0; k < 64; ++k) w[y * 64 + k] += batch.images.data<float>()[i * 64 + k];
-    }
-  for (int c = 0; c < 4; ++c)
-    for (int k = 0; k < 64; ++k) {
-      w[c * 64 + k] /= static_cast<float>(count[c]);
-      b[c] -= 0.5f * w[c * 64 + k] * w[c * 64 + k];
-    }
-  Graph g;
-  g.inputs.push_back({"x", DType::kF32, {1, 1, 8, 8}});
-  g.initializers["w"] = Tensor::from_vector<float>({4, 64}, w);
-  g.initializers["b"] = Tensor::from_vector<float>({4}, b);
-  Node flat{"flatten", "Flatten", {"x"}, {"f"}, {}};
-  flat.attrs["axis"] = int64_t{1};
-  Node gemm{"fc", "Gemm", {"f", "w", "b"}, {"logits"}, {}};
-  gemm.attrs["transB"] = int64_t{1};
-  g.nodes = {flat, gemm};
-  g.outputs = {"logits"};
-  g.infer();
-  return g;
-}
 
 size_t count_of(const std::string& s, const std::string& part) {
   size_t n = 0;
@@ -72,7 +39,7 @@ class PreprocessCli : public CliTest {
   // nm.onnx without metadata; meta.onnx with the dataset's own preprocessing and an unknown key.
   void SetUp() override {
     CliTest::SetUp();
-    Graph g = nearest_mean_model();
+    Graph g = nearest_mean_model(kData);
     export_onnx_file(g, path("nm.onnx"));
     g.metadata.emplace_back("author", "someone");
     const auto ds = data::open_dataset(kData, data::Split::kTest);
@@ -153,7 +120,7 @@ TEST_F(PreprocessCli, WrittenModelsKeepOrRecordThePreprocessing) {
 }
 
 TEST_F(PreprocessCli, BadValuesAreExitTwoWithOneLine) {
-  Graph bad = nearest_mean_model();
+  Graph bad = nearest_mean_model(kData);
   bad.set_metadata(kPreprocessKey, "{\"mean\": [0.1,");
   export_onnx_file(bad, path("bad.onnx"));
   const std::string eval = str("eval ", path("nm.onnx"), " --dataset ", kData);
