@@ -79,9 +79,10 @@ TEST(Layers, TableIsClosedAndCoversEveryFolder) {
   }
   for (const char* root : {"src", "include/dlas"})
     for (const auto& e : fs::directory_iterator(fs::path(DLAS_SOURCE_DIR) / root))
-      if (e.is_directory())
+      if (e.is_directory()) {
         EXPECT_TRUE(t.count(e.path().filename().string()))
             << root << "/" << e.path().filename().string() << " is not a layer in the table";
+      }
 }
 
 TEST(Layers, NoIncludeGoesUpOrIntoAnotherLayersPrivateHeaders) {

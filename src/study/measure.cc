@@ -152,7 +152,11 @@ Row measure_variant(const MeasureRequest& r) {
   // The preprocessing the model carries (its metadata), else the dataset's default: what the
   // accuracy run and int8 calibration feed it (dlas/system/preprocess_meta.h).
   std::optional<data::Preprocess> pre;
-  if (test_set) pre = resolve_preprocess(test_set->info(), {}, &g, v.model).pre;
+  if (test_set) {
+    pre = resolve_preprocess(test_set->info(), r.preprocess, &g, v.model).pre;
+    // int8 calibration reads the model's metadata, as after `dlas eval`'s flags.
+    if (r.preprocess.any()) set_preprocess_metadata(g, *pre);
+  }
   // Compression is applied to the loaded model: pruning first (pruned weights stay dense
   // tensors with zeros; the sparse algorithms encode them at prepare), then quantization
   // (int8 calibrated on random inputs -- on training images with a dataset, as `dlas eval`
@@ -259,6 +263,7 @@ std::vector<std::string> exec_variant_args(const MeasureRequest& r) {
     for (std::string a : {std::string("--dataset"), v.dataset, std::string("--accuracy-limit"),
                           std::to_string(r.accuracy_limit)})
       args.push_back(std::move(a));
+    for (std::string& a : r.preprocess.to_args()) args.push_back(std::move(a));
   }
   return args;
 }

@@ -367,6 +367,8 @@ Variant resolve_variant(const StudyPoint& p, std::string* skip_reason) {
   v.opt_level = p.opt_level;
   v.dataset = p.dataset;
   v.accuracy_limit = p.accuracy_limit;
+  for (const std::string& a : p.preprocess.to_args())
+    v.preprocess += (v.preprocess.empty() ? "" : " ") + a;
   // Like the thread pool: 0 means one thread per logical processor.
   v.threads = p.threads > 0 ? p.threads
                             : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
@@ -428,6 +430,7 @@ void measure_in_child(const StudySpec& spec, const PlannedVariant& pv, const std
   req.repeat = spec.repeat;
   req.warmup = spec.warmup;
   req.accuracy_limit = pv.variant.accuracy_limit;
+  req.preprocess = pv.point.preprocess;
   std::vector<std::string> args = {exe, "study", "exec-variant"};
   for (auto& a : exec_variant_args(req)) args.push_back(std::move(a));
   ChildResult c;

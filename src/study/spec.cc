@@ -503,6 +503,109 @@ void parse_accuracy_table(const Ctx& ctx, const toml::table& t, StudySpec& spec)
   }
 }
 
+// [preprocess] keys, as `dlas eval`'s preprocessing flags.
+const char* const kPreprocessKeys =
+    "mean, std, scale, channel_order, input_layout, resize, center_crop";
+
+// One number (an integer is accepted where a real is expected).
+double number_of(const Ctx& ctx, const toml::node& n, const std::string& field) {
+  if (!n.is_number()) ctx.error(n.source(), field, "expected a number, got " + type_name(n));
+  return *n.value<double>();
+}
+
+// A number, or one per channel.
+std::vector<float> channel_values_of(const Ctx& ctx, const toml::node& node,
+                                     const std::string& field, bool positive) {
+  std::vector<float> out;
+  const auto take = [&](const toml::node& n, const std::string& f) {
+    const double v = number_of(ctx, n, f);
+    if (positive && !(v > 0)) ctx.error(n.source(), f, str("must be > 0, got ", v));
+    out.push_back(static_cast<float>(v));
+  };
+  if (const toml::array* arr = node.as_array()) {
+    if (arr->empty()) ctx.error(node.source(), field, "empty list: give one value or one per channel");
+    for (size_t i = 0; i < arr->size(); ++i) take((*arr)[i], str(field, "[", i, "]"));
+  } else {
+    take(node, field);
+  }
+  return out;
+}
+
+// The flag keys of one [preprocess] table into `f`; sub-tables are the caller's.
+void parse_preprocess_keys(const Ctx& ctx, const toml::table& t, const std::string& table,
+                           PreprocessFlags& f) {
+  for (auto&& [key, node] : t) {
+    const std::string k(key.str());
+    const std::string field = table + "." + k;
+    if (node.is_table()) continue;
+    if (k == "mean") {
+      f.mean = channel_values_of(ctx, node, field, false);
+    } else if (k == "std") {
+      f.std = channel_values_of(ctx, node, field, true);
+    } else if (k == "scale") {
+      const double v = number_of(ctx, node, field);
+      if (!(v > 0)) ctx.error(node.source(), field, str("must be > 0, got ", v));
+      f.scale = static_cast<float>(v);
+    } else if (k == "channel_order" || k == "input_layout") {
+      if (!node.is_string()) ctx.error(node.source(), field, "expected a string, got " + type_name(node));
+      try {
+        if (k == "channel_order")
+          f.channel_order = data::parse_channel_order(*node.value<std::string>());
+        else
+          f.layout = data::parse_input_layout(*node.value<std::string>());
+      } catch (const Error& e) {
+        ctx.error(node.source(), field, e.what());
+      }
+    } else if (k == "resize" || k == "center_crop") {
+      if (!node.is_integer()) ctx.error(node.source(), field, "expected an integer, got " + type_name(node));
+      const int64_t v = *node.value<int64_t>();
+      if (v < 0 || v > 1000000) ctx.error(node.source(), field, str(v, " is out of range [0, 1e6] (0: keep)"));
+      (k == "resize" ? f.resize : f.center_crop) = static_cast<int>(v);
+    } else {
+      ctx.error(key.source(), field, std::string("unknown key; expected one of ") + kPreprocessKeys +
+                                         ", or a model's table [preprocess.\"MODEL\"]");
+    }
+  }
+}
+
+// [preprocess]: its keys for every model, a sub-table per model of [space].models.
+void parse_preprocess_table(const Ctx& ctx, const toml::table& t, StudySpec& spec) {
+  parse_preprocess_keys(ctx, t, "[preprocess]", spec.preprocess[""]);
+  for (auto&& [key, node] : t) {
+    if (!node.is_table()) continue;
+    const std::string model(key.str());
+    const std::string table = "[preprocess.\"" + model + "\"]";
+    const auto& models = spec.space.models;
+    if (std::find(models.begin(), models.end(), model) == models.end())
+      ctx.error(key.source(), table,
+                "'" + model + "' is not a model of [space].models (" + joined(models) +
+                    "); a model's table is named as the model is listed there");
+    for (auto&& [sub, n] : *node.as_table())
+      if (n.is_table())
+        ctx.error(sub.source(), table + "." + std::string(sub.str()),
+                  std::string("a model's table has keys only: ") + kPreprocessKeys);
+    parse_preprocess_keys(ctx, *node.as_table(), table, spec.preprocess[model]);
+  }
+  if (!spec.preprocess[""].any()) spec.preprocess.erase("");
+}
+
+// The flags of [preprocess] for `model`: its own table's keys over the table's.
+PreprocessFlags preprocess_for(const StudySpec& spec, const std::string& model) {
+  PreprocessFlags f;
+  const auto over = [&f](const PreprocessFlags& o) {
+    if (o.mean) f.mean = o.mean;
+    if (o.std) f.std = o.std;
+    if (o.scale) f.scale = o.scale;
+    if (o.channel_order) f.channel_order = o.channel_order;
+    if (o.layout) f.layout = o.layout;
+    if (o.resize) f.resize = o.resize;
+    if (o.center_crop) f.center_crop = o.center_crop;
+  };
+  if (auto it = spec.preprocess.find(""); it != spec.preprocess.end()) over(it->second);
+  if (auto it = spec.preprocess.find(model); it != spec.preprocess.end()) over(it->second);
+  return f;
+}
+
 // The same model? As written, or the same file (the sweep's path is relative to where
 // prune-sweep ran, the spec's to the spec's folder).
 bool same_model(const std::string& spec_model, const std::string& base_dir,
@@ -605,18 +708,29 @@ StudySpec parse_table(const Ctx& ctx, const toml::table& root, StudySpec spec) {
     } else if (k == "accuracy") {
       if (!node.is_table()) ctx.error(node.source(), k, "expected a table [accuracy]");
       // Parsed after [space] (the sweeps' models are matched against it).
+    } else if (k == "preprocess") {
+      if (!node.is_table()) ctx.error(node.source(), k, "expected a table [preprocess]");
+      // Parsed after [space] (its sub-tables name models of [space].models).
     } else if (k == "exclude") {
       // Checked after [space], whatever the order in the file (values are checked against it).
     } else {
       for (const auto& [name, why] : kNotTables)
         if (k == name) ctx.error(key.source(), "[" + k + "]", why);
       ctx.error(key.source(), k,
-                "unknown table; expected [study], [space], [accuracy] or [[exclude]]");
+                "unknown table; expected [study], [space], [accuracy], [preprocess] or [[exclude]]");
     }
   }
   if (!have_space) ctx.error(root.source(), "[space]", "missing: the spec needs a [space] table");
   if (const toml::node* acc = root.get("accuracy"))
     parse_accuracy_table(ctx, *acc->as_table(), spec);
+  if (const toml::node* pre = root.get("preprocess")) {
+    parse_preprocess_table(ctx, *pre->as_table(), spec);
+    const auto& ds = spec.space.dataset;
+    if (!spec.preprocess.empty() &&
+        std::all_of(ds.begin(), ds.end(), [](const std::string& d) { return d.empty(); }))
+      ctx.error(pre->source(), "[preprocess]",
+                "feeds dataset images, but [space] has no dataset (dataset = [\"fashion-mnist\"])");
+  }
   // A tuned variant tunes inside its child process, under the per-variant timeout.
   for (const std::string& t : spec.space.tuning) {
     if (t == "untuned" || spec.timeout_s <= 0) continue;
@@ -706,7 +820,8 @@ std::string StudyPoint::str() const {
          (layout == "auto" ? "" : ";layout=" + layout) +
          (tuning == "untuned" ? "" : ";tuning=" + tuning) +
          (dataset.empty() ? ""
-                          : ";dataset=" + dataset + ";limit=" + std::to_string(accuracy_limit));
+                          : ";dataset=" + dataset + ";limit=" + std::to_string(accuracy_limit)) +
+         (dataset.empty() || !preprocess.any() ? "" : ";preprocess=" + joined(preprocess.to_args(), " "));
 }
 
 std::string deployed_compress(const std::string& compress) {
@@ -730,6 +845,7 @@ Expansion expand_study(const StudySpec& spec) {
     // The limit is part of the variant's identity with a dataset only, so dataset-free ids
     // (and their stored rows) are unchanged.
     if (!p.dataset.empty()) p.accuracy_limit = spec.accuracy.limit;
+    if (!p.dataset.empty()) p.preprocess = preprocess_for(spec, p.model);
     if (std::any_of(spec.exclude.begin(), spec.exclude.end(),
                     [&](const ExcludeRule& r) { return excluded_by(r, p); })) {
       ++e.excluded;
@@ -785,7 +901,7 @@ Expansion expand_study(const StudySpec& spec) {
                     for (int threads : s.threads)
                       for (const std::string& tuning : s.tuning)
                         add({model, path, compress, batch, backend, isa, opt, algo, layout, threads,
-                             tuning, dataset});
+                             tuning, dataset, 0, {}});
   }
   return e;
 }

@@ -12,6 +12,7 @@ std::string Variant::str() const {
   if (isa_emulated) s += ";emulated";
   if (layout != "auto") s += ";layout=" + layout;
   if (!dataset.empty()) s += ";dataset=" + dataset + ";limit=" + std::to_string(accuracy_limit);
+  if (!dataset.empty() && !preprocess.empty()) s += ";preprocess=" + preprocess;
   return s;
 }
 

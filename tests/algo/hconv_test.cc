@@ -257,9 +257,10 @@ TEST(H16Vcvt, RowsMatchScalarConversions) {
       for (size_t i = 0; i < n; ++i)
         want[i] = k.type == DType::kF16 ? f32_to_f16(f[i]) : f32_to_bf16(f[i]);
       for (size_t i = 1; i < n; ++i) ASSERT_EQ(got[i], want[i]) << k.name << " narrow " << i;
-      if (n)
+      if (n) {
         EXPECT_TRUE(k.type == DType::kF16 ? std::isnan(f16_to_f32(got[0]))
                                           : std::isnan(bf16_to_f32(got[0])));
+      }
       std::vector<float> back(n);
       k.widen(n, want.data(), back.data());
       for (size_t i = 1; i < n; ++i) {

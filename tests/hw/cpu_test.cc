@@ -31,18 +31,28 @@ TEST(HwCpu, FeaturesAgreeWithTheKernel) {
                                             "avx2",     "avx512f", "avx512dq", "avx512cd",
                                             "avx512bw", "avx512vl"};
   for (const auto& [name, on] : cpu_info().feature_list()) {
-    if (flags.count(name)) EXPECT_TRUE(on) << name << " is in /proc/cpuinfo but not detected";
-    if (long_known.count(name)) EXPECT_EQ(on, flags.count(name) == 1) << name;
+    if (flags.count(name)) {
+      EXPECT_TRUE(on) << name << " is in /proc/cpuinfo but not detected";
+    }
+    if (long_known.count(name)) {
+      EXPECT_EQ(on, flags.count(name) == 1) << name;
+    }
   }
 }
 
 TEST(HwCpu, FeatureImplicationsHold) {
   const CpuFeatures& f = cpu_info().features;
-  if (f.avx2 || f.fma || f.f16c) EXPECT_TRUE(f.avx);
+  if (f.avx2 || f.fma || f.f16c) {
+    EXPECT_TRUE(f.avx);
+  }
   for (bool sub : {f.avx512bw, f.avx512dq, f.avx512vl, f.avx512cd, f.avx512_vnni, f.avx512_bf16,
                    f.avx512_fp16})
-    if (sub) EXPECT_TRUE(f.avx512f);
-  if (f.amx_int8 || f.amx_bf16) EXPECT_TRUE(f.amx_tile);
+    if (sub) {
+      EXPECT_TRUE(f.avx512f);
+    }
+  if (f.amx_int8 || f.amx_bf16) {
+    EXPECT_TRUE(f.amx_tile);
+  }
 }
 
 TEST(HwCpu, TopologyAndCaches) {

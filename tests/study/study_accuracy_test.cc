@@ -5,6 +5,7 @@
 #include <sys/wait.h>
 
 #include <algorithm>
+#include <tuple>
 #include <cmath>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -23,6 +24,8 @@
 #include "dlas/system/accuracy.h"
 #include "dlas/system/loader.h"
 #include "dlas/system/variant.h"
+#include "data/nearest_mean_model.h"
+#include "dlas/system/preprocess_meta.h"
 #include "study/study_test_util.h"
 
 namespace dlas::study {
@@ -233,6 +236,54 @@ TEST_F(StudyAccuracy, ElbowErrorsNameTheSpecField) {
 }
 
 // The study end to end: a zoo model built for the dataset and a sweep's elbow model, dense,
+// [preprocess] reaches the measuring child: the rows' top-1 -- dense, and int8 calibrated
+// on training images fed the same way -- is what evaluate_accuracy gives for the model
+// carrying those flags as its metadata, and differs from the dataset default's.
+TEST_F(StudyAccuracy, PreprocessTableFeedsTheAccuracyRunAndTheCalibration) {
+  export_onnx_file(test::nearest_mean_model(kData), path("nm.onnx"));
+  const std::string space = "models = [\"nm.onnx\"]\ndataset = [\"" + std::string(kData) +
+                            "\"]\ncompress = [\"dense\", \"int8\"]\nthreads = [1]\n";
+  std::ofstream(path("pre.toml")) << spec_text(space, "[accuracy]\nlimit = 48\n[preprocess]\nmean = 0\nstd = 1\n");
+  std::ofstream(path("plain.toml")) << spec_text(space, "[accuracy]\nlimit = 48\n");
+  auto run = [&](const std::string& spec, const std::string& db) {
+    const int status = std::system((std::string("env DLAS_MEASURE_LOCK='") + path("lock") + "' " +
+                                    DLAS_CLI_PATH + " study run " + path(spec) + " --db " +
+                                    path(db) + " 2>" + path("log.txt"))
+                                       .c_str());
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << slurp(path("log.txt"));
+    return ResultStore(path(db), ResultStore::Mode::kReadOnly).rows();
+  };
+  const auto ds = data::open_dataset(kData, data::Split::kTest);
+  PlanOptions o;
+  o.threads = 1;
+  o.isa = active_isa();
+  auto expected = [&](const std::string& compress, bool flags) {
+    Graph g = load_model(path("nm.onnx"));
+    if (flags) {
+      PreprocessFlags f;
+      f.mean = std::vector<float>{0.f};
+      f.std = std::vector<float>{1.f};
+      set_preprocess_metadata(g, resolve_preprocess(ds->info(), f, &g).pre);
+    }
+    apply_compress_for_dataset(g, parse_compress(compress), kData);
+    return evaluate_accuracy(g, o, kData, data::Split::kTest, 48).top1_rate();
+  };
+  ASSERT_NE(expected("dense", true), expected("dense", false));  // the flags matter here
+  for (const auto& [spec, db, flags] : {std::tuple{"pre.toml", "pre.db", true},
+                                        std::tuple{"plain.toml", "plain.db", false}}) {
+    const std::vector<Row> rows = run(spec, db);
+    ASSERT_EQ(rows.size(), 2u);
+    for (const Row& r : rows) {
+      ASSERT_EQ(r.text("status"), kStatusOk) << r.text("variant_id") << ": " << r.text("reason");
+      EXPECT_EQ(r.text("variant_id").find(";preprocess=--mean 0 --std 1") != std::string::npos,
+                flags)
+          << r.text("variant_id");
+      EXPECT_DOUBLE_EQ(r.real("accuracy"), expected(r.text("compress"), flags))
+          << r.text("variant_id");
+    }
+  }
+}
+
 // int8 (calibrated on training images) and the elbow; every row's top-1 equals what
 // evaluate_accuracy gives for the same deployed variant here.
 TEST_F(StudyAccuracy, StudyRowsCarryTheDeployedVariantsAccuracy) {

@@ -311,8 +311,9 @@ TEST_F(StudyCli, PeerBackendsRunOrSayWhyNot) {
       EXPECT_EQ(status, "unsupported") << id << ": " << row.text("reason") << row.text("stderr_tail");
       EXPECT_FALSE(row.text("reason").empty()) << id;
     }
-    if (row.text("backend") == "onnxruntime" && row.text("compress") == "dense")
+    if (row.text("backend") == "onnxruntime" && row.text("compress") == "dense") {
       EXPECT_EQ(status, ort ? "ok" : "unsupported") << row.text("reason") << row.text("stderr_tail");
+    }
   }
 }
 

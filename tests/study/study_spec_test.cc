@@ -385,6 +385,62 @@ compress = ["dense", "int8", "wp:0.9+fp16"]
   }
 }
 
+TEST(StudySpec, PreprocessTableAndModelTablesGiveEachPointItsFlags) {
+  const StudySpec s = parse_study_spec(R"([space]
+models = ["resnet18-cifar", "mobilenetv1-cifar"]
+dataset = ["fashion-mnist"]
+[preprocess]
+scale = 1
+mean = [0.5]
+[preprocess."mobilenetv1-cifar"]
+std = 0.25
+scale = 255.0
+input_layout = "nhwc"
+)",
+                                       "p.toml");
+  const Expansion e = expand_study(s);
+  ASSERT_EQ(e.points.size(), 2u);
+  std::map<std::string, std::string> flags;
+  for (const StudyPoint& p : e.points) {
+    std::string f;
+    for (const std::string& a : p.preprocess.to_args()) f += (f.empty() ? "" : " ") + a;
+    flags[p.model] = f;
+    // Part of the point's and the variant's id: other preprocessing, another measurement.
+    EXPECT_TRUE(contains(p.str(), ";preprocess=" + f)) << p.str();
+    EXPECT_TRUE(contains(resolve_variant(p, nullptr).str(), ";preprocess=" + f));
+  }
+  EXPECT_EQ(flags["resnet18-cifar"], "--mean 0.5 --scale 1");
+  EXPECT_EQ(flags["mobilenetv1-cifar"], "--mean 0.5 --std 0.25 --scale 255 --input-layout nhwc");
+  // Without [preprocess] the ids are what they were.
+  const StudySpec plain = parse_study_spec(R"([space]
+models = ["resnet18-cifar"]
+dataset = ["fashion-mnist"]
+)",
+                                           "p.toml");
+  EXPECT_FALSE(contains(expand_study(plain).points.at(0).str(), "preprocess"));
+}
+
+TEST(StudySpec, PreprocessErrorsNameTheKey) {
+  const std::string head = "[space]\nmodels = [\"resnet18-cifar\"]\ndataset = [\"fashion-mnist\"]\n";
+  const std::pair<std::string, std::string> cases[] = {
+      {"[preprocess]\nstd = [0.5, 0]\n", "[preprocess].std[1]: must be > 0"},
+      {"[preprocess]\nscale = -1\n", "[preprocess].scale: must be > 0"},
+      {"[preprocess]\nchannel_order = \"grb\"\n", "[preprocess].channel_order"},
+      {"[preprocess]\ninput_layout = 4\n", "[preprocess].input_layout: expected a string"},
+      {"[preprocess]\nmeans = 0.5\n", "[preprocess].means: unknown key"},
+      {"[preprocess]\nresize = 2.5\n", "[preprocess].resize: expected an integer"},
+      {"[preprocess.\"vgg16-cifar\"]\nscale = 1\n", "not a model of [space].models"},
+      {"[preprocess.\"resnet18-cifar\".x]\nscale = 1\n", "a model's table has keys only"},
+  };
+  for (const auto& [text, want] : cases) {
+    const std::string msg = spec_error(head + text);
+    EXPECT_TRUE(contains(msg, want)) << text << " -> " << msg;
+    EXPECT_TRUE(contains(msg, "s.toml:")) << msg;
+  }
+  EXPECT_TRUE(contains(spec_error("[space]\nmodels = [\"resnet18-cifar\"]\n[preprocess]\nscale = 1\n"),
+                       "no dataset"));
+}
+
 TEST(StudySpec, RelativeOnnxPathsResolveAgainstTheSpecFolder) {
   // The spec file itself serves as an existing file: its name need not end in .onnx when it
   // holds a '/'.

@@ -83,8 +83,9 @@ TEST(LayoutPass, ResidualBlockReordersOnlyAtTheEnds) {
     const Plan plan(b.g, blocked_options(level));
     EXPECT_EQ(reorders(plan), 2) << "opt " << level;  // the input in, the output out
     for (const StepInfo& s : plan.steps())
-      if (s.op != "Reorder" || s.node == "relu_out.y@nchw")
+      if (s.op != "Reorder" || s.node == "relu_out.y@nchw") {
         EXPECT_EQ(s.layout, s.op == "Reorder" ? Layout::kNchw : native()) << s.node;
+      }
     expect_matches_reference(b.g, plan, "residual opt " + std::to_string(level));
   }
   PlanOptions nchw = blocked_options(3);
@@ -137,7 +138,9 @@ TEST(LayoutPass, AlignedConcatBatchNormAndChannelScaleStayBlocked) {
   const Plan plan(b.g, blocked_options(3));
   EXPECT_EQ(reorders(plan), 3);  // x and s in, the output out
   for (const StepInfo& s : plan.steps())
-    if (s.op != "Reorder") EXPECT_EQ(s.layout, native()) << s.node;
+    if (s.op != "Reorder") {
+      EXPECT_EQ(s.layout, native()) << s.node;
+    }
   expect_matches_reference(b.g, plan, "concat + bn + scale");
 }
 
@@ -231,7 +234,9 @@ TEST_P(LayoutZoo, BlockedModelsMatchTheReference) {
       Plan plan(g, o);
       int blocked = 0;
       for (const StepInfo& s : plan.steps()) blocked += is_blocked(s.layout);
-      if (m == LayoutMode::kNchwc) EXPECT_GT(blocked, 0) << GetParam();
+      if (m == LayoutMode::kNchwc) {
+        EXPECT_GT(blocked, 0) << GetParam();
+      }
       expect_close(g, plan.run(in), want,
                    GetParam() + " " + layout_mode_name(m) + " on " + isa_name(isa));
     }

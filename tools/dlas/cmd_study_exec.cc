@@ -32,9 +32,14 @@ void add_study_exec_command(CLI::App& study, Action& run) {
   x->add_option("--input-seed", xa->input_seed);
   x->add_option("--dataset", v.dataset);
   x->add_option("--accuracy-limit", xa->accuracy_limit);
-  x->callback([&run, xa, isa] {
-    run = [xa, isa] {
+  auto pre = std::make_shared<PreprocessArgs>();
+  add_preprocess_args(*x, *pre);
+  x->callback([&run, xa, isa, pre] {
+    run = [xa, isa, pre] {
       study::MeasureRequest req = *xa;
+      req.preprocess = parse_preprocess_args(*pre);
+      for (const std::string& a : req.preprocess.to_args())
+        req.variant.preprocess += (req.variant.preprocess.empty() ? "" : " ") + a;
       req.variant.isa = *isa;
       req.variant.accuracy_limit = req.accuracy_limit;
       if (req.variant.backend == "dlas")

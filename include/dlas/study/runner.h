@@ -69,6 +69,9 @@ struct MeasureRequest {
   int repeat = 150, warmup = 1;
   uint64_t input_seed = 0;
   int64_t accuracy_limit = 10000;  // with variant.dataset: test images scored (0: all)
+  // With variant.dataset: [preprocess]'s flags, over the model's metadata and the dataset's
+  // default (variant.preprocess is their text).
+  PreprocessFlags preprocess;
 };
 // Child side: applies the fault switch, builds and measures the variant, returns the
 // measured columns (latency statistics, memory, params, MACs, compile time; with a dataset

@@ -23,6 +23,10 @@
 //   [accuracy]
 //   limit = 10000                                      # test images scored per variant
 //   sweeps = ["sweeps/resnet18-weight"]                # prune-sweep dirs for `elbow` levels
+//   [preprocess]                                       # how dataset images are fed (below)
+//   scale = 255
+//   [preprocess."models/keras.onnx"]                   # one model's own (as in models)
+//   input_layout = "nhwc"
 //   [[exclude]]                                        # skip a partial combination
 //   model = "vgg16-cifar"
 //   conv_algo = ["winograd", "direct"]
@@ -38,6 +42,13 @@
 // images. A compression's pruning level may be `elbow` ("wp:elbow", "cp:elbow+int8"): the
 // prune-sweep of [accuracy].sweeps with the same model, method and dataset gives the level
 // and its fine-tuned model, which the variant deploys (compress "wp:elbow=0.9").
+//
+// Preprocessing: [preprocess] gives the preprocessing flags of `dlas eval` as keys -- mean,
+// std (a number or one per channel), scale, channel_order, input_layout, resize,
+// center_crop -- for every model; a sub-table named after a model of [space].models gives
+// that model's own, key by key over the table's. They take precedence over a model's
+// metadata, which takes precedence over the dataset's default (dlas/system/preprocess_meta.h),
+// and are part of the variant's id.
 #pragma once
 
 #include <cstdint>
@@ -47,6 +58,7 @@
 #include <vector>
 
 #include "dlas/optimize/prune_sweep.h"
+#include "dlas/system/preprocess_meta.h"
 
 namespace dlas::study {
 
@@ -107,6 +119,9 @@ struct StudySpec {
   AccuracySpec accuracy;
   std::vector<ElbowChoice> elbows;  // every (model, method, dataset) an `elbow` level needs
   std::vector<ExcludeRule> exclude;
+  // [preprocess]: "" -> the table's own keys (every model), a model (as in [space].models)
+  // -> its sub-table's.
+  std::map<std::string, PreprocessFlags> preprocess;
   // .onnx paths in `models` are resolved against this folder (the spec's own).
   std::string base_dir;
 };
@@ -138,11 +153,14 @@ struct StudyPoint {
   std::string dataset;  // "" = none
   // With a dataset: [accuracy] limit, the test images scored (0: all); 0 and unused without.
   int64_t accuracy_limit = 0;
+  // With a dataset: [preprocess] for this model (its sub-table over the table's keys).
+  PreprocessFlags preprocess;
 
   // The value of a dimension as text ("models" / "model" -> model, "threads" -> "2").
   std::string value(std::string_view dimension) const;
   // "model=...;compress=...;batch=..;backend=..;isa=..;opt=..;conv=..;threads=.." (messages;
-  // ";layout=.." when not auto, ";tuning=..", ";dataset=..;limit=.." when set).
+  // ";layout=.." when not auto, ";tuning=..", ";dataset=..;limit=.." when set,
+  // ";preprocess=--scale 1" with [preprocess] flags).
   std::string str() const;
 };
 

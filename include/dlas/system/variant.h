@@ -29,10 +29,14 @@ struct Variant {
   // With a dataset: the test images scored (0: the whole split). Part of str() only with a
   // dataset -- accuracy on 200 images is another measurement than on 10,000.
   int64_t accuracy_limit = 0;
+  // With a dataset: the preprocessing flags the variant feeds it with, in canonical form
+  // ("--mean 0.5 --std 0.25"; PreprocessFlags::to_args); empty: the model's metadata, else
+  // the dataset's default. Part of str() only when set.
+  std::string preprocess;
 
   // "model=resnet18-cifar;batch=1;compress=dense;backend=dlas;conv=auto;schedule=default;
   //  opt=3;isa=avx2;threads=2" (+ ";emulated" when the ISA was forced lower, then
-  //  ";dataset=NAME;limit=N" when a dataset is set).
+  //  ";dataset=NAME;limit=N" when a dataset is set, then ";preprocess=FLAGS" when set).
   std::string str() const;
   uint64_t hash() const;
   std::string hash_hex() const;  // 16 hex digits
