@@ -186,8 +186,9 @@ Table tuning_table(const std::vector<Context>& contexts) {
   Table t = context_table(
       "tuning", "Untuned vs auto-tuned",
       "Each tuned variant against its untuned twin (same platform, model, algorithm and "
-      "compression; schedule default). Tuning cost: the tuner's wall time and candidates "
-      "measured (DLAS observations XI and XII; Trimmer's cost of tuning).",
+      "compression; schedule default), and TVM tuned by MetaSchedule against TVM's default "
+      "schedules. Tuning cost: the tuner's wall time and candidates measured (DLAS "
+      "observations XI and XII; Trimmer's cost of tuning).",
       {"schedule", "algorithm", "compress", "untuned_ms", "tuned_ms", "speedup", "tuning_s",
        "trials"});
   std::map<std::string, const Context*> untuned;
@@ -204,6 +205,23 @@ Table tuning_table(const std::vector<Context>& contexts) {
       row.insert(row.end(), {c.schedule, v.algorithm, v.compress, fmt(u->second.median_ms, 4),
                              fmt(v.median_ms, 4), fmt(u->second.median_ms / v.median_ms, 2),
                              fmt(v.tuning_s, 1), std::to_string(v.tuning_trials)});
+      t.cells.push_back(row);
+    }
+  }
+  // TVM tuned by MetaSchedule (backend tvm-tuned) against TVM's default schedules (tvm):
+  // the paper's own tuner, in the same table as dlas's. Peer rows join every dlas context
+  // of their platform and model, so each pair is listed once.
+  std::set<std::string> listed;
+  for (const Context& c : contexts) {
+    for (const auto& [k, v] : c.variants) {
+      if (k.first != "tvm-tuned") continue;
+      auto u = c.variants.find({"tvm", k.second});
+      if (u == c.variants.end() || !listed.insert(v.variant_id).second) continue;
+      auto row = context_cells(c);
+      row.insert(row.end(), {str("metaschedule:", v.tuning_trials, "trials"), "tvm", v.compress,
+                             fmt(u->second.median_ms, 4), fmt(v.median_ms, 4),
+                             fmt(u->second.median_ms / v.median_ms, 2), fmt(v.tuning_s, 1),
+                             std::to_string(v.tuning_trials)});
       t.cells.push_back(row);
     }
   }

@@ -223,6 +223,37 @@ TEST(StudyReport, ContextsSeparatePlatformsAndKeepVendorBackendAsAlgorithm) {
   EXPECT_EQ(by["Test CPU / scalar (emulated) / 2T / default"], "gemm (9.000)");
 }
 
+// The tuning table: dlas's tuned variant against its untuned twin, and TVM tuned by
+// MetaSchedule against TVM untuned, once each although the peer rows join two contexts.
+TEST(StudyReport, TuningTableListsDlasTuneAndMetaSchedule) {
+  Row tvm = make_row("m", "tvm", "dense", 8.0, 1000, 10, "avx2", 2, "tvm");
+  Row tuned_tvm = make_row("m", "tvm-tuned", "dense", 2.0, 1000, 10, "avx2", 2, "tvm-tuned");
+  tuned_tvm.set("tuning_s", 300.0);
+  tuned_tvm.set("tuning_trials", int64_t{64});
+  Row tuned = make_row("m", "gemm", "dense", 3.0, 1000, 10, "avx2", 2, "dlas", "tuned:3s");
+  tuned.set("tuning_s", 3.5);
+  tuned.set("tuning_trials", int64_t{40});
+  Row other_layout = make_row("m", "gemm", "dense", 5.0, 1000, 10);
+  other_layout.set("variant_id", other_layout.text("variant_id") + ";layout=nchw");
+  other_layout.set("layout", std::string("nchw"));
+  const std::vector<Row> rows = {make_row("m", "gemm", "dense", 4.0, 1000, 10), tuned,
+                                 other_layout, tvm, tuned_tvm};
+  const std::vector<Table> tables = report_tables(rows);
+  const Table& t = find_table(tables, "tuning");
+  ASSERT_EQ(t.cells.size(), 2u);
+  std::map<std::string, std::vector<std::string>> by;
+  for (const auto& r : t.cells) by[r[column(t, "algorithm")]] = r;
+  ASSERT_EQ(by.count("gemm"), 1u);
+  EXPECT_EQ(by["gemm"][column(t, "speedup")], "1.33");
+  EXPECT_EQ(by["gemm"][column(t, "tuning_s")], "3.5");
+  ASSERT_EQ(by.count("tvm"), 1u);
+  EXPECT_EQ(by["tvm"][column(t, "schedule")], "metaschedule:64trials");
+  EXPECT_EQ(by["tvm"][column(t, "untuned_ms")], "8.0000");
+  EXPECT_EQ(by["tvm"][column(t, "speedup")], "4.00");
+  EXPECT_EQ(by["tvm"][column(t, "tuning_s")], "300.0");
+  EXPECT_EQ(by["tvm"][column(t, "trials")], "64");
+}
+
 // Rows of a layout study: the same variants under nchw and nchwc (and auto for one), a
 // oneDNN row, and another model measured in one layout only.
 TEST(StudyReport, DataLayoutsCompareEachVariantAcrossLayouts) {
