@@ -20,6 +20,7 @@
 #include <filesystem>
 #include <memory>
 #include <set>
+#include <sstream>
 #include <thread>
 
 #include "dlas/algo/machine_profile.h"
@@ -690,9 +691,22 @@ std::string short_label(const Variant& v) {
              v.threads, v.schedule == "default" ? "" : " " + v.schedule);
 }
 
+namespace {
+// The measuring child's chance-level warning ("study: MODEL: ... chance ..."), "" if none.
+std::string chance_warning_line(const std::string& err_tail) {
+  std::stringstream ss(err_tail);
+  std::string line;
+  while (std::getline(ss, line))
+    if (line.rfind("study: ", 0) == 0 && line.find("of chance") != std::string::npos) return line;
+  return "";
+}
+}  // namespace
+
 RunListener progress_printer(bool tty) {
   auto bar = std::make_shared<Progress>(Progress::Options{.tty = tty, .label = "study"});
-  return [bar](const RunEvent& e) {
+  // Models whose chance-level accuracy was reported: once per model, not per variant.
+  auto warned = std::make_shared<std::set<std::string>>();
+  return [bar, warned](const RunEvent& e) {
     if (e.kind == RunEvent::kPlanned) {
       bar->restart();
       return;
@@ -710,6 +724,9 @@ RunListener progress_printer(bool tty) {
       return;
     }
     // kDone
+    if (const std::string w = chance_warning_line(e.row->text("stderr_tail"));
+        !w.empty() && warned->insert(e.row->text("model")).second)
+      bar->note(w);
     const std::string text =
         str("[", e.index + 1, "/", e.total, "] ", row_summary(*e.row), "  ", e.variant->variant_id);
     if (bar->tty()) {

@@ -284,6 +284,33 @@ TEST_F(StudyAccuracy, PreprocessTableFeedsTheAccuracyRunAndTheCalibration) {
   }
 }
 
+// A model at chance accuracy draws the chance-level warning once per model, not once per
+// variant: a classifier that always answers class 0 scores exactly 1/4 on the balanced set.
+TEST_F(StudyAccuracy, ChanceLevelIsWarnedOncePerModel) {
+  Graph g = test::nearest_mean_model(kData);
+  g.initializers["w"] = Tensor::from_vector<float>({4, 64}, std::vector<float>(4 * 64, 0.f));
+  g.initializers["b"] = Tensor::from_vector<float>({4}, {1.f, 0.f, 0.f, 0.f});
+  export_onnx_file(g, path("const.onnx"));
+  std::ofstream(path("chance.toml")) << spec_text(
+      "models = [\"const.onnx\"]\ndataset = [\"" + std::string(kData) +
+          "\"]\ncompress = [\"dense\", \"fp16\"]\nthreads = [1]\n",
+      "[accuracy]\nlimit = 48\n");
+  const int status = std::system((std::string("env DLAS_MEASURE_LOCK='") + path("lock") + "' " +
+                                  DLAS_CLI_PATH + " study run " + path("chance.toml") + " --db " +
+                                  path("c.db") + " 2>" + path("log.txt"))
+                                     .c_str());
+  const std::string log = slurp(path("log.txt"));
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << log;
+  for (const Row& r : ResultStore(path("c.db"), ResultStore::Mode::kReadOnly).rows())
+    EXPECT_DOUBLE_EQ(r.real("accuracy"), 0.25) << r.text("variant_id");
+  size_t count = 0;
+  for (size_t at = log.find("of chance"); at != std::string::npos; at = log.find("of chance", at + 1))
+    ++count;
+  EXPECT_EQ(count, 1u) << log;
+  EXPECT_NE(log.find("study: const.onnx: warning: top-1 25.00% is within 2 points of chance"), std::string::npos)
+      << log;
+}
+
 // int8 (calibrated on training images) and the elbow; every row's top-1 equals what
 // evaluate_accuracy gives for the same deployed variant here.
 TEST_F(StudyAccuracy, StudyRowsCarryTheDeployedVariantsAccuracy) {
