@@ -38,9 +38,13 @@ import run_peers as rp  # noqa: E402  (the peer servers, ONNX export and referen
 def budget_seconds(b):
     """'60s' / '2m' / '1h' -> seconds (what `dlas tune --budget` takes, time budgets only)."""
     unit = {"s": 1, "m": 60, "h": 3600}.get(b[-1:])
-    if unit is None:
-        raise ValueError(f"budget '{b}': give a time such as 60s, 10m")
-    return float(b[:-1]) * unit
+    try:
+        value = float(b[:-1])
+    except ValueError:
+        unit = None
+    if unit is None or value <= 0:
+        raise ValueError(f"budget '{b}': give a time such as 60s or 10m")
+    return value * unit
 
 
 def tune_dlas(a, model, budget, records):
