@@ -121,9 +121,13 @@ def markdown(result):
             lines.append(f"| {p['engine']} | {p['label']} | {p['tune_s']:.1f} | {ms} | {ratio} |")
         h = rec.get("headline") or {}
         if h:
-            reach = (f"dlas reaches it after {h['dlas_reach_tune_s']:.1f} s ({h['dlas_reach_label']}): "
-                     f"{h['time_ratio']:.3f}× TVM's tuning time" if "time_ratio" in h else
-                     f"dlas does not reach it (best dlas {h['dlas_best_ms']:.3f} ms)")
+            if "dlas_reach_tune_s" not in h:
+                reach = f"dlas does not reach it (best dlas {h['dlas_best_ms']:.3f} ms)"
+            elif h["dlas_reach_tune_s"] == 0:
+                reach = "dlas untuned is already as fast: no tuning time at all"
+            else:
+                reach = (f"dlas reaches it after {h['dlas_reach_tune_s']:.1f} s "
+                         f"({h['dlas_reach_label']}): {h['time_ratio']:.3f}× TVM's tuning time")
             lines += ["", f"TVM's best: {h['tvm_best_ms']:.3f} ms after {h['tvm_best_tune_s']:.0f} s "
                       f"({h['tvm_best_label']}); {reach}."]
     return "\n".join(lines)
