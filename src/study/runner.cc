@@ -368,8 +368,7 @@ Variant resolve_variant(const StudyPoint& p, std::string* skip_reason) {
   v.opt_level = p.opt_level;
   v.dataset = p.dataset;
   v.accuracy_limit = p.accuracy_limit;
-  for (const std::string& a : p.preprocess.to_args())
-    v.preprocess += (v.preprocess.empty() ? "" : " ") + a;
+  v.preprocess = p.preprocess.str();
   // Like the thread pool: 0 means one thread per logical processor.
   v.threads = p.threads > 0 ? p.threads
                             : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));

@@ -821,7 +821,7 @@ std::string StudyPoint::str() const {
          (tuning == "untuned" ? "" : ";tuning=" + tuning) +
          (dataset.empty() ? ""
                           : ";dataset=" + dataset + ";limit=" + std::to_string(accuracy_limit)) +
-         (dataset.empty() || !preprocess.any() ? "" : ";preprocess=" + joined(preprocess.to_args(), " "));
+         (dataset.empty() || !preprocess.any() ? "" : ";preprocess=" + preprocess.str());
 }
 
 std::string deployed_compress(const std::string& compress) {

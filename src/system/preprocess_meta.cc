@@ -53,12 +53,18 @@ std::vector<std::string> PreprocessFlags::to_args() const {
   };
   if (mean) add("--mean", values_text(*mean));
   if (std) add("--std", values_text(*std));
-  if (scale) add("--scale", str(*scale));
+  if (scale) add("--scale", dlas::str(*scale));
   if (channel_order) add("--channel-order", data::channel_order_name(*channel_order));
   if (layout) add("--input-layout", data::input_layout_name(*layout));
-  if (resize) add("--resize", str(*resize));
-  if (center_crop) add("--center-crop", str(*center_crop));
+  if (resize) add("--resize", dlas::str(*resize));
+  if (center_crop) add("--center-crop", dlas::str(*center_crop));
   return a;
+}
+
+std::string PreprocessFlags::str() const {
+  std::string s;
+  for (const std::string& a : to_args()) s += (s.empty() ? "" : " ") + a;
+  return s;
 }
 
 const char* preprocess_source_name(PreprocessSource s) {

@@ -402,8 +402,7 @@ input_layout = "nhwc"
   ASSERT_EQ(e.points.size(), 2u);
   std::map<std::string, std::string> flags;
   for (const StudyPoint& p : e.points) {
-    std::string f;
-    for (const std::string& a : p.preprocess.to_args()) f += (f.empty() ? "" : " ") + a;
+    const std::string f = p.preprocess.str();
     flags[p.model] = f;
     // Part of the point's and the variant's id: other preprocessing, another measurement.
     EXPECT_TRUE(contains(p.str(), ";preprocess=" + f)) << p.str();

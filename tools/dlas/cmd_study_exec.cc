@@ -38,8 +38,7 @@ void add_study_exec_command(CLI::App& study, Action& run) {
     run = [xa, isa, pre] {
       study::MeasureRequest req = *xa;
       req.preprocess = parse_preprocess_args(*pre);
-      for (const std::string& a : req.preprocess.to_args())
-        req.variant.preprocess += (req.variant.preprocess.empty() ? "" : " ") + a;
+      req.variant.preprocess = req.preprocess.str();
       req.variant.isa = *isa;
       req.variant.accuracy_limit = req.accuracy_limit;
       if (req.variant.backend == "dlas")

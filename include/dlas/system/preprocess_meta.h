@@ -43,6 +43,8 @@ struct PreprocessFlags {
   bool any() const;
   // The flags as command-line arguments ("--mean 0.5 --std 0.25"), in canonical form.
   std::vector<std::string> to_args() const;
+  // The same arguments joined by spaces ("" when none is given).
+  std::string str() const;
 };
 
 // Where the preprocessing in force came from.
