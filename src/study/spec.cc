@@ -77,6 +77,19 @@ struct Value {
   std::string field;
 };
 
+// Calls take(node, field) for each element of a list (with its field "F[i]"), or once for a
+// single value; an empty list is an error saying `empty_hint`.
+template <class Take>
+void each_value(const Ctx& ctx, const toml::node& node, const std::string& field,
+                const char* empty_hint, Take&& take) {
+  if (const toml::array* arr = node.as_array()) {
+    if (arr->empty()) ctx.error(node.source(), field, std::string("empty list: ") + empty_hint);
+    for (size_t i = 0; i < arr->size(); ++i) take((*arr)[i], str(field, "[", i, "]"));
+  } else {
+    take(node, field);
+  }
+}
+
 template <class T>
 std::vector<Value<T>> values_of(const Ctx& ctx, const toml::node& node, const std::string& field) {
   std::vector<Value<T>> out;
@@ -89,12 +102,7 @@ std::vector<Value<T>> values_of(const Ctx& ctx, const toml::node& node, const st
       out.push_back({static_cast<T>(*n.value<int64_t>()), n.source(), f});
     }
   };
-  if (const toml::array* arr = node.as_array()) {
-    if (arr->empty()) ctx.error(node.source(), field, "empty list: give at least one value");
-    for (size_t i = 0; i < arr->size(); ++i) take((*arr)[i], str(field, "[", i, "]"));
-  } else {
-    take(node, field);
-  }
+  each_value(ctx, node, field, "give at least one value", take);
   return out;
 }
 
@@ -522,12 +530,7 @@ std::vector<float> channel_values_of(const Ctx& ctx, const toml::node& node,
     if (positive && !(v > 0)) ctx.error(n.source(), f, str("must be > 0, got ", v));
     out.push_back(static_cast<float>(v));
   };
-  if (const toml::array* arr = node.as_array()) {
-    if (arr->empty()) ctx.error(node.source(), field, "empty list: give one value or one per channel");
-    for (size_t i = 0; i < arr->size(); ++i) take((*arr)[i], str(field, "[", i, "]"));
-  } else {
-    take(node, field);
-  }
+  each_value(ctx, node, field, "give one value or one per channel", take);
   return out;
 }
 
