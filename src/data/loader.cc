@@ -27,6 +27,12 @@ Loader::Loader(const Dataset& ds, Preprocess pre, LoaderOptions opt)
   DLAS_CHECK(opt_.limit >= 0, ErrorKind::kInvalidInput, "loader: limit must be >= 0");
   DLAS_CHECK(opt_.threads >= 1, ErrorKind::kInvalidInput, "loader: threads must be >= 1");
   n_ = opt_.limit > 0 ? std::min(opt_.limit, ds_.size()) : ds_.size();
+  if (!opt_.records.empty()) {
+    for (int64_t r : opt_.records)
+      DLAS_CHECK(r >= 0 && r < ds_.size(), ErrorKind::kInvalidInput, "loader: record ", r,
+                 " outside the split's ", ds_.size());
+    n_ = static_cast<int64_t>(opt_.records.size());
+  }
   out_shape_ = pre_.output_shape(ds_.info());  // validates the preprocessing up front
   if (opt_.threads > 1) pool_ = std::make_shared<ThreadPool>(opt_.threads);
   start_epoch(0);
@@ -35,6 +41,10 @@ Loader::Loader(const Dataset& ds, Preprocess pre, LoaderOptions opt)
 void Loader::start_epoch(int64_t epoch) {
   epoch_ = epoch;
   pos_ = 0;
+  if (!opt_.records.empty()) {
+    order_ = opt_.records;
+    return;
+  }
   order_.resize(static_cast<size_t>(n_));
   std::iota(order_.begin(), order_.end(), int64_t{0});
   if (opt_.shuffle) {
@@ -119,6 +129,7 @@ void Accuracy::add(const Tensor& logits, const std::vector<int>& labels) {
     ++samples;
     top1 += beaten_by < 1;
     top5 += beaten_by < 5;
+    if (keep_hits) hits.push_back(static_cast<uint8_t>((beaten_by < 1) | ((beaten_by < 5) << 1)));
   }
 }
 

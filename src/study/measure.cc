@@ -106,6 +106,7 @@ LayerChoices tune_variant(const MeasureRequest& r, const Graph& g, const PlanOpt
   mo.reuse_bytes = tune::model_reuse_bytes(g, o);  // the cache state inside the model
   auto measurer = tune::make_conv_measurer(mo);
   const tune::TuneReport rep = tune::tune(tasks, *measurer, t);
+  if (!r.records_out.empty()) tune::write_records(r.records_out, rep.records);
   row.set("tuning_s", rep.seconds);
   row.set("tuning_trials", rep.trials);
   row.set("tuning_failures", rep.failures);
@@ -142,27 +143,34 @@ void set_memory_columns(Row& row, const MemoryReport& m) {
 
 }  // namespace
 
-Row measure_variant(const MeasureRequest& r) {
+namespace {
+
+// The variant's model as it is deployed: loaded (built for the dataset), its preprocessing
+// resolved, compressed. Sets the parameter columns into `row`.
+struct PreparedModel {
+  std::unique_ptr<data::Dataset> test_set;  // with a dataset
+  Graph graph;
+  std::optional<data::Preprocess> pre;  // with a dataset
+};
+
+PreparedModel prepare_model(const MeasureRequest& r, Row& row) {
   const Variant& v = r.variant;
-  const std::string id = v.str();
-  apply_fault_switch(id);
-  std::unique_ptr<data::Dataset> test_set;
-  if (!v.dataset.empty()) test_set = data::open_dataset(v.dataset, data::Split::kTest);
-  Graph g = load_for(r, test_set ? &test_set->info() : nullptr);
+  PreparedModel m;
+  if (!v.dataset.empty()) m.test_set = data::open_dataset(v.dataset, data::Split::kTest);
+  m.graph = load_for(r, m.test_set ? &m.test_set->info() : nullptr);
+  Graph& g = m.graph;
   // The preprocessing the model carries (its metadata), else the dataset's default: what the
   // accuracy run and int8 calibration feed it (dlas/system/preprocess_meta.h).
-  std::optional<data::Preprocess> pre;
-  if (test_set) {
-    pre = resolve_preprocess(test_set->info(), r.preprocess, &g, v.model).pre;
+  if (m.test_set) {
+    m.pre = resolve_preprocess(m.test_set->info(), r.preprocess, &g, v.model).pre;
     // int8 calibration reads the model's metadata, as after `dlas eval`'s flags.
-    if (r.preprocess.any()) set_preprocess_metadata(g, *pre);
+    if (r.preprocess.any()) set_preprocess_metadata(g, *m.pre);
   }
   // Compression is applied to the loaded model: pruning first (pruned weights stay dense
   // tensors with zeros; the sparse algorithms encode them at prepare), then quantization
   // (int8 calibrated on random inputs -- on training images with a dataset, as `dlas eval`
   // does --, fp16 / bf16 conversion), as `--compress` does. An elbow level deploys the
   // sweep's fine-tuned model (deployed_compress says what is still to apply to it).
-  Row row;
   CompressSpec cs = parse_compress(deployed_compress(v.compress));
   std::optional<QuantSpec> quant = cs.quant;
   cs.quant.reset();
@@ -173,11 +181,25 @@ Row measure_variant(const MeasureRequest& r) {
   if (quant) {
     CompressSpec qs;
     qs.quant = quant;
-    if (test_set)
+    if (m.test_set)
       apply_compress_for_dataset(g, qs, v.dataset);
     else
       apply_compress_spec(g, qs);
   }
+  return m;
+}
+
+}  // namespace
+
+Row measure_variant(const MeasureRequest& r) {
+  const Variant& v = r.variant;
+  const std::string id = v.str();
+  apply_fault_switch(id);
+  Row row;
+  PreparedModel m = prepare_model(r, row);
+  Graph& g = m.graph;
+  const std::unique_ptr<data::Dataset>& test_set = m.test_set;
+  const std::optional<data::Preprocess>& pre = m.pre;
 
   // The plan and the tuner run at the variant's ISA path (plan_options_for carries it; the
   // process-wide setting covers code that defaults to it); other backends dispatch on their
@@ -185,6 +207,8 @@ Row measure_variant(const MeasureRequest& r) {
   if (v.backend == "dlas") set_active_isa(parse_isa(v.isa));
   ExecutorOptions eo;
   if (v.schedule != "default") eo.layers = tune_variant(r, g, plan_options_for(v), row);
+  if (!r.records_in.empty())
+    eo.layers = tune::apply_records(g, plan_options_for(v), tune::read_records(r.records_in)).layers;
   auto t0 = std::chrono::steady_clock::now();  // compile_ms is the executor's own, tuning aside
   std::unique_ptr<Executor> exec;
   try {
@@ -227,7 +251,7 @@ Row measure_variant(const MeasureRequest& r) {
   set_memory_columns(row, exec->memory());
   // Accuracy of the deployed variant: the executor just timed scores the first `limit` test
   // images (the model's batch; a short last batch is zero-padded and not counted).
-  if (test_set) {
+  if (test_set && r.score) {
     const Shape& input = image_input_shape(exec->graph());
     data::check_preprocess_for_input(*pre, test_set->info(), input);
     data::Loader loader(*test_set, *pre, {.batch = input[0], .limit = r.accuracy_limit});
@@ -241,6 +265,29 @@ Row measure_variant(const MeasureRequest& r) {
     row.set("accuracy_s", ms_since(t0) / 1e3);
   }
   return row;
+}
+
+ScoreResult score_variant(const MeasureRequest& r, const std::vector<int64_t>& records,
+                          const std::string& records_file) {
+  const Variant& v = r.variant;
+  apply_fault_switch(v.str());
+  DLAS_CHECK(!v.dataset.empty(), ErrorKind::kUsage, "scoring a variant needs its dataset");
+  Row row;
+  PreparedModel m = prepare_model(r, row);
+  if (v.backend == "dlas") set_active_isa(parse_isa(v.isa));
+  ExecutorOptions eo;
+  if (!records_file.empty())
+    eo.layers = tune::apply_records(m.graph, plan_options_for(v), tune::read_records(records_file))
+                    .layers;
+  const std::unique_ptr<Executor> exec = make_executor(m.graph, v, eo);
+  const Shape& input = image_input_shape(exec->graph());
+  data::check_preprocess_for_input(*m.pre, m.test_set->info(), input);
+  data::Loader loader(*m.test_set, *m.pre, {.batch = input[0], .records = records});
+  const auto t0 = std::chrono::steady_clock::now();
+  ScoreResult out;
+  out.hits = evaluate_executors({exec.get()}, loader, {}, /*keep_hits=*/true)[0].hits;
+  out.seconds = ms_since(t0) / 1e3;
+  return out;
 }
 
 std::vector<std::string> exec_variant_args(const MeasureRequest& r) {
@@ -265,6 +312,15 @@ std::vector<std::string> exec_variant_args(const MeasureRequest& r) {
       args.push_back(std::move(a));
     for (std::string& a : r.preprocess.to_args()) args.push_back(std::move(a));
   }
+  if (!r.records_out.empty()) {
+    args.push_back("--records-out");
+    args.push_back(r.records_out);
+  }
+  if (!r.records_in.empty()) {
+    args.push_back("--records-in");
+    args.push_back(r.records_in);
+  }
+  if (!r.score) args.push_back("--no-score");
   return args;
 }
 

@@ -30,6 +30,7 @@
 #include "dlas/hw/cpu.h"
 #include "dlas/hw/isa.h"
 #include "dlas/system/peer_executor.h"
+#include "child.h"
 
 namespace dlas::study {
 namespace {
@@ -260,6 +261,100 @@ std::string signal_text(int sig) {
 
 }  // namespace
 
+// --- measuring children (child.h) -------------------------------------------------
+
+ChildOutcome run_measuring_child(const std::vector<std::string>& args, double timeout_s,
+                                 const std::string& lock_path) {
+  std::string lock = lock_path;
+  if (lock.empty()) {
+    const char* env = std::getenv("DLAS_MEASURE_LOCK");
+    lock = env && *env ? env : "/tmp/dlas-measure.lock";
+  }
+  ChildResult c;
+  {
+    MeasureLock held(lock);
+    c = run_child(args, timeout_s);
+  }
+  ChildOutcome o;
+  o.err_tail = c.err_tail;
+  o.max_rss_bytes = c.max_rss_bytes;
+  if (c.timed_out) {
+    o.status = kStatusTimeout;
+    o.reason = str("no result within the ", timeout_s, " s time limit: its process group was killed");
+  } else if (WIFSIGNALED(c.status)) {
+    o.status = kStatusCrashed;
+    o.reason = signal_text(WTERMSIG(c.status));
+  } else if (WIFEXITED(c.status) && WEXITSTATUS(c.status) != 0) {
+    o.status = kStatusFailed;
+    const std::string line = last_line(c.err_tail);
+    o.reason = str("exit code ", WEXITSTATUS(c.status), line.empty() ? "" : ": ", line);
+  } else {
+    o.status = kStatusOk;
+    o.out_line = last_line(c.out);
+  }
+  return o;
+}
+
+void measure_request_in_child(const MeasureRequest& req, const std::string& exe,
+                              const std::string& lock_path, double timeout_s, Row& row) {
+  std::vector<std::string> args = {exe, "study", "exec-variant"};
+  for (auto& a : exec_variant_args(req)) args.push_back(std::move(a));
+  const ChildOutcome c = run_measuring_child(args, timeout_s, lock_path);
+  row.set("stderr_tail", c.err_tail);
+  if (c.max_rss_bytes > 0) row.set("peak_rss_bytes", c.max_rss_bytes);
+  if (c.status != kStatusOk) {
+    row.set("status", c.status);
+    row.set("reason", c.reason);
+    return;
+  }
+  Row measured;
+  bool parsed = true;
+  try {
+    measured = row_from_json(c.out_line);
+  } catch (const Error&) {
+    parsed = false;
+  }
+  if (parsed && measured.text("status") == kStatusUnsupported) {
+    row.set("status", std::string(kStatusUnsupported));
+    row.set("reason", measured.text("reason"));
+    return;
+  }
+  if (!parsed || !measured.has("median_ms")) {
+    row.set("status", std::string(kStatusFailed));
+    row.set("reason", "the measuring process exited 0 without a result");
+    return;
+  }
+  row.set("status", std::string(kStatusOk));
+  row.set("reason", std::string());
+  for (const char* col : kMeasuredColumns)
+    if (measured.cells.count(col)) row.set(col, measured.cells.at(col));
+}
+
+Row variant_columns(const Variant& v, const std::string& study_name, int repeat, int warmup,
+                    const HostInfo& host) {
+  Row row;
+  row.set("variant_id", v.str());
+  row.set("variant_hash", v.hash_hex());
+  row.set("study", study_name);
+  row.set("model", v.model);
+  row.set("batch", v.batch);
+  row.set("compress", v.compress);
+  row.set("backend", v.backend);
+  row.set("conv_algo", v.conv_algo);
+  row.set("layout", v.layout);
+  row.set("schedule", v.schedule);
+  row.set("opt_level", int64_t{v.opt_level});
+  row.set("isa", v.isa);
+  row.set("isa_emulated", int64_t{v.isa_emulated});
+  row.set("threads", int64_t{v.threads});
+  if (!v.dataset.empty()) row.set("dataset", v.dataset);
+  row.set("repeat", int64_t{repeat});
+  row.set("warmup", int64_t{warmup});
+  row.set("attempts", int64_t{1});
+  set_host_columns(row, host);
+  return row;
+}
+
 // --- shards --------------------------------------------------------------------
 
 Shard parse_shard(std::string_view text) {
@@ -396,27 +491,8 @@ namespace {
 
 // The columns a study row has before its variant is measured.
 Row variant_row(const StudySpec& spec, const PlannedVariant& pv, const HostInfo& host) {
-  const Variant& v = pv.variant;
-  Row row;
+  Row row = variant_columns(pv.variant, spec.name, spec.repeat, spec.warmup, host);
   row.set("variant_id", pv.variant_id);
-  row.set("variant_hash", v.hash_hex());
-  row.set("study", spec.name);
-  row.set("model", v.model);
-  row.set("batch", v.batch);
-  row.set("compress", v.compress);
-  row.set("backend", v.backend);
-  row.set("conv_algo", v.conv_algo);
-  row.set("layout", v.layout);
-  row.set("schedule", v.schedule);
-  row.set("opt_level", int64_t{v.opt_level});
-  row.set("isa", v.isa);
-  row.set("isa_emulated", int64_t{v.isa_emulated});
-  row.set("threads", int64_t{v.threads});
-  if (!v.dataset.empty()) row.set("dataset", v.dataset);
-  row.set("repeat", int64_t{spec.repeat});
-  row.set("warmup", int64_t{spec.warmup});
-  row.set("attempts", int64_t{1});
-  set_host_columns(row, host);
   return row;
 }
 
@@ -431,53 +507,7 @@ void measure_in_child(const StudySpec& spec, const PlannedVariant& pv, const std
   req.warmup = spec.warmup;
   req.accuracy_limit = pv.variant.accuracy_limit;
   req.preprocess = pv.point.preprocess;
-  std::vector<std::string> args = {exe, "study", "exec-variant"};
-  for (auto& a : exec_variant_args(req)) args.push_back(std::move(a));
-  ChildResult c;
-  {
-    MeasureLock lock(lock_path);
-    c = run_child(args, timeout_s);
-  }
-  row.set("stderr_tail", c.err_tail);
-  if (c.max_rss_bytes > 0) row.set("peak_rss_bytes", c.max_rss_bytes);
-  if (c.timed_out) {
-    row.set("status", std::string(kStatusTimeout));
-    row.set("reason",
-            str("no result within the ", timeout_s, " s time limit: its process group was killed"));
-    return;
-  }
-  if (WIFSIGNALED(c.status)) {
-    row.set("status", std::string(kStatusCrashed));
-    row.set("reason", signal_text(WTERMSIG(c.status)));
-    return;
-  }
-  if (WIFEXITED(c.status) && WEXITSTATUS(c.status) != 0) {
-    row.set("status", std::string(kStatusFailed));
-    const std::string line = last_line(c.err_tail);
-    row.set("reason", str("exit code ", WEXITSTATUS(c.status), line.empty() ? "" : ": ", line));
-    return;
-  }
-  Row measured;
-  bool parsed = true;
-  try {
-    measured = row_from_json(last_line(c.out));
-  } catch (const Error&) {
-    parsed = false;
-  }
-  if (parsed && measured.text("status") == kStatusUnsupported) {
-    row.set("status", std::string(kStatusUnsupported));
-    row.set("reason", measured.text("reason"));
-    return;
-  }
-  if (!parsed || !measured.has("median_ms")) {
-    row.set("status", std::string(kStatusFailed));
-    row.set("reason", "the measuring process exited 0 without a result");
-    return;
-  }
-  row.set("status", std::string(kStatusOk));
-  row.set("reason", std::string());
-  for (const char* col : kMeasuredColumns)
-    if (measured.cells.count(col)) row.set(col, measured.cells.at(col));
+  measure_request_in_child(req, exe, lock_path, timeout_s, row);
 }
 
 std::string threads_text(int threads) {

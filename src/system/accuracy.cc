@@ -53,7 +53,8 @@ std::vector<data::Accuracy> evaluate_plans(const std::vector<Plan*>& plans, data
 }
 
 std::vector<data::Accuracy> evaluate_executors(const std::vector<Executor*>& plans,
-                                               data::Loader& loader, const EvalProgress& progress) {
+                                               data::Loader& loader, const EvalProgress& progress,
+                                               bool keep_hits) {
   DLAS_CHECK(!plans.empty(), ErrorKind::kInternal, "evaluate_executors: no executors");
   const Shape want = loader.batch_shape();
   for (Executor* p : plans) {
@@ -64,6 +65,7 @@ std::vector<data::Accuracy> evaluate_executors(const std::vector<Executor*>& pla
                shape_str(want), " f32 batches");
   }
   std::vector<data::Accuracy> acc(plans.size());
+  for (data::Accuracy& a : acc) a.keep_hits = keep_hits;
   std::vector<std::vector<Tensor>> outputs;
   for (Executor* p : plans) outputs.push_back(p->make_outputs());
   Tensor padded(DType::kF32, want);

@@ -117,6 +117,7 @@ void add_prune_command(CLI::App& app, Action& run);
 void add_quantize_command(CLI::App& app, Action& run);
 void add_eval_command(CLI::App& app, Action& run);
 void add_tune_command(CLI::App& app, Action& run);  // tune and records
+void add_explore_command(CLI::App& app, Action& run);
 void add_data_command(CLI::App& app, Action& run);
 void add_train_command(CLI::App& app, Action& run);        // cmd_train.cc (libtorch when built)
 void add_prune_sweep_command(CLI::App& app, Action& run);  // cmd_prune_sweep.cc (as train)

@@ -32,11 +32,16 @@ void add_study_exec_command(CLI::App& study, Action& run) {
   x->add_option("--input-seed", xa->input_seed);
   x->add_option("--dataset", v.dataset);
   x->add_option("--accuracy-limit", xa->accuracy_limit);
+  x->add_option("--records-out", xa->records_out);
+  x->add_option("--records-in", xa->records_in);
+  auto no_score = std::make_shared<bool>(false);
+  x->add_flag("--no-score", *no_score);
   auto pre = std::make_shared<PreprocessArgs>();
   add_preprocess_args(*x, *pre);
-  x->callback([&run, xa, isa, pre] {
-    run = [xa, isa, pre] {
+  x->callback([&run, xa, isa, pre, no_score] {
+    run = [xa, isa, pre, no_score] {
       study::MeasureRequest req = *xa;
+      req.score = !*no_score;
       req.preprocess = parse_preprocess_args(*pre);
       req.variant.preprocess = req.preprocess.str();
       req.variant.isa = *isa;

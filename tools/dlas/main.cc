@@ -27,5 +27,6 @@ int main(int argc, char** argv) {
   dlas::cli::add_hw_command(app, run);
   dlas::cli::add_study_command(app, run);
   dlas::cli::add_tune_command(app, run);
+  dlas::cli::add_explore_command(app, run);
   return dlas::cli::run_app(app, argc, argv, run);
 }

@@ -156,6 +156,9 @@ struct LoaderOptions {
   int64_t limit = 0;  // use only the first `limit` records (0 = all), before shuffling
   int threads = 1;    // decode/preprocess a batch on this many threads (same result; pays
                       // for image folders, not for in-memory IDX/CIFAR records)
+  // When not empty: exactly these records, in this order, every epoch (limit and shuffle do
+  // not apply). How a subset of a split is scored (dlas explore's growing samples).
+  std::vector<int64_t> records{};
 };
 
 struct Batch {
@@ -196,6 +199,10 @@ class Loader {
 // the lower class index, as argmax does). kInvalidInput for a label outside [0, classes).
 struct Accuracy {
   int64_t samples = 0, top1 = 0, top5 = 0;
+  // With keep_hits: one entry per sample scored, in order: bit 0 set when it was in the top
+  // 1, bit 1 when in the top 5 (paired comparisons of two models on the same images).
+  bool keep_hits = false;
+  std::vector<uint8_t> hits;
   void add(const Tensor& logits, const std::vector<int>& labels);
   double top1_rate() const { return samples ? double(top1) / double(samples) : 0.0; }
   double top5_rate() const { return samples ? double(top5) / double(samples) : 0.0; }

@@ -72,11 +72,28 @@ struct MeasureRequest {
   // With variant.dataset: [preprocess]'s flags, over the model's metadata and the dataset's
   // default (variant.preprocess is their text).
   PreprocessFlags preprocess;
+  // A tuned schedule: when set, every tuning record measured is written here (JSON Lines,
+  // `dlas bench --records` reads them).
+  std::string records_out;
+  // With a dataset: false measures latency only (the model is still built, calibrated and
+  // preprocessed for the dataset).
+  bool score = true;
+  // The untuned schedule with these tuning records applied (a tuned variant timed again).
+  std::string records_in;
 };
 // Child side: applies the fault switch, builds and measures the variant, returns the
 // measured columns (latency statistics, memory, params, MACs, compile time; with a dataset
 // top-1/top-5 of the timed plan on the test split).
 Row measure_variant(const MeasureRequest& request);
+// Child side of `dlas explore`'s accuracy estimates: the deployed variant (request.variant,
+// which names its dataset; with `records_file` the tuned layer choices of those records)
+// scores exactly the given records of the test split, in order. Latency is not measured.
+struct ScoreResult {
+  std::vector<uint8_t> hits;  // per record: bit 0 top-1 correct, bit 1 top-5 correct
+  double seconds = 0;         // the scoring's time
+};
+ScoreResult score_variant(const MeasureRequest& request, const std::vector<int64_t>& records,
+                          const std::string& records_file = "");
 // The flags that make `dlas study exec-variant` run `request` (after argv[0..2]).
 std::vector<std::string> exec_variant_args(const MeasureRequest& request);
 

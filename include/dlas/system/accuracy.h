@@ -19,10 +19,12 @@ using EvalProgress = std::function<void(int64_t done, int64_t total, const data:
 
 // Runs every executor on each batch of `loader` and scores its first output as logits. The
 // executors take the same image input [B,C,H,W] with B = the loader's batch; a final short
-// batch is zero-padded and only its real rows are scored. Returns one Accuracy per executor.
+// batch is zero-padded and only its real rows are scored. Returns one Accuracy per executor;
+// with keep_hits each also holds every sample's hits (data::Accuracy::hits).
 std::vector<data::Accuracy> evaluate_executors(const std::vector<Executor*>& executors,
                                                data::Loader& loader,
-                                               const EvalProgress& progress = {});
+                                               const EvalProgress& progress = {},
+                                               bool keep_hits = false);
 // evaluate_executors for dlas plans.
 std::vector<data::Accuracy> evaluate_plans(const std::vector<Plan*>& plans, data::Loader& loader,
                                            const EvalProgress& progress = {});
