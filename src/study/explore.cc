@@ -67,6 +67,12 @@ DifferenceBound paired_difference_bound(int64_t plus, int64_t minus, int64_t n,
   return b;
 }
 
+bool explore_dominates(double b_ms, int64_t b_bytes, double a_ms, int64_t a_bytes,
+                       const DifferenceBound& b_minus_a) {
+  return b_ms > 0 && a_ms > 0 && b_ms <= 0.9 * a_ms && b_bytes >= 0 && a_bytes >= 0 &&
+         b_bytes <= a_bytes && b_minus_a.low >= 0;
+}
+
 std::vector<int64_t> explore_sample_sizes(int64_t n) {
   std::vector<int64_t> s;
   for (int64_t k = 500; k < n; k *= 2) s.push_back(k);
@@ -291,6 +297,7 @@ bool Explorer::measure(int index, const std::string& records_out) {
   req.preprocess = o_.preprocess;
   req.records_out = records_out;
   Row row = variant_columns(v, "explore", o_.repeat, 2, current_host());
+  ++r_.latency_runs;
   const auto t = Clock::now();
   measure_request_in_child(req, o_.exe, o_.lock_path, o_.timeout_s, row);
   c.seconds = std::chrono::duration<double>(Clock::now() - t).count();
@@ -341,6 +348,7 @@ bool Explorer::score_upto(int group, int64_t n, const ExploreCandidate* exact) {
         }
       }
       for (std::string& a : o_.preprocess.to_args()) args.push_back(std::move(a));
+      ++r_.scoring_runs;
       const ChildOutcome out = run_measuring_child(args, o_.timeout_s, o_.lock_path);
       std::vector<uint8_t> got;
       double seconds = 0;
@@ -454,12 +462,9 @@ void Explorer::race(const std::vector<int>& groups) {
         if (static_cast<int>(bi) == gi || (b.state != "racing" && b.state != "confirmed")) continue;
         const double bl = group_latency(static_cast<int>(bi));
         const int64_t bs = group_size(static_cast<int>(bi));
-        // The race compares each model's fastest untuned latency so far (its own algorithm and
-        // layout grid comes later): a 10% margin keeps a model the grid could still speed up.
-        if (bl < 0 || lat < 0 || bl > 0.9 * lat || bs < 0 || size < 0 || bs > size) continue;
         const int64_t common = std::min<int64_t>(g.samples, b.samples);
         if (common <= 0) continue;
-        if (paired(hits_[b.key], hits_[g.key], common).low >= 0) {
+        if (explore_dominates(bl, bs, lat, size, paired(hits_[b.key], hits_[g.key], common))) {
           g.state = "dropped";
           g.reason = str("dominated by ", b.label, " (", fixed(bl, 3), " against ",
                          fixed(lat, 3), " ms, no larger, at least as accurate after ", common,
@@ -836,6 +841,15 @@ void Explorer::final_comparison(const std::vector<int>& finalists) {
       if (done.count(f.candidate)) continue;
       done.insert(f.candidate);
       const ExploreCandidate& c = r_.candidates[static_cast<size_t>(f.candidate)];
+      const std::string& hw = current_host().hardware_id;
+      if (const std::optional<double> stored = xs_->final_median(hw, c.variant_id, round)) {
+        medians[f.candidate].push_back(*stored);
+        continue;
+      }
+      if (left() <= 0 && round > 0) {
+        r_.budget_reached = true;
+        continue;
+      }
       MeasureRequest req;
       req.variant = variant_of(c);
       req.model_path = c.model_path;
@@ -850,8 +864,12 @@ void Explorer::final_comparison(const std::vector<int>& finalists) {
         req.records_in = records_path(c);
       }
       Row row;
+      ++r_.final_runs;
       measure_request_in_child(req, o_.exe, o_.lock_path, o_.timeout_s, row);
-      if (row.text("status") == kStatusOk) medians[f.candidate].push_back(row.real("median_ms"));
+      if (row.text("status") == kStatusOk) {
+        medians[f.candidate].push_back(row.real("median_ms"));
+        xs_->put_final_median(hw, c.variant_id, round, row.real("median_ms"));
+      }
     }
   }
   for (FinalRow& f : finals_) f.medians = medians[f.candidate];

@@ -53,9 +53,10 @@ std::string Explorer::reproduce_commands(const ExploreCandidate& c) const {
                  tuned ? " --records best.records.jsonl" : "");
   }
   std::string pre;
-  for (const std::string& a : o_.preprocess.to_args()) pre += " " + shell_quote(a);
+  for (const std::string& a : o_.preprocess.to_args()) pre += str(" ", shell_quote(a));
   std::string out = str("dlas bench best.onnx", common, engine,
-                        c.backend == "dlas" ? "" : " --backend " + c.backend, " --repeat 150\n");
+                        c.backend == "dlas" ? std::string() : str(" --backend ", c.backend),
+                        " --repeat 150\n");
   // The accuracy run: dlas's engine (a peer recommendation runs the same fp32 model).
   out += str("dlas eval best.onnx --dataset ", shell_quote(o_.dataset), common,
              c.backend == "dlas" ? engine : "", pre, "\n");
@@ -75,6 +76,8 @@ std::string Explorer::json() const {
   j["finetune_seconds"] = finetune_s_;
   j["budget_s"] = o_.budget_s;
   j["budget_reached"] = r_.budget_reached;
+  j["children_this_run"] = {{"latency", r_.latency_runs}, {"scoring", r_.scoring_runs},
+                            {"final", r_.final_runs}};
   j["cpu"] = current_host().cpu_model;
   j["isa"] = current_host().detected_isa;
   J groups = J::array();
@@ -232,7 +235,8 @@ std::string Explorer::readme() const {
   for (const ExploreGroup& g : r_.groups) {
     md << "| " << g.label << " | " << g.state << " | " << g.samples << " | "
        << (g.samples > 0 ? fixed(100 * g.accuracy, 2) : "-") << " | "
-       << (g.samples > 0 ? "[" + fixed(g.drop_low, 2) + ", " + fixed(g.drop_high, 2) + "]" : "-")
+       << (g.samples > 0 ? str("[", fixed(g.drop_low, 2), ", ", fixed(g.drop_high, 2), "]")
+                         : std::string("-"))
        << " | " << g.reason << " |\n";
   }
   md << "\nThe Pareto front (latency, accuracy, weight size) and every candidate: explore.json "

@@ -37,6 +37,9 @@ ExploreStore::ExploreStore(const std::string& path) : impl_(std::make_unique<Imp
       "CREATE TABLE IF NOT EXISTS explore_hits (hardware_id TEXT NOT NULL, grp TEXT NOT NULL, "
       "begin_record INTEGER NOT NULL, end_record INTEGER NOT NULL, hits BLOB NOT NULL, "
       "seconds REAL NOT NULL, PRIMARY KEY (hardware_id, grp, begin_record, end_record)); "
+      "CREATE TABLE IF NOT EXISTS explore_final (hardware_id TEXT NOT NULL, variant_id TEXT NOT "
+      "NULL, round INTEGER NOT NULL, median_ms REAL NOT NULL, PRIMARY KEY (hardware_id, "
+      "variant_id, round)); "
       "CREATE TABLE IF NOT EXISTS explore_settings (key TEXT PRIMARY KEY, value TEXT NOT NULL);",
       "creating the explore tables");
 }
@@ -82,6 +85,30 @@ double ExploreStore::seconds(const std::string& hw, const std::string& group) co
   sqlite3_bind_text(st.s, 1, hw.c_str(), -1, SQLITE_TRANSIENT);
   sqlite3_bind_text(st.s, 2, group.c_str(), -1, SQLITE_TRANSIENT);
   return sqlite3_step(st.s) == SQLITE_ROW ? sqlite3_column_double(st.s, 0) : 0.0;
+}
+
+std::optional<double> ExploreStore::final_median(const std::string& hw, const std::string& id,
+                                                int round) const {
+  Impl::Stmt st;
+  impl_->prepare(st,
+                 "SELECT median_ms FROM explore_final WHERE hardware_id = ? AND variant_id = ? "
+                 "AND round = ?");
+  sqlite3_bind_text(st.s, 1, hw.c_str(), -1, SQLITE_TRANSIENT);
+  sqlite3_bind_text(st.s, 2, id.c_str(), -1, SQLITE_TRANSIENT);
+  sqlite3_bind_int(st.s, 3, round);
+  if (sqlite3_step(st.s) != SQLITE_ROW) return std::nullopt;
+  return sqlite3_column_double(st.s, 0);
+}
+
+void ExploreStore::put_final_median(const std::string& hw, const std::string& id, int round,
+                                    double median_ms) {
+  Impl::Stmt st;
+  impl_->prepare(st, "INSERT OR REPLACE INTO explore_final VALUES (?, ?, ?, ?)");
+  sqlite3_bind_text(st.s, 1, hw.c_str(), -1, SQLITE_TRANSIENT);
+  sqlite3_bind_text(st.s, 2, id.c_str(), -1, SQLITE_TRANSIENT);
+  sqlite3_bind_int(st.s, 3, round);
+  sqlite3_bind_double(st.s, 4, median_ms);
+  if (sqlite3_step(st.s) != SQLITE_DONE) impl_->fail_sqlite("storing a final timing");
 }
 
 std::optional<std::string> ExploreStore::setting(const std::string& key) const {

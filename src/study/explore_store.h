@@ -28,6 +28,11 @@ class ExploreStore {
                 int64_t end, const std::vector<uint8_t>& hits, double seconds);
   // The scoring time stored for the group's chunks.
   double seconds(const std::string& hardware_id, const std::string& group) const;
+  // The final comparison's median of `variant_id` in interleaved round `round`.
+  std::optional<double> final_median(const std::string& hardware_id,
+                                     const std::string& variant_id, int round) const;
+  void put_final_median(const std::string& hardware_id, const std::string& variant_id,
+                        int round, double median_ms);
   // A setting ("model_hash", "dataset", ...); nullopt when not stored.
   std::optional<std::string> setting(const std::string& key) const;
   void put_setting(const std::string& key, const std::string& value);

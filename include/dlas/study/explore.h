@@ -99,6 +99,13 @@ DifferenceBound paired_difference_bound(int64_t plus, int64_t minus, int64_t n,
 // The confidence multiplier of the race (two-sided 99.9%).
 inline constexpr double kExploreZ = 3.29;
 
+// The race's dominance rule: model b (fastest untuned latency b_ms, weights b_bytes) drops
+// model a when it is faster by more than the margin (b_ms <= 0.9 a_ms: a's own algorithm and
+// layout grid, measured after the race, could still speed it up), no larger, and confidently
+// at least as accurate (b_minus_a: the paired bound of b's accuracy minus a's, low >= 0).
+bool explore_dominates(double b_ms, int64_t b_bytes, double a_ms, int64_t a_bytes,
+                       const DifferenceBound& b_minus_a);
+
 // The sample sizes of the race on a split of `n` images: 500, 1000, 2000, ... then n.
 std::vector<int64_t> explore_sample_sizes(int64_t n);
 // The order the race scores a split of `n` records in (a permutation fixed by the seed).
@@ -136,6 +143,8 @@ struct ExploreResult {
   std::vector<int> front;   // Pareto front (latency, accuracy, size) of the confirmed candidates
   double seconds = 0;
   bool budget_reached = false;
+  // Measuring children this run started (what a resumed run did not find stored).
+  int64_t latency_runs = 0, scoring_runs = 0, final_runs = 0;
 };
 
 // Progress lines (stderr through dlas/core/progress.h by the CLI).
