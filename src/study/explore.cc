@@ -100,6 +100,8 @@ namespace {
 
 // Deployments within the budget timed again in the final interleaved rounds.
 constexpr int kFinalists = 3;
+// The most of the time left one prune sweep may take.
+constexpr double kFinetuneShare = 0.35;
 
 std::string iso_now() {
   const std::time_t tt = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
@@ -483,7 +485,7 @@ void Explorer::race(const std::vector<int>& groups) {
       dropped += r_.groups[static_cast<size_t>(gi)].state == "dropped";
     }
     say(str("explore: accuracy on ", n, " of ", n_, " images: ", racing, " racing, ", dropped,
-            " dropped; ", duration_text(std::max(0.0, left())), " left"));
+            " dropped; ", best_line(), "; ", duration_text(std::max(0.0, left())), " left"));
     if (r_.budget_reached) {
       for (int gi : groups)
         if (r_.groups[static_cast<size_t>(gi)].state == "racing")
@@ -496,6 +498,14 @@ void Explorer::race(const std::vector<int>& groups) {
 }
 
 const std::vector<uint8_t>& Explorer::base_hits() { return hits_[r_.groups[0].key]; }
+
+// "fastest within the budget: LABEL, MS ms" for the progress lines.
+std::string Explorer::best_line() const {
+  const int best = fastest_within_budget([](const ExploreCandidate&) { return true; });
+  if (best < 0) return "nothing confirmed within the budget yet";
+  const ExploreCandidate& c = r_.candidates[static_cast<size_t>(best)];
+  return str("fastest within the budget: ", c.label, ", ", fixed(c.median_ms, 3), " ms");
+}
 
 bool Explorer::within_budget(const ExploreGroup& g) const {
   return g.state == "confirmed" && g.samples >= n_ && g.drop_high <= o_.max_drop + 1e-9;
@@ -532,7 +542,9 @@ void Explorer::finetune() {
   }
   const int rec = fastest_within_budget([](const ExploreCandidate&) { return true; });
   const double target = rec >= 0 ? r_.candidates[static_cast<size_t>(rec)].median_ms : -1;
-  for (PruneMethod method : {PruneMethod::kWeight, PruneMethod::kChannel}) {
+  // Channel pruning first: its smaller models speed up every algorithm, while weight pruning
+  // pays only where the sparse kernels win.
+  for (PruneMethod method : {PruneMethod::kChannel, PruneMethod::kWeight}) {
     const std::vector<double>& all = method == PruneMethod::kWeight ? s.weight_levels : s.channel_levels;
     const char* prefix = method == PruneMethod::kWeight ? "wp:" : "cp:";
     std::vector<double> levels;
@@ -547,10 +559,13 @@ void Explorer::finetune() {
           const double ms = r_.candidates[static_cast<size_t>(ci)].median_ms;
           if (best < 0 || ms < best) best = ms;
         }
-        if (r_.groups[static_cast<size_t>(gi)].state == "racing" && !scored_one_shot_.count(gi))
-          r_.groups[static_cast<size_t>(gi)].state = "latency-only";
+        ExploreGroup& g = r_.groups[static_cast<size_t>(gi)];
+        if (g.state == "racing" && !scored_one_shot_.count(gi)) {
+          g.state = "latency-only";
+          g.reason = "timed one-shot to decide whether to fine-tune this level";
+        }
       }
-      if (best > 0 && (target < 0 || best < target)) levels.push_back(level);
+      if (best > 0 && (s.finetune_all || target < 0 || best < target)) levels.push_back(level);
       else
         say(str("explore: ", prefix, num(level), ": not fine-tuned, its latency (",
                 fixed(best, 3), " ms) cannot beat ", fixed(target, 3), " ms"));
@@ -581,12 +596,15 @@ void Explorer::finetune() {
       say(str("explore: fine-tuning ", sweep_method_name(method), " levels ", lv, " (",
               num(epochs), " epochs, dlas prune-sweep -o ", dir, ")"));
       const auto t = Clock::now();
-      const ChildOutcome out = run_measuring_child(args, std::max(0.0, left()), o_.lock_path);
+      // At most a share of what is left, so the grid, the tune and the final comparison
+      // still run; a sweep stopped by it keeps its finished levels (and resumes with
+      // --resume).
+      const double share = std::max(1.0, kFinetuneShare * left());
+      const ChildOutcome out = run_measuring_child(args, share, o_.lock_path);
       finetune_s_ += std::chrono::duration<double>(Clock::now() - t).count();
-      if (out.status != kStatusOk) {
-        say(str("explore: fine-tuning ", sweep_method_name(method), " failed: ", out.reason));
-        continue;
-      }
+      if (out.status != kStatusOk)
+        say(str("explore: fine-tuning ", sweep_method_name(method), " stopped: ", out.reason,
+                "; its finished levels are used"));
     }
     SweepResult sw;
     try {
@@ -679,6 +697,8 @@ ExploreResult Explorer::run() {
         for (const std::string& l : s.layout) measure(add_candidate(gi, "dlas", a, l, "default"));
     }
   }
+
+  say(str("explore: algorithms, layouts and engines measured; ", best_line()));
 
   // 6. A short tune of the fastest deployments within the budget.
   if (s.tuning != "untuned" && s.tune_top > 0) {

@@ -68,6 +68,7 @@ class Explorer {
   void race(const std::vector<int>& groups);
   const std::vector<uint8_t>& base_hits();
   bool within_budget(const ExploreGroup& g) const;
+  std::string best_line() const;
   int fastest_within_budget(const std::function<bool(const ExploreCandidate&)>& pick) const;
   std::string records_path(const ExploreCandidate& c) const;
   void finetune();

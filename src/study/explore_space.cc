@@ -155,6 +155,10 @@ ExploreSpace read_explore_space(const std::string& path, ExploreSpace s) {
         DLAS_CHECK(d && *d >= 0 && std::isfinite(*d), ErrorKind::kInvalidInput, at,
                    "expected a number >= 0");
         s.finetune_epochs = *d;
+      } else if (tk == "explore" && k == "finetune_all") {
+        const std::optional<bool> b = node.value<bool>();
+        DLAS_CHECK(b.has_value(), ErrorKind::kInvalidInput, at, "expected true or false");
+        s.finetune_all = *b;
       } else if (tk == "explore" && k == "finetuned_quant") {
         s.finetuned_quant.clear();
         for (const std::string& q : strings(node, path, field)) {
@@ -179,7 +183,7 @@ ExploreSpace read_explore_space(const std::string& path, ExploreSpace s) {
              tk == "space" ? "unknown key; expected one of compress, conv_algo, layout, backend, "
                              "tuning"
                            : "unknown key; expected one of weight_levels, channel_levels, "
-                             "finetune_epochs, finetuned_quant, tune_top");
+                             "finetune_epochs, finetune_all, finetuned_quant, tune_top");
       }
     }
   }

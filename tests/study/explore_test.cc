@@ -16,6 +16,7 @@
 #include "dlas/model/onnx.h"
 #include "dlas/study/explore.h"
 #include "dlas/study/store.h"
+#include "data/nearest_mean_model.h"
 #include "optimize/cli_test_util.h"
 
 namespace dlas::study {
@@ -91,56 +92,40 @@ TEST(ExploreBound, DominanceNeedsFasterNoLargerAndConfidentlyAsAccurate) {
   EXPECT_FALSE(explore_dominates(-1, 100, 2.0, 100, sure));     // not measured
 }
 
+// --- the space ------------------------------------------------------------------------------------
+
+TEST(ExploreSpace, AFileReplacesTheListsItNamesAndNamesTheFaultyKey) {
+  const std::string file = (std::filesystem::temp_directory_path() / "dlas_explore_space.toml").string();
+  std::ofstream(file) << "[space]\ncompress = [\"int8:entropy\", \"wp:0.5+int8\"]\n"
+                         "layout = \"nchwc\"\n[explore]\nweight_levels = [0.9]\ntune_top = 1\n";
+  const ExploreSpace base = default_explore_space(true);
+  const ExploreSpace s = read_explore_space(file, base);
+  EXPECT_EQ(s.compress, (std::vector<std::string>{"int8:entropy", "wp:0.5+int8"}));
+  EXPECT_EQ(s.layout, (std::vector<std::string>{"nchwc"}));
+  EXPECT_EQ(s.weight_levels, (std::vector<double>{0.9}));
+  EXPECT_EQ(s.channel_levels, base.channel_levels);  // not named: the default's
+  EXPECT_EQ(s.conv_algo, base.conv_algo);
+  EXPECT_EQ(s.tune_top, 1);
+  for (const auto& [text, where] : std::vector<std::pair<std::string, std::string>>{
+           {"[space]\nmodels = [\"x\"]\n", ":2:10: space.models: unknown key"},
+           {"[space]\ncompress = [\"wp:2\"]\n", "space.compress"},
+           {"[explore]\nweight_levels = [0.9, 0.5]\n", "ascending"},
+           {"[tuning]\nx = 1\n", "unknown table"}}) {
+    std::ofstream(file) << text;
+    try {
+      read_explore_space(file, base);
+      ADD_FAILURE() << text;
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::kInvalidInput);
+      EXPECT_NE(std::string(e.what()).find(where), std::string::npos) << e.what();
+    }
+  }
+  std::filesystem::remove(file);
+}
+
 // --- the command ----------------------------------------------------------------------------------
 
 constexpr const char* kData = "synthetic:1,8,8:4:1200";
-
-// A real CNN built from the data: conv 1x1 (identity; the first conv stays dense under
-// pruning) -> conv 8x8 whose filters are the class means (bias -|m|^2/2) -> flatten ->
-// identity classifier: argmax is the nearest class mean. wp:0.99 leaves ~3 of its 256
-// weights and falls to about chance.
-Graph nearest_mean_cnn() {
-  const auto ds = data::open_dataset(kData, data::Split::kTrain);
-  data::Loader loader(*ds, data::default_preprocess(ds->info(), false), {.batch = 50});
-  std::vector<float> w(4 * 64, 0.f), b(4, 0.f);
-  std::vector<int> count(4, 0);
-  data::Batch images;
-  while (loader.next(images))
-    for (int64_t i = 0; i < images.size(); ++i) {
-      const int y = images.labels[static_cast<size_t>(i)];
-      ++count[static_cast<size_t>(y)];
-      for (int k = 0; k < 64; ++k)
-        w[static_cast<size_t>(y * 64 + k)] += images.images.data<float>()[i * 64 + k];
-    }
-  for (int c = 0; c < 4; ++c)
-    for (int k = 0; k < 64; ++k) {
-      float& v = w[static_cast<size_t>(c * 64 + k)];
-      v /= static_cast<float>(count[static_cast<size_t>(c)]);
-      b[static_cast<size_t>(c)] -= 0.5f * v * v;
-    }
-  std::vector<float> eye(16, 0.f);
-  for (int i = 0; i < 4; ++i) eye[static_cast<size_t>(i * 5)] = 1.f;
-  Graph g;
-  g.inputs.push_back({"x", DType::kF32, {1, 1, 8, 8}});
-  g.initializers["w0"] = Tensor::from_vector<float>({1, 1, 1, 1}, {1.f});
-  g.initializers["b0"] = Tensor::from_vector<float>({1}, {0.f});
-  g.initializers["w1"] = Tensor::from_vector<float>({4, 1, 8, 8}, w);
-  g.initializers["b1"] = Tensor::from_vector<float>({4}, b);
-  g.initializers["fc"] = Tensor::from_vector<float>({4, 4}, eye);
-  g.initializers["fb"] = Tensor::from_vector<float>({4}, {0.f, 0.f, 0.f, 0.f});
-  Node c0{"c0", "Conv", {"x", "w0", "b0"}, {"h0"}, {}};
-  c0.attrs["kernel_shape"] = std::vector<int64_t>{1, 1};
-  Node c1{"c1", "Conv", {"h0", "w1", "b1"}, {"h1"}, {}};
-  c1.attrs["kernel_shape"] = std::vector<int64_t>{8, 8};
-  Node flat{"flatten", "Flatten", {"h1"}, {"f"}, {}};
-  flat.attrs["axis"] = int64_t{1};
-  Node fc{"classifier", "Gemm", {"f", "fc", "fb"}, {"logits"}, {}};
-  fc.attrs["transB"] = int64_t{1};
-  g.nodes = {c0, c1, flat, fc};
-  g.outputs = {"logits"};
-  g.infer();
-  return g;
-}
 
 class ExploreCli : public test::CliTest {
  protected:
@@ -148,7 +133,7 @@ class ExploreCli : public test::CliTest {
     CliTest::SetUp();
     // Its own measure lock: other measuring tests on the machine do not hold this one up.
     ::setenv("DLAS_MEASURE_LOCK", path("measure.lock").c_str(), 1);
-    export_onnx_file(nearest_mean_cnn(), path("m.onnx"));
+    export_onnx_file(test::nearest_mean_cnn(kData), path("m.onnx"));
     std::ofstream(path("space.toml")) << "[space]\n"
                                          "compress = [\"int8:minmax\", \"fp16\", \"wp:0.99\"]\n"
                                          "conv_algo = [\"auto\", \"direct\"]\n"

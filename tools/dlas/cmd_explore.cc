@@ -90,7 +90,7 @@ void add_explore_command(CLI::App& app, Action& run) {
   cmd->add_option("--space", a->space,
                   "TOML file narrowing or widening the default space ([space] compress, "
                   "conv_algo, layout, backend, tuning; [explore] weight_levels, channel_levels, "
-                  "finetune_epochs, finetuned_quant, tune_top)");
+                  "finetune_epochs, finetune_all, finetuned_quant, tune_top)");
   cmd->add_flag("--no-finetune", a->no_finetune,
                 "leave out the fine-tuned pruning levels (no training)");
   cmd->add_option("--repeat", a->repeat, "timed runs per candidate (default 30)")

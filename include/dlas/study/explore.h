@@ -50,6 +50,9 @@ struct ExploreSpace {
   // libtorch build); each level is fine-tuned from the previous one.
   std::vector<double> weight_levels, channel_levels;
   double finetune_epochs = 1.0;  // per method, shared evenly by the levels it fine-tunes
+  // false: only the levels whose one-shot latency beats the fastest deployment within the
+  // budget so far are fine-tuned; true: every level.
+  bool finetune_all = false;
   // Appended to every fine-tuned level: "" (the level alone), "int8", ...
   std::vector<std::string> finetuned_quant = {"", "int8"};
   std::string tuning = "tuned:10s";  // schedule of the short tune ("untuned": none)
@@ -63,7 +66,8 @@ struct ExploreSpace {
 ExploreSpace default_explore_space(bool can_finetune);
 // Narrows or widens the default with a TOML file in the study spec's syntax: [space] keys
 // compress, conv_algo, layout, backend, tuning (their lists replace the default's),
-// [explore] keys weight_levels, channel_levels, finetune_epochs, finetuned_quant, tune_top.
+// [explore] keys weight_levels, channel_levels, finetune_epochs, finetune_all, finetuned_quant,
+// tune_top.
 // kInvalidInput "FILE:LINE:COL: FIELD: why".
 ExploreSpace read_explore_space(const std::string& path, ExploreSpace base);
 

@@ -1,0 +1,57 @@
+// dlas explore's fine-tuned pruning levels (dlas prune-sweep, libtorch) on a tiny CNN: the
+// levels that can beat the best deployment are fine-tuned and raced like the others.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "data/nearest_mean_model.h"
+#include "dlas/model/onnx.h"
+#include "optimize/cli_test_util.h"
+
+namespace dlas {
+namespace {
+
+constexpr const char* kData = "synthetic:1,8,8:4:1200";
+
+class ExploreFinetune : public test::CliTest {
+ protected:
+  void SetUp() override {
+    CliTest::SetUp();
+    ::setenv("DLAS_MEASURE_LOCK", path("measure.lock").c_str(), 1);
+  }
+  void TearDown() override {
+    ::unsetenv("DLAS_MEASURE_LOCK");
+    CliTest::TearDown();
+  }
+};
+
+TEST_F(ExploreFinetune, FineTunedLevelsJoinTheRace) {
+  export_onnx_file(test::nearest_mean_cnn(kData), path("m.onnx"));
+  std::ofstream(path("space.toml")) << "[space]\ncompress = [\"fp16\"]\nconv_algo = [\"auto\"]\n"
+                                       "layout = [\"auto\"]\nbackend = [\"dlas\"]\n"
+                                       "tuning = \"untuned\"\n[explore]\n"
+                                       "weight_levels = [0.5]\nchannel_levels = []\n"
+                                       "finetune_epochs = 0.2\nfinetune_all = true\nfinetuned_quant = [\"\"]\n";
+  const std::string out = path("out");
+  const test::CliResult r =
+      dlas(str("explore ", path("m.onnx"), " --dataset ", kData, " --max-drop 100 --threads 1 ",
+               "--space ", path("space.toml"), " --repeat 3 --rounds 1 -o ", out));
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_TRUE(std::filesystem::exists(out + "/sweeps/weight/sweep.json")) << r.err;
+  const auto j = nlohmann::json::parse(slurp(out + "/explore.json"));
+  bool raced = false;
+  for (const auto& m : j["models"])
+    if (m["source"] == "fine-tuned") {
+      EXPECT_EQ(m["compress"], "wp:0.5");
+      EXPECT_EQ(m["state"], "confirmed");  // a budget of 100 points keeps every model
+      EXPECT_EQ(m["samples"], 1200);
+      raced = true;
+    }
+  EXPECT_TRUE(raced) << r.err;
+}
+
+}  // namespace
+}  // namespace dlas
