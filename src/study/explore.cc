@@ -18,6 +18,7 @@
 #include <sstream>
 #include <thread>
 
+#include "child.h"
 #include "dlas/core/error.h"
 #include "dlas/core/file.h"
 #include "dlas/core/progress.h"
@@ -31,7 +32,6 @@
 #include "dlas/study/store.h"
 #include "dlas/system/loader.h"
 #include "dlas/system/peer_executor.h"
-#include "child.h"
 #include "explore_internal.h"
 #include "explore_store.h"
 
@@ -42,8 +42,8 @@ using Clock = std::chrono::steady_clock;
 
 // --- statistics ------------------------------------------------------------------------------
 
-DifferenceBound paired_difference_bound(int64_t plus, int64_t minus, int64_t n,
-                                        int64_t population, double z) {
+DifferenceBound paired_difference_bound(int64_t plus, int64_t minus, int64_t n, int64_t population,
+                                        double z) {
   DifferenceBound b;
   if (n <= 0) {
     b.low = -1;
@@ -57,10 +57,10 @@ DifferenceBound paired_difference_bound(int64_t plus, int64_t minus, int64_t n,
   const double mean = static_cast<double>(plus - minus) / m;
   const double second = static_cast<double>(plus + minus + 2) / m;
   const double var = std::max(0.0, second - mean * mean) * m / (m - 1);
-  const double fpc = population > 1 && n < population
-                         ? std::sqrt(static_cast<double>(population - n) /
-                                     static_cast<double>(population - 1))
-                         : 0.0;
+  const double fpc =
+      population > 1 && n < population
+          ? std::sqrt(static_cast<double>(population - n) / static_cast<double>(population - 1))
+          : 0.0;
   const double half = z * std::sqrt(var / nn) * fpc;
   b.low = b.estimate - half;
   b.high = b.estimate + half;
@@ -138,8 +138,7 @@ void Explorer::check_inputs() {
   DLAS_CHECK(o_.budget_s > 0, ErrorKind::kUsage, "--budget must be > 0");
   DLAS_CHECK(!o_.out_dir.empty(), ErrorKind::kUsage, "-o: an output directory is required");
   DLAS_CHECK(!find_zoo_model(o_.model) || fs::is_regular_file(o_.model), ErrorKind::kUsage, "'",
-             o_.model,
-             "' is an untrained zoo model: train it first (dlas train ", o_.model,
+             o_.model, "' is an untrained zoo model: train it first (dlas train ", o_.model,
              " --dataset ", o_.dataset, " -o model.onnx) and explore the .onnx");
   DLAS_CHECK(fs::is_regular_file(o_.model), ErrorKind::kInvalidInput, o_.model,
              ": no such model file");
@@ -153,9 +152,9 @@ void Explorer::check_inputs() {
   const Shape& out = g.value(g.outputs[0]).shape;
   int64_t classes = 1;
   for (size_t i = 1; i < out.size(); ++i) classes *= out[i];
-  DLAS_CHECK(classes == test_->info().classes, ErrorKind::kInvalidInput, o_.model,
-             ": its output ", g.outputs[0], " ", shape_str(out), " gives ", classes,
-             " classes, the dataset ", o_.dataset, " has ", test_->info().classes);
+  DLAS_CHECK(classes == test_->info().classes, ErrorKind::kInvalidInput, o_.model, ": its output ",
+             g.outputs[0], " ", shape_str(out), " gives ", classes, " classes, the dataset ",
+             o_.dataset, " has ", test_->info().classes);
   std::error_code ec;
   try {
     auto tr = data::open_dataset(o_.dataset, data::Split::kTrain);
@@ -181,9 +180,10 @@ void Explorer::open_store() {
   store_ = std::make_unique<ResultStore>(db_path_);
   xs_ = std::make_unique<ExploreStore>(db_path_);
   const std::string hash = file_hash_hex(o_.model);
-  const std::pair<const char*, std::string> settings[] = {
-      {"model_hash", hash}, {"dataset", o_.dataset}, {"order_seed", std::to_string(o_.seed)},
-      {"preprocess", o_.preprocess.str()}};
+  const std::pair<const char*, std::string> settings[] = {{"model_hash", hash},
+                                                          {"dataset", o_.dataset},
+                                                          {"order_seed", std::to_string(o_.seed)},
+                                                          {"preprocess", o_.preprocess.str()}};
   for (const auto& [k, v] : settings) {
     const std::optional<std::string> old = xs_->setting(k);
     DLAS_CHECK(!old || *old == v, ErrorKind::kInvalidInput, db_path_, ": was explored with ", k,
@@ -275,12 +275,15 @@ void Explorer::fill_from_row(ExploreCandidate& c, const Row& row) const {
   c.p90_ms = row.real("p90_ms");
   c.size_bytes = row.has("weight_bytes") ? row.integer("weight_bytes") : -1;
   c.peak_bytes = row.has("peak_rss_bytes") ? row.integer("peak_rss_bytes") : -1;
+  c.activation_bytes = row.has("peak_activation_bytes") ? row.integer("peak_activation_bytes") : -1;
+  c.seconds = row.real("duration_s");
 }
 
 // Measures a candidate's latency in a child unless the store has it.
 bool Explorer::measure(int index, const std::string& records_out) {
   ExploreCandidate& c = r_.candidates[static_cast<size_t>(index)];
-  if (auto it = rows_.find(c.variant_id); it != rows_.end() && it->second.text("status") == kStatusOk) {
+  if (auto it = rows_.find(c.variant_id);
+      it != rows_.end() && it->second.text("status") == kStatusOk) {
     fill_from_row(c, it->second);
     return true;
   }
@@ -303,13 +306,14 @@ bool Explorer::measure(int index, const std::string& records_out) {
   const auto t = Clock::now();
   measure_request_in_child(req, o_.exe, o_.lock_path, o_.timeout_s, row);
   c.seconds = std::chrono::duration<double>(Clock::now() - t).count();
-    row.set("duration_s", c.seconds);
+  row.set("duration_s", c.seconds);
   row.set("finished_at", iso_now());
   store_->put(row);
   rows_[c.variant_id] = row;
   fill_from_row(c, row);
   say(str("explore: ", c.label, ": ",
-          c.status == kStatusOk ? str(fixed(c.median_ms, 3), " ms") : c.status + " (" + c.reason + ")"));
+          c.status == kStatusOk ? str(fixed(c.median_ms, 3), " ms")
+                                : c.status + " (" + c.reason + ")"));
   return c.status == kStatusOk;
 }
 
@@ -325,24 +329,33 @@ bool Explorer::score_upto(int group, int64_t n, const ExploreCandidate* exact) {
       begin = end;
       continue;
     }
-    std::optional<std::vector<uint8_t>> stored = xs_->hits(current_host().hardware_id, key, begin, end);
+    std::optional<std::vector<uint8_t>> stored =
+        xs_->hits(current_host().hardware_id, key, begin, end);
     if (!stored) {
       if (left() <= 0) {
         r_.budget_reached = true;
         return false;
       }
-      std::vector<std::string> args = {o_.exe,        "explore",     "exec-score",
-                                        "--model",    exact ? exact->model_path : g.model_path,
-                                        "--compress", exact ? exact->compress : g.compress,
-                                        "--dataset",  o_.dataset,
-                                        "--threads",  std::to_string(threads_),
-                                        "--begin",    std::to_string(begin),
-                                        "--end",      std::to_string(end),
-                                        "--seed",     std::to_string(o_.seed)};
+      std::vector<std::string> args = {o_.exe,
+                                       "explore",
+                                       "exec-score",
+                                       "--model",
+                                       exact ? exact->model_path : g.model_path,
+                                       "--compress",
+                                       exact ? exact->compress : g.compress,
+                                       "--dataset",
+                                       o_.dataset,
+                                       "--threads",
+                                       std::to_string(threads_),
+                                       "--begin",
+                                       std::to_string(begin),
+                                       "--end",
+                                       std::to_string(end),
+                                       "--seed",
+                                       std::to_string(o_.seed)};
       if (exact) {
-        for (std::string a : {std::string("--conv-algo"), exact->conv_algo,
-                              std::string("--layout"), exact->layout, std::string("--backend"),
-                              exact->backend})
+        for (std::string a : {std::string("--conv-algo"), exact->conv_algo, std::string("--layout"),
+                              exact->layout, std::string("--backend"), exact->backend})
           args.push_back(a);
         if (exact->schedule != "default") {
           args.push_back("--records");
@@ -468,9 +481,8 @@ void Explorer::race(const std::vector<int>& groups) {
         if (common <= 0) continue;
         if (explore_dominates(bl, bs, lat, size, paired(hits_[b.key], hits_[g.key], common))) {
           g.state = "dropped";
-          g.reason = str("dominated by ", b.label, " (", fixed(bl, 3), " against ",
-                         fixed(lat, 3), " ms, no larger, at least as accurate after ", common,
-                         " images)");
+          g.reason = str("dominated by ", b.label, " (", fixed(bl, 3), " against ", fixed(lat, 3),
+                         " ms, no larger, at least as accurate after ", common, " images)");
           break;
         }
       }
@@ -511,7 +523,8 @@ bool Explorer::within_budget(const ExploreGroup& g) const {
   return g.state == "confirmed" && g.samples >= n_ && g.drop_high <= o_.max_drop + 1e-9;
 }
 
-int Explorer::fastest_within_budget(const std::function<bool(const ExploreCandidate&)>& pick) const {
+int Explorer::fastest_within_budget(
+    const std::function<bool(const ExploreCandidate&)>& pick) const {
   int best = -1;
   for (size_t i = 0; i < r_.candidates.size(); ++i) {
     const ExploreCandidate& c = r_.candidates[i];
@@ -519,7 +532,8 @@ int Explorer::fastest_within_budget(const std::function<bool(const ExploreCandid
     if (c.status != kStatusOk || gi < 0 || !within_budget(r_.groups[static_cast<size_t>(gi)]))
       continue;
     if (!pick(c)) continue;
-    if (auto it = exact_drop_.find(c.variant_id); it != exact_drop_.end() && it->second > o_.max_drop)
+    if (auto it = exact_drop_.find(c.variant_id);
+        it != exact_drop_.end() && it->second > o_.max_drop)
       continue;  // its own scoring (algorithm, tuning) left the budget
     if (best < 0 || c.median_ms < r_.candidates[static_cast<size_t>(best)].median_ms)
       best = static_cast<int>(i);
@@ -545,7 +559,8 @@ void Explorer::finetune() {
   // Channel pruning first: its smaller models speed up every algorithm, while weight pruning
   // pays only where the sparse kernels win.
   for (PruneMethod method : {PruneMethod::kChannel, PruneMethod::kWeight}) {
-    const std::vector<double>& all = method == PruneMethod::kWeight ? s.weight_levels : s.channel_levels;
+    const std::vector<double>& all =
+        method == PruneMethod::kWeight ? s.weight_levels : s.channel_levels;
     const char* prefix = method == PruneMethod::kWeight ? "wp:" : "cp:";
     std::vector<double> levels;
     for (double level : all) {
@@ -565,36 +580,46 @@ void Explorer::finetune() {
           g.reason = "timed one-shot to decide whether to fine-tune this level";
         }
       }
-      if (best > 0 && (s.finetune_all || target < 0 || best < target)) levels.push_back(level);
+      if (best > 0 && (s.finetune_all || target < 0 || best < target))
+        levels.push_back(level);
       else
-        say(str("explore: ", prefix, num(level), ": not fine-tuned, its latency (",
-                fixed(best, 3), " ms) cannot beat ", fixed(target, 3), " ms"));
+        say(str("explore: ", prefix, num(level), ": not fine-tuned, its latency (", fixed(best, 3),
+                " ms) cannot beat ", fixed(target, 3), " ms"));
     }
     if (levels.empty()) continue;
     if (left() <= 0) {
       r_.budget_reached = true;
       return;
     }
-    const std::string dir =
-        (fs::path(o_.out_dir) / "sweeps" / sweep_method_name(method)).string();
+    const std::string dir = (fs::path(o_.out_dir) / "sweeps" / sweep_method_name(method)).string();
     std::string lv;
     for (double l : levels) lv += (lv.empty() ? "" : ",") + num(l);
-    const double epochs = s.finetune_epochs * static_cast<double>(levels.size()) /
-                          static_cast<double>(all.size());
-    std::vector<std::string> args = {o_.exe,          "prune-sweep", o_.model,
-                                     "--dataset",     o_.dataset,    "--method",
-                                     sweep_method_name(method), "--levels", lv,
-                                     "--epochs",      num(epochs),
-                                     "--threads",     std::to_string(threads_),
-                                     "--test-limit",  "1000",
-                                     "-o",          dir};
+    const double epochs =
+        s.finetune_epochs * static_cast<double>(levels.size()) / static_cast<double>(all.size());
+    std::vector<std::string> args = {o_.exe,
+                                     "prune-sweep",
+                                     o_.model,
+                                     "--dataset",
+                                     o_.dataset,
+                                     "--method",
+                                     sweep_method_name(method),
+                                     "--levels",
+                                     lv,
+                                     "--epochs",
+                                     num(epochs),
+                                     "--threads",
+                                     std::to_string(threads_),
+                                     "--test-limit",
+                                     "1000",
+                                     "-o",
+                                     dir};
     for (std::string& a : o_.preprocess.to_args()) args.push_back(std::move(a));
     if (fs::is_regular_file(fs::path(dir) / "sweep.json")) args.push_back("--resume");
     if (fs::is_regular_file(fs::path(dir) / "sweep.json") && sweep_done(dir, levels.size())) {
       // finished before: nothing to run
     } else {
-      say(str("explore: fine-tuning ", sweep_method_name(method), " levels ", lv, " (",
-              num(epochs), " epochs, dlas prune-sweep -o ", dir, ")"));
+      say(str("explore: fine-tuning ", sweep_method_name(method), " levels ", lv, " (", num(epochs),
+              " epochs, dlas prune-sweep -o ", dir, ")"));
       const auto t = Clock::now();
       // At most a share of what is left, so the grid, the tune and the final comparison
       // still run; a sweep stopped by it keeps its finished levels (and resumes with
@@ -625,8 +650,10 @@ void Explorer::finetune() {
         const std::string label = str(p.spec, " fine-tuned", q.empty() ? "" : "+" + q);
         const int gi = add_group(label, model, spec, "fine-tuned");
         const int ci = add_candidate(gi, "dlas", "auto", "auto", "default");
-        if (measure(ci)) fresh.push_back(gi);
-        else r_.groups[static_cast<size_t>(gi)].state = "failed";
+        if (measure(ci))
+          fresh.push_back(gi);
+        else
+          r_.groups[static_cast<size_t>(gi)].state = "failed";
       }
     }
     race(fresh);
@@ -652,10 +679,12 @@ ExploreResult Explorer::run() {
   // 1. The reference: the dense model, its latency and its answers on the whole split.
   const int dense_group = add_group("dense", o_.model, "dense", "dense");
   r_.dense = add_candidate(dense_group, "dlas", "auto", "auto", "default");
-  DLAS_CHECK(measure(r_.dense), ErrorKind::kInvalidInput, o_.model, ": the dense model does not run: ",
-             r_.candidates[static_cast<size_t>(r_.dense)].reason);
+  DLAS_CHECK(
+      measure(r_.dense), ErrorKind::kInvalidInput, o_.model,
+      ": the dense model does not run: ", r_.candidates[static_cast<size_t>(r_.dense)].reason);
   DLAS_CHECK(score_upto(dense_group, n_, nullptr), ErrorKind::kRuntime,
-             "scoring the dense model on ", o_.dataset, ": ", r_.groups[0].reason.empty() ? "the budget ran out" : r_.groups[0].reason);
+             "scoring the dense model on ", o_.dataset, ": ",
+             r_.groups[0].reason.empty() ? "the budget ran out" : r_.groups[0].reason);
   update_group(dense_group);
   r_.groups[0].state = "confirmed";
   say(str("explore: dense: ", fixed(100 * r_.groups[0].accuracy, 2), "% ",
@@ -768,8 +797,10 @@ void Explorer::store_accuracy() {
     auto it = rows_.find(c.variant_id);
     if (it == rows_.end() || it->second.text("status") != kStatusOk) continue;
     const std::vector<uint8_t>* h = nullptr;
-    if (auto e = exact_hits_.find(c.variant_id); e != exact_hits_.end()) h = &e->second;
-    else if (auto g = hits_.find(c.group); g != hits_.end()) h = &g->second;
+    if (auto e = exact_hits_.find(c.variant_id); e != exact_hits_.end())
+      h = &e->second;
+    else if (auto g = hits_.find(c.group); g != hits_.end())
+      h = &g->second;
     if (!h || h->empty()) continue;
     int64_t top1 = 0, top5 = 0;
     for (uint8_t x : *h) {
@@ -804,7 +835,8 @@ void Explorer::compute_front() {
       if (i == j) continue;
       const ExploreCandidate& b = r_.candidates[static_cast<size_t>(j)];
       const double acc_b = accuracy_of_candidate(j);
-      const bool no_worse = b.median_ms <= a.median_ms && acc_b >= acc_a && b.size_bytes <= a.size_bytes;
+      const bool no_worse =
+          b.median_ms <= a.median_ms && acc_b >= acc_a && b.size_bytes <= a.size_bytes;
       const bool better = b.median_ms < a.median_ms || acc_b > acc_a || b.size_bytes < a.size_bytes;
       if (no_worse && better) {
         dominated = true;
@@ -814,13 +846,15 @@ void Explorer::compute_front() {
     if (!dominated) r_.front.push_back(i);
   }
   std::sort(r_.front.begin(), r_.front.end(), [&](int a, int b) {
-    return r_.candidates[static_cast<size_t>(a)].median_ms < r_.candidates[static_cast<size_t>(b)].median_ms;
+    return r_.candidates[static_cast<size_t>(a)].median_ms <
+           r_.candidates[static_cast<size_t>(b)].median_ms;
   });
 }
 
 double Explorer::accuracy_of_candidate(int i) const {
   const ExploreCandidate& c = r_.candidates[static_cast<size_t>(i)];
-  if (auto it = exact_hits_.find(c.variant_id); it != exact_hits_.end() && static_cast<int64_t>(it->second.size()) >= n_)
+  if (auto it = exact_hits_.find(c.variant_id);
+      it != exact_hits_.end() && static_cast<int64_t>(it->second.size()) >= n_)
     return accuracy_of(it->second, n_);
   const int gi = group_index(c.group);
   return gi < 0 ? -1 : r_.groups[static_cast<size_t>(gi)].accuracy;
@@ -838,15 +872,15 @@ void Explorer::final_comparison(const std::vector<int>& finalists) {
   for (size_t k = 0; k < finalists.size(); ++k) add(str("finalist ", k + 1), finalists[k]);
   add("best int8 alone", fastest_within_budget([&](const ExploreCandidate& c) {
         return c.model_path == o_.model && c.backend == "dlas" && c.conv_algo == "auto" &&
-               c.layout == "auto" && c.schedule == "default" &&
-               c.compress.rfind("int8", 0) == 0 && !has_prune(c.compress);
+               c.layout == "auto" && c.schedule == "default" && c.compress.rfind("int8", 0) == 0 &&
+               !has_prune(c.compress);
       }));
   add("best pruning alone", fastest_within_budget([&](const ExploreCandidate& c) {
         const int gi = group_index(c.group);
         const bool pruned = has_prune(c.compress) ||
                             (gi >= 0 && r_.groups[static_cast<size_t>(gi)].source == "fine-tuned");
-        return pruned && !has_quant(c.compress) && c.backend == "dlas" &&
-               c.conv_algo == "auto" && c.layout == "auto" && c.schedule == "default";
+        return pruned && !has_quant(c.compress) && c.backend == "dlas" && c.conv_algo == "auto" &&
+               c.layout == "auto" && c.schedule == "default";
       }));
   add("best algorithm/layout alone", fastest_within_budget([&](const ExploreCandidate& c) {
         return c.group == r_.groups[0].key && c.backend == "dlas" && c.schedule == "default";

@@ -33,11 +33,16 @@ std::string shell_quote(const std::string& s) {
 std::string html_escape(const std::string& s) {
   std::string o;
   for (char c : s) {
-    if (c == '<') o += "&lt;";
-    else if (c == '>') o += "&gt;";
-    else if (c == '&') o += "&amp;";
-    else if (c == '"') o += "&quot;";
-    else o += c;
+    if (c == '<')
+      o += "&lt;";
+    else if (c == '>')
+      o += "&gt;";
+    else if (c == '&')
+      o += "&amp;";
+    else if (c == '"')
+      o += "&quot;";
+    else
+      o += c;
   }
   return o;
 }
@@ -54,9 +59,9 @@ std::string Explorer::reproduce_commands(const ExploreCandidate& c) const {
   }
   std::string pre;
   for (const std::string& a : o_.preprocess.to_args()) pre += str(" ", shell_quote(a));
-  std::string out = str("dlas bench best.onnx", common, engine,
-                        c.backend == "dlas" ? std::string() : str(" --backend ", c.backend),
-                        " --repeat 150\n");
+  std::string out =
+      str("dlas bench best.onnx", common, engine,
+          c.backend == "dlas" ? std::string() : str(" --backend ", c.backend), " --repeat 150\n");
   // The accuracy run: dlas's engine (a peer recommendation runs the same fp32 model).
   out += str("dlas eval best.onnx --dataset ", shell_quote(o_.dataset), common,
              c.backend == "dlas" ? engine : "", pre, "\n");
@@ -76,8 +81,8 @@ std::string Explorer::json() const {
   j["finetune_seconds"] = finetune_s_;
   j["budget_s"] = o_.budget_s;
   j["budget_reached"] = r_.budget_reached;
-  j["children_this_run"] = {{"latency", r_.latency_runs}, {"scoring", r_.scoring_runs},
-                            {"final", r_.final_runs}};
+  j["children_this_run"] = {
+      {"latency", r_.latency_runs}, {"scoring", r_.scoring_runs}, {"final", r_.final_runs}};
   j["cpu"] = current_host().cpu_model;
   j["isa"] = current_host().detected_isa;
   J groups = J::array();
@@ -115,15 +120,17 @@ std::string Explorer::json() const {
     x["p90_ms"] = c.p90_ms >= 0 ? J(c.p90_ms) : J();
     x["weight_bytes"] = c.size_bytes >= 0 ? J(c.size_bytes) : J();
     x["peak_rss_bytes"] = c.peak_bytes >= 0 ? J(c.peak_bytes) : J();
+    x["activation_bytes"] = c.activation_bytes >= 0 ? J(c.activation_bytes) : J();
     const double acc = accuracy_of_candidate(static_cast<int>(i));
-    x["accuracy"] = acc >= 0 && gi >= 0 && r_.groups[static_cast<size_t>(gi)].samples > 0 ? J(acc) : J();
+    x["accuracy"] =
+        acc >= 0 && gi >= 0 && r_.groups[static_cast<size_t>(gi)].samples > 0 ? J(acc) : J();
     if (gi >= 0) {
       const ExploreGroup& g = r_.groups[static_cast<size_t>(gi)];
       x["accuracy_samples"] = g.samples;
-      x["accuracy_interval_points"] =
-          g.samples > 0 ? J::array({100 * r_.groups[0].accuracy - g.drop_high,
-                                    100 * r_.groups[0].accuracy - g.drop_low})
-                        : J();
+      x["accuracy_interval_points"] = g.samples > 0
+                                          ? J::array({100 * r_.groups[0].accuracy - g.drop_high,
+                                                      100 * r_.groups[0].accuracy - g.drop_low})
+                                          : J();
     }
     x["own_scoring"] = exact_hits_.count(c.variant_id) > 0;
     x["seconds"] = c.seconds;
@@ -175,8 +182,8 @@ std::string Explorer::readme() const {
      << " points of " << explore_metric_name(o_.metric) << " below the dense model ("
      << fixed(base, 2) << "%), " << threads_ << (threads_ == 1 ? " thread" : " threads")
      << ", measured on " << current_host().cpu_model << " (" << current_host().detected_isa
-     << ") in " << duration_text(r_.seconds) << (r_.budget_reached ? " (the time budget ran out)" : "")
-     << ".\n\n";
+     << ") in " << duration_text(r_.seconds)
+     << (r_.budget_reached ? " (the time budget ran out)" : "") << ".\n\n";
   md << "## Recommendation\n\n";
   if (rec.backend != "dlas")
     md << "**The fastest deployment within the budget is a peer engine, " << rec.backend
@@ -185,8 +192,8 @@ std::string Explorer::readme() const {
     md << "Nothing faster than the dense model stayed within the budget.\n\n";
   md << "**" << rec.label << "**: " << fixed(rec.median_ms, 3) << " ms median, "
      << fixed(100 * accuracy_of_candidate(r_.recommendation), 2) << "% "
-     << explore_metric_name(o_.metric) << " on all " << n_ << " test images, "
-     << rec.size_bytes << " weight bytes.\n\n";
+     << explore_metric_name(o_.metric) << " on all " << n_ << " test images, " << rec.size_bytes
+     << " weight bytes.\n\n";
   md << "Reproduce its latency and accuracy (here, in this folder):\n\n```\n"
      << reproduce_commands(rec) << "```\n\n";
   md << "## What each dimension contributed\n\n";
@@ -207,7 +214,8 @@ std::string Explorer::readme() const {
   for (size_t i = 0; i < r_.candidates.size(); ++i) {
     const ExploreCandidate& c = r_.candidates[i];
     if (c.group != rec.group || c.status != kStatusOk) continue;
-    if (c.backend == "dlas" && c.conv_algo == "auto" && c.layout == "auto" && c.schedule == "default")
+    if (c.backend == "dlas" && c.conv_algo == "auto" && c.layout == "auto" &&
+        c.schedule == "default")
       step1 = static_cast<int>(i);
     if (c.schedule == "default" &&
         (step2 < 0 || c.median_ms < r_.candidates[static_cast<size_t>(step2)].median_ms))
@@ -255,8 +263,10 @@ std::string Explorer::html() const {
   for (size_t i = 0; i < r_.candidates.size(); ++i) {
     const ExploreCandidate& c = r_.candidates[i];
     const int gi = group_index(c.group);
-    if (c.status != kStatusOk || gi < 0 || r_.groups[static_cast<size_t>(gi)].samples <= 0) continue;
-    const bool front = std::find(r_.front.begin(), r_.front.end(), static_cast<int>(i)) != r_.front.end();
+    if (c.status != kStatusOk || gi < 0 || r_.groups[static_cast<size_t>(gi)].samples <= 0)
+      continue;
+    const bool front =
+        std::find(r_.front.begin(), r_.front.end(), static_cast<int>(i)) != r_.front.end();
     const double acc = 100 * accuracy_of_candidate(static_cast<int>(i));
     const bool rec = static_cast<int>(i) == r_.recommendation;
     lat.push_back({c.median_ms, acc, front, rec, c.label});
@@ -272,9 +282,17 @@ std::string Explorer::html() const {
       y1 = std::max(y1, p.y);
     }
     if (pts.empty()) return std::string("<p>nothing measured</p>");
-    if (x1 - x0 < 1e-9) { x0 -= 0.5; x1 += 0.5; }
-    if (y1 - y0 < 1e-9) { y0 -= 1; y1 += 1; }
-    auto X = [&](double v) { return L + (std::log10(std::max(v, 1e-6)) - x0) / (x1 - x0) * (W - L - R); };
+    if (x1 - x0 < 1e-9) {
+      x0 -= 0.5;
+      x1 += 0.5;
+    }
+    if (y1 - y0 < 1e-9) {
+      y0 -= 1;
+      y1 += 1;
+    }
+    auto X = [&](double v) {
+      return L + (std::log10(std::max(v, 1e-6)) - x0) / (x1 - x0) * (W - L - R);
+    };
     auto Y = [&](double v) { return T + (y1 - v) / (y1 - y0) * (H - T - B); };
     std::ostringstream s;
     s << "<svg xmlns='http://www.w3.org/2000/svg' width='" << W << "' height='" << H << "'>";
@@ -286,7 +304,8 @@ std::string Explorer::html() const {
         << "' stroke='#c33' stroke-dasharray='4 3'/><text x='" << W - R - 4 << "' y='"
         << Y(budget) - 4 << "' font-size='11' text-anchor='end' fill='#c33'>budget</text>";
     std::vector<Pt> fr;
-    for (const Pt& p : pts) if (p.front) fr.push_back(p);
+    for (const Pt& p : pts)
+      if (p.front) fr.push_back(p);
     std::sort(fr.begin(), fr.end(), [](const Pt& a, const Pt& b) { return a.x < b.x; });
     if (fr.size() > 1) {
       s << "<polyline fill='none' stroke='#2a6' stroke-width='1.5' points='";
@@ -295,19 +314,25 @@ std::string Explorer::html() const {
     }
     for (const Pt& p : pts)
       s << "<circle cx='" << X(p.x) << "' cy='" << Y(p.y) << "' r='" << (p.rec ? 6 : 3.5)
-        << "' fill='" << (p.rec ? "#d80" : p.front ? "#2a6" : "#68a") << "' fill-opacity='0.8'><title>"
-        << html_escape(p.label) << ": " << p.x << ", " << fixed(p.y, 2) << "%</title></circle>";
-    s << "<text x='" << (L + W - R) / 2 << "' y='" << H - 12 << "' font-size='12' text-anchor='middle'>"
-      << xlabel << " (log scale, " << fixed(std::pow(10, x0), 3) << " to "
-      << fixed(std::pow(10, x1), 3) << ")</text>";
-    s << "<text x='14' y='" << (T + H - B) / 2 << "' font-size='12' text-anchor='middle' transform='rotate(-90 14 "
-      << (T + H - B) / 2 << ")'>" << explore_metric_name(o_.metric) << " % (" << fixed(y0, 1) << " to "
-      << fixed(y1, 1) << ")</text></svg>";
+        << "' fill='"
+        << (p.rec     ? "#d80"
+            : p.front ? "#2a6"
+                      : "#68a")
+        << "' fill-opacity='0.8'><title>" << html_escape(p.label) << ": " << p.x << ", "
+        << fixed(p.y, 2) << "%</title></circle>";
+    s << "<text x='" << (L + W - R) / 2 << "' y='" << H - 12
+      << "' font-size='12' text-anchor='middle'>" << xlabel << " (log scale, "
+      << fixed(std::pow(10, x0), 3) << " to " << fixed(std::pow(10, x1), 3) << ")</text>";
+    s << "<text x='14' y='" << (T + H - B) / 2
+      << "' font-size='12' text-anchor='middle' transform='rotate(-90 14 " << (T + H - B) / 2
+      << ")'>" << explore_metric_name(o_.metric) << " % (" << fixed(y0, 1) << " to " << fixed(y1, 1)
+      << ")</text></svg>";
     return s.str();
   };
   std::ostringstream h;
   h << "<!doctype html><html><head><meta charset='utf-8'><title>dlas explore: "
-    << html_escape(o_.model) << "</title><style>body{font-family:sans-serif;max-width:60em;margin:2em auto}"
+    << html_escape(o_.model)
+    << "</title><style>body{font-family:sans-serif;max-width:60em;margin:2em auto}"
     << "</style></head><body><h1>dlas explore: " << html_escape(o_.model) << "</h1>";
   const ExploreCandidate& rec = r_.candidates[static_cast<size_t>(r_.recommendation)];
   h << "<p>Recommendation: <b>" << html_escape(rec.label) << "</b>, " << fixed(rec.median_ms, 3)

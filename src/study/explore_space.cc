@@ -26,10 +26,9 @@ ExploreMetric parse_explore_metric(std::string_view s) {
 
 ExploreSpace default_explore_space(bool can_finetune) {
   ExploreSpace s;
-  s.compress = {"dense",          "fp16",         "bf16",          "int8:mse",
-                "int8:entropy",   "int8:percentile", "int8:minmax", "wp:0.5",
-                "wp:0.5+int8",    "wp:0.7",       "wp:0.7+int8",   "cp:0.25",
-                "cp:0.25+int8",   "bp:4x1:0.5",   "bp:4x1:0.5+int8"};
+  s.compress = {"dense",           "fp16",        "bf16",         "int8:mse",    "int8:entropy",
+                "int8:percentile", "int8:minmax", "wp:0.5",       "wp:0.5+int8", "wp:0.7",
+                "wp:0.7+int8",     "cp:0.25",     "cp:0.25+int8", "bp:4x1:0.5",  "bp:4x1:0.5+int8"};
   s.conv_algo = {"auto", "direct", "gemm", "winograd", "spatial-pack"};
   s.layout = {"auto", "nchw", "nchwc"};
   s.backend = {"dlas", "onednn"};
@@ -125,8 +124,8 @@ ExploreSpace read_explore_space(const std::string& path, ExploreSpace s) {
       } else if (tk == "space" && k == "layout") {
         s.layout = strings(node, path, field);
         for (const std::string& l : s.layout)
-          DLAS_CHECK(l == "auto" || l == "nchw" || l == "nchwc", ErrorKind::kInvalidInput, at,
-                     "'", l, "' is not auto, nchw or nchwc");
+          DLAS_CHECK(l == "auto" || l == "nchw" || l == "nchwc", ErrorKind::kInvalidInput, at, "'",
+                     l, "' is not auto, nchw or nchwc");
       } else if (tk == "space" && k == "backend") {
         s.backend = strings(node, path, field);
         for (const std::string& b : s.backend)

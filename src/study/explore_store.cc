@@ -88,7 +88,7 @@ double ExploreStore::seconds(const std::string& hw, const std::string& group) co
 }
 
 std::optional<double> ExploreStore::final_median(const std::string& hw, const std::string& id,
-                                                int round) const {
+                                                 int round) const {
   Impl::Stmt st;
   impl_->prepare(st,
                  "SELECT median_ms FROM explore_final WHERE hardware_id = ? AND variant_id = ? "

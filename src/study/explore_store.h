@@ -20,19 +20,18 @@ class ExploreStore {
   ExploreStore& operator=(const ExploreStore&) = delete;
 
   // The hits of records [begin, end) of the race's order for `group` on this hardware.
-  std::optional<std::vector<uint8_t>> hits(const std::string& hardware_id,
-                                           const std::string& group, int64_t begin,
-                                           int64_t end) const;
+  std::optional<std::vector<uint8_t>> hits(const std::string& hardware_id, const std::string& group,
+                                           int64_t begin, int64_t end) const;
   // Stores them (one transaction), with the time scoring took.
   void put_hits(const std::string& hardware_id, const std::string& group, int64_t begin,
                 int64_t end, const std::vector<uint8_t>& hits, double seconds);
   // The scoring time stored for the group's chunks.
   double seconds(const std::string& hardware_id, const std::string& group) const;
   // The final comparison's median of `variant_id` in interleaved round `round`.
-  std::optional<double> final_median(const std::string& hardware_id,
-                                     const std::string& variant_id, int round) const;
-  void put_final_median(const std::string& hardware_id, const std::string& variant_id,
-                        int round, double median_ms);
+  std::optional<double> final_median(const std::string& hardware_id, const std::string& variant_id,
+                                     int round) const;
+  void put_final_median(const std::string& hardware_id, const std::string& variant_id, int round,
+                        double median_ms);
   // A setting ("model_hash", "dataset", ...); nullopt when not stored.
   std::optional<std::string> setting(const std::string& key) const;
   void put_setting(const std::string& key, const std::string& value);

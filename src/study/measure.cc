@@ -208,7 +208,8 @@ Row measure_variant(const MeasureRequest& r) {
   ExecutorOptions eo;
   if (v.schedule != "default") eo.layers = tune_variant(r, g, plan_options_for(v), row);
   if (!r.records_in.empty())
-    eo.layers = tune::apply_records(g, plan_options_for(v), tune::read_records(r.records_in)).layers;
+    eo.layers =
+        tune::apply_records(g, plan_options_for(v), tune::read_records(r.records_in)).layers;
   auto t0 = std::chrono::steady_clock::now();  // compile_ms is the executor's own, tuning aside
   std::unique_ptr<Executor> exec;
   try {
@@ -277,8 +278,8 @@ ScoreResult score_variant(const MeasureRequest& r, const std::vector<int64_t>& r
   if (v.backend == "dlas") set_active_isa(parse_isa(v.isa));
   ExecutorOptions eo;
   if (!records_file.empty())
-    eo.layers = tune::apply_records(m.graph, plan_options_for(v), tune::read_records(records_file))
-                    .layers;
+    eo.layers =
+        tune::apply_records(m.graph, plan_options_for(v), tune::read_records(records_file)).layers;
   const std::unique_ptr<Executor> exec = make_executor(m.graph, v, eo);
   const Shape& input = image_input_shape(exec->graph());
   data::check_preprocess_for_input(*m.pre, m.test_set->info(), input);

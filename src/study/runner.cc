@@ -23,6 +23,7 @@
 #include <sstream>
 #include <thread>
 
+#include "child.h"
 #include "dlas/algo/machine_profile.h"
 #include "dlas/core/error.h"
 #include "dlas/core/progress.h"
@@ -30,7 +31,6 @@
 #include "dlas/hw/cpu.h"
 #include "dlas/hw/isa.h"
 #include "dlas/system/peer_executor.h"
-#include "child.h"
 
 namespace dlas::study {
 namespace {
@@ -280,7 +280,8 @@ ChildOutcome run_measuring_child(const std::vector<std::string>& args, double ti
   o.max_rss_bytes = c.max_rss_bytes;
   if (c.timed_out) {
     o.status = kStatusTimeout;
-    o.reason = str("no result within the ", timeout_s, " s time limit: its process group was killed");
+    o.reason =
+        str("no result within the ", timeout_s, " s time limit: its process group was killed");
   } else if (WIFSIGNALED(c.status)) {
     o.status = kStatusCrashed;
     o.reason = signal_text(WTERMSIG(c.status));
@@ -470,7 +471,8 @@ Variant resolve_variant(const StudyPoint& p, std::string* skip_reason) {
   if (p.backend == "onednn" || is_peer_backend(p.backend)) {
     // oneDNN and the peers dispatch on their own (as `dlas bench --backend X` labels them).
     v.isa = p.backend;
-    if (is_peer_backend(p.backend) && skip_reason) *skip_reason = peer_unavailable_reason(p.backend);
+    if (is_peer_backend(p.backend) && skip_reason)
+      *skip_reason = peer_unavailable_reason(p.backend);
   } else if (p.isa == "native") {
     v.isa = isa_name(active_isa());
     v.isa_emulated = isa_emulated();

@@ -12,11 +12,11 @@
 #include <random>
 #include <thread>
 
+#include "data/nearest_mean_model.h"
 #include "dlas/data/dataset.h"
 #include "dlas/model/onnx.h"
 #include "dlas/study/explore.h"
 #include "dlas/study/store.h"
-#include "data/nearest_mean_model.h"
 #include "optimize/cli_test_util.h"
 
 namespace dlas::study {
@@ -92,10 +92,12 @@ TEST(ExploreBound, DominanceNeedsFasterNoLargerAndConfidentlyAsAccurate) {
   EXPECT_FALSE(explore_dominates(-1, 100, 2.0, 100, sure));     // not measured
 }
 
-// --- the space ------------------------------------------------------------------------------------
+// --- the space
+// ------------------------------------------------------------------------------------
 
 TEST(ExploreSpace, AFileReplacesTheListsItNamesAndNamesTheFaultyKey) {
-  const std::string file = (std::filesystem::temp_directory_path() / "dlas_explore_space.toml").string();
+  const std::string file =
+      (std::filesystem::temp_directory_path() / "dlas_explore_space.toml").string();
   std::ofstream(file) << "[space]\ncompress = [\"int8:entropy\", \"wp:0.5+int8\"]\n"
                          "layout = \"nchwc\"\n[explore]\nweight_levels = [0.9]\ntune_top = 1\n";
   const ExploreSpace base = default_explore_space(true);
@@ -123,7 +125,8 @@ TEST(ExploreSpace, AFileReplacesTheListsItNamesAndNamesTheFaultyKey) {
   std::filesystem::remove(file);
 }
 
-// --- the command ----------------------------------------------------------------------------------
+// --- the command
+// ----------------------------------------------------------------------------------
 
 constexpr const char* kData = "synthetic:1,8,8:4:1200";
 

@@ -95,8 +95,7 @@ void add_explore_command(CLI::App& app, Action& run) {
                 "leave out the fine-tuned pruning levels (no training)");
   cmd->add_option("--repeat", a->repeat, "timed runs per candidate (default 30)")
       ->check(CLI::Range(1, 100000));
-  cmd->add_option("--rounds", a->rounds,
-                  "interleaved rounds of the final comparison (default 3)")
+  cmd->add_option("--rounds", a->rounds, "interleaved rounds of the final comparison (default 3)")
       ->check(CLI::Range(1, 100));
   cmd->add_option("--seed", a->seed, "seed of the test split's random order (default 1)");
   cmd->add_option("--timeout", a->timeout_s, "seconds one measurement may take (default 600)");

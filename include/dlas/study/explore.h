@@ -77,17 +77,17 @@ struct ExploreOptions {
   PreprocessFlags preprocess;
   double max_drop = 0.5;  // accuracy budget, points of the metric below the dense model
   ExploreMetric metric = ExploreMetric::kTop1;
-  int threads = 0;        // 0: every logical CPU
-  double budget_s = 1800; // wall clock for the whole search (the front so far when it ends)
+  int threads = 0;         // 0: every logical CPU
+  double budget_s = 1800;  // wall clock for the whole search (the front so far when it ends)
   ExploreSpace space;
   std::string out_dir;
-  bool resume = false;  // continue (or extend) the exploration stored in out_dir
-  std::string exe;      // the dlas binary the measuring children run
-  int repeat = 30;      // timed runs per candidate (the final comparison runs more)
-  int final_rounds = 3; // interleaved rounds of the final comparison
-  uint64_t seed = 1;    // the test split's order
-  double timeout_s = 600;      // per measuring child
-  std::string lock_path;       // the measure lock (empty: the runner's default)
+  bool resume = false;     // continue (or extend) the exploration stored in out_dir
+  std::string exe;         // the dlas binary the measuring children run
+  int repeat = 30;         // timed runs per candidate (the final comparison runs more)
+  int final_rounds = 3;    // interleaved rounds of the final comparison
+  uint64_t seed = 1;       // the test split's order
+  double timeout_s = 600;  // per measuring child
+  std::string lock_path;   // the measure lock (empty: the runner's default)
 };
 
 // The bound the race uses: over a population of `population` paired answers (+1: the first
@@ -98,8 +98,8 @@ struct ExploreOptions {
 struct DifferenceBound {
   double low = 0, estimate = 0, high = 0;  // fractions
 };
-DifferenceBound paired_difference_bound(int64_t plus, int64_t minus, int64_t n,
-                                        int64_t population, double z);
+DifferenceBound paired_difference_bound(int64_t plus, int64_t minus, int64_t n, int64_t population,
+                                        double z);
 // The confidence multiplier of the race (two-sided 99.9%).
 inline constexpr double kExploreZ = 3.29;
 
@@ -117,16 +117,18 @@ std::vector<int64_t> explore_order(int64_t n, uint64_t seed);
 
 // What the search found; explore.json holds the same (and more).
 struct ExploreCandidate {
-  std::string group;      // the accuracy group (model + compression) it belongs to
-  std::string label;      // "int8:entropy + direct, nchwc, tuned:10s"
-  std::string variant_id; // its row in the store
+  std::string group;       // the accuracy group (model + compression) it belongs to
+  std::string label;       // "int8:entropy + direct, nchwc, tuned:10s"
+  std::string variant_id;  // its row in the store
   std::string compress, conv_algo, layout, backend, schedule;
-  std::string model_path; // what it loads (the model, or a fine-tuned level's)
-  std::string status;     // the store's status ("ok", "failed", ...) or "not-measured"
+  std::string model_path;  // what it loads (the model, or a fine-tuned level's)
+  std::string status;      // the store's status ("ok", "failed", ...) or "not-measured"
   std::string reason;
   double median_ms = -1, p90_ms = -1;
-  int64_t size_bytes = -1, peak_bytes = -1;
-  double seconds = 0;  // measuring it took
+  int64_t size_bytes = -1;        // weights as the executor holds them
+  int64_t peak_bytes = -1;        // peak RSS of its measuring process
+  int64_t activation_bytes = -1;  // the plan's activation arena
+  double seconds = 0;             // measuring it took
 };
 struct ExploreGroup {
   std::string key, label, model_path, compress, source;  // source: dense|one-shot|fine-tuned
@@ -134,10 +136,10 @@ struct ExploreGroup {
   // the race stopped (budget) before the whole split; failed: could not be scored.
   std::string state = "racing";
   std::string reason;
-  int64_t samples = 0;           // images scored
-  double accuracy = -1;          // the metric on those, fraction
+  int64_t samples = 0;                 // images scored
+  double accuracy = -1;                // the metric on those, fraction
   double drop_low = 0, drop_high = 0;  // confidence interval of the drop, points
-  double seconds = 0;            // scoring time
+  double seconds = 0;                  // scoring time
 };
 struct ExploreResult {
   std::vector<ExploreGroup> groups;
