@@ -100,6 +100,8 @@ namespace {
 
 // Deployments within the budget timed again in the final interleaved rounds.
 constexpr int kFinalists = 3;
+// The share of the budget kept for the finalists' scoring and the final comparison.
+constexpr double kEndReserve = 0.1;
 // The most of the time left one prune sweep may take.
 constexpr double kFinetuneShare = 0.35;
 
@@ -127,6 +129,9 @@ double Explorer::elapsed() const {
   return std::chrono::duration<double>(Clock::now() - t0_).count();
 }
 double Explorer::left() const { return o_.budget_s - elapsed(); }
+// The search stages stop this much before the end: the finalists' own scoring and the final
+// comparison use the rest.
+double Explorer::search_left() const { return left() - kEndReserve * o_.budget_s; }
 
 void Explorer::say(const std::string& line) const {
   if (log_) log_(line);
@@ -287,7 +292,7 @@ bool Explorer::measure(int index, const std::string& records_out) {
     fill_from_row(c, it->second);
     return true;
   }
-  if (left() <= 0) {
+  if (search_left() <= 0) {
     r_.budget_reached = true;
     return false;
   }
@@ -332,7 +337,8 @@ bool Explorer::score_upto(int group, int64_t n, const ExploreCandidate* exact) {
     std::optional<std::vector<uint8_t>> stored =
         xs_->hits(current_host().hardware_id, key, begin, end);
     if (!stored) {
-      if (left() <= 0) {
+      // The finalists' own scoring may use the time kept back for the end.
+      if ((exact ? left() : search_left()) <= 0) {
         r_.budget_reached = true;
         return false;
       }
@@ -587,7 +593,7 @@ void Explorer::finetune() {
                 " ms) cannot beat ", fixed(target, 3), " ms"));
     }
     if (levels.empty()) continue;
-    if (left() <= 0) {
+    if (search_left() <= 0) {
       r_.budget_reached = true;
       return;
     }
@@ -624,7 +630,7 @@ void Explorer::finetune() {
       // At most a share of what is left, so the grid, the tune and the final comparison
       // still run; a sweep stopped by it keeps its finished levels (and resumes with
       // --resume).
-      const double share = std::max(1.0, kFinetuneShare * left());
+      const double share = std::max(1.0, kFinetuneShare * search_left());
       const ChildOutcome out = run_measuring_child(args, share, o_.lock_path);
       finetune_s_ += std::chrono::duration<double>(Clock::now() - t).count();
       if (out.status != kStatusOk)

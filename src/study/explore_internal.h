@@ -46,6 +46,7 @@ class Explorer {
 
   double elapsed() const;
   double left() const;
+  double search_left() const;
   void say(const std::string& line) const;
   void check_inputs();
   void open_store();
