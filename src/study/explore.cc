@@ -287,10 +287,11 @@ void Explorer::fill_from_row(ExploreCandidate& c, const Row& row) const {
 // Measures a candidate's latency in a child unless the store has it.
 bool Explorer::measure(int index, const std::string& records_out) {
   ExploreCandidate& c = r_.candidates[static_cast<size_t>(index)];
-  if (auto it = rows_.find(c.variant_id);
-      it != rows_.end() && it->second.text("status") == kStatusOk) {
+  // Stored, whatever its status: a failed measurement (an op an engine lacks) is finished
+  // too, and a resumed exploration does not repeat it.
+  if (auto it = rows_.find(c.variant_id); it != rows_.end()) {
     fill_from_row(c, it->second);
-    return true;
+    return c.status == kStatusOk;
   }
   if (search_left() <= 0) {
     r_.budget_reached = true;
