@@ -11,6 +11,7 @@
 #include "dlas/core/error.h"
 #include "dlas/core/file.h"
 #include "dlas/core/progress.h"
+#include "dlas/study/report.h"
 #include "dlas/study/runner.h"
 #include "dlas/system/peer_executor.h"
 #include "explore_internal.h"
@@ -28,23 +29,6 @@ std::string shell_quote(const std::string& s) {
   std::string q = "'";
   for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
   return q + "'";
-}
-
-std::string html_escape(const std::string& s) {
-  std::string o;
-  for (char c : s) {
-    if (c == '<')
-      o += "&lt;";
-    else if (c == '>')
-      o += "&gt;";
-    else if (c == '&')
-      o += "&amp;";
-    else if (c == '"')
-      o += "&quot;";
-    else
-      o += c;
-  }
-  return o;
 }
 
 }  // namespace

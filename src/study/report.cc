@@ -68,6 +68,23 @@ std::string table_markdown(const Table& t) {
   return out;
 }
 
+std::string html_escape(std::string_view s) {
+  std::string o;
+  for (char c : s) {
+    if (c == '<')
+      o += "&lt;";
+    else if (c == '>')
+      o += "&gt;";
+    else if (c == '&')
+      o += "&amp;";
+    else if (c == '"')
+      o += "&quot;";
+    else
+      o += c;
+  }
+  return o;
+}
+
 namespace {
 
 const std::vector<std::string> kContextHeader = {"platform", "model", "batch", "opt"};
@@ -455,23 +472,6 @@ void run_gnuplot(const fs::path& dir, const std::string& script) {
              "report: gnuplot failed: ", err.substr(0, 400));
 }
 
-std::string html_esc(const std::string& s) {
-  std::string o;
-  for (char c : s) {
-    if (c == '<')
-      o += "&lt;";
-    else if (c == '>')
-      o += "&gt;";
-    else if (c == '&')
-      o += "&amp;";
-    else if (c == '"')
-      o += "&quot;";
-    else
-      o += c;
-  }
-  return o;
-}
-
 // A figure's inline SVG: gnuplot's document without its XML prologue, its ids prefixed with
 // the figure's name (several SVGs share one page, and gnuplot names its markers alike).
 std::string inline_svg(const fs::path& file, const std::string& prefix) {
@@ -520,7 +520,7 @@ struct Pages {
         "differ in algorithm and compression. Latencies are medians of the timed repeats, in "
         "ms.";
     md << "# " << title << "\n\n" << intro << "\n\n";
-    html << "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>" << html_esc(title)
+    html << "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>" << html_escape(title)
          << "</title>\n<style>body{font-family:sans-serif;max-width:1240px;margin:2em auto;"
             "padding:0 1em;color:#222;}"
             "table{border-collapse:collapse;margin:0.5em 0 1em;font-size:90%;}"
@@ -532,7 +532,7 @@ struct Pages {
             "figure svg{max-width:100%;height:auto;display:block;}"
             "details{margin:0.4em 0;}summary{cursor:pointer;font-weight:bold;}"
             "nav a{margin-right:1em;}</style></head><body>\n<h1>"
-         << html_esc(title) << "</h1>\n<p>" << html_esc(intro) << "</p>\n"
+         << html_escape(title) << "</h1>\n<p>" << html_escape(intro) << "</p>\n"
          << "<nav><a href=\"#summary\">Summary</a><a href=\"#observations\">Observations</a>"
             "<a href=\"#plots\">Plots</a><a href=\"#tables\">Tables</a></nav>\n";
   }
@@ -540,17 +540,17 @@ struct Pages {
   void html_table(const std::vector<std::string>& header,
                   const std::vector<std::vector<std::string>>& cells, int verdict_col = -1) {
     html << "<table><tr>";
-    for (const auto& h : header) html << "<th>" << html_esc(h) << "</th>";
+    for (const auto& h : header) html << "<th>" << html_escape(h) << "</th>";
     html << "</tr>\n";
     for (const auto& r : cells) {
       html << "<tr>";
       for (size_t i = 0; i < r.size(); ++i) {
         if (static_cast<int>(i) == verdict_col)
-          html << "<td class=\"" << (r[i] == "not testable" ? "untestable" : html_esc(r[i]))
+          html << "<td class=\"" << (r[i] == "not testable" ? "untestable" : html_escape(r[i]))
                << "\">";
         else
           html << "<td>";
-        html << html_esc(r[i]) << "</td>";
+        html << html_escape(r[i]) << "</td>";
       }
       html << "</tr>\n";
     }
@@ -562,8 +562,8 @@ struct Pages {
     md << "## " << t.title << "\n\n";
     if (!t.note.empty()) md << t.note << "\n\n";
     md << table_markdown(t) << "\n";
-    html << "<h2 id=\"" << anchor << "\">" << html_esc(t.title) << "</h2>\n";
-    if (!t.note.empty()) html << "<p class=\"note\">" << html_esc(t.note) << "</p>\n";
+    html << "<h2 id=\"" << anchor << "\">" << html_escape(t.title) << "</h2>\n";
+    if (!t.note.empty()) html << "<p class=\"note\">" << html_escape(t.note) << "</p>\n";
     html_table(t.header, t.cells, verdict_col);
   }
 
@@ -572,11 +572,11 @@ struct Pages {
     md << "### " << t.title << "\n\n";
     if (!t.note.empty()) md << t.note << "\n\n";
     md << table_markdown(t) << "\nCSV: [" << t.id << ".csv](" << t.id << ".csv)\n\n";
-    html << "<details id=\"table-" << html_esc(t.id) << "\"><summary>" << html_esc(t.title) << " ("
-         << t.cells.size() << " rows)</summary>\n";
-    if (!t.note.empty()) html << "<p class=\"note\">" << html_esc(t.note) << "</p>\n";
+    html << "<details id=\"table-" << html_escape(t.id) << "\"><summary>" << html_escape(t.title)
+         << " (" << t.cells.size() << " rows)</summary>\n";
+    if (!t.note.empty()) html << "<p class=\"note\">" << html_escape(t.note) << "</p>\n";
     html_table(t.header, t.cells);
-    html << "<p><a href=\"" << html_esc(t.id) << ".csv\">" << html_esc(t.id)
+    html << "<p><a href=\"" << html_escape(t.id) << ".csv\">" << html_escape(t.id)
          << ".csv</a></p></details>\n";
   }
 
@@ -593,11 +593,12 @@ struct Pages {
     for (const plots::Figure& f : figs) {
       md << "### " << f.title << "\n\n"
          << f.caption << "\n\n![" << f.title << "](" << f.name << ".png)\n\n";
-      html << "<figure id=\"fig-" << html_esc(f.name) << "\"><h3>" << html_esc(f.title) << "</h3>\n"
-           << inline_svg(dir / (f.name + ".svg"), f.name) << "\n<figcaption>" << html_esc(f.caption)
-           << " Files: <a href=\"" << html_esc(f.name) << ".svg\">" << html_esc(f.name)
-           << ".svg</a>, <a href=\"" << html_esc(f.name) << ".png\">" << html_esc(f.name)
-           << ".png</a>.</figcaption></figure>\n";
+      html << "<figure id=\"fig-" << html_escape(f.name) << "\"><h3>" << html_escape(f.title)
+           << "</h3>\n"
+           << inline_svg(dir / (f.name + ".svg"), f.name) << "\n<figcaption>"
+           << html_escape(f.caption) << " Files: <a href=\"" << html_escape(f.name) << ".svg\">"
+           << html_escape(f.name) << ".svg</a>, <a href=\"" << html_escape(f.name) << ".png\">"
+           << html_escape(f.name) << ".png</a>.</figcaption></figure>\n";
     }
   }
 };

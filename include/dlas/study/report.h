@@ -9,6 +9,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "dlas/optimize/prune_sweep.h"
@@ -90,5 +91,7 @@ ReportFiles write_report(const std::vector<Row>& rows, const std::string& dir,
 std::string table_csv(const Table& t);
 // GitHub-flavoured Markdown of one table.
 std::string table_markdown(const Table& t);
+// Text for HTML: <, >, & and " escaped (the report's and dlas explore's pages).
+std::string html_escape(std::string_view text);
 
 }  // namespace dlas::study
