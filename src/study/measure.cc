@@ -141,10 +141,6 @@ void set_memory_columns(Row& row, const MemoryReport& m) {
     if (bytes != kUnknownBytes) row.set(name, bytes);
 }
 
-}  // namespace
-
-namespace {
-
 // The variant's model as it is deployed: loaded (built for the dataset), its preprocessing
 // resolved, compressed. Sets the parameter columns into `row`.
 struct PreparedModel {
