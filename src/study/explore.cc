@@ -220,25 +220,19 @@ int Explorer::add_group(const std::string& label, const std::string& model_path,
   return static_cast<int>(r_.groups.size()) - 1;
 }
 
+// The study's own resolution (runner.h), so an exploration's ids are a study's ids.
 Variant Explorer::variant_of(const ExploreCandidate& c) const {
-  Variant v;
-  v.model = c.model_path;
-  v.compress = c.compress;
-  v.backend = c.backend;
-  v.conv_algo = c.conv_algo;
-  v.layout = c.layout;
-  v.schedule = c.schedule;
-  v.threads = threads_;
-  v.dataset = o_.dataset;
-  v.accuracy_limit = 0;
-  v.preprocess = o_.preprocess.str();
-  if (c.backend == "dlas") {
-    v.isa = isa_name(active_isa());
-    v.isa_emulated = isa_emulated();
-  } else {
-    v.isa = c.backend;
-  }
-  return v;
+  StudyPoint p;
+  p.model = p.model_path = c.model_path;
+  p.compress = c.compress;
+  p.backend = c.backend;
+  p.conv_algo = c.conv_algo;
+  p.layout = c.layout;
+  p.tuning = c.schedule == "default" ? "untuned" : c.schedule;
+  p.threads = threads_;
+  p.dataset = o_.dataset;
+  p.preprocess = o_.preprocess;
+  return resolve_variant(p, nullptr);
 }
 
 int Explorer::add_candidate(int group, const std::string& backend, const std::string& algo,
@@ -955,16 +949,16 @@ double Explorer::final_median(int candidate) const {
 }
 
 std::string run_score_child(const ScoreChildArgs& a) {
+  StudyPoint p;
+  p.model = p.model_path = a.model_path;
+  p.compress = a.compress;
+  p.backend = a.backend;
+  p.conv_algo = a.conv_algo;
+  p.layout = a.layout;
+  p.threads = a.threads;
+  p.dataset = a.dataset;
   MeasureRequest req;
-  Variant& v = req.variant;
-  v.model = a.model_path;
-  v.compress = a.compress;
-  v.backend = a.backend;
-  v.conv_algo = a.conv_algo;
-  v.layout = a.layout;
-  v.threads = a.threads;
-  v.dataset = a.dataset;
-  v.isa = a.backend == "dlas" ? isa_name(active_isa()) : a.backend;
+  req.variant = resolve_variant(p, nullptr);
   req.model_path = a.model_path;
   req.preprocess = a.preprocess;
   const std::unique_ptr<data::Dataset> test = data::open_dataset(a.dataset, data::Split::kTest);
