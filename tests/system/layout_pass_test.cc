@@ -169,6 +169,20 @@ TEST(LayoutPass, PerLayerChoicesRunBlockedOnlyUnderNchwcWithBlockedKnobs) {
   o.layout = LayoutMode::kAuto;
   o.layers["a"] = {"direct", {}};
   EXPECT_EQ(layout_of_step(Plan(b.g, o), "a"), Layout::kNchw);
+  // A choice made on the blocked layout (the tuner's blocked tasks) runs blocked under auto,
+  // with its blocked knobs; one made on NCHW stays NCHW; under nchw everything is NCHW.
+  const ConvProblem blocked = ConvProblem::from_key("c16_h6_w6_k32_3x3_s1x1_p1x1x1x1_d1x1_g1")
+                                  .set_layouts(native(), native());
+  o.layers["a"] = {"direct", find_conv_algorithm("direct")->default_knobs(blocked, active_isa()),
+                   layout_name(native())};
+  const Plan chosen(b.g, o);
+  EXPECT_EQ(layout_of_step(chosen, "a"), native());
+  expect_matches_reference(b.g, chosen, "blocked choice under auto");
+  o.layers["a"] = {"direct", {}, "nchw"};
+  EXPECT_EQ(layout_of_step(Plan(b.g, o), "a"), Layout::kNchw);
+  o.layout = LayoutMode::kNchw;
+  o.layers["a"] = {"direct", {}, layout_name(native())};
+  EXPECT_EQ(layout_of_step(Plan(b.g, o), "a"), Layout::kNchw);
 }
 
 TEST(LayoutPass, DepthwiseAndPoolsAfterABlockedConvStayBlocked) {

@@ -158,6 +158,18 @@ TEST(PlanChoices, LayerFileParsesAndRejectsJunk) {
   const LayerChoices c = read_layer_choices(path);
   EXPECT_EQ(c.size(), 2u);
   EXPECT_EQ(c.at("layer1.0.conv1").algo, "direct");
+  EXPECT_EQ(c.at("layer1.0.conv1").layout, "");
+  // The layout a choice was made on round-trips; an unknown one is rejected.
+  write_layer_choices(path, {{"conv1", {"direct", {{"nv", 2}}, "nchw8c"}}, {"c2", {"gemm", {}}}});
+  const LayerChoices back = read_layer_choices(path);
+  EXPECT_EQ(back.at("conv1").layout, "nchw8c");
+  EXPECT_EQ(back.at("conv1").knobs, (Knobs{{"nv", 2}}));
+  EXPECT_EQ(back.at("c2").layout, "");
+  {
+    std::ofstream f(path);
+    f << R"({"conv1": {"algo": "gemm", "layout": "nhwc"}})";
+  }
+  EXPECT_THROW(read_layer_choices(path), Error);
   {
     std::ofstream f(path);
     f << R"({"conv1": {"algo": "gemm", "bogus": 1}})";

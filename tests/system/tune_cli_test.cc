@@ -89,16 +89,16 @@ TEST_F(TuneCli, SequentialModeAndQuantizedModels) {
   const std::string model = "resnet18-cifar --width-mult 0.125 --threads 1";
   // A trial budget that ends a few layers in (each layer's checkpoint re-times the model).
   Result r =
-      dlas("tune " + model + " --mode sequential --task-trials 2 --budget 75trials --json -o " +
+      dlas("tune " + model + " --mode sequential --task-trials 2 --budget 110trials --json -o " +
            path("s.jsonl") + " --choices " + path("c.json"));
   ASSERT_EQ(r.code, 0) << r.err;
   auto j = nlohmann::json::parse(r.out);
   EXPECT_EQ(j["mode"], "sequential");
   EXPECT_EQ(j["stop_reason"], "trials");
-  EXPECT_EQ(j["trials"].get<size_t>(), 75u);
+  EXPECT_EQ(j["trials"].get<size_t>(), 110u);
   // Untuned, the defaults, then one checkpoint per layer done (+ the partial last one).
   EXPECT_GE(j["curve"].size(), 4u);
-  EXPECT_EQ(tune::read_records(path("s.jsonl")).size(), 75u + j["confirmed"].get<size_t>());
+  EXPECT_EQ(tune::read_records(path("s.jsonl")).size(), 110u + j["confirmed"].get<size_t>());
   EXPECT_NE(r.err.find("tune: layer 1 "), std::string::npos) << r.err;
   // --choices: the tuner's final whole-model choices, a --layers file.
   // Parses as a --layers file (possibly empty: the untuned model may be the fastest timed)

@@ -14,10 +14,12 @@
 #include <set>
 #include <thread>
 
+#include "dlas/algo/layout.h"
 #include "dlas/core/error.h"
 #include "dlas/model/zoo.h"
 #include "dlas/optimize/quantize.h"
 #include "dlas/system/compress.h"
+#include "dlas/system/measure.h"
 #include "dlas/system/plan.h"
 #include "dlas/system/tune.h"
 #include "dlas/system/tune_model.h"
@@ -244,6 +246,115 @@ TEST(TuneMeasure, RealConvCandidatesRunAndBadKnobsFail) {
   }
   EXPECT_FALSE(v[2].ok());
   EXPECT_NE(v[2].error.find("no_such_knob"), std::string::npos) << v[2].error;
+}
+
+// Under --layout auto a layer that can run blocked gives blocked tasks and NCHW tasks timed
+// between blocked neighbours, all in one layer group; nchwc gives the blocked ones only,
+// nchw the plain NCHW ones. Both kinds run in the measurer.
+TEST(TuneLayout, BlockedAndBetweenTasksFollowTheLayoutMode) {
+  const Layout L = native_blocked_layout(active_isa());
+  if (!is_blocked(L)) GTEST_SKIP() << "no blocked layout on this ISA path";
+  ZooOptions zo;
+  zo.width_mult = 0.25;
+  const Graph g = build_zoo_model("mobilenetv2-cifar", zo);
+  PlanOptions po;
+  po.threads = 2;
+  auto count = [&](LayoutMode mode) {
+    po.layout = mode;
+    struct Counts {
+      int blocked = 0, between = 0, plain = 0;
+      std::map<std::string, std::set<std::string>> formats;  // layer -> formats
+      std::vector<Task> tasks;
+    } c;
+    c.tasks = extract_tasks(g, po);
+    for (const Task& t : c.tasks) {
+      const std::string format = t.problem.is_blocked() ? layout_name(L)
+                                 : is_blocked(t.between) ? std::string("nchw@") + layout_name(L)
+                                                         : "nchw";
+      EXPECT_NE(t.key.find("|" + format + "|"), std::string::npos) << t.key;
+      EXPECT_EQ(t.layout(), layout_name(t.problem.y_layout));
+      c.formats[t.layer].insert(format);
+      c.blocked += t.problem.is_blocked();
+      c.between += is_blocked(t.between);
+      c.plain += !t.problem.is_blocked() && !is_blocked(t.between);
+    }
+    return c;
+  };
+  const auto a = count(LayoutMode::kAuto);
+  EXPECT_GT(a.blocked, 0);
+  EXPECT_GT(a.between, 0);
+  for (const auto& [layer, formats] : a.formats)  // one group per layer, both layouts in it
+    EXPECT_TRUE(formats.size() == 2 || formats == std::set<std::string>{"nchw"}) << layer;
+  const auto c = count(LayoutMode::kNchwc);
+  EXPECT_EQ(c.blocked, a.blocked);
+  EXPECT_EQ(c.between, 0);
+  const auto n = count(LayoutMode::kNchw);
+  EXPECT_EQ(n.blocked + n.between, 0);
+  EXPECT_EQ(n.plain, a.between + a.plain);
+
+  MeasureOptions mo;
+  mo.repeat = 2;
+  auto m = make_conv_measurer(mo);
+  int measured = 0;
+  for (const Task& t : a.tasks) {
+    if (t.algo != "direct" && t.algo != "depthwise" && t.algo != "gemm") continue;
+    const MeasureResult r = measure_safely(*m, t, t.defaults, 2.0);
+    EXPECT_TRUE(r.ok()) << t.key << ": " << r.error;
+    ++measured;
+  }
+  EXPECT_GT(measured, 10);
+}
+
+// The records' fastest task per layer decides its algorithm, knobs and layout; the plan
+// runs each layer on the layout its choice was made on.
+TEST(TuneLayout, AppliedRecordsRunEachLayerOnItsChosenLayout) {
+  const Layout L = native_blocked_layout(active_isa());
+  if (!is_blocked(L)) GTEST_SKIP() << "no blocked layout on this ISA path";
+  ZooOptions zo;
+  zo.width_mult = 0.25;
+  const Graph g = build_zoo_model("resnet18-cifar", zo);
+  PlanOptions po;
+  po.threads = 2;
+  const std::vector<Task> tasks = extract_tasks(g, po);
+  // Alternate layers: the blocked direct task fastest, or the NCHW gemm task.
+  std::map<std::string, bool> want_blocked;
+  for (const Task& t : tasks)
+    if (!want_blocked.count(t.layer)) want_blocked[t.layer] = want_blocked.size() % 2 == 0;
+  std::vector<Record> records;
+  for (const Task& t : tasks) {
+    const bool chosen = want_blocked[t.layer] ? t.problem.is_blocked() && t.algo == "direct"
+                                              : !t.problem.is_blocked() && t.algo == "gemm";
+    Record r;
+    r.task = t.key;
+    r.algo = t.algo;
+    r.knobs = t.defaults;
+    r.costs = {chosen ? 1e-4 : 1e-3};
+    records.push_back(r);
+  }
+  const AppliedRecords a = apply_records(g, po, records);
+  EXPECT_EQ(a.matched_nodes, a.conv_nodes);
+  po.layers = a.layers;
+  const Plan plan(g, po);
+  int blocked = 0, nchw = 0;
+  for (const StepInfo& s : plan.steps()) {
+    auto it = a.layers.find(s.node);
+    if (it == a.layers.end()) continue;
+    EXPECT_EQ(s.kernel, it->second.algo) << s.node;
+    EXPECT_EQ(layout_name(s.layout), it->second.layout) << s.node;
+    (is_blocked(s.layout) ? blocked : nchw)++;
+  }
+  EXPECT_GT(blocked, 2);
+  EXPECT_GT(nchw, 2);
+  const auto in = random_inputs(g, 3);
+  Plan& p = const_cast<Plan&>(plan);
+  const std::vector<Tensor> got = p.run(in);
+  PlanOptions ref;
+  ref.layout = LayoutMode::kNchw;
+  Plan base(g, ref);
+  const std::vector<Tensor> want = base.run(in);
+  ASSERT_EQ(got.size(), want.size());
+  for (int64_t i = 0; i < want[0].numel(); ++i)
+    ASSERT_NEAR(got[0].data<float>()[i], want[0].data<float>()[i], 1e-3) << i;
 }
 
 // The confirmation re-times each layer's finalists: a candidate whose first timing was

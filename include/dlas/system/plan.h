@@ -23,15 +23,20 @@
 
 namespace dlas {
 
-// One layer's algorithm and knobs (knobs empty: the algorithm's default point).
+// One layer's algorithm and knobs (knobs empty: the algorithm's default point), and the
+// activation layout it was chosen on ("nchw", "nchw8c", "nchw16c"; empty: not said). Under
+// --layout auto a blocked choice runs blocked and an "nchw" one NCHW; under nchwc a layer
+// whose knobs fit its blocked kernel runs blocked whatever the choice says.
 struct LayerChoice {
   std::string algo;
   Knobs knobs;
+  std::string layout;
 };
 // Node name -> choice.
 using LayerChoices = std::map<std::string, LayerChoice>;
 
-// Reads {"<node>": {"algo": "winograd", "knobs": {"variant": 4, ...}}, ...}.
+// Reads {"<node>": {"algo": "winograd", "knobs": {"variant": 4, ...}, "layout": "nchw"}, ...}
+// ("layout" optional).
 // Throws kInvalidInput naming the file and the entry.
 LayerChoices read_layer_choices(const std::string& path);
 // Writes choices in that form (2-space indented, nodes sorted), atomically (dlas/core/file.h).

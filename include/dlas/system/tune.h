@@ -45,12 +45,20 @@ struct TaskWeights {
 
 struct Task {
   // "conv2d|c64_h32_..._g1|winograd|nchw|f32|avx2|t2" (+"_d0.10" in the layer for pruned
-  // weights; int8 and 16-bit problems carry their types in the layer and the dtype field):
-  // stable across models and runs; records match on it.
+  // weights; int8 and 16-bit problems carry their types in the layer and the dtype field;
+  // the format field is the layout, task_key): stable across models and runs; records match
+  // on it.
   std::string key;
-  std::string layer;  // the layer group: problem key (+ density); several algos share one
+  // The layer group: the NCHW problem's layer_key; the tasks of one layer's every algorithm
+  // and layout share it, and the fastest of them is the layer's choice.
+  std::string layer;
   std::string algo;
-  ConvProblem problem;  // with its element types (int8: and quantization)
+  ConvProblem problem;  // with its element types and layouts (int8: and quantization)
+  // An NCHW task of a layer that could run blocked (--layout auto): the blocked layout its
+  // neighbours hand it. It is timed with the reorders running NCHW costs there (its input
+  // and residual from that layout, its output back), so its cost compares with the
+  // blocked tasks' as the plan will run them.
+  Layout between = Layout::kNchw;
   Isa isa = Isa::kScalar;
   int threads = 1;
   KnobSpace space;
@@ -64,12 +72,16 @@ struct Task {
   std::string dtype() const;
   bool int8() const { return problem.is_int8(); }
   bool half() const { return problem.is_half(); }
+  // The layout the layer runs on when this task is chosen: "nchw", "nchw8c" or "nchw16c".
+  std::string layout() const { return layout_name(problem.y_layout); }
 };
 
 // The task key of one (problem, algorithm) on an ISA and thread count, for every element
-// type: "conv2d|<layer_key>|gemm|nchw|<dtype>|avx2|t2".
+// type: "conv2d|<layer_key>|gemm|<format>|<dtype>|avx2|t2". The format is the problem's
+// output layout ("nchw", "nchw8c", "nchw16c"), or "nchw@nchw8c" for an NCHW task timed
+// between blocked neighbours (Task::between).
 std::string task_key(const ConvProblem& p, std::string_view algo, Isa isa, int threads,
-                     double density = 1.0);
+                     double density = 1.0, Layout between = Layout::kNchw);
 // Layer group key: the problem key, the fused epilogue (activation, "_res" -- part of an
 // int8 key already --, "_nobias") and, below 0.95, a 2-decimal density suffix (a pruned
 // layer's best schedule differs).
@@ -78,7 +90,10 @@ std::string layer_key(const ConvProblem& p, double density = 1.0);
 // The tasks of a model as Plan(graph, options) would compile it: `graph` is the model
 // before passes (optimized here on a copy at options.opt_level); every f32 conv node with
 // constant weights gives one task per algorithm that supports it (sparse algorithms only
-// where density <= max_sparse_density), every int8 QFusedConv with constant weights one
+// where density <= max_sparse_density) -- where the ISA has a blocked layout and some
+// algorithm runs the layer blocked, under options.layout nchwc the blocked tasks only and
+// under auto the blocked tasks and the NCHW ones timed between blocked neighbours
+// (Task::between) --, every int8 QFusedConv with constant weights one
 // per int8 algorithm (qconv.h) that supports it, every f16 / bf16 conv node with
 // constant weights one per 16-bit algorithm (hconv.h) that supports it. Order: by layer,
 // in graph order.

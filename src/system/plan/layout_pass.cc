@@ -75,13 +75,17 @@ bool conv_runs_blocked(const Graph& g, const Node& n, const PlanOptions& o, Isa 
   blocked.set_layouts(x, L);
   auto layer = o.layers.find(n.name);
   if (layer != o.layers.end()) {
-    // Blocked only under nchwc, and only when the choice's knobs (tuned on NCHW) are knobs
-    // of the blocked implementation too.
-    const ConvAlgorithm* a = find_conv_algorithm(layer->second.algo);
-    if (o.layout != LayoutMode::kNchwc || !a || !a->supports(blocked)) return false;
-    if (layer->second.knobs.empty()) return true;
+    // A choice made on this blocked layout (the tuner's blocked tasks) runs blocked. One
+    // made on NCHW, or that does not say, runs blocked only under nchwc, and only when its
+    // knobs are knobs of the blocked implementation too.
+    const LayerChoice& choice = layer->second;
+    const ConvAlgorithm* a = find_conv_algorithm(choice.algo);
+    if (!a || !a->supports(blocked)) return false;
+    const bool chosen_here = choice.layout == layout_name(L);
+    if (!chosen_here && o.layout != LayoutMode::kNchwc) return false;
+    if (choice.knobs.empty()) return true;
     try {
-      a->knob_space(blocked, isa).validate(layer->second.knobs, n.name);
+      a->knob_space(blocked, isa).validate(choice.knobs, n.name);
       return true;
     } catch (const Error&) {
       return false;

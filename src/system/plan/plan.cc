@@ -7,6 +7,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "dlas/algo/layout.h"
 #include "dlas/core/error.h"
 #include "dlas/core/file.h"
 #include "dlas/hw/thread_pool.h"
@@ -75,8 +76,19 @@ LayerChoices read_layer_choices(const std::string& path) {
         fail(ErrorKind::kInvalidInput, path, ": entry '", it.key(), "': ", e.what());
       }
     }
+    if (v.contains("layout")) {
+      DLAS_CHECK(v["layout"].is_string(), ErrorKind::kInvalidInput, path, ": entry '", it.key(),
+                 "': \"layout\" must be a string (nchw, nchw8c or nchw16c)");
+      c.layout = v["layout"].get<std::string>();
+      try {
+        parse_layout(c.layout);
+      } catch (const Error& e) {
+        fail(ErrorKind::kInvalidInput, path, ": entry '", it.key(), "': ", e.what());
+      }
+    }
     for (auto k = v.begin(); k != v.end(); ++k)
-      DLAS_CHECK(k.key() == "algo" || k.key() == "knobs", ErrorKind::kInvalidInput, path,
+      DLAS_CHECK(k.key() == "algo" || k.key() == "knobs" || k.key() == "layout",
+                 ErrorKind::kInvalidInput, path,
                  ": entry '", it.key(), "': unknown field '", k.key(), "'");
     out[it.key()] = std::move(c);
   }
@@ -89,6 +101,7 @@ void write_layer_choices(const std::string& path, const LayerChoices& choices) {
     nlohmann::ordered_json k = nlohmann::ordered_json::object();
     for (const auto& [name, v] : choice.knobs) k[name] = v;
     j[node] = {{"algo", choice.algo}, {"knobs", k}};
+    if (!choice.layout.empty()) j[node]["layout"] = choice.layout;
   }
   write_file_atomic(path, j.dump(2) + "\n");
 }

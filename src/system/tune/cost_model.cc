@@ -18,7 +18,7 @@ namespace dlas::tune {
 namespace {
 
 // Problem features, then one column per algorithm, then knob slots.
-constexpr size_t kProblemFeatures = 14;
+constexpr size_t kProblemFeatures = 16;
 constexpr size_t kAlgoSlots = 16;
 constexpr size_t kKnobSlots = 32;
 
@@ -71,6 +71,8 @@ std::vector<float> candidate_features(const Task& t, const Knobs& knobs) {
   f[i++] = lg(p.oh() * p.ow());
   f[i++] = t.int8() ? 1.f : 0.f;  // int8 kernels run ~4x the MACs per cycle
   f[i++] = t.half() ? 1.f : 0.f;  // 16-bit: half the bytes; emulated or native arithmetic
+  f[i++] = t.problem.is_blocked() ? 1.f : 0.f;  // the blocked kernels: other loops
+  f[i++] = is_blocked(t.between) ? 1.f : 0.f;   // NCHW plus the reorders around it
   for (size_t a = 0; a < kAlgoSlots; ++a) f[kProblemFeatures + a] = 0.f;
   f[kProblemFeatures + algo_slot(t.algo)] = 1.f;
   // An int8 or 16-bit algorithm's knobs are its own (same algorithm name, other loops).

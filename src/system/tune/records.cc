@@ -182,7 +182,7 @@ LayerChoices choices_from_best(const std::vector<Task>& tasks, const std::vector
     const double c = it->second->cost();
     auto lb = layer_best.find(t.layer);
     if (lb == layer_best.end() || c < lb->second.first)
-      layer_best[t.layer] = {c, LayerChoice{t.algo, it->second->knobs}};
+      layer_best[t.layer] = {c, LayerChoice{t.algo, it->second->knobs, t.layout()}};
   }
   LayerChoices out;
   for (const auto& [layer, best_choice] : layer_best)

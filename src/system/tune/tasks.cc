@@ -10,6 +10,7 @@
 #include <random>
 #include <thread>
 
+#include "dlas/algo/layout.h"
 #include "dlas/core/dtype.h"
 #include "dlas/core/error.h"
 #include "dlas/hw/thread_pool.h"
@@ -50,10 +51,13 @@ std::string layer_key(const ConvProblem& p, double density) {
 }
 
 std::string task_key(const ConvProblem& p, std::string_view algo, Isa isa, int threads,
-                     double density) {
+                     double density, Layout between) {
   const char* dtype = p.is_int8() ? "int8" : dtype_name(p.w_type);
-  return str("conv2d|", layer_key(p, density), "|", algo, "|nchw|", dtype, "|", isa_name(isa), "|t",
-             threads);
+  const std::string format = p.is_blocked()        ? layout_name(p.y_layout)
+                             : is_blocked(between) ? str("nchw@", layout_name(between))
+                                                   : std::string("nchw");
+  return str("conv2d|", layer_key(p, density), "|", algo, "|", format, "|", dtype, "|",
+             isa_name(isa), "|t", threads);
 }
 
 std::string Task::dtype() const { return problem.is_int8() ? "int8" : dtype_name(problem.w_type); }
@@ -93,24 +97,25 @@ std::shared_ptr<const TaskWeights> copy_weights(const ConvNode& c) {
   return w;
 }
 
-// The tasks of one conv node: one per algorithm of `algos` that supports its problem; a
-// known key gains the node.
+// The tasks of one conv node on problem p (the node's, or its blocked twin): one per
+// algorithm of `algos` that supports p; a known key gains the node. `weights` is copied by
+// the first new task of the node.
 void add_tasks(const std::vector<const ConvAlgorithm*>& algos, const ConvNode& c,
-               const std::string& node, Isa isa, int threads, std::vector<Task>& tasks,
-               std::map<std::string, size_t>& by_key) {
-  const ConvProblem& p = c.problem;
+               const ConvProblem& p, Layout between, const std::string& node, Isa isa,
+               int threads, std::vector<Task>& tasks, std::map<std::string, size_t>& by_key,
+               std::shared_ptr<const TaskWeights>& weights) {
   const double density = c.density();
-  std::shared_ptr<const TaskWeights> weights;  // copied once, by the first new task
   for (const ConvAlgorithm* a : algos) {
     if (!a->supports(p)) continue;
-    const std::string key = task_key(p, a->name(), isa, threads, density);
+    const std::string key = task_key(p, a->name(), isa, threads, density, between);
     if (join_task(tasks, by_key, key, node)) continue;
     if (!weights) weights = copy_weights(c);
     Task t;
     t.key = key;
-    t.layer = layer_key(p, density);
+    t.layer = layer_key(c.problem, density);
     t.algo = std::string(a->name());
     t.problem = p;
+    t.between = between;
     t.isa = isa;
     t.threads = threads;
     t.space = a->knob_space(p, isa);
@@ -123,6 +128,17 @@ void add_tasks(const std::vector<const ConvAlgorithm*>& algos, const ConvNode& c
   }
 }
 
+// The node's problem on blocked layout L as the layout pass runs it (a stem reads the NCHW
+// image), when some algorithm has a blocked kernel for it.
+std::optional<ConvProblem> blocked_twin(const ConvProblem& p, Layout L) {
+  if (!is_blocked(L) || p.types() != ConvTypes::kF32) return std::nullopt;
+  ConvProblem b = p;
+  b.set_layouts(p.c_per_group() <= 4 ? Layout::kNchw : L, L);
+  for (const ConvAlgorithm* a : conv_algorithms())
+    if (a->supports(b)) return b;
+  return std::nullopt;
+}
+
 }  // namespace
 
 std::vector<Task> extract_tasks(const Graph& graph, const PlanOptions& options,
@@ -131,6 +147,7 @@ std::vector<Task> extract_tasks(const Graph& graph, const PlanOptions& options,
   optimize_graph(g, options.opt_level);
   const Isa isa = options.isa.value_or(active_isa());
   const int threads = resolve_threads(options.threads);
+  const Layout L = native_blocked_layout(isa);
   std::vector<Task> tasks;
   std::map<std::string, size_t> by_key;
   for (const Node& n : g.nodes) {
@@ -140,7 +157,18 @@ std::vector<Task> extract_tasks(const Graph& graph, const PlanOptions& options,
     std::vector<const ConvAlgorithm*> algos = conv_algorithms();
     if (c->density() <= max_sparse_density)
       for (const ConvAlgorithm* a : sparse_conv_algorithms()) algos.push_back(a);
-    add_tasks(algos, *c, n.name, isa, threads, tasks, by_key);
+    std::shared_ptr<const TaskWeights> weights;
+    const std::optional<ConvProblem> twin =
+        options.layout == LayoutMode::kNchw ? std::nullopt : blocked_twin(c->problem, L);
+    if (!twin) {
+      add_tasks(algos, *c, c->problem, Layout::kNchw, n.name, isa, threads, tasks, by_key,
+                weights);
+      continue;
+    }
+    add_tasks(conv_algorithms(), *c, *twin, Layout::kNchw, n.name, isa, threads, tasks, by_key,
+              weights);
+    if (options.layout == LayoutMode::kAuto)
+      add_tasks(algos, *c, c->problem, L, n.name, isa, threads, tasks, by_key, weights);
   }
   return tasks;
 }
@@ -228,9 +256,12 @@ class ConvMeasurer : public Measurer {
   }
 
  private:
-  // One layer's input, output and residual bytes, of the problem's element types.
+  // One layer's input, output and residual bytes, of the problem's element types, each
+  // large enough for the layer's NCHW and blocked layouts; and the NCHW copies a task timed
+  // between blocked neighbours (Task::between) reorders into.
   struct Buffers {
     std::vector<uint8_t> in, out, res;
+    std::vector<float> x_nchw, y_nchw, r_nchw;
   };
   // A candidate ready to time: its prepared copies (one, or enough to exceed
   // o_.reuse_bytes), its layer's buffers, and runs per repeat.
@@ -241,10 +272,29 @@ class ConvMeasurer : public Measurer {
     bool residual = false;
     size_t next = 0;
     int number = 1;
+    // Task::between: the reorders around the NCHW layer (its input unless it reads the
+    // image, its residual, its output), in the plan's reorder kernel.
+    Layout between = Layout::kNchw;
+    bool reorder_input = false;
+    int64_t n = 0, c = 0, k = 0, x_hw = 0, y_hw = 0;
     void once(void* ws) {
       const size_t i = next;
       next = next + 1 == copies.size() ? 0 : next + 1;
-      copies[i]->run(b->in.data(), b->out.data(), residual ? b->res.data() : nullptr, ws, *pool);
+      if (!is_blocked(between)) {
+        copies[i]->run(b->in.data(), b->out.data(), residual ? b->res.data() : nullptr, ws, *pool);
+        return;
+      }
+      const float* x = reinterpret_cast<const float*>(b->in.data());
+      if (reorder_input) {
+        reorder(x, between, b->x_nchw.data(), Layout::kNchw, n, c, x_hw, *pool);
+        x = b->x_nchw.data();
+      }
+      if (residual)
+        reorder(reinterpret_cast<const float*>(b->res.data()), between, b->r_nchw.data(),
+                Layout::kNchw, n, k, y_hw, *pool);
+      copies[i]->run(x, b->y_nchw.data(), residual ? b->r_nchw.data() : nullptr, ws, *pool);
+      reorder(b->y_nchw.data(), Layout::kNchw, reinterpret_cast<float*>(b->out.data()), between,
+              n, k, y_hw, *pool);
     }
     size_t workspace_bytes() const { return copies[0]->workspace_bytes(pool->threads()); }
     // Seconds per run over one repeat of `number` runs.
@@ -266,6 +316,17 @@ class ConvMeasurer : public Measurer {
     c.b = &buffers(task);
     c.pool = &pool(task.threads);
     c.residual = p.epilogue.residual;
+    if (is_blocked(task.between)) {
+      DLAS_CHECK(!p.is_blocked() && p.types() == ConvTypes::kF32, ErrorKind::kInvalidInput,
+                 "task ", task.key, ": only f32 NCHW tasks run between blocked neighbours");
+      c.between = task.between;
+      c.reorder_input = p.c_per_group() > 4;  // a stem reads the NCHW image
+      c.n = p.n, c.c = p.c, c.k = p.k, c.x_hw = p.h * p.w, c.y_hw = p.oh() * p.ow();
+      Buffers& b = *c.b;
+      b.x_nchw.resize(static_cast<size_t>(p.input_count()));
+      b.y_nchw.resize(static_cast<size_t>(p.output_count()));
+      if (c.residual) b.r_nchw.resize(static_cast<size_t>(p.output_count()));
+    }
     auto prepare_one = [&] {
       c.copies.push_back(algo->prepare(p, weights, knobs, task.isa));
       return c.copies.back()->packed_bytes();
@@ -317,8 +378,10 @@ class ConvMeasurer : public Measurer {
     if (it != buffers_.end()) return it->second;
     const ConvProblem& p = t.problem;
     std::mt19937_64 rng(o_.seed);
-    const size_t in_n = static_cast<size_t>(p.input_count());
-    const size_t out_n = static_cast<size_t>(p.output_count());
+    // Room for the layer's blocked layout too (whole blocks), which its tasks share.
+    const Layout L = p.types() == ConvTypes::kF32 ? native_blocked_layout(t.isa) : Layout::kNchw;
+    const size_t in_n = static_cast<size_t>(layout_numel(p.n, p.c, p.h * p.w, L));
+    const size_t out_n = static_cast<size_t>(layout_numel(p.n, p.k, p.oh() * p.ow(), L));
     Buffers b;
     b.in = random_bytes(p.x_type, in_n, rng);
     b.out.resize(out_n * dtype_size(p.y_type));

@@ -110,7 +110,7 @@ bool same_choices(const LayerChoices& a, const LayerChoices& b) {
   if (a.size() != b.size()) return false;
   for (auto i = a.begin(), j = b.begin(); i != a.end(); ++i, ++j)
     if (i->first != j->first || i->second.algo != j->second.algo ||
-        i->second.knobs != j->second.knobs)
+        i->second.knobs != j->second.knobs || i->second.layout != j->second.layout)
       return false;
   return true;
 }
