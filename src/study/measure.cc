@@ -106,7 +106,13 @@ LayerChoices tune_variant(const MeasureRequest& r, const Graph& g, const PlanOpt
   mo.reuse_bytes = tune::model_reuse_bytes(g, o);  // the cache state inside the model
   auto measurer = tune::make_conv_measurer(mo);
   const tune::TuneReport rep = tune::tune(tasks, *measurer, t);
-  if (!r.records_out.empty()) tune::write_records(r.records_out, rep.records);
+  if (!r.records_out.empty()) {
+    // The search's records, then the whole-model pick pinned (tune_model.h chosen_records).
+    std::vector<tune::Record> out = rep.records;
+    for (tune::Record& c : tune::chosen_records(g, o, tasks, rep, *measurer, t.timeout_seconds))
+      out.push_back(std::move(c));
+    tune::write_records(r.records_out, out);
+  }
   row.set("tuning_s", rep.seconds);
   row.set("tuning_trials", rep.trials);
   row.set("tuning_failures", rep.failures);

@@ -63,7 +63,12 @@ TEST_F(TuneCli, TuneDistillAndApply) {
   const auto records = tune::read_records(path("r.jsonl"));
   // Every trial, then the confirmation's re-timings of each layer's finalists.
   EXPECT_GT(j["confirmed"].get<size_t>(), 10u);
-  EXPECT_EQ(records.size(), 90u + j["confirmed"].get<size_t>());
+  // ... and the whole-model pick, one chosen record per layer shape.
+  size_t chosen = 0;
+  for (const auto& rec : records) chosen += rec.chosen;
+  EXPECT_GT(chosen, 5u);
+  EXPECT_LE(chosen, j["layers"].get<size_t>());
+  EXPECT_EQ(records.size(), 90u + j["confirmed"].get<size_t>() + chosen);
   EXPECT_EQ(j["measure_cache"], "model");
   EXPECT_GT(j["reuse_bytes"].get<double>(), 0);
 
@@ -98,7 +103,10 @@ TEST_F(TuneCli, SequentialModeAndQuantizedModels) {
   EXPECT_EQ(j["trials"].get<size_t>(), 110u);
   // Untuned, the defaults, then one checkpoint per layer done (+ the partial last one).
   EXPECT_GE(j["curve"].size(), 4u);
-  EXPECT_EQ(tune::read_records(path("s.jsonl")).size(), 110u + j["confirmed"].get<size_t>());
+  size_t chosen = 0;
+  for (const auto& rec : tune::read_records(path("s.jsonl"))) chosen += rec.chosen;
+  EXPECT_EQ(tune::read_records(path("s.jsonl")).size(),
+            110u + j["confirmed"].get<size_t>() + chosen);
   EXPECT_NE(r.err.find("tune: layer 1 "), std::string::npos) << r.err;
   // --choices: the tuner's final whole-model choices, a --layers file.
   // Parses as a --layers file (possibly empty: the untuned model may be the fastest timed)
@@ -117,7 +125,9 @@ TEST_F(TuneCli, SequentialModeAndQuantizedModels) {
     ASSERT_EQ(r.code, 0) << r.err;
     EXPECT_EQ(nlohmann::json::parse(r.out)["confirmed"].get<int>(), 0);
     const auto records = tune::read_records(out);
-    ASSERT_EQ(records.size(), trials);  // every task's default point is among them
+    size_t chosen = 0;
+    for (const auto& rec : records) chosen += rec.chosen;
+    ASSERT_EQ(records.size(), trials + chosen);  // every task's default point is among them
     for (const auto& rec : records) EXPECT_NE(rec.task.find(dtype), std::string::npos);
     r = dlas("profile " + model + " --compress " + compress + " --repeat 1 --json --records " +
              out);

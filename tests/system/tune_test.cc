@@ -282,6 +282,17 @@ TEST(TuneLayout, BlockedAndBetweenTasksFollowTheLayoutMode) {
   };
   const auto a = count(LayoutMode::kAuto);
   EXPECT_GT(a.blocked, 0);
+  // The depthwise layers read blocked input (only the stem reads the NCHW image).
+  int blocked_depthwise = 0, blocked_stem = 0;
+  for (const Task& t : a.tasks) {
+    blocked_depthwise += t.problem.is_blocked() && t.algo == "depthwise";
+    if (t.problem.is_blocked() && t.problem.x_layout == Layout::kNchw) {
+      EXPECT_TRUE(t.reads_image) << t.key;
+      ++blocked_stem;
+    }
+  }
+  EXPECT_GT(blocked_depthwise, 3);
+  EXPECT_GT(blocked_stem, 0);
   EXPECT_GT(a.between, 0);
   for (const auto& [layer, formats] : a.formats)  // one group per layer, both layouts in it
     EXPECT_TRUE(formats.size() == 2 || formats == std::set<std::string>{"nchw"}) << layer;
@@ -355,6 +366,61 @@ TEST(TuneLayout, AppliedRecordsRunEachLayerOnItsChosenLayout) {
   ASSERT_EQ(got.size(), want.size());
   for (int64_t i = 0; i < want[0].numel(); ++i)
     ASSERT_NEAR(got[0].data<float>()[i], want[0].data<float>()[i], 1e-3) << i;
+}
+
+// The tuner's whole-model pick, pinned by chosen records, wins over per-layer faster
+// records: --records then runs what the tuner timed best, layouts included.
+TEST(TuneLayout, ChosenRecordsReproduceTheWholeModelPick) {
+  ZooOptions zo;
+  zo.width_mult = 0.25;
+  const Graph g = build_zoo_model("resnet18-cifar", zo);
+  PlanOptions po;
+  po.threads = 2;
+  const std::vector<Task> tasks = extract_tasks(g, po);
+  // The search's records: every task's default point, the direct ones fastest. The pick:
+  // every layer on gemm (NCHW), its default point; layers without gemm left to auto.
+  TuneReport rep;
+  for (const Task& t : tasks) {
+    Record r;
+    r.task = t.key;
+    r.algo = t.algo;
+    r.knobs = t.defaults;
+    r.costs = {t.algo == "direct" ? 1e-5 : 1e-3};
+    rep.records.push_back(r);
+    if (t.algo == "gemm" && !t.problem.is_blocked())
+      for (const std::string& n : t.nodes) rep.choices[n] = {"gemm", t.defaults, "nchw"};
+  }
+  ASSERT_FALSE(rep.choices.empty());
+  MeasureOptions mo;
+  mo.repeat = 2;
+  auto m = make_conv_measurer(mo);
+  const std::vector<Record> chosen = chosen_records(g, po, tasks, rep, *m, 2.0);
+  EXPECT_FALSE(chosen.empty());
+  for (const Record& r : chosen) {
+    EXPECT_TRUE(r.chosen && r.ok()) << r.task;
+    const Record back = record_from_json(record_to_json(r));
+    EXPECT_TRUE(back.chosen);
+  }
+  std::vector<Record> all = rep.records;
+  all.insert(all.end(), chosen.begin(), chosen.end());
+  const LayerChoices applied = apply_records(g, po, all).layers;
+  po.layers = rep.choices;
+  const Plan picked(g, po);
+  po.layers = applied;
+  const Plan replayed(g, po);
+  ASSERT_EQ(picked.steps().size(), replayed.steps().size());
+  for (size_t i = 0; i < picked.steps().size(); ++i) {
+    const StepInfo &a = picked.steps()[i], &b = replayed.steps()[i];
+    EXPECT_EQ(a.kernel, b.kernel) << a.node;
+    EXPECT_EQ(a.knobs, b.knobs) << a.node;
+    EXPECT_EQ(a.layout, b.layout) << a.node;
+  }
+  // Without the chosen records the per-layer fastest (direct) would run instead.
+  for (const auto& [node, c] : apply_records(g, po, rep.records).layers)
+    EXPECT_EQ(c.algo, "direct") << node;
+  // Distilled (dlas records best), the pick survives.
+  const LayerChoices distilled = apply_records(g, po, best_records(all)).layers;
+  for (const auto& [node, c] : applied) EXPECT_EQ(distilled.at(node).algo, c.algo) << node;
 }
 
 // The confirmation re-times each layer's finalists: a candidate whose first timing was

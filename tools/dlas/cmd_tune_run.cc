@@ -95,9 +95,12 @@ int run_tune(const ModelArgs& model, const EngineArgs& engine, const TuneArgs& a
   o.on_record = [&](const tune::Record& r) { tune::append_record(log, r); };
   o.on_round = round_printer(o.mode);
   t.report = tune::tune(t.tasks, *measurer, o);
+  // The whole-model pick pinned in the records, so --records runs what was timed best.
+  for (const tune::Record& r :
+       tune::chosen_records(g, po, t.tasks, t.report, *measurer, a.timeout_s))
+    tune::append_record(log, r);
   commit_temp_file(log, a.out);
-  // The whole-model winner, which per-task best records need not reproduce (layers timed
-  // alone do not always compose): `--layers FILE` runs exactly it.
+  // The whole-model winner as a --layers file (the records' chosen entries give the same).
   if (!a.choices.empty()) write_layer_choices(a.choices, t.report.choices);
   print_tune_report(model.model, a, t);
   return 0;

@@ -59,6 +59,9 @@ struct Task {
   // and residual from that layout, its output back), so its cost compares with the
   // blocked tasks' as the plan will run them.
   Layout between = Layout::kNchw;
+  // Its input is the model's (NCHW) input: between blocked neighbours only its output is
+  // reordered.
+  bool reads_image = false;
   Isa isa = Isa::kScalar;
   int threads = 1;
   KnobSpace space;
@@ -164,6 +167,10 @@ struct Record {
   std::string timestamp;      // ISO 8601 UTC
   std::string version;        // dlas version (git sha)
   std::string hardware;       // cpu model | isa | threads
+  // The tuner's whole-model pick for the task's layer (layers timed alone do not always
+  // compose): a chosen record beats faster ones of its layer (best_records,
+  // choices_from_best). Its costs repeat its candidate's measurements.
+  bool chosen = false;
   bool ok() const { return error.empty() && !costs.empty(); }
   double cost() const;  // median, +inf when !ok()
 };
@@ -180,7 +187,9 @@ void append_record(const std::string& path, const Record& r);
 
 // The best ok record per task key (ties: the earliest), in first-seen task order. Records
 // of the same candidate (task key and knobs) are pooled first into one record whose costs
-// are their medians (one per record), so a re-timing outvotes a lucky first timing.
+// are their medians (one per record), so a re-timing outvotes a lucky first timing. A
+// chosen record marks its candidate chosen (its costs count only when it is the
+// candidate's first record), and a task's chosen candidate is its best.
 std::vector<Record> best_records(const std::vector<Record>& records);
 
 // "AMD EPYC 7B13|avx2|t2"; the current machine.
@@ -320,7 +329,7 @@ struct TuneReport {
 TuneReport tune(const std::vector<Task>& tasks, Measurer& measurer, const TuneOptions& options);
 
 // LayerChoices from tasks and the best ok record per task key: each node gets the
-// fastest of its layer's tasks.
+// fastest of its layer's tasks, or the fastest chosen one where the layer has one.
 LayerChoices choices_from_best(const std::vector<Task>& tasks, const std::vector<Record>& best);
 
 }  // namespace dlas::tune

@@ -45,6 +45,16 @@ double time_model(const Graph& graph, PlanOptions options, const LayerChoices& c
 // then the median of 5 to 30 runs (at most ~200 ms of runs).
 double time_model_median(const Graph& graph, PlanOptions options, const LayerChoices& choices);
 
+// The records that pin the tuner's whole-model pick (rep.choices, timed as a whole; the
+// per-layer fastest records need not compose into it): per conv layer of `graph` compiled
+// with `options` and those choices (the auto rule's, where a layer has none), a chosen
+// record (Record::chosen) of the task and knobs the layer runs, with that candidate's
+// timings from rep.records, or timed now with `m` where the search never timed it. Written
+// after the search's records, they make --records reproduce the tuned model.
+std::vector<Record> chosen_records(const Graph& graph, PlanOptions options,
+                                   const std::vector<Task>& tasks, const TuneReport& rep,
+                                   Measurer& m, double timeout_seconds);
+
 // A model's reuse distance, for MeasureOptions::reuse_bytes: the packed weights plus the
 // activation arena of `graph` compiled with `options` (the auto rule's plan).
 double model_reuse_bytes(const Graph& graph, const PlanOptions& options);

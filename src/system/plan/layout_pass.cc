@@ -201,8 +201,12 @@ LayoutPlan plan_layouts(Graph& g, const PlanOptions& o, Isa isa) {
       if (is_conv(n)) {
         const std::optional<ConvNode> c = conv_node_of(g, n);
         const bool stem = c && c->problem.c_per_group() <= 4;
-        const Layout x = stem && x_now == Layout::kNchw ? Layout::kNchw : L;
-        if (conv_runs_blocked(g, n, o, isa, L, x)) {
+        Layout x = stem && x_now == Layout::kNchw ? Layout::kNchw : L;
+        bool blocked = conv_runs_blocked(g, n, o, isa, L, x);
+        // A depthwise or other few-channel conv behind an NCHW layer: its blocked kernel may
+        // need blocked input (its choice made there): reorder the input then.
+        if (!blocked && x != L && conv_runs_blocked(g, n, o, isa, L, L)) blocked = true, x = L;
+        if (blocked) {
           run = L;
           n.inputs[0] = need(i, n.inputs[0], x);
           placed[0] = true;

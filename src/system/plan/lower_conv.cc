@@ -52,7 +52,17 @@ Chosen choose_algorithm(const LowerContext& ctx, const ConvNode& c) {
   if (out.knobs.empty()) out.knobs = out.algo->default_knobs(p, ctx.isa);
   const KnobSpace space = out.algo->knob_space(p, ctx.isa);
   if (override_knobs) apply_knob_overrides(chosen, space, out.knobs, n.label());
-  space.validate(out.knobs, n.label());
+  try {
+    space.validate(out.knobs, n.label());
+  } catch (const Error& e) {
+    // Knobs of the layer's choice tuned on another layout than the layer runs on here.
+    if (choice == ctx.options.layers.end() || choice->second.layout.empty() ||
+        choice->second.layout == layout_name(p.y_layout))
+      throw;
+    fail(ErrorKind::kInvalidInput, e.what(), "; its choice was tuned on layout ",
+         choice->second.layout, " and the layer runs ", layout_name(p.y_layout),
+         " here (--layout): tune under this layout");
+  }
   return out;
 }
 

@@ -34,6 +34,7 @@ std::string record_to_json(const Record& r) {
   j["timestamp"] = r.timestamp;
   j["version"] = r.version;
   j["hardware"] = r.hardware;
+  if (r.chosen) j["chosen"] = true;
   return j.dump();
 }
 
@@ -61,6 +62,11 @@ Record record_from_json(std::string_view line, std::string_view where) {
   r.timestamp = text("timestamp", false);
   r.version = text("version", false);
   r.hardware = text("hardware", false);
+  if (j.contains("chosen")) {
+    DLAS_CHECK(j["chosen"].is_boolean(), ErrorKind::kInvalidInput, where,
+               ": field 'chosen' must be true or false");
+    r.chosen = j["chosen"].get<bool>();
+  }
   if (j.contains("knobs")) {
     try {
       r.knobs = knobs_from_json(j["knobs"].dump());
@@ -121,7 +127,10 @@ std::vector<Record> best_records(const std::vector<Record>& records) {
     if (it == candidate.end()) {
       candidate.emplace(key, pooled.size());
       pooled.push_back(r);
-      pooled.back().costs = {r.cost()};
+      // A chosen record repeats its candidate's timings (the only ones when it comes first).
+      if (!r.chosen) pooled.back().costs = {r.cost()};
+    } else if (r.chosen) {
+      pooled[it->second].chosen = true;
     } else {
       pooled[it->second].costs.push_back(r.cost());
     }
@@ -133,9 +142,10 @@ std::vector<Record> best_records(const std::vector<Record>& records) {
     if (it == at.end()) {
       at[r.task] = out.size();
       out.push_back(r);
-    } else if (r.cost() < out[it->second].cost()) {
-      out[it->second] = r;
+      continue;
     }
+    const Record& b = out[it->second];
+    if (r.chosen != b.chosen ? r.chosen : r.cost() < b.cost()) out[it->second] = r;
   }
   return out;
 }
@@ -162,10 +172,16 @@ LayerChoices choices_from_best(const std::vector<Task>& tasks, const std::vector
   for (const Record& r : best)
     if (r.ok()) {
       auto [it, fresh] = by_key.emplace(r.task, &r);
-      if (!fresh && r.cost() < it->second->cost()) it->second = &r;
+      const Record& b = *it->second;
+      if (!fresh && (r.chosen != b.chosen ? r.chosen : r.cost() < b.cost())) it->second = &r;
     }
   // Per layer: the fastest valid record among its tasks.
-  std::map<std::string, std::pair<double, LayerChoice>> layer_best;
+  struct Best {
+    bool chosen;
+    double cost;
+    LayerChoice choice;
+  };
+  std::map<std::string, Best> layer_best;
   std::map<std::string, std::vector<std::string>> layer_nodes;
   for (const Task& t : tasks) {
     for (const std::string& n : t.nodes) {
@@ -179,14 +195,15 @@ LayerChoices choices_from_best(const std::vector<Task>& tasks, const std::vector
     } catch (const Error&) {
       continue;  // a record from an older space
     }
-    const double c = it->second->cost();
+    const Record& r = *it->second;
     auto lb = layer_best.find(t.layer);
-    if (lb == layer_best.end() || c < lb->second.first)
-      layer_best[t.layer] = {c, LayerChoice{t.algo, it->second->knobs, t.layout()}};
+    if (lb == layer_best.end() ||
+        (r.chosen != lb->second.chosen ? r.chosen : r.cost() < lb->second.cost))
+      layer_best[t.layer] = {r.chosen, r.cost(), LayerChoice{t.algo, r.knobs, t.layout()}};
   }
   LayerChoices out;
-  for (const auto& [layer, best_choice] : layer_best)
-    for (const std::string& n : layer_nodes[layer]) out[n] = best_choice.second;
+  for (const auto& [layer, best] : layer_best)
+    for (const std::string& n : layer_nodes[layer]) out[n] = best.choice;
   return out;
 }
 

@@ -103,7 +103,7 @@ std::shared_ptr<const TaskWeights> copy_weights(const ConvNode& c) {
 void add_tasks(const std::vector<const ConvAlgorithm*>& algos, const ConvNode& c,
                const ConvProblem& p, Layout between, const std::string& node, Isa isa,
                int threads, std::vector<Task>& tasks, std::map<std::string, size_t>& by_key,
-               std::shared_ptr<const TaskWeights>& weights) {
+               std::shared_ptr<const TaskWeights>& weights, bool reads_image = false) {
   const double density = c.density();
   for (const ConvAlgorithm* a : algos) {
     if (!a->supports(p)) continue;
@@ -116,6 +116,7 @@ void add_tasks(const std::vector<const ConvAlgorithm*>& algos, const ConvNode& c
     t.algo = std::string(a->name());
     t.problem = p;
     t.between = between;
+    t.reads_image = reads_image;
     t.isa = isa;
     t.threads = threads;
     t.space = a->knob_space(p, isa);
@@ -128,12 +129,13 @@ void add_tasks(const std::vector<const ConvAlgorithm*>& algos, const ConvNode& c
   }
 }
 
-// The node's problem on blocked layout L as the layout pass runs it (a stem reads the NCHW
-// image), when some algorithm has a blocked kernel for it.
-std::optional<ConvProblem> blocked_twin(const ConvProblem& p, Layout L) {
+// The node's problem on blocked layout L as the layout pass runs it (a stem, <= 4 channels
+// per group reading the NCHW image, keeps its input NCHW), when some algorithm has a
+// blocked kernel for it.
+std::optional<ConvProblem> blocked_twin(const ConvProblem& p, bool reads_image, Layout L) {
   if (!is_blocked(L) || p.types() != ConvTypes::kF32) return std::nullopt;
   ConvProblem b = p;
-  b.set_layouts(p.c_per_group() <= 4 ? Layout::kNchw : L, L);
+  b.set_layouts(p.c_per_group() <= 4 && reads_image ? Layout::kNchw : L, L);
   for (const ConvAlgorithm* a : conv_algorithms())
     if (a->supports(b)) return b;
   return std::nullopt;
@@ -158,17 +160,20 @@ std::vector<Task> extract_tasks(const Graph& graph, const PlanOptions& options,
     if (c->density() <= max_sparse_density)
       for (const ConvAlgorithm* a : sparse_conv_algorithms()) algos.push_back(a);
     std::shared_ptr<const TaskWeights> weights;
+    bool reads_image = false;  // the model's input, NCHW
+    for (const ValueInfo& in : g.inputs) reads_image |= in.name == n.inputs[0];
     const std::optional<ConvProblem> twin =
-        options.layout == LayoutMode::kNchw ? std::nullopt : blocked_twin(c->problem, L);
+        options.layout == LayoutMode::kNchw ? std::nullopt : blocked_twin(c->problem, reads_image, L);
     if (!twin) {
       add_tasks(algos, *c, c->problem, Layout::kNchw, n.name, isa, threads, tasks, by_key,
                 weights);
       continue;
     }
     add_tasks(conv_algorithms(), *c, *twin, Layout::kNchw, n.name, isa, threads, tasks, by_key,
-              weights);
+              weights, reads_image);
     if (options.layout == LayoutMode::kAuto)
-      add_tasks(algos, *c, c->problem, L, n.name, isa, threads, tasks, by_key, weights);
+      add_tasks(algos, *c, c->problem, L, n.name, isa, threads, tasks, by_key, weights,
+                reads_image);
   }
   return tasks;
 }
@@ -320,7 +325,7 @@ class ConvMeasurer : public Measurer {
       DLAS_CHECK(!p.is_blocked() && p.types() == ConvTypes::kF32, ErrorKind::kInvalidInput,
                  "task ", task.key, ": only f32 NCHW tasks run between blocked neighbours");
       c.between = task.between;
-      c.reorder_input = p.c_per_group() > 4;  // a stem reads the NCHW image
+      c.reorder_input = !task.reads_image;
       c.n = p.n, c.c = p.c, c.k = p.k, c.x_hw = p.h * p.w, c.y_hw = p.oh() * p.ow();
       Buffers& b = *c.b;
       b.x_nchw.resize(static_cast<size_t>(p.input_count()));

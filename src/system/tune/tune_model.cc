@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <map>
+#include <set>
 #include <cmath>
 #include <string>
 #include <vector>
@@ -162,6 +164,70 @@ double ModelTimer::operator()(const LayerChoices& choices) {
   last_latency_ = reference_latency_ * ratio;
   last_choices_ = choices;
   return last_latency_;
+}
+
+namespace {
+
+// knobs_to_string's "a=1,b=2" back.
+Knobs knobs_of_step(const std::string& text) {
+  Knobs k;
+  size_t at = 0;
+  while (at < text.size()) {
+    size_t end = text.find(',', at);
+    if (end == std::string::npos) end = text.size();
+    const std::string item = text.substr(at, end - at);
+    const size_t eq = item.find('=');
+    if (eq != std::string::npos) k[item.substr(0, eq)] = std::stoll(item.substr(eq + 1));
+    at = end + 1;
+  }
+  return k;
+}
+
+}  // namespace
+
+std::vector<Record> chosen_records(const Graph& graph, PlanOptions options,
+                                   const std::vector<Task>& tasks, const TuneReport& rep,
+                                   Measurer& m, double timeout_seconds) {
+  options.layers = rep.choices;
+  const Plan plan(graph, options);
+  std::map<std::string, std::vector<const Task*>> by_node;
+  for (const Task& t : tasks)
+    for (const std::string& n : t.nodes) by_node[n].push_back(&t);
+  std::vector<Record> out;
+  std::set<std::string> done;  // task and knobs: the nodes of one layer share a record
+  for (const StepInfo& s : plan.steps()) {
+    auto it = by_node.find(s.node);
+    if (it == by_node.end()) continue;
+    const std::string algo = s.kernel.substr(0, s.kernel.find('['));  // "gemm[native]"
+    const Knobs knobs = knobs_of_step(s.knobs);
+    for (const Task* t : it->second) {
+      if (t->algo != algo || t->layout() != layout_name(s.layout)) continue;
+      try {
+        t->space.validate(knobs, t->key);
+      } catch (const Error&) {
+        continue;
+      }
+      if (!done.insert(t->key + "\n" + s.knobs).second) break;
+      Record r;
+      r.task = t->key;
+      r.algo = t->algo;
+      r.knobs = knobs;
+      r.chosen = true;
+      for (const Record& x : rep.records)
+        if (x.ok() && x.task == t->key && x.knobs == knobs) r.costs.push_back(x.cost());
+      if (r.costs.empty()) {
+        const MeasureResult now = measure_safely(m, *t, knobs, timeout_seconds);
+        if (!now.ok()) break;
+        r.costs = {now.cost()};
+      }
+      r.timestamp = now_iso8601();
+      r.version = dlas_version();
+      r.hardware = hardware_id(t->isa, t->threads);
+      out.push_back(std::move(r));
+      break;
+    }
+  }
+  return out;
 }
 
 double model_reuse_bytes(const Graph& graph, const PlanOptions& options) {
