@@ -24,7 +24,8 @@ Layout layout_of(const ukernel::F32NchwcUkernels& u) {
   return u.lanes == 16 ? Layout::kNchw16c : Layout::kNchw8c;
 }
 
-// The generated problems plus small outputs (4x4, 2x2, 1x1) and a 7x7 stem on NCHW input.
+// The generated problems plus small outputs (4x4, 2x2, 1x1), a 7x7 stem on NCHW input and
+// two with many tiles.
 std::vector<ConvProblem> problems() {
   std::vector<ConvProblem> out = generated_conv_problems();
   ConvProblem p = out[16];  // 64 -> 64, 4x4
@@ -34,6 +35,10 @@ std::vector<ConvProblem> problems() {
   out.push_back(p);
   p.h = p.w = 4, p.stride_h = p.stride_w = 2, p.c = 24, p.k = 13;  // 4x4 -> 2x2, stride 2
   out.push_back(p);
+  // Enough tiles that the run gives each work item a run of them, the last one short: a
+  // flat 1x1 (900 pixels) and a padded 3x3 on 23x23.
+  out.push_back(ConvProblem::from_key("c16_h30_w30_k24_1x1_s1x1_p0x0x0x0_d1x1_g1"));
+  out.push_back(ConvProblem::from_key("c8_h23_w23_k40_3x3_s1x1_p1x1x1x1_d1x1_g1"));
   return out;
 }
 
