@@ -4,7 +4,7 @@
 // the algorithm's default knobs on active_isa(), then PreparedConv::run in the timed loop
 // (no bias, no epilogue: the key is the shape only). Algorithms with a blocked-layout
 // implementation also run on the ISA's blocked layout, named <algo>@<layout>/<model>/<key>
-// (a stem, <= 4 input channels, reads the NCHW image). Counters: FLOPS (2 x MACs per second
+// (a stem, one group of <= 4 input channels, reads the NCHW image). Counters: FLOPS (2 x MACs per second
 // of wall time) and peak_pct (FLOPS as % of peak().gflops(isa, threads), the measured
 // FMA peak of `dlas hw --peak`).
 //
@@ -149,7 +149,7 @@ int register_benchmarks(const std::filesystem::path& dir, int threads) {
           std::string label(algo->name());
           if (in_blocked) {
             if (!dlas::is_blocked(blocked)) continue;
-            s.problem.set_layouts(s.problem.c_per_group() <= 4 ? dlas::Layout::kNchw : blocked,
+            s.problem.set_layouts(s.problem.groups == 1 && s.problem.c <= 4 ? dlas::Layout::kNchw : blocked,
                                   blocked);
             label += std::string("@") + dlas::layout_name(blocked);
           }
