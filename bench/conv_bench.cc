@@ -4,9 +4,9 @@
 // the algorithm's default knobs on active_isa(), then PreparedConv::run in the timed loop
 // (no bias, no epilogue: the key is the shape only). Algorithms with a blocked-layout
 // implementation also run on the ISA's blocked layout, named <algo>@<layout>/<model>/<key>
-// (a stem, one group of <= 4 input channels, reads the NCHW image). Counters: FLOPS (2 x MACs per second
-// of wall time) and peak_pct (FLOPS as % of peak().gflops(isa, threads), the measured
-// FMA peak of `dlas hw --peak`).
+// (a stem, one group of <= 4 input channels, reads the NCHW image). Counters: FLOPS (2 x MACs per
+// second of wall time) and peak_pct (FLOPS as % of peak().gflops(isa, threads), the measured FMA
+// peak of `dlas hw --peak`).
 //
 //   build/dlas_bench_conv --benchmark_filter='winograd/resnet18-cifar'
 //   DLAS_BENCH_THREADS=2 DLAS_ISA=avx2 build/dlas_bench_conv --benchmark_filter='^gemm/'
@@ -149,8 +149,8 @@ int register_benchmarks(const std::filesystem::path& dir, int threads) {
           std::string label(algo->name());
           if (in_blocked) {
             if (!dlas::is_blocked(blocked)) continue;
-            s.problem.set_layouts(s.problem.groups == 1 && s.problem.c <= 4 ? dlas::Layout::kNchw : blocked,
-                                  blocked);
+            s.problem.set_layouts(
+                s.problem.groups == 1 && s.problem.c <= 4 ? dlas::Layout::kNchw : blocked, blocked);
             label += std::string("@") + dlas::layout_name(blocked);
           }
           if (!algo->supports(s.problem)) continue;

@@ -14,7 +14,8 @@ const ConvAlgorithm& algo() { return direct_nchwc_conv_algorithm(); }
 // Every kernel set this CPU runs, production and test-only, with the ISA path it runs on.
 std::vector<std::pair<const ukernel::F32NchwcUkernels*, Isa>> kernel_sets() {
   std::vector<std::pair<const ukernel::F32NchwcUkernels*, Isa>> out;
-  for (const auto* list : {&ukernel::f32_nchwc_ukernels(), &ukernel::f32_nchwc_test_only_ukernels()})
+  for (const auto* list :
+       {&ukernel::f32_nchwc_ukernels(), &ukernel::f32_nchwc_test_only_ukernels()})
     for (const ukernel::F32NchwcUkernels& u : *list)
       if (isa_supported(u.isa)) out.push_back({&u, u.isa});
   return out;
@@ -120,9 +121,9 @@ TEST(DirectNchwcConv, Epilogues) {
     ConvProblem base = generated_conv_problems()[2];  // 17 -> 23, 8x8
     base.set_layouts(layout_of(*u), layout_of(*u));
     for (bool res : {false, true})
-      for (Activation a : {Activation::kNone, Activation::kRelu, Activation::kClip,
-                           Activation::kSilu, Activation::kHardSwish, Activation::kSigmoid,
-                           Activation::kHardSigmoid}) {
+      for (Activation a :
+           {Activation::kNone, Activation::kRelu, Activation::kClip, Activation::kSilu,
+            Activation::kHardSwish, Activation::kSigmoid, Activation::kHardSigmoid}) {
         ConvProblem p = base;
         p.epilogue.residual = res;
         p.epilogue.act = a;

@@ -268,7 +268,7 @@ TEST(TuneLayout, BlockedAndBetweenTasksFollowTheLayoutMode) {
     } c;
     c.tasks = extract_tasks(g, po);
     for (const Task& t : c.tasks) {
-      const std::string format = t.problem.is_blocked() ? layout_name(L)
+      const std::string format = t.problem.is_blocked()  ? layout_name(L)
                                  : is_blocked(t.between) ? std::string("nchw@") + layout_name(L)
                                                          : "nchw";
       EXPECT_NE(t.key.find("|" + format + "|"), std::string::npos) << t.key;
@@ -896,8 +896,7 @@ TEST_F(TuneRecords, HalfModelsGiveHalfTasksThatTuneAndApply) {
     quantize(g, qs);
     const DType dt = type == QuantType::kF16 ? DType::kF16 : DType::kBF16;
     check_typed_tasks(
-        g, dtype_name(dt),
-        [](const StepInfo& s) { return s.op == "Conv" || s.op == "FusedConv"; },
+        g, dtype_name(dt), [](const StepInfo& s) { return s.op == "Conv" || s.op == "FusedConv"; },
         [&](const Task& t) {
           EXPECT_TRUE(t.half()) << t.key;
           EXPECT_TRUE(find_conv_algorithm(t.algo)->supports(t.problem)) << t.key;

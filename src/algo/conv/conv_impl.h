@@ -9,6 +9,11 @@
 
 namespace dlas {
 
+// Work items per thread a blocked kernel's run aims at when its units (tiles, rows) are
+// many: several units per item, so the pool's per-item cost stays small next to a unit's
+// work, and still enough items to balance two threads on a shared machine.
+constexpr int64_t kItemsPerThread = 16;
+
 // A prepared conv whose input, output and residual are all of element type T.
 template <class T>
 class TypedPreparedConv : public PreparedConv {

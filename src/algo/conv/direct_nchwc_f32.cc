@@ -29,10 +29,6 @@ namespace {
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
-// Work items per thread the run aims at when tiles are many (load balance on a shared
-// machine against the pool's per-item cost).
-constexpr int64_t kItemsPerThread = 16;
-
 // Pixel counts the `pw` knob offers (each capped at the tile's register budget).
 constexpr int64_t kPixelChoices[] = {2, 3, 4, 5, 6, 7, 8, 10, 12, 14, 16, 24};
 

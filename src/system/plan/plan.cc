@@ -24,9 +24,9 @@ namespace {
 // step through widened copies, and the reference lowering takes the rest.
 using Lowering = std::unique_ptr<Step> (*)(const plan::LowerContext&);
 constexpr Lowering kLowerings[] = {
-    plan::lower_conv,   plan::lower_quantize, plan::lower_fc,     plan::lower_batchnorm,
-    plan::lower_activation, plan::lower_binary, plan::lower_pool, plan::lower_concat,
-    plan::lower_copy,   plan::lower_cast,     plan::lower_widened, plan::lower_reference,
+    plan::lower_conv,       plan::lower_quantize, plan::lower_fc,      plan::lower_batchnorm,
+    plan::lower_activation, plan::lower_binary,   plan::lower_pool,    plan::lower_concat,
+    plan::lower_copy,       plan::lower_cast,     plan::lower_widened, plan::lower_reference,
 };
 constexpr size_t kNativeLowerings = 10;  // the ones before lower_widened
 
@@ -88,8 +88,8 @@ LayerChoices read_layer_choices(const std::string& path) {
     }
     for (auto k = v.begin(); k != v.end(); ++k)
       DLAS_CHECK(k.key() == "algo" || k.key() == "knobs" || k.key() == "layout",
-                 ErrorKind::kInvalidInput, path,
-                 ": entry '", it.key(), "': unknown field '", k.key(), "'");
+                 ErrorKind::kInvalidInput, path, ": entry '", it.key(), "': unknown field '",
+                 k.key(), "'");
     out[it.key()] = std::move(c);
   }
   return out;

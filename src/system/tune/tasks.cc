@@ -101,8 +101,8 @@ std::shared_ptr<const TaskWeights> copy_weights(const ConvNode& c) {
 // algorithm of `algos` that supports p; a known key gains the node. `weights` is copied by
 // the first new task of the node.
 void add_tasks(const std::vector<const ConvAlgorithm*>& algos, const ConvNode& c,
-               const ConvProblem& p, Layout between, const std::string& node, Isa isa,
-               int threads, std::vector<Task>& tasks, std::map<std::string, size_t>& by_key,
+               const ConvProblem& p, Layout between, const std::string& node, Isa isa, int threads,
+               std::vector<Task>& tasks, std::map<std::string, size_t>& by_key,
                std::shared_ptr<const TaskWeights>& weights, bool reads_image = false) {
   const double density = c.density();
   for (const ConvAlgorithm* a : algos) {
@@ -162,11 +162,11 @@ std::vector<Task> extract_tasks(const Graph& graph, const PlanOptions& options,
     std::shared_ptr<const TaskWeights> weights;
     bool reads_image = false;  // the model's input, NCHW
     for (const ValueInfo& in : g.inputs) reads_image |= in.name == n.inputs[0];
-    const std::optional<ConvProblem> twin =
-        options.layout == LayoutMode::kNchw ? std::nullopt : blocked_twin(c->problem, reads_image, L);
+    const std::optional<ConvProblem> twin = options.layout == LayoutMode::kNchw
+                                                ? std::nullopt
+                                                : blocked_twin(c->problem, reads_image, L);
     if (!twin) {
-      add_tasks(algos, *c, c->problem, Layout::kNchw, n.name, isa, threads, tasks, by_key,
-                weights);
+      add_tasks(algos, *c, c->problem, Layout::kNchw, n.name, isa, threads, tasks, by_key, weights);
       continue;
     }
     add_tasks(conv_algorithms(), *c, *twin, Layout::kNchw, n.name, isa, threads, tasks, by_key,
@@ -298,8 +298,8 @@ class ConvMeasurer : public Measurer {
         reorder(reinterpret_cast<const float*>(b->res.data()), between, b->r_nchw.data(),
                 Layout::kNchw, n, k, y_hw, *pool);
       copies[i]->run(x, b->y_nchw.data(), residual ? b->r_nchw.data() : nullptr, ws, *pool);
-      reorder(b->y_nchw.data(), Layout::kNchw, reinterpret_cast<float*>(b->out.data()), between,
-              n, k, y_hw, *pool);
+      reorder(b->y_nchw.data(), Layout::kNchw, reinterpret_cast<float*>(b->out.data()), between, n,
+              k, y_hw, *pool);
     }
     size_t workspace_bytes() const { return copies[0]->workspace_bytes(pool->threads()); }
     // Seconds per run over one repeat of `number` runs.
@@ -322,8 +322,8 @@ class ConvMeasurer : public Measurer {
     c.pool = &pool(task.threads);
     c.residual = p.epilogue.residual;
     if (is_blocked(task.between)) {
-      DLAS_CHECK(!p.is_blocked() && p.types() == ConvTypes::kF32, ErrorKind::kInvalidInput,
-                 "task ", task.key, ": only f32 NCHW tasks run between blocked neighbours");
+      DLAS_CHECK(!p.is_blocked() && p.types() == ConvTypes::kF32, ErrorKind::kInvalidInput, "task ",
+                 task.key, ": only f32 NCHW tasks run between blocked neighbours");
       c.between = task.between;
       c.reorder_input = !task.reads_image;
       c.n = p.n, c.c = p.c, c.k = p.k, c.x_hw = p.h * p.w, c.y_hw = p.oh() * p.ow();
