@@ -144,6 +144,26 @@ TEST(LayoutPass, AlignedConcatBatchNormAndChannelScaleStayBlocked) {
   expect_matches_reference(b.g, plan, "concat + bn + scale");
 }
 
+// Every binary op with a per-channel operand on either side, on a blocked activation whose
+// channels are not whole blocks and whose planes span several work items.
+TEST(LayoutPass, ChannelBinaryOpsEitherOrderMatchTheReference) {
+  if (!is_blocked(native())) GTEST_SKIP() << "no blocked layout on this ISA path";
+  for (const char* op : {"Add", "Sub", "Mul", "Div"})
+    for (bool scale_first : {false, true}) {
+      Builder b;
+      b.input("x", {2, 8, 60, 60});
+      b.input("s", {2, 20, 1, 1});
+      // Sigmoid keeps a divisor of the scale away from zero.
+      const std::string a = b.op("sig", "Sigmoid", {b.conv("a", "x", 8, 20)});
+      b.g.outputs = {scale_first ? b.op("y", op, {"s", a}) : b.op("y", op, {a, "s"})};
+      b.g.infer();
+      const Plan plan(b.g, blocked_options(3));
+      for (const StepInfo& st : plan.steps())
+        if (st.node == "y") EXPECT_EQ(st.layout, native()) << op;
+      expect_matches_reference(b.g, plan, std::string(op) + (scale_first ? " scale first" : ""));
+    }
+}
+
 TEST(LayoutPass, PerLayerChoicesRunBlockedOnlyUnderNchwcWithBlockedKnobs) {
   if (!is_blocked(native())) GTEST_SKIP() << "no blocked layout on this ISA path";
   Builder b;

@@ -152,38 +152,62 @@ class BlockedChannelBinaryStep : public Step {
     y_ = static_cast<float*>(b.value(y_name_));
   }
   void run(ThreadPool& pool) override {
-    const float* full = full_first_ ? a_ : b_;
-    const float* scale = full_first_ ? b_ : a_;
-    pool.parallel_for(static_cast<size_t>(batch_ * blocks_), [&](size_t i) {
-      const float* s = scale + i * block_;
-      const float* x = full + i * plane_ * block_;
-      float* y = y_ + i * plane_ * block_;
-      for (int64_t j = 0; j < plane_; ++j)
-        for (int64_t l = 0; l < block_; ++l) {
-          const float u = full_first_ ? x[j * block_ + l] : s[l];
-          const float v = full_first_ ? s[l] : x[j * block_ + l];
-          float r = 0.f;
-          switch (op_) {
-            case BinaryOp::kAdd:
-              r = u + v;
-              break;
-            case BinaryOp::kSub:
-              r = u - v;
-              break;
-            case BinaryOp::kMul:
-              r = u * v;
-              break;
-            case BinaryOp::kDiv:
-              r = u / v;
-              break;
-          }
-          y[j * block_ + l] = r;
-        }
-    });
+    switch (op_) {
+      case BinaryOp::kAdd:
+        return apply(pool, [](float u, float v) { return u + v; });
+      case BinaryOp::kSub:
+        return apply(pool, [](float u, float v) { return u - v; });
+      case BinaryOp::kMul:
+        return apply(pool, [](float u, float v) { return u * v; });
+      case BinaryOp::kDiv:
+        return apply(pool, [](float u, float v) { return u / v; });
+    }
   }
   std::string kernel() const override { return "fast"; }
 
  private:
+  // The op hoisted out of the loops (a switch per element kept them scalar; measured
+  // 0.3 ms, a fifth of the bandwidth the GlobalAveragePool before it reached, on
+  // efficientnetb0's first 32x112x112 squeeze-and-excitation scale, Zen 3, 2 threads).
+  // Items: a run of one channel block's pixels, about kChunk elements.
+  template <class F>
+  void apply(ThreadPool& pool, F f) const {
+    const float* full = full_first_ ? a_ : b_;
+    const float* scale = full_first_ ? b_ : a_;
+    const int64_t planes = batch_ * blocks_;
+    const int64_t parts = std::max<int64_t>(1, plane_ * block_ / static_cast<int64_t>(kChunk));
+    const int64_t run = (plane_ + parts - 1) / parts;
+    pool.parallel_for(static_cast<size_t>(planes * parts), [&](size_t item) {
+      const int64_t i = static_cast<int64_t>(item) / parts;
+      const int64_t j0 = static_cast<int64_t>(item) % parts * run;
+      const int64_t j1 = std::min(plane_, j0 + run);
+      const float* s = scale + i * block_;
+      const float* x = full + (i * plane_ + j0) * block_;
+      float* y = y_ + (i * plane_ + j0) * block_;
+      if (block_ == 8)
+        pixels<8>(x, s, y, j1 - j0, f);
+      else if (block_ == 16)
+        pixels<16>(x, s, y, j1 - j0, f);
+      else
+        for (int64_t j = 0; j < j1 - j0; ++j)
+          for (int64_t l = 0; l < block_; ++l)
+            y[j * block_ + l] =
+                full_first_ ? f(x[j * block_ + l], s[l]) : f(s[l], x[j * block_ + l]);
+    });
+  }
+  // `count` pixels of B lanes (B fixed: the lane loop vectorizes).
+  template <int B, class F>
+  void pixels(const float* x, const float* s, float* y, int64_t count, F f) const {
+    float sv[B];
+    for (int l = 0; l < B; ++l) sv[l] = s[l];
+    if (full_first_)
+      for (int64_t j = 0; j < count; ++j)
+        for (int l = 0; l < B; ++l) y[j * B + l] = f(x[j * B + l], sv[l]);
+    else
+      for (int64_t j = 0; j < count; ++j)
+        for (int l = 0; l < B; ++l) y[j * B + l] = f(sv[l], x[j * B + l]);
+  }
+
   std::string a_name_, b_name_, y_name_;
   BinaryOp op_;
   bool full_first_;
