@@ -27,6 +27,13 @@
 namespace dlas::tune {
 namespace {
 
+// A zoo model at a quarter of its width (quick to tune and time).
+Graph quarter_width(const std::string& name) {
+  ZooOptions zo;
+  zo.width_mult = 0.25;
+  return build_zoo_model(name, zo);
+}
+
 // A task with `knobs` knobs of 6 values each, standing for a 3x3 conv.
 Task synthetic_task(const std::string& name, int knobs, int weight = 1) {
   Task t;
@@ -212,9 +219,7 @@ TEST(TuneMeasure, ThrowingAndTimedOutCandidatesAreRecordedNotFatal) {
 }
 
 TEST(TuneMeasure, RealConvCandidatesRunAndBadKnobsFail) {
-  ZooOptions zo;
-  zo.width_mult = 0.25;
-  const Graph g = build_zoo_model("resnet18-cifar", zo);
+  const Graph g = quarter_width("resnet18-cifar");
   PlanOptions po;
   po.threads = 2;
   const std::vector<Task> tasks = extract_tasks(g, po);
@@ -254,9 +259,7 @@ TEST(TuneMeasure, RealConvCandidatesRunAndBadKnobsFail) {
 TEST(TuneLayout, BlockedAndBetweenTasksFollowTheLayoutMode) {
   const Layout L = native_blocked_layout(active_isa());
   if (!is_blocked(L)) GTEST_SKIP() << "no blocked layout on this ISA path";
-  ZooOptions zo;
-  zo.width_mult = 0.25;
-  const Graph g = build_zoo_model("mobilenetv2-cifar", zo);
+  const Graph g = quarter_width("mobilenetv2-cifar");
   PlanOptions po;
   po.threads = 2;
   auto count = [&](LayoutMode mode) {
@@ -321,9 +324,7 @@ TEST(TuneLayout, BlockedAndBetweenTasksFollowTheLayoutMode) {
 TEST(TuneLayout, AppliedRecordsRunEachLayerOnItsChosenLayout) {
   const Layout L = native_blocked_layout(active_isa());
   if (!is_blocked(L)) GTEST_SKIP() << "no blocked layout on this ISA path";
-  ZooOptions zo;
-  zo.width_mult = 0.25;
-  const Graph g = build_zoo_model("resnet18-cifar", zo);
+  const Graph g = quarter_width("resnet18-cifar");
   PlanOptions po;
   po.threads = 2;
   const std::vector<Task> tasks = extract_tasks(g, po);
@@ -371,9 +372,7 @@ TEST(TuneLayout, AppliedRecordsRunEachLayerOnItsChosenLayout) {
 // The tuner's whole-model pick, pinned by chosen records, wins over per-layer faster
 // records: --records then runs what the tuner timed best, layouts included.
 TEST(TuneLayout, ChosenRecordsReproduceTheWholeModelPick) {
-  ZooOptions zo;
-  zo.width_mult = 0.25;
-  const Graph g = build_zoo_model("resnet18-cifar", zo);
+  const Graph g = quarter_width("resnet18-cifar");
   PlanOptions po;
   po.threads = 2;
   const std::vector<Task> tasks = extract_tasks(g, po);
@@ -707,9 +706,7 @@ TEST_F(TuneRecords, RoundTripAndDistill) {
 }
 
 TEST_F(TuneRecords, AppliedRecordsSetThePlansKnobsAndTransfer) {
-  ZooOptions zo;
-  zo.width_mult = 0.25;
-  const Graph g = build_zoo_model("resnet18-cifar", zo);
+  const Graph g = quarter_width("resnet18-cifar");
   PlanOptions po;
   po.threads = 2;
   const std::vector<Task> tasks = extract_tasks(g, po);
@@ -745,6 +742,8 @@ TEST_F(TuneRecords, AppliedRecordsSetThePlansKnobsAndTransfer) {
   EXPECT_EQ(checked, a.conv_nodes);
   // Transfer: another model with the same layers (different weights) matches every key;
   // a model at another thread count matches none.
+  ZooOptions zo;
+  zo.width_mult = 0.25;
   zo.seed = 9;
   const Graph other = build_zoo_model("resnet18-cifar", zo);
   EXPECT_EQ(apply_records(other, po, records).matched_nodes, a.conv_nodes);
