@@ -106,6 +106,10 @@ LayerChoices tune_variant(const MeasureRequest& r, const Graph& g, const PlanOpt
   mo.reuse_bytes = tune::model_reuse_bytes(g, o);  // the cache state inside the model
   auto measurer = tune::make_conv_measurer(mo);
   const tune::TuneReport rep = tune::tune(tasks, *measurer, t);
+  if (rep.retime_failures > 0)
+    std::cerr << "warning: " << rep.retime_failures
+              << " whole-model timings failed while tuning and were left off the curve (first: "
+              << rep.retime_error << ")" << std::endl;
   if (!r.records_out.empty()) {
     // The search's records, then the whole-model pick pinned (tune_model.h chosen_records).
     std::vector<tune::Record> out = rep.records;

@@ -139,6 +139,35 @@ TEST(TuneSearch, EvolutionaryBeatsRandomAtEqualTrials) {
   EXPECT_LT(sum[1], sum[0]);
 }
 
+// A whole-model timing that throws (a plan that does not compile with a round's choices)
+// is left off the curve and counted; the search goes on. The untuned model's throws.
+TEST(TuneSearch, AFailedWholeModelTimingIsSkippedNotFatal) {
+  Landscape land;
+  land.optimum = {2, 3, 1, 4};
+  const std::vector<Task> tasks = {synthetic_task("a", 4), synthetic_task("b", 4, 2)};
+  TuneOptions o;
+  o.phi = 0;
+  o.budget_trials = 60;
+  o.confirm_rounds = 0;
+  int calls = 0;
+  o.model_latency = [&](const LayerChoices&) {
+    ++calls;
+    if (calls == 2 || calls == 4) fail(ErrorKind::kInvalidInput, "plan failed on call ", calls);
+    return 1.0 / (1.0 + 0.01 * calls);
+  };
+  const TuneReport r = tune(tasks, land, o);
+  EXPECT_EQ(r.trials, 60);
+  EXPECT_EQ(r.retime_failures, 2);
+  EXPECT_NE(r.retime_error.find("plan failed on call 2"), std::string::npos) << r.retime_error;
+  EXPECT_EQ(static_cast<int>(r.curve.size()), calls - 2);  // every timing that succeeded
+  for (const CurvePoint& p : r.curve) EXPECT_TRUE(std::isfinite(p.latency_s));
+  EXPECT_GT(r.curve.size(), 2u);
+  o.model_latency = [](const LayerChoices&) -> double {
+    fail(ErrorKind::kInvalidInput, "the untuned model does not compile");
+  };
+  EXPECT_THROW(tune(tasks, land, o), Error);
+}
+
 TEST(TuneSearch, DeterministicWithASeed) {
   Landscape land;
   land.optimum = {2, 3, 1, 4};

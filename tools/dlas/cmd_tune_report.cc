@@ -31,6 +31,7 @@ nlohmann::ordered_json report_json(const std::string& model, const TuneArgs& a, 
   j["measure_seconds"] = r.measure_seconds;
   j["cold_seconds"] = r.cold_seconds;
   j["retime_seconds"] = r.retime_seconds;
+  j["retime_failures"] = r.retime_failures;
   j["confirm_seconds"] = r.confirm_seconds;
   j["confirmed"] = r.confirmed;
   j["measure_cache"] = a.cache;

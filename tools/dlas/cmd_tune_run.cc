@@ -95,6 +95,11 @@ int run_tune(const ModelArgs& model, const EngineArgs& engine, const TuneArgs& a
   o.on_record = [&](const tune::Record& r) { tune::append_record(log, r); };
   o.on_round = round_printer(o.mode);
   t.report = tune::tune(t.tasks, *measurer, o);
+  if (t.report.retime_failures > 0)
+    std::fprintf(stderr,
+                 "tune: warning: %lld whole-model timings failed and were left off the curve "
+                 "(first: %s)\n",
+                 static_cast<long long>(t.report.retime_failures), t.report.retime_error.c_str());
   // The whole-model pick pinned in the records, so --records runs what was timed best.
   for (const tune::Record& r :
        tune::chosen_records(g, po, t.tasks, t.report, *measurer, a.timeout_s))

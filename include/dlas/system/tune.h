@@ -314,6 +314,11 @@ struct TuneReport {
   double measure_seconds = 0;  // time inside measurements
   double cold_seconds = 0;     // measurement time of candidates that turned out cold
   double retime_seconds = 0;   // time inside model_latency (the curve's whole-model timings)
+  // Whole-model timings after the first that threw (a plan that did not compile or run with
+  // a round's choices): that point is left off the curve and the search goes on. The first
+  // one's message. (The first timing, of the untuned model, throws out of tune().)
+  int64_t retime_failures = 0;
+  std::string retime_error;
   double confirm_seconds = 0;  // time of the confirmation (TuneOptions::confirm_rounds)
   int64_t confirmed = 0;       // candidates re-timed by it
   double untuned_latency_s = 0, tuned_latency_s = 0;

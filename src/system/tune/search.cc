@@ -188,9 +188,16 @@ class Tuner {
     return !report_.stop_reason.empty();
   }
 
+  // The whole-model latency of c; +inf when the timing threw (after the first).
   double timed(const LayerChoices& c) {
     const auto t = Clock::now();
-    const double l = o_.model_latency(c);
+    double l = INFINITY;
+    try {
+      l = o_.model_latency(c);
+    } catch (const std::exception& e) {
+      if (report_.curve.empty()) throw;  // the untuned model itself
+      if (report_.retime_failures++ == 0) report_.retime_error = e.what();
+    }
     report_.retime_seconds += since(t);
     return l;
   }
@@ -228,6 +235,7 @@ class Tuner {
     confirmed_choices_ = c;
     CurvePoint p;
     p.latency_s = latency(c);
+    if (!std::isfinite(p.latency_s)) return;  // a timing that failed: no point
     if (p.latency_s < best_latency_) best_latency_ = p.latency_s, best_choices_ = c;
     p.seconds = since(t0_);
     p.trials = report_.trials;
