@@ -220,17 +220,31 @@ int Explorer::add_group(const std::string& label, const std::string& model_path,
   return static_cast<int>(r_.groups.size()) - 1;
 }
 
+namespace {
+
+// One deployment of an exploration as a study point (its tuning, untuned, and its
+// preprocessing, none, left to the caller).
+StudyPoint deployment_point(const std::string& model_path, const std::string& compress,
+                            const std::string& backend, const std::string& conv_algo,
+                            const std::string& layout, int threads, const std::string& dataset) {
+  StudyPoint p;
+  p.model = p.model_path = model_path;
+  p.compress = compress;
+  p.backend = backend;
+  p.conv_algo = conv_algo;
+  p.layout = layout;
+  p.threads = threads;
+  p.dataset = dataset;
+  return p;
+}
+
+}  // namespace
+
 // The study's own resolution (runner.h), so an exploration's ids are a study's ids.
 Variant Explorer::variant_of(const ExploreCandidate& c) const {
-  StudyPoint p;
-  p.model = p.model_path = c.model_path;
-  p.compress = c.compress;
-  p.backend = c.backend;
-  p.conv_algo = c.conv_algo;
-  p.layout = c.layout;
+  StudyPoint p = deployment_point(c.model_path, c.compress, c.backend, c.conv_algo, c.layout,
+                                  threads_, o_.dataset);
   p.tuning = c.schedule == "default" ? "untuned" : c.schedule;
-  p.threads = threads_;
-  p.dataset = o_.dataset;
   p.preprocess = o_.preprocess;
   return resolve_variant(p, nullptr);
 }
@@ -949,16 +963,10 @@ double Explorer::final_median(int candidate) const {
 }
 
 std::string run_score_child(const ScoreChildArgs& a) {
-  StudyPoint p;
-  p.model = p.model_path = a.model_path;
-  p.compress = a.compress;
-  p.backend = a.backend;
-  p.conv_algo = a.conv_algo;
-  p.layout = a.layout;
-  p.threads = a.threads;
-  p.dataset = a.dataset;
   MeasureRequest req;
-  req.variant = resolve_variant(p, nullptr);
+  req.variant = resolve_variant(deployment_point(a.model_path, a.compress, a.backend, a.conv_algo,
+                                                 a.layout, a.threads, a.dataset),
+                                nullptr);
   req.model_path = a.model_path;
   req.preprocess = a.preprocess;
   const std::unique_ptr<data::Dataset> test = data::open_dataset(a.dataset, data::Split::kTest);
