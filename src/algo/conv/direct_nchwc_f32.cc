@@ -29,6 +29,9 @@ namespace {
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
+// Floats stored before a non-fused activation runs over them (8 KiB: in L1).
+constexpr int64_t kActivateFloats = 2048;
+
 // Pixel counts the `pw` knob offers (each capped at the tile's register budget).
 constexpr int64_t kPixelChoices[] = {2, 3, 4, 5, 6, 7, 8, 10, 12, 14, 16, 24};
 
@@ -140,18 +143,27 @@ class PreparedDirectNchwc final : public PreparedF32Conv {
         const int64_t nvg = std::min(nv_, ocb_ - g * nv_);
         ukernel::F32NchwcArgs a = base;
         a.bias = bias_.data() + g * nv_ * b_;
-        for (int64_t t = t0; t < std::min(tiles_, t0 + chunk); ++t) {
+        const int64_t t1 = std::min(tiles_, t0 + chunk);
+        const int64_t y0 = g * nv_ * oh_ * ow_ * b_ + row * cols_ * b_;
+        // An activation the kernels do not fuse runs over each block's run of stored
+        // pixels, a few KiB at a time while they are still in L1 (once per tile, its
+        // call cost made SiLU dearer than the conv on efficientnetb0's expansions).
+        int64_t pending = t0 * pw_;
+        auto activate = [&](int64_t c1) {
+          const Epilogue act{e.act, e.p0, e.p1, false};
+          for (int64_t v = 0; v < nvg; ++v)
+            apply_epilogue(isa_, act, static_cast<size_t>((c1 - pending) * b_),
+                           y + y0 + pending * b_ + v * oh_ * ow_ * b_, 0.f, nullptr);
+          pending = c1;
+        };
+        for (int64_t t = t0; t < t1; ++t) {
           const int64_t c0 = t * pw_, px = std::min(pw_, cols_ - c0);
-          const int64_t y_off = g * nv_ * oh_ * ow_ * b_ + (row * cols_ + c0) * b_;
+          const int64_t y_off = y0 + c0 * b_;
           a.r = r ? r + y_off : nullptr;
           const float* xt = x + ((row * sh) * wp_ + c0 * sw) * ib_;
           kernel(nvg, px)(a, xt, w_.data() + group_offset_[g], y + y_off);
-          if (!e.is_clamp()) {
-            const Epilogue act{e.act, e.p0, e.p1, false};
-            for (int64_t v = 0; v < nvg; ++v)
-              apply_epilogue(isa_, act, static_cast<size_t>(px * b_),
-                             y + y_off + v * oh_ * ow_ * b_, 0.f, nullptr);
-          }
+          if (!e.is_clamp() && (t + 1 == t1 || (c0 + px - pending) * nvg * b_ >= kActivateFloats))
+            activate(c0 + px);
         }
       });
     }

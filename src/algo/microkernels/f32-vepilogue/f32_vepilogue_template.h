@@ -23,20 +23,22 @@ struct I32Vec<16> {
   typedef int32_t type __attribute__((vector_size(64)));
 };
 
-// exp(x) for x <= 0 (the only range sigmoid needs; see below). Cody-Waite
-// reduction x = n ln2 + r, |r| <= ln2/2, then the degree-7 Taylor polynomial
-// (truncation error |r|^8/8! < 6e-9 relative, well below 1/2 ulp), scaled by 2^n
-// as 2^(n/2) * 2^(n - n/2) so each factor stays a normal float down to the
-// subnormal range (x is clamped at -104, where exp(x) rounds to 0 anyway).
+// exp(x) for x <= 0 (the only range sigmoid needs; see below). Cody-Waite reduction
+// x = n ln2 + r, |r| <= ln2/2, then the degree-7 Taylor polynomial (truncation error
+// |r|^8/8! < 6e-9 relative, well below 1/2 ulp), scaled by 2^n. n comes from the
+// 1.5 * 2^23 rounding trick with 151 added to the magic number: the sum's low mantissa bits
+// are then n + 151, the exponent field of 2^(n + 24), so one shift makes the scale, and a
+// final * 2^-24 rounds results below FLT_MIN correctly into the subnormals (x is clamped at
+// -103.97, n >= -150, where exp(x) rounds to 0 anyway).
 template <int L>
 inline typename F32Vec<L>::type f32vec_exp_nonpositive(typename F32Vec<L>::type x) {
   typedef typename F32Vec<L>::type V;
   typedef typename I32Vec<L>::type VI;
-  const V lo = f32vec_splat<L>(-104.f);
+  const V lo = f32vec_splat<L>(-103.97f);
   x = x < lo ? lo : x;
-  // Round to nearest with the 1.5 * 2^23 trick (exact for |n| < 2^22).
-  const V magic = f32vec_splat<L>(12582912.f);
-  const V n = (x * f32vec_splat<L>(1.44269504088896341f) + magic) - magic;
+  const V magic = f32vec_splat<L>(12582912.f + 151.f);
+  const V t = x * f32vec_splat<L>(1.44269504088896341f) + magic;
+  const V n = t - magic;
   V r = x - n * f32vec_splat<L>(0.693359375f);   // ln2 high part: exact product
   r = r - n * f32vec_splat<L>(-2.12194440e-4f);  // ln2 low part
   V p = f32vec_splat<L>(1.f / 5040.f);
@@ -47,10 +49,8 @@ inline typename F32Vec<L>::type f32vec_exp_nonpositive(typename F32Vec<L>::type 
   p = p * r + f32vec_splat<L>(0.5f);
   p = p * r + f32vec_splat<L>(1.f);
   p = p * r + f32vec_splat<L>(1.f);
-  const VI ni = __builtin_convertvector(n, VI);
-  const VI n1 = ni >> 1, n2 = ni - n1;
-  const VI e1 = (n1 + 127) << 23, e2 = (n2 + 127) << 23;
-  return (p * (V)e1) * (V)e2;  // GCC vector casts reinterpret the bits
+  const VI scale = (VI)t << 23;  // GCC vector casts reinterpret the bits
+  return (p * (V)scale) * f32vec_splat<L>(5.9604644775390625e-8f);  // 2^-24
 }
 
 // sigmoid(x) without overflow: with e = exp(-|x|) in (0, 1],
@@ -58,12 +58,12 @@ inline typename F32Vec<L>::type f32vec_exp_nonpositive(typename F32Vec<L>::type 
 template <int L>
 inline typename F32Vec<L>::type f32vec_sigmoid(typename F32Vec<L>::type x) {
   typedef typename F32Vec<L>::type V;
+  typedef typename I32Vec<L>::type VI;
   const V zero = f32vec_splat<L>(0.f);
-  const V neg_abs = x > zero ? -x : x;
+  const V neg_abs = (V)((VI)x | (VI)f32vec_splat<L>(-0.f));
   const V e = f32vec_exp_nonpositive<L>(neg_abs);
   const V d = f32vec_splat<L>(1.f) + e;
-  const V num = x > zero ? f32vec_splat<L>(1.f) : e;
-  return num / d;
+  return (x > zero ? f32vec_splat<L>(1.f) : e) / d;
 }
 
 template <int L, dlas::Activation A>
