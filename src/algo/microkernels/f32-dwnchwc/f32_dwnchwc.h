@@ -8,10 +8,12 @@
 //       l])
 //
 // x points at the first pixel's first counted tap and w at that tap's weights; the caller
-// counts only taps inside the input (kh, kw may be smaller than the kernel, 0 included), so
-// no padding is ever read. y and r point at the tile's first pixel, pixels `lanes` apart.
-// The clamp (none/relu/clip) is fused; the caller applies other activations to the stored
-// row. One list: f32-dwnchwc/f32_dwnchwc.inc; bodies: f32_dwnchwc_template.h, one TU per ISA.
+// counts only kernel rows inside the input (kh may be smaller than the kernel, 0 included),
+// and for kw = 0 kernels only columns inside it; kw > 0 kernels skip the window columns
+// outside [q_lo, q_hi) instead, so no padding is ever read. y and r point at the tile's first
+// pixel, pixels `lanes` apart. The clamp (none/relu/clip) is fused; the caller applies other
+// activations to the stored row. One list: f32-dwnchwc/f32_dwnchwc.inc; bodies:
+// f32_dwnchwc_template.h, one TU per ISA.
 #pragma once
 
 #include <cstddef>
@@ -22,11 +24,16 @@
 namespace dlas::ukernel {
 
 struct F32DwNchwcArgs {
-  size_t kh = 1, kw = 1;        // taps counted along H and W
-  size_t x_khs = 0;             // floats between counted kernel rows (dil_h * w * lanes)
-  size_t x_kws = 0;             // floats between kernel columns (dil_w * lanes)
-  size_t x_ps = 0;              // floats between output pixels' inputs (stride_w * lanes)
-  size_t w_khs = 0;             // floats between weight rows (kernel width * lanes)
+  size_t kh = 1, kw = 1;  // taps counted along H and W
+  size_t x_khs = 0;       // floats between counted kernel rows (dil_h * w * lanes)
+  size_t x_kws = 0;       // floats between kernel columns (dil_w * lanes)
+  size_t x_ps = 0;        // floats between output pixels' inputs (stride_w * lanes)
+  size_t w_khs = 0;       // floats between weight rows (kernel width * lanes)
+  // kw > 0 kernels: the tile's window columns q (input column first + q, the window being
+  // the (P - 1) * stride + kw columns its pixels read) inside the input are [q_lo, q_hi);
+  // the others are zero padding, never read. x then points at window column q_lo (inside the
+  // row). The defaults mean every column is inside.
+  int q_lo = 0, q_hi = 1 << 30;
   const float* bias = nullptr;  // [lanes]
   const float* r = nullptr;     // residual like y, or null
   float lo = 0.f, hi = 0.f;     // clamp bounds (+-inf when none)
@@ -44,9 +51,9 @@ struct F32DwNchwcUkernels {
   int lanes;
   int accumulators;  // pixels of a tile must not exceed it
   // The kernel of `pixels` pixels for stride_w (1 and 2 are constants, others read x_ps),
-  // or nullptr past max_pixels(). kw > 0 (3 or 5): for tiles whose taps along W are exactly
-  // kw undilated columns (unrolled, input loads shared between pixels); 0: reads a.kw and
-  // a.x_kws.
+  // or nullptr past max_pixels(). kw > 0 (3 or 5): for tiles whose taps along W are kw
+  // undilated columns (unrolled, input loads shared between pixels), padding columns
+  // skipped by q_lo / q_hi; 0: reads a.kw and a.x_kws.
   F32DwNchwcFn (*select)(int pixels, int stride, int kw);
 
   int max_pixels() const {

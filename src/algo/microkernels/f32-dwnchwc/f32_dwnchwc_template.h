@@ -14,11 +14,12 @@ using dlas::ukernel::F32DwNchwcArgs;
 using dlas::ukernel::F32DwNchwcFn;
 
 // P accumulators, one weight vector and one input vector live in registers; S is the
-// stride along W (0: read from the arguments). KW > 0: the tile's taps along W are exactly
-// KW columns 1 apart (undilated, all inside), so with the loops unrolled each input column
-// is loaded once for every pixel whose window holds it.
-template <class V, int W, int P, int S, int KW>
-void dwnchwc_tile(const F32DwNchwcArgs& a, const float* x, const float* w, float* y) {
+// stride along W (0: read from the arguments). KW > 0: the tile's taps along W are KW
+// undilated columns, so with the loops unrolled each input column is loaded once for every
+// pixel whose window holds it; a tile at the row's edges skips its window columns outside
+// [q_lo, q_hi) (the padding) and keeps all P accumulators.
+template <class V, int W, int P, int S, int KW, bool EDGE>
+void dwnchwc_body(const F32DwNchwcArgs& a, const float* x, const float* w, float* y) {
   V acc[P];
   {
     V b;
@@ -32,12 +33,25 @@ void dwnchwc_tile(const F32DwNchwcArgs& a, const float* x, const float* w, float
     if constexpr (KW > 0) {
       V wv[KW];
       for (int j = 0; j < KW; ++j) __builtin_memcpy(&wv[j], wr + j * W, sizeof(V));
-      // Input column q = p * S + j feeds pixel p's tap j.
+      // Input column q = p * S + j feeds pixel p's tap j. An edge tile (x at column q_lo)
+      // first copies its row window into `win`, zeros outside [q_lo, q_hi) (the padding),
+      // and then runs the interior loop on it: per-column tests inside that loop made GCC
+      // branch around every FMA and spill the accumulators.
       constexpr int kCols = (P - 1) * S + KW;
+      alignas(64) float win[EDGE ? kCols * W : 1];
+      const float* src = xr;
+      if constexpr (EDGE) {
+        for (int q = 0; q < kCols; ++q) {
+          V v = V{};
+          if (q >= a.q_lo && q < a.q_hi) __builtin_memcpy(&v, xr + (q - a.q_lo) * W, sizeof(V));
+          __builtin_memcpy(win + q * W, &v, sizeof(V));
+        }
+        src = win;
+      }
 #pragma GCC unroll 64
       for (int q = 0; q < kCols; ++q) {
         V xv;
-        __builtin_memcpy(&xv, xr + q * W, sizeof(V));
+        __builtin_memcpy(&xv, src + q * W, sizeof(V));
 #pragma GCC unroll 16
         for (int j = 0; j < KW; ++j)
           if (q - j >= 0 && (q - j) % S == 0 && (q - j) / S < P) acc[(q - j) / S] += xv * wv[j];
@@ -67,6 +81,16 @@ void dwnchwc_tile(const F32DwNchwcArgs& a, const float* x, const float* w, float
     o = o > hi ? hi : o;
     __builtin_memcpy(y + p * W, &o, sizeof(V));
   }
+}
+
+// An unrolled tile (KW > 0) whose window reaches into the padding runs the body that
+// tests its columns; interior tiles run the body without the tests.
+template <class V, int W, int P, int S, int KW>
+void dwnchwc_tile(const F32DwNchwcArgs& a, const float* x, const float* w, float* y) {
+  if constexpr (KW > 0)
+    if (a.q_lo > 0 || a.q_hi < (P - 1) * S + KW)
+      return dwnchwc_body<V, W, P, S, KW, true>(a, x, w, y);
+  dwnchwc_body<V, W, P, S, KW, false>(a, x, w, y);
 }
 
 template <class V, int W, int S, int KW, int... Ps>
