@@ -156,14 +156,22 @@ class PreparedDirectNchwc final : public PreparedF32Conv {
                            y + y0 + pending * b_ + v * oh_ * ow_ * b_, 0.f, nullptr);
           pending = c1;
         };
-        for (int64_t t = t0; t < t1; ++t) {
-          const int64_t c0 = t * pw_, px = std::min(pw_, cols_ - c0);
+        // Runs of full tiles in one kernel call each (as many as fill kActivateFloats when
+        // an activation follows), the row's last, narrower tile in a call of its own.
+        const int64_t full = cols_ / pw_;  // tiles of pw pixels in a row
+        const int64_t run =
+            e.is_clamp() ? t1 - t0 : std::max<int64_t>(1, kActivateFloats / (pw_ * nvg * b_));
+        for (int64_t t = t0; t < t1;) {
+          const int64_t c0 = t * pw_;
+          const int64_t n = t < full ? std::min({run, t1 - t, full - t}) : 1;
+          const int64_t px = t < full ? pw_ : cols_ - c0;
           const int64_t y_off = y0 + c0 * b_;
           a.r = r ? r + y_off : nullptr;
+          a.tiles = static_cast<size_t>(n);
           const float* xt = x + ((row * sh) * wp_ + c0 * sw) * ib_;
           kernel(nvg, px)(a, xt, w_.data() + group_offset_[g], y + y_off);
-          if (!e.is_clamp() && (t + 1 == t1 || (c0 + px - pending) * nvg * b_ >= kActivateFloats))
-            activate(c0 + px);
+          t += n;
+          if (!e.is_clamp()) activate(std::min(cols_, t * pw_));
         }
       });
     }

@@ -13,7 +13,8 @@
 // x points at the tile's first tap: a zero-padded input whose input-channel blocks hold IB
 // channels (IB = lanes for a blocked input, 1 for an NCHW one: then `cb` counts channels),
 // pixels IB floats apart and S the stride along W. y and r point at the tile's first pixel
-// of its first output block, blocks y_cbs floats apart, pixels `lanes` apart. The clamp
+// of its first output block, blocks y_cbs floats apart, pixels `lanes` apart. A call runs
+// a.tiles such tiles one after the other along the row (x, y and r P pixels on). The clamp
 // (none/relu/clip) is fused; the caller applies other activations to the stored tile.
 // One list: f32-nchwc/f32_nchwc.inc; bodies: f32_nchwc_template.h, one TU per ISA.
 #pragma once
@@ -32,6 +33,7 @@ struct F32NchwcArgs {
   size_t x_khs = 0;             // floats between kernel rows (dil_h * padded row)
   size_t x_kws = 0;             // floats between kernel columns (dil_w * IB)
   size_t y_cbs = 0;             // floats between output channel blocks
+  size_t tiles = 1;             // tiles run, P pixels apart along the row
   const float* bias = nullptr;  // [NV * lanes] of this tile's blocks
   const float* r = nullptr;     // residual like y, or null
   float lo = 0.f, hi = 0.f;     // clamp bounds (+-inf when none)

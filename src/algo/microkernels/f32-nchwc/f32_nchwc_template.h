@@ -13,49 +13,76 @@ namespace {
 using dlas::ukernel::F32NchwcArgs;
 using dlas::ukernel::F32NchwcFn;
 
+// The IB lane steps of one tap: per step NV weight vectors, each pixel broadcast into
+// them, fully unrolled. (Unrolled by 1, 2 or 4, GCC spilled accumulators of the
+// 12-accumulator tiles on AVX2: a third of the FLOP/s.)
+template <class V, int W, int NV, int P, int IB, int S>
+[[gnu::always_inline]] inline void nchwc_lane_steps(V (&acc)[P][NV], const float* xt,
+                                                    const float* wc) {
+#pragma GCC unroll 16
+  for (int c = 0; c < IB; ++c) {
+    V wv[NV];
+    for (int v = 0; v < NV; ++v) __builtin_memcpy(&wv[v], wc + (c * NV + v) * W, sizeof(V));
+    for (int p = 0; p < P; ++p) {
+      const V xv = xt[p * S * IB + c] - V{};  // broadcast (x - 0 folds; 0 + x does not)
+      for (int v = 0; v < NV; ++v) acc[p][v] += xv * wv[v];
+    }
+  }
+}
+
 // NV blocks x P pixels of accumulators, NV weight vectors and one broadcast live in
 // registers; IB input lanes per block and the stride S are constants, so every broadcast
-// address is the tap's pointer plus a constant.
+// address is the tap's pointer plus a constant. The kernel runs a.tiles tiles along the
+// row, P pixels apart (a call per tile cost a third of the time of 1x1 convs on 16-24
+// input channels); a 1x1 kernel (kh = kw = 1) takes a loop without the tap loops.
 template <class V, int W, int NV, int P, int IB, int S>
 void nchwc_tile(const F32NchwcArgs& a, const float* x, const float* w, float* y) {
-  V acc[P][NV];
-  for (int v = 0; v < NV; ++v) {
-    V b;
-    __builtin_memcpy(&b, a.bias + v * W, sizeof(V));
-    for (int p = 0; p < P; ++p) acc[p][v] = b;
-  }
-  for (size_t cb = 0; cb < a.cb; ++cb) {
-    const float* xc = x + cb * a.x_cbs;
-    for (size_t i = 0; i < a.kh; ++i) {
-      const float* xr = xc + i * a.x_khs;
-      for (size_t j = 0; j < a.kw; ++j) {
-        const float* xt = xr + j * a.x_kws;
-#pragma GCC unroll 16
-        for (int c = 0; c < IB; ++c) {
-          V wv[NV];
-          for (int v = 0; v < NV; ++v) __builtin_memcpy(&wv[v], w + v * W, sizeof(V));
-          w += NV * W;
-          for (int p = 0; p < P; ++p) {
-            const V xv = xt[p * S * IB + c] - V{};  // broadcast (x - 0 folds; 0 + x does not)
-            for (int v = 0; v < NV; ++v) acc[p][v] += xv * wv[v];
+  const bool one_tap = a.kh == 1 && a.kw == 1;
+  const float* r = a.r;
+  for (size_t t = 0; t < a.tiles; ++t) {
+    // Bias and clamp bounds are reloaded per tile: kept in registers across tiles they
+    // pushed a 12-accumulator tile past the 16 registers of AVX2.
+    V acc[P][NV];
+    for (int v = 0; v < NV; ++v) {
+      V b;
+      __builtin_memcpy(&b, a.bias + v * W, sizeof(V));
+      for (int p = 0; p < P; ++p) acc[p][v] = b;
+    }
+    const float* wt = w;
+    if (one_tap) {
+      for (size_t cb = 0; cb < a.cb; ++cb) {
+        nchwc_lane_steps<V, W, NV, P, IB, S>(acc, x + cb * a.x_cbs, wt);
+        wt += IB * NV * W;
+      }
+    } else {
+      for (size_t cb = 0; cb < a.cb; ++cb) {
+        const float* xc = x + cb * a.x_cbs;
+        for (size_t i = 0; i < a.kh; ++i) {
+          const float* xr = xc + i * a.x_khs;
+          for (size_t j = 0; j < a.kw; ++j) {
+            nchwc_lane_steps<V, W, NV, P, IB, S>(acc, xr + j * a.x_kws, wt);
+            wt += IB * NV * W;
           }
         }
       }
     }
-  }
-  const V lo = a.lo - V{}, hi = a.hi - V{};
-  for (int v = 0; v < NV; ++v)
-    for (int p = 0; p < P; ++p) {
-      V o = acc[p][v];
-      if (a.r) {
-        V r;
-        __builtin_memcpy(&r, a.r + v * a.y_cbs + p * W, sizeof(V));
-        o += r;
+    const V lo = a.lo - V{}, hi = a.hi - V{};
+    for (int v = 0; v < NV; ++v)
+      for (int p = 0; p < P; ++p) {
+        V o = acc[p][v];
+        if (r) {
+          V rv;
+          __builtin_memcpy(&rv, r + v * a.y_cbs + p * W, sizeof(V));
+          o += rv;
+        }
+        o = o < lo ? lo : o;
+        o = o > hi ? hi : o;
+        __builtin_memcpy(y + v * a.y_cbs + p * W, &o, sizeof(V));
       }
-      o = o < lo ? lo : o;
-      o = o > hi ? hi : o;
-      __builtin_memcpy(y + v * a.y_cbs + p * W, &o, sizeof(V));
-    }
+    x += P * S * IB;
+    y += P * W;
+    if (r) r += P * W;
+  }
 }
 
 // The kernel of P pixels, or null past the register budget (never instantiated).
