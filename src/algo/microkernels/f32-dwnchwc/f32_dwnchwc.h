@@ -52,7 +52,7 @@ struct F32DwNchwcUkernels {
   int accumulators;  // pixels of a tile must not exceed it
   // The kernel of `pixels` pixels for stride_w (1 and 2 are constants, others read x_ps),
   // or nullptr past max_pixels(). kw > 0 (3 or 5): for tiles whose taps along W are kw
-  // undilated columns (unrolled, input loads shared between pixels), padding columns
+  // undilated columns (unrolled, taps then pixels), padding columns
   // skipped by q_lo / q_hi; 0: reads a.kw and a.x_kws.
   F32DwNchwcFn (*select)(int pixels, int stride, int kw);
 
