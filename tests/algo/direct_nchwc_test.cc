@@ -54,14 +54,29 @@ bool run_set(const ConvProblem& p, const ukernel::F32NchwcUkernels& u, Isa isa, 
       std::string(u.name) + " " + p.key(), knobs);
 }
 
-TEST(DirectNchwcConv, SupportsDenseBlockedProblemsOnly) {
+// Whether every conv group holds whole blocks of `b` channels, in and out.
+bool whole_blocks_per_group(const ConvProblem& p, int64_t b) {
+  return p.groups == 1 || ((p.c / p.groups) % b == 0 && (p.k / p.groups) % b == 0);
+}
+
+TEST(DirectNchwcConv, SupportsBlockedProblemsWithWholeBlocksPerGroup) {
   for (ConvProblem p : generated_conv_problems()) {
     EXPECT_FALSE(algo().supports(p)) << "NCHW " << p.key();
     p.set_layouts(Layout::kNchw16c, Layout::kNchw16c);
-    EXPECT_EQ(algo().supports(p), p.groups == 1) << p.key();
+    EXPECT_EQ(algo().supports(p), whole_blocks_per_group(p, 16)) << p.key();
     p.set_layouts(Layout::kNchw, Layout::kNchw8c);
     EXPECT_EQ(algo().supports(p), p.groups == 1) << p.key();
   }
+  // Grouped: whole blocks per group on a blocked input only; depthwise never.
+  ConvProblem g = ConvProblem::from_key("c32_h9_w9_k64_3x3_s1x1_p1x1x1x1_d1x1_g2");
+  EXPECT_TRUE(algo().supports(g.set_layouts(Layout::kNchw8c, Layout::kNchw8c)));
+  EXPECT_TRUE(algo().supports(g.set_layouts(Layout::kNchw16c, Layout::kNchw16c)));
+  EXPECT_FALSE(algo().supports(g.set_layouts(Layout::kNchw, Layout::kNchw8c)));
+  g = ConvProblem::from_key("c32_h9_w9_k32_3x3_s1x1_p1x1x1x1_d1x1_g4");  // 8 per group
+  EXPECT_TRUE(algo().supports(g.set_layouts(Layout::kNchw8c, Layout::kNchw8c)));
+  EXPECT_FALSE(algo().supports(g.set_layouts(Layout::kNchw16c, Layout::kNchw16c)));
+  g = ConvProblem::from_key("c16_h9_w9_k16_3x3_s1x1_p1x1x1x1_d1x1_g16");
+  EXPECT_FALSE(algo().supports(g.set_layouts(Layout::kNchw8c, Layout::kNchw8c)));
   // The list row sends blocked problems to this implementation and NCHW ones elsewhere.
   const ConvAlgorithm* direct = find_conv_algorithm("direct");
   ASSERT_NE(direct, nullptr);
@@ -114,6 +129,34 @@ TEST(DirectNchwcConv, EveryTileShape) {
         if (!run_set(p, *u, isa, space.point(i), 2)) break;
     }
   }
+}
+
+// Grouped convs (regnet's and resnext's 3x3s): each block group reduces over its conv
+// group's input blocks only. Group widths of one and several blocks, 3x3 padded at
+// stride 1 and 2, a flat 1x1 and a residual epilogue; every nv the knob space offers.
+TEST(DirectNchwcConv, GroupedWholeBlocksPerGroup) {
+  int tested = 0;
+  for (const auto& [u, isa] : kernel_sets()) {
+    const int64_t b = u->lanes;
+    for (const char* key :
+         {"c32_h9_w9_k32_3x3_s1x1_p1x1x1x1_d1x1_g2", "c64_h7_w7_k96_3x3_s2x2_p1x1x1x1_d1x1_g2",
+          "c64_h11_w11_k64_3x3_s1x1_p1x1x1x1_d1x1_g4", "c48_h6_w6_k48_1x1_s1x1_p0x0x0x0_d1x1_g3",
+          "c96_h5_w5_k96_3x3_s1x1_p1x1x1x1_d1x1_g6"}) {
+      ConvProblem p = ConvProblem::from_key(key);
+      p.set_layouts(layout_of(*u), layout_of(*u));
+      if (!whole_blocks_per_group(p, b)) continue;
+      ASSERT_TRUE(algo().supports(p)) << key;
+      const KnobSpace space = algo().knob_space(p, isa);
+      for (int64_t i = 0; i < space.size(); i += 3) run_set(p, *u, isa, space.point(i), 2);
+      run_set(p, *u, isa, {});
+      p.epilogue.residual = true;
+      p.epilogue.act = Activation::kRelu;
+      run_set(p, *u, isa, {}, 2);
+      ++tested;
+    }
+  }
+  if (kernel_sets().empty()) GTEST_SKIP() << "no AVX2";
+  EXPECT_GT(tested, 0);
 }
 
 TEST(DirectNchwcConv, Epilogues) {

@@ -49,7 +49,10 @@ class PreparedDirectNchwc final : public PreparedF32Conv {
     ib_ = is_blocked(p.x_layout) ? b_ : 1;
     cbx_ = ib_ == 1 ? p.c : ceil_div(p.c, b_);
     ocb_ = ceil_div(p.k, b_);
-    nv_ = std::min<int64_t>(kn.at("nv"), ocb_);
+    // Grouped convs (supports(): whole blocks per group) reduce over their group's input
+    // blocks only; a block group never spans two conv groups.
+    const int64_t cg = p.groups, ocb_g = ocb_ / cg, cbx_g = cbx_ / cg;
+    nv_ = std::min<int64_t>(kn.at("nv"), ocb_g);
     oh_ = p.oh(), ow_ = p.ow();
     flat_ = flat_1x1(p);
     rows_ = flat_ ? 1 : oh_;
@@ -58,7 +61,11 @@ class PreparedDirectNchwc final : public PreparedF32Conv {
     hp_ = padded_ ? (oh_ - 1) * p.stride_h + (p.kh - 1) * p.dil_h + 1 : p.h;
     wp_ = padded_ ? (ow_ - 1) * p.stride_w + (p.kw - 1) * p.dil_w + 1 : p.w;
     if (flat_) wp_ = p.h * p.w, hp_ = 1;
-    groups_ = ceil_div(ocb_, nv_);
+    cbg_ = cbx_g;
+    for (int64_t g = 0; g < cg; ++g)
+      for (int64_t j = 0; j < ocb_g; j += nv_)
+        bgroups_.push_back({g * ocb_g + j, std::min(nv_, ocb_g - j), g * cbx_g, 0});
+    groups_ = static_cast<int64_t>(bgroups_.size());
     const int stride = flat_ ? 1 : static_cast<int>(p.stride_w);
     pw_ = std::min<int64_t>(kn.at("pw"), set.max_pixels(static_cast<int>(nv_)));
     pw_ = std::min(pw_, cols_);
@@ -67,31 +74,29 @@ class PreparedDirectNchwc final : public PreparedF32Conv {
     for (int nv = 1; nv <= 4; ++nv)
       for (int px = 1; px <= pw_; ++px)
         kernels_[nv - 1][px - 1] = set.select(nv, px, static_cast<int>(ib_), stride);
-    for (int64_t g = 0; g < groups_; ++g) {
-      const int64_t nvg = std::min(nv_, ocb_ - g * nv_);
+    for (const BlockGroup& bg : bgroups_) {
       const int64_t last = cols_ - (tiles_ - 1) * pw_;
-      DLAS_CHECK(kernel(nvg, pw_) && kernel(nvg, last), ErrorKind::kInternal,
-                 "direct (blocked): no kernel for ", nvg, " blocks x ", pw_, " pixels");
+      DLAS_CHECK(kernel(bg.blocks, pw_) && kernel(bg.blocks, last), ErrorKind::kInternal,
+                 "direct (blocked): no kernel for ", bg.blocks, " blocks x ", pw_, " pixels");
     }
-    // Weights: per group [cbx][kh][kw][ib][nvg][b].
-    const int64_t taps = p.kh * p.kw;
-    group_offset_.resize(static_cast<size_t>(groups_ + 1), 0);
-    for (int64_t g = 0; g < groups_; ++g)
-      group_offset_[g + 1] =
-          group_offset_[g] + cbx_ * taps * ib_ * std::min(nv_, ocb_ - g * nv_) * b_;
-    w_.assign(static_cast<size_t>(group_offset_[groups_]), 0.f);
-    for (int64_t g = 0; g < groups_; ++g) {
-      const int64_t nvg = std::min(nv_, ocb_ - g * nv_);
-      float* wg = w_.data() + group_offset_[g];
-      for (int64_t cb = 0; cb < cbx_; ++cb)
+    // Weights: per block group [cbg][kh][kw][ib][blocks][b].
+    const int64_t taps = p.kh * p.kw, cpg = p.c / cg;
+    int64_t offset = 0;
+    for (BlockGroup& bg : bgroups_)
+      bg.w_offset = offset, offset += cbg_ * taps * ib_ * bg.blocks * b_;
+    w_.assign(static_cast<size_t>(offset), 0.f);
+    for (const BlockGroup& bg : bgroups_) {
+      float* wg = w_.data() + bg.w_offset;
+      const int64_t ic0 = bg.x_block * ib_;  // the conv group's first input channel
+      for (int64_t cb = 0; cb < cbg_; ++cb)
         for (int64_t t = 0; t < taps; ++t)
           for (int64_t c = 0; c < ib_; ++c)
-            for (int64_t v = 0; v < nvg; ++v)
+            for (int64_t v = 0; v < bg.blocks; ++v)
               for (int64_t l = 0; l < b_; ++l) {
-                const int64_t oc = (g * nv_ + v) * b_ + l, ic = cb * ib_ + c;
-                if (oc < p.k && ic < p.c)
-                  wg[(((cb * taps + t) * ib_ + c) * nvg + v) * b_ + l] =
-                      w[(oc * p.c + ic) * taps + t];
+                const int64_t oc = (bg.first_block + v) * b_ + l, ic = cb * ib_ + c;
+                if (oc < p.k && ic0 + ic < p.c)
+                  wg[(((cb * taps + t) * ib_ + c) * bg.blocks + v) * b_ + l] =
+                      w[(oc * cpg + ic) * taps + t];
               }
     }
     bias_.assign(static_cast<size_t>(ocb_ * b_), 0.f);
@@ -109,7 +114,7 @@ class PreparedDirectNchwc final : public PreparedF32Conv {
     const int64_t out_img = ocb_ * b_ * oh_ * ow_;
     const Epilogue& e = p_.epilogue;
     ukernel::F32NchwcArgs base;
-    base.cb = static_cast<size_t>(cbx_);
+    base.cb = static_cast<size_t>(cbg_);
     base.kh = static_cast<size_t>(p_.kh), base.kw = static_cast<size_t>(p_.kw);
     base.x_cbs = static_cast<size_t>(hp_ * wp_ * ib_);
     base.x_khs = static_cast<size_t>(p_.dil_h * wp_ * ib_);
@@ -138,13 +143,15 @@ class PreparedDirectNchwc final : public PreparedF32Conv {
       const int64_t chunks = ceil_div(tiles_, chunk);
       pool.parallel_for(static_cast<size_t>(groups_ * rows_ * chunks), [&](size_t item) {
         const int64_t i = static_cast<int64_t>(item);
-        const int64_t g = i / (rows_ * chunks), rc = i % (rows_ * chunks);
+        const BlockGroup& bg = bgroups_[static_cast<size_t>(i / (rows_ * chunks))];
+        const int64_t rc = i % (rows_ * chunks);
         const int64_t row = rc / chunks, t0 = rc % chunks * chunk;
-        const int64_t nvg = std::min(nv_, ocb_ - g * nv_);
+        const int64_t nvg = bg.blocks;
         ukernel::F32NchwcArgs a = base;
-        a.bias = bias_.data() + g * nv_ * b_;
+        a.bias = bias_.data() + bg.first_block * b_;
         const int64_t t1 = std::min(tiles_, t0 + chunk);
-        const int64_t y0 = g * nv_ * oh_ * ow_ * b_ + row * cols_ * b_;
+        const int64_t y0 = bg.first_block * oh_ * ow_ * b_ + row * cols_ * b_;
+        const float* xg = x + bg.x_block * hp_ * wp_ * ib_;
         // An activation the kernels do not fuse runs over each block's run of stored
         // pixels, a few KiB at a time while they are still in L1 (once per tile, its
         // call cost made SiLU dearer than the conv on efficientnetb0's expansions).
@@ -168,8 +175,8 @@ class PreparedDirectNchwc final : public PreparedF32Conv {
           const int64_t y_off = y0 + c0 * b_;
           a.r = r ? r + y_off : nullptr;
           a.tiles = static_cast<size_t>(n);
-          const float* xt = x + ((row * sh) * wp_ + c0 * sw) * ib_;
-          kernel(nvg, px)(a, xt, w_.data() + group_offset_[g], y + y_off);
+          const float* xt = xg + ((row * sh) * wp_ + c0 * sw) * ib_;
+          kernel(nvg, px)(a, xt, w_.data() + bg.w_offset, y + y_off);
           t += n;
           if (!e.is_clamp()) activate(std::min(cols_, t * pw_));
         }
@@ -212,7 +219,13 @@ class PreparedDirectNchwc final : public PreparedF32Conv {
   int64_t rows_ = 0, cols_ = 0, hp_ = 0, wp_ = 0, groups_ = 0, tiles_ = 0;
   bool flat_ = false, padded_ = false;
   ukernel::F32NchwcFn kernels_[4][ukernel::kNchwcMaxPixels] = {};
-  std::vector<int64_t> group_offset_;
+  // The output-block groups one tile covers: first output block, blocks, the conv group's
+  // first input block, and the offset of their packed weights.
+  struct BlockGroup {
+    int64_t first_block, blocks, x_block, w_offset;
+  };
+  std::vector<BlockGroup> bgroups_;
+  int64_t cbg_ = 0;  // input blocks (NCHW input: channels) a tile reduces over
   std::vector<float> w_, bias_;
 };
 
@@ -220,17 +233,22 @@ class DirectNchwcConv final : public ConvAlgorithm {
  public:
   std::string_view name() const override { return "direct"; }
 
-  // Dense (groups 1) f32 convs with a blocked output; stride along W of 1 or 2 (the
-  // kernels' constant pixel steps).
+  // f32 convs with a blocked output, dense (groups 1) or grouped with whole blocks per
+  // group on a blocked input (regnet's and resnext's group widths of 8 and more); stride
+  // along W of 1 or 2 (the kernels' constant pixel steps).
   bool supports(const ConvProblem& p) const override {
-    return p.types() == ConvTypes::kF32 && is_blocked(p.y_layout) && p.groups == 1 &&
+    const int64_t b = layout_block(p.y_layout);
+    const bool grouped_ok =
+        p.groups == 1 || (p.x_layout == p.y_layout && p.groups > 1 && (p.c / p.groups) % b == 0 &&
+                          (p.k / p.groups) % b == 0);
+    return p.types() == ConvTypes::kF32 && is_blocked(p.y_layout) && grouped_ok &&
            (p.x_layout == p.y_layout || p.x_layout == Layout::kNchw) &&
            (flat_1x1(p) || p.stride_w <= 2);
   }
 
   KnobSpace knob_space(const ConvProblem& p, Isa) const override {
     KnobSpace s;
-    const int64_t ocb = ceil_div(p.k, layout_block(p.y_layout));
+    const int64_t ocb = blocks_per_group(p);
     std::vector<int64_t> nv;
     for (int v : ukernel::kNchwcBlocks)
       if (v <= ocb) nv.push_back(v);
@@ -249,7 +267,7 @@ class DirectNchwcConv final : public ConvAlgorithm {
     auto max_pixels = [&](int nv) {
       return set ? std::min(set->max_pixels(nv), set->default_accumulators / nv) : 8 / nv;
     };
-    const int64_t ocb = ceil_div(p.k, layout_block(p.y_layout));
+    const int64_t ocb = blocks_per_group(p);
     const int64_t cols = flat_1x1(p) ? p.oh() * p.ow() : p.ow();
     int64_t best_nv = 1, best_pw = 2;
     double best = -1;
@@ -285,6 +303,10 @@ class DirectNchwcConv final : public ConvAlgorithm {
  private:
   static const ukernel::F32NchwcUkernels* kernels_for(const ConvProblem& p, Isa isa) {
     return ukernel::f32_nchwc_for(isa, static_cast<int>(layout_block(p.y_layout)));
+  }
+  // Output-channel blocks of one conv group (a tile's blocks never span two).
+  static int64_t blocks_per_group(const ConvProblem& p) {
+    return ceil_div(p.k / std::max<int64_t>(p.groups, 1), layout_block(p.y_layout));
   }
 };
 
