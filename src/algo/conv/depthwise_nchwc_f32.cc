@@ -63,8 +63,8 @@ class PreparedDwNchwc final : public PreparedF32Conv {
     // falls back to the kw = 0 kernel for other widths), run every tile through those
     // kernels, the edge tiles copying their row windows with the padding zeroed. On
     // longer rows the copies cost more than the few one-pixel edge columns (dlas_bench_conv,
-    // Zen 3, 2 threads: 7x7 and 14x14 planes 0.55-0.9x the time, 28x28 and larger
-    // 1.1-1.5x).
+    // Zen 3, 2 threads: 7x7 and 14x14 planes 0.57-1.0x the time, 28x28 and larger
+    // 1.0-1.64x).
     window_ = kw > 0 && set.select(1, stride, kw) != set.select(1, stride, 0) && ow_ <= 2 * pw_;
     edge_ = set.select(1, stride, 0);
     DLAS_CHECK(edge_ != nullptr, ErrorKind::kInternal, "depthwise (blocked): no edge kernel");
