@@ -65,6 +65,7 @@ constexpr const char* kShapes[] = {
     "c64_h16_w16_k128_3x3_s1x1_p1x1x1x1_d1x1_g1",
     "c128_h8_w8_k256_3x3_s1x1_p1x1x1x1_d1x1_g1",
     "c256_h4_w4_k512_3x3_s1x1_p1x1x1x1_d1x1_g1",
+    "c512_h4_w4_k512_3x3_s1x1_p1x1x1x1_d1x1_g1",
     "c512_h2_w2_k512_3x3_s1x1_p1x1x1x1_d1x1_g1",
     "c64_h32_w32_k128_3x3_s2x2_p1x1x1x1_d1x1_g1",
     "c128_h16_w16_k256_3x3_s2x2_p1x1x1x1_d1x1_g1",

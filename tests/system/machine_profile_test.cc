@@ -97,6 +97,10 @@ TEST(ConvShapeClass, IsCoarse) {
             "stem-7x7-s2-obig");
   EXPECT_EQ(conv_shape_class(problem("c64_h4_w4_k64_1x1_s1x1_p0x0x0x0_d1x1_g4")),
             "group-1x1-s1-o4-c64");
+  EXPECT_EQ(conv_shape_class(problem("c512_h2_w2_k512_3x3_s1x1_p1x1x1x1_d1x1_g1")),
+            "dense-3x3-s1-o2-cbig");
+  EXPECT_EQ(conv_shape_class(problem("c512_h4_w4_k512_3x3_s1x1_p1x1x1x1_d1x1_g1")),
+            "dense-3x3-s1-o4-cbig");
   // Batch, padding and the epilogue do not enter.
   ConvProblem p = problem("c64_h56_w56_k64_3x3_s1x1_p1x1x1x1_d1x1_g1");
   p.n = 4;

@@ -1,5 +1,6 @@
 // direct on blocked layouts (nchw8c / nchw16c, dlas/algo/layout.h): the output is cut into
-// tiles of `pw` pixels along a row x `nv` output-channel blocks, each held in registers by
+// tiles of `pw` pixels along a row (or, on planes of at most 8 columns, of `ph` whole rows)
+// x `nv` output-channel blocks, each held in registers by
 // the f32-nchwc microkernels while the reduction runs over every input channel and tap --
 // per step one weight vector per block and one broadcast per pixel, no im2col. A 1x1
 // stride-1 unpadded conv is a blocked GEMM: its rows are one run of H*W pixels.
@@ -40,6 +41,17 @@ bool flat_1x1(const ConvProblem& p) {
          p.pad_l == 0 && p.pad_b == 0 && p.pad_r == 0;
 }
 
+// Whether tiles of whole rows (the `ph` knob) apply: a blocked input, several rows of 2 to
+// kNchwcMaxRowCols pixels (the kernels' rows), not a flat 1x1 (one long row already).
+bool row_tiles(const ConvProblem& p) {
+  return !flat_1x1(p) && is_blocked(p.x_layout) && p.oh() >= 2 && p.ow() >= 2 &&
+         p.ow() <= ukernel::kNchwcMaxRowCols;
+}
+
+// Rows per tile the `ph` knob offers (each capped at the register budget of nv and at oh).
+constexpr int64_t kRowChoices[] = {1, 2, 3, 4};
+static_assert(kRowChoices[3] == ukernel::kNchwcMaxRows);
+
 class PreparedDirectNchwc final : public PreparedF32Conv {
  public:
   PreparedDirectNchwc(const ConvProblem& p, const float* w, const float* bias, const Knobs& kn,
@@ -69,15 +81,29 @@ class PreparedDirectNchwc final : public PreparedF32Conv {
     const int stride = flat_ ? 1 : static_cast<int>(p.stride_w);
     pw_ = std::min<int64_t>(kn.at("pw"), set.max_pixels(static_cast<int>(nv_)));
     pw_ = std::min(pw_, cols_);
+    // Tiles of ph whole rows: as many rows as the knob asks, oh holds and the registers fit.
+    auto it = kn.find("ph");
+    ph_ = it != kn.end() && row_tiles(p) ? std::min(it->second, oh_) : 1;
+    while (ph_ > 1 && !set.fits(static_cast<int>(nv_), static_cast<int>(ph_ * ow_))) --ph_;
+    if (ph_ > 1) pw_ = ow_, rows_ = ceil_div(oh_, ph_);
     tiles_ = ceil_div(cols_, pw_);
-    // One kernel per (block count, pixel count) the tiles need: full groups and the last.
-    for (int nv = 1; nv <= 4; ++nv)
+    // One kernel per (block count, pixel count) the tiles need: full groups and the last;
+    // with row tiles, per (block count, rows): full row groups and the last.
+    for (int nv = 1; nv <= 4; ++nv) {
       for (int px = 1; px <= pw_; ++px)
-        kernels_[nv - 1][px - 1] = set.select(nv, px, static_cast<int>(ib_), stride);
+        kernels_[nv - 1][px - 1] = set.select(nv, px, static_cast<int>(ib_), stride, 1);
+      for (int rh = 2; rh <= ph_; ++rh)
+        row_kernels_[nv - 1][rh - 2] =
+            set.select(nv, static_cast<int>(ow_), static_cast<int>(ib_), stride, rh);
+    }
     for (const BlockGroup& bg : bgroups_) {
       const int64_t last = cols_ - (tiles_ - 1) * pw_;
       DLAS_CHECK(kernel(bg.blocks, pw_) && kernel(bg.blocks, last), ErrorKind::kInternal,
                  "direct (blocked): no kernel for ", bg.blocks, " blocks x ", pw_, " pixels");
+      DLAS_CHECK(ph_ == 1 ||
+                     (row_kernel(bg.blocks, ph_) && row_kernel(bg.blocks, oh_ - (rows_ - 1) * ph_)),
+                 ErrorKind::kInternal, "direct (blocked): no kernel for ", bg.blocks, " blocks x ",
+                 ph_, " rows of ", ow_, " pixels");
     }
     // Weights: per block group [cbg][kh][kw][ib][blocks][b].
     const int64_t taps = p.kh * p.kw, cpg = p.c / cg;
@@ -130,6 +156,10 @@ class PreparedDirectNchwc final : public PreparedF32Conv {
       }
       float* y = out + img * out_img;
       const float* r = residual ? residual + img * out_img : nullptr;
+      if (ph_ > 1) {
+        run_row_tiles(base, x, y, r, pool);
+        continue;
+      }
       // Items of `chunk` consecutive tiles of one row and block group, so a small tile's
       // work is not dwarfed by the pool's per-item cost (a 1x1 on 16 input channels: 128
       // FMAs a tile): about kItemsPerThread items per thread where there is work for them.
@@ -186,6 +216,36 @@ class PreparedDirectNchwc final : public PreparedF32Conv {
 
  private:
   ukernel::F32NchwcFn kernel(int64_t nv, int64_t px) const { return kernels_[nv - 1][px - 1]; }
+  // The kernel of nv blocks x rh whole rows (rh = 1: the one-row kernel of ow pixels).
+  ukernel::F32NchwcFn row_kernel(int64_t nv, int64_t rh) const {
+    return rh == 1 ? kernel(nv, ow_) : row_kernels_[nv - 1][rh - 2];
+  }
+
+  // Tiles of ph whole rows: one call per (block group, row group), so a tile's weights are
+  // read once per ph rows.
+  void run_row_tiles(const ukernel::F32NchwcArgs& base, const float* x, float* y, const float* r,
+                     ThreadPool& pool) const {
+    const Epilogue& e = p_.epilogue;
+    pool.parallel_for(static_cast<size_t>(groups_ * rows_), [&](size_t item) {
+      const int64_t i = static_cast<int64_t>(item);
+      const BlockGroup& bg = bgroups_[static_cast<size_t>(i / rows_)];
+      const int64_t oy = i % rows_ * ph_, rh = std::min(ph_, oh_ - oy);
+      ukernel::F32NchwcArgs a = base;
+      a.bias = bias_.data() + bg.first_block * b_;
+      a.x_rs = static_cast<size_t>(p_.stride_h * wp_ * ib_);
+      a.y_rs = static_cast<size_t>(ow_ * b_);
+      const int64_t y_off = (bg.first_block * oh_ + oy) * ow_ * b_;
+      a.r = r ? r + y_off : nullptr;
+      const float* xt = x + (bg.x_block * hp_ + oy * p_.stride_h) * wp_ * ib_;
+      row_kernel(bg.blocks, rh)(a, xt, w_.data() + bg.w_offset, y + y_off);
+      if (!e.is_clamp()) {
+        const Epilogue act{e.act, e.p0, e.p1, false};
+        for (int64_t v = 0; v < bg.blocks; ++v)
+          apply_epilogue(isa_, act, static_cast<size_t>(rh * ow_ * b_),
+                         y + y_off + v * oh_ * ow_ * b_, 0.f, nullptr);
+      }
+    });
+  }
 
   // x (one image, in layout x_layout) -> [cbx][hp][wp][ib] with the padding zeroed.
   void pad_image(const float* x, float* dst, ThreadPool& pool) const {
@@ -216,9 +276,10 @@ class PreparedDirectNchwc final : public PreparedF32Conv {
   ConvProblem p_;
   Isa isa_;
   int64_t b_ = 16, ib_ = 16, cbx_ = 0, ocb_ = 0, nv_ = 1, pw_ = 1, oh_ = 0, ow_ = 0;
-  int64_t rows_ = 0, cols_ = 0, hp_ = 0, wp_ = 0, groups_ = 0, tiles_ = 0;
+  int64_t rows_ = 0, cols_ = 0, hp_ = 0, wp_ = 0, groups_ = 0, tiles_ = 0, ph_ = 1;
   bool flat_ = false, padded_ = false;
   ukernel::F32NchwcFn kernels_[4][ukernel::kNchwcMaxPixels] = {};
+  ukernel::F32NchwcFn row_kernels_[4][ukernel::kNchwcMaxRows - 1] = {};
   // The output-block groups one tile covers: first output block, blocks, the conv group's
   // first input block, and the offset of their packed weights.
   struct BlockGroup {
@@ -256,11 +317,16 @@ class DirectNchwcConv final : public ConvAlgorithm {
     s.knobs.push_back({"pw",
                        std::vector<int64_t>(std::begin(kPixelChoices), std::end(kPixelChoices)),
                        "output pixels per register tile (capped by the register budget of nv)"});
+    if (row_tiles(p))
+      s.knobs.push_back({"ph", std::vector<int64_t>(std::begin(kRowChoices), std::end(kRowChoices)),
+                         "whole output rows per register tile (1: tiles of pw pixels along a "
+                         "row; capped by the register budget of nv and by the rows)"});
     return s;
   }
 
   // The tile with the most FMAs per load (nv * pw / (nv + pw)) among the register budgets,
-  // pixels spread evenly over a row's tiles.
+  // pixels spread evenly over a row's tiles. On planes of at most 8 columns a tile of whole
+  // rows (ph > 1) replaces it where tile_rate() expects more than 5% more FMAs per cycle.
   Knobs default_knobs(const ConvProblem& p, Isa isa) const override {
     const ukernel::F32NchwcUkernels* set = kernels_for(p, isa);
     // Within the register file and the set's measured default budget.
@@ -285,7 +351,57 @@ class DirectNchwcConv final : public ConvAlgorithm {
     int64_t pw = kPixelChoices[0];
     for (int64_t v : kPixelChoices)
       if (v <= best_pw) pw = v;
-    return {{"nv", best_nv}, {"pw", pw}};
+    Knobs k{{"nv", best_nv}, {"pw", pw}};
+    if (!row_tiles(p)) return k;
+    k["ph"] = 1;
+    if (!set) return k;
+    double rate = tile_rate(p, *set, best_nv, std::min(pw, p.ow()), 1);
+    for (int nv : ukernel::kNchwcBlocks)
+      for (int64_t ph : kRowChoices) {
+        if (nv > ocb || ph < 2 || ph > p.oh() || nv * ph * p.ow() > set->default_accumulators ||
+            !set->fits(nv, static_cast<int>(ph * p.ow())))
+          continue;
+        const double r = tile_rate(p, *set, nv, p.ow(), ph);
+        if (r > 1.05 * rate) rate = r, k = {{"nv", nv}, {"pw", pw}, {"ph", ph}};
+      }
+    return k;
+  }
+
+  // A throughput model of the tiles' inner loop: vector FMAs per cycle over the layer, for
+  // tiles of nv blocks x pw pixels (ph = 1) or ph whole rows. Per lane step a tile of v
+  // blocks and n pixels issues v * n FMAs and v + n loads (two of each a cycle), and when
+  // its block group's packed weights overflow L1 (32 KiB) it streams v weight vectors from
+  // L2 at kL2BytesPerCycle. The model's one use: deciding whether whole-row tiles beat
+  // one-row tiles on small planes, where the weights, read once per tile, are the stream.
+  static double tile_rate(const ConvProblem& p, const ukernel::F32NchwcUkernels& set, int nv,
+                          int64_t pw, int64_t ph) {
+    // 16 bytes a cycle: nv=4 x 4-pixel tiles on 4x4 planes of 512 channels ran at 19% of
+    // peak on Sapphire Rapids (AVX-512), where FMAs and loads alone allow 100%.
+    constexpr double kL2BytesPerCycle = 16.0;
+    const int64_t ocb = blocks_per_group(p), oh = p.oh(), ow = p.ow();
+    const int64_t cbg = ceil_div(p.c / std::max<int64_t>(p.groups, 1), set.lanes);
+    const double vec_bytes = 4.0 * set.lanes;
+    auto cycles = [&](int64_t v, int64_t n) {
+      const bool streamed =
+          static_cast<double>(cbg * p.kh * p.kw * set.lanes * v) * vec_bytes > 32.0 * 1024;
+      return std::max({static_cast<double>(v * n) / 2.0, static_cast<double>(v + n) / 2.0,
+                       streamed ? static_cast<double>(v) * vec_bytes / kL2BytesPerCycle : 0.0});
+    };
+    // Tiles per row group (ph > 1: one of ph rows, the last of the remaining rows).
+    std::vector<std::pair<int64_t, int64_t>> tiles;  // (pixels, count) per block group
+    if (ph > 1) {
+      tiles.push_back({ph * ow, oh / ph});
+      if (oh % ph) tiles.push_back({oh % ph * ow, 1});
+    } else {
+      tiles.push_back({pw, oh * (ow / pw)});
+      if (ow % pw) tiles.push_back({ow % pw, oh});
+    }
+    double total = 0;
+    for (int64_t g = 0; g < ocb; g += nv) {
+      const int64_t v = std::min<int64_t>(nv, ocb - g);
+      for (const auto& [n, count] : tiles) total += static_cast<double>(count) * cycles(v, n);
+    }
+    return static_cast<double>(ocb * oh * ow) / total;
   }
 
   std::unique_ptr<PreparedConv> prepare(const ConvProblem& p, const ConvWeights& weights,

@@ -30,8 +30,10 @@ constexpr BuiltinText kBuiltinTexts[] = {
 constexpr const char* kFormat = "dlas-machine-profile";
 constexpr int kVersion = 2;  // 1: no "other" and "reorder_us"
 
+// 2 apart from 4: tiles of whole rows cover a 2x2 plane in one pass and a 4x4 one in one
+// to four, so the two planes' best tiles (and algorithms) differ.
 std::string side_bucket(int64_t side) {
-  for (int64_t b : {4, 8, 16, 32})
+  for (int64_t b : {2, 4, 8, 16, 32})
     if (side <= b) return std::to_string(b);
   return "big";
 }
@@ -119,11 +121,15 @@ const ConvAlgorithm* MachineProfile::choose(const ConvProblem& p, Isa isa_path,
   const Choice c = e->for_layout(p.y_layout);
   const ConvAlgorithm* a = find_conv_algorithm(c.algo);
   if (!a || !a->supports(p)) return nullptr;
+  // Knobs the entry lacks (a knob the algorithm gained after the calibration) take their
+  // defaults; an entry the space rejects leaves every knob at its default.
+  const Knobs defaults = a->default_knobs(p, isa_path);
   knobs = c.knobs;
+  for (const auto& [name, v] : defaults) knobs.emplace(name, v);
   try {
     a->knob_space(p, isa_path).validate(knobs, e->shape_class);
   } catch (const Error&) {
-    knobs = a->default_knobs(p, isa_path);
+    knobs = defaults;
   }
   return a;
 }

@@ -49,7 +49,9 @@ Chosen choose_algorithm(const LowerContext& ctx, const ConvNode& c) {
     if (auto prof = active_machine_profile(ctx.options.profile, ctx.isa, ctx.threads).profile)
       if (const ConvAlgorithm* a = prof->choose(p, ctx.isa, *out.algo, out.knobs)) out.algo = a;
   }
-  if (out.knobs.empty()) out.knobs = out.algo->default_knobs(p, ctx.isa);
+  // Knobs a choice lacks (records or layer files written before the algorithm gained the
+  // knob) take their defaults.
+  for (const auto& [name, v] : out.algo->default_knobs(p, ctx.isa)) out.knobs.emplace(name, v);
   const KnobSpace space = out.algo->knob_space(p, ctx.isa);
   if (override_knobs) apply_knob_overrides(chosen, space, out.knobs, n.label());
   try {

@@ -1,6 +1,7 @@
 // f32 direct convolution microkernels on blocked activations (NCHWc, dlas/algo/layout.h):
-// one output tile of P pixels along an output row x NV output-channel blocks of `lanes`
-// channels held in registers, vector lanes over output channels. Per reduction step
+// one output tile of P pixels along an output row (or of R whole rows of P pixels each, on
+// small planes) x NV output-channel blocks of `lanes` channels held in registers, vector
+// lanes over output channels. Per reduction step
 // (input channel, kernel tap) one weight vector per block is loaded and each of the P
 // input pixels is broadcast and FMA'd into it (the register blocking oneDNN's and ncnn's
 // direct kernels use for small planes).
@@ -16,6 +17,10 @@
 // of its first output block, blocks y_cbs floats apart, pixels `lanes` apart. A call runs
 // a.tiles such tiles one after the other along the row (x, y and r P pixels on). The clamp
 // (none/relu/clip) is fused; the caller applies other activations to the stored tile.
+// A tile of R > 1 rows reads its rows x_rs floats apart and writes them y_rs apart, and a
+// run of such tiles steps R rows down (R * x_rs, R * y_rs): on planes of 8 columns or
+// fewer, whole-row tiles read each weight vector once per R rows instead of once per row
+// (the weights, not the pixels, are the stream there).
 // One list: f32-nchwc/f32_nchwc.inc; bodies: f32_nchwc_template.h, one TU per ISA.
 #pragma once
 
@@ -33,7 +38,8 @@ struct F32NchwcArgs {
   size_t x_khs = 0;             // floats between kernel rows (dil_h * padded row)
   size_t x_kws = 0;             // floats between kernel columns (dil_w * IB)
   size_t y_cbs = 0;             // floats between output channel blocks
-  size_t tiles = 1;             // tiles run, P pixels apart along the row
+  size_t tiles = 1;             // tiles run, P pixels apart along the row (R rows down)
+  size_t x_rs = 0, y_rs = 0;    // R > 1: floats between a tile's input / output rows
   const float* bias = nullptr;  // [NV * lanes] of this tile's blocks
   const float* r = nullptr;     // residual like y, or null
   float lo = 0.f, hi = 0.f;     // clamp bounds (+-inf when none)
@@ -44,6 +50,10 @@ using F32NchwcFn = void (*)(const F32NchwcArgs& a, const float* x, const float* 
 // Output-channel blocks per tile (the `nv` knob) and strides along W with kernels.
 inline constexpr int kNchwcBlocks[] = {1, 2, 3, 4};
 inline constexpr int kNchwcMaxPixels = 24;
+// Tiles of R > 1 whole rows: R in 2..kNchwcMaxRows, rows of 2..kNchwcMaxRowCols pixels, on
+// a blocked input.
+inline constexpr int kNchwcMaxRows = 4;
+inline constexpr int kNchwcMaxRowCols = 8;
 
 // Whether a tile of `blocks` x `pixels` fits a set of `accumulators` and `registers`: its
 // accumulators, plus its weight vectors and one broadcast, stay in registers (a tile past the
@@ -62,8 +72,14 @@ struct F32NchwcUkernels {
   int registers;             // the vector register file (nchwc_tile_fits)
   int default_accumulators;  // the untuned default tile's bound (measured per ISA)
   // nullptr for a shape the set does not instantiate (pixels > max_pixels(blocks), stride
-  // other than 1 or 2, in_lanes other than 1 or lanes).
-  F32NchwcFn (*select)(int blocks, int pixels, int in_lanes, int stride);
+  // other than 1 or 2, in_lanes other than 1 or lanes; rows > 1: rows past kNchwcMaxRows,
+  // pixels per row outside 2..kNchwcMaxRowCols, in_lanes other than lanes, or rows * pixels
+  // past the register budget).
+  F32NchwcFn (*select)(int blocks, int pixels, int in_lanes, int stride, int rows);
+
+  bool fits(int blocks, int pixels) const {
+    return nchwc_tile_fits(accumulators, registers, blocks, pixels);
+  }
 
   int max_pixels(int blocks) const {
     int p = 0;
@@ -85,7 +101,7 @@ const F32NchwcUkernels* f32_nchwc_for(Isa isa, int lanes);
 // Declarations of every kernel set, derived from f32_nchwc.inc.
 namespace dlas::ukernel {
 #define X(name, isa, lanes, acc, regs, dacc) \
-  F32NchwcFn name(int blocks, int pixels, int in_lanes, int stride);
+  F32NchwcFn name(int blocks, int pixels, int in_lanes, int stride, int rows);
 #define T(name, isa, lanes, acc, regs, dacc) X(name, isa, lanes, acc, regs, dacc)
 #include "algo/microkernels/f32-nchwc/f32_nchwc.inc"
 #undef T

@@ -15,17 +15,21 @@ using dlas::ukernel::F32NchwcFn;
 
 // The IB lane steps of one tap: per step NV weight vectors, each pixel broadcast into
 // them, fully unrolled. (Unrolled by 1, 2 or 4, GCC spilled accumulators of the
-// 12-accumulator tiles on AVX2: a third of the FLOP/s.)
-template <class V, int W, int NV, int P, int IB, int S>
-[[gnu::always_inline]] inline void nchwc_lane_steps(V (&acc)[P][NV], const float* xt,
-                                                    const float* wc) {
+// 12-accumulator tiles on AVX2: a third of the FLOP/s.) R rows of P pixels, xrs floats
+// apart (R = 1: one row, xrs unused).
+template <class V, int W, int NV, int P, int IB, int S, int R>
+[[gnu::always_inline]] inline void nchwc_lane_steps(V (&acc)[R * P][NV], const float* xt,
+                                                    size_t xrs, const float* wc) {
 #pragma GCC unroll 16
   for (int c = 0; c < IB; ++c) {
     V wv[NV];
     for (int v = 0; v < NV; ++v) __builtin_memcpy(&wv[v], wc + (c * NV + v) * W, sizeof(V));
-    for (int p = 0; p < P; ++p) {
-      const V xv = xt[p * S * IB + c] - V{};  // broadcast (x - 0 folds; 0 + x does not)
-      for (int v = 0; v < NV; ++v) acc[p][v] += xv * wv[v];
+    for (int q = 0; q < R; ++q) {
+      const float* xq = xt + q * xrs;
+      for (int p = 0; p < P; ++p) {
+        const V xv = xq[p * S * IB + c] - V{};  // broadcast (x - 0 folds; 0 + x does not)
+        for (int v = 0; v < NV; ++v) acc[q * P + p][v] += xv * wv[v];
+      }
     }
   }
 }
@@ -34,24 +38,25 @@ template <class V, int W, int NV, int P, int IB, int S>
 // registers; IB input lanes per block and the stride S are constants, so every broadcast
 // address is the tap's pointer plus a constant. The kernel runs a.tiles tiles along the
 // row, P pixels apart (a call per tile cost a third of the time of 1x1 convs on 16-24
-// input channels); a 1x1 kernel (kh = kw = 1) takes a loop without the tap loops.
-template <class V, int W, int NV, int P, int IB, int S>
+// input channels); a 1x1 kernel (kh = kw = 1) takes a loop without the tap loops. R > 1:
+// tiles of R whole rows of P pixels, run down the plane.
+template <class V, int W, int NV, int P, int IB, int S, int R = 1>
 void nchwc_tile(const F32NchwcArgs& a, const float* x, const float* w, float* y) {
   const bool one_tap = a.kh == 1 && a.kw == 1;
   const float* r = a.r;
   for (size_t t = 0; t < a.tiles; ++t) {
     // Bias and clamp bounds are reloaded per tile: kept in registers across tiles they
     // pushed a 12-accumulator tile past the 16 registers of AVX2.
-    V acc[P][NV];
+    V acc[R * P][NV];
     for (int v = 0; v < NV; ++v) {
       V b;
       __builtin_memcpy(&b, a.bias + v * W, sizeof(V));
-      for (int p = 0; p < P; ++p) acc[p][v] = b;
+      for (int p = 0; p < R * P; ++p) acc[p][v] = b;
     }
     const float* wt = w;
     if (one_tap) {
       for (size_t cb = 0; cb < a.cb; ++cb) {
-        nchwc_lane_steps<V, W, NV, P, IB, S>(acc, x + cb * a.x_cbs, wt);
+        nchwc_lane_steps<V, W, NV, P, IB, S, R>(acc, x + cb * a.x_cbs, a.x_rs, wt);
         wt += IB * NV * W;
       }
     } else {
@@ -60,7 +65,7 @@ void nchwc_tile(const F32NchwcArgs& a, const float* x, const float* w, float* y)
         for (size_t i = 0; i < a.kh; ++i) {
           const float* xr = xc + i * a.x_khs;
           for (size_t j = 0; j < a.kw; ++j) {
-            nchwc_lane_steps<V, W, NV, P, IB, S>(acc, xr + j * a.x_kws, wt);
+            nchwc_lane_steps<V, W, NV, P, IB, S, R>(acc, xr + j * a.x_kws, a.x_rs, wt);
             wt += IB * NV * W;
           }
         }
@@ -68,20 +73,24 @@ void nchwc_tile(const F32NchwcArgs& a, const float* x, const float* w, float* y)
     }
     const V lo = a.lo - V{}, hi = a.hi - V{};
     for (int v = 0; v < NV; ++v)
-      for (int p = 0; p < P; ++p) {
-        V o = acc[p][v];
-        if (r) {
-          V rv;
-          __builtin_memcpy(&rv, r + v * a.y_cbs + p * W, sizeof(V));
-          o += rv;
+      for (int q = 0; q < R; ++q)
+        for (int p = 0; p < P; ++p) {
+          const size_t at = v * a.y_cbs + q * a.y_rs + p * W;
+          V o = acc[q * P + p][v];
+          if (r) {
+            V rv;
+            __builtin_memcpy(&rv, r + at, sizeof(V));
+            o += rv;
+          }
+          o = o < lo ? lo : o;
+          o = o > hi ? hi : o;
+          __builtin_memcpy(y + at, &o, sizeof(V));
         }
-        o = o < lo ? lo : o;
-        o = o > hi ? hi : o;
-        __builtin_memcpy(y + v * a.y_cbs + p * W, &o, sizeof(V));
-      }
-    x += P * S * IB;
-    y += P * W;
-    if (r) r += P * W;
+    const size_t x_step = R == 1 ? P * S * IB : R * a.x_rs;
+    const size_t y_step = R == 1 ? P * W : R * a.y_rs;
+    x += x_step;
+    y += y_step;
+    if (r) r += y_step;
   }
 }
 
@@ -112,17 +121,56 @@ F32NchwcFn nchwc_select_nv(int pixels, int in_lanes, int stride) {
   return nullptr;
 }
 
+// Whole-row tiles: R rows of P pixels (2..kNchwcMaxRowCols) for one (NV, S), blocked input.
+template <class V, int W, int ACC, int REGS, int NV, int R, int P, int S>
+constexpr F32NchwcFn nchwc_row_entry() {
+  if constexpr (dlas::ukernel::nchwc_tile_fits(ACC, REGS, NV, R * P))
+    return &nchwc_tile<V, W, NV, P, W, S, R>;
+  else
+    return nullptr;
+}
+
+template <class V, int W, int ACC, int REGS, int NV, int R, int S, int... Ps>
+F32NchwcFn nchwc_pick_rows(int cols, std::integer_sequence<int, Ps...>) {
+  constexpr F32NchwcFn fns[] = {nchwc_row_entry<V, W, ACC, REGS, NV, R, Ps + 2, S>()...};
+  return cols >= 2 && cols < 2 + static_cast<int>(sizeof...(Ps)) ? fns[cols - 2] : nullptr;
+}
+
+template <class V, int W, int ACC, int REGS, int NV, int R>
+F32NchwcFn nchwc_select_rows(int cols, int stride) {
+  using Seq = std::make_integer_sequence<int, dlas::ukernel::kNchwcMaxRowCols - 1>;
+  if (stride == 1) return nchwc_pick_rows<V, W, ACC, REGS, NV, R, 1>(cols, Seq{});
+  if (stride == 2) return nchwc_pick_rows<V, W, ACC, REGS, NV, R, 2>(cols, Seq{});
+  return nullptr;
+}
+
+template <class V, int W, int ACC, int REGS, int NV>
+F32NchwcFn nchwc_select_nv(int pixels, int in_lanes, int stride, int rows) {
+  if (rows == 1) return nchwc_select_nv<V, W, ACC, REGS, NV>(pixels, in_lanes, stride);
+  if (in_lanes != W) return nullptr;
+  static_assert(dlas::ukernel::kNchwcMaxRows == 4);
+  switch (rows) {
+    case 2:
+      return nchwc_select_rows<V, W, ACC, REGS, NV, 2>(pixels, stride);
+    case 3:
+      return nchwc_select_rows<V, W, ACC, REGS, NV, 3>(pixels, stride);
+    case 4:
+      return nchwc_select_rows<V, W, ACC, REGS, NV, 4>(pixels, stride);
+  }
+  return nullptr;
+}
+
 template <class V, int W, int ACC, int REGS>
-F32NchwcFn nchwc_select(int blocks, int pixels, int in_lanes, int stride) {
+F32NchwcFn nchwc_select(int blocks, int pixels, int in_lanes, int stride, int rows) {
   switch (blocks) {
     case 1:
-      return nchwc_select_nv<V, W, ACC, REGS, 1>(pixels, in_lanes, stride);
+      return nchwc_select_nv<V, W, ACC, REGS, 1>(pixels, in_lanes, stride, rows);
     case 2:
-      return nchwc_select_nv<V, W, ACC, REGS, 2>(pixels, in_lanes, stride);
+      return nchwc_select_nv<V, W, ACC, REGS, 2>(pixels, in_lanes, stride, rows);
     case 3:
-      return nchwc_select_nv<V, W, ACC, REGS, 3>(pixels, in_lanes, stride);
+      return nchwc_select_nv<V, W, ACC, REGS, 3>(pixels, in_lanes, stride, rows);
     case 4:
-      return nchwc_select_nv<V, W, ACC, REGS, 4>(pixels, in_lanes, stride);
+      return nchwc_select_nv<V, W, ACC, REGS, 4>(pixels, in_lanes, stride, rows);
   }
   return nullptr;
 }
