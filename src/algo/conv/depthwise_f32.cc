@@ -13,6 +13,7 @@
 #include <cstring>
 #include <vector>
 
+#include "dlas/core/aligned_vector.h"
 #include "dlas/core/error.h"
 #include "dlas/hw/thread_pool.h"
 
@@ -185,7 +186,7 @@ class PreparedDepthwise final : public PreparedF32Conv {
   int64_t axis_ = kAxisChannel, layout_ = kLayoutPlanes, blocks_ = 0;
   bool late_act_ = false;
   size_t buf_floats_ = 0, cb_tmp_off_ = 0;
-  std::vector<float> weights_, bias_, cb_weights_, cb_bias_;
+  AlignedVector<float> weights_, bias_, cb_weights_, cb_bias_;
 };
 
 class DepthwiseConv final : public ConvAlgorithm {

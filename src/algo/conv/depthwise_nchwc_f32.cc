@@ -21,6 +21,7 @@
 #include "algo/conv/depthwise_nchwc_f32.h"
 #include "algo/microkernels/f32-dwnchwc/f32_dwnchwc.h"
 #include "dlas/algo/conv.h"
+#include "dlas/core/aligned_vector.h"
 #include "dlas/core/error.h"
 #include "dlas/hw/thread_pool.h"
 
@@ -174,7 +175,7 @@ class PreparedDwNchwc final : public PreparedF32Conv {
   ukernel::F32DwNchwcFn kernels_[ukernel::kDwNchwcMaxPixels] = {};  // interior tiles
   ukernel::F32DwNchwcFn edge_ = nullptr;                            // one pixel, any taps along W
   bool window_ = false;  // kernels_ unroll the kernel width and skip padding columns
-  std::vector<float> w_, bias_;
+  AlignedVector<float> w_, bias_;
 };
 
 class DepthwiseNchwcConv final : public ConvAlgorithm {

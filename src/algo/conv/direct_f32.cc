@@ -16,6 +16,7 @@
 
 #include "algo/conv/conv_impl.h"
 #include "algo/conv/gemm_common.h"
+#include "dlas/core/aligned_vector.h"
 #include "dlas/core/error.h"
 #include "dlas/hw/thread_pool.h"
 
@@ -169,7 +170,7 @@ class PreparedDirectConv final : public PreparedF32Conv {
   int64_t mr_, nr_, kg_, cg_, r_, oh_, ow_, sh_, sw_, hq_, wq_, plane_, panels_, ocb_, rows_;
   bool by_rows_, fuse_clamp_;
   float cmin_, cmax_;
-  std::vector<float> wpack_, bias_;
+  AlignedVector<float> wpack_, bias_;
   std::vector<int64_t> b_off_;
 };
 

@@ -22,6 +22,7 @@
 #include "algo/conv/direct_nchwc_f32.h"
 #include "algo/microkernels/f32-nchwc/f32_nchwc.h"
 #include "dlas/algo/conv.h"
+#include "dlas/core/aligned_vector.h"
 #include "dlas/core/error.h"
 #include "dlas/hw/thread_pool.h"
 
@@ -287,7 +288,7 @@ class PreparedDirectNchwc final : public PreparedF32Conv {
   };
   std::vector<BlockGroup> bgroups_;
   int64_t cbg_ = 0;  // input blocks (NCHW input: channels) a tile reduces over
-  std::vector<float> w_, bias_;
+  AlignedVector<float> w_, bias_;
 };
 
 class DirectNchwcConv final : public ConvAlgorithm {

@@ -13,12 +13,12 @@ std::vector<const ukernel::F32GemmUkernel*> conv_gemm_ukernels(Isa isa) {
   return out;
 }
 
-std::vector<float> pack_conv_weights(const ConvProblem& p, const float* w,
-                                     const ukernel::F32GemmUkernel& uk) {
+AlignedVector<float> pack_conv_weights(const ConvProblem& p, const float* w,
+                                       const ukernel::F32GemmUkernel& uk) {
   const int mr = uk.mr;
   const int64_t kg = p.k_per_group(), r = p.c_per_group() * p.kh * p.kw;
   const int64_t panels = div_up(kg, mr);
-  std::vector<float> out(static_cast<size_t>(p.groups * panels * r * mr));
+  AlignedVector<float> out(static_cast<size_t>(p.groups * panels * r * mr));
   for (int64_t g = 0; g < p.groups; ++g)
     for (int64_t ip = 0; ip < panels; ++ip) {
       const int64_t row0 = ip * mr, rows = kg - row0 < mr ? kg - row0 : mr;

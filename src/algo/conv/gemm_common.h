@@ -10,6 +10,7 @@
 
 #include "algo/microkernels/f32-gemm/f32_gemm.h"
 #include "dlas/algo/conv.h"
+#include "dlas/core/aligned_vector.h"
 
 namespace dlas::conv_detail {
 
@@ -20,8 +21,8 @@ std::vector<const ukernel::F32GemmUkernel*> conv_gemm_ukernels(Isa isa);
 // Weights [K][C/g][KH][KW] -> [g][Kg/MR panels][R][MR] (R = C/g * KH * KW, rows past Kg zero),
 // each panel packed by uk.pack: the A operand of every microkernel call, k-range [r0, r1) at
 // panel + r0 * MR.
-std::vector<float> pack_conv_weights(const ConvProblem& p, const float* w,
-                                     const ukernel::F32GemmUkernel& uk);
+AlignedVector<float> pack_conv_weights(const ConvProblem& p, const float* w,
+                                       const ukernel::F32GemmUkernel& uk);
 
 inline int64_t div_up(int64_t a, int64_t b) { return (a + b - 1) / b; }
 inline int64_t round_up(int64_t a, int64_t b) { return div_up(a, b) * b; }

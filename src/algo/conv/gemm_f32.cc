@@ -23,6 +23,7 @@
 
 #include "algo/conv/conv_impl.h"
 #include "algo/conv/gemm_common.h"
+#include "dlas/core/aligned_vector.h"
 #include "dlas/core/error.h"
 #include "dlas/hw/thread_pool.h"
 
@@ -222,11 +223,11 @@ class PreparedGemmConv final : public PreparedF32Conv {
 
   // W [K][R] -> [g][Kg/NR panels][R][NR] (channels past Kg zero): the B operand when
   // pixels are the microkernel rows.
-  static std::vector<float> pack_weights_transposed(const ConvProblem& p, const float* w,
-                                                    int64_t nr) {
+  static AlignedVector<float> pack_weights_transposed(const ConvProblem& p, const float* w,
+                                                      int64_t nr) {
     const int64_t kg = p.k_per_group(), r = p.c_per_group() * p.kh * p.kw;
     const int64_t panels = div_up(kg, nr);
-    std::vector<float> out(static_cast<size_t>(p.groups * panels * r * nr), 0.f);
+    AlignedVector<float> out(static_cast<size_t>(p.groups * panels * r * nr), 0.f);
     for (int64_t g = 0; g < p.groups; ++g)
       for (int64_t j = 0; j < kg; ++j) {
         float* dst = out.data() + ((g * panels + j / nr) * r) * nr + j % nr;
@@ -418,7 +419,7 @@ class PreparedGemmConv final : public PreparedF32Conv {
   int64_t mr_, nr_, pw_, kg_, cg_, r_, ohw_, mc_, kc_, nc_, loop_order_, panels_;
   bool pixel_rows_, by_channels_, direct_b_, fuse_clamp_, post_epilogue_;
   float cmin_, cmax_;
-  std::vector<float> wpack_, bias_;
+  AlignedVector<float> wpack_, bias_;
   std::vector<int64_t> panel_off_, chan_off_;
   std::vector<conv_detail::ConvTap> taps_;
   std::vector<int32_t> pix_y_, pix_x_;  // pixel rows: each output pixel's input origin

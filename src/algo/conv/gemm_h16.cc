@@ -19,6 +19,7 @@
 #include "algo/conv/gemm_common.h"
 #include "algo/conv/gemm_h16.h"
 #include "algo/microkernels/h16-vcvt/h16_vcvt.h"
+#include "dlas/core/aligned_vector.h"
 #include "dlas/core/error.h"
 #include "dlas/hw/thread_pool.h"
 
@@ -219,7 +220,7 @@ class PreparedGemmHConv final : public PreparedH16Conv {
   const ukernel::H16GemmUkernel* native_;
   const ukernel::F32GemmUkernel* f32_;
   int64_t mr_, nr_, kp_, kg_, cg_, r_, rp_, ohw_, kc_, nc_, flush_, panels_;
-  std::vector<uint16_t> wpack_;
+  AlignedVector<uint16_t> wpack_;
   std::vector<float> bias_;
   std::vector<int64_t> panel_off_;
   std::vector<conv_detail::ConvTap> taps_;

@@ -26,6 +26,7 @@
 #include "algo/conv/conv_impl.h"
 #include "algo/microkernels/f32-spack/f32_spack.h"
 #include "dlas/algo/conv.h"
+#include "dlas/core/aligned_vector.h"
 #include "dlas/core/error.h"
 #include "dlas/hw/thread_pool.h"
 
@@ -208,7 +209,7 @@ class PreparedSpatialPack final : public PreparedF32Conv {
   int64_t cg_ = 0, kg_ = 0, oh_ = 0, ow_ = 0, blocks_ = 0, th_ = 0, tw_ = 0, tiles_ = 0;
   int64_t rows_ = 0, cols_ = 0, tile_floats_ = 0;
   bool raw_ = true, fused_ = false;
-  std::vector<float> w_, bias_;
+  AlignedVector<float> w_, bias_;
 };
 
 class SpatialPackConv final : public ConvAlgorithm {

@@ -23,6 +23,7 @@
 #include "algo/microkernels/f32-gemm/f32_gemm.h"
 #include "algo/microkernels/f32-wino/f32_wino.h"
 #include "dlas/algo/conv.h"
+#include "dlas/core/aligned_vector.h"
 #include "dlas/core/error.h"
 #include "dlas/hw/thread_pool.h"
 
@@ -304,7 +305,7 @@ class PreparedWinograd final : public PreparedF32Conv {
   const ukernel::F32WinoUkernel* wino_ = nullptr;
   int64_t mr_ = 0, nr_ = 0, parallel_ = 0;
   int64_t th_ = 0, tw_ = 0, tiles_ = 0, tb_ = 0, nblk_ = 0, kp_ = 0;
-  std::vector<float> u_, bias_;
+  AlignedVector<float> u_, bias_;
   std::vector<int64_t> b_off_;
 };
 
