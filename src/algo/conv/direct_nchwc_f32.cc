@@ -372,13 +372,12 @@ class DirectNchwcConv final : public ConvAlgorithm {
   // tiles of nv blocks x pw pixels (ph = 1) or ph whole rows. Per lane step a tile of v
   // blocks and n pixels issues v * n FMAs and v + n loads (two of each a cycle), and when
   // its block group's packed weights overflow L1 (32 KiB) it streams v weight vectors from
-  // L2 at kL2BytesPerCycle. The model's one use: deciding whether whole-row tiles beat
-  // one-row tiles on small planes, where the weights, read once per tile, are the stream.
+  // L2 at the set's measured l2_bytes_per_cycle. The model's one use: deciding whether
+  // whole-row tiles beat one-row tiles on small planes, where the weights, read once per
+  // tile, are the stream.
   static double tile_rate(const ConvProblem& p, const ukernel::F32NchwcUkernels& set, int nv,
                           int64_t pw, int64_t ph) {
-    // 16 bytes a cycle: nv=4 x 4-pixel tiles on 4x4 planes of 512 channels ran at 19% of
-    // peak on Sapphire Rapids (AVX-512), where FMAs and loads alone allow 100%.
-    constexpr double kL2BytesPerCycle = 16.0;
+    const double l2_bytes = set.l2_bytes_per_cycle;
     const int64_t ocb = blocks_per_group(p), oh = p.oh(), ow = p.ow();
     const int64_t cbg = ceil_div(p.c / std::max<int64_t>(p.groups, 1), set.lanes);
     const double vec_bytes = 4.0 * set.lanes;
@@ -386,7 +385,7 @@ class DirectNchwcConv final : public ConvAlgorithm {
       const bool streamed =
           static_cast<double>(cbg * p.kh * p.kw * set.lanes * v) * vec_bytes > 32.0 * 1024;
       return std::max({static_cast<double>(v * n) / 2.0, static_cast<double>(v + n) / 2.0,
-                       streamed ? static_cast<double>(v) * vec_bytes / kL2BytesPerCycle : 0.0});
+                       streamed ? static_cast<double>(v) * vec_bytes / l2_bytes : 0.0});
     };
     // Tiles per row group (ph > 1: one of ph rows, the last of the remaining rows).
     std::vector<std::pair<int64_t, int64_t>> tiles;  // (pixels, count) per block group

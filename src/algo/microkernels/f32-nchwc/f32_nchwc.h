@@ -71,6 +71,7 @@ struct F32NchwcUkernels {
   int accumulators;          // pixels * blocks of a tile must not exceed it
   int registers;             // the vector register file (nchwc_tile_fits)
   int default_accumulators;  // the untuned default tile's bound (measured per ISA)
+  int l2_bytes_per_cycle;    // the default tile model's weight-stream rate (measured per ISA)
   // nullptr for a shape the set does not instantiate (pixels > max_pixels(blocks), stride
   // other than 1 or 2, in_lanes other than 1 or lanes; rows > 1: rows past kNchwcMaxRows,
   // pixels per row outside 2..kNchwcMaxRowCols, in_lanes other than lanes, or rows * pixels
@@ -100,9 +101,9 @@ const F32NchwcUkernels* f32_nchwc_for(Isa isa, int lanes);
 
 // Declarations of every kernel set, derived from f32_nchwc.inc.
 namespace dlas::ukernel {
-#define X(name, isa, lanes, acc, regs, dacc) \
+#define X(name, isa, lanes, acc, regs, dacc, l2) \
   F32NchwcFn name(int blocks, int pixels, int in_lanes, int stride, int rows);
-#define T(name, isa, lanes, acc, regs, dacc) X(name, isa, lanes, acc, regs, dacc)
+#define T(name, isa, lanes, acc, regs, dacc, l2) X(name, isa, lanes, acc, regs, dacc, l2)
 #include "algo/microkernels/f32-nchwc/f32_nchwc.inc"
 #undef T
 #undef X

@@ -7,10 +7,10 @@ namespace dlas::ukernel {
 namespace {
 const ListRows<F32NchwcUkernels>& rows() {
   static const ListRows<F32NchwcUkernels> r = {
-#define X(name, isa, lanes, acc, regs, dacc) \
-  {false, {#name, Isa::isa, lanes, acc, regs, dacc, &name}},
-#define T(name, isa, lanes, acc, regs, dacc) \
-  {true, {#name, Isa::isa, lanes, acc, regs, dacc, &name}},
+#define X(name, isa, lanes, acc, regs, dacc, l2) \
+  {false, {#name, Isa::isa, lanes, acc, regs, dacc, l2, &name}},
+#define T(name, isa, lanes, acc, regs, dacc, l2) \
+  {true, {#name, Isa::isa, lanes, acc, regs, dacc, l2, &name}},
 #include "algo/microkernels/f32-nchwc/f32_nchwc.inc"
 #undef T
 #undef X
