@@ -266,7 +266,7 @@ TEST_F(MachineProfileTest, MismatchedOrCorruptProfilesAreIgnoredWithOneWarning) 
   EXPECT_EQ(active_machine_profile("", isa, 1).profile, nullptr);
 }
 
-// The tables shipped in the binary: valid, an AVX2 one at least; the choice follows the ISA
+// The tables shipped in the binary: valid, an AVX2 and an AVX-512 one at least; the choice follows the ISA
 // path's f32 kernels (a path without a table of its base gets none).
 TEST(BuiltinProfiles, CoverTheVectorPathsAndAreChosenByIsa) {
   const auto& tables = builtin_machine_profiles();
@@ -282,6 +282,7 @@ TEST(BuiltinProfiles, CoverTheVectorPathsAndAreChosenByIsa) {
       EXPECT_NE(find_conv_algorithm(e.algo), nullptr) << b.name << " " << e.shape_class;
   }
   EXPECT_TRUE(bases.count(Isa::kAvx2));
+  EXPECT_TRUE(bases.count(Isa::kAvx512));
   EXPECT_EQ(builtin_machine_profile(Isa::kScalar, 2).profile, nullptr);
   for (Isa isa : {Isa::kAvx2, Isa::kAvx2Vnni, Isa::kAvx512, Isa::kAvx512Bf16, Isa::kAmx})
     for (int threads : {1, 2, 16}) {
