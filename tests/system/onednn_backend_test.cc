@@ -173,6 +173,58 @@ TEST(OnednnBackend, SmallGraphMatchesReference) {
   expect_close(got[1], want[1], 16 * FLT_EPSILON * 8, "matmul output");
 }
 
+Tensor int64s(std::vector<int64_t> v) {
+  const int64_t n = static_cast<int64_t>(v.size());
+  return Tensor::from_vector<int64_t>({n}, std::move(v));
+}
+
+// The ops torchvision's exports add to the zoo's: constant Pad (DenseNet's transitions,
+// here with a non-zero value and a conv reading it), ReduceMean with and without kept dims
+// (MNASNet's pooling), Transpose (ShuffleNet's channel shuffle) and HardSigmoid
+// (MobileNetV3's squeeze-and-excitation gates); two runs, so the pad border survives.
+TEST(OnednnBackend, TorchvisionOpsMatchReference) {
+  Graph g;
+  g.inputs = {{"x", DType::kF32, {1, 6, 5, 4}}};
+  g.initializers["pads"] = int64s({0, 0, 1, 2, 0, 0, 2, 1});
+  g.initializers["pv"] = Tensor::scalar_f32(0.25f);
+  g.initializers["w"] = seeded_input({8, 6, 3, 3}, 7);
+  g.initializers["axes"] = int64s({2, 3});
+  g.initializers["shape"] = int64s({1, 2, 4, 6, 5});
+  g.nodes = {
+      Node{"pad", "Pad", {"x", "pads", "pv"}, {"xp"}, {}},
+      Node{"conv", "Conv", {"xp", "w"}, {"c"}, {}},
+      Node{"mean", "ReduceMean", {"c", "axes"}, {"m"}, {{"keepdims", int64_t{0}}}},
+      Node{"hsig", "HardSigmoid", {"m"}, {"h"}, {{"alpha", 0.3f}, {"beta", 0.4f}}},
+      Node{"mean_k", "ReduceMean", {"c"}, {"mk"}, {{"axes", std::vector<int64_t>{1}}}},
+      Node{"split", "Reshape", {"c", "shape"}, {"c5"}, {}},
+      Node{"shuffle", "Transpose", {"c5"}, {"t"}, {{"perm", std::vector<int64_t>{0, 3, 1, 2, 4}}}},
+  };
+  g.outputs = {"h", "mk", "t", "xp"};
+  g.infer();
+  ASSERT_EQ(g.value("c").shape, (Shape{1, 8, 6, 5}));
+  const Tensor x = seeded_input({1, 6, 5, 4}, 8);
+  const std::vector<Tensor> want = ReferenceExecutor(g).run({x});
+  OnednnExecutor exec(g, 2);
+  for (int run = 0; run < 2; ++run) {
+    const std::vector<Tensor> got = exec.run({x});
+    ASSERT_EQ(got.size(), 4u);
+    const double tol = 16 * FLT_EPSILON * std::sqrt(54.0);
+    expect_close(got[0], want[0], tol, "HardSigmoid(ReduceMean)");
+    expect_close(got[1], want[1], tol, "ReduceMean, kept dims");
+    expect_close(got[2], want[2], tol, "Transpose");
+    expect_close(got[3], want[3], 0, "Pad");
+  }
+  // Edge padding is refused with one line naming the node.
+  g.nodes[0].attrs["mode"] = std::string("edge");
+  try {
+    OnednnExecutor bad(g, 1);
+    FAIL() << "edge padding was accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kUnsupported);
+    EXPECT_NE(std::string(e.what()).find("pad"), std::string::npos) << e.what();
+  }
+}
+
 // y = relu(conv(x) + x): the residual is the convolution's own input, so the sum post-op
 // must not write into x's buffer in place while the convolution still reads it.
 TEST(OnednnBackend, ResidualOfTheConvInput) {

@@ -436,10 +436,124 @@ class Lowering {
         unsupported(n, "the dropout mask output is not supported");
       return define_view(n.inputs[0], n.outputs[0]);
     }
+    if (op == "HardSigmoid") return lower_hard_sigmoid(n);
+    if (op == "ReduceMean") return lower_reduce_mean(n);
+    if (op == "Transpose") return lower_transpose(n);
+    if (op == "Pad") return lower_pad(n);
     algorithm alg;
     float alpha, beta;
     if (activation_of(n, alg, alpha, beta)) return lower_eltwise(n, alg, alpha, beta);
     unsupported(n, "op " + op + " has no oneDNN lowering");
+  }
+
+  // Integers of a constant node input (ReduceMean's axes, Pad's pads), or an error.
+  std::vector<int64_t> const_ints(const Node& n, size_t input, const char* what) const {
+    const Tensor* t = g_.constant(n.inputs[input]);
+    if (!t) unsupported(n, str(what, " '", n.inputs[input], "' must be a constant"));
+    return t->to_int64_vector();
+  }
+  bool has_input(const Node& n, size_t input) const {
+    return input < n.inputs.size() && !n.inputs[input].empty();
+  }
+
+  // HardSigmoid, max(0, min(1, alpha x + beta)): a linear eltwise, then a clip in place
+  // (oneDNN 2.6 has no hard-sigmoid algorithm).
+  void lower_hard_sigmoid(const Node& n) {
+    memory src = get(n.inputs[0]);
+    dnnl::eltwise_forward::primitive_desc lin(
+        {dnnl::prop_kind::forward_inference, algorithm::eltwise_linear, src.get_desc(),
+         n.attr_float("alpha", 0.2f), n.attr_float("beta", 0.5f)},
+        im_.engine);
+    memory dst(lin.dst_desc(), im_.engine);
+    add_step(dnnl::eltwise_forward(lin), {{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, dst}},
+             "eltwise " + n.name + " (HardSigmoid: linear)" + impl_of(lin));
+    dnnl::eltwise_forward::primitive_desc clip(
+        {dnnl::prop_kind::forward_inference, algorithm::eltwise_clip, dst.get_desc(), 0.f, 1.f},
+        im_.engine);
+    add_step(dnnl::eltwise_forward(clip), {{DNNL_ARG_SRC, dst}, {DNNL_ARG_DST, dst}},
+             "eltwise " + n.name + " (HardSigmoid: clip)" + impl_of(clip));
+    vals_[n.outputs[0]] = dst;
+  }
+
+  // ReduceMean over constant axes: the reduction primitive into the kept-dims shape, viewed
+  // as the output's shape when keepdims is 0.
+  void lower_reduce_mean(const Node& n) {
+    const Shape& xs = shape(n.inputs[0]);
+    const int64_t r = static_cast<int64_t>(xs.size());
+    std::vector<int64_t> axes =
+        has_input(n, 1) ? const_ints(n, 1, "axes") : n.attr_ints("axes", std::vector<int64_t>{});
+    if (axes.empty() && n.attr_int("noop_with_empty_axes", 0) != 0)
+      return define_view(n.inputs[0], n.outputs[0]);
+    Shape kept = xs;
+    if (axes.empty()) std::fill(kept.begin(), kept.end(), 1);
+    for (int64_t a : axes) kept[static_cast<size_t>(a < 0 ? a + r : a)] = 1;
+    memory src = plain(n.inputs[0]);
+    dnnl::reduction::primitive_desc pd(
+        {algorithm::reduction_mean, src.get_desc(), plain_md(kept), 0.f, 0.f}, im_.engine);
+    memory dst(pd.dst_desc(), im_.engine);
+    add_step(dnnl::reduction(pd), {{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, dst}},
+             "reduce_mean " + n.name + impl_of(pd));
+    const std::string& out = n.outputs[0];
+    if (shape(out) == kept) {
+      vals_[out] = dst;
+      return;
+    }
+    // keepdims = 0: the same buffer under the output's shape (the kept-dims memory, which
+    // owns it, stays alive under a name no node uses).
+    vals_[out + "\x01kept"] = dst;
+    vals_[out] = memory(plain_md(shape(out)), im_.engine, dst.get_data_handle());
+    no_overwrite_.insert(out);
+  }
+
+  // Transpose: a reorder from the input's plain buffer seen with its axes permuted.
+  void lower_transpose(const Node& n) {
+    const Shape& xs = shape(n.inputs[0]);
+    const int r = static_cast<int>(xs.size());
+    std::vector<int64_t> perm = n.attr_ints("perm", std::vector<int64_t>{});
+    if (perm.empty())
+      for (int i = r - 1; i >= 0; --i) perm.push_back(i);
+    // permute_axes moves input axis perm[i] to output axis i.
+    std::vector<int> to(static_cast<size_t>(r));
+    for (int i = 0; i < r; ++i) to[static_cast<size_t>(perm[static_cast<size_t>(i)])] = i;
+    memory src = plain(n.inputs[0]);
+    memory view(src.get_desc().permute_axes(to), im_.engine, src.get_data_handle());
+    memory dst(plain_md(shape(n.outputs[0])), im_.engine);
+    add_step(dnnl::reorder(view, dst), {{DNNL_ARG_FROM, view}, {DNNL_ARG_TO, dst}},
+             "transpose " + n.name);
+    vals_[n.outputs[0]] = dst;
+  }
+
+  // Pad, constant mode: the output buffer is filled with the constant once, when the plan
+  // is built, and each run reorders the input into its interior (a sub-memory view). No
+  // other step may write that buffer in place, or the border would be lost.
+  void lower_pad(const Node& n) {
+    const std::string mode = n.attr_string("mode", "constant");
+    if (mode != "constant") unsupported(n, "only constant padding is supported, not " + mode);
+    if (has_input(n, 3)) unsupported(n, "the axes input is not supported");
+    const std::vector<int64_t> pads =
+        has_input(n, 1) ? const_ints(n, 1, "pads") : n.attr_ints("pads", std::vector<int64_t>{});
+    float value = 0.f;
+    if (has_input(n, 2)) {
+      const std::vector<float> v = const_floats(n, 2, "constant_value");
+      value = v.at(0);
+    }
+    const Shape& xs = shape(n.inputs[0]);
+    const size_t r = xs.size();
+    memory::dims offsets(r);
+    for (size_t i = 0; i < r; ++i) {
+      if (pads[i] < 0 || pads[i + r] < 0) unsupported(n, "negative pads are not supported");
+      offsets[i] = pads[i];
+    }
+    memory src = plain(n.inputs[0]);
+    memory dst(plain_md(shape(n.outputs[0])), im_.engine);
+    float* d = static_cast<float*>(dst.get_data_handle());
+    std::fill(d, d + shape_numel(shape(n.outputs[0])), value);
+    memory inner(dst.get_desc().submemory_desc(to_dims(xs), offsets), im_.engine,
+                 dst.get_data_handle());
+    add_step(dnnl::reorder(src, inner), {{DNNL_ARG_FROM, src}, {DNNL_ARG_TO, inner}},
+             "pad " + n.name);
+    vals_[n.outputs[0]] = dst;
+    no_overwrite_.insert(n.outputs[0]);
   }
 
   void lower_conv(const Node& n) {
