@@ -180,7 +180,8 @@ Tensor int64s(std::vector<int64_t> v) {
 
 // The ops torchvision's exports add to the zoo's: constant Pad (DenseNet's transitions,
 // here with a non-zero value and a conv reading it), ReduceMean with and without kept dims
-// (MNASNet's pooling), Transpose (ShuffleNet's channel shuffle) and HardSigmoid
+// (MNASNet's pooling), Transpose and Slice (ShuffleNet's channel shuffle and split) and
+// HardSigmoid
 // (MobileNetV3's squeeze-and-excitation gates); two runs, so the pad border survives.
 TEST(OnednnBackend, TorchvisionOpsMatchReference) {
   Graph g;
@@ -190,16 +191,20 @@ TEST(OnednnBackend, TorchvisionOpsMatchReference) {
   g.initializers["w"] = seeded_input({8, 6, 3, 3}, 7);
   g.initializers["axes"] = int64s({2, 3});
   g.initializers["shape"] = int64s({1, 2, 4, 6, 5});
+  g.initializers["starts"] = int64s({2, -4});
+  g.initializers["ends"] = int64s({6, 100});
+  g.initializers["sl_axes"] = int64s({1, -1});
   g.nodes = {
       Node{"pad", "Pad", {"x", "pads", "pv"}, {"xp"}, {}},
       Node{"conv", "Conv", {"xp", "w"}, {"c"}, {}},
       Node{"mean", "ReduceMean", {"c", "axes"}, {"m"}, {{"keepdims", int64_t{0}}}},
       Node{"hsig", "HardSigmoid", {"m"}, {"h"}, {{"alpha", 0.3f}, {"beta", 0.4f}}},
       Node{"mean_k", "ReduceMean", {"c"}, {"mk"}, {{"axes", std::vector<int64_t>{1}}}},
-      Node{"split", "Reshape", {"c", "shape"}, {"c5"}, {}},
+      Node{"to5d", "Reshape", {"c", "shape"}, {"c5"}, {}},
       Node{"shuffle", "Transpose", {"c5"}, {"t"}, {{"perm", std::vector<int64_t>{0, 3, 1, 2, 4}}}},
+      Node{"split", "Slice", {"c", "starts", "ends", "sl_axes"}, {"sl"}, {}},
   };
-  g.outputs = {"h", "mk", "t", "xp"};
+  g.outputs = {"h", "mk", "t", "xp", "sl"};
   g.infer();
   ASSERT_EQ(g.value("c").shape, (Shape{1, 8, 6, 5}));
   const Tensor x = seeded_input({1, 6, 5, 4}, 8);
@@ -207,12 +212,13 @@ TEST(OnednnBackend, TorchvisionOpsMatchReference) {
   OnednnExecutor exec(g, 2);
   for (int run = 0; run < 2; ++run) {
     const std::vector<Tensor> got = exec.run({x});
-    ASSERT_EQ(got.size(), 4u);
+    ASSERT_EQ(got.size(), 5u);
     const double tol = 16 * FLT_EPSILON * std::sqrt(54.0);
     expect_close(got[0], want[0], tol, "HardSigmoid(ReduceMean)");
     expect_close(got[1], want[1], tol, "ReduceMean, kept dims");
     expect_close(got[2], want[2], tol, "Transpose");
     expect_close(got[3], want[3], 0, "Pad");
+    expect_close(got[4], want[4], tol, "Slice");
   }
   // Edge padding is refused with one line naming the node.
   g.nodes[0].attrs["mode"] = std::string("edge");

@@ -440,6 +440,7 @@ class Lowering {
     if (op == "ReduceMean") return lower_reduce_mean(n);
     if (op == "Transpose") return lower_transpose(n);
     if (op == "Pad") return lower_pad(n);
+    if (op == "Slice") return lower_slice(n);
     algorithm alg;
     float alpha, beta;
     if (activation_of(n, alg, alpha, beta)) return lower_eltwise(n, alg, alpha, beta);
@@ -520,6 +521,38 @@ class Lowering {
     memory dst(plain_md(shape(n.outputs[0])), im_.engine);
     add_step(dnnl::reorder(view, dst), {{DNNL_ARG_FROM, view}, {DNNL_ARG_TO, dst}},
              "transpose " + n.name);
+    vals_[n.outputs[0]] = dst;
+  }
+
+  // Slice with unit steps: a reorder from a sub-memory view of the input's plain buffer.
+  void lower_slice(const Node& n) {
+    const Shape& xs = shape(n.inputs[0]);
+    const int64_t r = static_cast<int64_t>(xs.size());
+    const bool inputs = has_input(n, 1);  // opset 10+: starts, ends, axes, steps as inputs
+    const std::vector<int64_t> starts =
+        inputs ? const_ints(n, 1, "starts") : n.attr_ints("starts", std::vector<int64_t>{});
+    std::vector<int64_t> axes =
+        inputs ? (has_input(n, 3) ? const_ints(n, 3, "axes") : std::vector<int64_t>{})
+               : n.attr_ints("axes", std::vector<int64_t>{});
+    if (axes.empty())
+      for (size_t k = 0; k < starts.size(); ++k) axes.push_back(static_cast<int64_t>(k));
+    if (inputs && has_input(n, 4))
+      for (int64_t step : const_ints(n, 4, "steps"))
+        if (step != 1) unsupported(n, "only unit steps are supported");
+    memory::dims offsets(static_cast<size_t>(r), 0);
+    for (size_t k = 0; k < starts.size() && k < axes.size(); ++k) {
+      const int64_t a = axes[k] < 0 ? axes[k] + r : axes[k];
+      const int64_t dim = xs[static_cast<size_t>(a)];
+      const int64_t s = starts[k] < 0 ? starts[k] + dim : starts[k];
+      offsets[static_cast<size_t>(a)] = std::clamp<int64_t>(s, 0, dim);
+    }
+    const Shape& ys = shape(n.outputs[0]);
+    memory src = plain(n.inputs[0]);
+    memory view(src.get_desc().submemory_desc(to_dims(ys), offsets), im_.engine,
+                src.get_data_handle());
+    memory dst(plain_md(ys), im_.engine);
+    add_step(dnnl::reorder(view, dst), {{DNNL_ARG_FROM, view}, {DNNL_ARG_TO, dst}},
+             "slice " + n.name);
     vals_[n.outputs[0]] = dst;
   }
 
