@@ -1,5 +1,5 @@
 // direct on blocked layouts (nchw8c / nchw16c, dlas/algo/layout.h): the output is cut into
-// tiles of `pw` pixels along a row (or, on planes of at most 8 columns, of `ph` whole rows)
+// tiles of `pw` pixels along a row (or, on planes 2, 4, 7 or 8 wide, of `ph` whole rows)
 // x `nv` output-channel blocks, each held in registers by
 // the f32-nchwc microkernels while the reduction runs over every input channel and tap --
 // per step one weight vector per block and one broadcast per pixel, no im2col. A 1x1
@@ -42,11 +42,11 @@ bool flat_1x1(const ConvProblem& p) {
          p.pad_l == 0 && p.pad_b == 0 && p.pad_r == 0;
 }
 
-// Whether tiles of whole rows (the `ph` knob) apply: a blocked input, several rows of 2 to
-// kNchwcMaxRowCols pixels (the kernels' rows), not a flat 1x1 (one long row already).
+// Whether tiles of whole rows (the `ph` knob) apply: a blocked input, several rows of a
+// width the row kernels have (nchwc_row_cols), not a flat 1x1 (one long row already).
 bool row_tiles(const ConvProblem& p) {
-  return !flat_1x1(p) && is_blocked(p.x_layout) && p.oh() >= 2 && p.ow() >= 2 &&
-         p.ow() <= ukernel::kNchwcMaxRowCols;
+  return !flat_1x1(p) && is_blocked(p.x_layout) && p.oh() >= 2 &&
+         p.ow() <= ukernel::kNchwcMaxRowCols && ukernel::nchwc_row_cols(static_cast<int>(p.ow()));
 }
 
 // Rows per tile the `ph` knob offers (each capped at the register budget of nv and at oh).
@@ -82,10 +82,13 @@ class PreparedDirectNchwc final : public PreparedF32Conv {
     const int stride = flat_ ? 1 : static_cast<int>(p.stride_w);
     pw_ = std::min<int64_t>(kn.at("pw"), set.max_pixels(static_cast<int>(nv_)));
     pw_ = std::min(pw_, cols_);
-    // Tiles of ph whole rows: as many rows as the knob asks, oh holds and the registers fit.
+    // Tiles of ph whole rows: as many rows as the knob asks, oh holds and a kernel has (the
+    // registers fit, nv within kNchwcMaxRowBlocks).
     auto it = kn.find("ph");
     ph_ = it != kn.end() && row_tiles(p) ? std::min(it->second, oh_) : 1;
-    while (ph_ > 1 && !set.fits(static_cast<int>(nv_), static_cast<int>(ph_ * ow_))) --ph_;
+    while (ph_ > 1 && !set.select(static_cast<int>(nv_), static_cast<int>(ow_),
+                                  static_cast<int>(ib_), stride, static_cast<int>(ph_)))
+      --ph_;
     if (ph_ > 1) pw_ = ow_, rows_ = ceil_div(oh_, ph_);
     tiles_ = ceil_div(cols_, pw_);
     // One kernel per (block count, pixel count) the tiles need: full groups and the last;
@@ -326,7 +329,7 @@ class DirectNchwcConv final : public ConvAlgorithm {
   }
 
   // The tile with the most FMAs per load (nv * pw / (nv + pw)) among the register budgets,
-  // pixels spread evenly over a row's tiles. On planes of at most 8 columns a tile of whole
+  // pixels spread evenly over a row's tiles. On planes 2, 4, 7 or 8 wide a tile of whole
   // rows (ph > 1) replaces it where tile_rate() expects more than 5% more FMAs per cycle.
   Knobs default_knobs(const ConvProblem& p, Isa isa) const override {
     const ukernel::F32NchwcUkernels* set = kernels_for(p, isa);
@@ -360,7 +363,8 @@ class DirectNchwcConv final : public ConvAlgorithm {
     for (int nv : ukernel::kNchwcBlocks)
       for (int64_t ph : kRowChoices) {
         if (nv > ocb || ph < 2 || ph > p.oh() || nv * ph * p.ow() > set->default_accumulators ||
-            !set->fits(nv, static_cast<int>(ph * p.ow())))
+            !set->select(nv, static_cast<int>(p.ow()), set->lanes, static_cast<int>(p.stride_w),
+                         static_cast<int>(ph)))
           continue;
         const double r = tile_rate(p, *set, nv, p.ow(), ph);
         if (r > 1.05 * rate) rate = r, k = {{"nv", nv}, {"pw", pw}, {"ph", ph}};

@@ -50,10 +50,16 @@ using F32NchwcFn = void (*)(const F32NchwcArgs& a, const float* x, const float* 
 // Output-channel blocks per tile (the `nv` knob) and strides along W with kernels.
 inline constexpr int kNchwcBlocks[] = {1, 2, 3, 4};
 inline constexpr int kNchwcMaxPixels = 24;
-// Tiles of R > 1 whole rows: R in 2..kNchwcMaxRows, rows of 2..kNchwcMaxRowCols pixels, on
-// a blocked input.
+// Tiles of R > 1 whole rows: R in 2..kNchwcMaxRows, rows of nchwc_row_cols pixels, up to
+// kNchwcMaxRowBlocks output-channel blocks, on a blocked input. (On Sapphire Rapids nv=3 and
+// 4 tiles of whole rows took 1.0-1.9x the time of nv=1 ones on every 2x2 to 8x8 layer
+// measured; leaving them out keeps the AVX-512 kernel unit's compile time down.)
 inline constexpr int kNchwcMaxRows = 4;
 inline constexpr int kNchwcMaxRowCols = 8;
+inline constexpr int kNchwcMaxRowBlocks = 2;
+// The row widths whole-row kernels exist for: the planes of the zoo's and torchvision's
+// small layers (2x2, 4x4, 7x7, 8x8); 3, 5 and 6 would add a third to the compile time.
+constexpr bool nchwc_row_cols(int cols) { return cols == 2 || cols == 4 || cols == 7 || cols == 8; }
 
 // Whether a tile of `blocks` x `pixels` fits a set of `accumulators` and `registers`: its
 // accumulators, plus its weight vectors and one broadcast, stay in registers (a tile past the
@@ -74,8 +80,8 @@ struct F32NchwcUkernels {
   int l2_bytes_per_cycle;    // the default tile model's weight-stream rate (measured per ISA)
   // nullptr for a shape the set does not instantiate (pixels > max_pixels(blocks), stride
   // other than 1 or 2, in_lanes other than 1 or lanes; rows > 1: rows past kNchwcMaxRows,
-  // pixels per row outside 2..kNchwcMaxRowCols, in_lanes other than lanes, or rows * pixels
-  // past the register budget).
+  // pixels per row not nchwc_row_cols, blocks past kNchwcMaxRowBlocks, in_lanes
+  // other than lanes, or rows * pixels past the register budget).
   F32NchwcFn (*select)(int blocks, int pixels, int in_lanes, int stride, int rows);
 
   bool fits(int blocks, int pixels) const {

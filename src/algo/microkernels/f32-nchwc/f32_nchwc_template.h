@@ -121,10 +121,11 @@ F32NchwcFn nchwc_select_nv(int pixels, int in_lanes, int stride) {
   return nullptr;
 }
 
-// Whole-row tiles: R rows of P pixels (2..kNchwcMaxRowCols) for one (NV, S), blocked input.
+// Whole-row tiles: R rows of P pixels (nchwc_row_cols) for one (NV, S), blocked input.
 template <class V, int W, int ACC, int REGS, int NV, int R, int P, int S>
 constexpr F32NchwcFn nchwc_row_entry() {
-  if constexpr (dlas::ukernel::nchwc_tile_fits(ACC, REGS, NV, R * P))
+  if constexpr (dlas::ukernel::nchwc_row_cols(P) &&
+                dlas::ukernel::nchwc_tile_fits(ACC, REGS, NV, R * P))
     return &nchwc_tile<V, W, NV, P, W, S, R>;
   else
     return nullptr;
@@ -147,6 +148,7 @@ F32NchwcFn nchwc_select_rows(int cols, int stride) {
 template <class V, int W, int ACC, int REGS, int NV>
 F32NchwcFn nchwc_select_nv(int pixels, int in_lanes, int stride, int rows) {
   if (rows == 1) return nchwc_select_nv<V, W, ACC, REGS, NV>(pixels, in_lanes, stride);
+  if constexpr (NV > dlas::ukernel::kNchwcMaxRowBlocks) return nullptr;
   if (in_lanes != W) return nullptr;
   static_assert(dlas::ukernel::kNchwcMaxRows == 4);
   switch (rows) {
