@@ -63,6 +63,44 @@ inline int split_pixel_rows(int64_t q0, int64_t q1, int64_t ow, PixelSegment* se
   return n;
 }
 
+// One row of the im2col matrix: tap `tap` over the output pixels of `segs` (a block split by
+// split_pixel_rows, once for all its rows) of `plane` (the image group's first channel; the
+// tap's channel at plane + tap.chan_off), into out[0, block width). Inside pixels go through
+// copy(src, stride, count, dst), the padding through pad(dst, count); both ends of a tap's
+// valid range are clamped into each row segment, so a block ending early in an output row
+// never pads past its own columns.
+template <class T, class Copy, class Pad>
+void im2col_row(const ConvProblem& p, const ConvTap& tap, const T* plane, const PixelSegment* segs,
+                int nsegs, T* out, Copy copy, Pad pad) {
+  const int64_t sw = p.stride_w;
+  const T* chan = plane + tap.chan_off;
+  for (int si = 0; si < nsegs; ++si) {
+    const PixelSegment& sg = segs[si];
+    const int64_t iy = sg.oy * p.stride_h + tap.dy;
+    T* o = out + sg.at - sg.ox0;  // o[ox] is pixel (oy, ox)
+    if (iy < 0 || iy >= p.h) {
+      pad(o + sg.ox0, sg.ox1 - sg.ox0);
+      continue;
+    }
+    const T* src = chan + iy * p.w + tap.dx;
+    const int64_t lo = tap.ox_lo < sg.ox0 ? sg.ox0 : tap.ox_lo > sg.ox1 ? sg.ox1 : tap.ox_lo;
+    int64_t hi = tap.ox_hi < sg.ox1 ? tap.ox_hi : sg.ox1;
+    if (hi < lo) hi = lo;
+    if (lo > sg.ox0) pad(o + sg.ox0, lo - sg.ox0);
+    if (hi > lo) copy(src + lo * sw, sw, hi - lo, o + lo);
+    if (hi < sg.ox1) pad(o + hi, sg.ox1 - hi);
+  }
+}
+
+// The row segments of output pixels [q0, q1) in a per-thread buffer that only grows (no
+// allocation per block once warm); valid until this thread's next call.
+inline const PixelSegment* block_segments(int64_t q0, int64_t q1, int64_t ow, int* nsegs) {
+  static thread_local std::vector<PixelSegment> segs;
+  if (segs.size() < static_cast<size_t>(q1 - q0 + 1)) segs.resize(static_cast<size_t>(q1 - q0 + 1));
+  *nsegs = split_pixel_rows(q0, q1, ow, segs.data());
+  return segs.data();
+}
+
 // "ukernel" knob values: indices into conv_gemm_ukernels(isa).
 KnobSpec ukernel_knob(Isa isa);
 // The kernel the knob selects (validated by the caller's KnobSpace::validate).

@@ -8,9 +8,11 @@
 //                pixel block, each B block once -- and the f32 GEMM microkernels run;
 //   native-fp16  (avx512-fp16, f16): vfmadd231ph kernels, half accumulators added into the
 //                f32 C tile every `flush` reduction steps;
-//   native-bf16  (avx512-bf16 and up, bf16): vdpbf16ps kernels, f32 accumulators; packing
-//                interleaves pairs of reduction steps (kp = 2).
+//   native-bf16  (avx512-bf16 and up, bf16): vdpbf16ps kernels, or AMX tdpbf16ps tiles on
+//                the amx path, f32 accumulators; packing interleaves pairs of reduction
+//                steps (kp = 2) and the AMX weight panels hold 32 steps per tile row.
 // Knobs: ukernel (this path's kernel list), kc, nc, flush (native-fp16 only).
+#include <cstring>
 #include <limits>
 #include <memory>
 #include <string>
@@ -21,17 +23,18 @@
 #include "algo/microkernels/h16-vcvt/h16_vcvt.h"
 #include "dlas/core/aligned_vector.h"
 #include "dlas/core/error.h"
+#include "dlas/hw/amx.h"
 #include "dlas/hw/thread_pool.h"
 
 namespace dlas {
 namespace {
 
+constexpr int64_t kGatherMaxWidth = 16;
+
 using conv_detail::chunk_range;
 using conv_detail::div_up;
 using conv_detail::round_up;
 using conv_detail::slot_floats;
-
-constexpr int64_t kMaxPanelWidth = 128;
 
 class PreparedGemmHConv final : public PreparedH16Conv {
  public:
@@ -49,18 +52,18 @@ class PreparedGemmHConv final : public PreparedH16Conv {
     mr_ = native ? native->mr : f32->mr;
     nr_ = native ? native->nr : f32->nr;
     kp_ = native ? native->kp : 1;
+    const int64_t kb = native ? native->kblock : 1;
     kg_ = p.k_per_group(), cg_ = p.c_per_group();
     r_ = cg_ * p.kh * p.kw;
-    rp_ = round_up(r_, kp_);
+    rp_ = round_up(r_, kb);
     ohw_ = p.oh() * p.ow();
-    kc_ = round_up(kn.at("kc") < rp_ ? kn.at("kc") : rp_, kp_);
+    kc_ = round_up(kn.at("kc") < rp_ ? kn.at("kc") : rp_, kb);
     nc_ = round_up(kn.at("nc"), nr_);
     if (nc_ > round_up(ohw_, nr_)) nc_ = round_up(ohw_, nr_);
     flush_ = kn.count("flush") ? kn.at("flush") : 0;
     panels_ = div_up(kg_, mr_);
-    DLAS_CHECK(nr_ <= kMaxPanelWidth, ErrorKind::kInternal, "gemm hconv: NR ", nr_, " too wide");
-    // Weights [K][R] -> [g][panel][R rounded to kp][MR] in k groups of kp (h16_gemm.h), by
-    // the native kernel's packing; the emulated path widens k groups of 1.
+    // Weights [K][R] -> [g][panel][R rounded to kblock][MR] in blocks of kblock steps
+    // (h16_gemm.h), by the native kernel's packing; the emulated path widens blocks of 1.
     const ukernel::H16GemmPackFn pack = native ? native->pack : &ukernel::h16_gemm_pack_a<1>;
     wpack_.assign(static_cast<size_t>(p.groups * panels_ * rp_ * mr_), 0);
     for (int64_t g = 0; g < p.groups; ++g)
@@ -74,6 +77,20 @@ class PreparedGemmHConv final : public PreparedH16Conv {
     if (bias) bias_.assign(bias, bias + p.k);
     for (int64_t kk = 0; kk < kc_; ++kk) panel_off_.push_back(kk * nr_);
     taps_ = conv_detail::conv_taps(p);
+    // Planes at most kGatherMaxWidth wide: row segments are too short for the segment walk
+    // of im2col_row to pay off, so pack_b looks every pixel up in a per-tap table of input
+    // offsets within a channel plane (-1: padding).
+    if (p.ow() <= kGatherMaxWidth) {
+      gather_.reserve(static_cast<size_t>(p.kh * p.kw * ohw_));
+      for (int64_t ky = 0; ky < p.kh; ++ky)
+        for (int64_t kx = 0; kx < p.kw; ++kx)
+          for (int64_t q = 0; q < ohw_; ++q) {
+            const int64_t iy = q / p.ow() * p.stride_h + ky * p.dil_h - p.pad_t;
+            const int64_t ix = q % p.ow() * p.stride_w + kx * p.dil_w - p.pad_l;
+            const bool in = iy >= 0 && iy < p.h && ix >= 0 && ix < p.w;
+            gather_.push_back(in ? static_cast<int32_t>(iy * p.w + ix) : -1);
+          }
+    }
   }
 
   size_t workspace_bytes(int threads) const override {
@@ -88,9 +105,15 @@ class PreparedGemmHConv final : public PreparedH16Conv {
                  ThreadPool& pool) const override {
     float* ws = static_cast<float*>(workspace);
     const int64_t threads = pool.threads();
-    const int64_t images = p_.n * p_.groups, nblocks = div_up(ohw_, nc_);
+    const int64_t images = p_.n * p_.groups;
+    // Fewer pixel blocks than threads (small late layers): narrower blocks first, so each
+    // thread packs only its own pixels; a plane of one NR panel also splits its
+    // output-channel panels (each thread then packs the same small block).
+    int64_t nc = nc_;
+    if (images * div_up(ohw_, nc) < threads)
+      nc = round_up(div_up(ohw_, div_up(threads, images)), nr_);
+    const int64_t nblocks = div_up(ohw_, nc);
     const int64_t base = images * nblocks;
-    // Fewer pixel blocks than threads (small late layers): also split output-channel panels.
     int64_t mchunks = base >= threads ? 1 : div_up(threads, base);
     if (mchunks > panels_) mchunks = panels_;
     const int64_t items = base * mchunks;
@@ -103,8 +126,8 @@ class PreparedGemmHConv final : public PreparedH16Conv {
         const int64_t nb = rest % nblocks, ng = rest / nblocks;
         int64_t ip0, ip1;
         chunk_range(panels_, mchunks, mc, &ip0, &ip1);
-        const int64_t p0 = nb * nc_;
-        block(x, y, residual, ng / p_.groups, ng % p_.groups, p0, ohw_ - p0 < nc_ ? ohw_ - p0 : nc_,
+        const int64_t p0 = nb * nc;
+        block(x, y, residual, ng / p_.groups, ng % p_.groups, p0, ohw_ - p0 < nc ? ohw_ - p0 : nc,
               ip0, ip1, slot);
       }
     });
@@ -112,58 +135,71 @@ class PreparedGemmHConv final : public PreparedH16Conv {
 
  private:
   // Scratch slot: 16-bit B block (nc x kc), f32 B block and f32 A panel (emulated), f32 C
-  // block (all channel panels x nc), one f32 residual row.
+  // block (all channel panels x nc), one f32 residual row, kp 16-bit im2col rows.
   int64_t bq_floats() const { return slot_floats(div_up(nc_ * kc_, 2)); }
   int64_t bf_floats() const { return native_ ? 0 : slot_floats(nc_ * kc_); }
   int64_t af_floats() const { return native_ ? 0 : slot_floats(kc_ * mr_); }
   int64_t c_floats() const { return slot_floats(panels_ * mr_ * nc_); }
+  int64_t rb_floats() const { return slot_floats(div_up(kp_ * nc_, 2)); }
   int64_t slot_floats_total() const {
-    return bq_floats() + bf_floats() + af_floats() + c_floats() + slot_floats(nc_);
+    return bq_floats() + bf_floats() + af_floats() + c_floats() + slot_floats(nc_) + rb_floats();
   }
 
-  // im2col of reduction rows [r0, r0 + rows) (rows a multiple of kp; rows past R zero) for
+  // out[i] = a[i] | b[i] << 16: two 16-bit rows as pairs (a vectorizable loop: no aliasing).
+  static void interleave_pairs(const uint16_t* __restrict a, const uint16_t* __restrict b,
+                               int64_t n, uint32_t* __restrict out) {
+    for (int64_t i = 0; i < n; ++i)
+      out[i] = static_cast<uint32_t>(a[i]) | static_cast<uint32_t>(b[i]) << 16;
+  }
+
+  // im2col of reduction rows [r0, r0 + rows) (rows a multiple of kblock; rows past R zero) for
   // the pixel block [p0, p0 + ncols) into NR-column panels: panel j at buf + j * rows * NR,
-  // element (r, col) at ((r / kp) * NR + col) * kp + r % kp.
+  // element (r, col) at ((r / kp) * NR + col) * kp + r % kp. Each k group's kp rows are
+  // gathered whole (rowbuf: kp rows of the block's panel width), then copied or interleaved
+  // into every panel.
   void pack_b(const uint16_t* img, int64_t p0, int64_t ncols, int64_t r0, int64_t rows,
-              uint16_t* buf) const {
-    const int64_t ow = p_.ow(), sh = p_.stride_h, sw = p_.stride_w, h = p_.h, w = p_.w;
-    const int64_t npanels = div_up(ncols, nr_);
-    conv_detail::PixelSegment segs[kMaxPanelWidth + 1];
-    for (int64_t j = 0; j < npanels; ++j) {
-      const int64_t q0 = p0 + j * nr_, q1 = q0 + nr_ < p0 + ncols ? q0 + nr_ : p0 + ncols;
-      const int nsegs = conv_detail::split_pixel_rows(q0, q1, ow, segs);
-      uint16_t* panel = buf + j * rows * nr_;
-      for (int64_t rr = 0; rr < rows; ++rr) {
-        uint16_t* dst = panel + (rr / kp_) * nr_ * kp_ + rr % kp_;  // column c at dst[c * kp]
-        const int64_t r = r0 + rr;
+              uint16_t* buf, uint16_t* rowbuf) const {
+    const int64_t npanels = div_up(ncols, nr_), width = npanels * nr_;
+    int nsegs = 0;
+    const conv_detail::PixelSegment* segs =
+        gather_.empty() ? conv_detail::block_segments(p0, p0 + ncols, p_.ow(), &nsegs) : nullptr;
+    for (int64_t rr = 0; rr < rows; rr += kp_) {
+      for (int64_t e = 0; e < kp_; ++e) {
+        uint16_t* row = rowbuf + e * width;
+        const int64_t r = r0 + rr + e;
         if (r >= r_) {
-          for (int64_t col = 0; col < nr_; ++col) dst[col * kp_] = 0;
+          std::memset(row, 0, static_cast<size_t>(width) * 2);
           continue;
         }
-        const conv_detail::ConvTap& tap = taps_[static_cast<size_t>(r)];
-        const uint16_t* src = img + tap.chan_off + tap.dx;
-        for (int si = 0; si < nsegs; ++si) {
-          const conv_detail::PixelSegment& sg = segs[si];
-          uint16_t* d = dst + (sg.at - sg.ox0) * kp_;  // d[ox * kp] is pixel (oy, ox)
-          const int64_t iy = sg.oy * sh + tap.dy;
-          if (iy < 0 || iy >= h) {
-            for (int64_t ox = sg.ox0; ox < sg.ox1; ++ox) d[ox * kp_] = 0;
-            continue;
-          }
-          const int64_t lo = tap.ox_lo < sg.ox0 ? sg.ox0 : tap.ox_lo > sg.ox1 ? sg.ox1 : tap.ox_lo;
-          int64_t hi = tap.ox_hi > sg.ox1 ? sg.ox1 : tap.ox_hi;
-          if (hi < lo) hi = lo;
-          const uint16_t* s = src + iy * w;
-          int64_t ox = sg.ox0;
-          for (; ox < lo; ++ox) d[ox * kp_] = 0;
-          if (kp_ == 1 && sw == 1) {
-            for (; ox < hi; ++ox) d[ox] = s[ox];
-          } else {
-            for (; ox < hi; ++ox) d[ox * kp_] = s[ox * sw];
-          }
-          for (; ox < sg.ox1; ++ox) d[ox * kp_] = 0;
+        if (!gather_.empty()) {  // narrow planes: one table lookup per pixel
+          const int32_t* ix = gather_.data() + (r % (p_.kh * p_.kw)) * ohw_ + p0;
+          const uint16_t* chan = img + taps_[static_cast<size_t>(r)].chan_off;
+          for (int64_t i = 0; i < ncols; ++i) row[i] = ix[i] >= 0 ? chan[ix[i]] : uint16_t{0};
+        } else {
+          conv_detail::im2col_row(
+              p_, taps_[static_cast<size_t>(r)], img, segs, nsegs, row,
+              [](const uint16_t* __restrict src, int64_t sw, int64_t count,
+                 uint16_t* __restrict dst) {  // short runs: inline loops, not library calls
+                if (sw == 1) {
+                  for (int64_t i = 0; i < count; ++i) dst[i] = src[i];
+                } else {
+                  for (int64_t i = 0; i < count; ++i) dst[i] = src[i * sw];
+                }
+              },
+              [](uint16_t* dst, int64_t count) {
+                for (int64_t i = 0; i < count; ++i) dst[i] = 0;
+              });
         }
-        for (int64_t col = q1 - q0; col < nr_; ++col) dst[col * kp_] = 0;
+        if (width > ncols) std::memset(row + ncols, 0, static_cast<size_t>(width - ncols) * 2);
+      }
+      for (int64_t j = 0; j < npanels; ++j) {
+        uint16_t* dst = buf + j * rows * nr_ + rr * nr_;
+        const uint16_t* s0 = rowbuf + j * nr_;
+        if (kp_ == 1) {
+          std::memcpy(dst, s0, static_cast<size_t>(nr_) * 2);
+        } else {  // kp == 2: pairs (row rr, row rr + 1) per column
+          interleave_pairs(s0, s0 + width, nr_, reinterpret_cast<uint32_t*>(dst));
+        }
       }
     }
   }
@@ -175,6 +211,7 @@ class PreparedGemmHConv final : public PreparedH16Conv {
     float* af = bf + bf_floats();
     float* cb = af + af_floats();
     float* rrow = cb + c_floats();
+    uint16_t* rowbuf = reinterpret_cast<uint16_t*>(rrow + slot_floats(nc_));
     const int64_t npanels = div_up(ncols, nr_);
     const uint16_t* img = x + (n * p_.c + g * cg_) * p_.h * p_.w;
     const uint16_t* wg = wpack_.data() + g * panels_ * rp_ * mr_;
@@ -182,7 +219,7 @@ class PreparedGemmHConv final : public PreparedH16Conv {
     for (int64_t r0 = 0; r0 < rp_; r0 += kc_) {
       const int64_t rows = rp_ - r0 < kc_ ? rp_ - r0 : kc_;
       const bool acc = r0 > 0;
-      pack_b(img, p0, ncols, r0, rows, bq);
+      pack_b(img, p0, ncols, r0, rows, bq, rowbuf);
       if (!native_) cvt_->widen(static_cast<size_t>(npanels * rows * nr_), bq, bf);
       for (int64_t ip = ip0; ip < ip1; ++ip) {
         const int64_t m = kg_ - ip * mr_ < mr_ ? kg_ - ip * mr_ : mr_;
@@ -224,6 +261,7 @@ class PreparedGemmHConv final : public PreparedH16Conv {
   std::vector<float> bias_;
   std::vector<int64_t> panel_off_;
   std::vector<conv_detail::ConvTap> taps_;
+  std::vector<int32_t> gather_;  // [kh * kw][OH * OW] input offsets (narrow planes only)
 };
 
 KnobSpace gemm_hconv_space(const ConvProblem& p, Isa isa, bool with_ukernel) {
@@ -273,7 +311,11 @@ class GemmHConvAlgorithm final : public ConvAlgorithm {
     const int64_t kg = p.k_per_group();
     int64_t nc = 512;
     while (nc > 32 && kg * nc > 32768) nc /= 2;
-    Knobs k{{"ukernel", 0}, {"kc", 256}, {"nc", nc}};
+    // kc: AMX tiles hold their accumulators for a whole call, so one call takes the whole
+    // reduction (the tile configuration and the C round trip are paid once per block).
+    const auto native = ukernel::h16_gemm_ukernels_for(p.w_type, isa);
+    const bool amx = !native.empty() && native.front()->isa == Isa::kAmx;
+    Knobs k{{"ukernel", 0}, {"kc", amx ? 8192 : 256}, {"nc", nc}};
     // 32 half FMAs per accumulator between flushes: bounded error 32 * 2^-11 of sum |w x|
     // per output (about 2^-12 * sqrt(32) in practice); flushing costs ~1/16 of the FMAs.
     if (knob_space(p, isa).find("flush")) k["flush"] = 32;
@@ -287,9 +329,11 @@ class GemmHConvAlgorithm final : public ConvAlgorithm {
     knob_space(p, isa).validate(knobs, "gemm hconv " + p.key());
     const auto native = ukernel::h16_gemm_ukernels_for(p.w_type, isa);
     const int64_t u = knobs.at("ukernel");
-    if (!native.empty())
+    if (!native.empty()) {
+      if (native[static_cast<size_t>(u)]->isa == Isa::kAmx) amx_require("bf16 gemm conv (AMX)");
       return std::make_unique<PreparedGemmHConv>(p, weights, bias, knobs, isa,
                                                  native[static_cast<size_t>(u)], nullptr);
+    }
     return std::make_unique<PreparedGemmHConv>(p, weights, bias, knobs, isa, nullptr,
                                                &conv_detail::ukernel_from_knob(base_isa(isa), u));
   }
@@ -310,6 +354,7 @@ std::unique_ptr<PreparedConv> prepare_gemm_hconv_with(const ConvProblem& p, cons
   ConvProblem q = p;
   q.set_half(uk.compute == ConvCompute::kNativeFp16 ? DType::kF16 : DType::kBF16);
   gemm_hconv_space(q, isa, false).validate(k, "gemm hconv " + p.key());
+  if (uk.isa == Isa::kAmx) amx_require("bf16 gemm conv (AMX)");
   return std::make_unique<PreparedGemmHConv>(p, w.half_data(), w.bias, k, isa, &uk, nullptr);
 }
 }  // namespace hconv_detail

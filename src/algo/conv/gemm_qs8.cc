@@ -155,43 +155,21 @@ class PreparedGemmQConv final : public qconv_detail::PreparedInt8Conv {
 
   // Row `rr` of the im2col matrix over pixels [p0, p0 + ncols) of image n, group g, as
   // stored bytes (u8, or s8 ^ 0x80), padding = the stored zero point.
-  void fill_row(const uint8_t* x, int64_t n, int64_t g, int64_t rr, int64_t p0, int64_t ncols,
+  void fill_row(const uint8_t* x, int64_t n, int64_t g, int64_t rr,
+                const conv_detail::PixelSegment* segs, int nsegs, int64_t ncols,
                 uint8_t* row) const {
     const ConvProblem& c = p_;
     if (rr >= r_) {
       std::memset(row, xzp_, static_cast<size_t>(ncols));
       return;
     }
-    const conv_detail::ConvTap& tap = taps_[rr];
-    const uint8_t* plane = x + (n * c.c + g * cg_) * c.h * c.w + tap.chan_off;
-    const int64_t ow = c.ow(), sw = c.stride_w;
     const uint8_t flip = x_signed_ ? 0x80 : 0;
-    int64_t j = 0, q = p0;
-    while (j < ncols) {
-      const int64_t oy = q / ow, ox0 = q % ow;
-      const int64_t len = ow - ox0 < ncols - j ? ow - ox0 : ncols - j;
-      const int64_t iy = oy * c.stride_h + tap.dy;
-      uint8_t* out = row + j;
-      if (iy < 0 || iy >= c.h) {
-        std::memset(out, xzp_, static_cast<size_t>(len));
-      } else {
-        const uint8_t* src = plane + iy * c.w + tap.dx;
-        // Clamp both ends into this segment [ox0, ox0 + len): a tap whose first valid
-        // column lies past a short segment (a block ending early in an output row) would
-        // otherwise pad lo - ox0 > len bytes, past the row into the next scratch row, or
-        // from the last row into the next thread's scratch.
-        const int64_t ox1 = ox0 + len;
-        const int64_t lo = tap.ox_lo < ox0 ? ox0 : tap.ox_lo > ox1 ? ox1 : tap.ox_lo;
-        int64_t hi = tap.ox_hi < ox1 ? tap.ox_hi : ox1;
-        if (hi < lo) hi = lo;
-        if (lo > ox0) std::memset(out, xzp_, static_cast<size_t>(lo - ox0));
-        if (hi > lo)
-          pack_.copy(src + lo * sw, static_cast<size_t>(sw), static_cast<size_t>(hi - lo), flip,
-                     out + (lo - ox0));
-        if (hi < ox1) std::memset(out + (hi - ox0), xzp_, static_cast<size_t>(ox1 - hi));
-      }
-      j += len, q += len;
-    }
+    conv_detail::im2col_row(
+        c, taps_[rr], x + (n * c.c + g * cg_) * c.h * c.w, segs, nsegs, row,
+        [&](const uint8_t* src, int64_t sw, int64_t count, uint8_t* dst) {
+          pack_.copy(src, static_cast<size_t>(sw), static_cast<size_t>(count), flip, dst);
+        },
+        [&](uint8_t* dst, int64_t count) { std::memset(dst, xzp_, static_cast<size_t>(count)); });
   }
 
   // Groups [q0, q1) of the block's panels: blk + (panel * kq + q) * NR * 4.
@@ -199,10 +177,13 @@ class PreparedGemmQConv final : public qconv_detail::PreparedInt8Conv {
             uint8_t* blk, uint8_t* rows) const {
     const int64_t npan = div_up(ncols, nr_), width = npan * nr_;
     const uint8_t* xb = static_cast<const uint8_t*>(x);
+    int nsegs = 0;
+    const conv_detail::PixelSegment* segs =
+        conv_detail::block_segments(p0, p0 + ncols, p_.ow(), &nsegs);
     for (int64_t q = q0; q < q1; ++q) {
       for (int64_t e = 0; e < kr_; ++e) {
         uint8_t* row = rows + e * nc_;
-        fill_row(xb, n, g, q * kr_ + e, p0, ncols, row);
+        fill_row(xb, n, g, q * kr_ + e, segs, nsegs, ncols, row);
         if (width > ncols) std::memset(row + ncols, xzp_, static_cast<size_t>(width - ncols));
       }
       for (int64_t pp = 0; pp < npan; ++pp) {

@@ -3,18 +3,19 @@
 //   C[i][j] = (accumulate ? C[i][j] : 0) + sum_kk A[i][kk] * B[kk][j]    (i < m <= MR, j < n <= NR)
 //
 // with A, B of the family's type and C f32 (the caller's scratch, row i at c + i * ldc; only
-// m x n is stored). k counts reduction steps and is a multiple of kp (zero-padded). Packing
-// is in units of kp consecutive reduction steps ("k groups"), kp = 1 for f16, 2 for bf16
-// (vdpbf16ps multiplies pairs of adjacent bf16 values):
-//   A: a[(kk / kp) * MR * kp + i * kp + kk % kp] = A[i][kk]   (rows m..MR-1 zero)
+// m x n is stored). k counts reduction steps and is a multiple of the kernel's kblock
+// (zero-padded). B is packed in units of kp consecutive reduction steps ("k groups"), kp = 1
+// for f16, 2 for bf16 (vdpbf16ps and tdpbf16ps multiply pairs of adjacent bf16 values); A in
+// blocks of kblock steps (kp for the vector kernels, 32 for the AMX tiles: one tile row):
+//   A: a[(kk / kb) * MR * kb + i * kb + kk % kb] = A[i][kk]   (kb = kblock; rows m..MR-1 zero)
 //   B: b[(kk / kp) * NR * kp + j * kp + kk % kp] = B[kk][j]   (all NR columns readable)
 // f16 kernels accumulate in half precision and add the half accumulators into C (in f32)
 // every `flush` steps (0: once, at the end): the knob trading rounding error for speed.
 // bf16 kernels accumulate in f32 and ignore `flush`.
 //
-// Lists: f16-gemm/f16_gemm.inc and bf16-gemm/bf16_gemm.inc. The emulated path (no half
-// arithmetic) has no kernels here: it widens A and B panels with h16_vcvt.h and runs the f32
-// GEMM microkernels (f32_gemm.h).
+// Lists: f16-gemm/f16_gemm.inc and bf16-gemm/bf16_gemm.inc (its rows also name kblock). The
+// emulated path (no half arithmetic) has no kernels here: it widens A and B panels with h16_vcvt.h
+// and runs the f32 GEMM microkernels (f32_gemm.h).
 #pragma once
 
 #include <cstddef>
@@ -35,7 +36,7 @@ using H16GemmFn = void (*)(size_t m, size_t n, size_t k, const uint16_t* a, cons
 using H16GemmPackFn = void (*)(size_t mr, size_t m, size_t r, const uint16_t* a, size_t ldw,
                                uint16_t* panel);
 
-// The A panel packing for k groups of KP: the pack of every row with that kp.
+// The A panel packing for blocks of KP steps: the pack of every row with that kblock.
 template <int KP>
 void h16_gemm_pack_a(size_t mr, size_t m, size_t r, const uint16_t* a, size_t ldw,
                      uint16_t* panel) {
@@ -50,11 +51,12 @@ struct H16GemmUkernel {
   ConvCompute compute;
   Isa isa;  // the path it needs
   int mr, nr, kp;
+  int kblock;  // k is a multiple of it; the A block (kp, or 32 for AMX tiles)
   H16GemmFn fn;
-  H16GemmPackFn pack;  // the A (weights) layout of kp
+  H16GemmPackFn pack;  // the A (weights) layout of kblock
 };
 
-#define X(fn, isa, mr, nr)                                                                  \
+#define X(fn, isa, mr, nr, ...)                                                             \
   void fn(size_t m, size_t n, size_t k, const uint16_t* a, const uint16_t* b, size_t flush, \
           float* c, size_t ldc, bool accumulate);
 #include "algo/microkernels/bf16-gemm/bf16_gemm.inc"

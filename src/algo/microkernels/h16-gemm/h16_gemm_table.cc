@@ -6,11 +6,11 @@ namespace dlas::ukernel {
 const std::vector<H16GemmUkernel>& h16_gemm_ukernels() {
   static const std::vector<H16GemmUkernel> table = {
 #define X(fn, isa, mr, nr) \
-  {#fn, DType::kF16, ConvCompute::kNativeFp16, Isa::isa, mr, nr, 1, &fn, &h16_gemm_pack_a<1>},
+  {#fn, DType::kF16, ConvCompute::kNativeFp16, Isa::isa, mr, nr, 1, 1, &fn, &h16_gemm_pack_a<1>},
 #include "algo/microkernels/f16-gemm/f16_gemm.inc"
 #undef X
-#define X(fn, isa, mr, nr) \
-  {#fn, DType::kBF16, ConvCompute::kNativeBf16, Isa::isa, mr, nr, 2, &fn, &h16_gemm_pack_a<2>},
+#define X(fn, isa, mr, nr, kb) \
+  {#fn, DType::kBF16, ConvCompute::kNativeBf16, Isa::isa, mr, nr, 2, kb, &fn, &h16_gemm_pack_a<kb>},
 #include "algo/microkernels/bf16-gemm/bf16_gemm.inc"
 #undef X
   };

@@ -1,0 +1,72 @@
+// The AMX-BF16 GEMM microkernel (h16_gemm.h) over a "tiles" policy T: the real tile
+// instructions in bf16_gemm_32x32__amx.cc, an exact array model of them in the tests
+// (h16_native_logic__avx2.cc), so the blocking and addressing also run on machines without
+// AMX.
+//
+// A 32x32 f32 output tile: four 16x16 f32 accumulator tiles (0..3), two weight tiles (4, 5:
+// 16 output channels x 32 bf16 reduction steps) and two activation tiles (6, 7: 16 pairs of
+// reduction steps x 16 pixels x 2 bf16), i.e. all 8 tile registers. Channels are the tile
+// rows and pixels the columns, the vector kernels' orientation, so the B panel is the
+// vector kernels' pair layout ([k / 2][NR = 32][2]: a tile row is 64 bytes of one pair row,
+// the next pair row 128 bytes on) and the A panel is blocked [k / 32][MR = 32][32]
+// (h16_gemm_pack_a<32>: a tile row is 32 reduction steps of one channel). k is a multiple
+// of 32 (kblock): one tdpbf16ps consumes 32 reduction steps.
+//
+// tdpbf16ps keeps f32 accumulators, so `flush` is ignored like in the vdpbf16ps kernels.
+// The accumulators stay in the tiles for the whole call: the caller passes a whole
+// reduction block (gemm_h16.cc's kc) so the tile configuration and the C round trip are
+// paid once per block, not per 32 steps.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+
+namespace {
+
+template <class T>
+inline void bf16_gemm_amx_32x32(size_t m, size_t n, size_t k, const uint16_t* a, const uint16_t* b,
+                                size_t /*flush*/, float* c, size_t ldc, bool accumulate) {
+  T::configure();
+  // Full tiles go straight between the tiles and C; partial ones through a 32x32 buffer
+  // (the tiles always move 16 rows x 64 bytes).
+  const bool full = m == 32 && n == 32;
+  alignas(64) float buf[32][32];
+  float* cp = full ? c : &buf[0][0];
+  const size_t cs = (full ? ldc : 32) * sizeof(float);
+  if (accumulate) {
+    if (!full) {
+      std::memset(buf, 0, sizeof buf);
+      for (size_t i = 0; i < m; ++i) std::memcpy(buf[i], c + i * ldc, n * sizeof(float));
+    }
+    T::template load<0>(cp, cs);
+    T::template load<1>(cp + 16, cs);
+    T::template load<2>(cp + 16 * (cs / sizeof(float)), cs);
+    T::template load<3>(cp + 16 * (cs / sizeof(float)) + 16, cs);
+  } else {
+    T::template zero<0>();
+    T::template zero<1>();
+    T::template zero<2>();
+    T::template zero<3>();
+  }
+  for (size_t kk = 0; kk < k; kk += 32) {
+    T::template load<4>(a, 64);            // channels 0..15, 32 steps each
+    T::template load<5>(a + 16 * 32, 64);  // channels 16..31
+    T::template load<6>(b, 128);           // pixels 0..15 of 16 pair rows
+    T::template load<7>(b + 32, 128);      // pixels 16..31
+    T::template dp<0, 4, 6>();
+    T::template dp<1, 4, 7>();
+    T::template dp<2, 5, 6>();
+    T::template dp<3, 5, 7>();
+    a += 32 * 32;
+    b += 16 * 64;
+  }
+  T::template store<0>(cp, cs);
+  T::template store<1>(cp + 16, cs);
+  T::template store<2>(cp + 16 * (cs / sizeof(float)), cs);
+  T::template store<3>(cp + 16 * (cs / sizeof(float)) + 16, cs);
+  if (!full)
+    for (size_t i = 0; i < m; ++i) std::memcpy(c + i * ldc, buf[i], n * sizeof(float));
+}
+
+}  // namespace
