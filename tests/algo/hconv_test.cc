@@ -11,6 +11,7 @@
 #include <random>
 #include <string>
 
+#include "algo/conv/conv_impl.h"
 #include "algo/conv/gemm_h16.h"
 #include "algo/conv_tester.h"
 #include "algo/h16_emulation.h"
@@ -121,6 +122,46 @@ INSTANTIATE_TEST_SUITE_P(All, HConvAlgoTest,
                              if (ch == '-') ch = '_';
                            return s;
                          });
+
+// bf16 `direct` on the amx path: the AMX implicit GEMM (pair-interleaved padded planes read
+// in place) on shapes that cross every edge it has: channels off 32 (panels and input blocks
+// with padding channels), rows not a multiple of 16 (the overlapped last run), an odd number
+// of runs (a tile with one run), asymmetric padding, 1x1 and 5x5, batch 2, every epilogue.
+TEST(HConvAmxDirect, MatchesReference) {
+  if (!isa_supported(Isa::kAmx)) GTEST_SKIP() << "needs AMX";
+  const ConvAlgorithm* direct = find_conv_algorithm("direct");
+  ASSERT_NE(direct, nullptr);
+  struct Shape {
+    int64_t n, c, k, h, w, kh, kw, pt, pl, pb, pr;
+  };
+  const Shape shapes[] = {{1, 64, 64, 32, 32, 3, 3, 1, 1, 1, 1},
+                          {2, 17, 23, 9, 21, 3, 3, 0, 2, 1, 0},
+                          {1, 48, 40, 16, 16, 1, 1, 0, 0, 0, 0},
+                          {1, 16, 33, 7, 19, 5, 5, 2, 2, 2, 2},
+                          {1, 96, 16, 3, 47, 3, 3, 1, 1, 1, 1}};
+  int tested = 0;
+  for (const Shape& sh : shapes)
+    for (bool res : {false, true})
+      for (Activation act : {Activation::kNone, Activation::kRelu, Activation::kSilu}) {
+        ConvProblem c;
+        c.n = sh.n, c.c = sh.c, c.k = sh.k, c.h = sh.h, c.w = sh.w, c.kh = sh.kh, c.kw = sh.kw;
+        c.pad_t = sh.pt, c.pad_l = sh.pl, c.pad_b = sh.pb, c.pad_r = sh.pr;
+        c.has_bias = true;
+        ConvProblem h = c;
+        h.set_half(DType::kBF16);
+        ASSERT_TRUE(hconv_detail::amx_direct_applies(h, Isa::kAmx)) << h.key();
+        for (int64_t order : {0, 1})
+          ConvTester()
+              .problem(c)
+              .half_type(DType::kBF16)
+              .activation(act, 0, 0)
+              .residual(res)
+              .threads(2)
+              .test(*direct, Isa::kAmx, Knobs{{"order", order}});
+        ++tested;
+      }
+  EXPECT_EQ(tested, 30);
+}
 
 // The native kernels' logic (exact instruction models under AVX2) inside the whole gemm
 // algorithm: k-group packing, odd R padding, flushes, kc blocks, tails, two threads.

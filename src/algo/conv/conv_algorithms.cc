@@ -3,6 +3,7 @@
 #include <array>
 #include <string>
 
+#include "algo/conv/conv_impl.h"
 #include "algo/conv/sparse_conv_common.h"
 #include "algo/microkernels/h16-gemm/h16_gemm.h"
 #include "dlas/algo/conv.h"
@@ -225,9 +226,10 @@ const ConvAlgorithm* int8_choice(const ConvProblem& p, Isa isa) {
 
 // Where the path has no half arithmetic for the type, every algorithm computes in f32
 // after widening, so the f32 rule's choice is the right one. Where it has (AVX512-FP16 for
-// f16, AVX512-BF16 for bf16), only gemm runs native half arithmetic: it takes every layer
-// but depthwise ones (memory-bound) and stems (<= 4 input channels per group, where the f32
-// rule picks direct because im2col dominates).
+// f16, AVX512-BF16 for bf16), gemm runs native half arithmetic: it takes every layer but
+// depthwise ones (memory-bound), stems (<= 4 input channels per group, where the f32 rule
+// picks direct because im2col dominates) and, on the amx path, the bf16 layers direct's AMX
+// implicit GEMM covers (the im2col pack costs more than gemm's AMX tiles there).
 const ConvAlgorithm* half_choice(const ConvProblem& p, Isa isa) {
   if (ukernel::h16_gemm_ukernels_for(p.w_type, isa).empty()) {
     const ConvAlgorithm* twin = dense_f32_choice(p.as_f32());
@@ -236,6 +238,8 @@ const ConvAlgorithm* half_choice(const ConvProblem& p, Isa isa) {
   const ConvAlgorithm* a = nullptr;
   if (p.is_depthwise()) a = pick("depthwise", p);
   if (!a && p.c_per_group() <= 4) a = pick("direct", p);
+  // AMX bf16: stride-1 convs on rows >= 16 wide run direct's implicit GEMM (no im2col).
+  if (!a && hconv_detail::amx_direct_applies(p, isa)) a = pick("direct", p);
   return a;
 }
 

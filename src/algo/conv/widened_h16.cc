@@ -1,10 +1,12 @@
-// `direct`, `spatial-pack`, `winograd` and `depthwise` for 16-bit tensors: the f32 twin run
-// on widened tensors (the emulated compute path on every ISA). run() widens the input (and
-// residual) into the workspace with the h16 row conversions, runs the f32 algorithm -- bias,
-// residual and activation in f32, as the contract asks -- and narrows the output once.
+// `direct` (but its AMX path, direct_h16.cc), `spatial-pack`, `winograd` and `depthwise`
+// for 16-bit tensors: the f32 twin run on widened tensors (the emulated compute path on
+// every ISA). run() widens the input (and residual) into the workspace with the h16 row
+// conversions, runs the f32 algorithm -- bias, residual and activation in f32, as the
+// contract asks -- and narrows the output once.
 // The f32 twin packs its weights at prepare from the exactly widened 16-bit weights, so these
-// hold f32 weights (packed_bytes() says so): only gemm keeps weights 16-bit in memory and has
-// native half arithmetic (gemm_h16.cc). Knobs are the f32 twin's.
+// hold f32 weights (packed_bytes() says so): only gemm and direct's AMX path keep weights
+// 16-bit in memory and have native half arithmetic (gemm_h16.cc, direct_h16.cc). Knobs are
+// the f32 twin's.
 #include <memory>
 
 #include "algo/conv/conv_impl.h"
@@ -98,7 +100,7 @@ class WidenedHConvAlgorithm final : public ConvAlgorithm {
 
 }  // namespace
 
-const ConvAlgorithm& direct_hconv_algorithm() {
+const ConvAlgorithm& hconv_detail::widened_direct_hconv_algorithm() {
   static const WidenedHConvAlgorithm a("direct");
   return a;
 }

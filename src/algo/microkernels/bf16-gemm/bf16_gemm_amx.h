@@ -70,3 +70,42 @@ inline void bf16_gemm_amx_32x32(size_t m, size_t n, size_t k, const uint16_t* a,
 }
 
 }  // namespace
+
+namespace {
+
+// The implicit-GEMM (direct) variant for stride-1 convs on AMX: no im2col. The input is
+// pre-interleaved into zero-padded planes of channel pairs (one uint32 per padded pixel:
+// channels 2q, 2q + 1), so 16 consecutive output pixels of one row under tap (ky, kx) read 16
+// consecutive pairs of a padded row, one 64-byte tile row, and the 16 pair planes of a 32-channel
+// block are tile rows `bstride` bytes apart. Each of the `steps` reduction steps s (a tap and
+// a 32-channel block) multiplies A tiles a + s * 32 * 32 (32 channels x 32 input channels,
+// [32][32] bf16) by B tiles at b0 + boff[s] and b1 + boff[s] (two runs of 16 output pixels,
+// uint32 units). c: the 32 x 32 f32 result, row m = output channel m, columns 0..15 the
+// first pixel run and 16..31 the second.
+template <class T>
+inline void bf16_dconv_amx_32x32(size_t steps, const uint16_t* a, const uint32_t* b0,
+                                 const uint32_t* b1, const int64_t* boff, size_t bstride,
+                                 float* c) {
+  T::configure();
+  T::template zero<0>();
+  T::template zero<1>();
+  T::template zero<2>();
+  T::template zero<3>();
+  for (size_t s = 0; s < steps; ++s) {
+    T::template load<4>(a, 64);
+    T::template load<5>(a + 16 * 32, 64);
+    T::template load<6>(b0 + boff[s], bstride);
+    T::template load<7>(b1 + boff[s], bstride);
+    T::template dp<0, 4, 6>();
+    T::template dp<1, 4, 7>();
+    T::template dp<2, 5, 6>();
+    T::template dp<3, 5, 7>();
+    a += 32 * 32;
+  }
+  T::template store<0>(c, 32 * 4);
+  T::template store<1>(c + 16, 32 * 4);
+  T::template store<2>(c + 16 * 32, 32 * 4);
+  T::template store<3>(c + 16 * 32 + 16, 32 * 4);
+}
+
+}  // namespace

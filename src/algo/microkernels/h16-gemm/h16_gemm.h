@@ -63,6 +63,13 @@ struct H16GemmUkernel {
 #include "algo/microkernels/f16-gemm/f16_gemm.inc"
 #undef X
 
+// The AMX implicit-GEMM kernel of the bf16 `direct` conv on the amx path (bf16_gemm_amx.h):
+// `steps` tap x 32-channel steps of a 32-channel x 32-pixel tile, B read straight from
+// pair-interleaved padded input planes. Built only where the toolchain has AMX (like every
+// amx row); runnable where isa_supported(Isa::kAmx).
+void bf16_dconv_32x32__amx(size_t steps, const uint16_t* a, const uint32_t* b0, const uint32_t* b1,
+                           const int64_t* boff, size_t bstride, float* c);
+
 // Every kernel built: f16_gemm.inc then bf16_gemm.inc order.
 const std::vector<H16GemmUkernel>& h16_gemm_ukernels();
 // Kernels of `type` that may run on path `isa` (kernel path <= isa and supported by the CPU),

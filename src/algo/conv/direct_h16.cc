@@ -1,0 +1,228 @@
+// `direct` for 16-bit tensors. On the amx path a bf16 conv with stride 1, no dilation, one
+// group, at least 16 input channels and output rows at least 16 pixels wide runs an implicit
+// GEMM on AMX tiles (bf16_dconv_32x32__amx), with no im2col:
+//   - per image, the input is interleaved once into zero-padded planes of channel pairs
+//     (uint32 (channel 2q, channel 2q + 1) per padded pixel; channels past C zero), so
+//     16 consecutive output pixels of a row under tap (ky, kx) are 16 consecutive pairs of
+//     one padded row: one 64-byte tile row, read in place;
+//   - weights are packed once into [32-channel panel][tap][32-channel block][32][32] tiles;
+//   - a tile is 32 output channels x two runs of 16 output pixels (a row's last run starts
+//     at ow - 16 and overlaps the one before it; its overlapping columns are not stored
+//     twice), reduced over every tap and channel block in one kernel call, then bias,
+//     residual and activation in f32 (apply_epilogue) and one rounding to bf16.
+// Every other 16-bit direct conv is the widened f32 twin (widened_h16.cc).
+// Knobs (AMX path): order (0: channel panels outer, the A panel reused across pixel runs;
+// 1: pixel runs outer, the B rows reused across channel panels).
+#include <memory>
+#include <vector>
+
+#include "algo/conv/conv_impl.h"
+#include "algo/conv/gemm_common.h"
+#include "algo/microkernels/h16-gemm/h16_gemm.h"
+#include "algo/microkernels/h16-vcvt/h16_vcvt.h"
+#include "dlas/core/aligned_vector.h"
+#include "dlas/core/error.h"
+#include "dlas/hw/amx.h"
+#include "dlas/hw/thread_pool.h"
+
+namespace dlas {
+namespace {
+
+using conv_detail::chunk_range;
+using conv_detail::div_up;
+using conv_detail::round_up;
+
+constexpr int64_t kRun = 16;  // output pixels per tile column run
+constexpr int64_t kBlk = 32;  // channels per tile (output panel rows, input block width)
+
+// One run of kRun output pixels: row oy from column ox0; its first `skip` columns belong to
+// the run before it (a row's last run, moved left to stay inside the row).
+struct PixelRun {
+  int64_t oy, ox0, skip;
+};
+
+class PreparedAmxDirectHConv final : public PreparedH16Conv {
+ public:
+  PreparedAmxDirectHConv(const ConvProblem& p, const uint16_t* w, const float* bias,
+                         const Knobs& kn, Isa isa)
+      : p_(p), base_(base_isa(isa)), cvt_(&ukernel::h16_vcvt_for(DType::kBF16, isa)) {
+    order_ = kn.at("order");
+    cb_ = div_up(p.c, kBlk);
+    panels_ = div_up(p.k, kBlk);
+    taps_ = p.kh * p.kw;
+    steps_ = taps_ * cb_;
+    hp_ = p.h + p.pad_t + p.pad_b;
+    wp_ = p.w + p.pad_l + p.pad_r;
+    plane_ = hp_ * wp_;
+    const int64_t oh = p.oh(), ow = p.ow();
+    // Weights [K][C][KH][KW] -> [panel][tap][cb][32 out][32 in]; padding channels zero.
+    wpack_.assign(static_cast<size_t>(panels_ * steps_ * kBlk * kBlk), 0);
+    for (int64_t kk = 0; kk < p.k; ++kk)
+      for (int64_t ch = 0; ch < p.c; ++ch)
+        for (int64_t t = 0; t < taps_; ++t) {
+          const int64_t s = t * cb_ + ch / kBlk;
+          wpack_[static_cast<size_t>(((kk / kBlk * steps_ + s) * kBlk + kk % kBlk) * kBlk +
+                                     ch % kBlk)] = w[(kk * p.c + ch) * taps_ + t];
+        }
+    for (int64_t t = 0; t < taps_; ++t)
+      for (int64_t b = 0; b < cb_; ++b)
+        boff_.push_back(b * (kBlk / 2) * plane_ + (t / p.kw) * wp_ + t % p.kw);
+    bias_.assign(static_cast<size_t>(p.k), 0.f);
+    if (bias) bias_.assign(bias, bias + p.k);
+    for (int64_t oy = 0; oy < oh; ++oy)
+      for (int64_t ox = 0; ox < ow; ox += kRun) {
+        const int64_t ox0 = ox + kRun <= ow ? ox : ow - kRun;
+        runs_.push_back({oy, ox0, ox - ox0});
+      }
+    pairs_ = div_up(static_cast<int64_t>(runs_.size()), 2);
+  }
+
+  size_t workspace_bytes(int threads) const override {
+    return static_cast<size_t>(xp_bytes() + threads * slot_bytes());
+  }
+  size_t packed_bytes() const override { return wpack_.size() * 2 + bias_.size() * 4; }
+  ConvCompute compute() const override { return ConvCompute::kNativeBf16; }
+
+  void run_typed(const uint16_t* x, uint16_t* y, const uint16_t* residual, void* workspace,
+                 ThreadPool& pool) const override {
+    uint32_t* xp = static_cast<uint32_t*>(workspace);
+    char* slots = static_cast<char*>(workspace) + xp_bytes();
+    const int64_t threads = pool.threads();
+    const int64_t npairs = cb_ * (kBlk / 2), items = panels_ * pairs_;
+    for (int64_t n = 0; n < p_.n; ++n) {
+      const uint16_t* img = x + n * p_.c * p_.h * p_.w;
+      pool.parallel_for(static_cast<size_t>(threads), [&](size_t t) {
+        int64_t b, e;
+        chunk_range(npairs, threads, static_cast<int64_t>(t), &b, &e);
+        for (int64_t q = b; q < e; ++q) interleave_plane(img, q, xp + q * plane_);
+      });
+      pool.parallel_for(static_cast<size_t>(threads), [&](size_t t) {
+        int64_t b, e;
+        chunk_range(items, threads, static_cast<int64_t>(t), &b, &e);
+        float* slot = reinterpret_cast<float*>(slots + static_cast<int64_t>(t) * slot_bytes());
+        for (int64_t it = b; it < e; ++it) {
+          const int64_t panel = order_ == 0 ? it / pairs_ : it % panels_;
+          const int64_t pair = order_ == 0 ? it % pairs_ : it / panels_;
+          tile(xp, n, panel, pair, y, residual, slot);
+        }
+      });
+    }
+  }
+
+ private:
+  int64_t xp_bytes() const { return round_up(cb_ * (kBlk / 2) * plane_ * 4, 64); }
+  // 32 x 32 f32 tile, one f32 residual run.
+  int64_t slot_bytes() const { return round_up((kBlk * kBlk + kRun) * 4, 64); }
+
+  // Padded plane of channel pair q: (c 2q, c 2q + 1) per pixel, zero outside the image.
+  void interleave_plane(const uint16_t* img, int64_t q, uint32_t* dst) const {
+    const int64_t c0 = 2 * q, hw = p_.h * p_.w;
+    const uint16_t* a = c0 < p_.c ? img + c0 * hw : nullptr;
+    const uint16_t* b = c0 + 1 < p_.c ? img + (c0 + 1) * hw : nullptr;
+    for (int64_t iy = 0; iy < hp_; ++iy) {
+      uint32_t* __restrict row = dst + iy * wp_;
+      const int64_t sy = iy - p_.pad_t;
+      if (sy < 0 || sy >= p_.h || !a) {
+        for (int64_t i = 0; i < wp_; ++i) row[i] = 0;
+        continue;
+      }
+      for (int64_t i = 0; i < p_.pad_l; ++i) row[i] = 0;
+      uint32_t* __restrict mid = row + p_.pad_l;
+      const uint16_t* __restrict ra = a + sy * p_.w;
+      if (b) {
+        const uint16_t* __restrict rb = b + sy * p_.w;
+        for (int64_t i = 0; i < p_.w; ++i)
+          mid[i] = static_cast<uint32_t>(ra[i]) | static_cast<uint32_t>(rb[i]) << 16;
+      } else {
+        for (int64_t i = 0; i < p_.w; ++i) mid[i] = ra[i];
+      }
+      for (int64_t i = p_.pad_l + p_.w; i < wp_; ++i) row[i] = 0;
+    }
+  }
+
+  void tile(const uint32_t* xp, int64_t n, int64_t panel, int64_t pair, uint16_t* y,
+            const uint16_t* residual, float* slot) const {
+    const int64_t r0 = 2 * pair;
+    const int64_t r1 = r0 + 1 < static_cast<int64_t>(runs_.size()) ? r0 + 1 : -1;
+    const PixelRun& a = runs_[static_cast<size_t>(r0)];
+    const PixelRun& b = runs_[static_cast<size_t>(r1 >= 0 ? r1 : r0)];
+    ukernel::bf16_dconv_32x32__amx(static_cast<size_t>(steps_),
+                                   wpack_.data() + panel * steps_ * kBlk * kBlk,
+                                   xp + a.oy * wp_ + a.ox0, xp + b.oy * wp_ + b.ox0, boff_.data(),
+                                   static_cast<size_t>(plane_ * 4), slot);
+    float* rrow = slot + kBlk * kBlk;
+    const int64_t ohw = p_.oh() * p_.ow(), ow = p_.ow();
+    for (int64_t m = 0; m < kBlk; ++m) {
+      const int64_t kk = panel * kBlk + m;
+      if (kk >= p_.k) break;
+      for (int h = 0; h < (r1 >= 0 ? 2 : 1); ++h) {
+        const PixelRun& r = h == 0 ? a : b;
+        const int64_t off = (n * p_.k + kk) * ohw + r.oy * ow + r.ox0 + r.skip;
+        const size_t cols = static_cast<size_t>(kRun - r.skip);
+        float* row = slot + m * kBlk + h * kRun + r.skip;
+        if (residual) cvt_->widen(cols, residual + off, rrow);
+        apply_epilogue(base_, p_.epilogue, cols, row, bias_[static_cast<size_t>(kk)],
+                       residual ? rrow : nullptr);
+        cvt_->narrow(cols, row, y + off);
+      }
+    }
+  }
+
+  ConvProblem p_;
+  Isa base_;
+  const ukernel::H16Vcvt* cvt_;
+  int64_t order_, cb_, panels_, taps_, steps_, hp_, wp_, plane_, pairs_;
+  AlignedVector<uint16_t> wpack_;
+  std::vector<int64_t> boff_;
+  std::vector<float> bias_;
+  std::vector<PixelRun> runs_;
+};
+
+class DirectHConvAlgorithm final : public ConvAlgorithm {
+ public:
+  std::string_view name() const override { return "direct"; }
+  bool supports(const ConvProblem& p) const override {
+    return widened().supports(p) || hconv_detail::amx_direct_applies(p, Isa::kAmx);
+  }
+  KnobSpace knob_space(const ConvProblem& p, Isa isa) const override {
+    if (!hconv_detail::amx_direct_applies(p, isa)) return widened().knob_space(p, isa);
+    KnobSpace s;
+    s.knobs.push_back({"order",
+                       {0, 1},
+                       "0: output-channel panels outer (weights reused across pixel runs); "
+                       "1: pixel runs outer (input rows reused across channel panels)"});
+    return s;
+  }
+  Knobs default_knobs(const ConvProblem& p, Isa isa) const override {
+    if (!hconv_detail::amx_direct_applies(p, isa)) return widened().default_knobs(p, isa);
+    return {{"order", 0}};
+  }
+  std::unique_ptr<PreparedConv> prepare(const ConvProblem& p, const ConvWeights& w,
+                                        const Knobs& knobs, Isa isa) const override {
+    if (!hconv_detail::amx_direct_applies(p, isa)) return widened().prepare(p, w, knobs, isa);
+    p.validate();
+    knob_space(p, isa).validate(knobs, "direct hconv " + p.key());
+    amx_require("bf16 direct conv (AMX)");
+    return std::make_unique<PreparedAmxDirectHConv>(p, w.half_data(), w.bias, knobs, isa);
+  }
+
+ private:
+  static const ConvAlgorithm& widened() { return hconv_detail::widened_direct_hconv_algorithm(); }
+};
+
+}  // namespace
+
+namespace hconv_detail {
+bool amx_direct_applies(const ConvProblem& p, Isa isa) {
+  return p.w_type == DType::kBF16 && p.x_type == DType::kBF16 && isa >= Isa::kAmx &&
+         isa_supported(Isa::kAmx) && !p.is_blocked() && p.groups == 1 && p.stride_h == 1 &&
+         p.stride_w == 1 && p.dil_h == 1 && p.dil_w == 1 && p.c >= 16 && p.ow() >= kRun;
+}
+}  // namespace hconv_detail
+
+const ConvAlgorithm& direct_hconv_algorithm() {
+  static const DirectHConvAlgorithm algo;
+  return algo;
+}
+
+}  // namespace dlas
