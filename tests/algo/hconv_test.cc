@@ -157,7 +157,7 @@ TEST(HConvAmxDirect, MatchesReference) {
               .activation(act, 0, 0)
               .residual(res)
               .threads(2)
-              .test(*direct, Isa::kAmx, Knobs{{"order", order}});
+              .test(*direct, Isa::kAmx, Knobs{{"order", order}, {"group", order ? 1 : 4}});
         ++tested;
       }
   EXPECT_EQ(tested, 30);

@@ -8,11 +8,15 @@
 //   - weights are packed once into [32-channel panel][tap][32-channel block][32][32] tiles;
 //   - a tile is 32 output channels x two runs of 16 output pixels (a row's last run starts
 //     at ow - 16 and overlaps the one before it; its overlapping columns are not stored
-//     twice), reduced over every tap and channel block in one kernel call, then bias,
-//     residual and activation in f32 (apply_epilogue) and one rounding to bf16.
+//     twice), reduced over every tap and channel block in one kernel call;
+//   - a work item is `group` consecutive tiles of one channel panel, stored side by side in
+//     a 32 x (group * 32) f32 block, then bias, residual and activation in f32
+//     (apply_epilogue) and one rounding to bf16 per channel over each stretch of columns
+//     that is contiguous in the output (whole groups where ow is a multiple of 16).
 // Every other 16-bit direct conv is the widened f32 twin (widened_h16.cc).
 // Knobs (AMX path): order (0: channel panels outer, the A panel reused across pixel runs;
-// 1: pixel runs outer, the B rows reused across channel panels).
+// 1: pixel runs outer, the B rows reused across channel panels) and group (tiles per work
+// item: longer epilogue runs against finer load balance).
 #include <memory>
 #include <vector>
 
@@ -47,6 +51,7 @@ class PreparedAmxDirectHConv final : public PreparedH16Conv {
                          const Knobs& kn, Isa isa)
       : p_(p), base_(base_isa(isa)), cvt_(&ukernel::h16_vcvt_for(DType::kBF16, isa)) {
     order_ = kn.at("order");
+    group_ = kn.at("group");
     cb_ = div_up(p.c, kBlk);
     panels_ = div_up(p.k, kBlk);
     taps_ = p.kh * p.kw;
@@ -75,6 +80,7 @@ class PreparedAmxDirectHConv final : public PreparedH16Conv {
         runs_.push_back({oy, ox0, ox - ox0});
       }
     pairs_ = div_up(static_cast<int64_t>(runs_.size()), 2);
+    groups_ = div_up(pairs_, group_);
   }
 
   size_t workspace_bytes(int threads) const override {
@@ -88,7 +94,7 @@ class PreparedAmxDirectHConv final : public PreparedH16Conv {
     uint32_t* xp = static_cast<uint32_t*>(workspace);
     char* slots = static_cast<char*>(workspace) + xp_bytes();
     const int64_t threads = pool.threads();
-    const int64_t npairs = cb_ * (kBlk / 2), items = panels_ * pairs_;
+    const int64_t npairs = cb_ * (kBlk / 2), items = panels_ * groups_;
     for (int64_t n = 0; n < p_.n; ++n) {
       const uint16_t* img = x + n * p_.c * p_.h * p_.w;
       pool.parallel_for(static_cast<size_t>(threads), [&](size_t t) {
@@ -101,9 +107,9 @@ class PreparedAmxDirectHConv final : public PreparedH16Conv {
         chunk_range(items, threads, static_cast<int64_t>(t), &b, &e);
         float* slot = reinterpret_cast<float*>(slots + static_cast<int64_t>(t) * slot_bytes());
         for (int64_t it = b; it < e; ++it) {
-          const int64_t panel = order_ == 0 ? it / pairs_ : it % panels_;
-          const int64_t pair = order_ == 0 ? it % pairs_ : it / panels_;
-          tile(xp, n, panel, pair, y, residual, slot);
+          const int64_t panel = order_ == 0 ? it / groups_ : it % panels_;
+          const int64_t grp = order_ == 0 ? it % groups_ : it / panels_;
+          tiles(xp, n, panel, grp, y, residual, slot);
         }
       });
     }
@@ -111,8 +117,9 @@ class PreparedAmxDirectHConv final : public PreparedH16Conv {
 
  private:
   int64_t xp_bytes() const { return round_up(cb_ * (kBlk / 2) * plane_ * 4, 64); }
-  // 32 x 32 f32 tile, one f32 residual run.
-  int64_t slot_bytes() const { return round_up((kBlk * kBlk + kRun) * 4, 64); }
+  // 32 x (group * 32) f32 block, one f32 residual stretch.
+  int64_t ldc() const { return group_ * 2 * kRun; }
+  int64_t slot_bytes() const { return round_up((kBlk + 1) * ldc() * 4, 64); }
 
   // Padded plane of channel pair q: (c 2q, c 2q + 1) per pixel, zero outside the image.
   void interleave_plane(const uint16_t* img, int64_t q, uint32_t* dst) const {
@@ -140,38 +147,52 @@ class PreparedAmxDirectHConv final : public PreparedH16Conv {
     }
   }
 
-  void tile(const uint32_t* xp, int64_t n, int64_t panel, int64_t pair, uint16_t* y,
-            const uint16_t* residual, float* slot) const {
-    const int64_t r0 = 2 * pair;
-    const int64_t r1 = r0 + 1 < static_cast<int64_t>(runs_.size()) ? r0 + 1 : -1;
-    const PixelRun& a = runs_[static_cast<size_t>(r0)];
-    const PixelRun& b = runs_[static_cast<size_t>(r1 >= 0 ? r1 : r0)];
-    ukernel::bf16_dconv_32x32__amx(static_cast<size_t>(steps_),
-                                   wpack_.data() + panel * steps_ * kBlk * kBlk,
-                                   xp + a.oy * wp_ + a.ox0, xp + b.oy * wp_ + b.ox0, boff_.data(),
-                                   static_cast<size_t>(plane_ * 4), slot);
-    float* rrow = slot + kBlk * kBlk;
+  // Group grp of channel panel `panel`: its tiles' runs r0 .. r1 - 1, slot column 16 * (r - r0).
+  void tiles(const uint32_t* xp, int64_t n, int64_t panel, int64_t grp, uint16_t* y,
+             const uint16_t* residual, float* slot) const {
+    const int64_t nruns = static_cast<int64_t>(runs_.size());
+    const int64_t r0 = grp * group_ * 2;
+    const int64_t r1 = r0 + group_ * 2 < nruns ? r0 + group_ * 2 : nruns;
+    const int64_t ld = ldc();
+    for (int64_t r = r0; r < r1; r += 2) {
+      const PixelRun& a = runs_[static_cast<size_t>(r)];
+      const PixelRun& b = runs_[static_cast<size_t>(r + 1 < r1 ? r + 1 : r)];
+      ukernel::bf16_dconv_32x32__amx(
+          static_cast<size_t>(steps_), wpack_.data() + panel * steps_ * kBlk * kBlk,
+          xp + a.oy * wp_ + a.ox0, xp + b.oy * wp_ + b.ox0, boff_.data(),
+          static_cast<size_t>(plane_ * 4), slot + (r - r0) * kRun, static_cast<size_t>(ld));
+    }
+    float* rbuf = slot + kBlk * ld;
     const int64_t ohw = p_.oh() * p_.ow(), ow = p_.ow();
-    for (int64_t m = 0; m < kBlk; ++m) {
-      const int64_t kk = panel * kBlk + m;
-      if (kk >= p_.k) break;
-      for (int h = 0; h < (r1 >= 0 ? 2 : 1); ++h) {
-        const PixelRun& r = h == 0 ? a : b;
-        const int64_t off = (n * p_.k + kk) * ohw + r.oy * ow + r.ox0 + r.skip;
-        const size_t cols = static_cast<size_t>(kRun - r.skip);
-        float* row = slot + m * kBlk + h * kRun + r.skip;
-        if (residual) cvt_->widen(cols, residual + off, rrow);
+    const int64_t kmax = p_.k - panel * kBlk < kBlk ? p_.k - panel * kBlk : kBlk;
+    // Stretches of runs whose stored columns are contiguous both in the slot and in y.
+    for (int64_t s0 = r0; s0 < r1;) {
+      const PixelRun& first = runs_[static_cast<size_t>(s0)];
+      const int64_t start = first.oy * ow + first.ox0 + first.skip;
+      int64_t s1 = s0 + 1, end = first.oy * ow + first.ox0 + kRun;
+      while (s1 < r1 && runs_[static_cast<size_t>(s1)].skip == 0 &&
+             runs_[static_cast<size_t>(s1)].oy * ow + runs_[static_cast<size_t>(s1)].ox0 == end) {
+        end += kRun;
+        ++s1;
+      }
+      const size_t cols = static_cast<size_t>(end - start);
+      for (int64_t m = 0; m < kmax; ++m) {
+        const int64_t kk = panel * kBlk + m;
+        const int64_t off = (n * p_.k + kk) * ohw + start;
+        float* row = slot + m * ld + (s0 - r0) * kRun + first.skip;
+        if (residual) cvt_->widen(cols, residual + off, rbuf);
         apply_epilogue(base_, p_.epilogue, cols, row, bias_[static_cast<size_t>(kk)],
-                       residual ? rrow : nullptr);
+                       residual ? rbuf : nullptr);
         cvt_->narrow(cols, row, y + off);
       }
+      s0 = s1;
     }
   }
 
   ConvProblem p_;
   Isa base_;
   const ukernel::H16Vcvt* cvt_;
-  int64_t order_, cb_, panels_, taps_, steps_, hp_, wp_, plane_, pairs_;
+  int64_t order_, group_, cb_, panels_, taps_, steps_, hp_, wp_, plane_, pairs_, groups_;
   AlignedVector<uint16_t> wpack_;
   std::vector<int64_t> boff_;
   std::vector<float> bias_;
@@ -191,11 +212,19 @@ class DirectHConvAlgorithm final : public ConvAlgorithm {
                        {0, 1},
                        "0: output-channel panels outer (weights reused across pixel runs); "
                        "1: pixel runs outer (input rows reused across channel panels)"});
+    s.knobs.push_back({"group",
+                       {1, 2, 4, 8},
+                       "tiles (32 channels x 32 pixels) per work item: the epilogue's stretch"});
     return s;
   }
   Knobs default_knobs(const ConvProblem& p, Isa isa) const override {
     if (!hconv_detail::amx_direct_applies(p, isa)) return widened().default_knobs(p, isa);
-    return {{"order", 0}};
+    // group: 4 tiles (128 output pixels), unless that leaves a thread of two without work.
+    int64_t group = 4;
+    const int64_t pixel_pairs = div_up(div_up(p.ow(), kRun) * p.oh(), 2);
+    while (group > 1 && div_up(p.k, kBlk) * div_up(pixel_pairs, group) < 2 * kItemsPerThread / 4)
+      group /= 2;
+    return {{"order", 0}, {"group", group}};
   }
   std::unique_ptr<PreparedConv> prepare(const ConvProblem& p, const ConvWeights& w,
                                         const Knobs& knobs, Isa isa) const override {

@@ -80,12 +80,12 @@ namespace {
 // block are tile rows `bstride` bytes apart. Each of the `steps` reduction steps s (a tap and
 // a 32-channel block) multiplies A tiles a + s * 32 * 32 (32 channels x 32 input channels,
 // [32][32] bf16) by B tiles at b0 + boff[s] and b1 + boff[s] (two runs of 16 output pixels,
-// uint32 units). c: the 32 x 32 f32 result, row m = output channel m, columns 0..15 the
-// first pixel run and 16..31 the second.
+// uint32 units). c: the 32 x 32 f32 result, row m = output channel m at c + m * ldc,
+// columns 0..15 the first pixel run and 16..31 the second.
 template <class T>
 inline void bf16_dconv_amx_32x32(size_t steps, const uint16_t* a, const uint32_t* b0,
-                                 const uint32_t* b1, const int64_t* boff, size_t bstride,
-                                 float* c) {
+                                 const uint32_t* b1, const int64_t* boff, size_t bstride, float* c,
+                                 size_t ldc) {
   T::configure();
   T::template zero<0>();
   T::template zero<1>();
@@ -102,10 +102,10 @@ inline void bf16_dconv_amx_32x32(size_t steps, const uint16_t* a, const uint32_t
     T::template dp<3, 5, 7>();
     a += 32 * 32;
   }
-  T::template store<0>(c, 32 * 4);
-  T::template store<1>(c + 16, 32 * 4);
-  T::template store<2>(c + 16 * 32, 32 * 4);
-  T::template store<3>(c + 16 * 32 + 16, 32 * 4);
+  T::template store<0>(c, ldc * 4);
+  T::template store<1>(c + 16, ldc * 4);
+  T::template store<2>(c + 16 * ldc, ldc * 4);
+  T::template store<3>(c + 16 * ldc + 16, ldc * 4);
 }
 
 }  // namespace
