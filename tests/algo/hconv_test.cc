@@ -126,7 +126,8 @@ INSTANTIATE_TEST_SUITE_P(All, HConvAlgoTest,
 // bf16 `direct` on the amx path: the AMX implicit GEMM (pair-interleaved padded planes read
 // in place) on shapes that cross every edge it has: channels off 32 (panels and input blocks
 // with padding channels), rows not a multiple of 16 (the overlapped last run), an odd number
-// of runs (a tile with one run), asymmetric padding, 1x1 and 5x5, batch 2, every epilogue.
+// of runs (a tile with one run), asymmetric padding, 1x1 (also on a 7x7 plane, taken as one
+// row of 49) and 5x5, batch 2, every epilogue.
 TEST(HConvAmxDirect, MatchesReference) {
   if (!isa_supported(Isa::kAmx)) GTEST_SKIP() << "needs AMX";
   const ConvAlgorithm* direct = find_conv_algorithm("direct");
@@ -134,11 +135,10 @@ TEST(HConvAmxDirect, MatchesReference) {
   struct Shape {
     int64_t n, c, k, h, w, kh, kw, pt, pl, pb, pr;
   };
-  const Shape shapes[] = {{1, 64, 64, 32, 32, 3, 3, 1, 1, 1, 1},
-                          {2, 17, 23, 9, 21, 3, 3, 0, 2, 1, 0},
-                          {1, 48, 40, 16, 16, 1, 1, 0, 0, 0, 0},
-                          {1, 16, 33, 7, 19, 5, 5, 2, 2, 2, 2},
-                          {1, 96, 16, 3, 47, 3, 3, 1, 1, 1, 1}};
+  const Shape shapes[] = {
+      {1, 64, 64, 32, 32, 3, 3, 1, 1, 1, 1}, {2, 17, 23, 9, 21, 3, 3, 0, 2, 1, 0},
+      {1, 48, 40, 16, 16, 1, 1, 0, 0, 0, 0}, {1, 16, 33, 7, 19, 5, 5, 2, 2, 2, 2},
+      {1, 96, 16, 3, 47, 3, 3, 1, 1, 1, 1},  {1, 40, 72, 7, 7, 1, 1, 0, 0, 0, 0}};
   int tested = 0;
   for (const Shape& sh : shapes)
     for (bool res : {false, true})
@@ -160,7 +160,7 @@ TEST(HConvAmxDirect, MatchesReference) {
               .test(*direct, Isa::kAmx, Knobs{{"order", order}, {"group", order ? 1 : 4}});
         ++tested;
       }
-  EXPECT_EQ(tested, 30);
+  EXPECT_EQ(tested, 36);
 }
 
 // The native kernels' logic (exact instruction models under AVX2) inside the whole gemm

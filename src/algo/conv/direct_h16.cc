@@ -1,6 +1,7 @@
 // `direct` for 16-bit tensors. On the amx path a bf16 conv with stride 1, no dilation, one
-// group, at least 16 input channels and output rows at least 16 pixels wide runs an implicit
-// GEMM on AMX tiles (bf16_dconv_32x32__amx), with no im2col:
+// group, at least 16 input channels and output rows at least 16 pixels wide (an unpadded 1x1
+// conv: planes of at least 16 pixels, taken as one row) runs an implicit GEMM on AMX tiles
+// (bf16_dconv_32x32__amx), with no im2col:
 //   - per image, the input is interleaved once into zero-padded planes of channel pairs
 //     (uint32 (channel 2q, channel 2q + 1) per padded pixel; channels past C zero), so
 //     16 consecutive output pixels of a row under tap (ky, kx) are 16 consecutive pairs of
@@ -45,21 +46,31 @@ struct PixelRun {
   int64_t oy, ox0, skip;
 };
 
+// An unpadded 1x1 conv reads and writes whole planes in order: as one row of H * W pixels
+// its runs only overlap at the plane's end.
+bool flattens(const ConvProblem& p) {
+  return p.kh == 1 && p.kw == 1 && p.pad_t == 0 && p.pad_l == 0 && p.pad_b == 0 && p.pad_r == 0;
+}
+ConvProblem flat(ConvProblem p) {
+  if (flattens(p)) p.w *= p.h, p.h = 1;
+  return p;
+}
+
 class PreparedAmxDirectHConv final : public PreparedH16Conv {
  public:
   PreparedAmxDirectHConv(const ConvProblem& p, const uint16_t* w, const float* bias,
                          const Knobs& kn, Isa isa)
-      : p_(p), base_(base_isa(isa)), cvt_(&ukernel::h16_vcvt_for(DType::kBF16, isa)) {
+      : p_(flat(p)), base_(base_isa(isa)), cvt_(&ukernel::h16_vcvt_for(DType::kBF16, isa)) {
     order_ = kn.at("order");
     group_ = kn.at("group");
     cb_ = div_up(p.c, kBlk);
     panels_ = div_up(p.k, kBlk);
     taps_ = p.kh * p.kw;
     steps_ = taps_ * cb_;
-    hp_ = p.h + p.pad_t + p.pad_b;
-    wp_ = p.w + p.pad_l + p.pad_r;
+    hp_ = p_.h + p_.pad_t + p_.pad_b;
+    wp_ = p_.w + p_.pad_l + p_.pad_r;
     plane_ = hp_ * wp_;
-    const int64_t oh = p.oh(), ow = p.ow();
+    const int64_t oh = p_.oh(), ow = p_.ow();
     // Weights [K][C][KH][KW] -> [panel][tap][cb][32 out][32 in]; padding channels zero.
     wpack_.assign(static_cast<size_t>(panels_ * steps_ * kBlk * kBlk), 0);
     for (int64_t kk = 0; kk < p.k; ++kk)
@@ -221,7 +232,8 @@ class DirectHConvAlgorithm final : public ConvAlgorithm {
     if (!hconv_detail::amx_direct_applies(p, isa)) return widened().default_knobs(p, isa);
     // group: 4 tiles (128 output pixels), unless that leaves a thread of two without work.
     int64_t group = 4;
-    const int64_t pixel_pairs = div_up(div_up(p.ow(), kRun) * p.oh(), 2);
+    const ConvProblem f = flat(p);
+    const int64_t pixel_pairs = div_up(div_up(f.ow(), kRun) * f.oh(), 2);
     while (group > 1 && div_up(p.k, kBlk) * div_up(pixel_pairs, group) < 2 * kItemsPerThread / 4)
       group /= 2;
     return {{"order", 0}, {"group", group}};
@@ -245,7 +257,7 @@ namespace hconv_detail {
 bool amx_direct_applies(const ConvProblem& p, Isa isa) {
   return p.w_type == DType::kBF16 && p.x_type == DType::kBF16 && isa >= Isa::kAmx &&
          isa_supported(Isa::kAmx) && !p.is_blocked() && p.groups == 1 && p.stride_h == 1 &&
-         p.stride_w == 1 && p.dil_h == 1 && p.dil_w == 1 && p.c >= 16 && p.ow() >= kRun;
+         p.stride_w == 1 && p.dil_h == 1 && p.dil_w == 1 && p.c >= 16 && flat(p).ow() >= kRun;
 }
 }  // namespace hconv_detail
 
