@@ -104,7 +104,7 @@ void bf16_logic(size_t m, size_t n, size_t k, const uint16_t* a, const uint16_t*
                 float* c, size_t ldc, bool accumulate) {
   if constexpr (KB == 32) {
     static_assert(MR == 32 && NR == 32, "the AMX kernel's tile");
-    bf16_gemm_amx_32x32<AmxBf16Model>(m, n, k, a, b, flush, c, ldc, accumulate);
+    bf16_gemm_amx_32x32<AmxBf16Model, false>(m, n, k, a, b, flush, c, ldc, accumulate);
   } else {
     bf16_gemm_dot<MR, NR / 16, Bf16Model16>(m, n, k, a, b, flush, c, ldc, accumulate);
   }

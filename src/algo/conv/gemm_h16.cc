@@ -16,6 +16,7 @@
 #include <limits>
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include "algo/conv/conv_impl.h"
 #include "algo/conv/gemm_common.h"
@@ -315,7 +316,14 @@ class GemmHConvAlgorithm final : public ConvAlgorithm {
     // reduction (the tile configuration and the C round trip are paid once per block).
     const auto native = ukernel::h16_gemm_ukernels_for(p.w_type, isa);
     const bool amx = !native.empty() && native.front()->isa == Isa::kAmx;
-    Knobs k{{"ukernel", 0}, {"kc", amx ? 8192 : 256}, {"nc", nc}};
+    // ukernel: on AMX, a plane of one pixel panel reads each weight panel once: the
+    // weight-streaming kernel (prefetches ahead; it costs on planes that reuse the panel).
+    int64_t uk = 0;
+    if (amx && p.oh() * p.ow() <= native.front()->nr)
+      for (size_t i = 0; i < native.size(); ++i)
+        if (std::string_view(native[i]->name).find("32x32s__amx") != std::string_view::npos)
+          uk = static_cast<int64_t>(i);
+    Knobs k{{"ukernel", uk}, {"kc", amx ? 8192 : 256}, {"nc", nc}};
     // 32 half FMAs per accumulator between flushes: bounded error 32 * 2^-11 of sum |w x|
     // per output (about 2^-12 * sqrt(32) in practice); flushing costs ~1/16 of the FMAs.
     if (knob_space(p, isa).find("flush")) k["flush"] = 32;

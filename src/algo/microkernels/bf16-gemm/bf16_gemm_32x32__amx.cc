@@ -1,4 +1,5 @@
 // AMX-BF16 bf16 GEMM, 32x32: four f32 accumulator tiles fed by tdpbf16ps (bf16_gemm_amx.h),
+// with a weight-streaming twin (32x32s: prefetches the weight panel ahead),
 // and its implicit-GEMM twin for stride-1 direct convs (bf16_dconv_32x32__amx).
 // The caller (gemm_h16.cc's prepare) has obtained the tile-data permission (dlas/hw/amx.h).
 #include <immintrin.h>
@@ -63,7 +64,12 @@ namespace dlas::ukernel {
 
 void bf16_gemm_32x32__amx(size_t m, size_t n, size_t k, const uint16_t* a, const uint16_t* b,
                           size_t flush, float* c, size_t ldc, bool accumulate) {
-  bf16_gemm_amx_32x32<Tiles>(m, n, k, a, b, flush, c, ldc, accumulate);
+  bf16_gemm_amx_32x32<Tiles, false>(m, n, k, a, b, flush, c, ldc, accumulate);
+}
+
+void bf16_gemm_32x32s__amx(size_t m, size_t n, size_t k, const uint16_t* a, const uint16_t* b,
+                           size_t flush, float* c, size_t ldc, bool accumulate) {
+  bf16_gemm_amx_32x32<Tiles, true>(m, n, k, a, b, flush, c, ldc, accumulate);
 }
 
 void bf16_dconv_32x32__amx(size_t steps, const uint16_t* a, const uint32_t* b0, const uint32_t* b1,

@@ -24,7 +24,10 @@
 
 namespace {
 
-template <class T>
+// Stream: the weight panel is read once (a plane of one pixel panel), so each step also
+// prefetches the weights 4 steps ahead; where the panel is reused from cache the prefetches
+// only cost issue slots.
+template <class T, bool Stream>
 inline void bf16_gemm_amx_32x32(size_t m, size_t n, size_t k, const uint16_t* a, const uint16_t* b,
                                 size_t /*flush*/, float* c, size_t ldc, bool accumulate) {
   T::configure();
@@ -50,6 +53,8 @@ inline void bf16_gemm_amx_32x32(size_t m, size_t n, size_t k, const uint16_t* a,
     T::template zero<3>();
   }
   for (size_t kk = 0; kk < k; kk += 32) {
+    if constexpr (Stream)
+      for (int l = 0; l < 32; ++l) __builtin_prefetch(a + 4 * 32 * 32 + l * 32, 0, 3);
     T::template load<4>(a, 64);            // channels 0..15, 32 steps each
     T::template load<5>(a + 16 * 32, 64);  // channels 16..31
     T::template load<6>(b, 128);           // pixels 0..15 of 16 pair rows
