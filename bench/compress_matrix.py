@@ -6,9 +6,10 @@ fp32 measured in the same rounds (> 1: slower than fp32).
 Each round runs every (model, compression) once as one `dlas bench MODEL --compress C --json
 --times` process, in an order rotated by one place per round, so no variant always runs first
 or next to the same neighbour. Every repeat's time is pooled over the rounds and the median of
-the pool is the headline. A variant whose plan runs any step on a reference kernel, or whose
-16-bit arithmetic is emulated on this CPU (no fp16/bf16 unit: the values are widened to f32),
-is labelled in the table: the first is a cliff to fix, the second the hardware's answer.
+the pool is the headline. A variant whose plan runs any step on a reference kernel, or any
+step on emulated 16-bit arithmetic (widened to f32: everywhere on a CPU with no fp16/bf16 unit,
+on the steps without a native kernel elsewhere), is labelled in the table with the count: the
+first is a cliff to fix, the second the hardware's or the kernels' answer.
 
 usage:
   compress_matrix.py [--models M,..] [--compress dense,int8,..] [--threads 2] [--rounds 3]
@@ -56,7 +57,8 @@ def label(j):
     if j.get("reference_steps"):
         notes.append(f"{j['reference_steps']} reference steps")
     if j.get("emulated_steps"):
-        notes.append("emulated 16-bit")
+        n = j["emulated_steps"]
+        notes.append(f"{n} step{'s' if n > 1 else ''} on emulated 16-bit (widened to f32)")
     return ", ".join(notes)
 
 
