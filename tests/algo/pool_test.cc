@@ -8,6 +8,7 @@
 
 #include "algo/op_test_util.h"
 #include "dlas/algo/pool.h"
+#include "dlas/core/dtype.h"
 #include "dlas/core/error.h"
 #include "dlas/hw/thread_pool.h"
 
@@ -128,6 +129,45 @@ TEST(FastPool, GlobalAveragePoolMatchesReference) {
         for (size_t i = 0; i < got.size(); ++i)
           EXPECT_NEAR(got[i], want.data<float>()[i], tol) << isa_name(isa) << " hw=" << s[2];
       }
+}
+
+// The 16-bit pools are the f32 pools on the exactly widened input, rounded once per output:
+// bit for bit, for both types, every ISA, 1 and 2 threads.
+TEST(FastPool, H16PoolsAreTheF32PoolsRoundedOnce) {
+  for (DType t : {DType::kF16, DType::kBF16}) {
+    auto narrow = [t](float v) { return t == DType::kF16 ? f32_to_f16(v) : f32_to_bf16(v); };
+    auto widen = [t](uint16_t v) { return t == DType::kF16 ? f16_to_f32(v) : bf16_to_f32(v); };
+    for (Isa isa : supported_isas())
+      for (int threads : {1, 2})
+        for (const Case& c : kCases) {
+          const PoolProblem p = problem(c);
+          const std::vector<float> r = random(static_cast<size_t>(c.n * c.c * c.h * c.w), 13);
+          std::vector<uint16_t> xh(r.size());
+          std::vector<float> xf(r.size());
+          for (size_t i = 0; i < r.size(); ++i) xh[i] = narrow(r[i]), xf[i] = widen(xh[i]);
+          ThreadPool pool(threads);
+          const size_t out = static_cast<size_t>(c.n * c.c * p.oh * p.ow);
+          for (int kind = 0; kind < 3; ++kind) {
+            const size_t n = kind == 2 ? static_cast<size_t>(c.n * c.c) : out;
+            std::vector<float> want(n);
+            std::vector<uint16_t> got(n, 0x7e00);
+            if (kind == 0) {
+              max_pool(isa, p, xf.data(), want.data(), pool);
+              max_pool_h16(t, isa, p, xh.data(), got.data(), pool);
+            } else if (kind == 1) {
+              average_pool(isa, p, true, xf.data(), want.data(), pool);
+              average_pool_h16(t, isa, p, true, xh.data(), got.data(), pool);
+            } else {
+              global_average_pool(isa, c.n * c.c, c.h * c.w, xf.data(), want.data(), pool);
+              global_average_pool_h16(t, isa, c.n * c.c, c.h * c.w, xh.data(), got.data(), pool);
+            }
+            for (size_t i = 0; i < n; ++i)
+              ASSERT_EQ(got[i], narrow(want[i]))
+                  << dtype_name(t) << " " << isa_name(isa) << " kind " << kind << " case h" << c.h
+                  << "w" << c.w << " out " << i;
+          }
+        }
+  }
 }
 
 TEST(FastPool, OutputSizeFollowsCeilMode) {

@@ -9,6 +9,7 @@
 #include <cstdint>
 
 #include "dlas/algo/layout.h"
+#include "dlas/core/dtype.h"
 #include "dlas/hw/isa.h"
 
 namespace dlas {
@@ -52,6 +53,17 @@ void average_pool(Isa isa, Layout l, const PoolProblem& p, bool count_include_pa
                   float* y, ThreadPool& pool);
 void global_average_pool(Isa isa, Layout l, int64_t n, int64_t c, int64_t hw, const float* x,
                          float* y, ThreadPool& pool);
+
+// The three NCHW pools on 16-bit values (type kF16 / kBF16, bit patterns in uint16_t): each
+// thread widens its planes exactly into its own f32 scratch, runs the f32 plane kernels and
+// rounds each result once to the type, so the results are the f32 pools' on the widened
+// input, rounded once (max pooling is exact), with one 16-bit trip through memory.
+void max_pool_h16(DType type, Isa isa, const PoolProblem& p, const uint16_t* x, uint16_t* y,
+                  ThreadPool& pool);
+void average_pool_h16(DType type, Isa isa, const PoolProblem& p, bool count_include_pad,
+                      const uint16_t* x, uint16_t* y, ThreadPool& pool);
+void global_average_pool_h16(DType type, Isa isa, int64_t planes, int64_t hw, const uint16_t* x,
+                             uint16_t* y, ThreadPool& pool);
 
 // MaxPool on 8-bit (u8 / s8) NCHW values, for int8 graphs (the max of quantized values is
 // the quantized max: scale > 0). Every window must hold a tap inside the input (pads smaller

@@ -1,7 +1,10 @@
 // Pooling entry points: validation, ISA dispatch, and the split over planes.
 #include <algorithm>
 
+#include <vector>
+
 #include "algo/microkernels/f32-pool/f32_pool.h"
+#include "algo/microkernels/h16-vcvt/h16_vcvt.h"
 #include "dlas/core/error.h"
 #include "dlas/hw/thread_pool.h"
 
@@ -70,6 +73,56 @@ void global_average_pool(Isa isa, int64_t planes, int64_t hw, const float* x, fl
   const auto& k = ukernel::f32_pool_for(isa);
   for_planes(pool, planes,
              [&](int64_t b, int64_t e) { k.gavg_planes(e - b, hw, x + b * hw, y + b); });
+}
+
+namespace {
+// This thread's f32 scratch of at least n floats (grows, never shrinks).
+float* h16_scratch(int slot, size_t n) {
+  static thread_local std::vector<float> buf[2];
+  if (buf[slot].size() < n) buf[slot].resize(n);
+  return buf[slot].data();
+}
+
+// Widens planes' inputs, runs plane(xf, yf) per plane, narrows each output plane.
+template <class Plane>
+void h16_planes(DType type, Isa isa, int64_t planes, int64_t in, int64_t out, const uint16_t* x,
+                uint16_t* y, ThreadPool& pool, Plane&& plane) {
+  const auto& cvt = ukernel::h16_vcvt_for(type, isa);
+  for_planes(pool, planes, [&](int64_t b, int64_t e) {
+    float* xf = h16_scratch(0, static_cast<size_t>(in));
+    float* yf = h16_scratch(1, static_cast<size_t>(out));
+    for (int64_t q = b; q < e; ++q) {
+      cvt.widen(static_cast<size_t>(in), x + q * in, xf);
+      plane(xf, yf);
+      cvt.narrow(static_cast<size_t>(out), yf, y + q * out);
+    }
+  });
+}
+}  // namespace
+
+void max_pool_h16(DType type, Isa isa, const PoolProblem& p, const uint16_t* x, uint16_t* y,
+                  ThreadPool& pool) {
+  p.validate();
+  const auto& k = ukernel::f32_pool_for(isa);
+  h16_planes(type, isa, p.n * p.c, p.h * p.w, p.oh * p.ow, x, y, pool,
+             [&](const float* xf, float* yf) { k.max_plane(p, xf, yf); });
+}
+
+void average_pool_h16(DType type, Isa isa, const PoolProblem& p, bool count_include_pad,
+                      const uint16_t* x, uint16_t* y, ThreadPool& pool) {
+  p.validate();
+  const auto& k = ukernel::f32_pool_for(isa);
+  h16_planes(type, isa, p.n * p.c, p.h * p.w, p.oh * p.ow, x, y, pool,
+             [&](const float* xf, float* yf) { k.avg_plane(p, count_include_pad, xf, yf); });
+}
+
+void global_average_pool_h16(DType type, Isa isa, int64_t planes, int64_t hw, const uint16_t* x,
+                             uint16_t* y, ThreadPool& pool) {
+  DLAS_CHECK(planes >= 0 && hw > 0, ErrorKind::kInvalidInput,
+             "global_average_pool: sizes must be positive");
+  const auto& k = ukernel::f32_pool_for(isa);
+  h16_planes(type, isa, planes, hw, 1, x, y, pool,
+             [&](const float* xf, float* yf) { k.gavg_planes(1, hw, xf, yf); });
 }
 
 }  // namespace dlas

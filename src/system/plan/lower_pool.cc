@@ -1,5 +1,6 @@
-// MaxPool / AveragePool (2-D, f32, explicit pads) and GlobalAveragePool -> fast pooling;
-// MaxPool on u8 / s8 values (int8 graphs) -> the 8-bit max pool. The f32 pools run on the
+// MaxPool / AveragePool (2-D, f32, explicit pads) and GlobalAveragePool -> fast pooling, also
+// on fp16 / bf16 values (NCHW; the *_h16 pools); MaxPool on u8 / s8 values (int8 graphs) ->
+// the 8-bit max pool. The f32 pools run on the
 // node's layout: NCHW or blocked (the layout pass blocks exactly pool_lowers_f32's nodes).
 #include "dlas/algo/pool.h"
 #include "system/plan/steps.h"
@@ -10,8 +11,10 @@ namespace {
 class PoolStep : public Step {
  public:
   enum class Kind { kMax, kAverage, kGlobalAverage };
-  PoolStep(const Node& n, Kind kind, PoolProblem p, bool include_pad, Isa isa, Layout layout)
-      : x_name_(n.inputs[0]),
+  PoolStep(const Node& n, Kind kind, PoolProblem p, bool include_pad, Isa isa, Layout layout,
+           DType type)
+      : type_(type),
+        x_name_(n.inputs[0]),
         y_name_(n.outputs[0]),
         kind_(kind),
         p_(p),
@@ -23,6 +26,18 @@ class PoolStep : public Step {
     y_ = static_cast<float*>(b.value(y_name_));
   }
   void run(ThreadPool& pool) override {
+    if (type_ != DType::kF32) {  // 16-bit, NCHW
+      const auto* x = reinterpret_cast<const uint16_t*>(x_);
+      auto* y = reinterpret_cast<uint16_t*>(y_);
+      switch (kind_) {
+        case Kind::kMax:
+          return max_pool_h16(type_, isa_, p_, x, y, pool);
+        case Kind::kAverage:
+          return average_pool_h16(type_, isa_, p_, include_pad_, x, y, pool);
+        case Kind::kGlobalAverage:
+          return global_average_pool_h16(type_, isa_, p_.n * p_.c, p_.h * p_.w, x, y, pool);
+      }
+    }
     if (is_blocked(layout_)) {
       switch (kind_) {
         case Kind::kMax:
@@ -45,6 +60,7 @@ class PoolStep : public Step {
   std::string kernel() const override { return "fast"; }
 
  private:
+  DType type_;  // of x and y: kF32, or kF16 / kBF16 (NCHW)
   std::string x_name_, y_name_;
   Kind kind_;
   PoolProblem p_;
@@ -111,7 +127,10 @@ std::unique_ptr<Step> lower_pool(const LowerContext& ctx) {
   const DType xt = g.value(n.inputs[0]).dtype;
   const bool q8 = n.op == "MaxPool" && (xt == DType::kU8 || xt == DType::kS8) &&
                   g.value(n.outputs[0]).dtype == xt;
-  if (!is_f32(g, n.inputs[0]) && !q8) return nullptr;
+  const bool h16 = (xt == DType::kF16 || xt == DType::kBF16) && g.value(n.outputs[0]).dtype == xt &&
+                   !is_blocked(ctx.y_layout);
+  if (!is_f32(g, n.inputs[0]) && !q8 && !h16) return nullptr;
+  const DType type = h16 ? xt : DType::kF32;
   const Shape& x = g.value(n.inputs[0]).shape;
   const Shape& y = g.value(n.outputs[0]).shape;
   if (x.size() != 4) return nullptr;
@@ -120,7 +139,8 @@ std::unique_ptr<Step> lower_pool(const LowerContext& ctx) {
   p.oh = y[2], p.ow = y[3];
   const Layout l = q8 ? Layout::kNchw : ctx.y_layout;
   if (global)
-    return std::make_unique<PoolStep>(n, PoolStep::Kind::kGlobalAverage, p, false, ctx.isa, l);
+    return std::make_unique<PoolStep>(n, PoolStep::Kind::kGlobalAverage, p, false, ctx.isa, l,
+                                      type);
   if (!pool_attrs(n, p)) return nullptr;
   p.validate();
   if (q8) {
@@ -135,10 +155,11 @@ std::unique_ptr<Step> lower_pool(const LowerContext& ctx) {
   // the end of the CIFAR models) is a global average: one pass per plane, no window setup.
   if (n.op == "AveragePool" && p.kh == p.h && p.kw == p.w && p.oh == 1 && p.ow == 1 &&
       p.pad_t == 0 && p.pad_l == 0 && p.pad_b == 0 && p.pad_r == 0)
-    return std::make_unique<PoolStep>(n, PoolStep::Kind::kGlobalAverage, p, false, ctx.isa, l);
+    return std::make_unique<PoolStep>(n, PoolStep::Kind::kGlobalAverage, p, false, ctx.isa, l,
+                                      type);
   return std::make_unique<PoolStep>(
       n, n.op == "MaxPool" ? PoolStep::Kind::kMax : PoolStep::Kind::kAverage, p, include_pad,
-      ctx.isa, l);
+      ctx.isa, l, type);
 }
 
 }  // namespace dlas::plan
