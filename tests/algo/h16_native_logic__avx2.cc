@@ -121,16 +121,16 @@ const std::vector<ukernel::H16GemmUkernel>& h16_native_logic_ukernels() {
    1,   &f16_logic<mr, nr>, &ukernel::h16_gemm_pack_a<1>},
 #include "algo/microkernels/f16-gemm/f16_gemm.inc"
 #undef X
-#define X(fn, isa, mr, nr, kb) \
-  {#fn,                        \
-   DType::kBF16,               \
-   ConvCompute::kNativeBf16,   \
-   Isa::kAvx2,                 \
-   mr,                         \
-   nr,                         \
-   2,                          \
-   kb,                         \
-   &bf16_logic<mr, nr, kb>,    \
+#define X(fn, isa, mr, nr, kb)                                  \
+  {#fn,                                                         \
+   DType::kBF16,                                                \
+   kb == 32 ? ConvCompute::kAmxBf16 : ConvCompute::kNativeBf16, \
+   Isa::kAvx2,                                                  \
+   mr,                                                          \
+   nr,                                                          \
+   2,                                                           \
+   kb,                                                          \
+   &bf16_logic<mr, nr, kb>,                                     \
    &ukernel::h16_gemm_pack_a<kb>},
 #include "algo/microkernels/bf16-gemm/bf16_gemm.inc"
 #undef X

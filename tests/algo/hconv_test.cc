@@ -107,7 +107,7 @@ TEST_P(HConvAlgoTest, ComputeLabelFollowsIsa) {
       if (algo().name() == "gemm" && t == DType::kF16 && isa >= Isa::kAvx512Fp16)
         want = ConvCompute::kNativeFp16;
       if (algo().name() == "gemm" && t == DType::kBF16 && isa >= Isa::kAvx512Bf16)
-        want = ConvCompute::kNativeBf16;
+        want = isa >= Isa::kAmx ? ConvCompute::kAmxBf16 : ConvCompute::kNativeBf16;
       EXPECT_EQ(conv_compute_name(pc->compute()), std::string(conv_compute_name(want)))
           << algo().name() << " " << isa_name(isa) << " " << dtype_name(t);
     }

@@ -98,7 +98,7 @@ class PreparedAmxDirectHConv final : public PreparedH16Conv {
     return static_cast<size_t>(xp_bytes() + threads * slot_bytes());
   }
   size_t packed_bytes() const override { return wpack_.size() * 2 + bias_.size() * 4; }
-  ConvCompute compute() const override { return ConvCompute::kNativeBf16; }
+  ConvCompute compute() const override { return ConvCompute::kAmxBf16; }
 
   void run_typed(const uint16_t* x, uint16_t* y, const uint16_t* residual, void* workspace,
                  ThreadPool& pool) const override {

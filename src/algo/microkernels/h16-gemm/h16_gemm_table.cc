@@ -9,8 +9,17 @@ const std::vector<H16GemmUkernel>& h16_gemm_ukernels() {
   {#fn, DType::kF16, ConvCompute::kNativeFp16, Isa::isa, mr, nr, 1, 1, &fn, &h16_gemm_pack_a<1>},
 #include "algo/microkernels/f16-gemm/f16_gemm.inc"
 #undef X
-#define X(fn, isa, mr, nr, kb) \
-  {#fn, DType::kBF16, ConvCompute::kNativeBf16, Isa::isa, mr, nr, 2, kb, &fn, &h16_gemm_pack_a<kb>},
+#define X(fn, isa, mr, nr, kb)                                               \
+  {#fn,                                                                      \
+   DType::kBF16,                                                             \
+   Isa::isa == Isa::kAmx ? ConvCompute::kAmxBf16 : ConvCompute::kNativeBf16, \
+   Isa::isa,                                                                 \
+   mr,                                                                       \
+   nr,                                                                       \
+   2,                                                                        \
+   kb,                                                                       \
+   &fn,                                                                      \
+   &h16_gemm_pack_a<kb>},
 #include "algo/microkernels/bf16-gemm/bf16_gemm.inc"
 #undef X
   };
