@@ -6,4 +6,6 @@ cd "$(dirname "$0")/.."
 bash scripts/build.sh
 BUILD_DIR=${DLAS_BUILD_DIR:-build}
 cd "$BUILD_DIR"
-ctest --output-on-failure -j "$(nproc)" "$@"
+# Two test processes per core pair: pool workers sleep between loops instead of spinning
+# (DLAS_POOL_YIELD, docs/cli.md), or each process's spinners starve the other's workers.
+DLAS_POOL_YIELD=1 ctest --output-on-failure -j "$(nproc)" "$@"

@@ -2,8 +2,10 @@
 
 #include <pthreadpool.h>
 
+#include <cstdlib>
 #include <map>
 #include <mutex>
+#include <string>
 #include <thread>
 
 #include "dlas/core/error.h"
@@ -53,9 +55,24 @@ void call(void* c, size_t i) {
 }
 }  // namespace
 
+namespace {
+// DLAS_POOL_YIELD=1: workers sleep as soon as a loop ends instead of spinning for the next
+// one. Spinning saves a wake-up per loop, but when more pool threads than cores are alive
+// (several dlas processes on few cores, as the test suite runs) the spinners take the cores
+// the working threads need.
+uint32_t pool_flags() {
+  static const uint32_t flags = [] {
+    const char* y = std::getenv("DLAS_POOL_YIELD");
+    return PTHREADPOOL_FLAG_DISABLE_DENORMALS |
+           (y && std::string(y) == "1" ? PTHREADPOOL_FLAG_YIELD_WORKERS : 0u);
+  }();
+  return flags;
+}
+}  // namespace
+
 void ThreadPool::run_1d(size_t n, Task task, void* ctx) {
   Ctx c{task, ctx};
-  pthreadpool_parallelize_1d(pool_, &call, &c, n, PTHREADPOOL_FLAG_DISABLE_DENORMALS);
+  pthreadpool_parallelize_1d(pool_, &call, &c, n, pool_flags());
 }
 
 }  // namespace dlas

@@ -25,4 +25,19 @@ const std::vector<SpackShape>& qs8_logic_spack_shapes();
 // qs8_dwconv_16lane__avx512's template at 16 lanes.
 ukernel::QS8DwFn qs8_logic_dwconv_16lane();
 
+// Whether path `isa` runs exactly the kernels of the supported path below it, `resolve`
+// mapping a path to what the family's dispatcher returns for it. Then a per-path test of
+// `isa` repeats that path's, and the per-path int8 tests skip it (avx512-bf16 and
+// avx512-fp16 add no int8 instructions; the tiled families have no AMX rows).
+template <class Resolve>
+bool repeats_path_below(Isa isa, Resolve resolve) {
+  bool found = false;
+  Isa below = isa;
+  for (Isa l : kAllIsas) {
+    if (l == isa) break;
+    if (isa_supported(l)) below = l, found = true;
+  }
+  return found && resolve(isa) == resolve(below);
+}
+
 }  // namespace dlas::test
