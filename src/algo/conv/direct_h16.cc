@@ -168,10 +168,11 @@ class PreparedAmxDirectHConv final : public PreparedH16Conv {
     for (int64_t r = r0; r < r1; r += 2) {
       const PixelRun& a = runs_[static_cast<size_t>(r)];
       const PixelRun& b = runs_[static_cast<size_t>(r + 1 < r1 ? r + 1 : r)];
-      ukernel::bf16_dconv_32x32__amx(
-          static_cast<size_t>(steps_), wpack_.data() + panel * steps_ * kBlk * kBlk,
-          xp + a.oy * wp_ + a.ox0, xp + b.oy * wp_ + b.ox0, boff_.data(),
-          static_cast<size_t>(plane_ * 4), slot + (r - r0) * kRun, static_cast<size_t>(ld));
+      ukernel::bf16_dconv_32x32__amx(static_cast<size_t>(steps_),
+                                     wpack_.data() + panel * steps_ * kBlk * kBlk,
+                                     xp + a.oy * wp_ + a.ox0, xp + b.oy * wp_ + b.ox0, boff_.data(),
+                                     static_cast<size_t>(plane_ * 4), slot + (r - r0) * kRun,
+                                     static_cast<size_t>(ld), r == r0);
     }
     float* rbuf = slot + kBlk * ld;
     const int64_t ohw = p_.oh() * p_.ow(), ow = p_.ow();

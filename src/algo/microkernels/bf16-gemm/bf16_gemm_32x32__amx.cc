@@ -37,8 +37,9 @@ void bf16_gemm_32x32s__amx(size_t m, size_t n, size_t k, const uint16_t* a, cons
 }
 
 void bf16_dconv_32x32__amx(size_t steps, const uint16_t* a, const uint32_t* b0, const uint32_t* b1,
-                           const int64_t* boff, size_t bstride, float* c, size_t ldc) {
-  bf16_dconv_amx_32x32<Tiles>(steps, a, b0, b1, boff, bstride, c, ldc);
+                           const int64_t* boff, size_t bstride, float* c, size_t ldc,
+                           bool configure) {
+  bf16_dconv_amx_32x32<Tiles>(steps, a, b0, b1, boff, bstride, c, ldc, configure);
 }
 
 }  // namespace dlas::ukernel

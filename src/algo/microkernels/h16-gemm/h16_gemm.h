@@ -68,7 +68,8 @@ struct H16GemmUkernel {
 // pair-interleaved padded input planes. Built only where the toolchain has AMX (like every
 // amx row); runnable where isa_supported(Isa::kAmx).
 void bf16_dconv_32x32__amx(size_t steps, const uint16_t* a, const uint32_t* b0, const uint32_t* b1,
-                           const int64_t* boff, size_t bstride, float* c, size_t ldc);
+                           const int64_t* boff, size_t bstride, float* c, size_t ldc,
+                           bool configure);
 
 // Every kernel built: f16_gemm.inc then bf16_gemm.inc order.
 const std::vector<H16GemmUkernel>& h16_gemm_ukernels();
