@@ -72,6 +72,51 @@ INSTANTIATE_TEST_SUITE_P(Isa, QConvSpack, ::testing::ValuesIn(kAllIsas),
                            return isa_test_name(i.param);
                          });
 
+// int8 `direct` on the amx path: the AMX implicit GEMM (quad-interleaved padded planes read
+// in place on the virtual grid of padded-width rows, requantized in the kernel) on shapes
+// that cross every edge it has: channels off 64 and 32 (input blocks and output panels with
+// padding channels), runs that cross rows and hold dropped columns (4x4, 8x8, 5x3, 14x14
+// with padding), an odd number of runs (a tile with one run), asymmetric padding, unpadded
+// 1x1 (no dropped columns) and 5x5, batch 2, every int8 variant (u8/s8 in and out, zero
+// points, clamps, residual). EXACTLY equal to the oracle.
+TEST(QConvAmxDirect, EqualsTheOracle) {
+  if (!isa_supported(Isa::kAmx)) GTEST_SKIP() << "needs AMX";
+  const ConvAlgorithm* direct = find_conv_algorithm("direct");
+  ASSERT_NE(direct, nullptr);
+  struct Shape {
+    int64_t n, c, k, h, w, kh, kw, pt, pl, pb, pr;
+  };
+  const Shape shapes[] = {
+      {1, 64, 64, 32, 32, 3, 3, 1, 1, 1, 1}, {2, 37, 23, 9, 21, 3, 3, 0, 2, 1, 0},
+      {1, 96, 40, 16, 16, 1, 1, 0, 0, 0, 0}, {1, 32, 33, 7, 19, 5, 5, 2, 2, 2, 2},
+      {1, 130, 16, 3, 40, 3, 3, 1, 1, 1, 1}, {1, 40, 72, 7, 7, 1, 1, 0, 0, 0, 0},
+      {1, 64, 48, 8, 8, 3, 3, 1, 1, 1, 1},   {1, 256, 40, 4, 4, 3, 3, 1, 1, 1, 1},
+      {2, 33, 17, 5, 3, 3, 3, 1, 0, 1, 2},   {1, 32, 32, 14, 14, 1, 1, 1, 1, 1, 1}};
+  const std::vector<QVariant> variants = qconv_variants();
+  uint32_t seed = 900;
+  int tested = 0;
+  for (const Shape& sh : shapes)
+    for (size_t v = 0; v < variants.size(); ++v) {
+      ConvProblem c;
+      c.n = sh.n, c.c = sh.c, c.k = sh.k, c.h = sh.h, c.w = sh.w, c.kh = sh.kh, c.kw = sh.kw;
+      c.pad_t = sh.pt, c.pad_l = sh.pl, c.pad_b = sh.pb, c.pad_r = sh.pr;
+      c.has_bias = true;
+      ConvTester t;
+      t.problem(c).int8(variants[v]).seed(seed++).threads(2);
+      ASSERT_TRUE(qconv_detail::amx_direct_applies(t.problem(), Isa::kAmx)) << t.problem().key();
+      const int64_t order = static_cast<int64_t>(v % 2);
+      EXPECT_TRUE(t.test(*direct, Isa::kAmx, Knobs{{"order", order}, {"group", order ? 1 : 4}}));
+      ++tested;
+    }
+  EXPECT_EQ(tested, static_cast<int>(10 * variants.size()));
+  for (DType xt : {DType::kU8, DType::kS8}) {
+    ConvTester t;
+    t.extreme_int8(xt).threads(2);
+    if (qconv_detail::amx_direct_applies(t.problem(), Isa::kAmx))
+      EXPECT_TRUE(t.test(*direct, Isa::kAmx));
+  }
+}
+
 // The kernel sets of the other paths (emulated) through both algorithms, every emulated
 // tile shape, both parallel splits.
 TEST(QConvSpackLogic, EmulatedKernelsEqualTheOracle) {

@@ -62,4 +62,12 @@ std::unique_ptr<PreparedConv> prepare_blocked_qconv(const ConvProblem& p, const 
                                                     const ukernel::QS8SpackUkernels& set,
                                                     BlockedMode mode);
 
+// The vector `direct` (spatial_pack_qs8.cc, kImage): the int8 `direct` on every problem its
+// AMX implicit GEMM does not take (direct_qs8.cc).
+const ConvAlgorithm& vector_direct_qconv_algorithm();
+// Whether the int8 `direct` conv runs its AMX implicit GEMM for p on path isa
+// (direct_qs8.cc): stride 1, no dilation, one group, C >= 32, output rows >= 16 wide
+// (unpadded 1x1: planes >= 16 pixels).
+bool amx_direct_applies(const ConvProblem& p, Isa isa);
+
 }  // namespace dlas::qconv_detail

@@ -330,9 +330,11 @@ const ConvAlgorithm& spatial_pack_qconv_algorithm() {
   return algo;
 }
 
-const ConvAlgorithm& direct_qconv_algorithm() {
+namespace qconv_detail {
+const ConvAlgorithm& vector_direct_qconv_algorithm() {
   static const BlockedQConvAlgorithm algo(BlockedMode::kImage);
   return algo;
 }
+}  // namespace qconv_detail
 
 }  // namespace dlas

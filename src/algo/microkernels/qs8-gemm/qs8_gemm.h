@@ -82,6 +82,31 @@ void qs8_gemm_pack_a(size_t mr, size_t m, size_t r, const int8_t* w, size_t ldw,
     }
 }
 
+// The AMX implicit-GEMM kernel of the int8 `direct` conv on the amx path
+// (qs8_gemm_32x32__amx.cc): a 32-channel x 32-pixel int32 tile reduced over `steps` tap x
+// 64-channel steps, B read straight from quad-interleaved padded input planes, then
+// requantized into two runs of 16 virtual pixels (direct_qs8.cc). Runnable where
+// isa_supported(Isa::kAmx).
+//   a      weights of the step sequence: per step [32 channels][64 bytes] s8
+//   b0/b1  the two runs' first pixels (uint32 quads); step s reads its 16 quad rows at
+//          b + boff[s], bstride bytes apart
+//   out    per run r < runs: mask[r], the run's lanes that are real output pixels (they are
+//          consecutive in the output); c[r], where the first of them goes (row i at
+//          c[r] + i * ldc) and, when p.residual is set, r_at[r] likewise
+//   m      channels stored (rows past m are computed from zero weights)
+//   configure: load the tile configuration first (only the first of several calls in a row
+//          on one thread needs it)
+struct QS8DconvOut {
+  uint8_t* c[2];
+  const uint8_t* r_at[2];
+  uint16_t mask[2];
+  int runs;
+};
+void qs8_dconv_32x32__amx(size_t m, size_t steps, const uint8_t* a, const uint32_t* b0,
+                          const uint32_t* b1, const int64_t* boff, size_t bstride,
+                          const QS8DconvOut& out, size_t ldc, const QS8GemmParams& p,
+                          bool configure);
+
 // Every kernel built, in qs8_gemm.inc order.
 const std::vector<QS8GemmUkernel>& qs8_gemm_ukernels();
 // Kernels runnable on `isa`: those of the paths best_for_isa may pick (listed path <= isa,

@@ -1,0 +1,265 @@
+// int8 `direct`. On the amx path an int8 conv with stride 1, no dilation, one group and at
+// least 32 input channels runs an implicit GEMM on AMX tiles (qs8_dconv_32x32__amx), with
+// no im2col:
+//   - per image, the input is interleaved once into padded planes of channel quads (one
+//     uint32 per padded pixel: channels 4q .. 4q + 3 as stored bytes, s8 flipped to u8;
+//     padding holds the stored zero point, so init = bias - zp * sum(w) folds it as in
+//     gemm);
+//   - the output is computed on the virtual grid of OH rows x WP (the padded width)
+//     pixels: virtual pixel j = oy * WP + ox reads tap (ky, kx) at plane position
+//     j + ky * WP + kx, so 16 consecutive virtual pixels under one tap are 16 consecutive
+//     quads, one 64-byte tile row read in place, whatever the width. The columns
+//     ox >= OW are computed and dropped (OW / WP of the work is real: 94% on 32x32 with
+//     padding 1, 67% on 4x4); an unpadded 1x1 conv has no such columns;
+//   - weights are packed once into [32-channel panel][tap][64-channel block][32][64] bytes;
+//   - a tile is 32 output channels x two runs of 16 virtual pixels, reduced over every tap
+//     and channel block in one kernel call, which then requantizes it (+ residual, clamp)
+//     and stores each run's real pixels, which are consecutive in the NCHW output;
+//   - a work item is `group` consecutive tiles of one channel panel.
+// Every other int8 direct conv is the vector direct (spatial_pack_qs8.cc, kImage).
+// Knobs (AMX path): order (0: channel panels outer, the weights reused across pixel runs;
+// 1: pixel runs outer, the input rows reused across channel panels) and group (tiles per
+// work item: fewer tile configurations against finer load balance).
+#include <algorithm>
+#include <memory>
+#include <vector>
+
+#include "algo/conv/conv_impl.h"
+#include "algo/conv/gemm_common.h"
+#include "algo/conv/qs8_common.h"
+#include "algo/microkernels/qs8-pack/qs8_pack.h"
+#include "dlas/core/aligned_vector.h"
+#include "dlas/core/error.h"
+#include "dlas/hw/amx.h"
+#include "dlas/hw/thread_pool.h"
+
+namespace dlas {
+namespace {
+
+using conv_detail::chunk_range;
+using conv_detail::div_up;
+using conv_detail::round_up;
+
+constexpr int64_t kRun = 16;  // output pixels per tile column run
+constexpr int64_t kOut = 32;  // output channels per tile
+constexpr int64_t kIn = 64;   // input channels per reduction step (a 64-byte tile row)
+constexpr int64_t kMinChannels = 32;
+
+// A run of kRun virtual pixels from j0: `mask` its real pixels, the first of them at `out`
+// in the output plane.
+struct PixelRun {
+  int64_t j0, out;
+  uint16_t mask;
+};
+
+class PreparedAmxDirectQConv final : public qconv_detail::PreparedInt8Conv {
+ public:
+  PreparedAmxDirectQConv(const ConvProblem& p, const int8_t* w, const float* w_scale,
+                         const int32_t* bias, const Knobs& kn, Isa isa)
+      : p_(p), pack_(ukernel::qs8_pack_for(isa)) {
+    order_ = kn.at("order");
+    group_ = kn.at("group");
+    cb_ = div_up(p.c, kIn);
+    panels_ = div_up(p.k, kOut);
+    taps_ = p.kh * p.kw;
+    steps_ = taps_ * cb_;
+    hp_ = p_.h + p_.pad_t + p_.pad_b;
+    wp_ = p_.w + p_.pad_l + p_.pad_r;
+    const int64_t oh = p.oh(), ow = p.ow();
+    for (int64_t j0 = 0; j0 < oh * wp_; j0 += kRun) {
+      PixelRun run{j0, -1, 0};
+      for (int64_t l = 0; l < kRun; ++l) {
+        const int64_t j = j0 + l, oy = j / wp_, ox = j % wp_;
+        if (oy >= oh || ox >= ow) continue;
+        if (run.out < 0) run.out = oy * ow + ox;
+        run.mask = static_cast<uint16_t>(run.mask | 1u << l);
+      }
+      if (run.mask) runs_.push_back(run);
+    }
+    groups_ = div_up(div_up(static_cast<int64_t>(runs_.size()), 2), group_);
+    // Plane stride: the padded image, and every quad the last run reads under the last tap.
+    plane_ = round_up(std::max(hp_ * wp_, runs_.back().j0 + kRun + (p.kh - 1) * wp_ + p.kw), 16);
+    xzp_ = static_cast<uint8_t>(qconv_detail::stored_zero_point(p.quant.x));
+    flip_ = p.quant.x.type == DType::kS8 ? 0x80 : 0;
+    zero_row_.assign(static_cast<size_t>(p_.w), static_cast<uint8_t>(xzp_ ^ flip_));
+    // Weights [K][C][KH][KW] -> [panel][tap][cb][32 out][64 in]; padding channels zero.
+    wpack_.assign(static_cast<size_t>(panels_ * steps_ * kOut * kIn), 0);
+    for (int64_t kk = 0; kk < p.k; ++kk)
+      for (int64_t ch = 0; ch < p.c; ++ch)
+        for (int64_t t = 0; t < taps_; ++t) {
+          const int64_t s = t * cb_ + ch / kIn;
+          wpack_[static_cast<size_t>(((kk / kOut * steps_ + s) * kOut + kk % kOut) * kIn +
+                                     ch % kIn)] =
+              static_cast<uint8_t>(w[(kk * p.c + ch) * taps_ + t]);
+        }
+    for (int64_t t = 0; t < taps_; ++t)
+      for (int64_t b = 0; b < cb_; ++b)
+        boff_.push_back(b * (kIn / 4) * plane_ + (t / p.kw) * wp_ + t % p.kw);
+    const qconv_detail::ChannelTerms terms = qconv_detail::channel_terms(p, w, w_scale, bias);
+    init_.assign(static_cast<size_t>(panels_ * kOut), 0);
+    mult_.assign(init_.size(), 0.f);
+    for (int64_t kk = 0; kk < p.k; ++kk) {
+      init_[static_cast<size_t>(kk)] = terms.init[static_cast<size_t>(kk)];
+      mult_[static_cast<size_t>(kk)] = terms.mult[static_cast<size_t>(kk)];
+    }
+    base_ = qconv_detail::base_params(p);
+  }
+
+  size_t workspace_bytes(int) const override {
+    return static_cast<size_t>(round_up(cb_ * (kIn / 4) * plane_ * 4, 64));
+  }
+  size_t packed_bytes() const override {
+    return wpack_.size() + init_.size() * sizeof(int32_t) + mult_.size() * sizeof(float);
+  }
+
+  void run(const void* x, void* y, const void* residual, void* workspace,
+           ThreadPool& pool) const override {
+    uint32_t* xp = static_cast<uint32_t*>(workspace);
+    const int64_t threads = pool.threads();
+    const int64_t nquads = cb_ * (kIn / 4), items = panels_ * groups_;
+    const int64_t chw = p_.c * p_.h * p_.w, khw = p_.k * p_.oh() * p_.ow();
+    for (int64_t n = 0; n < p_.n; ++n) {
+      const uint8_t* img = static_cast<const uint8_t*>(x) + n * chw;
+      pool.parallel_for(static_cast<size_t>(threads), [&](size_t t) {
+        int64_t b, e;
+        chunk_range(nquads, threads, static_cast<int64_t>(t), &b, &e);
+        for (int64_t q = b; q < e; ++q) interleave_plane(img, q, xp + q * plane_);
+      });
+      uint8_t* yn = static_cast<uint8_t*>(y) + n * khw;
+      const uint8_t* rn = residual ? static_cast<const uint8_t*>(residual) + n * khw : nullptr;
+      pool.parallel_for(static_cast<size_t>(threads), [&](size_t t) {
+        int64_t b, e;
+        chunk_range(items, threads, static_cast<int64_t>(t), &b, &e);
+        for (int64_t it = b; it < e; ++it) {
+          const int64_t panel = order_ == 0 ? it / groups_ : it % panels_;
+          const int64_t grp = order_ == 0 ? it % groups_ : it / panels_;
+          tiles(xp, panel, grp, yn, rn);
+        }
+      });
+    }
+  }
+
+ private:
+  // Padded plane of channel quad q: channels 4q .. 4q + 3 per pixel as stored bytes,
+  // the stored zero point outside the image.
+  void interleave_plane(const uint8_t* img, int64_t q, uint32_t* dst) const {
+    const int64_t hw = p_.h * p_.w;
+    const uint32_t pad = 0x01010101u * xzp_;
+    for (int64_t iy = 0; iy < hp_; ++iy) {
+      uint32_t* __restrict row = dst + iy * wp_;
+      const int64_t sy = iy - p_.pad_t;
+      if (sy < 0 || sy >= p_.h) {
+        for (int64_t i = 0; i < wp_; ++i) row[i] = pad;
+        continue;
+      }
+      for (int64_t i = 0; i < p_.pad_l; ++i) row[i] = pad;
+      const uint8_t* r[4];
+      for (int64_t e = 0; e < 4; ++e) {
+        const int64_t ch = 4 * q + e;
+        r[e] = ch < p_.c ? img + ch * hw + sy * p_.w : zero_row_.data();
+      }
+      pack_.quads(r, static_cast<size_t>(p_.w), flip_,
+                  reinterpret_cast<uint8_t*>(row + p_.pad_l));
+      for (int64_t i = p_.pad_l + p_.w; i < wp_; ++i) row[i] = pad;
+    }
+    for (int64_t i = hp_ * wp_; i < plane_; ++i) dst[i] = pad;
+  }
+
+  // Group grp of channel panel `panel`: its runs in pairs, one kernel call per pair.
+  void tiles(const uint32_t* xp, int64_t panel, int64_t grp, uint8_t* y,
+             const uint8_t* residual) const {
+    const int64_t nruns = static_cast<int64_t>(runs_.size());
+    const int64_t r0 = grp * group_ * 2;
+    const int64_t r1 = r0 + group_ * 2 < nruns ? r0 + group_ * 2 : nruns;
+    const int64_t ohw = p_.oh() * p_.ow();
+    const int64_t k0 = panel * kOut;
+    const size_t m = static_cast<size_t>(p_.k - k0 < kOut ? p_.k - k0 : kOut);
+    ukernel::QS8GemmParams prm = base_;
+    prm.init = init_.data() + k0;
+    prm.mult = mult_.data() + k0;
+    prm.residual = residual;
+    const uint8_t* a = wpack_.data() + panel * steps_ * kOut * kIn;
+    for (int64_t r = r0; r < r1; r += 2) {
+      ukernel::QS8DconvOut out{};
+      out.runs = r + 1 < r1 ? 2 : 1;
+      const uint32_t* b[2] = {nullptr, nullptr};
+      for (int j = 0; j < out.runs; ++j) {
+        const PixelRun& run = runs_[static_cast<size_t>(r + j)];
+        const int64_t off = k0 * ohw + run.out;
+        out.c[j] = y + off;
+        out.r_at[j] = residual ? residual + off : nullptr;
+        out.mask[j] = run.mask;
+        b[j] = xp + run.j0;
+      }
+      ukernel::qs8_dconv_32x32__amx(m, static_cast<size_t>(steps_), a, b[0], b[1] ? b[1] : b[0],
+                                    boff_.data(), static_cast<size_t>(plane_ * 4), out,
+                                    static_cast<size_t>(ohw), prm, r == r0);
+    }
+  }
+
+  ConvProblem p_;
+  const ukernel::QS8PackUkernels& pack_;
+  int64_t order_, group_, cb_, panels_, taps_, steps_, hp_, wp_, plane_, groups_;
+  uint8_t xzp_, flip_;
+  std::vector<uint8_t> zero_row_;  // a padding channel's row, stored as xzp after the flip
+  AlignedVector<uint8_t> wpack_;
+  std::vector<int64_t> boff_;
+  std::vector<int32_t> init_;
+  std::vector<float> mult_;
+  ukernel::QS8GemmParams base_;
+  std::vector<PixelRun> runs_;
+};
+
+class DirectQConvAlgorithm final : public ConvAlgorithm {
+ public:
+  std::string_view name() const override { return "direct"; }
+  bool supports(const ConvProblem& p) const override { return vector_direct().supports(p); }
+  KnobSpace knob_space(const ConvProblem& p, Isa isa) const override {
+    if (!qconv_detail::amx_direct_applies(p, isa)) return vector_direct().knob_space(p, isa);
+    KnobSpace s;
+    s.knobs.push_back({"order",
+                       {0, 1},
+                       "0: output-channel panels outer (weights reused across pixel runs); "
+                       "1: pixel runs outer (input rows reused across channel panels)"});
+    s.knobs.push_back({"group", {1, 2, 4, 8}, "tiles (32 channels x 32 pixels) per work item"});
+    return s;
+  }
+  Knobs default_knobs(const ConvProblem& p, Isa isa) const override {
+    if (!qconv_detail::amx_direct_applies(p, isa)) return vector_direct().default_knobs(p, isa);
+    // group: 4 tiles (128 output pixels), unless that leaves a thread of two without work.
+    int64_t group = 4;
+    const int64_t pixel_pairs = div_up(div_up(p.oh() * (p.w + p.pad_l + p.pad_r), kRun), 2);
+    while (group > 1 && div_up(p.k, kOut) * div_up(pixel_pairs, group) < 2 * kItemsPerThread / 4)
+      group /= 2;
+    return {{"order", 0}, {"group", group}};
+  }
+  std::unique_ptr<PreparedConv> prepare(const ConvProblem& p, const ConvWeights& w,
+                                        const Knobs& knobs, Isa isa) const override {
+    if (!qconv_detail::amx_direct_applies(p, isa)) return vector_direct().prepare(p, w, knobs, isa);
+    p.validate();
+    knob_space(p, isa).validate(knobs, "int8 direct conv " + p.key());
+    amx_require("int8 direct conv (AMX)");
+    return std::make_unique<PreparedAmxDirectQConv>(p, w.int8_data(), w.w_scale, w.bias_s32,
+                                                    knobs, isa);
+  }
+
+ private:
+  static const ConvAlgorithm& vector_direct() { return qconv_detail::vector_direct_qconv_algorithm(); }
+};
+
+}  // namespace
+
+namespace qconv_detail {
+bool amx_direct_applies(const ConvProblem& p, Isa isa) {
+  return p.is_int8() && isa >= Isa::kAmx && isa_supported(Isa::kAmx) && !p.is_blocked() &&
+         p.groups == 1 && p.stride_h == 1 && p.stride_w == 1 && p.dil_h == 1 && p.dil_w == 1 &&
+         p.c >= kMinChannels;
+}
+}  // namespace qconv_detail
+
+const ConvAlgorithm& direct_qconv_algorithm() {
+  static const DirectQConvAlgorithm algo;
+  return algo;
+}
+
+}  // namespace dlas
