@@ -92,23 +92,33 @@ TEST(QConvAmxDirect, EqualsTheOracle) {
       {1, 130, 16, 3, 40, 3, 3, 1, 1, 1, 1}, {1, 40, 72, 7, 7, 1, 1, 0, 0, 0, 0},
       {1, 64, 48, 8, 8, 3, 3, 1, 1, 1, 1},   {1, 256, 40, 4, 4, 3, 3, 1, 1, 1, 1},
       {2, 33, 17, 5, 3, 3, 3, 1, 0, 1, 2},   {1, 32, 32, 14, 14, 1, 1, 1, 1, 1, 1}};
+  // Strides (sh, sw) per shape above, then strided shapes of their own: 3x3 and 1x1 stride 2
+  // (one phase used), odd padded sizes (a short last phase row and column), 5x5 stride 2.
+  const int64_t strides[][2] = {{1, 1}, {2, 2}, {1, 1}, {2, 1}, {1, 2},
+                                {1, 1}, {2, 2}, {2, 2}, {2, 2}, {1, 1}};
   const std::vector<QVariant> variants = qconv_variants();
   uint32_t seed = 900;
   int tested = 0;
-  for (const Shape& sh : shapes)
-    for (size_t v = 0; v < variants.size(); ++v) {
-      ConvProblem c;
-      c.n = sh.n, c.c = sh.c, c.k = sh.k, c.h = sh.h, c.w = sh.w, c.kh = sh.kh, c.kw = sh.kw;
-      c.pad_t = sh.pt, c.pad_l = sh.pl, c.pad_b = sh.pb, c.pad_r = sh.pr;
-      c.has_bias = true;
-      ConvTester t;
-      t.problem(c).int8(variants[v]).seed(seed++).threads(2);
-      ASSERT_TRUE(qconv_detail::amx_direct_applies(t.problem(), Isa::kAmx)) << t.problem().key();
-      const int64_t order = static_cast<int64_t>(v % 2);
-      EXPECT_TRUE(t.test(*direct, Isa::kAmx, Knobs{{"order", order}, {"group", order ? 1 : 4}}));
-      ++tested;
-    }
-  EXPECT_EQ(tested, static_cast<int>(10 * variants.size()));
+  for (int round = 0; round < 2; ++round)
+    for (size_t i = 0; i < std::size(shapes); ++i)
+      for (size_t v = 0; v < variants.size(); ++v) {
+        const Shape& sh = shapes[i];
+        ConvProblem c;
+        c.n = sh.n, c.c = sh.c, c.k = sh.k, c.h = sh.h, c.w = sh.w, c.kh = sh.kh, c.kw = sh.kw;
+        if (round == 1) {
+          if (strides[i][0] == 1 && strides[i][1] == 1) continue;
+          c.stride_h = strides[i][0], c.stride_w = strides[i][1];
+        }
+        c.pad_t = sh.pt, c.pad_l = sh.pl, c.pad_b = sh.pb, c.pad_r = sh.pr;
+        c.has_bias = true;
+        ConvTester t;
+        t.problem(c).int8(variants[v]).seed(seed++).threads(2);
+        ASSERT_TRUE(qconv_detail::amx_direct_applies(t.problem(), Isa::kAmx)) << t.problem().key();
+        const int64_t order = static_cast<int64_t>(v % 2);
+        EXPECT_TRUE(t.test(*direct, Isa::kAmx, Knobs{{"order", order}, {"group", order ? 1 : 4}}));
+        ++tested;
+      }
+  EXPECT_EQ(tested, static_cast<int>(16 * variants.size()));
   for (DType xt : {DType::kU8, DType::kS8}) {
     ConvTester t;
     t.extreme_int8(xt).threads(2);

@@ -65,11 +65,14 @@ class PreparedAmxDirectQConv final : public qconv_detail::PreparedInt8Conv {
     steps_ = taps_ * cb_;
     hp_ = p_.h + p_.pad_t + p_.pad_b;
     wp_ = p_.w + p_.pad_l + p_.pad_r;
+    sh_ = p.stride_h, sw_ = p.stride_w;
+    hq_ = div_up(hp_, sh_), wq_ = div_up(wp_, sw_);
+    ph_ = std::min(sh_, p.kh), pw_ = std::min(sw_, p.kw);
     const int64_t oh = p.oh(), ow = p.ow();
-    for (int64_t j0 = 0; j0 < oh * wp_; j0 += kRun) {
+    for (int64_t j0 = 0; j0 < oh * wq_; j0 += kRun) {
       PixelRun run{j0, -1, 0};
       for (int64_t l = 0; l < kRun; ++l) {
-        const int64_t j = j0 + l, oy = j / wp_, ox = j % wp_;
+        const int64_t j = j0 + l, oy = j / wq_, ox = j % wq_;
         if (oy >= oh || ox >= ow) continue;
         if (run.out < 0) run.out = oy * ow + ox;
         run.mask = static_cast<uint16_t>(run.mask | 1u << l);
@@ -77,8 +80,11 @@ class PreparedAmxDirectQConv final : public qconv_detail::PreparedInt8Conv {
       if (run.mask) runs_.push_back(run);
     }
     groups_ = div_up(div_up(static_cast<int64_t>(runs_.size()), 2), group_);
-    // Plane stride: the padded image, and every quad the last run reads under the last tap.
-    plane_ = round_up(std::max(hp_ * wp_, runs_.back().j0 + kRun + (p.kh - 1) * wp_ + p.kw), 16);
+    // Phase plane stride: the phase, and every quad the last run reads under the last tap.
+    plane_ = round_up(
+        std::max(hq_ * wq_, runs_.back().j0 + kRun + (p.kh - 1) / sh_ * wq_ + (p.kw - 1) / sw_ + 1),
+        16);
+    quad_ = ph_ * pw_ * plane_;
     xzp_ = static_cast<uint8_t>(qconv_detail::stored_zero_point(p.quant.x));
     flip_ = p.quant.x.type == DType::kS8 ? 0x80 : 0;
     zero_row_.assign(static_cast<size_t>(p_.w), static_cast<uint8_t>(xzp_ ^ flip_));
@@ -93,8 +99,7 @@ class PreparedAmxDirectQConv final : public qconv_detail::PreparedInt8Conv {
               static_cast<uint8_t>(w[(kk * p.c + ch) * taps_ + t]);
         }
     for (int64_t t = 0; t < taps_; ++t)
-      for (int64_t b = 0; b < cb_; ++b)
-        boff_.push_back(b * (kIn / 4) * plane_ + (t / p.kw) * wp_ + t % p.kw);
+      for (int64_t b = 0; b < cb_; ++b) boff_.push_back(tap_offset(b, t / p.kw, t % p.kw));
     const qconv_detail::ChannelTerms terms = qconv_detail::channel_terms(p, w, w_scale, bias);
     init_.assign(static_cast<size_t>(panels_ * kOut), 0);
     mult_.assign(init_.size(), 0.f);
@@ -105,8 +110,8 @@ class PreparedAmxDirectQConv final : public qconv_detail::PreparedInt8Conv {
     base_ = qconv_detail::base_params(p);
   }
 
-  size_t workspace_bytes(int) const override {
-    return static_cast<size_t>(round_up(cb_ * (kIn / 4) * plane_ * 4, 64));
+  size_t workspace_bytes(int threads) const override {
+    return static_cast<size_t>(xp_bytes() + threads * row_bytes());
   }
   size_t packed_bytes() const override {
     return wpack_.size() + init_.size() * sizeof(int32_t) + mult_.size() * sizeof(float);
@@ -115,6 +120,7 @@ class PreparedAmxDirectQConv final : public qconv_detail::PreparedInt8Conv {
   void run(const void* x, void* y, const void* residual, void* workspace,
            ThreadPool& pool) const override {
     uint32_t* xp = static_cast<uint32_t*>(workspace);
+    char* rows = static_cast<char*>(workspace) + xp_bytes();
     const int64_t threads = pool.threads();
     const int64_t nquads = cb_ * (kIn / 4), items = panels_ * groups_;
     const int64_t chw = p_.c * p_.h * p_.w, khw = p_.k * p_.oh() * p_.ow();
@@ -123,7 +129,8 @@ class PreparedAmxDirectQConv final : public qconv_detail::PreparedInt8Conv {
       pool.parallel_for(static_cast<size_t>(threads), [&](size_t t) {
         int64_t b, e;
         chunk_range(nquads, threads, static_cast<int64_t>(t), &b, &e);
-        for (int64_t q = b; q < e; ++q) interleave_plane(img, q, xp + q * plane_);
+        uint32_t* row = reinterpret_cast<uint32_t*>(rows + static_cast<int64_t>(t) * row_bytes());
+        for (int64_t q = b; q < e; ++q) interleave_quad(img, q, xp + q * quad_, row);
       });
       uint8_t* yn = static_cast<uint8_t*>(y) + n * khw;
       const uint8_t* rn = residual ? static_cast<const uint8_t*>(residual) + n * khw : nullptr;
@@ -140,29 +147,57 @@ class PreparedAmxDirectQConv final : public qconv_detail::PreparedInt8Conv {
   }
 
  private:
-  // Padded plane of channel quad q: channels 4q .. 4q + 3 per pixel as stored bytes,
-  // the stored zero point outside the image.
-  void interleave_plane(const uint8_t* img, int64_t q, uint32_t* dst) const {
+  int64_t xp_bytes() const { return round_up(cb_ * (kIn / 4) * quad_ * 4, 64); }
+  int64_t row_bytes() const { return round_up(wp_ * 4, 64); }
+
+  // Where step (64-channel block b, tap (ky, kx)) starts for virtual pixel 0, in uint32 from
+  // the first quad's planes: tap (ky, kx) reads phase (ky % SH, kx % SW) at (ky / SH, kx / SW).
+  int64_t tap_offset(int64_t b, int64_t ky, int64_t kx) const {
+    return b * (kIn / 4) * quad_ + (ky % sh_ * pw_ + kx % sw_) * plane_ + ky / sh_ * wq_ + kx / sw_;
+  }
+
+  // The phase planes of channel quad q: phase (a, b) holds padded pixel (SH u + a, SW v + b)
+  // at u * WQ + v, channels 4q .. 4q + 3 as stored bytes, the stored zero point outside the
+  // image. Stride 1 has one phase, the padded plane itself. `row`: a padded row of scratch.
+  void interleave_quad(const uint8_t* img, int64_t q, uint32_t* dst, uint32_t* row) const {
     const int64_t hw = p_.h * p_.w;
     const uint32_t pad = 0x01010101u * xzp_;
+    const bool one_phase = sh_ == 1 && sw_ == 1;
+    for (int64_t ph = 0; ph < ph_ * pw_; ++ph) {
+      uint32_t* plane = dst + ph * plane_;
+      for (int64_t i = hq_ * wq_; i < plane_; ++i) plane[i] = pad;
+      // Phase rows past the padded image.
+      for (int64_t u = 0; u < hq_; ++u)
+        if (u * sh_ + ph / pw_ >= hp_)
+          for (int64_t v = 0; v < wq_; ++v) plane[u * wq_ + v] = pad;
+    }
     for (int64_t iy = 0; iy < hp_; ++iy) {
-      uint32_t* __restrict row = dst + iy * wp_;
+      const int64_t a = iy % sh_;
+      if (a >= ph_) continue;
+      uint32_t* __restrict r = one_phase ? dst + iy * wp_ : row;
       const int64_t sy = iy - p_.pad_t;
       if (sy < 0 || sy >= p_.h) {
-        for (int64_t i = 0; i < wp_; ++i) row[i] = pad;
-        continue;
+        for (int64_t i = 0; i < wp_; ++i) r[i] = pad;
+      } else {
+        for (int64_t i = 0; i < p_.pad_l; ++i) r[i] = pad;
+        const uint8_t* src[4];
+        for (int64_t e = 0; e < 4; ++e) {
+          const int64_t ch = 4 * q + e;
+          src[e] = ch < p_.c ? img + ch * hw + sy * p_.w : zero_row_.data();
+        }
+        pack_.quads(src, static_cast<size_t>(p_.w), flip_,
+                    reinterpret_cast<uint8_t*>(r + p_.pad_l));
+        for (int64_t i = p_.pad_l + p_.w; i < wp_; ++i) r[i] = pad;
       }
-      for (int64_t i = 0; i < p_.pad_l; ++i) row[i] = pad;
-      const uint8_t* r[4];
-      for (int64_t e = 0; e < 4; ++e) {
-        const int64_t ch = 4 * q + e;
-        r[e] = ch < p_.c ? img + ch * hw + sy * p_.w : zero_row_.data();
+      if (one_phase) continue;
+      for (int64_t b = 0; b < pw_; ++b) {
+        uint32_t* __restrict out = dst + (a * pw_ + b) * plane_ + iy / sh_ * wq_;
+        for (int64_t v = 0; v < wq_; ++v) {
+          const int64_t col = v * sw_ + b;
+          out[v] = col < wp_ ? r[col] : pad;
+        }
       }
-      pack_.quads(r, static_cast<size_t>(p_.w), flip_,
-                  reinterpret_cast<uint8_t*>(row + p_.pad_l));
-      for (int64_t i = p_.pad_l + p_.w; i < wp_; ++i) row[i] = pad;
     }
-    for (int64_t i = hp_ * wp_; i < plane_; ++i) dst[i] = pad;
   }
 
   // Group grp of channel panel `panel`: its runs in pairs, one kernel call per pair.
@@ -192,14 +227,16 @@ class PreparedAmxDirectQConv final : public qconv_detail::PreparedInt8Conv {
         b[j] = xp + run.j0;
       }
       ukernel::qs8_dconv_32x32__amx(m, static_cast<size_t>(steps_), a, b[0], b[1] ? b[1] : b[0],
-                                    boff_.data(), static_cast<size_t>(plane_ * 4), out,
+                                    boff_.data(), static_cast<size_t>(quad_ * 4), out,
                                     static_cast<size_t>(ohw), prm, r == r0);
     }
   }
 
   ConvProblem p_;
   const ukernel::QS8PackUkernels& pack_;
-  int64_t order_, group_, cb_, panels_, taps_, steps_, hp_, wp_, plane_, groups_;
+  int64_t order_, group_, cb_, panels_, taps_, steps_, hp_, wp_, groups_;
+  int64_t sh_, sw_, hq_, wq_, ph_, pw_;  // strides, phase plane size, phases used per axis
+  int64_t plane_, quad_;                 // uint32 per phase plane, per channel quad
   uint8_t xzp_, flip_;
   std::vector<uint8_t> zero_row_;  // a padding channel's row, stored as xzp after the flip
   AlignedVector<uint8_t> wpack_;
@@ -228,7 +265,8 @@ class DirectQConvAlgorithm final : public ConvAlgorithm {
     if (!qconv_detail::amx_direct_applies(p, isa)) return vector_direct().default_knobs(p, isa);
     // group: 4 tiles (128 output pixels), unless that leaves a thread of two without work.
     int64_t group = 4;
-    const int64_t pixel_pairs = div_up(div_up(p.oh() * (p.w + p.pad_l + p.pad_r), kRun), 2);
+    const int64_t wq = div_up(p.w + p.pad_l + p.pad_r, p.stride_w);
+    const int64_t pixel_pairs = div_up(div_up(p.oh() * wq, kRun), 2);
     while (group > 1 && div_up(p.k, kOut) * div_up(pixel_pairs, group) < 2 * kItemsPerThread / 4)
       group /= 2;
     return {{"order", 0}, {"group", group}};
@@ -239,12 +277,14 @@ class DirectQConvAlgorithm final : public ConvAlgorithm {
     p.validate();
     knob_space(p, isa).validate(knobs, "int8 direct conv " + p.key());
     amx_require("int8 direct conv (AMX)");
-    return std::make_unique<PreparedAmxDirectQConv>(p, w.int8_data(), w.w_scale, w.bias_s32,
-                                                    knobs, isa);
+    return std::make_unique<PreparedAmxDirectQConv>(p, w.int8_data(), w.w_scale, w.bias_s32, knobs,
+                                                    isa);
   }
 
  private:
-  static const ConvAlgorithm& vector_direct() { return qconv_detail::vector_direct_qconv_algorithm(); }
+  static const ConvAlgorithm& vector_direct() {
+    return qconv_detail::vector_direct_qconv_algorithm();
+  }
 };
 
 }  // namespace
@@ -252,7 +292,7 @@ class DirectQConvAlgorithm final : public ConvAlgorithm {
 namespace qconv_detail {
 bool amx_direct_applies(const ConvProblem& p, Isa isa) {
   return p.is_int8() && isa >= Isa::kAmx && isa_supported(Isa::kAmx) && !p.is_blocked() &&
-         p.groups == 1 && p.stride_h == 1 && p.stride_w == 1 && p.dil_h == 1 && p.dil_w == 1 &&
+         p.groups == 1 && p.stride_h <= 2 && p.stride_w <= 2 && p.dil_h == 1 && p.dil_w == 1 &&
          p.c >= kMinChannels;
 }
 }  // namespace qconv_detail

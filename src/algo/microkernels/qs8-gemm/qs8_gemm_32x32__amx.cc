@@ -60,9 +60,9 @@ inline void requant_run(__m512i acc, __mmask16 k, bool full, int32_t init, float
   acc = _mm512_add_epi32(acc, _mm512_set1_epi32(init));
   __m512 f = _mm512_fmadd_ps(_mm512_cvtepi32_ps(acc), _mm512_set1_ps(mult), t);
   f = _mm512_min_ps(_mm512_max_ps(f, _mm512_set1_ps(p.vlo)), _mm512_set1_ps(p.vhi));
-  __m512i q = _mm512_add_epi32(
-      _mm512_cvt_roundps_epi32(f, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC),
-      _mm512_set1_epi32(p.y_zp));
+  __m512i q =
+      _mm512_add_epi32(_mm512_cvt_roundps_epi32(f, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC),
+                       _mm512_set1_epi32(p.y_zp));
   if (!full) q = _mm512_maskz_compress_epi32(k, q);
   _mm_mask_storeu_epi8(c, front, _mm512_cvtepi32_epi8(q));
 }
