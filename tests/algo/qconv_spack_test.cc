@@ -196,7 +196,12 @@ TEST(QConvSpackAuto, RulePicksByShapeAndPath) {
   EXPECT_EQ(pick("c64_h32_w32_k128_3x3_s2x2_p1x1x1x1_d1x1_g1", Isa::kAvx512Vnni), "spatial-pack");
   EXPECT_EQ(pick("c64_h32_w32_k128_1x1_s2x2_p0x0x0x0_d1x1_g1", Isa::kAvx2), "gemm");
   EXPECT_EQ(pick("c3_h32_w32_k64_3x3_s1x1_p1x1x1x1_d1x1_g1", Isa::kAvx2), "gemm");
-  EXPECT_EQ(pick(r18_l1, Isa::kAmx), "gemm");
+  EXPECT_EQ(pick(r18_l1, Isa::kAmx), "direct");
+  // The AMX implicit GEMM takes 1x1 and strided convs too, where the CPU has AMX.
+  const bool amx = isa_supported(Isa::kAmx);
+  EXPECT_EQ(pick("c64_h32_w32_k128_1x1_s2x2_p0x0x0x0_d1x1_g1", Isa::kAmx), amx ? "direct" : "gemm");
+  EXPECT_EQ(pick("c256_h56_w56_k64_1x1_s1x1_p0x0x0x0_d1x1_g1", Isa::kAmx), amx ? "direct" : "gemm");
+  EXPECT_EQ(pick("c3_h32_w32_k64_3x3_s1x1_p1x1x1x1_d1x1_g1", Isa::kAmx), "gemm");
   EXPECT_EQ(pick("c16_h8_w8_k16_3x3_s1x1_p1x1x1x1_d1x1_g16", Isa::kAvx2), "depthwise");
 }
 
