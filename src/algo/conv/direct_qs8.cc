@@ -1,29 +1,24 @@
-// int8 `direct`. On the amx path an int8 conv with stride 1, no dilation, one group and at
-// least 32 input channels runs an implicit GEMM on AMX tiles (qs8_dconv_32x32__amx), with
+// int8 `direct`. On the amx path an int8 conv with stride <= 2, no dilation, one group and
+// at least 32 input channels runs an implicit GEMM on AMX tiles (qs8_dconv_32x32__amx), with
 // no im2col:
 //   - per image, the input is interleaved once into padded planes of channel quads (one
 //     uint32 per padded pixel: channels 4q .. 4q + 3 as stored bytes, s8 flipped to u8;
 //     padding holds the stored zero point, so init = bias - zp * sum(w) folds it as in
-//     gemm);
-//   - the output is computed on the virtual grid of OH rows x WP (the padded width)
-//     pixels: virtual pixel j = oy * WP + ox reads tap (ky, kx) at plane position
-//     j + ky * WP + kx, so 16 consecutive virtual pixels under one tap are 16 consecutive
-//     quads, one 64-byte tile row read in place, whatever the width. The columns
-//     ox >= OW are computed and dropped (OW / WP of the work is real: 94% on 32x32 with
-//     padding 1, 67% on 4x4); an unpadded 1x1 conv has no such columns;
+//     gemm), split into stride phases and read in place on the virtual grid of
+//     amx_direct_grid.h;
 //   - weights are packed once into [32-channel panel][tap][64-channel block][32][64] bytes;
 //   - a tile is 32 output channels x two runs of 16 virtual pixels, reduced over every tap
 //     and channel block in one kernel call, which then requantizes it (+ residual, clamp)
-//     and stores each run's real pixels, which are consecutive in the NCHW output;
+//     and stores each run's real pixels, consecutive in the NCHW output;
 //   - a work item is `group` consecutive tiles of one channel panel.
 // Every other int8 direct conv is the vector direct (spatial_pack_qs8.cc, kImage).
 // Knobs (AMX path): order (0: channel panels outer, the weights reused across pixel runs;
 // 1: pixel runs outer, the input rows reused across channel panels) and group (tiles per
 // work item: fewer tile configurations against finer load balance).
-#include <algorithm>
 #include <memory>
 #include <vector>
 
+#include "algo/conv/amx_direct_grid.h"
 #include "algo/conv/conv_impl.h"
 #include "algo/conv/gemm_common.h"
 #include "algo/conv/qs8_common.h"
@@ -40,54 +35,28 @@ using conv_detail::chunk_range;
 using conv_detail::div_up;
 using conv_detail::round_up;
 
-constexpr int64_t kRun = 16;  // output pixels per tile column run
+using conv_detail::AmxRun;
+using conv_detail::kAmxRun;
 constexpr int64_t kOut = 32;  // output channels per tile
 constexpr int64_t kIn = 64;   // input channels per reduction step (a 64-byte tile row)
 constexpr int64_t kMinChannels = 32;
-
-// A run of kRun virtual pixels from j0: `mask` its real pixels, the first of them at `out`
-// in the output plane.
-struct PixelRun {
-  int64_t j0, out;
-  uint16_t mask;
-};
 
 class PreparedAmxDirectQConv final : public qconv_detail::PreparedInt8Conv {
  public:
   PreparedAmxDirectQConv(const ConvProblem& p, const int8_t* w, const float* w_scale,
                          const int32_t* bias, const Knobs& kn, Isa isa)
-      : p_(p), pack_(ukernel::qs8_pack_for(isa)) {
+      : p_(p), grid_(p, div_up(p.c, kIn) * (kIn / 4)), pack_(ukernel::qs8_pack_for(isa)) {
     order_ = kn.at("order");
     group_ = kn.at("group");
     cb_ = div_up(p.c, kIn);
     panels_ = div_up(p.k, kOut);
     taps_ = p.kh * p.kw;
     steps_ = taps_ * cb_;
-    hp_ = p_.h + p_.pad_t + p_.pad_b;
-    wp_ = p_.w + p_.pad_l + p_.pad_r;
-    sh_ = p.stride_h, sw_ = p.stride_w;
-    hq_ = div_up(hp_, sh_), wq_ = div_up(wp_, sw_);
-    ph_ = std::min(sh_, p.kh), pw_ = std::min(sw_, p.kw);
-    const int64_t oh = p.oh(), ow = p.ow();
-    for (int64_t j0 = 0; j0 < oh * wq_; j0 += kRun) {
-      PixelRun run{j0, -1, 0};
-      for (int64_t l = 0; l < kRun; ++l) {
-        const int64_t j = j0 + l, oy = j / wq_, ox = j % wq_;
-        if (oy >= oh || ox >= ow) continue;
-        if (run.out < 0) run.out = oy * ow + ox;
-        run.mask = static_cast<uint16_t>(run.mask | 1u << l);
-      }
-      if (run.mask) runs_.push_back(run);
-    }
-    groups_ = div_up(div_up(static_cast<int64_t>(runs_.size()), 2), group_);
-    // Phase plane stride: the phase, and every quad the last run reads under the last tap.
-    plane_ = round_up(
-        std::max(hq_ * wq_, runs_.back().j0 + kRun + (p.kh - 1) / sh_ * wq_ + (p.kw - 1) / sw_ + 1),
-        16);
-    quad_ = ph_ * pw_ * plane_;
+    groups_ = div_up(div_up(static_cast<int64_t>(grid_.runs().size()), 2), group_);
+    boff_ = grid_.step_offsets();
     xzp_ = static_cast<uint8_t>(qconv_detail::stored_zero_point(p.quant.x));
     flip_ = p.quant.x.type == DType::kS8 ? 0x80 : 0;
-    zero_row_.assign(static_cast<size_t>(p_.w), static_cast<uint8_t>(xzp_ ^ flip_));
+    zero_row_.assign(static_cast<size_t>(p.w), static_cast<uint8_t>(xzp_ ^ flip_));
     // Weights [K][C][KH][KW] -> [panel][tap][cb][32 out][64 in]; padding channels zero.
     wpack_.assign(static_cast<size_t>(panels_ * steps_ * kOut * kIn), 0);
     for (int64_t kk = 0; kk < p.k; ++kk)
@@ -98,8 +67,6 @@ class PreparedAmxDirectQConv final : public qconv_detail::PreparedInt8Conv {
                                      ch % kIn)] =
               static_cast<uint8_t>(w[(kk * p.c + ch) * taps_ + t]);
         }
-    for (int64_t t = 0; t < taps_; ++t)
-      for (int64_t b = 0; b < cb_; ++b) boff_.push_back(tap_offset(b, t / p.kw, t % p.kw));
     const qconv_detail::ChannelTerms terms = qconv_detail::channel_terms(p, w, w_scale, bias);
     init_.assign(static_cast<size_t>(panels_ * kOut), 0);
     mult_.assign(init_.size(), 0.f);
@@ -130,7 +97,7 @@ class PreparedAmxDirectQConv final : public qconv_detail::PreparedInt8Conv {
         int64_t b, e;
         chunk_range(nquads, threads, static_cast<int64_t>(t), &b, &e);
         uint32_t* row = reinterpret_cast<uint32_t*>(rows + static_cast<int64_t>(t) * row_bytes());
-        for (int64_t q = b; q < e; ++q) interleave_quad(img, q, xp + q * quad_, row);
+        for (int64_t q = b; q < e; ++q) interleave_quad(img, q, xp + q * grid_.group_stride(), row);
       });
       uint8_t* yn = static_cast<uint8_t*>(y) + n * khw;
       const uint8_t* rn = residual ? static_cast<const uint8_t*>(residual) + n * khw : nullptr;
@@ -147,63 +114,28 @@ class PreparedAmxDirectQConv final : public qconv_detail::PreparedInt8Conv {
   }
 
  private:
-  int64_t xp_bytes() const { return round_up(cb_ * (kIn / 4) * quad_ * 4, 64); }
-  int64_t row_bytes() const { return round_up(wp_ * 4, 64); }
+  int64_t xp_bytes() const { return round_up(grid_.input_words() * 4, 64); }
+  int64_t row_bytes() const { return round_up(grid_.row_words() * 4, 64); }
 
-  // Where step (64-channel block b, tap (ky, kx)) starts for virtual pixel 0, in uint32 from
-  // the first quad's planes: tap (ky, kx) reads phase (ky % SH, kx % SW) at (ky / SH, kx / SW).
-  int64_t tap_offset(int64_t b, int64_t ky, int64_t kx) const {
-    return b * (kIn / 4) * quad_ + (ky % sh_ * pw_ + kx % sw_) * plane_ + ky / sh_ * wq_ + kx / sw_;
-  }
-
-  // The phase planes of channel quad q: phase (a, b) holds padded pixel (SH u + a, SW v + b)
-  // at u * WQ + v, channels 4q .. 4q + 3 as stored bytes, the stored zero point outside the
-  // image. Stride 1 has one phase, the padded plane itself. `row`: a padded row of scratch.
+  // The phase planes of channel quad q: channels 4q .. 4q + 3 per pixel as stored bytes,
+  // the stored zero point outside the image. `row`: a padded row of scratch.
   void interleave_quad(const uint8_t* img, int64_t q, uint32_t* dst, uint32_t* row) const {
     const int64_t hw = p_.h * p_.w;
-    const uint32_t pad = 0x01010101u * xzp_;
-    const bool one_phase = sh_ == 1 && sw_ == 1;
-    for (int64_t ph = 0; ph < ph_ * pw_; ++ph) {
-      uint32_t* plane = dst + ph * plane_;
-      for (int64_t i = hq_ * wq_; i < plane_; ++i) plane[i] = pad;
-      // Phase rows past the padded image.
-      for (int64_t u = 0; u < hq_; ++u)
-        if (u * sh_ + ph / pw_ >= hp_)
-          for (int64_t v = 0; v < wq_; ++v) plane[u * wq_ + v] = pad;
-    }
-    for (int64_t iy = 0; iy < hp_; ++iy) {
-      const int64_t a = iy % sh_;
-      if (a >= ph_) continue;
-      uint32_t* __restrict r = one_phase ? dst + iy * wp_ : row;
-      const int64_t sy = iy - p_.pad_t;
-      if (sy < 0 || sy >= p_.h) {
-        for (int64_t i = 0; i < wp_; ++i) r[i] = pad;
-      } else {
-        for (int64_t i = 0; i < p_.pad_l; ++i) r[i] = pad;
-        const uint8_t* src[4];
-        for (int64_t e = 0; e < 4; ++e) {
-          const int64_t ch = 4 * q + e;
-          src[e] = ch < p_.c ? img + ch * hw + sy * p_.w : zero_row_.data();
-        }
-        pack_.quads(src, static_cast<size_t>(p_.w), flip_,
-                    reinterpret_cast<uint8_t*>(r + p_.pad_l));
-        for (int64_t i = p_.pad_l + p_.w; i < wp_; ++i) r[i] = pad;
+    grid_.interleave(dst, row, 0x01010101u * xzp_, [&](int64_t sy, uint32_t* r) {
+      const uint8_t* src[4];
+      for (int64_t e = 0; e < 4; ++e) {
+        const int64_t ch = 4 * q + e;
+        src[e] = ch < p_.c ? img + ch * hw + sy * p_.w : zero_row_.data();
       }
-      if (one_phase) continue;
-      for (int64_t b = 0; b < pw_; ++b) {
-        uint32_t* __restrict out = dst + (a * pw_ + b) * plane_ + iy / sh_ * wq_;
-        for (int64_t v = 0; v < wq_; ++v) {
-          const int64_t col = v * sw_ + b;
-          out[v] = col < wp_ ? r[col] : pad;
-        }
-      }
-    }
+      pack_.quads(src, static_cast<size_t>(p_.w), flip_, reinterpret_cast<uint8_t*>(r));
+    });
   }
 
   // Group grp of channel panel `panel`: its runs in pairs, one kernel call per pair.
   void tiles(const uint32_t* xp, int64_t panel, int64_t grp, uint8_t* y,
              const uint8_t* residual) const {
-    const int64_t nruns = static_cast<int64_t>(runs_.size());
+    const std::vector<AmxRun>& runs = grid_.runs();
+    const int64_t nruns = static_cast<int64_t>(runs.size());
     const int64_t r0 = grp * group_ * 2;
     const int64_t r1 = r0 + group_ * 2 < nruns ? r0 + group_ * 2 : nruns;
     const int64_t ohw = p_.oh() * p_.ow();
@@ -219,7 +151,7 @@ class PreparedAmxDirectQConv final : public qconv_detail::PreparedInt8Conv {
       out.runs = r + 1 < r1 ? 2 : 1;
       const uint32_t* b[2] = {nullptr, nullptr};
       for (int j = 0; j < out.runs; ++j) {
-        const PixelRun& run = runs_[static_cast<size_t>(r + j)];
+        const AmxRun& run = runs[static_cast<size_t>(r + j)];
         const int64_t off = k0 * ohw + run.out;
         out.c[j] = y + off;
         out.r_at[j] = residual ? residual + off : nullptr;
@@ -227,16 +159,15 @@ class PreparedAmxDirectQConv final : public qconv_detail::PreparedInt8Conv {
         b[j] = xp + run.j0;
       }
       ukernel::qs8_dconv_32x32__amx(m, static_cast<size_t>(steps_), a, b[0], b[1] ? b[1] : b[0],
-                                    boff_.data(), static_cast<size_t>(quad_ * 4), out,
-                                    static_cast<size_t>(ohw), prm, r == r0);
+                                    boff_.data(), static_cast<size_t>(grid_.group_stride() * 4),
+                                    out, static_cast<size_t>(ohw), prm, r == r0);
     }
   }
 
   ConvProblem p_;
+  conv_detail::AmxDirectGrid grid_;
   const ukernel::QS8PackUkernels& pack_;
-  int64_t order_, group_, cb_, panels_, taps_, steps_, hp_, wp_, groups_;
-  int64_t sh_, sw_, hq_, wq_, ph_, pw_;  // strides, phase plane size, phases used per axis
-  int64_t plane_, quad_;                 // uint32 per phase plane, per channel quad
+  int64_t order_, group_, cb_, panels_, taps_, steps_, groups_;
   uint8_t xzp_, flip_;
   std::vector<uint8_t> zero_row_;  // a padding channel's row, stored as xzp after the flip
   AlignedVector<uint8_t> wpack_;
@@ -244,7 +175,6 @@ class PreparedAmxDirectQConv final : public qconv_detail::PreparedInt8Conv {
   std::vector<int32_t> init_;
   std::vector<float> mult_;
   ukernel::QS8GemmParams base_;
-  std::vector<PixelRun> runs_;
 };
 
 class DirectQConvAlgorithm final : public ConvAlgorithm {
@@ -265,8 +195,8 @@ class DirectQConvAlgorithm final : public ConvAlgorithm {
     if (!qconv_detail::amx_direct_applies(p, isa)) return vector_direct().default_knobs(p, isa);
     // group: 4 tiles (128 output pixels), unless that leaves a thread of two without work.
     int64_t group = 4;
-    const int64_t wq = div_up(p.w + p.pad_l + p.pad_r, p.stride_w);
-    const int64_t pixel_pairs = div_up(div_up(p.oh() * wq, kRun), 2);
+    const int64_t pixel_pairs =
+        div_up(div_up(conv_detail::AmxDirectGrid::virtual_pixels(p), kAmxRun), 2);
     while (group > 1 && div_up(p.k, kOut) * div_up(pixel_pairs, group) < 2 * kItemsPerThread / 4)
       group /= 2;
     return {{"order", 0}, {"group", group}};
