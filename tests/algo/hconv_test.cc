@@ -108,6 +108,8 @@ TEST_P(HConvAlgoTest, ComputeLabelFollowsIsa) {
         want = ConvCompute::kNativeFp16;
       if (algo().name() == "gemm" && t == DType::kBF16 && isa >= Isa::kAvx512Bf16)
         want = isa >= Isa::kAmx ? ConvCompute::kAmxBf16 : ConvCompute::kNativeBf16;
+      if (algo().name() == "direct" && hconv_detail::amx_direct_applies(hp(c, t), isa))
+        want = ConvCompute::kAmxBf16;
       EXPECT_EQ(conv_compute_name(pc->compute()), std::string(conv_compute_name(want)))
           << algo().name() << " " << isa_name(isa) << " " << dtype_name(t);
     }
@@ -124,43 +126,53 @@ INSTANTIATE_TEST_SUITE_P(All, HConvAlgoTest,
                          });
 
 // bf16 `direct` on the amx path: the AMX implicit GEMM (pair-interleaved padded planes read
-// in place) on shapes that cross every edge it has: channels off 32 (panels and input blocks
-// with padding channels), rows not a multiple of 16 (the overlapped last run), an odd number
-// of runs (a tile with one run), asymmetric padding, 1x1 (also on a 7x7 plane, taken as one
-// row of 49) and 5x5, batch 2, every epilogue.
+// in place on the virtual grid of padded-width rows, amx_direct_grid.h) on shapes that cross
+// every edge it has: channels off 32 (panels and input blocks with padding channels), runs
+// that cross rows and hold dropped columns (4x4, 8x8, 5x3, 14x14 with padding), an odd
+// number of runs (a tile with one run), asymmetric padding, unpadded 1x1 (no dropped
+// columns) and 5x5, strides 2 (stride phases; a 1x1 stride 2 uses one), batch 2, every
+// activation, with and without a residual.
 TEST(HConvAmxDirect, MatchesReference) {
   if (!isa_supported(Isa::kAmx)) GTEST_SKIP() << "needs AMX";
   const ConvAlgorithm* direct = find_conv_algorithm("direct");
   ASSERT_NE(direct, nullptr);
   struct Shape {
-    int64_t n, c, k, h, w, kh, kw, pt, pl, pb, pr;
+    int64_t n, c, k, h, w, kh, kw, pt, pl, pb, pr, sh, sw;
   };
   const Shape shapes[] = {
-      {1, 64, 64, 32, 32, 3, 3, 1, 1, 1, 1}, {2, 17, 23, 9, 21, 3, 3, 0, 2, 1, 0},
-      {1, 48, 40, 16, 16, 1, 1, 0, 0, 0, 0}, {1, 16, 33, 7, 19, 5, 5, 2, 2, 2, 2},
-      {1, 96, 16, 3, 47, 3, 3, 1, 1, 1, 1},  {1, 40, 72, 7, 7, 1, 1, 0, 0, 0, 0}};
+      {1, 64, 64, 32, 32, 3, 3, 1, 1, 1, 1, 1, 1}, {2, 17, 23, 9, 21, 3, 3, 0, 2, 1, 0, 1, 1},
+      {1, 48, 40, 16, 16, 1, 1, 0, 0, 0, 0, 1, 1}, {1, 16, 33, 7, 19, 5, 5, 2, 2, 2, 2, 1, 1},
+      {1, 96, 16, 3, 47, 3, 3, 1, 1, 1, 1, 1, 1},  {1, 40, 72, 7, 7, 1, 1, 0, 0, 0, 0, 1, 1},
+      {1, 64, 48, 8, 8, 3, 3, 1, 1, 1, 1, 1, 1},   {1, 256, 40, 4, 4, 3, 3, 1, 1, 1, 1, 1, 1},
+      {2, 33, 17, 5, 3, 3, 3, 1, 0, 1, 2, 1, 1},   {1, 32, 32, 14, 14, 1, 1, 1, 1, 1, 1, 1, 1},
+      {1, 64, 40, 32, 32, 3, 3, 1, 1, 1, 1, 2, 2}, {2, 37, 23, 9, 21, 3, 3, 0, 2, 1, 0, 2, 1},
+      {1, 48, 40, 16, 16, 1, 1, 0, 0, 0, 0, 2, 2}, {1, 16, 33, 7, 19, 5, 5, 2, 2, 2, 2, 1, 2},
+      {1, 64, 48, 8, 8, 3, 3, 1, 1, 1, 1, 2, 2}};
   int tested = 0;
-  for (const Shape& sh : shapes)
-    for (bool res : {false, true})
-      for (Activation act : {Activation::kNone, Activation::kRelu, Activation::kSilu}) {
-        ConvProblem c;
-        c.n = sh.n, c.c = sh.c, c.k = sh.k, c.h = sh.h, c.w = sh.w, c.kh = sh.kh, c.kw = sh.kw;
-        c.pad_t = sh.pt, c.pad_l = sh.pl, c.pad_b = sh.pb, c.pad_r = sh.pr;
-        c.has_bias = true;
-        ConvProblem h = c;
-        h.set_half(DType::kBF16);
-        ASSERT_TRUE(hconv_detail::amx_direct_applies(h, Isa::kAmx)) << h.key();
-        for (int64_t order : {0, 1})
-          ConvTester()
-              .problem(c)
-              .half_type(DType::kBF16)
-              .activation(act, 0, 0)
-              .residual(res)
-              .threads(2)
-              .test(*direct, Isa::kAmx, Knobs{{"order", order}, {"group", order ? 1 : 4}});
-        ++tested;
-      }
-  EXPECT_EQ(tested, 36);
+  for (size_t i = 0; i < std::size(shapes); ++i)
+    for (Activation act : {Activation::kNone, Activation::kRelu, Activation::kSilu}) {
+      // Every activation per shape; residual on alternate ones.
+      const Shape& sh = shapes[i];
+      const bool res = (i + static_cast<size_t>(act)) % 2 == 1;
+      ConvProblem c;
+      c.n = sh.n, c.c = sh.c, c.k = sh.k, c.h = sh.h, c.w = sh.w, c.kh = sh.kh, c.kw = sh.kw;
+      c.pad_t = sh.pt, c.pad_l = sh.pl, c.pad_b = sh.pb, c.pad_r = sh.pr;
+      c.stride_h = sh.sh, c.stride_w = sh.sw;
+      c.has_bias = true;
+      ConvProblem h = c;
+      h.set_half(DType::kBF16);
+      ASSERT_TRUE(hconv_detail::amx_direct_applies(h, Isa::kAmx)) << h.key();
+      for (int64_t order : {0, 1})
+        ConvTester()
+            .problem(c)
+            .half_type(DType::kBF16)
+            .activation(act, 0, 0)
+            .residual(res)
+            .threads(2)
+            .test(*direct, Isa::kAmx, Knobs{{"order", order}, {"group", order ? 1 : 4}});
+      ++tested;
+    }
+  EXPECT_EQ(tested, 45);
 }
 
 // The native kernels' logic (exact instruction models under AVX2) inside the whole gemm

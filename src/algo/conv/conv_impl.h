@@ -41,8 +41,7 @@ namespace hconv_detail {
 // The 16-bit `direct` conv's widened f32 twin (widened_h16.cc).
 const ConvAlgorithm& widened_direct_hconv_algorithm();
 // Whether the 16-bit `direct` conv runs its AMX implicit GEMM for p on path isa
-// (direct_h16.cc): bf16, stride 1, no dilation, one group, C >= 16, output rows >= 16 wide
-// (unpadded 1x1: planes >= 16 pixels).
+// (direct_h16.cc): bf16, stride <= 2, no dilation, one group, C >= 16.
 bool amx_direct_applies(const ConvProblem& p, Isa isa);
 }  // namespace hconv_detail
 

@@ -1,19 +1,16 @@
-// `direct` for 16-bit tensors. On the amx path a bf16 conv with stride 1, no dilation, one
-// group, at least 16 input channels and output rows at least 16 pixels wide (an unpadded 1x1
-// conv: planes of at least 16 pixels, taken as one row) runs an implicit GEMM on AMX tiles
+// `direct` for 16-bit tensors. On the amx path a bf16 conv with stride <= 2, no dilation, one
+// group and at least 16 input channels runs an implicit GEMM on AMX tiles
 // (bf16_dconv_32x32__amx), with no im2col:
 //   - per image, the input is interleaved once into zero-padded planes of channel pairs
-//     (uint32 (channel 2q, channel 2q + 1) per padded pixel; channels past C zero), so
-//     16 consecutive output pixels of a row under tap (ky, kx) are 16 consecutive pairs of
-//     one padded row: one 64-byte tile row, read in place;
+//     (uint32 (channel 2q, channel 2q + 1) per padded pixel; channels past C zero), split
+//     into stride phases and read in place on the virtual grid of amx_direct_grid.h;
 //   - weights are packed once into [32-channel panel][tap][32-channel block][32][32] tiles;
-//   - a tile is 32 output channels x two runs of 16 output pixels (a row's last run starts
-//     at ow - 16 and overlaps the one before it; its overlapping columns are not stored
-//     twice), reduced over every tap and channel block in one kernel call;
+//   - a tile is 32 output channels x two runs of 16 virtual pixels, reduced over every tap
+//     and channel block in one kernel call;
 //   - a work item is `group` consecutive tiles of one channel panel, stored side by side in
-//     a 32 x (group * 32) f32 block, then bias, residual and activation in f32
-//     (apply_epilogue) and one rounding to bf16 per channel over each stretch of columns
-//     that is contiguous in the output (whole groups where ow is a multiple of 16).
+//     a 32 x (group * 32) f32 block; each row's real pixels (consecutive in the output) are
+//     moved to its front, then bias, residual and activation in f32 (apply_epilogue) and
+//     one rounding to bf16 per channel over the group's whole output stretch.
 // Every other 16-bit direct conv is the widened f32 twin (widened_h16.cc).
 // Knobs (AMX path): order (0: channel panels outer, the A panel reused across pixel runs;
 // 1: pixel runs outer, the B rows reused across channel panels) and group (tiles per work
@@ -21,6 +18,7 @@
 #include <memory>
 #include <vector>
 
+#include "algo/conv/amx_direct_grid.h"
 #include "algo/conv/conv_impl.h"
 #include "algo/conv/gemm_common.h"
 #include "algo/microkernels/h16-gemm/h16_gemm.h"
@@ -37,40 +35,27 @@ using conv_detail::chunk_range;
 using conv_detail::div_up;
 using conv_detail::round_up;
 
-constexpr int64_t kRun = 16;  // output pixels per tile column run
+using conv_detail::AmxRun;
+using conv_detail::kAmxRun;
 constexpr int64_t kBlk = 32;  // channels per tile (output panel rows, input block width)
-
-// One run of kRun output pixels: row oy from column ox0; its first `skip` columns belong to
-// the run before it (a row's last run, moved left to stay inside the row).
-struct PixelRun {
-  int64_t oy, ox0, skip;
-};
-
-// An unpadded 1x1 conv reads and writes whole planes in order: as one row of H * W pixels
-// its runs only overlap at the plane's end.
-bool flattens(const ConvProblem& p) {
-  return p.kh == 1 && p.kw == 1 && p.pad_t == 0 && p.pad_l == 0 && p.pad_b == 0 && p.pad_r == 0;
-}
-ConvProblem flat(ConvProblem p) {
-  if (flattens(p)) p.w *= p.h, p.h = 1;
-  return p;
-}
 
 class PreparedAmxDirectHConv final : public PreparedH16Conv {
  public:
   PreparedAmxDirectHConv(const ConvProblem& p, const uint16_t* w, const float* bias,
                          const Knobs& kn, Isa isa)
-      : p_(flat(p)), base_(base_isa(isa)), cvt_(&ukernel::h16_vcvt_for(DType::kBF16, isa)) {
+      : p_(p),
+        grid_(p, div_up(p.c, kBlk) * (kBlk / 2)),
+        base_(base_isa(isa)),
+        cvt_(&ukernel::h16_vcvt_for(DType::kBF16, isa)) {
     order_ = kn.at("order");
     group_ = kn.at("group");
     cb_ = div_up(p.c, kBlk);
     panels_ = div_up(p.k, kBlk);
     taps_ = p.kh * p.kw;
     steps_ = taps_ * cb_;
-    hp_ = p_.h + p_.pad_t + p_.pad_b;
-    wp_ = p_.w + p_.pad_l + p_.pad_r;
-    plane_ = hp_ * wp_;
-    const int64_t oh = p_.oh(), ow = p_.ow();
+    groups_ = div_up(div_up(static_cast<int64_t>(grid_.runs().size()), 2), group_);
+    boff_ = grid_.step_offsets();
+    zero_row_.assign(static_cast<size_t>(p.w), 0);
     // Weights [K][C][KH][KW] -> [panel][tap][cb][32 out][32 in]; padding channels zero.
     wpack_.assign(static_cast<size_t>(panels_ * steps_ * kBlk * kBlk), 0);
     for (int64_t kk = 0; kk < p.k; ++kk)
@@ -80,22 +65,12 @@ class PreparedAmxDirectHConv final : public PreparedH16Conv {
           wpack_[static_cast<size_t>(((kk / kBlk * steps_ + s) * kBlk + kk % kBlk) * kBlk +
                                      ch % kBlk)] = w[(kk * p.c + ch) * taps_ + t];
         }
-    for (int64_t t = 0; t < taps_; ++t)
-      for (int64_t b = 0; b < cb_; ++b)
-        boff_.push_back(b * (kBlk / 2) * plane_ + (t / p.kw) * wp_ + t % p.kw);
     bias_.assign(static_cast<size_t>(p.k), 0.f);
     if (bias) bias_.assign(bias, bias + p.k);
-    for (int64_t oy = 0; oy < oh; ++oy)
-      for (int64_t ox = 0; ox < ow; ox += kRun) {
-        const int64_t ox0 = ox + kRun <= ow ? ox : ow - kRun;
-        runs_.push_back({oy, ox0, ox - ox0});
-      }
-    pairs_ = div_up(static_cast<int64_t>(runs_.size()), 2);
-    groups_ = div_up(pairs_, group_);
   }
 
   size_t workspace_bytes(int threads) const override {
-    return static_cast<size_t>(xp_bytes() + threads * slot_bytes());
+    return static_cast<size_t>(xp_bytes() + threads * (slot_bytes() + row_bytes()));
   }
   size_t packed_bytes() const override { return wpack_.size() * 2 + bias_.size() * 4; }
   ConvCompute compute() const override { return ConvCompute::kAmxBf16; }
@@ -111,7 +86,9 @@ class PreparedAmxDirectHConv final : public PreparedH16Conv {
       pool.parallel_for(static_cast<size_t>(threads), [&](size_t t) {
         int64_t b, e;
         chunk_range(npairs, threads, static_cast<int64_t>(t), &b, &e);
-        for (int64_t q = b; q < e; ++q) interleave_plane(img, q, xp + q * plane_);
+        uint32_t* row = reinterpret_cast<uint32_t*>(slots + threads * slot_bytes() +
+                                                    static_cast<int64_t>(t) * row_bytes());
+        for (int64_t q = b; q < e; ++q) interleave_pair(img, q, xp + q * grid_.group_stride(), row);
       });
       pool.parallel_for(static_cast<size_t>(threads), [&](size_t t) {
         int64_t b, e;
@@ -127,88 +104,80 @@ class PreparedAmxDirectHConv final : public PreparedH16Conv {
   }
 
  private:
-  int64_t xp_bytes() const { return round_up(cb_ * (kBlk / 2) * plane_ * 4, 64); }
+  int64_t xp_bytes() const { return round_up(grid_.input_words() * 4, 64); }
+  int64_t row_bytes() const { return round_up(grid_.row_words() * 4, 64); }
   // 32 x (group * 32) f32 block, one f32 residual stretch.
-  int64_t ldc() const { return group_ * 2 * kRun; }
+  int64_t ldc() const { return group_ * 2 * kAmxRun; }
   int64_t slot_bytes() const { return round_up((kBlk + 1) * ldc() * 4, 64); }
 
-  // Padded plane of channel pair q: (c 2q, c 2q + 1) per pixel, zero outside the image.
-  void interleave_plane(const uint16_t* img, int64_t q, uint32_t* dst) const {
+  // The phase planes of channel pair q: (c 2q, c 2q + 1) per pixel, zero outside the image.
+  void interleave_pair(const uint16_t* img, int64_t q, uint32_t* dst, uint32_t* row) const {
     const int64_t c0 = 2 * q, hw = p_.h * p_.w;
-    const uint16_t* a = c0 < p_.c ? img + c0 * hw : nullptr;
-    const uint16_t* b = c0 + 1 < p_.c ? img + (c0 + 1) * hw : nullptr;
-    for (int64_t iy = 0; iy < hp_; ++iy) {
-      uint32_t* __restrict row = dst + iy * wp_;
-      const int64_t sy = iy - p_.pad_t;
-      if (sy < 0 || sy >= p_.h || !a) {
-        for (int64_t i = 0; i < wp_; ++i) row[i] = 0;
-        continue;
-      }
-      for (int64_t i = 0; i < p_.pad_l; ++i) row[i] = 0;
-      uint32_t* __restrict mid = row + p_.pad_l;
-      const uint16_t* __restrict ra = a + sy * p_.w;
-      if (b) {
-        const uint16_t* __restrict rb = b + sy * p_.w;
-        for (int64_t i = 0; i < p_.w; ++i)
-          mid[i] = static_cast<uint32_t>(ra[i]) | static_cast<uint32_t>(rb[i]) << 16;
-      } else {
-        for (int64_t i = 0; i < p_.w; ++i) mid[i] = ra[i];
-      }
-      for (int64_t i = p_.pad_l + p_.w; i < wp_; ++i) row[i] = 0;
-    }
+    grid_.interleave(dst, row, 0u, [&](int64_t sy, uint32_t* __restrict r) {
+      const uint16_t* __restrict ra = c0 < p_.c ? img + c0 * hw + sy * p_.w : zero_row_.data();
+      const uint16_t* __restrict rb =
+          c0 + 1 < p_.c ? img + (c0 + 1) * hw + sy * p_.w : zero_row_.data();
+      for (int64_t i = 0; i < p_.w; ++i)
+        r[i] = static_cast<uint32_t>(ra[i]) | static_cast<uint32_t>(rb[i]) << 16;
+    });
   }
 
   // Group grp of channel panel `panel`: its tiles' runs r0 .. r1 - 1, slot column 16 * (r - r0).
   void tiles(const uint32_t* xp, int64_t n, int64_t panel, int64_t grp, uint16_t* y,
              const uint16_t* residual, float* slot) const {
-    const int64_t nruns = static_cast<int64_t>(runs_.size());
+    const std::vector<AmxRun>& runs = grid_.runs();
+    const int64_t nruns = static_cast<int64_t>(runs.size());
     const int64_t r0 = grp * group_ * 2;
     const int64_t r1 = r0 + group_ * 2 < nruns ? r0 + group_ * 2 : nruns;
     const int64_t ld = ldc();
     for (int64_t r = r0; r < r1; r += 2) {
-      const PixelRun& a = runs_[static_cast<size_t>(r)];
-      const PixelRun& b = runs_[static_cast<size_t>(r + 1 < r1 ? r + 1 : r)];
-      ukernel::bf16_dconv_32x32__amx(static_cast<size_t>(steps_),
-                                     wpack_.data() + panel * steps_ * kBlk * kBlk,
-                                     xp + a.oy * wp_ + a.ox0, xp + b.oy * wp_ + b.ox0, boff_.data(),
-                                     static_cast<size_t>(plane_ * 4), slot + (r - r0) * kRun,
-                                     static_cast<size_t>(ld), r == r0);
+      const AmxRun& a = runs[static_cast<size_t>(r)];
+      const AmxRun& b = runs[static_cast<size_t>(r + 1 < r1 ? r + 1 : r)];
+      ukernel::bf16_dconv_32x32__amx(
+          static_cast<size_t>(steps_), wpack_.data() + panel * steps_ * kBlk * kBlk, xp + a.j0,
+          xp + b.j0, boff_.data(), static_cast<size_t>(grid_.group_stride() * 4),
+          slot + (r - r0) * kAmxRun, static_cast<size_t>(ld), r == r0);
+    }
+    // The group's real pixels: one stretch of the output from runs[r0].out.
+    bool full = true;
+    int64_t cols = 0;
+    for (int64_t r = r0; r < r1; ++r) {
+      const uint16_t mask = runs[static_cast<size_t>(r)].mask;
+      full = full && mask == 0xffff;
+      cols += __builtin_popcount(mask);
     }
     float* rbuf = slot + kBlk * ld;
-    const int64_t ohw = p_.oh() * p_.ow(), ow = p_.ow();
+    const int64_t ohw = p_.oh() * p_.ow();
     const int64_t kmax = p_.k - panel * kBlk < kBlk ? p_.k - panel * kBlk : kBlk;
-    // Stretches of runs whose stored columns are contiguous both in the slot and in y.
-    for (int64_t s0 = r0; s0 < r1;) {
-      const PixelRun& first = runs_[static_cast<size_t>(s0)];
-      const int64_t start = first.oy * ow + first.ox0 + first.skip;
-      int64_t s1 = s0 + 1, end = first.oy * ow + first.ox0 + kRun;
-      while (s1 < r1 && runs_[static_cast<size_t>(s1)].skip == 0 &&
-             runs_[static_cast<size_t>(s1)].oy * ow + runs_[static_cast<size_t>(s1)].ox0 == end) {
-        end += kRun;
-        ++s1;
+    for (int64_t m = 0; m < kmax; ++m) {
+      float* row = slot + m * ld;
+      if (!full) {  // move each run's real pixels to the front, in order (never overtaking)
+        int64_t d = 0;
+        for (int64_t r = r0; r < r1; ++r) {
+          const uint16_t mask = runs[static_cast<size_t>(r)].mask;
+          const float* src = row + (r - r0) * kAmxRun;
+          for (int64_t l = 0; l < kAmxRun; ++l)
+            if (mask >> l & 1) row[d++] = src[l];
+        }
       }
-      const size_t cols = static_cast<size_t>(end - start);
-      for (int64_t m = 0; m < kmax; ++m) {
-        const int64_t kk = panel * kBlk + m;
-        const int64_t off = (n * p_.k + kk) * ohw + start;
-        float* row = slot + m * ld + (s0 - r0) * kRun + first.skip;
-        if (residual) cvt_->widen(cols, residual + off, rbuf);
-        apply_epilogue(base_, p_.epilogue, cols, row, bias_[static_cast<size_t>(kk)],
-                       residual ? rbuf : nullptr);
-        cvt_->narrow(cols, row, y + off);
-      }
-      s0 = s1;
+      const int64_t kk = panel * kBlk + m;
+      const int64_t off = (n * p_.k + kk) * ohw + runs[static_cast<size_t>(r0)].out;
+      if (residual) cvt_->widen(static_cast<size_t>(cols), residual + off, rbuf);
+      apply_epilogue(base_, p_.epilogue, static_cast<size_t>(cols), row,
+                     bias_[static_cast<size_t>(kk)], residual ? rbuf : nullptr);
+      cvt_->narrow(static_cast<size_t>(cols), row, y + off);
     }
   }
 
   ConvProblem p_;
+  conv_detail::AmxDirectGrid grid_;
   Isa base_;
   const ukernel::H16Vcvt* cvt_;
-  int64_t order_, group_, cb_, panels_, taps_, steps_, hp_, wp_, plane_, pairs_, groups_;
+  int64_t order_, group_, cb_, panels_, taps_, steps_, groups_;
+  std::vector<uint16_t> zero_row_;  // a padding channel's row
   AlignedVector<uint16_t> wpack_;
   std::vector<int64_t> boff_;
   std::vector<float> bias_;
-  std::vector<PixelRun> runs_;
 };
 
 class DirectHConvAlgorithm final : public ConvAlgorithm {
@@ -233,8 +202,8 @@ class DirectHConvAlgorithm final : public ConvAlgorithm {
     if (!hconv_detail::amx_direct_applies(p, isa)) return widened().default_knobs(p, isa);
     // group: 4 tiles (128 output pixels), unless that leaves a thread of two without work.
     int64_t group = 4;
-    const ConvProblem f = flat(p);
-    const int64_t pixel_pairs = div_up(div_up(f.ow(), kRun) * f.oh(), 2);
+    const int64_t pixel_pairs =
+        div_up(div_up(conv_detail::AmxDirectGrid::virtual_pixels(p), kAmxRun), 2);
     while (group > 1 && div_up(p.k, kBlk) * div_up(pixel_pairs, group) < 2 * kItemsPerThread / 4)
       group /= 2;
     return {{"order", 0}, {"group", group}};
@@ -257,8 +226,8 @@ class DirectHConvAlgorithm final : public ConvAlgorithm {
 namespace hconv_detail {
 bool amx_direct_applies(const ConvProblem& p, Isa isa) {
   return p.w_type == DType::kBF16 && p.x_type == DType::kBF16 && isa >= Isa::kAmx &&
-         isa_supported(Isa::kAmx) && !p.is_blocked() && p.groups == 1 && p.stride_h == 1 &&
-         p.stride_w == 1 && p.dil_h == 1 && p.dil_w == 1 && p.c >= 16 && flat(p).ow() >= kRun;
+         isa_supported(Isa::kAmx) && !p.is_blocked() && p.groups == 1 && p.stride_h <= 2 &&
+         p.stride_w <= 2 && p.dil_h == 1 && p.dil_w == 1 && p.c >= 16;
 }
 }  // namespace hconv_detail
 

@@ -1,6 +1,6 @@
 // AMX-BF16 bf16 GEMM, 32x32: four f32 accumulator tiles fed by tdpbf16ps (bf16_gemm_amx.h),
 // with a weight-streaming twin (32x32s: prefetches the weight panel ahead),
-// and its implicit-GEMM twin for stride-1 direct convs (bf16_dconv_32x32__amx).
+// and its implicit-GEMM twin for the direct convs (bf16_dconv_32x32__amx).
 // The caller (gemm_h16.cc's prepare) has obtained the tile-data permission (dlas/hw/amx.h).
 #include <immintrin.h>
 

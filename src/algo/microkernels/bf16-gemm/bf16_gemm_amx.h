@@ -78,12 +78,13 @@ inline void bf16_gemm_amx_32x32(size_t m, size_t n, size_t k, const uint16_t* a,
 
 namespace {
 
-// The implicit-GEMM (direct) variant for stride-1 convs on AMX: no im2col. The input is
+// The implicit-GEMM (direct) variant for convs on AMX: no im2col. The input is
 // pre-interleaved into zero-padded planes of channel pairs (one uint32 per padded pixel:
-// channels 2q, 2q + 1), so 16 consecutive output pixels of one row under tap (ky, kx) read 16
-// consecutive pairs of a padded row, one 64-byte tile row, and the 16 pair planes of a 32-channel
-// block are tile rows `bstride` bytes apart. Each of the `steps` reduction steps s (a tap and
-// a 32-channel block) multiplies A tiles a + s * 32 * 32 (32 channels x 32 input channels,
+// channels 2q, 2q + 1), so 16 consecutive (virtual) output pixels under tap (ky, kx) read 16
+// consecutive pairs, one 64-byte tile row, and the 16 pair planes of a 32-channel block are
+// tile rows `bstride` bytes apart (the geometry: src/algo/conv/amx_direct_grid.h). Each of
+// the `steps` reduction steps s (a tap and a 32-channel block) multiplies A tiles
+// a + s * 32 * 32 (32 channels x 32 input channels,
 // [32][32] bf16) by B tiles at b0 + boff[s] and b1 + boff[s] (two runs of 16 output pixels,
 // uint32 units). c: the 32 x 32 f32 result, row m = output channel m at c + m * ldc,
 // columns 0..15 the first pixel run and 16..31 the second. configure: load the tile

@@ -1,5 +1,5 @@
 // AMX-INT8 kernels: the 32x32 int32 gemm tile in four accumulator tiles (qs8_gemm_amx.h), and
-// its implicit-GEMM twin for stride-1 direct convs (qs8_dconv_32x32__amx); the
+// its implicit-GEMM twin for the direct convs (qs8_dconv_32x32__amx); the
 // caller (gemm_qconv.cc's prepare) has obtained the tile-data permission (src/hw/amx.h).
 #include <immintrin.h>
 
