@@ -61,6 +61,22 @@ TEST(CliHwPeak, JsonHasEveryIsaAndBandwidth) {
     EXPECT_GT(j["peak_gflops"]["avx512"]["1"].get<double>(),
               j["peak_gflops"]["scalar"]["1"].get<double>());
   }
+  // Every low-precision unit: measured where the CPU has it, null where it does not.
+  const std::pair<const char*, Isa> units[] = {{"vnni-int8", Isa::kAvx512Vnni},
+                                               {"avx512-bf16", Isa::kAvx512Bf16},
+                                               {"avx512-fp16", Isa::kAvx512Fp16},
+                                               {"amx-int8", Isa::kAmx},
+                                               {"amx-bf16", Isa::kAmx}};
+  for (const auto& [name, isa] : units) {
+    const nlohmann::json& e = j["peak_unit_gops"].at(name);
+    if (!isa_supported(isa)) {
+      EXPECT_TRUE(e.is_null()) << name;
+      continue;
+    }
+    if (e.is_null()) continue;  // AMX without the OS's tile permission
+    EXPECT_GT(e.at("1").get<double>(), 0) << name;
+    EXPECT_GT(e.at("all").get<double>(), 0) << name;
+  }
   for (const char* key : {"read", "copy", "triad"})
     EXPECT_GT(j["bandwidth_gbs"].at(key).get<double>(), 0) << key;
   EXPECT_GE(j.at("bandwidth_buffer_bytes").get<double>(), 64.0 * (1 << 20));
@@ -75,6 +91,7 @@ TEST(CliHwPeak, TextListsEveryIsa) {
   ASSERT_EQ(r.code, 0) << r.out;
   EXPECT_NE(r.out.find("peak fp32 GFLOP/s"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("memory bandwidth"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("peak low-precision G op/s"), std::string::npos) << r.out;
   for (Isa isa : kAllIsas) {
     const std::string name = isa_name(isa);
     const size_t at = r.out.find("\n  " + name + " ");
@@ -105,6 +122,20 @@ TEST(HwPeak, CachedAndConsistent) {
     EXPECT_LE(p.gflops(e.isa, 64), std::max(e.gflops_all, e.gflops_single));
   }
   EXPECT_EQ(&peak(), &peak());
+  // gops_for: a conv's arithmetic against its unit, f32 and emulated against the FMAs.
+  const Isa best = detected_isa();
+  EXPECT_EQ(p.gops_for("f32", best, 1), p.gflops(best, 1));
+  EXPECT_EQ(p.gops_for("emulated", best, 2), p.gflops(best, 2));
+  for (const UnitPeak& u : p.units) {
+    if (!u.supported) continue;
+    const std::string compute = std::string(u.name) == "vnni-int8"     ? "int8"
+                                : std::string(u.name) == "avx512-bf16" ? "native-bf16"
+                                : std::string(u.name) == "avx512-fp16" ? "native-fp16"
+                                                                       : u.name;
+    EXPECT_EQ(p.gops_for(compute, u.isa, 1), u.gops_single) << u.name;
+    // A path below the unit's has no such unit: the FMA peak.
+    EXPECT_EQ(p.gops_for(compute, Isa::kAvx512, 1), p.gflops(Isa::kAvx512, 1)) << u.name;
+  }
 }
 
 }  // namespace

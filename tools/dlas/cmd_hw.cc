@@ -93,8 +93,9 @@ void add_hw_command(CLI::App& app, Action& run) {
                   "--calibrate: write the profile here (default: the calibration cache, "
                   "$XDG_CACHE_HOME/dlas or ~/.cache/dlas)");
   cmd->add_flag("--peak", *with_peak,
-                "also measure peak fp32 GFLOP/s per ISA path (1 and all threads) and memory "
-                "bandwidth (about 1-2 s)");
+                "also measure peak fp32 GFLOP/s per ISA path, the peak G op/s of the "
+                "low-precision units (VNNI, AVX512-BF16/FP16, AMX; 1 and all threads) and memory "
+                "bandwidth (about 2-3 s)");
   cmd->callback([&run, json, with_peak, calib, threads, profile] {
     run = [json, with_peak, calib, threads, profile] {
       DLAS_CHECK(*calib || (profile->empty() && *threads == 1), ErrorKind::kUsage,
@@ -120,6 +121,13 @@ void add_hw_command(CLI::App& app, Action& run) {
             nlohmann::json& e = j["peak_gflops"][isa_name(p.isa)];
             if (p.supported)
               e = {{"1", p.gflops_single}, {"all", p.gflops_all}};
+            else
+              e = nullptr;
+          }
+          for (const UnitPeak& u : pk->units) {
+            nlohmann::json& e = j["peak_unit_gops"][u.name];
+            if (u.supported)
+              e = {{"1", u.gops_single}, {"all", u.gops_all}};
             else
               e = nullptr;
           }
@@ -151,6 +159,15 @@ void add_hw_command(CLI::App& app, Action& run) {
             std::printf("  %-12s %12.1f %12.1f\n", isa_name(p.isa), p.gflops_single, p.gflops_all);
           else
             std::printf("  %-12s %12s %12s\n", isa_name(p.isa), "n/a", "n/a");
+        }
+        std::printf("peak low-precision G op/s (2 per product)\n");
+        std::printf("  %-12s %12s %12s\n", "unit", "1 thread",
+                    str(pk->threads, " threads").c_str());
+        for (const UnitPeak& u : pk->units) {
+          if (u.supported)
+            std::printf("  %-12s %12.1f %12.1f\n", u.name, u.gops_single, u.gops_all);
+          else
+            std::printf("  %-12s %12s %12s\n", u.name, "n/a", "n/a");
         }
         std::printf("memory bandwidth GB/s (%d threads, %zu MiB buffers)\n", pk->threads,
                     pk->bandwidth_buffer_bytes >> 20);

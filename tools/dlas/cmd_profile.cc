@@ -52,7 +52,9 @@ void add_profile_command(CLI::App& app, Action& run) {
       const auto& steps = plan.steps();
       double total = 0;
       for (double& s : sec) total += (s /= *repeat);
-      // % of the measured peak of this ISA path at this thread count (dlas hw --peak).
+      // % of the measured peak of this ISA path at this thread count (dlas hw --peak): each
+      // step against the unit its arithmetic runs on (AMX tiles, VNNI, ...), the summary
+      // against the path's f32 FMAs.
       const double peak_gflops = peak().gflops(plan.isa(), plan.threads());
       nlohmann::ordered_json j;
       j["variant"] = variant.str();
@@ -70,11 +72,14 @@ void add_profile_command(CLI::App& app, Action& run) {
         e["reference"] = s.kernel == "reference";
         e["layout"] = layout_name(s.layout);
         e["knobs"] = s.knobs;
+        e["compute"] = s.compute;
         e["macs"] = s.macs;
         e["ms"] = sec[i] * 1e3;
         e["gflops"] = sec[i] > 0 ? 2.0 * static_cast<double>(s.macs) / sec[i] / 1e9 : 0.0;
         e["share"] = total > 0 ? sec[i] / total : 0.0;
-        e["peak_pct"] = peak_gflops > 0 ? 100.0 * e["gflops"].get<double>() / peak_gflops : 0.0;
+        const double step_peak = peak().gops_for(s.compute, plan.isa(), plan.threads());
+        e["peak_gflops"] = step_peak;
+        e["peak_pct"] = step_peak > 0 ? 100.0 * e["gflops"].get<double>() / step_peak : 0.0;
         j["steps"].push_back(e);
       }
       if (*json) {

@@ -114,8 +114,9 @@ enum class ConvCompute {
   kNativeFp16,  // AVX512-FP16 FMA, fp16 accumulators
   kNativeBf16,  // AVX512-BF16 vdpbf16ps, f32 accumulators
   kAmxBf16,     // AMX-BF16 tiles, f32 accumulators
+  kAmxInt8,     // AMX-INT8 tiles, int32 accumulators, exact
 };
-// "f32", "int8", "emulated", "native-fp16", "native-bf16", "amx-bf16".
+// "f32", "int8", "emulated", "native-fp16", "native-bf16", "amx-bf16", "amx-int8".
 const char* conv_compute_name(ConvCompute c);
 
 struct ConvProblem {

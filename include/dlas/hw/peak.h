@@ -16,6 +16,7 @@
 #pragma once
 
 #include <cstddef>
+#include <string_view>
 #include <vector>
 
 #include "dlas/hw/isa.h"
@@ -29,6 +30,16 @@ struct IsaPeak {
   double gflops_all = 0;     // PeakInfo::threads threads
 };
 
+// A low-precision unit's measured peak, in G operations/s (2 per product), measured like the
+// FMA probes: 12 chains of zmm vpdpbusd / vdpbf16ps / vfmadd231ph, or four AMX accumulator
+// tiles fed by tdpbsud / tdpbf16ps.
+struct UnitPeak {
+  const char* name = "";   // "vnni-int8", "avx512-bf16", "avx512-fp16", "amx-int8", "amx-bf16"
+  Isa isa = Isa::kScalar;  // the path that has the unit
+  bool supported = false;  // false: the CPU lacks it, both numbers are 0
+  double gops_single = 0, gops_all = 0;
+};
+
 struct PeakInfo {
   int threads = 1;                                   // "all threads": the default ThreadPool size
   std::vector<IsaPeak> isas;                         // one per kAllIsas entry, in that order
@@ -40,6 +51,14 @@ struct PeakInfo {
   // Peak GFLOP/s of the path on `threads` threads: the single-thread peak times threads,
   // capped at the all-threads peak (0 when unsupported).
   double gflops(Isa isa, int threads) const;
+
+  std::vector<UnitPeak> units;  // every unit dlas knows, in the order above
+  // The peak a kernel whose arithmetic is `compute` (conv_compute_name: "f32", "emulated",
+  // "int8", "amx-int8", "native-bf16", "amx-bf16", "native-fp16") runs against on path isa
+  // and `threads` threads: its unit's (int8 off AMX: the VNNI unit, where the path has
+  // AVX512-VNNI), else the path's f32 FMA peak. Single-thread peak x threads, capped at
+  // the all-threads one.
+  double gops_for(std::string_view compute, Isa isa, int threads) const;
 };
 
 struct PeakOptions {
@@ -49,7 +68,7 @@ struct PeakOptions {
   size_t bandwidth_buffer_bytes = 0;  // 0: max(4 x L3, 64 MiB)
 };
 
-// Runs the probes now (about 1-2 s with the defaults).
+// Runs the probes now (about 2-3 s with the defaults).
 PeakInfo measure_peak(const PeakOptions& options = {});
 // measure_peak() with default options, run once per process on first use; thread-safe.
 const PeakInfo& peak();

@@ -81,6 +81,9 @@ struct StepInfo {
   // The layout the step writes its output in; "Reorder" steps (inserted by the layout
   // pass, node "<value>@<layout>") convert one value between layouts.
   Layout layout = Layout::kNchw;
+  // The arithmetic a conv step runs (conv_compute_name: "f32", "int8", "amx-int8",
+  // "emulated", "native-fp16", "native-bf16", "amx-bf16"); "f32" for every other step.
+  std::string compute = "f32";
 };
 
 class Plan : public Executor {

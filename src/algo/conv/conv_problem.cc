@@ -72,6 +72,8 @@ const char* conv_compute_name(ConvCompute c) {
       return "native-fp16";
     case ConvCompute::kNativeBf16:
       return "native-bf16";
+    case ConvCompute::kAmxInt8:
+      return "amx-int8";
     case ConvCompute::kAmxBf16:
       return "amx-bf16";
   }

@@ -86,6 +86,9 @@ class PreparedGemmQConv final : public qconv_detail::PreparedInt8Conv {
   size_t packed_bytes() const override {
     return wpack_.size() + init_.size() * sizeof(int32_t) + mult_.size() * sizeof(float);
   }
+  ConvCompute compute() const override {
+    return uk_.isa == Isa::kAmx ? ConvCompute::kAmxInt8 : ConvCompute::kInt8;
+  }
 
   void run(const void* x, void* y, const void* residual, void* workspace,
            ThreadPool& pool) const override {

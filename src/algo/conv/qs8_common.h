@@ -15,10 +15,10 @@
 
 namespace dlas::qconv_detail {
 
-// Every int8 prepared conv computes exactly in integers.
+// Every int8 prepared conv computes exactly in integers: on vector units, or on AMX tiles.
 class PreparedInt8Conv : public PreparedConv {
  public:
-  ConvCompute compute() const final { return ConvCompute::kInt8; }
+  ConvCompute compute() const override { return ConvCompute::kInt8; }
 };
 
 // Activations are stored unsigned inside the kernels: s8 x is stored as x ^ 0x80 =

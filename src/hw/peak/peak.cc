@@ -8,16 +8,36 @@
 #include <mutex>
 
 #include "dlas/core/error.h"
+#include "dlas/hw/amx.h"
 #include "dlas/hw/cpu.h"
 #include "dlas/hw/thread_pool.h"
 #include "hw/peak/peak_probes.h"
 
 namespace dlas {
 
+namespace {
+// The single-thread peak times threads, capped at the all-threads one.
+double scaled(double single, double all, int t) {
+  return std::min(single * std::max(1, t), std::max(all, single));
+}
+}  // namespace
+
 double PeakInfo::gflops(Isa isa, int t) const {
   const IsaPeak& p = at(isa);
   if (!p.supported) return 0;
-  return std::min(p.gflops_single * std::max(1, t), std::max(p.gflops_all, p.gflops_single));
+  return scaled(p.gflops_single, p.gflops_all, t);
+}
+
+double PeakInfo::gops_for(std::string_view compute, Isa isa, int t) const {
+  std::string_view unit;
+  if (compute == "amx-int8") unit = "amx-int8";
+  if (compute == "amx-bf16") unit = "amx-bf16";
+  if (compute == "native-bf16") unit = "avx512-bf16";
+  if (compute == "native-fp16") unit = "avx512-fp16";
+  if (compute == "int8" && isa >= Isa::kAvx512Vnni) unit = "vnni-int8";
+  for (const UnitPeak& u : units)
+    if (u.supported && unit == u.name && isa >= u.isa) return scaled(u.gops_single, u.gops_all, t);
+  return gflops(isa, t);
 }
 
 namespace {
@@ -36,18 +56,18 @@ using Probe = float (*)(int64_t);
 
 struct ProbeInfo {
   Probe fn;
-  int lanes;
-  int flops_per_lane_step;  // 2: one FMA, or a multiply and an add
+  double ops_per_iter;  // operations (2 per multiply-add) of one iteration
 };
 
 ProbeInfo probe_for(Isa isa) {
+  // 12 chains x lanes x 2 (one FMA, or a multiply and an add).
   switch (isa) {
     case Isa::kScalar:
-      return {&pd::fma_probe_scalar, 1, 2};
+      return {&pd::fma_probe_scalar, pd::kChains * 1 * 2};
     case Isa::kAvx2:
-      return {&pd::fma_probe_avx2, 8, 2};
+      return {&pd::fma_probe_avx2, pd::kChains * 8 * 2};
     case Isa::kAvx512:
-      return {&pd::fma_probe_avx512, 16, 2};
+      return {&pd::fma_probe_avx512, pd::kChains * 16 * 2};
     default:
       break;
   }
@@ -91,8 +111,7 @@ double flops_probe(const ProbeInfo& p, ThreadPool& pool, int threads, const Peak
     }
   };
   const double best = best_time(o.runs, run);
-  const double flops =
-      static_cast<double>(iters) * pd::kChains * p.lanes * p.flops_per_lane_step * threads;
+  const double flops = static_cast<double>(iters) * p.ops_per_iter * threads;
   return flops / best * 1e-9;
 }
 
@@ -190,6 +209,30 @@ PeakInfo measure_peak(const PeakOptions& options) {
           info.threads == 1 ? p.gflops_single : flops_probe(probe, pool, info.threads, options);
     }
     info.isas.push_back(p);
+  }
+  struct UnitProbe {
+    const char* name;
+    Isa isa;
+    ProbeInfo probe;
+  };
+  const UnitProbe unit_probes[] = {
+      {"vnni-int8", Isa::kAvx512Vnni, {&pd::unit_probe_vnni_int8, pd::kChains * 64 * 2}},
+      {"avx512-bf16", Isa::kAvx512Bf16, {&pd::unit_probe_bf16_dot, pd::kChains * 32 * 2}},
+      {"avx512-fp16", Isa::kAvx512Fp16, {&pd::unit_probe_fp16, pd::kChains * 32 * 2}},
+      {"amx-int8", Isa::kAmx, {&pd::unit_probe_amx_int8, 4 * 16 * 16 * 64 * 2}},
+      {"amx-bf16", Isa::kAmx, {&pd::unit_probe_amx_bf16, 4 * 16 * 16 * 32 * 2}},
+  };
+  for (const UnitProbe& u : unit_probes) {
+    UnitPeak p;
+    p.name = u.name;
+    p.isa = u.isa;
+    p.supported = isa_supported(u.isa) && (u.isa != Isa::kAmx || amx_permitted());
+    if (p.supported) {
+      p.gops_single = flops_probe(u.probe, pool, 1, options);
+      p.gops_all =
+          info.threads == 1 ? p.gops_single : flops_probe(u.probe, pool, info.threads, options);
+    }
+    info.units.push_back(p);
   }
   measure_bandwidth(info, pool, options);
   info.seconds = seconds_since(t0);

@@ -187,8 +187,8 @@ Plan::Plan(Graph graph, const PlanOptions& options) : impl_(std::make_unique<Imp
                n.label(), ": the layout pass made it blocked but no blocked kernel took it");
     workspace = std::max(workspace, step->workspace_bytes(threads));
     m.memory.packed_weight_bytes += static_cast<int64_t>(step->packed_bytes());
-    m.infos.push_back(
-        {n.name, n.op, step->kernel(), step->knobs(), g.node_macs(g.nodes[i]), ctx.y_layout});
+    m.infos.push_back({n.name, n.op, step->kernel(), step->knobs(), g.node_macs(g.nodes[i]),
+                       ctx.y_layout, step->compute()});
     m.steps.push_back(std::move(step));
     io.push_back({n.inputs, n.outputs});
   }

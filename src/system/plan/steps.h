@@ -37,6 +37,8 @@ class Step {
   virtual size_t packed_bytes() const { return 0; }
   virtual std::string kernel() const = 0;  // algorithm name, "fast" or "reference"
   virtual std::string knobs() const { return {}; }
+  // The arithmetic it runs (StepInfo::compute).
+  virtual std::string compute() const { return "f32"; }
 };
 
 // One prepared convolution of any element type (dlas/algo/conv.h). Inputs: x = node input 0,
@@ -63,6 +65,7 @@ class PreparedConvStep : public Step {
   size_t packed_bytes() const override { return prepared_->packed_bytes(); }
   std::string kernel() const override { return label_; }
   std::string knobs() const override { return knobs_to_string(knobs_); }
+  std::string compute() const override { return conv_compute_name(prepared_->compute()); }
 
  private:
   std::string x_name_, y_name_, r_name_, label_;
