@@ -66,7 +66,7 @@ std::unique_ptr<PreparedConv> prepare_blocked_qconv(const ConvProblem& p, const 
 // AMX implicit GEMM does not take (direct_qs8.cc).
 const ConvAlgorithm& vector_direct_qconv_algorithm();
 // Whether the int8 `direct` conv runs its AMX implicit GEMM for p on path isa
-// (direct_qs8.cc): stride <= 2, no dilation, one group, C >= 32.
+// (direct_qs8.cc): stride <= 2, no dilation, one group, C >= 16.
 bool amx_direct_applies(const ConvProblem& p, Isa isa);
 
 }  // namespace dlas::qconv_detail
