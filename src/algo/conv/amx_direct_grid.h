@@ -20,8 +20,10 @@
 #include <cstdint>
 #include <vector>
 
+#include "algo/conv/conv_impl.h"
 #include "algo/conv/gemm_common.h"
 #include "dlas/algo/conv.h"
+#include "dlas/algo/knobs.h"
 
 namespace dlas::conv_detail {
 
@@ -57,6 +59,27 @@ class AmxDirectGrid {
                                               (p.kw - 1) / sw_ + 1),
                       16);
     group_ = ph_ * pw_ * plane_;
+  }
+
+  // The knobs of both AMX implicit GEMMs (32-channel x 32-pixel tiles): order (0: channel
+  // panels outer, the weights reused across pixel runs; 1: pixel runs outer, the input rows
+  // reused across channel panels) and group (tiles per work item), and their default: 4
+  // tiles (128 pixels) per item, unless that leaves a thread of two without work.
+  static KnobSpace knob_space() {
+    KnobSpace s;
+    s.knobs.push_back({"order",
+                       {0, 1},
+                       "0: output-channel panels outer (weights reused across pixel runs); "
+                       "1: pixel runs outer (input rows reused across channel panels)"});
+    s.knobs.push_back({"group", {1, 2, 4, 8}, "tiles (32 channels x 32 pixels) per work item"});
+    return s;
+  }
+  static Knobs default_knobs(const ConvProblem& p) {
+    int64_t group = 4;
+    const int64_t pixel_pairs = div_up(div_up(virtual_pixels(p), kAmxRun), 2);
+    while (group > 1 && div_up(p.k, 32) * div_up(pixel_pairs, group) < 2 * kItemsPerThread / 4)
+      group /= 2;
+    return {{"order", 0}, {"group", group}};
   }
 
   const std::vector<AmxRun>& runs() const { return runs_; }

@@ -184,23 +184,11 @@ class DirectQConvAlgorithm final : public ConvAlgorithm {
   bool supports(const ConvProblem& p) const override { return vector_direct().supports(p); }
   KnobSpace knob_space(const ConvProblem& p, Isa isa) const override {
     if (!qconv_detail::amx_direct_applies(p, isa)) return vector_direct().knob_space(p, isa);
-    KnobSpace s;
-    s.knobs.push_back({"order",
-                       {0, 1},
-                       "0: output-channel panels outer (weights reused across pixel runs); "
-                       "1: pixel runs outer (input rows reused across channel panels)"});
-    s.knobs.push_back({"group", {1, 2, 4, 8}, "tiles (32 channels x 32 pixels) per work item"});
-    return s;
+    return conv_detail::AmxDirectGrid::knob_space();
   }
   Knobs default_knobs(const ConvProblem& p, Isa isa) const override {
     if (!qconv_detail::amx_direct_applies(p, isa)) return vector_direct().default_knobs(p, isa);
-    // group: 4 tiles (128 output pixels), unless that leaves a thread of two without work.
-    int64_t group = 4;
-    const int64_t pixel_pairs =
-        div_up(div_up(conv_detail::AmxDirectGrid::virtual_pixels(p), kAmxRun), 2);
-    while (group > 1 && div_up(p.k, kOut) * div_up(pixel_pairs, group) < 2 * kItemsPerThread / 4)
-      group /= 2;
-    return {{"order", 0}, {"group", group}};
+    return conv_detail::AmxDirectGrid::default_knobs(p);
   }
   std::unique_ptr<PreparedConv> prepare(const ConvProblem& p, const ConvWeights& w,
                                         const Knobs& knobs, Isa isa) const override {

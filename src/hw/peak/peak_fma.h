@@ -52,4 +52,32 @@ float fma_probe(int64_t iters) {
   return lane0(((a0 + a1) + (a2 + a3)) + ((a4 + a5) + (a6 + a7)) + ((a8 + a9) + (a10 + a11)));
 }
 
+// The low-precision units' probe (peak_unit__<isa>.cc): kChains independent chains
+// acc = step(acc) of one instruction on register type V (vpdpbusd, vdpbf16ps,
+// vfmadd231ph), pinned in registers like fma_probe's, summed with add at the end.
+template <class V, class Step, class Add>
+V unit_chains(int64_t iters, V init, Step step, Add add) {
+  static_assert(dlas::peak_detail::kChains == 12, "the body below names 12 accumulators");
+  V a0 = init, a1 = init, a2 = init, a3 = init, a4 = init, a5 = init;
+  V a6 = init, a7 = init, a8 = init, a9 = init, a10 = init, a11 = init;
+  for (int64_t it = 0; it < iters; ++it) {
+    a0 = step(a0);
+    a1 = step(a1);
+    a2 = step(a2);
+    a3 = step(a3);
+    a4 = step(a4);
+    a5 = step(a5);
+    a6 = step(a6);
+    a7 = step(a7);
+    a8 = step(a8);
+    a9 = step(a9);
+    a10 = step(a10);
+    a11 = step(a11);
+    asm volatile("" : "+v"(a0), "+v"(a1), "+v"(a2), "+v"(a3), "+v"(a4), "+v"(a5));
+    asm volatile("" : "+v"(a6), "+v"(a7), "+v"(a8), "+v"(a9), "+v"(a10), "+v"(a11));
+  }
+  return add(add(add(add(a0, a1), add(a2, a3)), add(add(a4, a5), add(a6, a7))),
+             add(add(a8, a9), add(a10, a11)));
+}
+
 }  // namespace

@@ -6,35 +6,25 @@
 
 #include <cstdint>
 
+#include "dlas/hw/amx_tiles.h"
 #include "hw/peak/peak_probes.h"
 
 namespace dlas::peak_detail {
 namespace {
 
-void configure() {
-  struct alignas(64) Config {
-    uint8_t palette, start_row, reserved[14];
-    uint16_t colsb[16];
-    uint8_t rows[16];
-  } cfg{};
-  cfg.palette = 1;
-  for (int t = 0; t < 8; ++t) cfg.colsb[t] = 64, cfg.rows[t] = 16;
-  _tile_loadconfig(&cfg);
-}
-
 template <bool Int8>
 float amx_probe(int64_t iters) {
   alignas(64) static const uint8_t zeros[16 * 64] = {};
   alignas(64) float out[16 * 16];
-  configure();
-  _tile_zero(0);
-  _tile_zero(1);
-  _tile_zero(2);
-  _tile_zero(3);
-  _tile_loadd(4, zeros, 64);
-  _tile_loadd(5, zeros, 64);
-  _tile_loadd(6, zeros, 64);
-  _tile_loadd(7, zeros, 64);
+  AmxTiles::configure();
+  AmxTiles::zero<0>();
+  AmxTiles::zero<1>();
+  AmxTiles::zero<2>();
+  AmxTiles::zero<3>();
+  AmxTiles::load<4>(zeros, 64);
+  AmxTiles::load<5>(zeros, 64);
+  AmxTiles::load<6>(zeros, 64);
+  AmxTiles::load<7>(zeros, 64);
   for (int64_t it = 0; it < iters; ++it) {
     if constexpr (Int8) {
       _tile_dpbsud(0, 4, 6);
@@ -48,7 +38,7 @@ float amx_probe(int64_t iters) {
       _tile_dpbf16ps(3, 5, 7);
     }
   }
-  _tile_stored(3, out, 64);
+  AmxTiles::store<3>(out, 64);
   _tile_release();
   return out[0];
 }

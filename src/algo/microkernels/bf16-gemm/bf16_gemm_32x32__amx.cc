@@ -4,7 +4,7 @@
 // The caller (gemm_h16.cc's prepare) has obtained the tile-data permission (dlas/hw/amx.h).
 #include <immintrin.h>
 
-#include "algo/microkernels/amx_tiles.h"
+#include "dlas/hw/amx_tiles.h"
 #include "algo/microkernels/bf16-gemm/bf16_gemm_amx.h"
 #include "algo/microkernels/h16-gemm/h16_gemm.h"
 

@@ -3,7 +3,7 @@
 // caller (gemm_qconv.cc's prepare) has obtained the tile-data permission (src/hw/amx.h).
 #include <immintrin.h>
 
-#include "algo/microkernels/amx_tiles.h"
+#include "dlas/hw/amx_tiles.h"
 #include "algo/microkernels/qs8-gemm/qs8_gemm.h"
 #include "algo/microkernels/qs8-gemm/qs8_gemm_amx.h"
 

@@ -1,8 +1,9 @@
-// The AMX tile plumbing every AMX kernel family shares (included only by *__amx.cc units,
-// built with the AMX flags): palette 1 with all 8 tiles 16 rows x 64 bytes, and tile zero,
-// load and store by tile number. GCC pastes a tile number into the asm text, so the number
-// is a template argument dispatched through literal-number chains. A family's tile policy
-// derives from AmxTiles and adds its dot product (tdpbsud, tdpbf16ps) as dp<C, A, B>().
+// The AMX tile plumbing every AMX kernel family (int8 and bf16 microkernels) and the AMX peak
+// probe share -- included only by *__amx.cc units, built with the AMX flags (the
+// permission to use the tiles: amx.h): palette 1 with all 8 tiles 16 rows x 64 bytes, and tile
+// zero, load and store by tile number. GCC pastes a tile number into the asm text, so the number is
+// a template argument dispatched through literal-number chains. A family's tile policy derives from
+// AmxTiles and adds its dot product (tdpbsud, tdpbf16ps) as dp<C, A, B>().
 #pragma once
 
 #include <immintrin.h>
