@@ -18,12 +18,15 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <memory>
+#include <string>
 #include <vector>
 
 #include "algo/conv/conv_impl.h"
 #include "algo/conv/gemm_common.h"
 #include "dlas/algo/conv.h"
 #include "dlas/algo/knobs.h"
+#include "dlas/hw/amx.h"
 
 namespace dlas::conv_detail {
 
@@ -145,6 +148,45 @@ class AmxDirectGrid {
   ConvProblem p_;
   int64_t groups_, hp_, wp_, sh_, sw_, hq_, wq_, ph_, pw_, plane_, group_;
   std::vector<AmxRun> runs_;
+};
+
+// The `direct` algorithm of an element type with an AMX implicit GEMM: the problems
+// `applies` accepts on a path run it (`make`, after the tile permission), every other one
+// runs `fallback`.
+class AmxDirectAlgorithm final : public ConvAlgorithm {
+ public:
+  using Applies = bool (*)(const ConvProblem&, Isa);
+  using Make = std::unique_ptr<PreparedConv> (*)(const ConvProblem&, const ConvWeights&,
+                                                 const Knobs&, Isa);
+  AmxDirectAlgorithm(Applies applies, const ConvAlgorithm& (*fallback)(), Make make,
+                     const char* what)
+      : applies_(applies), fallback_(fallback), make_(make), what_(what) {}
+  std::string_view name() const override { return "direct"; }
+  bool supports(const ConvProblem& p) const override {
+    return fallback_().supports(p) || applies_(p, Isa::kAmx);
+  }
+  KnobSpace knob_space(const ConvProblem& p, Isa isa) const override {
+    if (!applies_(p, isa)) return fallback_().knob_space(p, isa);
+    return AmxDirectGrid::knob_space();
+  }
+  Knobs default_knobs(const ConvProblem& p, Isa isa) const override {
+    if (!applies_(p, isa)) return fallback_().default_knobs(p, isa);
+    return AmxDirectGrid::default_knobs(p);
+  }
+  std::unique_ptr<PreparedConv> prepare(const ConvProblem& p, const ConvWeights& w,
+                                        const Knobs& knobs, Isa isa) const override {
+    if (!applies_(p, isa)) return fallback_().prepare(p, w, knobs, isa);
+    p.validate();
+    knob_space(p, isa).validate(knobs, std::string(what_) + " " + p.key());
+    amx_require(what_);
+    return make_(p, w, knobs, isa);
+  }
+
+ private:
+  Applies applies_;
+  const ConvAlgorithm& (*fallback_)();
+  Make make_;
+  const char* what_;
 };
 
 }  // namespace dlas::conv_detail

@@ -180,33 +180,6 @@ class PreparedAmxDirectHConv final : public PreparedH16Conv {
   std::vector<float> bias_;
 };
 
-class DirectHConvAlgorithm final : public ConvAlgorithm {
- public:
-  std::string_view name() const override { return "direct"; }
-  bool supports(const ConvProblem& p) const override {
-    return widened().supports(p) || hconv_detail::amx_direct_applies(p, Isa::kAmx);
-  }
-  KnobSpace knob_space(const ConvProblem& p, Isa isa) const override {
-    if (!hconv_detail::amx_direct_applies(p, isa)) return widened().knob_space(p, isa);
-    return conv_detail::AmxDirectGrid::knob_space();
-  }
-  Knobs default_knobs(const ConvProblem& p, Isa isa) const override {
-    if (!hconv_detail::amx_direct_applies(p, isa)) return widened().default_knobs(p, isa);
-    return conv_detail::AmxDirectGrid::default_knobs(p);
-  }
-  std::unique_ptr<PreparedConv> prepare(const ConvProblem& p, const ConvWeights& w,
-                                        const Knobs& knobs, Isa isa) const override {
-    if (!hconv_detail::amx_direct_applies(p, isa)) return widened().prepare(p, w, knobs, isa);
-    p.validate();
-    knob_space(p, isa).validate(knobs, "direct hconv " + p.key());
-    amx_require("bf16 direct conv (AMX)");
-    return std::make_unique<PreparedAmxDirectHConv>(p, w.half_data(), w.bias, knobs, isa);
-  }
-
- private:
-  static const ConvAlgorithm& widened() { return hconv_detail::widened_direct_hconv_algorithm(); }
-};
-
 }  // namespace
 
 namespace hconv_detail {
@@ -218,7 +191,13 @@ bool amx_direct_applies(const ConvProblem& p, Isa isa) {
 }  // namespace hconv_detail
 
 const ConvAlgorithm& direct_hconv_algorithm() {
-  static const DirectHConvAlgorithm algo;
+  static const conv_detail::AmxDirectAlgorithm algo(
+      hconv_detail::amx_direct_applies, hconv_detail::widened_direct_hconv_algorithm,
+      [](const ConvProblem& p, const ConvWeights& w, const Knobs& knobs,
+         Isa isa) -> std::unique_ptr<PreparedConv> {
+        return std::make_unique<PreparedAmxDirectHConv>(p, w.half_data(), w.bias, knobs, isa);
+      },
+      "bf16 direct conv (AMX)");
   return algo;
 }
 

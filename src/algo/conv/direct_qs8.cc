@@ -178,34 +178,6 @@ class PreparedAmxDirectQConv final : public qconv_detail::PreparedInt8Conv {
   ukernel::QS8GemmParams base_;
 };
 
-class DirectQConvAlgorithm final : public ConvAlgorithm {
- public:
-  std::string_view name() const override { return "direct"; }
-  bool supports(const ConvProblem& p) const override { return vector_direct().supports(p); }
-  KnobSpace knob_space(const ConvProblem& p, Isa isa) const override {
-    if (!qconv_detail::amx_direct_applies(p, isa)) return vector_direct().knob_space(p, isa);
-    return conv_detail::AmxDirectGrid::knob_space();
-  }
-  Knobs default_knobs(const ConvProblem& p, Isa isa) const override {
-    if (!qconv_detail::amx_direct_applies(p, isa)) return vector_direct().default_knobs(p, isa);
-    return conv_detail::AmxDirectGrid::default_knobs(p);
-  }
-  std::unique_ptr<PreparedConv> prepare(const ConvProblem& p, const ConvWeights& w,
-                                        const Knobs& knobs, Isa isa) const override {
-    if (!qconv_detail::amx_direct_applies(p, isa)) return vector_direct().prepare(p, w, knobs, isa);
-    p.validate();
-    knob_space(p, isa).validate(knobs, "int8 direct conv " + p.key());
-    amx_require("int8 direct conv (AMX)");
-    return std::make_unique<PreparedAmxDirectQConv>(p, w.int8_data(), w.w_scale, w.bias_s32, knobs,
-                                                    isa);
-  }
-
- private:
-  static const ConvAlgorithm& vector_direct() {
-    return qconv_detail::vector_direct_qconv_algorithm();
-  }
-};
-
 }  // namespace
 
 namespace qconv_detail {
@@ -217,7 +189,14 @@ bool amx_direct_applies(const ConvProblem& p, Isa isa) {
 }  // namespace qconv_detail
 
 const ConvAlgorithm& direct_qconv_algorithm() {
-  static const DirectQConvAlgorithm algo;
+  static const conv_detail::AmxDirectAlgorithm algo(
+      qconv_detail::amx_direct_applies, qconv_detail::vector_direct_qconv_algorithm,
+      [](const ConvProblem& p, const ConvWeights& w, const Knobs& knobs,
+         Isa isa) -> std::unique_ptr<PreparedConv> {
+        return std::make_unique<PreparedAmxDirectQConv>(p, w.int8_data(), w.w_scale, w.bias_s32,
+                                                        knobs, isa);
+      },
+      "int8 direct conv (AMX)");
   return algo;
 }
 
