@@ -19,42 +19,9 @@ inline float lane0(V v) {
   }
 }
 
-// acc = acc * m + a on kChains (12) independent accumulators. The converging recurrence
-// (|m| < 1) keeps values finite and normal, so no denormal slow path is hit. The
-// accumulators are separate named locals (an array ends up on the stack, adding store /
-// load latency to every chain); the empty asm pins each in a register and stops the
-// compiler from merging chains (for the scalar path: from SLP-vectorising them into SSE,
-// which would no longer be scalar).
-template <class V>
-float fma_probe(int64_t iters) {
-  static_assert(dlas::peak_detail::kChains == 12, "the body below names 12 accumulators");
-  V a0 = V{} + 0.001f, a1 = V{} + 0.002f, a2 = V{} + 0.003f, a3 = V{} + 0.004f;
-  V a4 = V{} + 0.005f, a5 = V{} + 0.006f, a6 = V{} + 0.007f, a7 = V{} + 0.008f;
-  V a8 = V{} + 0.009f, a9 = V{} + 0.010f, a10 = V{} + 0.011f, a11 = V{} + 0.012f;
-  V m = V{} + 0.999999f, c = V{} + 1e-6f;
-  asm volatile("" : "+v"(m), "+v"(c));
-  for (int64_t it = 0; it < iters; ++it) {
-    a0 = a0 * m + c;
-    a1 = a1 * m + c;
-    a2 = a2 * m + c;
-    a3 = a3 * m + c;
-    a4 = a4 * m + c;
-    a5 = a5 * m + c;
-    a6 = a6 * m + c;
-    a7 = a7 * m + c;
-    a8 = a8 * m + c;
-    a9 = a9 * m + c;
-    a10 = a10 * m + c;
-    a11 = a11 * m + c;
-    asm volatile("" : "+v"(a0), "+v"(a1), "+v"(a2), "+v"(a3), "+v"(a4), "+v"(a5));
-    asm volatile("" : "+v"(a6), "+v"(a7), "+v"(a8), "+v"(a9), "+v"(a10), "+v"(a11));
-  }
-  return lane0(((a0 + a1) + (a2 + a3)) + ((a4 + a5) + (a6 + a7)) + ((a8 + a9) + (a10 + a11)));
-}
-
-// The low-precision units' probe (peak_unit__<isa>.cc): kChains independent chains
-// acc = step(acc) of one instruction on register type V (vpdpbusd, vdpbf16ps,
-// vfmadd231ph), pinned in registers like fma_probe's, summed with add at the end.
+// kChains independent chains acc = step(acc) of one instruction on register type V (f32
+// FMAs, vpdpbusd, vdpbf16ps, vfmadd231ph), each pinned in a register, summed with add at
+// the end: the body of every FLOP/s probe.
 template <class V, class Step, class Add>
 V unit_chains(int64_t iters, V init, Step step, Add add) {
   static_assert(dlas::peak_detail::kChains == 12, "the body below names 12 accumulators");
@@ -78,6 +45,20 @@ V unit_chains(int64_t iters, V init, Step step, Add add) {
   }
   return add(add(add(add(a0, a1), add(a2, a3)), add(add(a4, a5), add(a6, a7))),
              add(add(a8, a9), add(a10, a11)));
+}
+
+// acc = acc * m + c on kChains (12) independent accumulators (unit_chains). The converging
+// recurrence (|m| < 1) keeps values finite and normal, so no denormal slow path is hit. The
+// accumulators are separate named locals (an array ends up on the stack, adding store /
+// load latency to every chain); the empty asm pins each in a register and stops the
+// compiler from merging chains (for the scalar path: from SLP-vectorising them into SSE,
+// which would no longer be scalar).
+template <class V>
+float fma_probe(int64_t iters) {
+  V m = V{} + 0.999999f, c = V{} + 1e-6f;
+  asm volatile("" : "+v"(m), "+v"(c));
+  return lane0(unit_chains(
+      iters, V{} + 0.001f, [&](V acc) { return acc * m + c; }, [](V x, V y) { return x + y; }));
 }
 
 }  // namespace
