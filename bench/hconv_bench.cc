@@ -3,7 +3,8 @@
 // (bench/shapes/<model>.txt). Benchmarks are named <type>/<algo>/<model>/<key> with type
 // f32, f16 or bf16, prepared once with default knobs on active_isa(); the label says the
 // 16-bit compute path (emulated / native-fp16 / native-bf16). Counters: FLOPS (2 x MACs per
-// second) and peak_pct (% of the measured f32 FMA peak, so 16-bit native paths may pass 100).
+// second) and peak_pct (% of the measured peak of the unit the conv's arithmetic runs on:
+// `dlas hw --peak`'s AMX-BF16, AVX512-BF16 or AVX512-FP16 unit, else the f32 FMAs).
 //
 //   DLAS_BENCH_THREADS=2 build/dlas_bench_hconv --benchmark_filter='/resnet18-cifar/'
 //
@@ -123,7 +124,8 @@ void bench_case(benchmark::State& state, dlas::DType type, std::string name, dla
     state.SkipWithError("unsupported");
     return;
   }
-  const double peak_gflops = dlas::peak().gflops(dlas::active_isa(), threads);
+  const double peak_gflops = dlas::peak().gops_for(dlas::conv_compute_name(c->conv->compute()),
+                                                   dlas::active_isa(), threads);
   const auto start = std::chrono::steady_clock::now();
   for (auto _ : state) {
     run_once(*c, pool);

@@ -4,10 +4,9 @@
 // `depthwise`) and the fp32 `gemm` and `winograd`, each prepared once with its
 // default knobs on active_isa(). Benchmarks are registered shape by shape, int8 and fp32
 // side by side (interleaved in time), named <dtype>/<algo>/<model>/<key>.
-// Counters: GOPS (2 x MACs per second), peak_pct (% of the path's nominal peak: fp32 = the
-// measured FMA peak of `dlas hw --peak`; int8 = that x the MACs one int8 instruction does
-// per 32-bit lane relative to an FMA: 2 for pmaddwd pairs (avx2, avx512), 4 for vpdpbusd
-// (avx2-vnni, avx512-vnni), 32 for AMX (1024 vs 32 MACs per cycle): not a measured probe).
+// Counters: GOPS (2 x MACs per second), peak_pct (% of the measured peak of the unit the
+// conv's arithmetic runs on, `dlas hw --peak`: AMX-INT8 tiles, zmm vpdpbusd on AVX512-VNNI
+// paths, else -- the pmaddwd paths -- the f32 FMAs; fp32: the FMAs).
 // At exit it prints per model the layer-count-weighted total of the best int8 and the
 // best fp32 time per shape, and their ratio (the int8 >= 3x target).
 //
@@ -55,21 +54,6 @@ int bench_threads() {
   const char* s = std::getenv("DLAS_BENCH_THREADS");
   const int t = s ? std::atoi(s) : 1;
   return t > 0 ? t : 1;
-}
-
-// MACs per 32-bit lane of one int8 instruction relative to one fp32 FMA (see the header).
-double int8_ratio(dlas::Isa isa) {
-  switch (isa) {
-    case dlas::Isa::kScalar:
-      return 1;
-    case dlas::Isa::kAvx2:
-    case dlas::Isa::kAvx512:
-      return 2;
-    case dlas::Isa::kAmx:
-      return 32;
-    default:
-      return 4;
-  }
 }
 
 struct Key {
@@ -142,7 +126,8 @@ void run_qconv(benchmark::State& state, const dlas::ConvAlgorithm* algo, dlas::C
     return;
   }
   Buffer work = make_buffer(prepared->workspace_bytes(threads));
-  const double peak = dlas::peak().gflops(dlas::base_isa(isa), threads) * int8_ratio(isa);
+  const double peak =
+      dlas::peak().gops_for(dlas::conv_compute_name(prepared->compute()), isa, threads);
   timed(state, 2.0 * static_cast<double>(c.macs()), peak, key, true, std::string(algo->name()),
         [&] { prepared->run(x.get(), y.get(), nullptr, work.get(), pool); });
 }
