@@ -100,8 +100,9 @@ void timed(benchmark::State& state, double flops, double peak_gflops, const Key&
   }
 }
 
+// `knobs` empty: the algorithm's default point.
 void run_qconv(benchmark::State& state, const dlas::ConvAlgorithm* algo, dlas::ConvProblem c,
-               int threads, Key key) {
+               int threads, Key key, dlas::Knobs knobs) {
   const dlas::Isa isa = dlas::active_isa();
   dlas::ThreadPool pool(threads);
   dlas::ConvProblem p = c;
@@ -120,7 +121,7 @@ void run_qconv(benchmark::State& state, const dlas::ConvAlgorithm* algo, dlas::C
   std::unique_ptr<dlas::PreparedConv> prepared;
   try {
     prepared = algo->prepare(p, dlas::ConvWeights::int8(w.data(), ws.data(), bias.data()),
-                             algo->default_knobs(p, isa), isa);
+                             knobs.empty() ? algo->default_knobs(p, isa) : knobs, isa);
   } catch (const dlas::Error& e) {
     state.SkipWithError(e.what());
     return;
@@ -128,7 +129,9 @@ void run_qconv(benchmark::State& state, const dlas::ConvAlgorithm* algo, dlas::C
   Buffer work = make_buffer(prepared->workspace_bytes(threads));
   const double peak =
       dlas::peak().gops_for(dlas::conv_compute_name(prepared->compute()), isa, threads);
-  timed(state, 2.0 * static_cast<double>(c.macs()), peak, key, true, std::string(algo->name()),
+  std::string label(algo->name());
+  for (const auto& [k, v] : knobs) label += ":" + k + "=" + std::to_string(v);
+  timed(state, 2.0 * static_cast<double>(c.macs()), peak, key, true, label,
         [&] { prepared->run(x.get(), y.get(), nullptr, work.get(), pool); });
 }
 
@@ -194,11 +197,21 @@ void register_benchmarks(const std::filesystem::path& dir, int threads) {
       qp.set_int8({}, {});
       for (const dlas::ConvAlgorithm* algo : dlas::conv_algorithms()) {
         if (!algo->supports(qp)) continue;
-        benchmark::RegisterBenchmark(
-            ("int8/" + std::string(algo->name()) + "/" + model + "/" + key.shape).c_str(),
-            run_qconv, algo, s.problem, threads, key)
-            ->UseRealTime()
-            ->Unit(benchmark::kMicrosecond);
+        // The depthwise lane orders side by side (each a name of its own).
+        std::vector<dlas::Knobs> points{{}};
+        const dlas::KnobSpace space = algo->knob_space(qp, dlas::active_isa());
+        if (const auto* lanes = space.find("lanes")) {
+          points.clear();
+          for (int64_t v : lanes->values) points.push_back({{"lanes", v}});
+        }
+        for (const dlas::Knobs& k : points) {
+          std::string name = "int8/" + std::string(algo->name());
+          for (const auto& [knob, v] : k) name += ":" + knob + "=" + std::to_string(v);
+          benchmark::RegisterBenchmark((name + "/" + model + "/" + key.shape).c_str(), run_qconv,
+                                       algo, s.problem, threads, key, k)
+              ->UseRealTime()
+              ->Unit(benchmark::kMicrosecond);
+        }
       }
       for (const char* name : {"gemm", "winograd", "depthwise"}) {
         const dlas::ConvAlgorithm* algo = dlas::find_conv_algorithm(name);

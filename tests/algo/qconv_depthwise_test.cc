@@ -2,8 +2,9 @@
 // 5x5, stride 2, multiplier 2) plus mobilenet-like shapes and the pair-row kernels' edges
 // (tiny outputs, bands, strides 1-3, dilation, even / 1-wide / 7x7 kernels, asymmetric
 // padding, multipliers 2-3) x u8/s8 x relu/clip/residual, at
-// 1 and 2 threads, EXACTLY equal to reference_qconv; the 16-lane (AVX-512) kernel's logic
-// through an AVX2 instantiation.  build/dlas_tests --gtest_filter='QConvDepthwise*'
+// 1 and 2 threads, EXACTLY equal to reference_qconv, with output pixels as lanes (lanes=0)
+// and channels as lanes (lanes=1); the 16-lane (AVX-512) kernels' logic through AVX2
+// instantiations.  build/dlas_tests --gtest_filter='QConvDepthwise*'
 #include <gtest/gtest.h>
 
 #include "algo/conv/qs8_common.h"
@@ -51,24 +52,19 @@ std::vector<ConvProblem> depthwise_problems() {
   return out;
 }
 
-void run_all(Isa isa, ukernel::QS8DwFn fn) {
-  const ConvAlgorithm& algo = *find_conv_algorithm("depthwise");
+// Every problem x variant x {2, 1} threads through `run` (ConvTester -> exact?).
+template <class Run>
+void run_all(Run run) {
   uint32_t seed = 500;
   int checked = 0;
   for (const ConvProblem& c : depthwise_problems())
     for (const QVariant& v : qconv_variants()) {
       ConvTester t;
       t.problem(c).int8(v).seed(seed++);
-      ASSERT_TRUE(algo.supports(t.problem())) << t.problem().key();
+      ASSERT_TRUE(find_conv_algorithm("depthwise")->supports(t.problem())) << t.problem().key();
       for (int threads : {2, 1}) {
         t.threads(threads);
-        const bool exact = fn ? t.test_with(
-                                    [&](const ConvProblem& p, const ConvWeights& w) {
-                                      return qconv_detail::prepare_depthwise_qconv(p, w, {}, fn);
-                                    },
-                                    std::string("depthwise ") + isa_name(isa))
-                              : t.test(algo, isa);
-        if (!exact) return;
+        if (!run(t)) return;
         ++checked;
       }
     }
@@ -77,11 +73,22 @@ void run_all(Isa isa, ukernel::QS8DwFn fn) {
 
 class QConvDepthwise : public ::testing::TestWithParam<Isa> {};
 
+// Both lane orders (where the channels kernel applies: multiplier 1) on the path's kernels.
 TEST_P(QConvDepthwise, EqualsTheOracle) {
-  if (!isa_supported(GetParam())) GTEST_SKIP() << isa_name(GetParam()) << " not supported here";
-  if (repeats_path_below(GetParam(), [](Isa i) { return ukernel::qs8_dwconv_for(i); }))
-    GTEST_SKIP() << isa_name(GetParam()) << " runs the int8 depthwise kernel of the path below";
-  run_all(GetParam(), nullptr);
+  const Isa isa = GetParam();
+  if (!isa_supported(isa)) GTEST_SKIP() << isa_name(isa) << " not supported here";
+  if (repeats_path_below(isa, [](Isa i) { return ukernel::qs8_dwconv_for(i); }) &&
+      repeats_path_below(isa, [](Isa i) { return ukernel::qs8_dwchan_for(i); }))
+    GTEST_SKIP() << isa_name(isa) << " runs the int8 depthwise kernels of the path below";
+  const ConvAlgorithm& algo = *find_conv_algorithm("depthwise");
+  for (int lanes : {0, 1}) {
+    SCOPED_TRACE("lanes=" + std::to_string(lanes));
+    run_all([&](const ConvTester& t) {
+      const bool has = algo.knob_space(t.problem(), isa).find("lanes") != nullptr;
+      if (lanes == 1 && !has) return true;  // the plane kernel only (multiplier > 1)
+      return has ? t.test(algo, isa, {{"lanes", lanes}}) : t.test(algo, isa);
+    });
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Isa, QConvDepthwise, ::testing::ValuesIn(kAllIsas),
@@ -91,7 +98,26 @@ INSTANTIATE_TEST_SUITE_P(Isa, QConvDepthwise, ::testing::ValuesIn(kAllIsas),
 
 TEST(QConvDepthwiseLogic, SixteenLaneKernelEqualsTheOracle) {
   if (!isa_supported(Isa::kAvx2)) GTEST_SKIP() << "the emulation is built for AVX2";
-  run_all(Isa::kAvx2, qs8_logic_dwconv_16lane());
+  run_all([](const ConvTester& t) {
+    return t.test_with(
+        [](const ConvProblem& p, const ConvWeights& w) {
+          return qconv_detail::prepare_depthwise_qconv(p, w, {}, qs8_logic_dwconv_16lane());
+        },
+        "depthwise avx512 (emulated)");
+  });
+}
+
+TEST(QConvDepthwiseLogic, SixteenChannelKernelEqualsTheOracle) {
+  if (!isa_supported(Isa::kAvx2)) GTEST_SKIP() << "the emulation is built for AVX2";
+  run_all([](const ConvTester& t) {
+    const ConvProblem& p = t.problem();
+    if (p.k != p.c || p.kh * p.kw > 64) return true;  // the plane kernel's problems
+    return t.test_with(
+        [](const ConvProblem& q, const ConvWeights& w) {
+          return qconv_detail::prepare_depthwise_qconv_chan(q, w, qs8_logic_dwchan_16lane());
+        },
+        "depthwise lanes=1 avx512 (emulated)");
+  });
 }
 
 TEST(QConvDepthwise, RejectsNonDepthwise) {

@@ -7,6 +7,7 @@
 
 #include <vector>
 
+#include "algo/microkernels/qs8-dwchan/qs8_dwchan.h"
 #include "algo/microkernels/qs8-dwconv/qs8_dwconv.h"
 #include "algo/microkernels/qs8-gemm/qs8_gemm.h"
 #include "algo/microkernels/qs8-spack/qs8_spack.h"
@@ -24,6 +25,8 @@ struct SpackShape {
 const std::vector<SpackShape>& qs8_logic_spack_shapes();
 // qs8_dwconv_16lane__avx512's template at 16 lanes.
 ukernel::QS8DwFn qs8_logic_dwconv_16lane();
+// qs8_dwchan_16lane__avx512's template at 16 lanes (vpmaddwd modelled).
+const ukernel::QS8DwChanUkernel& qs8_logic_dwchan_16lane();
 
 // Whether path `isa` runs exactly the kernels of the supported path below it, `resolve`
 // mapping a path to what the family's dispatcher returns for it. Then a per-path test of

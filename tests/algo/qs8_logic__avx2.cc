@@ -9,6 +9,7 @@
 
 #include <cstring>
 
+#include "algo/microkernels/qs8-dwchan/qs8_dwchan_template.h"
 #include "algo/microkernels/qs8-dwconv/qs8_dwconv_template.h"
 #include "algo/microkernels/qs8-gemm/qs8_gemm_amx.h"
 #include "algo/microkernels/qs8-gemm/qs8_gemm_template.h"
@@ -120,6 +121,11 @@ void dwconv_16lane(const ukernel::QS8DwConfig& c, const ukernel::QS8DwTask& t,
   qs8_dwconv_run<EmuPmaddwd<16>, 2>(c, t, p);
 }
 
+void dwchan_16lane(const ukernel::QS8DwChanConfig& c, const ukernel::QS8DwChanTask& t,
+                   const ukernel::QS8GemmParams& p) {
+  qs8_dwchan_run<EmuPmaddwd<16>, 16>(c, t, p);
+}
+
 template <class P>
 ukernel::QS8SpackFn spack_subset(int nv, int vh, int vw) {
   if (nv == 1 && vh == 1 && vw == 4) return &qs8_spack_vec<P, 1, 1, 4>;
@@ -160,6 +166,12 @@ const std::vector<ukernel::QS8SpackUkernels>& qs8_logic_spack_ukernels() {
 }
 
 ukernel::QS8DwFn qs8_logic_dwconv_16lane() { return &dwconv_16lane; }
+
+const ukernel::QS8DwChanUkernel& qs8_logic_dwchan_16lane() {
+  static const ukernel::QS8DwChanUkernel uk{"qs8_dwchan_16lane__avx512", Isa::kAvx2, 16, 16,
+                                            &dwchan_16lane};
+  return uk;
+}
 
 const std::vector<ukernel::QS8GemmUkernel>& qs8_logic_gemm_ukernels() {
   static const std::vector<ukernel::QS8GemmUkernel> table = [] {

@@ -6,12 +6,19 @@
 // use, two horizontal taps per vpmaddwd with output pixels as lanes, and the requantization
 // (+ clamp + residual) fused into the store. Each thread owns one task buffer in the
 // workspace, zeroed once per run.
+//
+// Small planes take the channels-as-lanes kernels instead (microkernels/qs8-dwchan/
+// qs8_dwchan.h, knob lanes=1): a task is (image, block of `lanes` channels, band of output
+// rows), the rows transposed in and out of channel lanes, so a 4x4 plane costs a few
+// instructions per channel instead of a kernel call's setup.
+#include <algorithm>
 #include <cstring>
 #include <memory>
 #include <vector>
 
 #include "algo/conv/gemm_common.h"
 #include "algo/conv/qs8_common.h"
+#include "algo/microkernels/qs8-dwchan/qs8_dwchan.h"
 #include "algo/microkernels/qs8-dwconv/qs8_dwconv.h"
 #include "dlas/core/error.h"
 #include "dlas/hw/thread_pool.h"
@@ -98,18 +105,134 @@ class PreparedDepthwiseQConv final : public qconv_detail::PreparedInt8Conv {
   ukernel::QS8GemmParams base_;
 };
 
+// Channels as lanes (knob lanes=1).
+class PreparedDwChanQConv final : public qconv_detail::PreparedInt8Conv {
+ public:
+  PreparedDwChanQConv(const ConvProblem& p, const int8_t* w, const float* w_scale,
+                      const int32_t* bias, const ukernel::QS8DwChanUkernel& uk)
+      : p_(p), uk_(uk) {
+    const ConvProblem& c = p;
+    const int64_t L = uk.lanes, taps = c.kh * c.kw;
+    blocks_ = (c.c + L - 1) / L;
+    const qconv_detail::ChannelTerms terms = qconv_detail::channel_terms(p, w, w_scale, nullptr);
+    // Per block: weights [taps][L] (the tap's weight in the lane's low half), bias, mult.
+    wl_.assign(static_cast<size_t>(blocks_ * taps * L), 0);
+    bias_.assign(static_cast<size_t>(blocks_ * L), 0);
+    mult_.assign(static_cast<size_t>(blocks_ * L), 0.f);
+    // The kernel stages x as stored and pads with x's zero point: the bias absorbs
+    // -x_zp * sum(w) (int32 wraparound, like the sums).
+    const int64_t x_zp = p.quant.x.zero_point;
+    for (int64_t k = 0; k < c.k; ++k) {
+      const int64_t b = k / L, l = k % L;
+      int64_t sum = 0;
+      for (int64_t t = 0; t < taps; ++t) {
+        wl_[static_cast<size_t>((b * taps + t) * L + l)] =
+            static_cast<uint16_t>(static_cast<int16_t>(w[k * taps + t]));
+        sum += w[k * taps + t];
+      }
+      bias_[static_cast<size_t>(k)] = static_cast<int32_t>(
+          static_cast<uint32_t>(bias ? bias[k] : 0) - static_cast<uint32_t>(x_zp * sum));
+      mult_[static_cast<size_t>(k)] = terms.mult[static_cast<size_t>(k)];
+    }
+    g_.h = c.h, g_.w = c.w, g_.pad_t = c.pad_t, g_.pad_l = c.pad_l, g_.oh = c.oh(), g_.ow = c.ow();
+    g_.kh = static_cast<int>(c.kh), g_.kw = static_cast<int>(c.kw);
+    g_.sh = static_cast<int>(c.stride_h), g_.sw = static_cast<int>(c.stride_w);
+    g_.dh = static_cast<int>(c.dil_h), g_.dw = static_cast<int>(c.dil_w);
+    g_.x_signed = p.quant.x.type == DType::kS8;
+    g_.x_zp = p.quant.x.zero_point;
+    g_.lanes = uk.lanes;
+    ukernel::qs8_dwchan_config(g_, kStagingBytes);
+    bands_ = (g_.oh + g_.band - 1) / g_.band;
+    buf_elems_ = round_up(ukernel::qs8_dwchan_buffer_elems(g_), 16);
+    base_ = qconv_detail::base_params(p);
+  }
+  size_t workspace_bytes(int threads) const override {
+    return static_cast<size_t>(threads * buf_elems_) * sizeof(int32_t);
+  }
+  size_t packed_bytes() const override {
+    return wl_.size() * sizeof(int32_t) + bias_.size() * 4 + mult_.size() * 4;
+  }
+  void run(const void* x, void* y, const void* residual, void* workspace,
+           ThreadPool& pool) const override {
+    const ConvProblem& c = p_;
+    const int64_t threads = pool.threads(), L = uk_.lanes, taps = c.kh * c.kw;
+    const int64_t items = c.n * blocks_ * bands_;
+    const int64_t ohw = c.oh() * c.ow(), hw = c.h * c.w;
+    pool.parallel_for(static_cast<size_t>(threads), [&](size_t th) {
+      int64_t b, e;
+      chunk_range(items, threads, static_cast<int64_t>(th), &b, &e);
+      if (b >= e) return;
+      ukernel::QS8DwChanTask t{};
+      t.buf = static_cast<int32_t*>(workspace) + static_cast<int64_t>(th) * buf_elems_;
+      std::memset(t.buf, 0, static_cast<size_t>(buf_elems_) * sizeof(int32_t));
+      for (int64_t it = b; it < e; ++it) {
+        const int64_t band = it % bands_, blk = it / bands_ % blocks_, n = it / bands_ / blocks_;
+        const int64_t c0 = blk * L;
+        t.channels = static_cast<int>(std::min(L, c.c - c0));
+        t.oy0 = band * g_.band;
+        t.oy1 = std::min(g_.oh, t.oy0 + g_.band);
+        t.x = static_cast<const uint8_t*>(x) + (n * c.c + c0) * hw;
+        t.w = wl_.data() + blk * taps * L;
+        t.bias = bias_.data() + blk * L;
+        t.m = mult_.data() + blk * L;
+        const int64_t yoff = (n * c.k + c0) * ohw;
+        t.residual = residual ? static_cast<const uint8_t*>(residual) + yoff : nullptr;
+        t.y = static_cast<uint8_t*>(y) + yoff;
+        uk_.fn(g_, t, base_);
+      }
+    });
+  }
+
+ private:
+  // A band's staging buffer: L2-resident, long enough bands that the rows two bands share
+  // (kh - sh of them) are a small part of the staging.
+  static constexpr int64_t kStagingBytes = 96 * 1024;
+  ConvProblem p_;
+  const ukernel::QS8DwChanUkernel& uk_;
+  int64_t blocks_ = 0, bands_ = 0, buf_elems_ = 0;
+  std::vector<int32_t> wl_, bias_;
+  std::vector<float> mult_;
+  ukernel::QS8DwChanConfig g_;
+  ukernel::QS8GemmParams base_;
+};
+
 bool is_depthwise(const ConvProblem& c) {
   return c.groups == c.c && c.groups > 1 && c.k % c.groups == 0;
+}
+
+// The channels-as-lanes kernel covers multiplier 1 and up to 64 taps.
+const ukernel::QS8DwChanUkernel* chan_kernel(const ConvProblem& p, Isa isa) {
+  if (p.k != p.c || p.kh * p.kw > 64) return nullptr;
+  return ukernel::qs8_dwchan_for(isa);
 }
 
 class DepthwiseQConvAlgorithm final : public ConvAlgorithm {
  public:
   std::string_view name() const override { return "depthwise"; }
   bool supports(const ConvProblem& p) const override { return is_depthwise(p); }
-  KnobSpace knob_space(const ConvProblem&, Isa) const override { return {}; }
-  Knobs default_knobs(const ConvProblem&, Isa) const override { return {}; }
+  KnobSpace knob_space(const ConvProblem& p, Isa isa) const override {
+    KnobSpace s;
+    if (chan_kernel(p, isa))
+      s.knobs.push_back({"lanes",
+                         {0, 1},
+                         "what the vector lanes hold: output pixels (one plane per call) or "
+                         "channels (rows transposed in and out; small planes)",
+                         {"pixels", "channels"}});
+    return s;
+  }
+  Knobs default_knobs(const ConvProblem& p, Isa isa) const override {
+    if (!chan_kernel(p, isa)) return {};
+    // Measured (dlas_bench_qconv, Sapphire Rapids): channels as lanes win up to 16x16
+    // input planes (2-10x at 8x8 and below), pixels from 28x28 up (2-3x at 112x112).
+    return {{"lanes", p.h * p.w <= 256 ? 1 : 0}};
+  }
   std::unique_ptr<PreparedConv> prepare(const ConvProblem& p, const ConvWeights& w,
                                         const Knobs& knobs, Isa isa) const override {
+    const auto it = knobs.find("lanes");
+    if (it != knobs.end() && it->second == 1 && chan_kernel(p, isa)) {
+      knob_space(p, isa).validate(knobs, "int8 depthwise conv " + p.key());
+      return qconv_detail::prepare_depthwise_qconv_chan(p, w, *chan_kernel(p, isa));
+    }
     return qconv_detail::prepare_depthwise_qconv(p, w, knobs, ukernel::qs8_dwconv_for(isa));
   }
 };
@@ -123,8 +246,20 @@ std::unique_ptr<PreparedConv> prepare_depthwise_qconv(const ConvProblem& p, cons
   p.validate();
   DLAS_CHECK(is_depthwise(p), ErrorKind::kUnsupported, "int8 depthwise conv: ", p.key(),
              " is not depthwise");
-  KnobSpace{}.validate(knobs, "int8 depthwise conv " + p.key());
+  Knobs rest = knobs;
+  rest.erase("lanes");
+  KnobSpace{}.validate(rest, "int8 depthwise conv " + p.key());
   return std::make_unique<PreparedDepthwiseQConv>(p, w.int8_data(), w.w_scale, w.bias_s32, fn);
+}
+
+std::unique_ptr<PreparedConv> prepare_depthwise_qconv_chan(const ConvProblem& p,
+                                                           const ConvWeights& w,
+                                                           const ukernel::QS8DwChanUkernel& uk) {
+  p.validate();
+  DLAS_CHECK(is_depthwise(p) && p.k == p.c && p.kh * p.kw <= 64, ErrorKind::kUnsupported,
+             "int8 depthwise conv (channels as lanes): ", p.key(),
+             " is not depthwise with multiplier 1 and at most 64 taps");
+  return std::make_unique<PreparedDwChanQConv>(p, w.int8_data(), w.w_scale, w.bias_s32, uk);
 }
 
 }  // namespace qconv_detail

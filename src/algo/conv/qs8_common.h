@@ -8,6 +8,7 @@
 #include <memory>
 #include <vector>
 
+#include "algo/microkernels/qs8-dwchan/qs8_dwchan.h"
 #include "algo/microkernels/qs8-dwconv/qs8_dwconv.h"
 #include "algo/microkernels/qs8-gemm/qs8_gemm.h"
 #include "algo/microkernels/qs8-spack/qs8_spack.h"
@@ -52,6 +53,10 @@ std::unique_ptr<PreparedConv> prepare_gemm_qconv(const ConvProblem& p, const Con
 // `depthwise` with the plane kernel `fn` (tests: emulated paths).
 std::unique_ptr<PreparedConv> prepare_depthwise_qconv(const ConvProblem& p, const ConvWeights& w,
                                                       const Knobs& knobs, ukernel::QS8DwFn fn);
+// `depthwise` with knob lanes=1 on the channels-as-lanes kernel `uk` (tests: emulated paths).
+std::unique_ptr<PreparedConv> prepare_depthwise_qconv_chan(const ConvProblem& p,
+                                                           const ConvWeights& w,
+                                                           const ukernel::QS8DwChanUkernel& uk);
 
 // `spatial-pack` (kTiles: each tile's receptive field packed just before use) and vector
 // `direct` (kImage: the padded image packed once) with the kernel set `set` (tests:

@@ -102,21 +102,6 @@ inline void qs8_dw_fill_pairs(const dlas::ukernel::QS8DwConfig& c, const int16_t
   }
 }
 
-// dst[0, n) = src[0, n) for n < 16 in a few fixed-size moves (a loop here would become a
-// memcpy call).
-inline void qs8_dw_copy_small(uint8_t* dst, const uint8_t* src, int64_t n) {
-  if (n >= 8) {
-    std::memcpy(dst, src, 8);
-    std::memcpy(dst + n - 8, src + n - 8, 8);
-  } else if (n >= 4) {
-    std::memcpy(dst, src, 4);
-    std::memcpy(dst + n - 4, src + n - 4, 4);
-  } else {
-    if (n >= 2) std::memcpy(dst + n - 2, src + n - 2, 2);
-    if (n >= 1) dst[0] = src[0];
-  }
-}
-
 // qs8_store_row's requantization for one output channel with its constants broadcast once
 // (a plane's rows are short: per-row setup is a visible share of the work).
 template <class P>
@@ -152,9 +137,9 @@ struct QDwRequant {
       return;
     }
     uint8_t rt[L] = {}, yt[L];
-    if (r) qs8_dw_copy_small(rt, r, n);
+    if (r) qs8_copy_small(rt, r, n);
     store(acc, r ? rt : nullptr, yt);
-    qs8_dw_copy_small(y, yt, n);
+    qs8_copy_small(y, yt, n);
   }
 };
 

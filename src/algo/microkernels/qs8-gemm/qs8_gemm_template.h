@@ -15,6 +15,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <utility>
 
 #include "algo/microkernels/qs8-gemm/qs8_gemm.h"
@@ -48,6 +49,21 @@ inline float qs8_residual1(const dlas::ukernel::QS8GemmParams& p, const void* ro
   const int32_t r =
       p.r_signed ? static_cast<const int8_t*>(row)[j] : static_cast<const uint8_t*>(row)[j];
   return static_cast<float>(r - p.r_zp) * p.rm;
+}
+
+// dst[0, n) = src[0, n) for n < 16 in a few fixed-size moves (a loop here would become a
+// memcpy call).
+inline void qs8_copy_small(uint8_t* dst, const uint8_t* src, int64_t n) {
+  if (n >= 8) {
+    std::memcpy(dst, src, 8);
+    std::memcpy(dst + n - 8, src + n - 8, 8);
+  } else if (n >= 4) {
+    std::memcpy(dst, src, 4);
+    std::memcpy(dst + n - 4, src + n - 4, 4);
+  } else {
+    if (n >= 2) std::memcpy(dst + n - 2, src + n - 2, 2);
+    if (n >= 1) dst[0] = src[0];
+  }
 }
 
 // Byte moves between memory and int32 lanes. A policy may supply them with its ISA's
