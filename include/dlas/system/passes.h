@@ -48,6 +48,13 @@ int fuse_activation(Graph& graph);
 // (float ops in between). Run after fuse_activation. Returns the number of QFusedConvs made.
 int fuse_quantized_conv(Graph& graph);
 
+// A per-tensor QuantizeLinear whose input is computed from one per-tensor DequantizeLinear'd
+// 8-bit activation by pointwise float ops (Sigmoid, Mul, Clip, HardSwish, ... with constant
+// scalar operands) that nothing else reads becomes one QLookup: a 256-entry table of the
+// chain's results, computed by the reference kernels (SiLU between int8 convs: DQ, Sigmoid,
+// Mul, Q -> one byte lookup). Run after fuse_quantized_conv. Returns the number of QLookups.
+int fuse_quantized_lookup(Graph& graph);
+
 // Evaluates DequantizeLinear nodes of constants (quantized weights no int8 op consumed),
 // turning them into f32 initializers. Returns the count.
 int fold_dequantize(Graph& graph);
@@ -55,7 +62,7 @@ int fold_dequantize(Graph& graph);
 // What optimize_graph did, for reports.
 struct PassReport {
   int batchnorms_folded = 0, residuals_fused = 0, activations_fused = 0;
-  int qconvs_fused = 0;
+  int qconvs_fused = 0, lookups_fused = 0;
   int nodes_before = 0, nodes_after = 0;
 };
 
@@ -70,8 +77,8 @@ struct GraphPass {
 
 // The pass list, in the order the passes run: 1 constant folding + dead-code elimination
 // (and memory reuse in the plan); 2 + BatchNorm folding; 3 + residual and activation fusion,
-// then int8 conv fusion (fuse_quantized_conv); 1 + last, folding the dequantization of
-// weights no int8 op uses. Level 0 runs nothing.
+// then int8 conv fusion (fuse_quantized_conv) and lookup fusion (fuse_quantized_lookup); 1 + last,
+// folding the dequantization of weights no int8 op uses. Level 0 runs nothing.
 const std::vector<GraphPass>& graph_passes();
 
 struct PassOptions {

@@ -2,6 +2,7 @@
 // (h16-vcvt), and per-tensor 8-bit quantization (qs8-vcvt).
 #include "algo/microkernels/h16-vcvt/h16_vcvt.h"
 #include "algo/microkernels/qs8-vcvt/qs8_vcvt.h"
+#include "algo/microkernels/u8-lut/u8_lut.h"
 #include "dlas/algo/eltwise.h"
 #include "dlas/hw/thread_pool.h"
 
@@ -50,6 +51,14 @@ void dequantize_8bit(DType type, float scale, int32_t zero_point, Isa isa, size_
   const ukernel::QS8DequantizeFn dequantize = ukernel::qs8_vcvt_for(isa).dequantize;
   const uint8_t* in = static_cast<const uint8_t*>(x);
   split_rows(pool, n, [&](size_t b, size_t e) { dequantize(e - b, in + b, p, y + b); });
+}
+
+void lookup_8bit(const uint8_t* table, Isa isa, size_t n, const void* x, void* y,
+                 ThreadPool& pool) {
+  const ukernel::U8LutFn lut = ukernel::u8_lut_for(isa);
+  const uint8_t* in = static_cast<const uint8_t*>(x);
+  uint8_t* out = static_cast<uint8_t*>(y);
+  split_rows(pool, n, [&](size_t b, size_t e) { lut(e - b, in + b, table, out + b); });
 }
 
 }  // namespace dlas

@@ -910,6 +910,16 @@ void infer_qfused_conv(InferContext& ctx) {
   ctx.set_output(0, *yt, y);
 }
 
+// QLookup(x, table): dlas-internal (made by fuse_quantized_lookup): y[i] = table[x[i] as an
+// unsigned byte], x u8/s8, table u8/s8 [256]; y has x's shape and the table's type.
+void infer_qlookup(InferContext& ctx) {
+  require_8bit(ctx, 0, "x");
+  require_8bit(ctx, 1, "table");
+  ctx.check(ctx.shape(1) == Shape{256}, "table must have shape [256], got ",
+            shape_str(ctx.shape(1)));
+  ctx.set_output(0, ctx.dtype(1), ctx.shape(0));
+}
+
 }  // namespace
 
 void append_nn_ops(std::vector<OpSchema>& table) {
@@ -923,6 +933,7 @@ void append_nn_ops(std::vector<OpSchema>& table) {
   table.push_back({"QLinearMatMul", 8, 8, 1, 1, infer_qlinear_matmul, qlinear_matmul_macs});
   table.push_back({"MatMulInteger", 2, 4, 1, 1, infer_matmul_integer, matmul_macs});
   table.push_back({"QFusedConv", 2, 4, 1, 1, infer_qfused_conv, conv_macs});
+  table.push_back({"QLookup", 2, 2, 1, 1, infer_qlookup});
   table.push_back({"ConvTranspose", 2, 3, 1, 1, infer_conv_transpose, conv_transpose_macs});
   table.push_back({"BatchNormalization", 5, 5, 1, 3, infer_batch_norm, nullptr, {3, 4}});
   table.push_back({"InstanceNormalization", 3, 3, 1, 1, infer_instance_norm});

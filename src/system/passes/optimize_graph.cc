@@ -49,6 +49,7 @@ const std::vector<GraphPass>& graph_passes() {
       {"fuse_residual_add", 3, fuse_residual_add, &PassReport::residuals_fused},
       {"fuse_activation", 3, fuse_activation, &PassReport::activations_fused},
       {"fuse_quantized_conv", 3, fuse_quantized_conv, &PassReport::qconvs_fused},
+      {"fuse_quantized_lookup", 3, fuse_quantized_lookup, &PassReport::lookups_fused},
       // Last: weights left quantized by the passes above (no int8 op reads them).
       {"fold_dequantize", 1, fold_dequantize, nullptr},
   };

@@ -1,7 +1,10 @@
 // Per-tensor QuantizeLinear (f32 -> u8/s8) and DequantizeLinear (u8/s8 -> f32) with constant
 // parameters: the float islands between int8 convs (GlobalAveragePool, Gemm, ...). Same
 // arithmetic as the reference kernels: q = sat(nearbyint(x / scale) + zp), x = (q - zp) * scale,
-// on the ISA's vector row kernels (dlas/algo/eltwise.h).
+// on the ISA's vector row kernels (dlas/algo/eltwise.h). And QLookup, the byte table of a
+// DQ -> pointwise ops -> Q chain (fuse_quantized_lookup).
+#include <algorithm>
+
 #include "dlas/algo/eltwise.h"
 #include "dlas/core/error.h"
 #include "system/plan/steps.h"
@@ -45,11 +48,40 @@ class QuantizeStep : public Step {
   void* y_ = nullptr;
 };
 
+// QLookup: y[i] = table[x[i]] (lookup_8bit).
+class LookupStep : public Step {
+ public:
+  LookupStep(const Node& n, size_t count, const uint8_t* table, Isa isa)
+      : x_name_(n.inputs[0]), y_name_(n.outputs[0]), count_(count), isa_(isa) {
+    std::copy(table, table + 256, table_);
+  }
+  void bind(const Binder& b) override {
+    x_ = static_cast<const uint8_t*>(b.value(x_name_));
+    y_ = static_cast<uint8_t*>(b.value(y_name_));
+  }
+  void run(ThreadPool& pool) override { lookup_8bit(table_, isa_, count_, x_, y_, pool); }
+  std::string kernel() const override { return "fast"; }
+
+ private:
+  std::string x_name_, y_name_;
+  size_t count_;
+  Isa isa_;
+  uint8_t table_[256];
+  const uint8_t* x_ = nullptr;
+  uint8_t* y_ = nullptr;
+};
+
 }  // namespace
 
 std::unique_ptr<Step> lower_quantize(const LowerContext& ctx) {
   const Node& n = ctx.node;
   const Graph& g = ctx.graph;
+  if (n.op == "QLookup") {
+    const Tensor* t = g.constant(n.inputs[1]);
+    if (!t || t->numel() != 256 || g.constant(n.inputs[0])) return nullptr;
+    const size_t count = static_cast<size_t>(shape_numel(g.value(n.inputs[0]).shape));
+    return std::make_unique<LookupStep>(n, count, static_cast<const uint8_t*>(t->raw()), ctx.isa);
+  }
   const bool dq = n.op == "DequantizeLinear";
   if (!dq && n.op != "QuantizeLinear") return nullptr;
   const Tensor* s = g.constant(n.inputs[1]);

@@ -142,7 +142,7 @@ size_t value_bytes(const Graph& g, const std::string& name, Layout l);
 
 // Each returns nullptr when it does not handle the node.
 std::unique_ptr<Step> lower_conv(const LowerContext& ctx);      // f32, int8 and 16-bit convs
-std::unique_ptr<Step> lower_quantize(const LowerContext& ctx);  // Q / DQ, per tensor
+std::unique_ptr<Step> lower_quantize(const LowerContext& ctx);  // Q / DQ per tensor, QLookup
 std::unique_ptr<Step> lower_fc(const LowerContext& ctx);
 std::unique_ptr<Step> lower_batchnorm(const LowerContext& ctx);
 std::unique_ptr<Step> lower_activation(const LowerContext& ctx);

@@ -113,8 +113,10 @@ Conv2d conv2d_geometry(const Node& node, const Shape& x, const Shape& w, const S
   ConvProblem& p = g.p;
   const std::string auto_pad = node.attr_string("auto_pad", "NOTSET");
   if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
-    const int64_t th = std::max<int64_t>(0, (g.oh - 1) * p.stride_h + (p.kh - 1) * p.dil_h + 1 - p.h);
-    const int64_t tw = std::max<int64_t>(0, (g.ow - 1) * p.stride_w + (p.kw - 1) * p.dil_w + 1 - p.w);
+    const int64_t th =
+        std::max<int64_t>(0, (g.oh - 1) * p.stride_h + (p.kh - 1) * p.dil_h + 1 - p.h);
+    const int64_t tw =
+        std::max<int64_t>(0, (g.ow - 1) * p.stride_w + (p.kw - 1) * p.dil_w + 1 - p.w);
     p.pad_t = auto_pad == "SAME_UPPER" ? th / 2 : th - th / 2;
     p.pad_l = auto_pad == "SAME_UPPER" ? tw / 2 : tw - tw / 2;
   } else if (auto_pad == "VALID") {
@@ -312,6 +314,14 @@ std::vector<float> qfused_conv_w_scales(const Node& node, int64_t k) {
   return s;
 }
 
+// QLookup: y[i] = table[x[i]] (the byte as unsigned).
+void qlookup(const Node&, const std::vector<Tensor>& in, std::vector<Tensor>& out) {
+  const uint8_t* x = static_cast<const uint8_t*>(in[0].raw());
+  const uint8_t* t = static_cast<const uint8_t*>(in[1].raw());
+  uint8_t* y = static_cast<uint8_t*>(out[0].raw());
+  for (int64_t i = 0; i < in[0].numel(); ++i) y[i] = t[x[i]];
+}
+
 void append_quant_kernels(std::vector<KernelEntry>& table) {
   table.push_back({"QuantizeLinear", quantize_linear});
   table.push_back({"DequantizeLinear", dequantize_linear});
@@ -321,6 +331,7 @@ void append_quant_kernels(std::vector<KernelEntry>& table) {
   table.push_back({"QLinearMatMul", qlinear_matmul});
   table.push_back({"MatMulInteger", matmul_integer});
   table.push_back({"QFusedConv", qfused_conv});
+  table.push_back({"QLookup", qlookup});
 }
 
 }  // namespace dlas::reference
