@@ -29,6 +29,17 @@ namespace {
 using conv_detail::chunk_range;
 using conv_detail::round_up;
 
+// The problem's geometry and input type, shared by both kernel families' configs.
+template <class Config>
+void set_geometry(Config& g, const ConvProblem& c) {
+  g.h = c.h, g.w = c.w, g.pad_t = c.pad_t, g.pad_l = c.pad_l, g.oh = c.oh(), g.ow = c.ow();
+  g.kh = static_cast<int>(c.kh), g.kw = static_cast<int>(c.kw);
+  g.sh = static_cast<int>(c.stride_h), g.sw = static_cast<int>(c.stride_w);
+  g.dh = static_cast<int>(c.dil_h), g.dw = static_cast<int>(c.dil_w);
+  g.x_signed = c.quant.x.type == DType::kS8;
+  g.x_zp = c.quant.x.zero_point;
+}
+
 class PreparedDepthwiseQConv final : public qconv_detail::PreparedInt8Conv {
  public:
   PreparedDepthwiseQConv(const ConvProblem& p, const int8_t* w, const float* w_scale,
@@ -49,13 +60,8 @@ class PreparedDepthwiseQConv final : public qconv_detail::PreparedInt8Conv {
           const int16_t pair[2] = {row[2 * t], 2 * t + 1 < c.kw ? row[2 * t + 1] : int8_t{0}};
           std::memcpy(&wp_[static_cast<size_t>((k * c.kh + ky) * kwp + t)], pair, 4);
         }
-    g_.h = c.h, g_.w = c.w, g_.pad_t = c.pad_t, g_.pad_l = c.pad_l, g_.oh = c.oh(), g_.ow = c.ow();
-    g_.kh = static_cast<int>(c.kh), g_.kw = static_cast<int>(c.kw);
-    g_.sh = static_cast<int>(c.stride_h), g_.sw = static_cast<int>(c.stride_w);
-    g_.dh = static_cast<int>(c.dil_h), g_.dw = static_cast<int>(c.dil_w);
+    set_geometry(g_, p);
     g_.mult = static_cast<int>(c.k_per_group());
-    g_.x_signed = p.quant.x.type == DType::kS8;
-    g_.x_zp = p.quant.x.zero_point;
     ukernel::qs8_dwconv_config(g_);
     buf_elems_ = round_up(ukernel::qs8_dwconv_buffer_elems(g_), 64);
     base_ = qconv_detail::base_params(p);
@@ -134,12 +140,7 @@ class PreparedDwChanQConv final : public qconv_detail::PreparedInt8Conv {
           static_cast<uint32_t>(bias ? bias[k] : 0) - static_cast<uint32_t>(x_zp * sum));
       mult_[static_cast<size_t>(k)] = terms.mult[static_cast<size_t>(k)];
     }
-    g_.h = c.h, g_.w = c.w, g_.pad_t = c.pad_t, g_.pad_l = c.pad_l, g_.oh = c.oh(), g_.ow = c.ow();
-    g_.kh = static_cast<int>(c.kh), g_.kw = static_cast<int>(c.kw);
-    g_.sh = static_cast<int>(c.stride_h), g_.sw = static_cast<int>(c.stride_w);
-    g_.dh = static_cast<int>(c.dil_h), g_.dw = static_cast<int>(c.dil_w);
-    g_.x_signed = p.quant.x.type == DType::kS8;
-    g_.x_zp = p.quant.x.zero_point;
+    set_geometry(g_, p);
     g_.lanes = uk.lanes;
     ukernel::qs8_dwchan_config(g_, kStagingBytes);
     bands_ = (g_.oh + g_.band - 1) / g_.band;
