@@ -1,9 +1,11 @@
 // fuse_quantized_lookup: a DQ -> pointwise float ops -> Q chain (the SiLU between int8
-// convs) becomes one QLookup whose table reproduces the chain bit for bit on the reference
-// runtime; chains whose intermediates have other readers stay; and the byte lookup kernels
-// of every path equal the scalar one.  build/dlas_tests --gtest_filter='QuantizedLookup*'
+// convs) becomes one QLookup byte table, a DQ -> pointwise chain read by other ops one float
+// table, each reproducing the chain bit for bit on the reference runtime; functions of two
+// bytes stay; and the lookup kernels of every path equal the scalar ones.  build/dlas_tests
+// --gtest_filter='QuantizedLookup*'
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <random>
 
 #include "dlas/algo/eltwise.h"
@@ -56,29 +58,87 @@ TEST(QuantizedLookup, SiluChainBecomesOneTableEqualToTheChain) {
   EXPECT_GT(moved, 128);
 }
 
-TEST(QuantizedLookup, ChainWithAnotherReaderStays) {
-  Graph g = silu_chain();
-  g.nodes.push_back({"keep", "Relu", {"b"}, {"b2"}, {}});  // the Sigmoid read elsewhere
-  g.outputs.push_back("b2");
-  g.infer();
-  EXPECT_EQ(fuse_quantized_lookup(g), 0);
-  EXPECT_EQ(g.nodes.size(), 5u);
+// Every output of `before` and `after` on the reference runtime, for every byte of each input.
+void expect_same_outputs(const Graph& before, const Graph& after) {
+  std::vector<Tensor> in;
+  for (size_t i = 0; i < before.inputs.size(); ++i) {
+    Tensor x = every_byte();
+    for (int j = 0; j < 256; ++j) x.data<uint8_t>()[j] = static_cast<uint8_t>(j * (2 * i + 1));
+    in.push_back(x);
+  }
+  const std::vector<Tensor> want = ReferenceExecutor(before).run(in);
+  const std::vector<Tensor> got = ReferenceExecutor(after).run(in);
+  ASSERT_EQ(want.size(), got.size());
+  for (size_t o = 0; o < want.size(); ++o) {
+    ASSERT_EQ(want[o].dtype(), got[o].dtype());
+    ASSERT_EQ(want[o].nbytes(), got[o].nbytes());
+    EXPECT_EQ(std::memcmp(want[o].raw(), got[o].raw(), want[o].nbytes()), 0) << "output " << o;
+  }
 }
 
-TEST(QuantizedLookup, ChainOfTwoDequantizedInputsStays) {
+std::vector<std::string> ops_of(const Graph& g) {
+  std::vector<std::string> ops;
+  for (const Node& n : g.nodes) ops.push_back(n.op);
+  return ops;
+}
+
+// The SiLU's Sigmoid is read elsewhere: the chain to the Q is no byte table, but the Sigmoid
+// (one DQ'd input, any readers) becomes a float table.
+TEST(QuantizedLookup, ChainWithAnotherReaderKeepsItsQuantize) {
+  Graph g = silu_chain();
+  g.nodes.push_back({"keep", "GlobalAveragePool", {"b"}, {"b2"}, {}});  // not pointwise
+  g.outputs.push_back("b2");
+  g.infer();
+  Graph before = g;
+  EXPECT_EQ(fuse_quantized_lookup(g), 1);
+  EXPECT_EQ(ops_of(g), (std::vector<std::string>{"DequantizeLinear", "QLookup", "Mul",
+                                                 "QuantizeLinear", "GlobalAveragePool"}));
+  EXPECT_EQ(g.value("b").dtype, DType::kF32);
+  expect_same_outputs(before, g);
+}
+
+// An SE block's SiLU: its result read by a pool and by a product with another value: the
+// whole DQ -> Sigmoid -> Mul becomes one float table.
+TEST(QuantizedLookup, PooledSiluBecomesOneFloatTable) {
+  Graph g = silu_chain();
+  g.nodes.pop_back();  // no Q
+  g.outputs.clear();
+  g.nodes.push_back({"gap", "GlobalAveragePool", {"c"}, {"pooled"}, {}});
+  g.nodes.push_back({"gate", "Sigmoid", {"pooled"}, {"gated"}, {}});
+  g.nodes.push_back({"scale", "Mul", {"c", "gated"}, {"y"}, {}});
+  g.outputs = {"y"};
+  g.infer();
+  Graph before = g;
+  EXPECT_EQ(fuse_quantized_lookup(g), 1);
+  EXPECT_EQ(ops_of(g),
+            (std::vector<std::string>{"QLookup", "GlobalAveragePool", "Sigmoid", "Mul"}));
+  expect_same_outputs(before, g);
+}
+
+// A function of two bytes has no 256-entry table: the Mul and the Q stay (only the Sigmoid,
+// a function of one of them, becomes a float table).
+TEST(QuantizedLookup, ChainOfTwoDequantizedInputsKeepsItsProduct) {
   Graph g = silu_chain();
   g.inputs.push_back({"x2", DType::kU8, {1, 4, 8, 8}});
   g.nodes.insert(g.nodes.begin(), Node{"dq2", "DequantizeLinear", {"x2", "s", "z"}, {"a2"}, {}});
   for (Node& n : g.nodes)
-    if (n.name == "mul") n.inputs[1] = "a2";  // a function of two bytes: no 256-entry table
+    if (n.name == "mul") n.inputs[1] = "a2";
+  g.nodes.push_back({"sig2", "Sigmoid", {"a"}, {"b3"}, {}});
+  g.outputs.push_back("b3");
   g.infer();
-  EXPECT_EQ(fuse_quantized_lookup(g), 0);
+  Graph before = g;
+  EXPECT_EQ(fuse_quantized_lookup(g), 2);  // sig2, and "sig" (read by nothing, then dropped)
+  EXPECT_EQ(ops_of(g), (std::vector<std::string>{"DequantizeLinear", "DequantizeLinear", "Mul",
+                                                 "QuantizeLinear", "QLookup"}));
+  expect_same_outputs(before, g);
 }
 
-TEST(QuantizedLookup, EveryPathsKernelEqualsTheScalarOne) {
+TEST(QuantizedLookup, EveryPathsKernelsEqualTheScalarOnes) {
   std::mt19937 rng(3);
   uint8_t table[256];
+  float ftable[256];
   for (auto& t : table) t = static_cast<uint8_t>(rng());
+  for (int i = 0; i < 256; ++i) ftable[i] = static_cast<float>(i) * 0.37f - 11.f;
   ThreadPool pool(2);
   for (size_t n : {0u, 1u, 63u, 64u, 65u, 1000u, 4099u}) {
     std::vector<uint8_t> x(n), want(n);
@@ -91,6 +151,12 @@ TEST(QuantizedLookup, EveryPathsKernelEqualsTheScalarOne) {
       EXPECT_EQ(std::vector<uint8_t>(y.begin(), y.begin() + static_cast<long>(n)), want)
           << isa_name(isa) << " n=" << n;
       EXPECT_EQ(y[n], 0xA5) << isa_name(isa) << " wrote past n=" << n;
+      std::vector<float> f(n + 1, -1.f), fwant(n);
+      for (size_t i = 0; i < n; ++i) fwant[i] = ftable[x[i]];
+      lookup_8bit_f32(ftable, isa, n, x.data(), f.data(), pool);
+      EXPECT_EQ(std::vector<float>(f.begin(), f.begin() + static_cast<long>(n)), fwant)
+          << isa_name(isa) << " floats n=" << n;
+      EXPECT_EQ(f[n], -1.f) << isa_name(isa) << " floats wrote past n=" << n;
     }
   }
 }

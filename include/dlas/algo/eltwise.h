@@ -49,5 +49,8 @@ void dequantize_8bit(DType type, float scale, int32_t zero_point, Isa isa, size_
                      float* y, ThreadPool& pool);
 // y[i] = table[x[i]] over n bytes (a 256-byte table; QLookup), on microkernels/u8-lut.
 void lookup_8bit(const uint8_t* table, Isa isa, size_t n, const void* x, void* y, ThreadPool& pool);
+// y[i] = table[x[i]] over n bytes into floats (a 256-float table; QLookup).
+void lookup_8bit_f32(const float* table, Isa isa, size_t n, const void* x, float* y,
+                     ThreadPool& pool);
 
 }  // namespace dlas

@@ -55,10 +55,17 @@ void dequantize_8bit(DType type, float scale, int32_t zero_point, Isa isa, size_
 
 void lookup_8bit(const uint8_t* table, Isa isa, size_t n, const void* x, void* y,
                  ThreadPool& pool) {
-  const ukernel::U8LutFn lut = ukernel::u8_lut_for(isa);
+  const ukernel::U8LutFn lut = ukernel::u8_lut_for(isa).bytes;
   const uint8_t* in = static_cast<const uint8_t*>(x);
   uint8_t* out = static_cast<uint8_t*>(y);
   split_rows(pool, n, [&](size_t b, size_t e) { lut(e - b, in + b, table, out + b); });
+}
+
+void lookup_8bit_f32(const float* table, Isa isa, size_t n, const void* x, float* y,
+                     ThreadPool& pool) {
+  const ukernel::U8LutF32Fn lut = ukernel::u8_lut_for(isa).floats;
+  const uint8_t* in = static_cast<const uint8_t*>(x);
+  split_rows(pool, n, [&](size_t b, size_t e) { lut(e - b, in + b, table, y + b); });
 }
 
 }  // namespace dlas

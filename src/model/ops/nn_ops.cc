@@ -911,10 +911,11 @@ void infer_qfused_conv(InferContext& ctx) {
 }
 
 // QLookup(x, table): dlas-internal (made by fuse_quantized_lookup): y[i] = table[x[i] as an
-// unsigned byte], x u8/s8, table u8/s8 [256]; y has x's shape and the table's type.
+// unsigned byte], x u8/s8, table u8/s8/f32 [256]; y has x's shape and the table's type.
 void infer_qlookup(InferContext& ctx) {
   require_8bit(ctx, 0, "x");
-  require_8bit(ctx, 1, "table");
+  ctx.check(is_8bit(ctx.dtype(1)) || ctx.dtype(1) == DType::kF32,
+            "table must be u8, s8 or f32, got ", dtype_name(ctx.dtype(1)));
   ctx.check(ctx.shape(1) == Shape{256}, "table must have shape [256], got ",
             shape_str(ctx.shape(1)));
   ctx.set_output(0, ctx.dtype(1), ctx.shape(0));

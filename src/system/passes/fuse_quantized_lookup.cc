@@ -1,5 +1,6 @@
-// DQ -> elementwise float ops -> Q chains -> QLookup (dlas/system/passes.h): a function of one
-// 8-bit value whose result is requantized to 8 bits has at most 256 inputs, so it is a table.
+// DQ -> pointwise float ops [-> Q] chains -> QLookup (dlas/system/passes.h): a function of
+// one 8-bit value has at most 256 inputs, so it is a table -- of bytes when the chain ends in
+// a QuantizeLinear, of floats otherwise.
 // The SiLU between EfficientNet's int8 convs (DequantizeLinear, Sigmoid, Mul, QuantizeLinear,
 // four full-size passes over the activations, two of them in f32) becomes one byte lookup.
 // The table is the chain itself run by the reference kernels on the 256 possible inputs, so
@@ -47,18 +48,17 @@ struct Chain {
   std::vector<size_t> body;  // the float ops, in graph order
 };
 
-// The chain ending at QuantizeLinear `qi`, when its float cone reaches exactly one per-tensor
+// The chain computing `end` (an f32 value), when its cone reaches exactly one per-tensor
 // DequantizeLinear of a runtime 8-bit value through pointwise ops whose results nothing
-// outside the cone reads.
-std::optional<Chain> chain_of(const Graph& g, size_t qi,
+// outside the cone reads -- `end` included when `reader` (the QuantizeLinear of the chain) is
+// given, `end` excluded (any reader) otherwise.
+std::optional<Chain> chain_of(const Graph& g, const std::string& end, std::optional<size_t> reader,
                               const std::unordered_map<std::string, size_t>& prod,
                               const std::unordered_map<std::string, std::vector<size_t>>& users) {
-  const Node& q = g.nodes[qi];
-  if (!per_tensor_qdq(g, q)) return std::nullopt;
-  const Shape& shape = g.value(q.inputs[0]).shape;
+  const Shape& shape = g.value(end).shape;
   std::set<size_t> cone;
   std::optional<size_t> dq;
-  std::vector<std::string> stack{q.inputs[0]};
+  std::vector<std::string> stack{end};
   while (!stack.empty()) {
     const std::string v = stack.back();
     stack.pop_back();
@@ -88,12 +88,14 @@ std::optional<Chain> chain_of(const Graph& g, size_t qi,
   if (!dq || cone.empty()) return std::nullopt;
   // Every value made inside the cone is read only inside it (or by the Q).
   for (size_t ni : cone) {
-    auto it = users.find(g.nodes[ni].outputs[0]);
+    const std::string& v = g.nodes[ni].outputs[0];
+    if (v == end && !reader) continue;
+    auto it = users.find(v);
     if (it == users.end()) return std::nullopt;
     for (size_t u : it->second)
-      if (u != qi && !cone.count(u)) return std::nullopt;
+      if (u != reader && !cone.count(u)) return std::nullopt;
     for (const std::string& o : g.outputs)
-      if (o == g.nodes[ni].outputs[0]) return std::nullopt;
+      if (o == v) return std::nullopt;
   }
   Chain c;
   c.dq = *dq;
@@ -102,7 +104,8 @@ std::optional<Chain> chain_of(const Graph& g, size_t qi,
 }
 
 // The chain's results for the 256 values of its 8-bit input, by the reference kernels.
-Tensor lookup_table(const Graph& g, const Chain& c, const Node& q, DType out_type) {
+// `q` null: the f32 results of the chain's last op.
+Tensor lookup_table(const Graph& g, const Chain& c, const Node* q, DType out_type) {
   const Node& dq = g.nodes[c.dq];
   const DType in_type = g.value(dq.inputs[0]).dtype;
   Tensor x(in_type, {256});
@@ -128,8 +131,9 @@ Tensor lookup_table(const Graph& g, const Chain& c, const Node& q, DType out_typ
   };
   run(dq, DType::kF32);
   for (size_t i : c.body) run(g.nodes[i], DType::kF32);
-  run(q, out_type);
-  return env.at(q.outputs[0]);
+  if (!q) return env.at(g.nodes[c.body.back()].outputs[0]);
+  run(*q, out_type);
+  return env.at(q->outputs[0]);
 }
 
 }  // namespace
@@ -143,27 +147,42 @@ int fuse_quantized_lookup(Graph& g) {
       if (!in.empty()) users[in].push_back(i);
   std::vector<bool> dead(g.nodes.size(), false);
   int fused = 0;
+  // Node `at` becomes QLookup(x, table) writing `out`, the chain's ops dead.
+  auto rewrite = [&](size_t at, const Chain& chain, const Node* q, DType out_type) {
+    for (size_t i : chain.body)
+      if (dead[i]) return;  // a node of this chain already went into another
+    const std::string name = g.nodes[at].name + "_lookup";
+    const std::string table_name = name + "_table";
+    if (g.initializers.count(table_name) || g.values().count(table_name)) return;
+    g.initializers[table_name] = lookup_table(g, chain, q, out_type);
+    Node n;
+    n.name = name;
+    n.op = "QLookup";
+    n.inputs = {g.nodes[chain.dq].inputs[0], table_name};
+    n.outputs = {g.nodes[at].outputs[0]};
+    for (size_t i : chain.body) dead[i] = true;
+    dead[at] = false;
+    g.nodes[at] = std::move(n);
+    ++fused;
+  };
+  // Chains ending in a QuantizeLinear: byte tables.
   for (size_t qi = 0; qi < g.nodes.size(); ++qi) {
-    if (g.nodes[qi].op != "QuantizeLinear") continue;
-    const auto chain = chain_of(g, qi, prod, users);
-    if (!chain) continue;
-    bool taken = false;  // a node of this chain already rewritten into another
-    for (size_t i : chain->body) taken = taken || dead[i];
-    if (taken) continue;
-    Node& q = g.nodes[qi];
+    const Node& q = g.nodes[qi];
+    if (q.op != "QuantizeLinear" || !per_tensor_qdq(g, q)) continue;
     const DType out_type = g.value(q.outputs[0]).dtype;
     if (!is_8bit(out_type)) continue;
-    const std::string table_name = q.name + "_lookup_table";
-    if (g.initializers.count(table_name) || g.values().count(table_name)) continue;
-    g.initializers[table_name] = lookup_table(g, *chain, q, out_type);
-    for (size_t i : chain->body) dead[i] = true;
-    Node n;
-    n.name = q.name + "_lookup";
-    n.op = "QLookup";
-    n.inputs = {g.nodes[chain->dq].inputs[0], table_name};
-    n.outputs = {q.outputs[0]};
-    q = std::move(n);
-    ++fused;
+    if (const auto chain = chain_of(g, q.inputs[0], qi, prod, users))
+      rewrite(qi, *chain, &q, out_type);
+  }
+  // Other chains (their result read by non-pointwise ops, e.g. the SiLU an SE block pools):
+  // float tables, the longest chain first (reverse graph order).
+  for (size_t i = g.nodes.size(); i-- > 0;) {
+    const Node& n = g.nodes[i];
+    if (dead[i] || !pointwise_ops().count(n.op) || n.outputs.size() != 1 ||
+        g.value(n.outputs[0]).dtype != DType::kF32)
+      continue;
+    if (const auto chain = chain_of(g, n.outputs[0], std::nullopt, prod, users))
+      rewrite(i, *chain, nullptr, DType::kF32);
   }
   if (fused == 0) return 0;
   passes::erase_nodes(g, dead);

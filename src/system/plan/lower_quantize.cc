@@ -4,6 +4,7 @@
 // on the ISA's vector row kernels (dlas/algo/eltwise.h). And QLookup, the byte table of a
 // DQ -> pointwise ops -> Q chain (fuse_quantized_lookup).
 #include <algorithm>
+#include <cstring>
 
 #include "dlas/algo/eltwise.h"
 #include "dlas/core/error.h"
@@ -48,27 +49,39 @@ class QuantizeStep : public Step {
   void* y_ = nullptr;
 };
 
-// QLookup: y[i] = table[x[i]] (lookup_8bit).
+// QLookup: y[i] = table[x[i]], a byte or f32 table (lookup_8bit, lookup_8bit_f32).
 class LookupStep : public Step {
  public:
-  LookupStep(const Node& n, size_t count, const uint8_t* table, Isa isa)
-      : x_name_(n.inputs[0]), y_name_(n.outputs[0]), count_(count), isa_(isa) {
-    std::copy(table, table + 256, table_);
+  LookupStep(const Node& n, size_t count, const Tensor& table, Isa isa)
+      : x_name_(n.inputs[0]),
+        y_name_(n.outputs[0]),
+        count_(count),
+        isa_(isa),
+        floats_(table.dtype() == DType::kF32) {
+    std::memcpy(floats_ ? static_cast<void*>(ftable_) : static_cast<void*>(btable_), table.raw(),
+                table.nbytes());
   }
   void bind(const Binder& b) override {
-    x_ = static_cast<const uint8_t*>(b.value(x_name_));
-    y_ = static_cast<uint8_t*>(b.value(y_name_));
+    x_ = b.value(x_name_);
+    y_ = b.value(y_name_);
   }
-  void run(ThreadPool& pool) override { lookup_8bit(table_, isa_, count_, x_, y_, pool); }
+  void run(ThreadPool& pool) override {
+    if (floats_)
+      lookup_8bit_f32(ftable_, isa_, count_, x_, static_cast<float*>(y_), pool);
+    else
+      lookup_8bit(btable_, isa_, count_, x_, y_, pool);
+  }
   std::string kernel() const override { return "fast"; }
 
  private:
   std::string x_name_, y_name_;
   size_t count_;
   Isa isa_;
-  uint8_t table_[256];
-  const uint8_t* x_ = nullptr;
-  uint8_t* y_ = nullptr;
+  bool floats_;
+  uint8_t btable_[256];
+  float ftable_[256];
+  const void* x_ = nullptr;
+  void* y_ = nullptr;
 };
 
 }  // namespace
@@ -79,8 +92,10 @@ std::unique_ptr<Step> lower_quantize(const LowerContext& ctx) {
   if (n.op == "QLookup") {
     const Tensor* t = g.constant(n.inputs[1]);
     if (!t || t->numel() != 256 || g.constant(n.inputs[0])) return nullptr;
+    if (t->dtype() != DType::kF32 && t->dtype() != DType::kU8 && t->dtype() != DType::kS8)
+      return nullptr;
     const size_t count = static_cast<size_t>(shape_numel(g.value(n.inputs[0]).shape));
-    return std::make_unique<LookupStep>(n, count, static_cast<const uint8_t*>(t->raw()), ctx.isa);
+    return std::make_unique<LookupStep>(n, count, *t, ctx.isa);
   }
   const bool dq = n.op == "DequantizeLinear";
   if (!dq && n.op != "QuantizeLinear") return nullptr;

@@ -314,12 +314,14 @@ std::vector<float> qfused_conv_w_scales(const Node& node, int64_t k) {
   return s;
 }
 
-// QLookup: y[i] = table[x[i]] (the byte as unsigned).
+// QLookup: y[i] = table[x[i]] (the byte as unsigned; a byte or f32 table).
 void qlookup(const Node&, const std::vector<Tensor>& in, std::vector<Tensor>& out) {
   const uint8_t* x = static_cast<const uint8_t*>(in[0].raw());
+  const size_t size = dtype_size(in[1].dtype());
   const uint8_t* t = static_cast<const uint8_t*>(in[1].raw());
   uint8_t* y = static_cast<uint8_t*>(out[0].raw());
-  for (int64_t i = 0; i < in[0].numel(); ++i) y[i] = t[x[i]];
+  for (int64_t i = 0; i < in[0].numel(); ++i)
+    std::memcpy(y + static_cast<size_t>(i) * size, t + x[i] * size, size);
 }
 
 void append_quant_kernels(std::vector<KernelEntry>& table) {

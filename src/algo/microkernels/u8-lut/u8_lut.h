@@ -1,7 +1,8 @@
-// Byte table lookup, y[i] = table[x[i]] (QLookup: a DequantizeLinear -> pointwise float ops ->
-// QuantizeLinear chain as its 256 results). One list: u8-lut/u8_lut.inc; each ISA in its own
-// TU. The vector kernel needs AVX512-VBMI (vpermi2b: a 128-byte table per instruction), which
-// every CPU of the avx512-fp16 path has (Sapphire Rapids and later).
+// Table lookup of bytes, y[i] = table[x[i]], into bytes or floats (QLookup: a
+// DequantizeLinear -> pointwise float ops [-> QuantizeLinear] chain as its 256 results). One
+// list: u8-lut/u8_lut.inc; each ISA in its own TU. The byte kernel needs AVX512-VBMI
+// (vpermi2b: a 128-byte table per instruction), which every CPU of the avx512-fp16 path has
+// (Sapphire Rapids and later); the float kernel gathers (vgatherdps) from the 1 KiB table.
 #pragma once
 
 #include <cstddef>
@@ -12,12 +13,22 @@
 namespace dlas::ukernel {
 
 using U8LutFn = void (*)(size_t n, const uint8_t* x, const uint8_t* table, uint8_t* y);
+using U8LutF32Fn = void (*)(size_t n, const uint8_t* x, const float* table, float* y);
 
-#define X(fn, isa) void fn(size_t n, const uint8_t* x, const uint8_t* table, uint8_t* y);
+#define X(name, isa, bytes, floats)                                         \
+  void bytes(size_t n, const uint8_t* x, const uint8_t* table, uint8_t* y); \
+  void floats(size_t n, const uint8_t* x, const float* table, float* y);
 #include "algo/microkernels/u8-lut/u8_lut.inc"
 #undef X
 
-// The kernel of the highest listed ISA <= isa that the CPU supports.
-U8LutFn u8_lut_for(Isa isa);
+struct U8Lut {
+  const char* name;
+  Isa isa;
+  U8LutFn bytes;
+  U8LutF32Fn floats;
+};
+
+// The row of the highest listed ISA <= isa that the CPU supports.
+const U8Lut& u8_lut_for(Isa isa);
 
 }  // namespace dlas::ukernel

@@ -4,13 +4,23 @@
 
 namespace dlas::ukernel {
 
-U8LutFn u8_lut_for(Isa isa) {
-  static constexpr IsaEntry<U8LutFn> kList[] = {
-#define X(fn, isa) {&fn, Isa::isa},
+const U8Lut& u8_lut_for(Isa isa) {
+  static constexpr U8Lut kRows[] = {
+#define X(name, isa, bytes, floats) {#name, Isa::isa, &bytes, &floats},
 #include "algo/microkernels/u8-lut/u8_lut.inc"
 #undef X
   };
-  return best_for_isa(kList, isa, "u8 lut");
+  enum : int {
+#define X(name, isa, bytes, floats) k_##name,
+#include "algo/microkernels/u8-lut/u8_lut.inc"
+#undef X
+  };
+  static constexpr IsaEntry<int> kList[] = {
+#define X(name, isa, bytes, floats) {k_##name, Isa::isa},
+#include "algo/microkernels/u8-lut/u8_lut.inc"
+#undef X
+  };
+  return kRows[best_for_isa(kList, isa, "u8 lut")];
 }
 
 }  // namespace dlas::ukernel
