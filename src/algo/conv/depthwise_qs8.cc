@@ -223,9 +223,12 @@ class DepthwiseQConvAlgorithm final : public ConvAlgorithm {
   }
   Knobs default_knobs(const ConvProblem& p, Isa isa) const override {
     if (!chan_kernel(p, isa)) return {};
-    // Measured (dlas_bench_qconv, Sapphire Rapids): channels as lanes win up to 16x16
-    // input planes (2-10x at 8x8 and below), pixels from 28x28 up (2-3x at 112x112).
-    return {{"lanes", p.h * p.w <= 256 ? 1 : 0}};
+    // Measured (dlas_bench_qconv, 1 thread, Sapphire Rapids-class): channels as lanes win
+    // up to 28x28 input planes (1.1x at 28x28, 2-6x at 14x14 and below) and on 3x3 stride 2
+    // at 56x56 (1.2x); pixels win at 56x56 otherwise (par to 1.3x) and at 112x112 (1.4-2.3x).
+    const int64_t hw = p.h * p.w;
+    const bool s2_3x3 = p.stride_h == 2 && p.stride_w == 2 && p.kh == 3 && p.kw == 3;
+    return {{"lanes", hw <= 28 * 28 || (s2_3x3 && hw <= 56 * 56) ? 1 : 0}};
   }
   std::unique_ptr<PreparedConv> prepare(const ConvProblem& p, const ConvWeights& w,
                                         const Knobs& knobs, Isa isa) const override {
