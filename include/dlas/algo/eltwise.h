@@ -52,11 +52,5 @@ void lookup_8bit(const uint8_t* table, Isa isa, size_t n, const void* x, void* y
 // y[i] = table[x[i]] over n bytes into floats (a 256-float table; QLookup).
 void lookup_8bit_f32(const float* table, Isa isa, size_t n, const void* x, float* y,
                      ThreadPool& pool);
-// QLookupScale: plane p (of `planes` planes of plane_size bytes) of y =
-// quantize_8bit(table[x] * g[p % g_count]) -- the f32 product, then QuantizeLinear's
-// arithmetic above (bit-exact with Mul followed by QuantizeLinear).
-void lookup_scale_quantize_8bit(const float* table, const float* g, size_t g_count, size_t planes,
-                                size_t plane_size, DType type, float scale, int32_t zero_point,
-                                Isa isa, const void* x, void* y, ThreadPool& pool);
 
 }  // namespace dlas

@@ -52,10 +52,7 @@ int fuse_quantized_conv(Graph& graph);
 // 8-bit activation by pointwise float ops (Sigmoid, Mul, Clip, HardSwish, ... with constant
 // scalar operands) that nothing else reads becomes one QLookup: a 256-entry table of the
 // chain's results, computed by the reference kernels (SiLU between int8 convs: DQ, Sigmoid,
-// Mul, Q -> one byte lookup). Such a chain without the Q, its result read by other ops,
-// becomes a QLookup with a float table; one of those multiplied by a per-channel value and
-// requantized (an SE block's output) becomes a QLookupScale. Run after fuse_quantized_conv.
-// Returns the number of rewrites.
+// Mul, Q -> one byte lookup). Run after fuse_quantized_conv. Returns the number of QLookups.
 int fuse_quantized_lookup(Graph& graph);
 
 // Evaluates DequantizeLinear nodes of constants (quantized weights no int8 op consumed),

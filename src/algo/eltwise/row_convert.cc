@@ -68,35 +68,4 @@ void lookup_8bit_f32(const float* table, Isa isa, size_t n, const void* x, float
   split_rows(pool, n, [&](size_t b, size_t e) { lut(e - b, in + b, table, y + b); });
 }
 
-void lookup_scale_quantize_8bit(const float* table, const float* g, size_t g_count, size_t planes,
-                                size_t plane_size, DType type, float scale, int32_t zero_point,
-                                Isa isa, const void* x, void* y, ThreadPool& pool) {
-  const ukernel::U8LutF32Fn lut = ukernel::u8_lut_for(isa).floats;
-  const ukernel::QS8QuantizeFn quantize = ukernel::qs8_vcvt_for(isa).quantize;
-  const ukernel::QS8CvtParams p{scale, zero_point, type == DType::kS8};
-  const uint8_t* in = static_cast<const uint8_t*>(x);
-  uint8_t* out = static_cast<uint8_t*>(y);
-  const size_t threads = static_cast<size_t>(pool.threads());
-  auto run = [&](size_t p0, size_t p1) {
-    constexpr size_t kChunk = 512;  // floats staged per step (L1)
-    alignas(64) float tmp[kChunk];
-    for (size_t pl = p0; pl < p1; ++pl) {
-      const float gv = g[pl % g_count];
-      for (size_t b = 0; b < plane_size; b += kChunk) {
-        const size_t n = plane_size - b < kChunk ? plane_size - b : kChunk;
-        const size_t at = pl * plane_size + b;
-        lut(n, in + at, table, tmp);
-        for (size_t i = 0; i < n; ++i) tmp[i] *= gv;
-        quantize(n, tmp, p, out + at);
-      }
-    }
-  };
-  if (threads <= 1 || planes * plane_size < 4096) {
-    run(0, planes);
-    return;
-  }
-  pool.parallel_for(threads,
-                    [&](size_t t) { run(planes * t / threads, planes * (t + 1) / threads); });
-}
-
 }  // namespace dlas

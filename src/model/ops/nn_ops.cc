@@ -921,30 +921,6 @@ void infer_qlookup(InferContext& ctx) {
   ctx.set_output(0, ctx.dtype(1), ctx.shape(0));
 }
 
-// QLookupScale(x, table, g, y_scale, [y_zero_point]): dlas-internal (fuse_quantized_lookup):
-// QuantizeLinear(table[x] * g, y_scale, y_zero_point) with x u8/s8 [N][C][...], table f32
-// [256], g f32 [N or 1][C][1...] (a per-channel factor, the SE block's gate); y has x's shape
-// and the zero point's type (u8 without one).
-void infer_qlookup_scale(InferContext& ctx) {
-  require_8bit(ctx, 0, "x");
-  ctx.check(ctx.dtype(1) == DType::kF32 && ctx.shape(1) == Shape{256}, "table must be f32 [256]");
-  const Shape& x = ctx.shape(0);
-  const Shape& g = ctx.shape(2);
-  ctx.check(ctx.dtype(2) == DType::kF32, "g must be f32");
-  ctx.check(x.size() >= 2 && g.size() == x.size() && (g[0] == 1 || g[0] == x[0]) && g[1] == x[1],
-            "g ", shape_str(g), " must be [N or 1, C, 1, ...] for x ", shape_str(x));
-  for (size_t d = 2; d < g.size(); ++d) ctx.check(g[d] == 1, "g must be 1 past the channels");
-  ctx.check(ctx.dtype(3) == DType::kF32 && shape_numel(ctx.shape(3)) == 1,
-            "y_scale must be an f32 scalar");
-  DType yt = DType::kU8;
-  if (ctx.has_input(4)) {
-    yt = ctx.dtype(4);
-    ctx.check(is_8bit(yt) && shape_numel(ctx.shape(4)) == 1,
-              "y_zero_point must be an 8-bit scalar");
-  }
-  ctx.set_output(0, yt, x);
-}
-
 }  // namespace
 
 void append_nn_ops(std::vector<OpSchema>& table) {
@@ -959,7 +935,6 @@ void append_nn_ops(std::vector<OpSchema>& table) {
   table.push_back({"MatMulInteger", 2, 4, 1, 1, infer_matmul_integer, matmul_macs});
   table.push_back({"QFusedConv", 2, 4, 1, 1, infer_qfused_conv, conv_macs});
   table.push_back({"QLookup", 2, 2, 1, 1, infer_qlookup});
-  table.push_back({"QLookupScale", 4, 5, 1, 1, infer_qlookup_scale});
   table.push_back({"ConvTranspose", 2, 3, 1, 1, infer_conv_transpose, conv_transpose_macs});
   table.push_back({"BatchNormalization", 5, 5, 1, 3, infer_batch_norm, nullptr, {3, 4}});
   table.push_back({"InstanceNormalization", 3, 3, 1, 1, infer_instance_norm});

@@ -184,45 +184,6 @@ int fuse_quantized_lookup(Graph& g) {
     if (const auto chain = chain_of(g, n.outputs[0], std::nullopt, prod, users))
       rewrite(i, *chain, nullptr, DType::kF32);
   }
-  // A float table scaled per channel and requantized (the SE block's output: Mul by the gate,
-  // QuantizeLinear) -> one QLookupScale from the bytes; the table stays for its other readers.
-  for (size_t qi = 0; qi < g.nodes.size(); ++qi) {
-    const Node& q = g.nodes[qi];
-    if (dead[qi] || q.op != "QuantizeLinear" || !per_tensor_qdq(g, q)) continue;
-    auto mp = prod.find(q.inputs[0]);
-    if (mp == prod.end() || dead[mp->second]) continue;
-    const Node& mul = g.nodes[mp->second];
-    auto mu = users.find(q.inputs[0]);
-    if (mul.op != "Mul" || mu == users.end() || mu->second.size() != 1) continue;
-    bool is_output = false;
-    for (const std::string& o : g.outputs) is_output = is_output || o == q.inputs[0];
-    if (is_output) continue;
-    for (int side = 0; side < 2; ++side) {
-      const std::string& a = mul.inputs[static_cast<size_t>(side)];
-      const std::string& f = mul.inputs[static_cast<size_t>(1 - side)];
-      auto lp = prod.find(a);
-      if (lp == prod.end() || dead[lp->second] || g.nodes[lp->second].op != "QLookup") continue;
-      const Node& lookup = g.nodes[lp->second];
-      const Tensor* table = g.constant(lookup.inputs[1]);
-      if (!table || table->dtype() != DType::kF32) continue;
-      const Shape& xs = g.value(a).shape;
-      const Shape& fs = g.value(f).shape;
-      bool per_channel = g.value(f).dtype == DType::kF32 && xs.size() >= 2 &&
-                         fs.size() == xs.size() && (fs[0] == 1 || fs[0] == xs[0]) && fs[1] == xs[1];
-      for (size_t d = 2; per_channel && d < fs.size(); ++d) per_channel = fs[d] == 1;
-      if (!per_channel) continue;
-      Node n;
-      n.name = q.name + "_lookup_scale";
-      n.op = "QLookupScale";
-      n.inputs = {lookup.inputs[0], lookup.inputs[1], f, q.inputs[1]};
-      if (q.inputs.size() > 2 && !q.inputs[2].empty()) n.inputs.push_back(q.inputs[2]);
-      n.outputs = {q.outputs[0]};
-      dead[mp->second] = true;
-      g.nodes[qi] = std::move(n);
-      ++fused;
-      break;
-    }
-  }
   if (fused == 0) return 0;
   passes::erase_nodes(g, dead);
   eliminate_dead_code(g);  // the DequantizeLinear nodes nothing reads any more

@@ -84,65 +84,11 @@ class LookupStep : public Step {
   void* y_ = nullptr;
 };
 
-// QLookupScale: QuantizeLinear(table[x] * g per plane) (lookup_scale_quantize_8bit).
-class LookupScaleStep : public Step {
- public:
-  LookupScaleStep(const Node& n, const Shape& x, size_t g_count, const Tensor& table, DType type,
-                  float scale, int32_t zp, Isa isa)
-      : x_name_(n.inputs[0]),
-        g_name_(n.inputs[2]),
-        y_name_(n.outputs[0]),
-        planes_(static_cast<size_t>(x[0] * x[1])),
-        plane_size_(static_cast<size_t>(shape_numel(x) / (x[0] * x[1]))),
-        g_count_(g_count),
-        type_(type),
-        scale_(scale),
-        zp_(zp),
-        isa_(isa) {
-    std::memcpy(table_, table.raw(), sizeof(table_));
-  }
-  void bind(const Binder& b) override {
-    x_ = b.value(x_name_);
-    g_ = static_cast<const float*>(b.value(g_name_));
-    y_ = b.value(y_name_);
-  }
-  void run(ThreadPool& pool) override {
-    lookup_scale_quantize_8bit(table_, g_, g_count_, planes_, plane_size_, type_, scale_, zp_, isa_,
-                               x_, y_, pool);
-  }
-  std::string kernel() const override { return "fast"; }
-
- private:
-  std::string x_name_, g_name_, y_name_;
-  size_t planes_, plane_size_, g_count_;
-  DType type_;
-  float scale_;
-  int32_t zp_;
-  Isa isa_;
-  float table_[256];
-  const void* x_ = nullptr;
-  const float* g_ = nullptr;
-  void* y_ = nullptr;
-};
-
 }  // namespace
 
 std::unique_ptr<Step> lower_quantize(const LowerContext& ctx) {
   const Node& n = ctx.node;
   const Graph& g = ctx.graph;
-  if (n.op == "QLookupScale") {
-    const Tensor* t = g.constant(n.inputs[1]);
-    const Tensor* s = g.constant(n.inputs[3]);
-    const Tensor* z =
-        n.inputs.size() > 4 && !n.inputs[4].empty() ? g.constant(n.inputs[4]) : nullptr;
-    if (!t || !s || g.constant(n.inputs[0]) || g.constant(n.inputs[2])) return nullptr;
-    if (n.inputs.size() > 4 && !n.inputs[4].empty() && !z) return nullptr;
-    const Shape& x = g.value(n.inputs[0]).shape;
-    const size_t g_count = static_cast<size_t>(shape_numel(g.value(n.inputs[2]).shape));
-    return std::make_unique<LookupScaleStep>(
-        n, x, g_count, *t, g.value(n.outputs[0]).dtype, s->data<float>()[0],
-        z ? static_cast<int32_t>(z->get_as_int64(0)) : 0, ctx.isa);
-  }
   if (n.op == "QLookup") {
     const Tensor* t = g.constant(n.inputs[1]);
     if (!t || t->numel() != 256 || g.constant(n.inputs[0])) return nullptr;

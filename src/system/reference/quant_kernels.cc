@@ -324,23 +324,6 @@ void qlookup(const Node&, const std::vector<Tensor>& in, std::vector<Tensor>& ou
     std::memcpy(y + static_cast<size_t>(i) * size, t + x[i] * size, size);
 }
 
-// QLookupScale: QuantizeLinear(table[x] * g[n][c]) with QuantizeLinear's arithmetic above.
-void qlookup_scale(const Node&, const Tensors& in, Tensors& out) {
-  const Tensor& x = in[0];
-  const uint8_t* xb = static_cast<const uint8_t*>(x.raw());
-  const float* t = in[1].data<float>();
-  const float* g = in[2].data<float>();
-  const float s = load_float(in[3], 0);
-  const double zp =
-      in.size() > 4 && in[4].defined() ? static_cast<double>(in[4].get_as_int64(0)) : 0;
-  const int64_t c = x.dim(1), plane = x.numel() / (x.dim(0) * c), gn = in[2].numel();
-  Tensor& y = out[0];
-  for (int64_t i = 0; i < x.numel(); ++i) {
-    const float v = t[xb[i]] * g[(i / plane) % gn];
-    store_int(y, i, saturate(y.dtype(), static_cast<double>(std::nearbyint(v / s)) + zp));
-  }
-}
-
 void append_quant_kernels(std::vector<KernelEntry>& table) {
   table.push_back({"QuantizeLinear", quantize_linear});
   table.push_back({"DequantizeLinear", dequantize_linear});
@@ -351,7 +334,6 @@ void append_quant_kernels(std::vector<KernelEntry>& table) {
   table.push_back({"MatMulInteger", matmul_integer});
   table.push_back({"QFusedConv", qfused_conv});
   table.push_back({"QLookup", qlookup});
-  table.push_back({"QLookupScale", qlookup_scale});
 }
 
 }  // namespace dlas::reference
