@@ -79,6 +79,13 @@ constexpr const char* kShapes[] = {
     "c64_h32_w32_k128_1x1_s2x2_p0x0x0x0_d1x1_g1",
     "c128_h16_w16_k256_1x1_s2x2_p0x0x0x0_d1x1_g1",
     "c256_h8_w8_k512_1x1_s2x2_p0x0x0x0_d1x1_g1",
+    // densenet161: few output channels (its 3x3 growth convs), wide 1x1 inputs
+    "c192_h56_w56_k48_3x3_s1x1_p1x1x1x1_d1x1_g1",
+    "c192_h28_w28_k48_3x3_s1x1_p1x1x1x1_d1x1_g1",
+    "c192_h14_w14_k48_3x3_s1x1_p1x1x1x1_d1x1_g1",
+    "c192_h7_w7_k48_3x3_s1x1_p1x1x1x1_d1x1_g1",
+    "c288_h56_w56_k192_1x1_s1x1_p0x0x0x0_d1x1_g1",
+    "c1056_h7_w7_k192_1x1_s1x1_p0x0x0x0_d1x1_g1",
 };
 
 std::shared_ptr<tune::TaskWeights> random_weights(const ConvProblem& p) {

@@ -86,33 +86,36 @@ const StepInfo& conv_step(const Plan& plan) {
 
 TEST(ConvShapeClass, IsCoarse) {
   EXPECT_EQ(conv_shape_class(problem("c64_h56_w56_k64_3x3_s1x1_p1x1x1x1_d1x1_g1")),
-            "dense-3x3-s1-obig-c64");
+            "dense-3x3-s1-obig-c64-k64");
   EXPECT_EQ(conv_shape_class(problem("c256_h14_w14_k256_3x3_s1x1_p1x1x1x1_d1x1_g1")),
-            "dense-3x3-s1-o16-c256");
+            "dense-3x3-s1-o16-c256-k256");
   EXPECT_EQ(conv_shape_class(problem("c512_h14_w14_k512_3x3_s2x2_p1x1x1x1_d1x1_g1")),
-            "dense-3x3-s2-o8-cbig");
+            "dense-3x3-s2-o8-cbig-kbig");
   EXPECT_EQ(conv_shape_class(problem("c144_h56_w56_k144_3x3_s2x2_p1x1x1x1_d1x1_g144")),
             "dw-3x3-s2-o32-c256");
   EXPECT_EQ(conv_shape_class(problem("c3_h224_w224_k64_7x7_s2x2_p3x3x3x3_d1x1_g1")),
             "stem-7x7-s2-obig");
   EXPECT_EQ(conv_shape_class(problem("c64_h4_w4_k64_1x1_s1x1_p0x0x0x0_d1x1_g4")),
-            "group-1x1-s1-o4-c64");
+            "group-1x1-s1-o4-c64-k64");
   EXPECT_EQ(conv_shape_class(problem("c512_h2_w2_k512_3x3_s1x1_p1x1x1x1_d1x1_g1")),
-            "dense-3x3-s1-o2-cbig");
+            "dense-3x3-s1-o2-cbig-kbig");
   EXPECT_EQ(conv_shape_class(problem("c512_h4_w4_k512_3x3_s1x1_p1x1x1x1_d1x1_g1")),
-            "dense-3x3-s1-o4-cbig");
+            "dense-3x3-s1-o4-cbig-kbig");
+  // Output channels enter dense and grouped classes only.
+  EXPECT_EQ(conv_shape_class(problem("c192_h14_w14_k48_3x3_s1x1_p1x1x1x1_d1x1_g1")),
+            "dense-3x3-s1-o16-c256-k64");
   // Batch, padding and the epilogue do not enter.
   ConvProblem p = problem("c64_h56_w56_k64_3x3_s1x1_p1x1x1x1_d1x1_g1");
   p.n = 4;
   p.epilogue.act = Activation::kRelu;
-  EXPECT_EQ(conv_shape_class(p), "dense-3x3-s1-obig-c64");
+  EXPECT_EQ(conv_shape_class(p), "dense-3x3-s1-obig-c64-k64");
   EXPECT_EQ(cpu_slug("AMD EPYC 9B14 96-Core Processor"), "amd-epyc-9b14-96-core-processor");
   EXPECT_EQ(cpu_slug("  "), "unknown-cpu");
 }
 
 TEST_F(MachineProfileTest, RoundTripAndLookup) {
   MachineProfile m = here(2);
-  m.entries.push_back({"dense-3x3-s1-o16-c64", "gemm", Layout::kNchw, {{"mb", 8}}, 12.5});
+  m.entries.push_back({"dense-3x3-s1-o16-c64-k64", "gemm", Layout::kNchw, {{"mb", 8}}, 12.5});
   m.entries.push_back({"dw-3x3-s1-o16-c64", "depthwise", Layout::kNchw16c, {}, 3});
   m.save(path("p.json"));
   const MachineProfile r = MachineProfile::load(path("p.json"));
@@ -129,11 +132,35 @@ TEST_F(MachineProfileTest, RoundTripAndLookup) {
   EXPECT_EQ(r.lookup(problem("c16_h16_w16_k16_1x1_s1x1_p0x0x0x0_d1x1_g1")), nullptr);
 }
 
+// A class without an entry of its own takes the nearest output-channel bucket (ties: the
+// larger), or the entry without one that a profile written before the buckets has.
+TEST_F(MachineProfileTest, LookupFallsBackToTheNearestOutputChannelBucket) {
+  MachineProfile m = here(2);
+  m.entries.push_back({"dense-3x3-s1-o16-c256-k64", "direct", Layout::kNchw16c, {}, 1});
+  m.entries.push_back({"dense-3x3-s1-o16-c256-kbig", "winograd", Layout::kNchw, {}, 2});
+  auto algo_for = [](const MachineProfile& p, const char* key) {
+    const MachineProfile::Entry* e = p.lookup(problem(key));
+    return e ? e->algo : std::string("none");
+  };
+  EXPECT_EQ(algo_for(m, "c192_h14_w14_k48_3x3_s1x1_p1x1x1x1_d1x1_g1"), "direct");
+  EXPECT_EQ(algo_for(m, "c192_h14_w14_k512_3x3_s1x1_p1x1x1x1_d1x1_g1"), "winograd");
+  // k256: as near to 64 as to big; the larger wins.
+  EXPECT_EQ(algo_for(m, "c192_h14_w14_k128_3x3_s1x1_p1x1x1x1_d1x1_g1"), "winograd");
+  // Another input-channel bucket or side is another class.
+  EXPECT_EQ(algo_for(m, "c32_h14_w14_k48_3x3_s1x1_p1x1x1x1_d1x1_g1"), "none");
+  EXPECT_EQ(algo_for(m, "c192_h28_w28_k48_3x3_s1x1_p1x1x1x1_d1x1_g1"), "none");
+  // An entry without the bucket serves every output-channel count of its class.
+  MachineProfile old = here(2);
+  old.entries.push_back({"dense-3x3-s1-o16-c256", "winograd", Layout::kNchw, {}, 1});
+  EXPECT_EQ(algo_for(old, "c192_h14_w14_k48_3x3_s1x1_p1x1x1x1_d1x1_g1"), "winograd");
+  EXPECT_EQ(algo_for(old, "c192_h14_w14_k512_3x3_s1x1_p1x1x1x1_d1x1_g1"), "winograd");
+}
+
 // The other layout's best and the reorder cost round-trip and decide the layout: NCHW keeps
 // a layer only when its lead exceeds the reorders; a version-1 file (neither) still reads.
 TEST_F(MachineProfileTest, OtherLayoutAndReorderCostDecideTheLayout) {
   MachineProfile m = here(2);
-  MachineProfile::Entry e{"dense-3x3-s1-o16-c64", "winograd", Layout::kNchw, {}, 100};
+  MachineProfile::Entry e{"dense-3x3-s1-o16-c64-k64", "winograd", Layout::kNchw, {}, 100};
   e.other = MachineProfile::Choice{"direct", Layout::kNchw16c, {{"nv", 2}, {"pw", 4}}, 110};
   e.reorder_us = 15;
   m.entries.push_back(e);
@@ -266,8 +293,8 @@ TEST_F(MachineProfileTest, MismatchedOrCorruptProfilesAreIgnoredWithOneWarning) 
   EXPECT_EQ(active_machine_profile("", isa, 1).profile, nullptr);
 }
 
-// The tables shipped in the binary: valid, an AVX2 and an AVX-512 one at least; the choice follows the ISA
-// path's f32 kernels (a path without a table of its base gets none).
+// The tables shipped in the binary: valid, an AVX2 and an AVX-512 one at least; the choice follows
+// the ISA path's f32 kernels (a path without a table of its base gets none).
 TEST(BuiltinProfiles, CoverTheVectorPathsAndAreChosenByIsa) {
   const auto& tables = builtin_machine_profiles();
   ASSERT_FALSE(tables.empty());
@@ -295,14 +322,15 @@ TEST(BuiltinProfiles, CoverTheVectorPathsAndAreChosenByIsa) {
 }
 
 TEST_F(MachineProfileTest, PlanFollowsTheProfile) {
-  const Graph g = one_conv(16, 16, 16, 3);  // dense-3x3-s1-o16-c64: the rule picks winograd
+  const Graph g = one_conv(16, 16, 16, 3);  // dense-3x3-s1-o16-c64-k64: the rule picks winograd
   const Layout L = native_blocked_layout(active_isa());
   PlanOptions o;
   o.threads = 1;
   o.profile = "none";
   EXPECT_EQ(conv_step(Plan(g, o)).kernel, "winograd");
   MachineProfile m = here();
-  m.entries.push_back({"dense-3x3-s1-o16-c64", "gemm", Layout::kNchw, {{"no-such-knob", 1}}, 1});
+  m.entries.push_back(
+      {"dense-3x3-s1-o16-c64-k64", "gemm", Layout::kNchw, {{"no-such-knob", 1}}, 1});
   m.save(path("gemm.json"));
   o.profile = path("gemm.json");
   const Plan gemm(g, o);
@@ -310,7 +338,7 @@ TEST_F(MachineProfileTest, PlanFollowsTheProfile) {
   EXPECT_EQ(conv_step(gemm).layout, Layout::kNchw);
   // A blocked entry runs blocked; --conv-algo and per-layer choices still win.
   if (is_blocked(L)) {
-    m.entries[0] = {"dense-3x3-s1-o16-c64", "direct", L, {}, 1};
+    m.entries[0] = {"dense-3x3-s1-o16-c64-k64", "direct", L, {}, 1};
     m.save(path("direct.json"));
     o.profile = path("direct.json");
     const Plan direct(g, o);
@@ -342,8 +370,8 @@ TEST_F(MachineProfileTest, CalibrationOnTinyShapesDrivesThePlan) {
   EXPECT_EQ(calls, 2);
   ASSERT_EQ(r.rows.size(), 2u);
   ASSERT_EQ(r.profile.entries.size(), 2u);
-  EXPECT_EQ(r.profile.entries[0].shape_class, "dense-3x3-s1-o8-c64");
-  EXPECT_EQ(r.profile.entries[1].shape_class, "dense-1x1-s1-o8-c64");
+  EXPECT_EQ(r.profile.entries[0].shape_class, "dense-3x3-s1-o8-c64-k64");
+  EXPECT_EQ(r.profile.entries[1].shape_class, "dense-1x1-s1-o8-c64-k64");
   for (const CalibrateRow& row : r.rows) EXPECT_GT(row.candidates, 1) << row.shape_class;
   r.profile.save(path("calibrated.json"));
 

@@ -7,7 +7,7 @@
 // File format (JSON, one object):
 //   {"format": "dlas-machine-profile", "version": 1, "cpu": "AMD EPYC 9B14", "isa": "avx512",
 //    "threads": 2, "source": "dlas hw --calibrate",
-//    "entries": [{"class": "dense-3x3-s1-o16-c256", "algo": "winograd", "layout": "nchw",
+//    "entries": [{"class": "dense-3x3-s1-o16-c256-k256", "algo": "winograd", "layout": "nchw",
 //                 "knobs": {"tile": 4}, "us": 812.5,
 //                 "other": {"algo": "direct", "layout": "nchw16c", "knobs": {...}, "us": 840},
 //                 "reorder_us": 61.2}, ...]}
@@ -28,12 +28,13 @@
 namespace dlas {
 
 // The coarse class of an f32 conv that a profile keys on:
-//   "<kind>-<kh>x<kw>-s<stride>[-d<dilation>]-o<side>[-c<channels>]"
+//   "<kind>-<kh>x<kw>-s<stride>[-d<dilation>]-o<side>[-c<channels>][-k<outputs>]"
 // kind: "dw" (depthwise), "stem" (<= 4 input channels per group, groups 1), "group" (other
 // grouped convs) or "dense"; stride "1", "2" or "<sh>x<sw>" when they differ; side: the
-// larger output side bucketed to 4, 8, 16, 32 or "big" (> 32); channels (not for stems): the
-// input channels bucketed to 64, 256 or "big" (> 256). Batch, padding and the epilogue do not
-// enter. E.g. "dense-3x3-s1-o16-c256", "dw-3x3-s2-obig-c64", "stem-7x7-s2-obig".
+// larger output side bucketed to 2, 4, 8, 16, 32 or "big" (> 32); channels (not for stems):
+// the input channels bucketed to 64, 256 or "big" (> 256); outputs (dense and group only): the
+// output channels, bucketed the same way. Batch, padding and the epilogue do not enter. E.g.
+// "dense-3x3-s1-o16-c256-k64", "dw-3x3-s2-obig-c64", "stem-7x7-s2-obig".
 std::string conv_shape_class(const ConvProblem& p);
 
 struct MachineProfile {
@@ -71,7 +72,9 @@ struct MachineProfile {
   std::string source;          // what made it ("dlas hw --calibrate")
   std::vector<Entry> entries;  // one per class
 
-  // The entry for p's class; nullptr when none or p is not f32.
+  // The entry for p's class, else the entry of the same class with the nearest output-channel
+  // bucket (ties: the larger) or with none (a file written before classes had one); nullptr
+  // when none of these exists or p is not f32.
   const Entry* lookup(const ConvProblem& p) const;
   // The profile's algorithm for p (in p's layouts) on `isa` where the auto rule picked
   // `rule`: nullptr when there is no entry, the rule picked a sparse algorithm (a profile
