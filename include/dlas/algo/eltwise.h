@@ -32,6 +32,13 @@ bool binary(Isa isa, BinaryOp op, const float* a, const Shape& as, const float* 
 void unary_activation(Isa isa, Activation act, float p0, float p1, size_t n, const float* x,
                       float* y, ThreadPool& pool);
 
+// y[p * lanes + l] = act(x[p * lanes + l] * scale[l] + shift[l]) for p < pixels, l < lanes:
+// one channel's plane (lanes 1) or one channel block of a blocked layout (lanes: the block) of
+// a per-channel affine (inference BatchNorm, ChannelAffine). Serial (the caller splits the
+// planes over its pool); y may equal x. microkernels/f32-vaffine.
+void channel_affine(Isa isa, Activation act, float p0, float p1, size_t pixels, size_t lanes,
+                    const float* x, const float* scale, const float* shift, float* y);
+
 // 16-bit float rows (type kF16 or kBF16, as uint16_t bit patterns) to and from f32, split
 // over the pool in whole 16-element blocks: widening is exact, narrowing rounds to nearest
 // even (NaN stays NaN). The ISA's vector conversions (F16C on x86 for f16). y must not

@@ -55,6 +55,13 @@ int fuse_quantized_conv(Graph& graph);
 // Mul, Q -> one byte lookup). Run after fuse_quantized_conv. Returns the number of QLookups.
 int fuse_quantized_lookup(Graph& graph);
 
+// A BatchNormalization with constant statistics that no conv absorbed (a pre-activation norm)
+// becomes one ChannelAffine(x0, ..., scale, shift) with the channel Concat that feeds it and
+// the activation (Relu, Clip, Sigmoid, HardSwish, HardSigmoid) that follows it, when nothing
+// else reads those values; a BatchNormalization with neither stays. Run after fold_batchnorm.
+// Returns the number of ChannelAffines made.
+int fuse_channel_affine(Graph& graph);
+
 // Evaluates DequantizeLinear nodes of constants (quantized weights no int8 op consumed),
 // turning them into f32 initializers. Returns the count.
 int fold_dequantize(Graph& graph);
@@ -62,7 +69,7 @@ int fold_dequantize(Graph& graph);
 // What optimize_graph did, for reports.
 struct PassReport {
   int batchnorms_folded = 0, residuals_fused = 0, activations_fused = 0;
-  int qconvs_fused = 0, lookups_fused = 0;
+  int qconvs_fused = 0, lookups_fused = 0, affines_fused = 0;
   int nodes_before = 0, nodes_after = 0;
 };
 
@@ -77,8 +84,9 @@ struct GraphPass {
 
 // The pass list, in the order the passes run: 1 constant folding + dead-code elimination
 // (and memory reuse in the plan); 2 + BatchNorm folding; 3 + residual and activation fusion,
-// then int8 conv fusion (fuse_quantized_conv) and lookup fusion (fuse_quantized_lookup); 1 + last,
-// folding the dequantization of weights no int8 op uses. Level 0 runs nothing.
+// the remaining BatchNorms as channel affines (fuse_channel_affine), then int8 conv fusion
+// (fuse_quantized_conv) and lookup fusion (fuse_quantized_lookup); 1 + last, folding the
+// dequantization of weights no int8 op uses. Level 0 runs nothing.
 const std::vector<GraphPass>& graph_passes();
 
 struct PassOptions {

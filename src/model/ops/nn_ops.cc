@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdint>
 #include <initializer_list>
+#include <limits>
 #include <set>
 #include <string>
 
@@ -177,8 +178,9 @@ int64_t conv_macs(const Graph& g, const Node& n) {
 // min/max, hardsigmoid alpha/beta).
 // ---------------------------------------------------------------------------
 
-void infer_fused_conv(InferContext& ctx) {
-  infer_conv(ctx);
+// The `activation` and `activation_params` attributes of the fused ops (FusedConv,
+// ChannelAffine).
+void check_fused_activation(InferContext& ctx) {
   static const char* kActs[] = {"none", "relu",        "clip",     "sigmoid",
                                 "silu", "hardsigmoid", "hardswish"};
   const std::string act = ctx.node().attr_string("activation", "none");
@@ -189,6 +191,11 @@ void infer_fused_conv(InferContext& ctx) {
   const auto params = ctx.node().attr_floats("activation_params", {});
   ctx.check(params.size() == want_params, "activation '", act, "' takes ", want_params,
             " activation_params, got ", params.size());
+}
+
+void infer_fused_conv(InferContext& ctx) {
+  infer_conv(ctx);
+  check_fused_activation(ctx);
   if (ctx.has_input(3)) {
     require_same_dtype(ctx, 3, "R");
     ctx.check(ctx.shape(3) == ctx.outputs()[0].shape, "residual R ", shape_str(ctx.shape(3)),
@@ -910,6 +917,36 @@ void infer_qfused_conv(InferContext& ctx) {
   ctx.set_output(0, *yt, y);
 }
 
+// ChannelAffine(X0, ..., Xn-1, scale, shift): dlas-internal (made by fuse_channel_affine from
+// Concat -> BatchNormalization -> activation): Y = act(concat(X0, ..., Xn-1 along axis 1) *
+// scale[c] + shift[c]), X f32 of rank >= 2 equal outside axis 1, scale and shift f32 [C] with
+// C the summed channels; `activation` and `activation_params` as FusedConv's.
+void infer_channel_affine(InferContext& ctx) {
+  const int xs = ctx.num_inputs() - 2;
+  const int r = ctx.rank(0);
+  ctx.check(r >= 2, "X0 ", shape_str(ctx.shape(0)), " must have rank >= 2 (N, C, ...)");
+  Shape y = ctx.shape(0);
+  for (int i = 0; i < xs; ++i) {
+    ctx.check(ctx.dtype(i) == DType::kF32, "X", i, " must be f32, got ", dtype_name(ctx.dtype(i)));
+    const Shape& s = ctx.shape(i);
+    ctx.check(ctx.rank(i) == r, "X", i, " has shape ", shape_str(s), " but X0 has ",
+              shape_str(ctx.shape(0)), "; ranks differ");
+    for (int d = 0; d < r; ++d)
+      ctx.check(d == 1 || s[static_cast<size_t>(d)] == y[static_cast<size_t>(d)], "X", i,
+                " has shape ", shape_str(s), " but X0 has ", shape_str(ctx.shape(0)),
+                "; they differ outside axis 1");
+    if (i > 0) y[1] += s[1];
+  }
+  for (int i : {xs, xs + 1}) {
+    ctx.check(ctx.dtype(i) == DType::kF32, i == xs ? "scale" : "shift", " must be f32, got ",
+              dtype_name(ctx.dtype(i)));
+    ctx.check(ctx.shape(i) == Shape{y[1]}, i == xs ? "scale" : "shift", " must have shape [", y[1],
+              "], got ", shape_str(ctx.shape(i)));
+  }
+  check_fused_activation(ctx);
+  ctx.set_output(0, DType::kF32, y);
+}
+
 // QLookup(x, table): dlas-internal (made by fuse_quantized_lookup): y[i] = table[x[i] as an
 // unsigned byte], x u8/s8, table u8/s8/f32 [256]; y has x's shape and the table's type.
 void infer_qlookup(InferContext& ctx) {
@@ -935,6 +972,8 @@ void append_nn_ops(std::vector<OpSchema>& table) {
   table.push_back({"MatMulInteger", 2, 4, 1, 1, infer_matmul_integer, matmul_macs});
   table.push_back({"QFusedConv", 2, 4, 1, 1, infer_qfused_conv, conv_macs});
   table.push_back({"QLookup", 2, 2, 1, 1, infer_qlookup});
+  table.push_back(
+      {"ChannelAffine", 3, std::numeric_limits<int>::max(), 1, 1, infer_channel_affine});
   table.push_back({"ConvTranspose", 2, 3, 1, 1, infer_conv_transpose, conv_transpose_macs});
   table.push_back({"BatchNormalization", 5, 5, 1, 3, infer_batch_norm, nullptr, {3, 4}});
   table.push_back({"InstanceNormalization", 3, 3, 1, 1, infer_instance_norm});

@@ -1,24 +1,7 @@
-#include <limits>
-
 #include "dlas/system/passes.h"
 #include "system/passes/pass_util.h"
 
 namespace dlas {
-namespace {
-
-// A scalar float initializer of any float type (Clip's min/max), or `fallback` when the input is absent.
-bool scalar_input(const Graph& g, const Node& n, size_t i, float fallback, float& out) {
-  if (n.inputs.size() <= i || n.inputs[i].empty()) {
-    out = fallback;
-    return true;
-  }
-  const Tensor* t = g.constant(n.inputs[i]);
-  if (!t || !is_float(t->dtype()) || t->numel() != 1) return false;
-  out = t->dtype() == DType::kF32 ? t->data<float>()[0] : t->cast(DType::kF32).data<float>()[0];
-  return true;
-}
-
-}  // namespace
 
 int fuse_activation(Graph& graph) {
   auto uses = passes::use_counts(graph);
@@ -38,23 +21,7 @@ int fuse_activation(Graph& graph) {
     std::string new_output = act.outputs[0];
     size_t extra_dead = graph.nodes.size();
     if (uses[y] == 1) {
-      if (act.op == "Relu") {
-        name = "relu";
-      } else if (act.op == "Sigmoid") {
-        name = "sigmoid";
-      } else if (act.op == "HardSwish") {
-        name = "hardswish";
-      } else if (act.op == "HardSigmoid") {
-        name = "hardsigmoid";
-        params = {act.attr_float("alpha", 0.2f), act.attr_float("beta", 0.5f)};
-      } else if (act.op == "Clip") {
-        float lo, hi;
-        if (!scalar_input(graph, act, 1, -std::numeric_limits<float>::infinity(), lo) ||
-            !scalar_input(graph, act, 2, std::numeric_limits<float>::infinity(), hi))
-          continue;
-        name = "clip";
-        params = {lo, hi};
-      }
+      if (!passes::activation_of(graph, act, name, params)) continue;
     } else if (uses[y] == 2 && act.op == "Sigmoid" && uses[act.outputs[0]] == 1) {
       // SiLU as exported: s = Sigmoid(y); z = Mul(y, s) (either operand order).
       for (size_t mi = 0; mi < graph.nodes.size(); ++mi) {

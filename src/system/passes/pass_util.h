@@ -1,8 +1,10 @@
 // Small helpers the fusion passes share.
 #pragma once
 
+#include <limits>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 #include "dlas/model/graph.h"
 
@@ -44,6 +46,46 @@ inline bool conv_without_epilogue(const Node& n) {
 // Turns a Conv into a FusedConv (no-op on a FusedConv).
 inline void make_fused(Node& n) {
   if (n.op == "Conv") n.op = "FusedConv";
+}
+
+// A scalar float initializer of any float type (Clip's min/max), or `fallback` when the input
+// is absent; false when it is not a constant scalar.
+inline bool scalar_input(const Graph& g, const Node& n, size_t i, float fallback, float& out) {
+  if (n.inputs.size() <= i || n.inputs[i].empty()) {
+    out = fallback;
+    return true;
+  }
+  const Tensor* t = g.constant(n.inputs[i]);
+  if (!t || !is_float(t->dtype()) || t->numel() != 1) return false;
+  out = t->dtype() == DType::kF32 ? t->data<float>()[0] : t->cast(DType::kF32).data<float>()[0];
+  return true;
+}
+
+// The fused ops' `activation` name and `activation_params` that one activation node computes
+// (Relu, Sigmoid, HardSwish, HardSigmoid, Clip with constant bounds); false for anything else.
+inline bool activation_of(const Graph& g, const Node& act, std::string& name,
+                          std::vector<float>& params) {
+  params.clear();
+  if (act.op == "Relu") {
+    name = "relu";
+  } else if (act.op == "Sigmoid") {
+    name = "sigmoid";
+  } else if (act.op == "HardSwish") {
+    name = "hardswish";
+  } else if (act.op == "HardSigmoid") {
+    name = "hardsigmoid";
+    params = {act.attr_float("alpha", 0.2f), act.attr_float("beta", 0.5f)};
+  } else if (act.op == "Clip") {
+    float lo, hi;
+    if (!scalar_input(g, act, 1, -std::numeric_limits<float>::infinity(), lo) ||
+        !scalar_input(g, act, 2, std::numeric_limits<float>::infinity(), hi))
+      return false;
+    name = "clip";
+    params = {lo, hi};
+  } else {
+    return false;
+  }
+  return true;
 }
 
 }  // namespace dlas::passes

@@ -7,7 +7,8 @@
 //     the image as it is. Its residual is read in its output's layout.
 //   - Layout-neutral ops follow their inputs: activations, BatchNorm, Add/Sub/Mul/Div of two
 //     same-shape activations (or a [N,C,1,1] scale against [N,C,H,W]), and a channel Concat
-//     of whole blocks run blocked when an input arrives blocked; so do f32 MaxPool,
+//     (or a ChannelAffine of several inputs) of whole blocks run blocked when an input
+//     arrives blocked; so do f32 MaxPool,
 //     AveragePool and GlobalAveragePool (blocked pooling kernels, output in the same layout).
 //   - Every other op, and the graph's outputs, read NCHW.
 // A value is reordered at most once per layout, just before its first consumer that needs
@@ -165,6 +166,20 @@ bool is_concat_blockable(const Graph& g, const Node& n, Layout L) {
   return true;
 }
 
+// A ChannelAffine of 4-D f32 activations: one (any channel count, as a BatchNorm), or several
+// of whole blocks of L (as a Concat).
+bool is_channel_affine_blockable(const Graph& g, const Node& n, Layout L) {
+  if (n.op != "ChannelAffine" || n.outputs.size() != 1 || n.inputs.size() < 3) return false;
+  const size_t xs = n.inputs.size() - 2;
+  for (size_t k = 0; k < xs; ++k) {
+    const std::string& in = n.inputs[k];
+    if (g.constant(in) || !g.has_value(in) || g.value(in).dtype != DType::kF32 ||
+        g.value(in).shape.size() != 4 || (xs > 1 && g.value(in).shape[1] % layout_block(L) != 0))
+      return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 LayoutPlan plan_layouts(Graph& g, const PlanOptions& o, Isa isa) {
@@ -225,6 +240,16 @@ LayoutPlan plan_layouts(Graph& g, const PlanOptions& o, Isa isa) {
       } else if (is_binary_neutral(g, n) && (x_now == L || lp.of(n.inputs[1]) == L)) {
         run = L;
         for (size_t k = 0; k < 2; ++k) n.inputs[k] = need(i, n.inputs[k], L), placed[k] = true;
+      } else if (is_channel_affine_blockable(g, n, L)) {
+        // Its activation inputs as a Concat's (a lone one as a BatchNorm's): blocked when one
+        // arrives blocked; the scale and shift are constants.
+        const size_t xs = n.inputs.size() - 2;
+        bool any = false;
+        for (size_t k = 0; k < xs; ++k) any |= lp.of(n.inputs[k]) == L;
+        if (any) {
+          run = L;
+          for (size_t k = 0; k < xs; ++k) n.inputs[k] = need(i, n.inputs[k], L), placed[k] = true;
+        }
       } else if (is_concat_blockable(g, n, L)) {
         bool any = false;
         for (const std::string& in : n.inputs) any |= lp.of(in) == L;

@@ -1,5 +1,5 @@
-// Fast steps for the simple ops around convolutions: standalone BatchNorm (as a
-// per-channel affine), activations, Add/Sub/Mul/Div with CNN broadcasts, and the
+// Fast steps for the simple ops around convolutions: standalone BatchNorm and ChannelAffine
+// (per-channel affines), activations, Add/Sub/Mul/Div with CNN broadcasts, and the
 // view ops (copies).
 #include <cmath>
 #include <cstring>
@@ -51,56 +51,85 @@ class EltwiseStep : public Step {
   float* y_ = nullptr;
 };
 
-// y = x * scale[c] + shift[c]; on a blocked layout the scale and shift are padded with
-// zeros to whole blocks and applied per lane.
-class BatchNormStep : public Step {
+// y = act(concat(x0, x1, ...) * scale[c] + shift[c]) along channels: an inference BatchNorm
+// (one input, no activation) or a ChannelAffine. On a blocked layout every input but a lone
+// one holds whole blocks (the layout pass checks), and scale and shift are padded with zeros
+// to each input's whole blocks and applied per lane. The work is cut into runs of about
+// kChunk elements: several small planes (or blocks) of one input, or part of a large one.
+class ChannelAffineStep : public Step {
  public:
-  BatchNormStep(const Node& n, const Shape& shape, std::vector<float> scale,
-                std::vector<float> shift, Layout layout)
-      : x_name_(n.inputs[0]),
+  ChannelAffineStep(const Graph& g, const Node& n, size_t inputs, std::vector<float> scale,
+                    std::vector<float> shift, Epilogue e, Isa isa, Layout layout)
+      : in_names_(n.inputs.begin(), n.inputs.begin() + static_cast<std::ptrdiff_t>(inputs)),
         y_name_(n.outputs[0]),
-        scale_(std::move(scale)),
-        shift_(std::move(shift)),
-        batch_(shape[0]),
-        channels_(shape[1]),
-        plane_(shape_numel(shape) / (shape[0] * shape[1])),
-        block_(layout_block(layout)) {
-    scale_.resize(static_cast<size_t>(blocked_channels(channels_, layout)), 0.f);
-    shift_.resize(scale_.size(), 0.f);
+        e_(e),
+        isa_(isa) {
+    const Shape& y = g.value(n.outputs[0]).shape;
+    batch_ = y[0];
+    plane_ = shape_numel(y) / (y[0] * y[1]);
+    lanes_ = static_cast<int64_t>(layout_block(layout));
+    int64_t ch = 0, stored = 0;  // real and stored channels before input k
+    for (size_t k = 0; k < inputs; ++k) {
+      const int64_t c = g.value(n.inputs[k]).shape[1];
+      const int64_t sc = blocked_channels(c, layout);
+      for (int64_t j = 0; j < sc; ++j) {
+        scale_.push_back(j < c ? scale[static_cast<size_t>(ch + j)] : 0.f);
+        shift_.push_back(j < c ? shift[static_cast<size_t>(ch + j)] : 0.f);
+      }
+      in_image_.push_back(sc * plane_);
+      // Runs: planes (or blocks) of lanes_ channels, grouped or split to about kChunk elements.
+      const int64_t unit = plane_ * lanes_, units = sc / lanes_;
+      const int64_t group = std::max<int64_t>(1, static_cast<int64_t>(kChunk) / unit);
+      const int64_t parts = std::max<int64_t>(1, unit / static_cast<int64_t>(kChunk));
+      const int64_t per_part = (plane_ + parts - 1) / parts;
+      for (int64_t b = 0; b < units; b += group)
+        for (int64_t p0 = 0; p0 < plane_; p0 += per_part)
+          runs_.push_back(
+              {k, b, std::min(group, units - b), p0, std::min(plane_, p0 + per_part), stored});
+      ch += c;
+      stored += sc;
+    }
+    out_image_ = stored * plane_;
   }
   void bind(const Binder& b) override {
-    x_ = static_cast<const float*>(b.value(x_name_));
+    ins_.clear();
+    for (const std::string& name : in_names_)
+      ins_.push_back(static_cast<const float*>(b.value(name)));
     y_ = static_cast<float*>(b.value(y_name_));
   }
   void run(ThreadPool& pool) override {
-    if (block_ > 1) {
-      const int64_t blocks = static_cast<int64_t>(scale_.size()) / block_;
-      pool.parallel_for(static_cast<size_t>(batch_ * blocks), [&](size_t i) {
-        const int64_t cb = static_cast<int64_t>(i) % blocks;
-        const float* s = scale_.data() + cb * block_;
-        const float* t = shift_.data() + cb * block_;
-        const float* x = x_ + static_cast<int64_t>(i) * plane_ * block_;
-        float* y = y_ + static_cast<int64_t>(i) * plane_ * block_;
-        for (int64_t j = 0; j < plane_; ++j)
-          for (int64_t l = 0; l < block_; ++l) y[j * block_ + l] = x[j * block_ + l] * s[l] + t[l];
-      });
-      return;
-    }
-    pool.parallel_for(static_cast<size_t>(batch_ * channels_), [&](size_t i) {
-      const size_t c = i % static_cast<size_t>(channels_);
-      const float s = scale_[c], t = shift_[c];
-      const float* x = x_ + i * plane_;
-      float* y = y_ + i * plane_;
-      for (int64_t j = 0; j < plane_; ++j) y[j] = x[j] * s + t;
+    const size_t runs = runs_.size();
+    pool.parallel_for(static_cast<size_t>(batch_) * runs, [&](size_t item) {
+      const int64_t img = static_cast<int64_t>(item / runs);
+      const Run& r = runs_[item % runs];
+      const int64_t unit = plane_ * lanes_;
+      for (int64_t b = r.first; b < r.first + r.count; ++b) {
+        const int64_t c = r.stored + b * lanes_;  // first stored channel of the unit
+        const float* x = ins_[r.input] + img * in_image_[r.input] + b * unit + r.p0 * lanes_;
+        float* y = y_ + img * out_image_ + c * plane_ + r.p0 * lanes_;
+        channel_affine(isa_, e_.act, e_.p0, e_.p1, static_cast<size_t>(r.p1 - r.p0),
+                       static_cast<size_t>(lanes_), x, scale_.data() + c, shift_.data() + c, y);
+      }
     });
   }
   std::string kernel() const override { return "fast"; }
 
  private:
-  std::string x_name_, y_name_;
-  std::vector<float> scale_, shift_;
-  int64_t batch_, channels_, plane_, block_;
-  const float* x_ = nullptr;
+  struct Run {
+    size_t input;
+    int64_t first, count;  // planes (NCHW) or blocks of the input
+    int64_t p0, p1;        // pixel range
+    int64_t stored;        // the input's first stored channel in the output
+  };
+  std::vector<std::string> in_names_;
+  std::string y_name_;
+  Epilogue e_;
+  Isa isa_;
+  int64_t batch_ = 0, plane_ = 0, lanes_ = 1, out_image_ = 0;
+  std::vector<float> scale_, shift_;  // per stored channel
+  std::vector<int64_t> in_image_;     // stored elements of one image, per input
+  std::vector<Run> runs_;
+  std::vector<const float*> ins_;
   float* y_ = nullptr;
 };
 
@@ -276,27 +305,47 @@ class CopyStep : public Step {
 
 }  // namespace
 
+// BatchNormalization with constant statistics, and ChannelAffine(x0, ..., scale, shift).
 std::unique_ptr<Step> lower_batchnorm(const LowerContext& ctx) {
   const Node& n = ctx.node;
   const Graph& g = ctx.graph;
-  if (n.op != "BatchNormalization" || n.outputs.size() != 1 || !is_f32(g, n.inputs[0]))
-    return nullptr;
-  const Shape& shape = g.value(n.inputs[0]).shape;
-  if (shape.size() < 2) return nullptr;
+  if (n.outputs.size() != 1 || n.inputs.empty() || !is_f32(g, n.inputs[0])) return nullptr;
+  const Shape& y = g.value(n.outputs[0]).shape;
+  if (y.size() < 2 || y[0] == 0 || y[1] == 0) return nullptr;
+  if (n.op == "ChannelAffine") {
+    if (n.inputs.size() < 3) return nullptr;
+    const size_t inputs = n.inputs.size() - 2;
+    const Tensor* scale = g.constant(n.inputs[inputs]);
+    const Tensor* shift = g.constant(n.inputs[inputs + 1]);
+    if (!scale || !shift || scale->dtype() != DType::kF32 || shift->dtype() != DType::kF32)
+      return nullptr;
+    for (size_t k = 0; k < inputs; ++k)
+      if (g.constant(n.inputs[k]) || !is_f32(g, n.inputs[k])) return nullptr;
+    Epilogue e;
+    e.act = parse_activation(n.attr_string("activation", "none"));
+    const auto params = n.attr_floats("activation_params", {});
+    if (params.size() == 2) e.p0 = params[0], e.p1 = params[1];
+    const float* sc = scale->data<float>();
+    const float* sh = shift->data<float>();
+    return std::make_unique<ChannelAffineStep>(
+        g, n, inputs, std::vector<float>(sc, sc + scale->numel()),
+        std::vector<float>(sh, sh + shift->numel()), e, ctx.isa, ctx.y_layout);
+  }
+  if (n.op != "BatchNormalization") return nullptr;
   const Tensor* t[4];
   for (int i = 0; i < 4; ++i) {
     t[i] = g.constant(n.inputs[1 + i]);
     if (!t[i] || t[i]->dtype() != DType::kF32) return nullptr;
   }
   const double eps = n.attr_float("epsilon", 1e-5f);
-  std::vector<float> scale(static_cast<size_t>(shape[1])), shift(scale.size());
+  std::vector<float> scale(static_cast<size_t>(y[1])), shift(scale.size());
   for (size_t c = 0; c < scale.size(); ++c) {
     const double s = t[0]->data<float>()[c] / std::sqrt(double(t[3]->data<float>()[c]) + eps);
     scale[c] = float(s);
     shift[c] = float(t[1]->data<float>()[c] - t[2]->data<float>()[c] * s);
   }
-  return std::make_unique<BatchNormStep>(n, shape, std::move(scale), std::move(shift),
-                                         ctx.y_layout);
+  return std::make_unique<ChannelAffineStep>(g, n, 1, std::move(scale), std::move(shift),
+                                             Epilogue{}, ctx.isa, ctx.y_layout);
 }
 
 std::unique_ptr<Step> lower_activation(const LowerContext& ctx) {

@@ -1173,6 +1173,35 @@ void fused_conv_f32(const Node& node, const Tensors& inputs, Tensors& outputs) {
   apply_epilogue(Isa::kScalar, e, n, y, 0.f, r);
 }
 
+// ChannelAffine: the inputs concatenated along axis 1, y = x * scale[c] + shift[c], then the
+// scalar epilogue's activation (BatchNormalization's arithmetic, then the activation's).
+void channel_affine_f32(const Node& node, const Tensors& inputs, Tensors& outputs) {
+  const size_t xs = inputs.size() - 2;
+  const float* scale = inputs[xs].data<float>();
+  const float* shift = inputs[xs + 1].data<float>();
+  Tensor& y = outputs[0];
+  const int64_t batch = y.dim(0), channels = y.dim(1);
+  const int64_t inner = channels ? y.numel() / (batch * channels) : 0;
+  float* yd = y.data<float>();
+  for (int64_t n = 0; n < batch; ++n) {
+    int64_t c0 = 0;
+    for (size_t k = 0; k < xs; ++k) {
+      const int64_t ck = inputs[k].dim(1);
+      for (int64_t c = 0; c < ck; ++c) {
+        const float* xp = inputs[k].data<float>() + (n * ck + c) * inner;
+        float* yp = yd + (n * channels + c0 + c) * inner;
+        for (int64_t i = 0; i < inner; ++i) yp[i] = xp[i] * scale[c0 + c] + shift[c0 + c];
+      }
+      c0 += ck;
+    }
+  }
+  Epilogue e;
+  e.act = parse_activation(node.attr_string("activation", "none"));
+  const auto params = node.attr_floats("activation_params", {});
+  if (params.size() == 2) e.p0 = params[0], e.p1 = params[1];
+  apply_epilogue(Isa::kScalar, e, static_cast<size_t>(y.numel()), yd, 0.f, nullptr);
+}
+
 // Dropout in inference: a copy of the input.
 void dropout_kernel(const Node& node, const Tensors& inputs, Tensors& outputs) {
   std::memcpy(outputs[0].raw(), inputs[0].raw(), inputs[0].nbytes());
@@ -1185,6 +1214,7 @@ void append_nn_kernels(std::vector<KernelEntry>& table) {
   table.push_back({"FusedConv", in_f32<fused_conv_f32>});
   table.push_back({"ConvTranspose", in_f32<conv_transpose_f32>});
   table.push_back({"BatchNormalization", in_f32<batch_norm_f32>});
+  table.push_back({"ChannelAffine", in_f32<channel_affine_f32>});
   table.push_back({"MaxPool", in_f32<max_pool_f32>});
   table.push_back({"AveragePool", in_f32<average_pool_f32>});
   table.push_back({"GlobalAveragePool", in_f32<global_pool_f32<false>>});

@@ -225,10 +225,8 @@ Outputs op_conv(const NodeCall& c) {
                           std::vector<int64_t>(n, 0), c.attr_int("group", 1))};
 }
 
-// dlas's FusedConv: act(conv(x, w) + b + residual).
-Outputs op_fused_conv(const NodeCall& c) {
-  at::Tensor y = op_conv(c)[0];
-  if (c.has(3)) y = y + c.in(3);
+// The `activation` attribute of dlas's fused ops (FusedConv, ChannelAffine) applied to y.
+Outputs fused_activation(const NodeCall& c, const at::Tensor& y) {
   const std::string act = c.attr_string("activation", "none");
   const std::vector<float> p = c.node().attr_floats("activation_params", {});
   if (act == "relu") return {at::relu(y)};
@@ -238,6 +236,24 @@ Outputs op_fused_conv(const NodeCall& c) {
   if (act == "hardsigmoid") return {at::clamp(y * p.at(0) + p.at(1), 0.0, 1.0)};
   if (act == "hardswish") return {at::hardswish(y)};
   return {y};
+}
+
+// dlas's FusedConv: act(conv(x, w) + b + residual).
+Outputs op_fused_conv(const NodeCall& c) {
+  at::Tensor y = op_conv(c)[0];
+  if (c.has(3)) y = y + c.in(3);
+  return fused_activation(c, y);
+}
+
+// dlas's ChannelAffine(x0, ..., scale, shift): act(cat(x, 1) * scale[c] + shift[c]).
+Outputs op_channel_affine(const NodeCall& c) {
+  const int xs = c.num_inputs() - 2;
+  std::vector<at::Tensor> parts;
+  for (int i = 0; i < xs; ++i) parts.push_back(c.in(i));
+  const at::Tensor x = xs == 1 ? parts[0] : at::cat(parts, 1);
+  std::vector<int64_t> per_channel(static_cast<size_t>(x.dim()), 1);
+  per_channel[1] = x.size(1);
+  return fused_activation(c, x * c.in(xs).reshape(per_channel) + c.in(xs + 1).reshape(per_channel));
 }
 
 Outputs op_conv_transpose(const NodeCall& c) {
@@ -1127,6 +1143,7 @@ const std::unordered_map<std::string_view, OpFn>& op_table() {
       {"FusedConv", op_fused_conv},
       {"ConvTranspose", op_conv_transpose},
       {"BatchNormalization", op_batch_norm},
+      {"ChannelAffine", op_channel_affine},
       {"InstanceNormalization", op_instance_norm},
       {"LayerNormalization", op_layer_norm},
       {"MeanVarianceNormalization", op_mvn},
