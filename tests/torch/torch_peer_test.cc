@@ -21,6 +21,7 @@
 #include "dlas/model/op_schema.h"
 #include "dlas/model/zoo.h"
 #include "dlas/system/executor.h"
+#include "dlas/system/passes.h"
 
 namespace dlas {
 namespace {
@@ -574,6 +575,34 @@ TEST(TorchPeer, RunnerIsRepeatable) {
   std::vector<Tensor> a = runner.run({x});
   std::vector<Tensor> b = runner.run({x});
   EXPECT_EQ(max_abs_diff(a[0], b[0]), 0.0);
+}
+
+// dlas's ChannelAffine (fuse_channel_affine on Concat -> BatchNormalization -> Clip) runs on
+// libtorch as the reference runtime computes it.
+TEST(TorchPeer, ChannelAffineMatchesTheReference) {
+  Graph g;
+  g.inputs.push_back({"a", DType::kF32, {2, 3, 5, 5}});
+  g.inputs.push_back({"b", DType::kF32, {2, 4, 5, 5}});
+  g.initializers.emplace("gamma", random_tensor({7}, 1, 0.5, 1.5));
+  g.initializers.emplace("beta", random_tensor({7}, 2));
+  g.initializers.emplace("mean", random_tensor({7}, 3));
+  g.initializers.emplace("var", random_tensor({7}, 4, 0.5, 2.0));
+  g.initializers.emplace("lo", Tensor::scalar_f32(-0.25f));
+  g.initializers.emplace("hi", Tensor::scalar_f32(0.5f));
+  Node cat{"cat", "Concat", {"a", "b"}, {"ab"}, {}};
+  cat.attrs["axis"] = int64_t{1};
+  g.nodes.push_back(cat);
+  g.nodes.push_back({"bn", "BatchNormalization", {"ab", "gamma", "beta", "mean", "var"}, {"n"}, {}});
+  g.nodes.push_back({"clip", "Clip", {"n", "lo", "hi"}, {"y"}, {}});
+  g.outputs = {"y"};
+  g.infer();
+  ASSERT_EQ(fuse_channel_affine(g), 1);
+  ASSERT_EQ(g.nodes.size(), 1u);
+  const std::vector<Tensor> in = {random_tensor({2, 3, 5, 5}, 5, -3, 3),
+                                  random_tensor({2, 4, 5, 5}, 6, -3, 3)};
+  const Tensor want = ReferenceExecutor(g).run(in)[0];
+  LibtorchRunner runner(g);
+  EXPECT_LE(max_abs_diff(runner.run(in)[0], want), 1e-6);
 }
 
 // The peer is an oracle for the whole op table: a new dlas op needs its libtorch mapping.
