@@ -102,9 +102,10 @@ bool conv_runs_blocked(const Graph& g, const Node& n, const PlanOptions& o, Isa 
   if (!any_blocked_support(blocked)) return false;
   if (o.layout == LayoutMode::kNchwc) return true;
   // auto: the layer stays NCHW where the NCHW rule picks an algorithm that beats the
-  // blocked kernels -- a sparse one on pruned weights, or winograd (2.25x fewer multiplies)
-  // on outputs of 14x14 and more; everywhere else the blocked kernels win (docs/engine.md
-  // "Data layouts" has the measurements).
+  // blocked kernels -- a sparse one on pruned weights, or winograd on outputs of 14x14 and
+  // more where the blocked layout has no winograd (a blocked input from an NCHW producer);
+  // everywhere else the blocked kernels win (docs/engine.md "Data layouts" has the
+  // measurements).
   const std::string_view nchw = auto_conv_algorithm(c->problem, isa, c->weights()).name();
   if (nchw.substr(0, 7) == "sparse-") return false;
   // A machine profile's entry for the class decides by the layout that won there, counting
@@ -112,8 +113,11 @@ bool conv_runs_blocked(const Graph& g, const Node& n, const PlanOptions& o, Isa 
   const int threads = ThreadPool::shared(o.threads)->threads();
   if (auto prof = active_machine_profile(o.profile, isa, threads).profile)
     if (const MachineProfile::Entry* e = prof->lookup(c->problem)) return e->blocked_wins();
+  // Without a profile: NCHW winograd keeps large layers only where the blocked layout has no
+  // winograd of its own for them.
   if (nchw == "winograd" && c->problem.oh() >= kWinogradOverBlockedMinSide &&
-      c->problem.ow() >= kWinogradOverBlockedMinSide)
+      c->problem.ow() >= kWinogradOverBlockedMinSide &&
+      !find_conv_algorithm("winograd")->supports(blocked))
     return false;
   return true;
 }
