@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "algo/conv/conv_impl.h"
+#include "algo/conv/winograd_common.h"
 #include "algo/microkernels/f32-gemm/f32_gemm.h"
 #include "algo/microkernels/f32-wino/f32_wino.h"
 #include "dlas/algo/conv.h"
@@ -41,15 +42,6 @@ constexpr int64_t kTileBlocks[] = {8, 16, 32, 64, 128, 256};
 
 int64_t round_up(int64_t x, int64_t m) { return (x + m - 1) / m * m; }
 size_t align64(size_t bytes) { return (bytes + 63) / 64 * 64; }
-
-// G for F(2,3) and F(4,3) (rows scaled as in f32_wino_template.h).
-constexpr double kG2[4][3] = {{1, 0, 0}, {.5, .5, .5}, {.5, -.5, .5}, {0, 0, 1}};
-constexpr double kG4[6][3] = {{1, 0, 0},
-                              {1. / 6, 1. / 6, 1. / 6},
-                              {1. / 6, -1. / 6, 1. / 6},
-                              {-4. / 3, -2. / 3, -1. / 3},
-                              {-4. / 3, 2. / 3, -1. / 3},
-                              {0, 0, .25}};
 
 int64_t tiles_of(const ConvProblem& p, int64_t m) {
   return ((p.oh() + m - 1) / m) * ((p.ow() + m - 1) / m);
@@ -162,28 +154,10 @@ class PreparedWinograd final : public PreparedF32Conv {
   size_t v_bytes() const { return align64(sizeof(float) * static_cast<size_t>(a2_ * p_.c * tb_)); }
   size_t m_bytes() const { return align64(sizeof(float) * static_cast<size_t>(a2_ * p_.k * tb_)); }
 
-  // U[xi][kp][c][mr] from g[k][c][3][3]: u = G g G^T in double.
+  // U[xi][kp][c][mr] from g[k][c][3][3] (u = G g G^T, winograd_common.h).
   void transform_weights(const float* w) {
-    const double* g = m_ == 2 ? &kG2[0][0] : &kG4[0][0];
-    std::vector<float> ut(static_cast<size_t>(a2_ * p_.k * p_.c));  // [xi][k][c]
-    for (int64_t k = 0; k < p_.k; ++k)
-      for (int64_t c = 0; c < p_.c; ++c) {
-        const float* f = w + (k * p_.c + c) * 9;
-        double t[6][3];  // G g
-        for (int i = 0; i < alpha_; ++i)
-          for (int j = 0; j < 3; ++j) {
-            double s = 0;
-            for (int r = 0; r < 3; ++r) s += g[i * 3 + r] * f[r * 3 + j];
-            t[i][j] = s;
-          }
-        for (int i = 0; i < alpha_; ++i)
-          for (int j = 0; j < alpha_; ++j) {
-            double s = 0;
-            for (int r = 0; r < 3; ++r) s += t[i][r] * g[j * 3 + r];
-            ut[static_cast<size_t>(((i * alpha_ + j) * p_.k + k) * p_.c + c)] =
-                static_cast<float>(s);
-          }
-      }
+    const std::vector<float> ut =
+        winograd_detail::transform_weights(w, p_.k, p_.c, m_);  // [xi][k][c]
     u_.assign(static_cast<size_t>(a2_ * kp_ * p_.c * mr_), 0.f);
     for (int64_t xi = 0; xi < a2_; ++xi)
       for (int64_t kp = 0; kp < kp_; ++kp) {

@@ -14,7 +14,8 @@
 //        f32-nchwc flat 1x1 kernels (nv output blocks x pw tiles in registers, one
 //        broadcast per tile and input channel), into M[xi][kb][tile][B];
 //     3. output transform, split over output-channel blocks: Y = A^T M A per tile by the
-//        f32-wino kernel, then bias, residual and activation per lane into the output.
+//        f32-wino kernel, then the residual, and bias and activation per lane through the
+//        f32-vaffine kernel, into the output.
 // The block keeps V and M (alpha^2 (C + K) floats per tile) near L2 size.
 #include <algorithm>
 #include <cstring>
@@ -23,9 +24,11 @@
 #include <vector>
 
 #include "algo/conv/conv_impl.h"
+#include "algo/conv/winograd_common.h"
 #include "algo/microkernels/f32-nchwc/f32_nchwc.h"
 #include "algo/microkernels/f32-wino/f32_wino.h"
 #include "dlas/algo/conv.h"
+#include "dlas/algo/eltwise.h"
 #include "dlas/algo/layout.h"
 #include "dlas/core/aligned_vector.h"
 #include "dlas/core/error.h"
@@ -41,15 +44,6 @@ constexpr int64_t kBlockBytes = 1 << 20;
 constexpr int64_t kTileBlocks[] = {8, 16, 32, 64, 128, 256};
 // Tiles per register tile (the `pw` knob; capped by the kernel set's register budget).
 constexpr int64_t kPixelChoices[] = {2, 3, 4, 5, 6, 7, 8, 10, 12, 14, 16, 24};
-
-// G for F(2,3) and F(4,3), rows scaled as f32_wino_template.h's B^T (the NCHW winograd's).
-constexpr double kG2[4][3] = {{1, 0, 0}, {.5, .5, .5}, {.5, -.5, .5}, {0, 0, 1}};
-constexpr double kG4[6][3] = {{1, 0, 0},
-                              {1. / 6, 1. / 6, 1. / 6},
-                              {1. / 6, -1. / 6, 1. / 6},
-                              {-4. / 3, -2. / 3, -1. / 3},
-                              {-4. / 3, 2. / 3, -1. / 3},
-                              {0, 0, .25}};
 
 // The transform kernels whose lanes are the block (nullptr when the path has none).
 const ukernel::F32WinoUkernel* wino_for(Isa isa, int64_t lanes) {
@@ -94,11 +88,10 @@ class PreparedWinogradNchwc final : public PreparedF32Conv {
     bias_.assign(static_cast<size_t>(kb_ * b_), 0.f);
     if (bias) std::copy(bias, bias + p.k, bias_.begin());
     zeros_.assign(static_cast<size_t>(4 * b_), 0.f);
+    ones_.assign(static_cast<size_t>(b_), 1.f);
   }
 
-  size_t workspace_bytes(int) const override {
-    return (v_floats() + m_floats()) * sizeof(float);
-  }
+  size_t workspace_bytes(int) const override { return (v_floats() + m_floats()) * sizeof(float); }
   size_t packed_bytes() const override { return (u_.size() + bias_.size()) * sizeof(float); }
 
   void run_typed(const float* in, float* out, const float* residual, void* workspace,
@@ -115,9 +108,8 @@ class PreparedWinogradNchwc final : public PreparedF32Conv {
         });
         // GEMM items: (point, block group, run of tiles), about kItemsPerThread per thread.
         const int64_t runs_per = std::max<int64_t>(
-            1, std::min(ceil_div(nt, pw_),
-                        static_cast<int64_t>(pool.threads()) * kItemsPerThread /
-                            (a2_ * static_cast<int64_t>(groups_.size()))));
+            1, std::min(ceil_div(nt, pw_), static_cast<int64_t>(pool.threads()) * kItemsPerThread /
+                                               (a2_ * static_cast<int64_t>(groups_.size()))));
         const int64_t tiles_per_run = ceil_div(ceil_div(nt, runs_per), pw_) * pw_;
         const int64_t runs = ceil_div(nt, tiles_per_run);
         const int64_t ng = static_cast<int64_t>(groups_.size());
@@ -147,28 +139,10 @@ class PreparedWinogradNchwc final : public PreparedF32Conv {
   static constexpr int64_t kScratch = 36 * 16;
   ukernel::F32NchwcFn kernel(int64_t nv, int64_t px) const { return kernels_[nv - 1][px - 1]; }
 
-  // U[xi][group][cb][in lane][nv][B] from g[k][c][3][3].
+  // U[xi][group][cb][in lane][nv][B] from g[k][c][3][3] (u = G g G^T, winograd_common.h).
   void transform_weights(const float* w) {
-    const double* g = m_ == 2 ? &kG2[0][0] : &kG4[0][0];
-    std::vector<float> ut(static_cast<size_t>(a2_ * p_.k * p_.c));  // [xi][k][c]
-    for (int64_t k = 0; k < p_.k; ++k)
-      for (int64_t c = 0; c < p_.c; ++c) {
-        const float* f = w + (k * p_.c + c) * 9;
-        double t[6][3];  // G g
-        for (int64_t i = 0; i < alpha_; ++i)
-          for (int j = 0; j < 3; ++j) {
-            double s = 0;
-            for (int r = 0; r < 3; ++r) s += g[i * 3 + r] * f[r * 3 + j];
-            t[i][j] = s;
-          }
-        for (int64_t i = 0; i < alpha_; ++i)
-          for (int64_t j = 0; j < alpha_; ++j) {
-            double s = 0;
-            for (int r = 0; r < 3; ++r) s += t[i][r] * g[j * 3 + r];
-            ut[static_cast<size_t>(((i * alpha_ + j) * p_.k + k) * p_.c + c)] =
-                static_cast<float>(s);
-          }
-      }
+    const std::vector<float> ut =
+        winograd_detail::transform_weights(w, p_.k, p_.c, m_);  // [xi][k][c]
     const int64_t per_xi = cb_ * b_ * kb_ * b_;  // every group's weights of one point
     int64_t offset = 0;
     for (Group& gr : groups_) gr.w_offset = offset, offset += cb_ * b_ * gr.blocks * b_;
@@ -242,13 +216,14 @@ class PreparedWinogradNchwc final : public PreparedF32Conv {
     }
   }
 
-  // Output block kb of tiles [t0, t0 + nt) -> out (one image, blocked).
+  // Output block kb of tiles [t0, t0 + nt) -> out (one image, blocked): per tile the
+  // transform into m x m pixel vectors, then per row the residual and, through the
+  // per-channel affine kernel (scale 1, shift the bias), bias and activation.
   void transform_output(int64_t kb, int64_t t0, int64_t nt, const float* mm, float* out,
                         const float* res) const {
     alignas(64) float o[kScratch];
     const Epilogue& e = p_.epilogue;
     const float inf = std::numeric_limits<float>::infinity();
-    const float lo = e.is_clamp() ? e.clamp_min() : -inf, hi = e.is_clamp() ? e.clamp_max() : inf;
     const int64_t oh = p_.oh(), ow = p_.ow(), b = b_;
     const auto fn = wino_->output(static_cast<int>(m_));
     const size_t ms = static_cast<size_t>(kb_ * tb_ * b);
@@ -262,16 +237,12 @@ class PreparedWinogradNchwc final : public PreparedF32Conv {
       const int64_t y0 = t / tw_ * m_, x0 = t % tw_ * m_;
       const int64_t rows = std::min(m_, oh - y0), cols = std::min(m_, ow - x0);
       for (int64_t i = 0; i < rows; ++i) {
-        float* dst = plane + ((y0 + i) * ow + x0) * b;
-        const float* src = o + i * m_ * b;
-        const float* r = rplane ? rplane + ((y0 + i) * ow + x0) * b : nullptr;
-        for (int64_t q = 0; q < cols * b; ++q) {
-          float yv = src[q] + bias[q % b] + (r ? r[q] : 0.f);
-          yv = yv < lo ? lo : yv;
-          dst[q] = yv > hi ? hi : yv;
-        }
-        if (!e.is_clamp())
-          apply_epilogue(isa_, e, static_cast<size_t>(cols * b), dst, 0.f, nullptr);
+        float* src = o + i * m_ * b;
+        const int64_t at = ((y0 + i) * ow + x0) * b;
+        if (rplane)
+          for (int64_t q = 0; q < cols * b; ++q) src[q] += rplane[at + q];
+        channel_affine(isa_, e.act, e.p0, e.p1, static_cast<size_t>(cols), static_cast<size_t>(b),
+                       src, ones_.data(), bias, plane + at);
       }
     }
   }
@@ -283,7 +254,7 @@ class PreparedWinogradNchwc final : public PreparedF32Conv {
   int64_t nblk_ = 0, cb_ = 0, kb_ = 0, nv_ = 1, pw_ = 1;
   ukernel::F32NchwcFn kernels_[4][ukernel::kNchwcMaxPixels] = {};
   std::vector<Group> groups_;
-  AlignedVector<float> u_, bias_, zeros_;
+  AlignedVector<float> u_, bias_, zeros_, ones_;
 };
 
 class WinogradNchwcConv final : public ConvAlgorithm {
@@ -356,8 +327,8 @@ class WinogradNchwcConv final : public ConvAlgorithm {
     DLAS_CHECK(set && wino, ErrorKind::kUnsupported, "layout ", layout_name(p.y_layout),
                " needs vectors of ", b, " floats, which the ", isa_name(isa), " path lacks");
     knob_space(p, isa).validate(knobs, "winograd");
-    return std::make_unique<PreparedWinogradNchwc>(p, weights.f32_data(), weights.bias, knobs,
-                                                   isa, *set, *wino);
+    return std::make_unique<PreparedWinogradNchwc>(p, weights.f32_data(), weights.bias, knobs, isa,
+                                                   *set, *wino);
   }
 };
 
