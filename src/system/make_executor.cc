@@ -7,7 +7,9 @@
 #include <thread>
 
 #include "dlas/core/error.h"
+#include "dlas/hw/gpu.h"
 #include "dlas/hw/isa.h"
+#include "dlas/system/cuda_executor.h"
 #include "dlas/system/onednn_backend.h"
 #include "dlas/system/peer_executor.h"
 
@@ -37,6 +39,8 @@ std::map<std::string, ExecutorFactory>& registry() {
        }},
       {"reference", [](const Graph& g, const Variant&,
                        const ExecutorOptions&) { return std::make_unique<ReferenceExecutor>(g); }},
+      // cuDNN's convolutions and cuBLAS on a CUDA device (cuda_executor.h).
+      {"cudnn", make_cuda_executor},
   };
   // The ONNX peers: one server process each (peer_executor.h).
   static const bool peers_added = [] {
@@ -74,8 +78,22 @@ PlanOptions plan_options_for(const Variant& v, const ExecutorOptions& options) {
   return o;
 }
 
+#if !DLAS_WITH_CUDA
+std::unique_ptr<Executor> make_cuda_executor(const Graph&, const Variant& variant,
+                                             const ExecutorOptions&) {
+  fail(ErrorKind::kUnsupported, variant.device == "cpu" ? "--backend " + variant.backend
+                                                        : "--device " + variant.device,
+       ": ", gpu_unavailable_reason());
+}
+#endif
+
 std::unique_ptr<Executor> make_executor(const Graph& graph, const Variant& variant,
                                         const ExecutorOptions& options) {
+  // On a GPU: dlas's CUDA plan (or the cuDNN backend), whatever the backend table says.
+  if (variant.device != "cpu" && variant.backend == "dlas")
+    return make_cuda_executor(graph, variant, options);
+  DLAS_CHECK(variant.device == "cpu" || variant.backend == "cudnn", ErrorKind::kUnsupported,
+             "backend '", variant.backend, "' runs on the CPU only (--device cpu)");
   ExecutorFactory factory;
   {
     std::lock_guard<std::mutex> lock(registry_mutex());

@@ -106,13 +106,19 @@ LatencyStats measure_latency(Executor& executor, const std::vector<Tensor>& inpu
   const double first_ms = timer.time_ms();
   timer.run(o.warmup);
   const int number = grown_number(timer, o.number, o.min_repeat_ms);
-  std::vector<double> times;
+  std::vector<double> times, device_times;
   times.reserve(static_cast<size_t>(o.repeat));
   for (int r = 0; r < o.repeat; ++r) {
     times.push_back(timer.time_ms(number) / number);
+    if (const double d = executor.last_device_ms(); d >= 0) device_times.push_back(d);
     if (o.progress) o.progress(r + 1, o.repeat);
   }
   LatencyStats s = latency_stats(std::move(times));
+  if (!device_times.empty()) {
+    s.device_median_ms = percentile(device_times, 0.5);
+    s.device_p10_ms = percentile(device_times, 0.1);
+    s.device_p90_ms = percentile(device_times, 0.9);
+  }
   s.first_ms = first_ms;
   s.number = number;
   return s;

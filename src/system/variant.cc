@@ -10,6 +10,7 @@ std::string Variant::str() const {
                   ";opt=" + std::to_string(opt_level) + ";isa=" + isa +
                   ";threads=" + std::to_string(threads);
   if (isa_emulated) s += ";emulated";
+  if (device != "cpu") s += ";device=" + device;
   if (layout != "auto") s += ";layout=" + layout;
   if (!dataset.empty()) s += ";dataset=" + dataset + ";limit=" + std::to_string(accuracy_limit);
   if (!dataset.empty() && !preprocess.empty()) s += ";preprocess=" + preprocess;

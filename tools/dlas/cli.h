@@ -40,6 +40,7 @@ struct EngineArgs {
   std::string compress = "dense";  // --compress SPEC (dlas/optimize/prune.h)
   std::string records;             // --records FILE: tuned knobs (dlas tune)
   std::string profile;             // --profile FILE|builtin|none: the machine profile
+  std::string device = "cpu";      // --device cpu|cuda[:N]
 };
 void add_engine_args(CLI::App& cmd, EngineArgs& args);
 // Parses a --compress value (errors name the flag) and applies it to the graph (pruning
@@ -148,6 +149,8 @@ std::string with_commas(int64_t v);
 // bench warns about.
 std::vector<std::string> reference_steps(const Executor& e);
 std::string reference_steps_line(const std::vector<std::string>& steps);
+// Where an executor runs: "cpu", or the CUDA plan's "cuda:0 (NVIDIA H100 ..., sm_90)".
+std::string device_name(const Executor& e);
 
 // A name cut to a table column: "..." and its last width - 3 characters when longer.
 std::string short_name(const std::string& name, size_t width = 44);

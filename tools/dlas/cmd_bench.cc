@@ -83,6 +83,16 @@ void print_bench(const CompiledModel& c, const BenchArgs& b, const LatencyStats&
       j["emulated_steps"] = emulated;
     }
     j["profile"] = c.profile;
+    j["device"] = v.device;
+    if (st.device_median_ms >= 0) {
+      // On a GPU: median_ms and the rest are end to end (copies in and out included);
+      // these are the kernels alone (CUDA events), and the memory fields are device bytes.
+      j["gpu"] = device_name(*c.executor);
+      j["kernel_median_ms"] = st.device_median_ms;
+      j["kernel_p10_ms"] = st.device_p10_ms;
+      j["kernel_p90_ms"] = st.device_p90_ms;
+      j["kernel_gflops"] = 2.0 * static_cast<double>(macs) / (st.device_median_ms * 1e6);
+    }
     j["macs"] = macs;
     j["gflops"] = gflops;
     j["arena_bytes"] = bytes_json(mem.arena_bytes);
@@ -100,11 +110,15 @@ void print_bench(const CompiledModel& c, const BenchArgs& b, const LatencyStats&
       st.median_ms, st.mean_ms, st.min_ms, st.max_ms, st.p10_ms, st.p90_ms, st.std_ms, st.cv * 100);
   std::printf("first run %.3f ms, compile %.1f ms, %d repeats x %d runs, %.1f GFLOP/s\n",
               st.first_ms, c.compile_ms, b.repeat, st.number, gflops);
+  if (st.device_median_ms >= 0)
+    std::printf("on %s: kernels %.3f ms median (p10 %.3f, p90 %.3f; copies excluded), %.1f GFLOP/s\n",
+                device_name(*c.executor).c_str(), st.device_median_ms, st.device_p10_ms,
+                st.device_p90_ms, 2.0 * static_cast<double>(macs) / (st.device_median_ms * 1e6));
   if (mem.arena_bytes != kUnknownBytes)
     std::printf(
-        "memory: activations %.2f MiB (unplanned %.2f), weights %.2f MiB (packed %.2f), "
+        "%smemory: activations %.2f MiB (unplanned %.2f), weights %.2f MiB (packed %.2f), "
         "workspace %.2f MiB\n",
-        mem.arena_bytes / 1048576.0, mem.unplanned_bytes / 1048576.0, mem.weight_bytes / 1048576.0,
+        st.device_median_ms >= 0 ? "device " : "", mem.arena_bytes / 1048576.0, mem.unplanned_bytes / 1048576.0, mem.weight_bytes / 1048576.0,
         mem.packed_weight_bytes / 1048576.0, mem.workspace_bytes / 1048576.0);
 }
 
@@ -132,8 +146,9 @@ void add_bench_command(CLI::App& app, Action& run) {
       ->check(CLI::Range(0.0, 1e6));
   cmd->add_option("--input-seed", b->input_seed, "seed of the random input");
   cmd->add_option("--backend", b->backend,
-                  "dlas (the compiled engine), onednn (each layer a oneDNN primitive) or "
-                  "reference (the reference interpreter); --conv-algo/--layers/--isa/"
+                  "dlas (the compiled engine), onednn (each layer a oneDNN primitive), "
+                  "cudnn (cuDNN's convolutions on a CUDA device), reference (the reference "
+                  "interpreter) or an installed ONNX peer; --conv-algo/--layers/--isa/"
                   "--opt-level apply to dlas only")
       ->default_val("dlas")
       ->check(CLI::IsMember(executor_backends()));

@@ -1,4 +1,7 @@
+// `dlas hw`: the CPU and CUDA GPUs of this machine, their measured peaks (--peak), and the
+// machine profile (--calibrate).
 #include <cstdio>
+#include <iomanip>
 #include <iostream>
 #include <nlohmann/json.hpp>
 
@@ -6,6 +9,7 @@
 #include "dlas/core/error.h"
 #include "dlas/core/progress.h"
 #include "dlas/hw/cpu.h"
+#include "dlas/hw/gpu.h"
 #include "dlas/hw/isa.h"
 #include "dlas/hw/peak.h"
 #include "dlas/hw/thread_pool.h"
@@ -69,13 +73,67 @@ int run_calibrate(int threads_arg, const std::string& out_arg, bool json) {
   return 0;
 }
 
+// "79.6 GiB".
+std::string gib(int64_t bytes) {
+  return str(std::fixed, std::setprecision(1), bytes / 1073741824.0, " GiB");
+}
+
+nlohmann::json gpus_json(const std::vector<GpuInfo>& gpus, const std::vector<GpuPeak>& peaks) {
+  nlohmann::json a = nlohmann::json::array();
+  for (size_t i = 0; i < gpus.size(); ++i) {
+    const GpuInfo& g = gpus[i];
+    nlohmann::json e = {{"index", g.index},
+                        {"name", g.name},
+                        {"sm_count", g.sm_count},
+                        {"compute_capability", str(g.cc_major, ".", g.cc_minor)},
+                        {"memory_bytes", g.memory_bytes},
+                        {"l2_bytes", g.l2_bytes},
+                        {"driver", g.driver},
+                        {"runtime", g.runtime}};
+    if (i < peaks.size()) {
+      const GpuPeak& p = peaks[i];
+      e["peak_fp32_tflops"] = p.fp32_tflops;
+      e["peak_fp16_tflops"] = p.fp16_tflops;
+      e["peak_tensor_fp16_tflops"] = p.tensor_fp16_tflops;
+      e["copy_gbs"] = p.copy_gbs;
+      e["peak_seconds"] = p.seconds;
+    }
+    a.push_back(e);
+  }
+  return a;
+}
+
+void print_gpus(const std::vector<GpuInfo>& gpus) {
+  if (gpus.empty()) {
+    std::printf("GPUs: none (%s)\n", gpu_unavailable_reason().c_str());
+    return;
+  }
+  std::printf("GPUs (CUDA driver %s, runtime %s)\n", gpus[0].driver.c_str(),
+              gpus[0].runtime.c_str());
+  for (const GpuInfo& g : gpus)
+    std::printf("  cuda:%-3d %s, %d SMs, %s, compute capability %d.%d, L2 %lld MiB\n", g.index,
+                g.name.c_str(), g.sm_count, gib(g.memory_bytes).c_str(), g.cc_major, g.cc_minor,
+                static_cast<long long>(g.l2_bytes >> 20));
+}
+
+void print_gpu_peaks(const std::vector<GpuPeak>& peaks) {
+  if (peaks.empty()) return;
+  std::printf("GPU peaks (best of short runs; tensor: fp16 cuBLAS GEMM, fp32 accumulate)\n");
+  std::printf("  %-8s %12s %12s %14s %12s\n", "device", "fp32 TFLOP/s", "fp16 TFLOP/s",
+              "tensor TFLOP/s", "copy GB/s");
+  for (const GpuPeak& p : peaks)
+    std::printf("  cuda:%-3d %12.1f %12.1f %14.1f %12.1f\n", p.index, p.fp32_tflops, p.fp16_tflops,
+                p.tensor_fp16_tflops, p.copy_gbs);
+}
+
 }  // namespace
 
 void add_hw_command(CLI::App& app, Action& run) {
   auto* cmd = app.add_subcommand(
       "hw",
-      "Show the detected CPU: model, cores, caches, ISA features; --peak measures peaks; "
-      "--calibrate measures the machine profile");
+      "Show the detected CPU (model, cores, caches, ISA features) and CUDA GPUs (name, SMs, "
+      "memory, compute capability); --peak measures peaks; --calibrate measures the machine "
+      "profile");
   auto json = std::make_shared<bool>(false);
   auto with_peak = std::make_shared<bool>(false);
   cmd->add_flag("--json", *json, "print one JSON object");
@@ -95,7 +153,8 @@ void add_hw_command(CLI::App& app, Action& run) {
   cmd->add_flag("--peak", *with_peak,
                 "also measure peak fp32 GFLOP/s per ISA path, the peak G op/s of the "
                 "low-precision units (VNNI, AVX512-BF16/FP16, AMX; 1 and all threads) and memory "
-                "bandwidth (about 2-3 s)");
+                "bandwidth (about 2-3 s), and per GPU the fp32, fp16 and tensor-core (fp16 GEMM) "
+                "TFLOP/s and copy bandwidth (about 1-2 s each)");
   cmd->callback([&run, json, with_peak, calib, threads, profile] {
     run = [json, with_peak, calib, threads, profile] {
       DLAS_CHECK(*calib || (profile->empty() && *threads == 1), ErrorKind::kUsage,
@@ -105,6 +164,10 @@ void add_hw_command(CLI::App& app, Action& run) {
       if (*calib) return run_calibrate(*threads, *profile, *json);
       const CpuInfo& c = cpu_info();
       const PeakInfo* pk = *with_peak ? &peak() : nullptr;
+      const std::vector<GpuInfo>& gpus = list_gpus();
+      std::vector<GpuPeak> gpu_peaks;
+      if (*with_peak)
+        for (const GpuInfo& g : gpus) gpu_peaks.push_back(measure_gpu_peak(g.index));
       if (*json) {
         nlohmann::json j = {{"vendor", c.vendor},
                             {"model", c.model_name},
@@ -137,6 +200,8 @@ void add_hw_command(CLI::App& app, Action& run) {
           j["bandwidth_buffer_bytes"] = pk->bandwidth_buffer_bytes;
           j["peak_seconds"] = pk->seconds;
         }
+        j["gpus"] = gpus_json(gpus, gpu_peaks);
+        if (gpus.empty()) j["gpu_unavailable_reason"] = gpu_unavailable_reason();
         std::cout << j.dump(2) << "\n";
         return 0;
       }
@@ -151,6 +216,7 @@ void add_hw_command(CLI::App& app, Action& run) {
       for (const auto& [name, on] : c.feature_list())
         if (on) std::printf(" %s", name.c_str());
       std::printf("\n");
+      print_gpus(gpus);
       if (pk) {
         std::printf("peak fp32 GFLOP/s (best of short runs)\n");
         std::printf("  %-12s %12s %12s\n", "isa", "1 thread", str(pk->threads, " threads").c_str());
@@ -173,6 +239,7 @@ void add_hw_command(CLI::App& app, Action& run) {
                     pk->bandwidth_buffer_bytes >> 20);
         std::printf("  read %.1f  copy %.1f  triad %.1f\n", pk->read_gbs, pk->copy_gbs,
                     pk->triad_gbs);
+        print_gpu_peaks(gpu_peaks);
       }
       return 0;
     };

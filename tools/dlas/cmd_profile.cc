@@ -8,10 +8,86 @@
 
 #include "cli.h"
 #include "dlas/core/error.h"
+#include "dlas/hw/gpu.h"
 #include "dlas/hw/peak.h"
+#include "dlas/system/cuda_executor.h"
 #include "dlas/system/measure.h"
 
 namespace dlas::cli {
+namespace {
+
+// The CUDA plan's profile: each step's device time (CUDA events around it, steps launched
+// one by one), against the GPU's measured fp32 peak; the whole model as bench times it.
+int profile_cuda(CudaExecutor& plan, const Variant& variant, int repeat, bool json, int top) {
+  const std::vector<Tensor> in = random_inputs(plan.graph(), 0);
+  std::vector<Tensor> out = plan.make_outputs();
+  plan.run_into(in, out);  // the inputs the profiled steps read
+  const std::vector<double> ms = plan.profile_steps(repeat);
+  LatencyOptions lo;
+  lo.warmup = 1;
+  lo.repeat = repeat;
+  const LatencyStats whole = measure_latency(plan, in, lo);
+  const GpuPeak pk = measure_gpu_peak(parse_device(variant.device));
+  const double peak_gflops = pk.fp32_tflops * 1e3;
+  const auto& steps = plan.steps();
+  double total = 0;
+  for (double v : ms) total += v;
+  nlohmann::ordered_json j;
+  j["variant"] = variant.str();
+  j["device"] = plan.device_label();
+  j["cuda_graph"] = plan.graph_captured();
+  j["peak_gflops"] = peak_gflops;
+  j["total_ms"] = total;
+  j["median_ms"] = whole.median_ms;
+  j["kernel_median_ms"] = whole.device_median_ms;
+  j["steps"] = nlohmann::json::array();
+  for (size_t i = 0; i < steps.size(); ++i) {
+    const CudaStepInfo& s = steps[i];
+    nlohmann::ordered_json e;
+    e["node"] = s.node;
+    e["op"] = s.op;
+    e["kernel"] = s.algo;
+    e["shape"] = s.shape;
+    e["knobs"] = knobs_to_string(s.knobs);
+    e["macs"] = s.macs;
+    e["ms"] = ms[i];
+    e["gflops"] = ms[i] > 0 ? 2.0 * static_cast<double>(s.macs) / (ms[i] * 1e6) : 0.0;
+    e["peak_pct"] = peak_gflops > 0 ? 100.0 * e["gflops"].get<double>() / peak_gflops : 0.0;
+    e["share"] = total > 0 ? ms[i] / total : 0.0;
+    j["steps"].push_back(e);
+  }
+  if (json) {
+    std::cout << j.dump(2) << "\n";
+    return 0;
+  }
+  std::vector<size_t> order(steps.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  if (top > 0) {
+    std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return ms[a] > ms[b]; });
+    order.resize(std::min<size_t>(order.size(), static_cast<size_t>(top)));
+  }
+  std::printf("%s\n", variant.str().c_str());
+  std::printf("%-36s %-18s %-24s %12s %9s %8s %6s %6s  %s\n", "node", "op", "kernel", "MACs",
+              "ms", "GFLOP/s", "%peak", "share", "knobs");
+  for (size_t i : order) {
+    const auto& e = j["steps"][i];
+    std::printf("%-36.36s %-18.18s %-24.24s %12s %9.4f %8.1f %5.1f%% %5.1f%%  %s\n",
+                steps[i].node.c_str(), steps[i].op.c_str(), steps[i].algo.c_str(),
+                with_commas(steps[i].macs).c_str(), ms[i], e["gflops"].get<double>(),
+                e["peak_pct"].get<double>(), e["share"].get<double>() * 100,
+                e["knobs"].get<std::string>().c_str());
+  }
+  std::printf("total %.3f ms over %zu steps launched one by one, %.1f GFLOP/s (measured fp32 peak "
+              "%.1f GFLOP/s on %s)\n",
+              total, steps.size(), 2.0 * static_cast<double>(plan.graph().macs()) / (total * 1e6),
+              peak_gflops, plan.device_label().c_str());
+  std::printf("whole model: median %.3f ms end to end, kernels %.3f ms (%s) over %d runs\n",
+              whole.median_ms, whole.device_median_ms,
+              plan.graph_captured() ? "one CUDA graph" : "launched one by one", repeat);
+  return 0;
+}
+
+}  // namespace
 
 void add_profile_command(CLI::App& app, Action& run) {
   auto* cmd =
@@ -21,6 +97,7 @@ void add_profile_command(CLI::App& app, Action& run) {
   auto repeat = std::make_shared<int>(20);
   auto json = std::make_shared<bool>(false);
   auto top = std::make_shared<int>(0);
+  auto backend = std::make_shared<std::string>("dlas");
   add_model_args(*cmd, *model);
   add_engine_args(*cmd, *engine);
   cmd->add_option("--repeat", *repeat,
@@ -29,14 +106,21 @@ void add_profile_command(CLI::App& app, Action& run) {
       ->check(CLI::Range(1, 100000));
   cmd->add_option("--top", *top, "print only the N slowest steps (0: all, in graph order)")
       ->default_val(0);
+  cmd->add_option("--backend", *backend,
+                  "dlas (the compiled engine, on the CPU or --device cuda) or cudnn (cuDNN's "
+                  "convolutions on a CUDA device)")
+      ->default_val("dlas")
+      ->check(CLI::IsMember({"dlas", "cudnn"}));
   cmd->add_flag("--json", *json, "print one JSON object");
-  cmd->callback([&run, model, engine, repeat, json, top] {
-    run = [model, engine, repeat, json, top] {
+  cmd->callback([&run, model, engine, repeat, json, top, backend] {
+    run = [model, engine, repeat, json, top, backend] {
       compress_name(engine->compress);  // a bad spec fails before the model loads
       Graph g = load_model_from_args(*model);
       apply_compress(g, engine->compress);
-      const CompiledModel c = compile_from_args(g, *model, *engine);
+      const CompiledModel c = compile_from_args(g, *model, *engine, *backend);
       const Variant& variant = c.variant;
+      if (auto* cuda = dynamic_cast<CudaExecutor*>(c.executor.get()))
+        return profile_cuda(*cuda, variant, *repeat, *json, *top);
       Plan& plan = dynamic_cast<Plan&>(*c.executor);  // per-step times are the plan's own
       const std::vector<Tensor> in = random_inputs(plan.graph(), 0);
       std::vector<Tensor> out = plan.make_outputs();

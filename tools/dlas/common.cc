@@ -15,10 +15,12 @@
 #include "cli.h"
 #include "dlas/algo/conv.h"
 #include "dlas/algo/machine_profile.h"
+#include "dlas/hw/gpu.h"
 #include "dlas/hw/isa.h"
 #include "dlas/optimize/prune.h"
 #include "dlas/optimize/quantize.h"
 #include "dlas/system/compress.h"
+#include "dlas/system/cuda_executor.h"
 #include "dlas/system/make_executor.h"
 #include "dlas/system/tune.h"
 
@@ -36,6 +38,11 @@ std::vector<std::string> reference_steps(const Executor& e) {
     for (const StepInfo& s : plan->steps())
       if (s.kernel == "reference") out.push_back(s.node + " (" + s.op + ")");
   return out;
+}
+
+std::string device_name(const Executor& e) {
+  if (const auto* cuda = dynamic_cast<const CudaExecutor*>(&e)) return cuda->device_label();
+  return "cpu";
 }
 
 std::string reference_steps_line(const std::vector<std::string>& steps) {
@@ -139,6 +146,11 @@ void add_engine_args(CLI::App& cmd, EngineArgs& a) {
                  "machine profile from `dlas hw --calibrate`: FILE, builtin (the table shipped for "
                  "this ISA path) or none (the hand-written rule); default: $DLAS_PROFILE, then the "
                  "calibration cache, then builtin; docs/engine.md \"Machine profile\"");
+  cmd.add_option("--device", a.device,
+                 "where the model runs: cpu, or cuda[:N] (dlas's CUDA kernels on GPU N; "
+                 "--conv-algo names a CUDA algorithm, --backend cudnn runs cuDNN's); "
+                 "docs/gpu.md")
+      ->default_val("cpu");
   cmd.add_option("--threads", a.threads, "worker threads (0: one per logical CPU)")
       ->default_val(1)
       ->check(CLI::Range(0, 1024));
@@ -232,7 +244,23 @@ CompiledModel compile_from_args(const Graph& graph, const ModelArgs& m, const En
   v.compress = compress_name(e.compress);
   v.backend = backend;
   v.threads = e.threads;
-  if (backend == "dlas") {
+  // A GPU must exist before anything compiles; cuDNN always runs on one.
+  try {
+    v.device = canonical_device(backend == "cudnn" && e.device == "cpu" ? "cuda" : e.device);
+  } catch (const Error& err) {
+    throw Error(ErrorKind::kUsage, "--device: " + std::string(err.what()));
+  }
+  parse_device(v.device);  // kUnsupported, one line, where this machine lacks the GPU
+  if (v.device != "cpu") {
+    DLAS_CHECK(backend == "dlas" || backend == "cudnn", ErrorKind::kUsage, "--backend ", backend,
+               " runs on the CPU only (drop --device ", e.device, ")");
+    const GpuInfo& gpu = list_gpus().at(static_cast<size_t>(parse_device(v.device)));
+    v.isa = "sm_" + std::to_string(gpu.cc_major) + std::to_string(gpu.cc_minor);
+    v.conv_algo = backend == "cudnn" ? "cudnn" : e.conv_algo;
+    v.layout = layout_mode_name(parse_layout_mode(e.layout));
+    v.opt_level = e.opt_level;
+    v.threads = 1;
+  } else if (backend == "dlas") {
     v.conv_algo = e.conv_algo;
     v.layout = layout_mode_name(parse_layout_mode(e.layout));
     v.opt_level = e.opt_level;
@@ -246,7 +274,7 @@ CompiledModel compile_from_args(const Graph& graph, const ModelArgs& m, const En
   c.executor = make_executor(graph, v, {.layers = options.layers, .profile = options.profile});
   c.compile_ms = ms_since(t0);
   v.threads = c.executor->threads();
-  if (backend == "dlas") {
+  if (backend == "dlas" && v.device == "cpu") {
     const std::string used = active_machine_profile(options.profile, active_isa(), v.threads).path;
     if (!used.empty()) c.profile = used;
   }

@@ -54,6 +54,10 @@ class Executor {
   // Not re-entrant: one run at a time per executor.
   virtual void run_into(const std::vector<Tensor>& inputs, std::vector<Tensor>& outputs) = 0;
 
+  // Milliseconds the last run_into spent in kernels on an accelerator (CUDA events around
+  // them, copies excluded); -1 for executors that run on the CPU.
+  virtual double last_device_ms() const { return -1; }
+
   // Convenience: make_outputs() + run_into().
   std::vector<Tensor> run(const std::vector<Tensor>& inputs);
   // The MACs of graph() (what GFLOP/s are computed from).

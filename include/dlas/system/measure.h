@@ -71,6 +71,9 @@ struct LatencyStats {
   double cv = 0;      // std_ms / mean_ms (0 when the mean is 0)
   double first_ms = 0;
   int number = 1;  // runs per repeat, after min_repeat_ms grew it
+  // On an accelerator (Executor::last_device_ms): the kernel time of each repeat's last run,
+  // copies excluded -- median, p10, p90; -1 on the CPU.
+  double device_median_ms = -1, device_p10_ms = -1, device_p90_ms = -1;
 };
 
 // The statistics of repeat times (times_ms not empty); first_ms stays 0 and number 1.

@@ -1,0 +1,248 @@
+// gemm: the implicit-GEMM CUDA convolution (cuda_conv.h). Per group g, the output is the
+// product C[M][N] = A[M][K] B[K][N] with M = k/groups output channels, N = n*oh*ow output
+// pixels and K = (c/groups)*kh*kw, B being the im2col matrix, which is never materialised:
+// each block gathers the B slices it needs straight from the input (padding and bounds
+// checked per element; a 1x1 stride-1 unpadded conv reads B's rows contiguously instead).
+// A is packed at prepare transposed and zero-padded, [group][Kp][Mp], so its tile loads are
+// coalesced and unchecked. The tiled main loop (sgemm_tile.cuh) keeps a bm x bn tile per
+// block of 256 threads with a bm/16 x bn/16 register tile per thread; the epilogue is fused
+// into the store. grid = (N tiles, M tiles, groups).
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <memory>
+#include <vector>
+
+#include "algo/cuda/conv_common.h"
+#include "algo/cuda/epilogue.cuh"
+#include "algo/cuda/sgemm_tile.cuh"
+#include "dlas/algo/cuda_conv.h"
+#include "dlas/core/error.h"
+
+namespace dlas::cuda {
+namespace {
+
+using detail::ceil_div;
+using detail::round_up;
+
+struct GemmConvParams {
+  int npix;            // N = n * oh * ow
+  int ohw, ow;         // output plane
+  int h, w, hw;        // input plane
+  int c, k, cpg, kpg;  // channels, per group
+  int kdim, kp, mp;    // reduction depth, padded depth and padded M (A's row stride)
+  int taps, kw;
+  int sh, sw, ph, pw, dh, dw;
+};
+
+// B[kk][col] of the general conv: kk = (ci, r, s), col = (image, oy, ox).
+struct GatherB {
+  const float* img;  // the group's first input channel of this column's image
+  int iy0, ix0;      // the column's top-left input coordinate
+  bool valid;        // col < N
+  int kdim, taps, kw, dh, dw, h, w;
+  __device__ __forceinline__ float operator()(int kk) const {
+    if (!valid || kk >= kdim) return 0.f;
+    const int ci = kk / taps;
+    const int rs = kk - ci * taps;
+    const int r = rs / kw;
+    const int s = rs - r * kw;
+    const int iy = iy0 + r * dh, ix = ix0 + s * dw;
+    if (static_cast<unsigned>(iy) >= static_cast<unsigned>(h) ||
+        static_cast<unsigned>(ix) >= static_cast<unsigned>(w))
+      return 0.f;
+    return __ldg(img + (ci * h + iy) * w + ix);
+  }
+};
+
+// B[kk][col] of a 1x1 stride-1 unpadded conv: input channel kk at the column's pixel.
+struct PointwiseB {
+  const float* pix;  // the group's first input channel at this column's pixel
+  bool valid;
+  int kdim, hw;
+  __device__ __forceinline__ float operator()(int kk) const {
+    return valid && kk < kdim ? __ldg(pix + kk * hw) : 0.f;
+  }
+};
+
+template <int BM, int BN, int BK, bool kPointwise>
+__global__ void __launch_bounds__(256)
+    gemm_conv_kernel(const float* __restrict__ x, const float* __restrict__ at,
+                     float* __restrict__ y, GemmConvParams p, EpilogueArgs e) {
+  constexpr int kTM = BM / 16, kTN = BN / 16;
+  const int g = blockIdx.z;
+  const int m0 = blockIdx.y * BM;
+  const int n0 = blockIdx.x * BN;
+  const int tid = threadIdx.x;
+
+  // This thread's B column (fixed for the whole reduction).
+  const int col = n0 + tid % BN;
+  const bool valid = col < p.npix;
+  const int img = valid ? col / p.ohw : 0;
+  const int pix = valid ? col - img * p.ohw : 0;
+  const float* xg = x + (static_cast<int64_t>(img) * p.c + static_cast<int64_t>(g) * p.cpg) * p.hw;
+  const float* a = at + static_cast<int64_t>(g) * p.kp * p.mp + m0;
+
+  float acc[kTM][kTN];
+#pragma unroll
+  for (int i = 0; i < kTM; ++i)
+#pragma unroll
+    for (int j = 0; j < kTN; ++j) acc[i][j] = 0.f;
+
+  if constexpr (kPointwise) {
+    const PointwiseB fetch{xg + pix, valid, p.kdim, p.hw};
+    detail::sgemm_mainloop<BM, BN, BK>(a, p.mp, p.kp, fetch, acc);
+  } else {
+    const int oy = pix / p.ow, ox = pix - (pix / p.ow) * p.ow;
+    const GatherB fetch{
+        xg, oy * p.sh - p.ph, ox * p.sw - p.pw, valid, p.kdim, p.taps, p.kw, p.dh, p.dw, p.h, p.w};
+    detail::sgemm_mainloop<BM, BN, BK>(a, p.mp, p.kp, fetch, acc);
+  }
+
+  const int tx = tid % 16, ty = tid / 16;
+#pragma unroll
+  for (int j = 0; j < kTN; ++j) {
+    const int cj = n0 + tx + 16 * j;
+    if (cj >= p.npix) continue;
+    const int ij = cj / p.ohw;
+    const int64_t base = static_cast<int64_t>(ij) * p.k * p.ohw + (cj - ij * p.ohw);
+#pragma unroll
+    for (int i = 0; i < kTM; ++i) {
+      const int m = m0 + ty + 16 * i;
+      if (m >= p.kpg) continue;
+      const int kg = g * p.kpg + m;
+      const int64_t index = base + static_cast<int64_t>(kg) * p.ohw;
+      y[index] = finish(acc[i][j], kg, index, e);
+    }
+  }
+}
+
+using LaunchFn = void (*)(const float*, const float*, float*, const GemmConvParams&,
+                          const EpilogueArgs&, dim3, cudaStream_t);
+
+template <int BM, int BN, int BK, bool kPointwise>
+void launch(const float* x, const float* at, float* y, const GemmConvParams& p,
+            const EpilogueArgs& e, dim3 grid, cudaStream_t stream) {
+  gemm_conv_kernel<BM, BN, BK, kPointwise><<<grid, 256, 0, stream>>>(x, at, y, p, e);
+}
+
+LaunchFn pick_launch(int64_t bm, int64_t bn, int64_t bk, bool pointwise) {
+#define DLAS_GEMM_CONV_TILE(BM, BN, BK) \
+  if (bm == BM && bn == BN && bk == BK) \
+    return pointwise ? &launch<BM, BN, BK, true> : &launch<BM, BN, BK, false>;
+  DLAS_CUDA_FOR_EACH_SGEMM_TILE(DLAS_GEMM_CONV_TILE)
+#undef DLAS_GEMM_CONV_TILE
+  fail(ErrorKind::kInternal, "cuda gemm conv: no kernel for tile ", bm, "x", bn, "x", bk);
+}
+
+bool is_pointwise(const ConvShape& s) {
+  return s.kh == 1 && s.kw == 1 && s.stride_h == 1 && s.stride_w == 1 && s.pad_h == 0 &&
+         s.pad_w == 0 && s.oh == s.h && s.ow == s.w;
+}
+
+class GemmConvKernel final : public ConvKernel {
+ public:
+  GemmConvKernel(const ConvShape& s, const Knobs& knobs, const float* weights) {
+    const int64_t bm = knobs.at("bm"), bn = knobs.at("bn"), bk = knobs.at("bk");
+    const int64_t cpg = s.c / s.groups, kpg = s.k / s.groups, taps = s.kh * s.kw;
+    const int64_t kdim = cpg * taps;
+    const int64_t kp = round_up(kdim, bk), mp = round_up(kpg, bm);
+    // At[g][kk][m] = w[g * kpg + m][kk], kk = (ci * kh + r) * kw + s as the weights store it.
+    std::vector<float> at(static_cast<size_t>(s.groups * kp * mp), 0.f);
+    for (int64_t g = 0; g < s.groups; ++g)
+      for (int64_t m = 0; m < kpg; ++m) {
+        const float* src = weights + (g * kpg + m) * kdim;
+        for (int64_t kk = 0; kk < kdim; ++kk)
+          at[static_cast<size_t>((g * kp + kk) * mp + m)] = src[kk];
+      }
+    weights_ = upload_floats(at.data(), at.size(), "cuda gemm conv weights");
+
+    GemmConvParams& p = p_;
+    p.npix = static_cast<int>(s.n * s.oh * s.ow);
+    p.ohw = static_cast<int>(s.oh * s.ow);
+    p.ow = static_cast<int>(s.ow);
+    p.h = static_cast<int>(s.h);
+    p.w = static_cast<int>(s.w);
+    p.hw = static_cast<int>(s.h * s.w);
+    p.c = static_cast<int>(s.c);
+    p.k = static_cast<int>(s.k);
+    p.cpg = static_cast<int>(cpg);
+    p.kpg = static_cast<int>(kpg);
+    p.kdim = static_cast<int>(kdim);
+    p.kp = static_cast<int>(kp);
+    p.mp = static_cast<int>(mp);
+    p.taps = static_cast<int>(taps);
+    p.kw = static_cast<int>(s.kw);
+    p.sh = static_cast<int>(s.stride_h);
+    p.sw = static_cast<int>(s.stride_w);
+    p.ph = static_cast<int>(s.pad_h);
+    p.pw = static_cast<int>(s.pad_w);
+    p.dh = static_cast<int>(s.dil_h);
+    p.dw = static_cast<int>(s.dil_w);
+    grid_ = dim3(static_cast<unsigned>(ceil_div(s.n * s.oh * s.ow, bn)),
+                 static_cast<unsigned>(ceil_div(kpg, bm)), static_cast<unsigned>(s.groups));
+    launch_ = pick_launch(bm, bn, bk, is_pointwise(s));
+  }
+
+  size_t workspace_bytes() const override { return 0; }
+  size_t weight_bytes() const override { return weights_.bytes(); }
+
+  void run(const float* x, float* y, void*, const Epilogue& epilogue,
+           cudaStream_t stream) const override {
+    launch_(x, weights_.as<float>(), y, p_, epilogue_args(epilogue), grid_, stream);
+    check_launch("cuda gemm conv");
+  }
+
+ private:
+  DeviceBuffer weights_;
+  GemmConvParams p_{};
+  dim3 grid_;
+  LaunchFn launch_ = nullptr;
+};
+
+bool supports(const ConvShape& s) {
+  if (!detail::shape_ok(s)) return false;
+  const int64_t kpg = s.k / s.groups, kdim = s.c / s.groups * s.kh * s.kw;
+  // grid.z = groups and grid.y = M tiles stay within CUDA's 65535; the padded reduction
+  // depth stays an int.
+  return s.groups <= 65535 && ceil_div(kpg, 32) <= 65535 && kdim <= (int64_t{1} << 30);
+}
+
+KnobSpace knob_space(const ConvShape&) {
+  KnobSpace space;
+  space.knobs.push_back({"bm", {32, 64, 128}, "output channels per block tile (GEMM M)"});
+  space.knobs.push_back({"bn", {32, 64, 128}, "output pixels per block tile (GEMM N)"});
+  space.knobs.push_back({"bk", {8, 16}, "reduction depth of one shared-memory slice"});
+  return space;
+}
+
+// Untuned: the tile by problem size (conv_common.h); depth 16, the depth of the best point
+// for every layer of a quick sweep (8 ResNet/MobileNet-like layers, one H200).
+Knobs default_knobs(const ConvShape& s) {
+  int64_t bm = 32, bn = 32;
+  detail::default_gemm_tile(s.k / std::max<int64_t>(1, s.groups), s.n * s.oh * s.ow, s.groups, bm,
+                            bn);
+  return {{"bm", bm}, {"bn", bn}, {"bk", 16}};
+}
+
+std::unique_ptr<ConvKernel> prepare(const ConvShape& s, const Knobs& knobs, const float* weights);
+
+}  // namespace
+
+const ConvAlgorithm& gemm_cuda_conv_algorithm() {
+  static const ConvAlgorithm algo{
+      "gemm",         "implicit GEMM (im2col gathered on the fly), shared-memory tiles, any conv",
+      &supports,      &knob_space,
+      &default_knobs, &prepare,
+  };
+  return algo;
+}
+
+namespace {
+std::unique_ptr<ConvKernel> prepare(const ConvShape& s, const Knobs& knobs, const float* weights) {
+  detail::check_prepare(gemm_cuda_conv_algorithm(), s, knobs);
+  return std::make_unique<GemmConvKernel>(s, knobs, weights);
+}
+}  // namespace
+
+}  // namespace dlas::cuda

@@ -1,0 +1,190 @@
+// The CUDA plan against the CPU engine: every zoo model with the auto rule, with each CUDA
+// conv algorithm forced, and through cuDNN; the CUDA graph against launches one by one; the
+// device report, the input checks, unsupported ops, and the CLI's --device. Skipped where no
+// CUDA device is visible (CI).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "dlas/algo/cuda_conv.h"
+#include "dlas/core/error.h"
+#include "dlas/hw/gpu.h"
+#include "dlas/model/zoo.h"
+#include "dlas/system/cuda_executor.h"
+#include "dlas/system/make_executor.h"
+#include "dlas/system/measure.h"
+#include "dlas/system/plan.h"
+#include "optimize/cli_test_util.h"
+
+namespace dlas {
+namespace {
+
+#define SKIP_WITHOUT_GPU() \
+  if (list_gpus().empty()) GTEST_SKIP() << gpu_unavailable_reason()
+
+// max |a - b| / max(1, max |b|): both outputs of one model.
+double relative_error(const Tensor& a, const Tensor& b) {
+  EXPECT_EQ(a.shape(), b.shape());
+  const float* x = a.data<float>();
+  const float* y = b.data<float>();
+  double diff = 0, scale = 1;
+  for (int64_t i = 0; i < b.numel(); ++i) {
+    diff = std::max(diff, std::fabs(static_cast<double>(x[i]) - y[i]));
+    scale = std::max(scale, std::fabs(static_cast<double>(y[i])));
+  }
+  return diff / scale;
+}
+
+std::vector<Tensor> cpu_outputs(const Graph& g, const std::vector<Tensor>& in) {
+  Plan plan(g, PlanOptions{});
+  return plan.run(in);
+}
+
+void expect_matches_cpu(const Graph& g, const CudaPlanOptions& o, double tolerance,
+                        const std::string& what) {
+  const std::vector<Tensor> in = random_inputs(g, 7);
+  const std::vector<Tensor> want = cpu_outputs(g, in);
+  CudaExecutor gpu(g, o);
+  const std::vector<Tensor> got = gpu.run(in);
+  ASSERT_EQ(got.size(), want.size()) << what;
+  for (size_t i = 0; i < got.size(); ++i)
+    EXPECT_LT(relative_error(got[i], want[i]), tolerance) << what << ", output " << i;
+  // A second run on the same inputs gives the same result (no stale state in the arena).
+  const std::vector<Tensor> again = gpu.run(in);
+  for (size_t i = 0; i < got.size(); ++i)
+    EXPECT_EQ(relative_error(again[i], got[i]), 0.0) << what << ", second run";
+}
+
+const char* kCifarModels[] = {"resnet18-cifar", "mobilenetv1-cifar", "mobilenetv2-cifar",
+                              "vgg16-cifar"};
+const char* kImagenetModels[] = {"resnet50", "mobilenetv2", "densenet161", "efficientnetb0"};
+
+TEST(CudaExecutor, EveryZooModelMatchesTheCpuEngine) {
+  SKIP_WITHOUT_GPU();
+  for (const char* m : kCifarModels) expect_matches_cpu(build_zoo_model(m), {}, 1e-3, m);
+  for (const char* m : kImagenetModels) expect_matches_cpu(build_zoo_model(m), {}, 1e-3, m);
+}
+
+TEST(CudaExecutor, EachConvAlgorithmForcedMatchesTheCpuEngine) {
+  SKIP_WITHOUT_GPU();
+  for (const cuda::ConvAlgorithm* a : cuda::conv_algorithms()) {
+    CudaPlanOptions o;
+    o.conv_algo = a->name;
+    for (const char* m : {"resnet18-cifar", "mobilenetv2-cifar"})
+      expect_matches_cpu(build_zoo_model(m), o, a->name == std::string("winograd") ? 3e-3 : 1e-3,
+                         std::string(m) + " with " + a->name);
+  }
+}
+
+TEST(CudaExecutor, CudnnBackendMatchesTheCpuEngine) {
+  SKIP_WITHOUT_GPU();
+  CudaPlanOptions o;
+  o.conv_algo = "cudnn";
+  o.backend = "cudnn";
+  for (const char* m : {"resnet18-cifar", "mobilenetv2-cifar", "efficientnetb0", "densenet161"})
+    expect_matches_cpu(build_zoo_model(m), o, 3e-3, std::string(m) + " on cuDNN");
+  CudaExecutor e(build_zoo_model("resnet18-cifar"), o);
+  EXPECT_EQ(e.name(), "cudnn");
+  for (const CudaStepInfo& s : e.steps()) {
+    if (s.op == "FusedConv" || s.op == "Conv") {
+      EXPECT_EQ(s.algo.rfind("cudnn:", 0), 0u) << s.node;
+    }
+  }
+}
+
+TEST(CudaExecutor, GraphReplayEqualsLaunchesOneByOne) {
+  SKIP_WITHOUT_GPU();
+  const Graph g = build_zoo_model("mobilenetv2-cifar");
+  const std::vector<Tensor> in = random_inputs(g, 3);
+  CudaPlanOptions eager;
+  eager.cuda_graph = false;
+  CudaExecutor a(g, {}), b(g, eager);
+  EXPECT_TRUE(a.graph_captured());
+  EXPECT_FALSE(b.graph_captured());
+  const auto x = a.run(in), y = b.run(in);
+  EXPECT_EQ(relative_error(x[0], y[0]), 0.0);
+  EXPECT_GE(a.last_device_ms(), 0.0);
+}
+
+TEST(CudaExecutor, ReportsDeviceMemoryAndSteps) {
+  SKIP_WITHOUT_GPU();
+  CudaExecutor e(build_zoo_model("resnet18-cifar"), {});
+  const MemoryReport m = e.memory();
+  EXPECT_GT(m.arena_bytes, 0);
+  EXPECT_GE(m.unplanned_bytes, m.arena_bytes);
+  EXPECT_GT(m.packed_weight_bytes, 0);
+  EXPECT_EQ(e.threads(), 1);
+  EXPECT_NE(e.device_label().find("cuda:0"), std::string::npos);
+  int convs = 0;
+  for (const CudaStepInfo& s : e.steps()) convs += s.op == "FusedConv" || s.op == "Conv";
+  EXPECT_GT(convs, 10);
+  const auto times = e.profile_steps(2);
+  EXPECT_EQ(times.size(), e.steps().size());
+}
+
+TEST(CudaExecutor, RejectsWrongInputsAndUnsupportedOps) {
+  SKIP_WITHOUT_GPU();
+  CudaExecutor e(build_zoo_model("resnet18-cifar"), {});
+  try {
+    e.run({Tensor(DType::kF32, {1, 3, 16, 16})});
+    FAIL() << "a wrongly shaped input ran";
+  } catch (const Error& err) {
+    EXPECT_EQ(err.kind(), ErrorKind::kInvalidInput);
+  }
+  Graph g;
+  g.inputs.push_back({"x", DType::kF32, {1, 4}});
+  Node n;
+  n.op = "Tanh";
+  n.name = "t";
+  n.inputs = {"x"};
+  n.outputs = {"y"};
+  g.nodes.push_back(n);
+  g.outputs = {"y"};
+  g.infer();
+  try {
+    CudaExecutor bad(g, {});
+    FAIL() << "an op without a CUDA kernel compiled";
+  } catch (const Error& err) {
+    EXPECT_EQ(err.kind(), ErrorKind::kUnsupported);
+    EXPECT_NE(std::string(err.what()).find("Tanh"), std::string::npos);
+  }
+}
+
+TEST(CudaExecutor, MakeExecutorTakesTheDeviceFromTheVariant) {
+  SKIP_WITHOUT_GPU();
+  Variant v;
+  v.model = "resnet18-cifar";
+  v.device = "cuda:0";
+  const Graph g = build_zoo_model("resnet18-cifar");
+  auto e = make_executor(g, v);
+  EXPECT_NE(dynamic_cast<CudaExecutor*>(e.get()), nullptr);
+  v.backend = "cudnn";
+  EXPECT_EQ(make_executor(g, v)->name(), "cudnn");
+  v.backend = "onednn";
+  EXPECT_THROW(make_executor(g, v), Error);
+}
+
+class CudaCli : public test::CliTest {};
+
+TEST_F(CudaCli, BenchReportsKernelTimeAndDeviceMemory) {
+  SKIP_WITHOUT_GPU();
+  const auto r = dlas("bench resnet18-cifar --device cuda --repeat 5 --json");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("\"kernel_median_ms\""), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\"device\": \"cuda:0\""), std::string::npos) << r.out;
+  const auto c = dlas("bench resnet18-cifar --backend cudnn --repeat 5 --json");
+  ASSERT_EQ(c.code, 0) << c.err;
+  EXPECT_NE(c.out.find("\"backend\": \"cudnn\""), std::string::npos) << c.out;
+  const auto p = dlas("profile mobilenetv2-cifar --device cuda --repeat 3");
+  ASSERT_EQ(p.code, 0) << p.err;
+  EXPECT_NE(p.out.find("depthwise"), std::string::npos) << p.out;
+  const auto q = dlas("bench resnet18-cifar --device cuda --compress int8 --repeat 2");
+  EXPECT_EQ(q.code, 2) << q.err;
+  const auto d = dlas("bench resnet18-cifar --device cuda:7 --repeat 2");
+  EXPECT_EQ(d.code, 2) << d.err;
+}
+
+}  // namespace
+}  // namespace dlas
