@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The GPU checks in one go, on a machine with a CUDA device (docs/gpu.md): the device and its
 # measured peaks, the GPU tests (tests/gpu/, `ctest -L gpu` in a build tree), per-layer
-# profiles, and dlas against cuDNN and PyTorch on CUDA (bench/gpu/compare_gpu.py).
+# profiles, GPU tuning, pruned and batched models, and dlas against cuDNN and PyTorch on
+# CUDA (bench/gpu/compare_gpu.py). STEPS (default all) picks: hw, tests, profile, tune,
+# sparse, batch, compare.
 #   scripts/gpu-check.sh [DIR] [OUT]
 # DIR: a build tree (build/) or a bundle from scripts/gpu-bundle.sh (its lib/ joins the
 # library path); OUT: where the logs go (default gpu-check-out/).
@@ -21,16 +23,46 @@ for lib in libcudnn.so.9 libcublas.so.13; do
   fi
 done
 export LD_LIBRARY_PATH=${LD_LIBRARY_PATH:-}:/usr/local/cuda/lib64
+steps=${STEPS:-hw tests profile tune sparse batch compare}
+want() { [[ " $steps " == *" $1 "* ]]; }
 nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv | tee "$out/nvidia-smi.txt"
+if want hw; then
 "$dlas" hw --peak --json > "$out/hw.json"; echo "hw: rc=$?"
 "$dlas" hw | tail -3
+fi
 # The CLI tests call the binary the build recorded.
 cli=$(grep -a -o -m1 '/[[:alnum:]_./-]*/bin/dlas' "$tests" | head -1 || true)
 if [ -n "$cli" ] && [ ! -e "$cli" ]; then mkdir -p "$(dirname "$cli")"; ln -sf "$dlas" "$cli"; fi
-"$tests" 2>&1 | tee "$out/gpu-tests.log" | grep -E '^\[  (FAILED|  OK|PASSED|SKIPPED)|Failure|error' | head -60
+want tests && "$tests" 2>&1 | tee "$out/gpu-tests.log" | grep -E '^\[  (FAILED|  OK|PASSED|SKIPPED)|Failure|error' | head -60
+if want profile; then
 for m in resnet50 mobilenetv2; do
   "$dlas" profile $m --device cuda --repeat 20 > "$out/profile-$m.txt" 2>&1; echo "profile $m: rc=$?"
   "$dlas" profile $m --backend cudnn --device cuda --repeat 20 > "$out/profile-$m-cudnn.txt" 2>&1
 done
-PYTHONUNBUFFERED=1 python3 "$root/bench/gpu/compare_gpu.py" --dlas "$dlas" --rounds ${ROUNDS:-2} \
+fi
+# Tuning: each model's report, then its records applied by bench (a transfer check).
+if want tune; then
+for m in ${TUNE_MODELS:-resnet18-cifar mobilenetv2 resnet50}; do
+  "$dlas" tune $m --device cuda --budget ${TUNE_BUDGET:-60s} -o "$out/tune-$m.jsonl" \
+    > "$out/tune-$m.txt" 2>&1; echo "tune $m: rc=$?"; tail -3 "$out/tune-$m.txt"
+done
+fi
+# Weight-pruned models: dense, wp:0.9 on the auto rule (sparse), and cuDNN on the zeros.
+if want sparse; then
+for m in resnet50 vgg16-cifar; do
+  for args in "--device cuda" "--device cuda --compress wp:0.9" "--backend cudnn --compress wp:0.9"; do
+    printf '%s %s: ' $m "$args"
+    "$dlas" bench $m $args --repeat 50 --json | python3 -c 'import json,sys; j=json.load(sys.stdin); print(round(j["kernel_median_ms"],4), "ms kernels")'
+  done
+done 2>&1 | tee "$out/sparse.txt"
+fi
+if want batch; then
+for m in resnet50 mobilenetv2; do
+  for args in "--device cuda" "--backend cudnn"; do
+    printf '%s batch 16 %s: ' $m "$args"
+    "$dlas" bench $m --batch 16 $args --repeat 30 --json | python3 -c 'import json,sys; j=json.load(sys.stdin); print(round(j["kernel_median_ms"],4), "ms kernels", round(j["kernel_gflops"]), "GFLOP/s")'
+  done
+done 2>&1 | tee "$out/batch.txt"
+fi
+want compare && PYTHONUNBUFFERED=1 python3 "$root/bench/gpu/compare_gpu.py" --dlas "$dlas" --rounds ${ROUNDS:-2} \
   --repeat ${REPEAT:-30} --json "$out/compare.json" ${MODELS:+--models $MODELS} 2>&1 | tee "$out/compare.txt"

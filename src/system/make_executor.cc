@@ -7,7 +7,6 @@
 #include <thread>
 
 #include "dlas/core/error.h"
-#include "dlas/hw/gpu.h"
 #include "dlas/hw/isa.h"
 #include "dlas/system/cuda_executor.h"
 #include "dlas/system/onednn_backend.h"
@@ -77,15 +76,6 @@ PlanOptions plan_options_for(const Variant& v, const ExecutorOptions& options) {
   if (!v.isa.empty()) o.isa = parse_isa(v.isa);
   return o;
 }
-
-#if !DLAS_WITH_CUDA
-std::unique_ptr<Executor> make_cuda_executor(const Graph&, const Variant& variant,
-                                             const ExecutorOptions&) {
-  fail(ErrorKind::kUnsupported, variant.device == "cpu" ? "--backend " + variant.backend
-                                                        : "--device " + variant.device,
-       ": ", gpu_unavailable_reason());
-}
-#endif
 
 std::unique_ptr<Executor> make_executor(const Graph& graph, const Variant& variant,
                                         const ExecutorOptions& options) {

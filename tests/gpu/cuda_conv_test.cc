@@ -241,11 +241,12 @@ std::vector<Knobs> test_points(const ConvAlgorithm& a, const ConvShape& s) {
 TEST(CudaConv, ListAndLookup) {
   DLAS_REQUIRE_GPU();
   const auto& list = conv_algorithms();
-  ASSERT_EQ(list.size(), 4u);
+  ASSERT_EQ(list.size(), 5u);
   EXPECT_STREQ(list[0]->name, "direct");
   EXPECT_STREQ(list[1]->name, "gemm");
   EXPECT_STREQ(list[2]->name, "winograd");
   EXPECT_STREQ(list[3]->name, "depthwise");
+  EXPECT_STREQ(list[4]->name, "sparse");
   for (const ConvAlgorithm* a : list) {
     EXPECT_EQ(find_conv_algorithm(a->name), a);
     EXPECT_TRUE(a->doc && *a->doc);
@@ -402,6 +403,41 @@ TEST(CudaConv, AutoRule) {
   EXPECT_STREQ(auto_conv_algorithm(make_shape(1, 8, 28, 28, 8, 3, 1, 1)).name, "gemm");
   EXPECT_STREQ(auto_conv_algorithm(make_shape(1, 64, 28, 28, 64, 3, 2, 1)).name, "gemm");
   EXPECT_STREQ(auto_conv_algorithm(make_shape(1, 64, 28, 28, 64, 3, 1, 1, 2)).name, "gemm");
+  ConvShape pruned = make_shape(1, 64, 28, 28, 64, 3, 1, 1);
+  pruned.density = 0.1;
+  EXPECT_STREQ(auto_conv_algorithm(pruned).name, "sparse");
+  pruned.density = 0.5;
+  EXPECT_STREQ(auto_conv_algorithm(pruned).name, "winograd");
+}
+
+// The sparse algorithm on weight-pruned filters: 90% zeros, some output channels all zero,
+// every knob point, against the reference.
+TEST(CudaConv, SparseOnPrunedWeights) {
+  DLAS_REQUIRE_GPU();
+  Stream stream;
+  const ConvAlgorithm& sparse = *find_conv_algorithm("sparse");
+  for (const ConvShape& shape :
+       {make_shape(1, 32, 12, 12, 40, 3, 1, 1), make_shape(2, 24, 13, 13, 16, 3, 2, 1),
+        make_shape(1, 64, 7, 7, 96, 1, 1, 0), make_shape(1, 16, 10, 10, 24, 3, 1, 1, 2),
+        make_shape(1, 3, 23, 23, 16, 7, 2, 3)}) {
+    Problem p(shape, 11);
+    std::mt19937 rng(5);
+    std::uniform_real_distribution<float> u(0.f, 1.f);
+    const int64_t per_k = static_cast<int64_t>(p.w.size()) / shape.k;
+    for (size_t i = 0; i < p.w.size(); ++i)
+      if (u(rng) < 0.9f || static_cast<int64_t>(i) / per_k % 7 == 3) p.w[i] = 0.f;
+    Epilogue e;
+    e.bias = p.dbias.as<float>();
+    e.residual = p.dresidual.as<float>();
+    e.act = Activation::kRelu;
+    const auto ref =
+        reference(shape, p.x, p.w, p.bias.data(), p.residual.data(), Activation::kRelu, 0, 0);
+    for (const Knobs& k : test_points(sparse, shape)) {
+      const auto kernel = sparse.prepare(shape, k, p.w.data());
+      EXPECT_TRUE(matches(run_conv(*kernel, p, e, stream.get()), ref, shape, false))
+          << shape.str() << " " << knobs_to_string(k);
+    }
+  }
 }
 
 }  // namespace

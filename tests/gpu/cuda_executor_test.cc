@@ -12,6 +12,8 @@
 #include "dlas/core/error.h"
 #include "dlas/hw/gpu.h"
 #include "dlas/model/zoo.h"
+#include "dlas/optimize/compress_spec.h"
+#include "dlas/system/compress.h"
 #include "dlas/system/cuda_executor.h"
 #include "dlas/system/make_executor.h"
 #include "dlas/system/measure.h"
@@ -75,6 +77,19 @@ TEST(CudaExecutor, EachConvAlgorithmForcedMatchesTheCpuEngine) {
     for (const char* m : {"resnet18-cifar", "mobilenetv2-cifar"})
       expect_matches_cpu(build_zoo_model(m), o, a->name == std::string("winograd") ? 3e-3 : 1e-3,
                          std::string(m) + " with " + a->name);
+  }
+}
+
+TEST(CudaExecutor, WeightPrunedModelsRunSparseAndMatchTheCpuEngine) {
+  SKIP_WITHOUT_GPU();
+  for (const char* m : {"resnet18-cifar", "vgg16-cifar"}) {
+    Graph g = build_zoo_model(m);
+    apply_compress_spec(g, parse_compress("wp:0.9"));
+    expect_matches_cpu(g, {}, 1e-3, std::string(m) + " wp:0.9");
+    CudaExecutor e(g, {});
+    int sparse = 0;
+    for (const CudaStepInfo& s : e.steps()) sparse += s.algo == "sparse";
+    EXPECT_GT(sparse, 5) << m;
   }
 }
 

@@ -51,7 +51,9 @@ TEST_F(CudaDeviceCli, DeviceFlagErrorsAreOneLineAndExitTwo) {
   for (const char* args : {"bench resnet18-cifar --device cuda --repeat 1",
                            "bench resnet18-cifar --backend cudnn --repeat 1",
                            "bench resnet18-cifar --device gpu --repeat 1",
-                           "bench resnet18-cifar --device cuda:x --repeat 1"}) {
+                           "bench resnet18-cifar --device cuda:x --repeat 1",
+                           "tune resnet18-cifar --device cuda -o /dev/null",
+                           "profile resnet18-cifar --backend cudnn --repeat 1"}) {
     const auto r = dlas(args);
     EXPECT_EQ(r.code, 2) << args << ": " << r.err;
     EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << args << ": " << r.err;

@@ -46,6 +46,8 @@ void print_tune_report(const std::string& model, const TuneArgs& args, const Tun
 
 // Tunes the model, writes the records (and choices), prints the report; the exit code.
 int run_tune(const ModelArgs& model, const EngineArgs& engine, const TuneArgs& args);
+// --device cuda: the GPU tuner (cmd_tune_cuda.cc).
+int run_cuda_tune(const ModelArgs& model, const EngineArgs& engine, const TuneArgs& args);
 
 // `dlas records best`.
 void add_records_command(CLI::App& app, Action& run);

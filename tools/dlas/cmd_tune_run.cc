@@ -61,6 +61,7 @@ std::function<void(const tune::CurvePoint&, int)> round_printer(tune::Mode mode)
 }  // namespace
 
 int run_tune(const ModelArgs& model, const EngineArgs& engine, const TuneArgs& a) {
+  if (engine.device != "cpu") return run_cuda_tune(model, engine, a);
   tune::TuneOptions o = options_from_args(a);
   TuneRun t;
   t.compress = compress_name(engine.compress);

@@ -21,6 +21,7 @@
 #include "dlas/optimize/quantize.h"
 #include "dlas/system/compress.h"
 #include "dlas/system/cuda_executor.h"
+#include "dlas/system/cuda_tune.h"
 #include "dlas/system/make_executor.h"
 #include "dlas/system/tune.h"
 
@@ -224,7 +225,7 @@ PlanOptions plan_options_from_args(const EngineArgs& a, const Graph* graph) {
   o.threads = a.threads;
   o.opt_level = a.opt_level;
   o.isa = active_isa();
-  if (!a.records.empty()) {
+  if (!a.records.empty() && a.device == "cpu") {  // GPU records: compile_from_args
     DLAS_CHECK(graph, ErrorKind::kUsage, "--records is not supported by this command");
     const tune::AppliedRecords r = tune::apply_records(*graph, o, tune::read_records(a.records));
     for (const auto& [node, choice] : r.layers) o.layers.emplace(node, choice);
@@ -270,8 +271,18 @@ CompiledModel compile_from_args(const Graph& graph, const ModelArgs& m, const En
     v.conv_algo = v.isa = backend;
     v.opt_level = 0;
   }
+  LayerChoices layers = options.layers;
+  if (v.device != "cpu" && backend == "dlas" && !e.records.empty()) {
+    int matched = 0, convs = 0;
+    const LayerChoices tuned =
+        tune::apply_cuda_records(graph, e.opt_level, parse_device(v.device),
+                                 tune::read_records(e.records), &matched, &convs);
+    for (const auto& [node, choice] : tuned) layers.emplace(node, choice);
+    std::fprintf(stderr, "records: %d of %d conv layers tuned from %s\n", matched, convs,
+                 e.records.c_str());
+  }
   const auto t0 = std::chrono::steady_clock::now();
-  c.executor = make_executor(graph, v, {.layers = options.layers, .profile = options.profile});
+  c.executor = make_executor(graph, v, {.layers = layers, .profile = options.profile});
   c.compile_ms = ms_since(t0);
   v.threads = c.executor->threads();
   if (backend == "dlas" && v.device == "cpu") {

@@ -43,6 +43,9 @@ struct ConvShape {
   int64_t stride_h = 1, stride_w = 1, pad_h = 0, pad_w = 0, dil_h = 1, dil_w = 1;
   int64_t groups = 1;
   int64_t oh = 0, ow = 0;
+  // The nonzero share of the weights (1 for dense layers): the auto rule runs the sparse
+  // algorithm on weight-pruned layers.
+  double density = 1.0;
 
   int64_t macs() const { return n * k * oh * ow * (c / groups) * kh * kw; }
   bool depthwise() const { return groups == c && groups == k; }
@@ -66,7 +69,7 @@ class ConvKernel {
 };
 
 struct ConvAlgorithm {
-  const char* name;  // "direct", "gemm", "winograd", "depthwise"
+  const char* name;  // "direct", "gemm", "winograd", "depthwise", "sparse"
   const char* doc;   // one line for --help and docs
   bool (*supports)(const ConvShape& shape);
   KnobSpace (*knob_space)(const ConvShape& shape);
@@ -81,8 +84,10 @@ struct ConvAlgorithm {
 const std::vector<const ConvAlgorithm*>& conv_algorithms();
 // nullptr when there is none of that name.
 const ConvAlgorithm* find_conv_algorithm(std::string_view name);
-// The untuned rule: depthwise for depthwise convs, winograd for 3x3 stride-1 dense convs
-// with enough channels and pixels to amortise its transforms, gemm otherwise (docs/gpu.md).
+// The untuned rule: depthwise for depthwise convs, sparse for weight-pruned layers (density
+// at most kSparseDensity), winograd for 3x3 stride-1 dense convs with enough channels and
+// pixels to amortise its transforms, gemm otherwise (docs/gpu.md).
+inline constexpr double kSparseDensity = 0.25;
 const ConvAlgorithm& auto_conv_algorithm(const ConvShape& shape);
 
 // --- the other ops of a CUDA plan (src/algo/cuda/ops.cu); all enqueue on `stream` -----------

@@ -50,6 +50,8 @@ const ConvAlgorithm& auto_conv_algorithm(const ConvShape& s) {
   };
   const ConvAlgorithm& depthwise = get("depthwise");
   if (s.depthwise() && depthwise.supports(s)) return depthwise;
+  const ConvAlgorithm& sparse = get("sparse");
+  if (s.density <= kSparseDensity && sparse.supports(s)) return sparse;
   const ConvAlgorithm& winograd = get("winograd");
   if (s.kh == 3 && s.kw == 3 && s.stride_h == 1 && s.stride_w == 1 && s.dil_h == 1 &&
       s.dil_w == 1 && s.groups == 1 && s.c >= 32 && s.k >= 32 && s.oh * s.ow >= 64 &&

@@ -14,8 +14,8 @@
 #include "dlas/algo/cuda_conv.h"
 #include "dlas/core/error.h"
 #include "dlas/hw/gpu.h"
-#include "dlas/system/conv_shapes.h"
 #include "dlas/system/passes.h"
+#include "system/backends/cuda/conv_node.h"
 #include "system/backends/cuda/vendor.h"
 #include "system/plan/memory_plan.h"
 
@@ -236,19 +236,16 @@ struct CudaExecutor::Impl {
   }
 
   void lower_conv(const Node& n) {
-    const std::optional<ConvProblem> p = conv_problem_of(graph, n);
-    if (!p) unsupported(n, "only 2-D convolutions with explicit pads run on the GPU");
-    if (p->types() != ConvTypes::kF32) unsupported(n, "only f32 convolutions run on the GPU");
+    std::string why;
+    const std::optional<cuda::ConvNode> cn = cuda::conv_node(graph, n, &why);
+    if (!cn) unsupported(n, why);
+    const cuda::ConvShape& s = cn->shape;
     const Operand x = operand(n, n.inputs[0]);
     const int out = output_value(n);
-    cuda::ConvShape s;
-    s.n = p->n, s.c = p->c, s.h = p->h, s.w = p->w, s.k = p->k, s.kh = p->kh, s.kw = p->kw;
-    s.stride_h = p->stride_h, s.stride_w = p->stride_w, s.pad_h = p->pad_t, s.pad_w = p->pad_l;
-    s.dil_h = p->dil_h, s.dil_w = p->dil_w, s.groups = p->groups;
-    s.oh = shapes[out][2], s.ow = shapes[out][3];
     const std::vector<float> w = constant_floats(n, n.inputs[1]);
 
-    cuda::Epilogue e = epilogue_of(n);
+    cuda::Epilogue e;
+    e.act = cn->act, e.p0 = cn->p0, e.p1 = cn->p1;
     if (n.inputs.size() > 2 && !n.inputs[2].empty())
       e.bias = upload("b:" + n.inputs[2], constant_floats(n, n.inputs[2]));
     Operand residual;
