@@ -2,8 +2,10 @@
 # The GPU checks in one go, on a machine with a CUDA device (docs/gpu.md): the device and its
 # measured peaks, the GPU tests (tests/gpu/, `ctest -L gpu` in a build tree), per-layer
 # profiles, GPU tuning, pruned and batched models, and dlas against cuDNN and PyTorch on
-# CUDA (bench/gpu/compare_gpu.py). STEPS (default all) picks: hw, tests, profile, tune,
-# sparse, batch, compare.
+# CUDA (bench/gpu/compare_gpu.py). STEPS (default all, in this order) picks: hw, tests,
+# calibrate, compare, half, profile, tune, sparse, batch, study (studies/gpu.toml: CPU and
+# GPU rows in one store, and its report). The calibration writes this GPU's profile to the
+# cache, so the steps after it run the measured auto rule.
 #   scripts/gpu-check.sh [DIR] [OUT]
 # DIR: a build tree (build/) or a bundle from scripts/gpu-bundle.sh (its lib/ joins the
 # library path); OUT: where the logs go (default gpu-check-out/).
@@ -23,7 +25,7 @@ for lib in libcudnn.so.9 libcublas.so.13; do
   fi
 done
 export LD_LIBRARY_PATH=${LD_LIBRARY_PATH:-}:/usr/local/cuda/lib64
-steps=${STEPS:-hw tests profile tune sparse batch compare}
+steps=${STEPS:-hw tests calibrate compare half profile tune sparse batch study}
 want() { [[ " $steps " == *" $1 "* ]]; }
 nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv | tee "$out/nvidia-smi.txt"
 if want hw; then
@@ -34,6 +36,21 @@ fi
 cli=$(grep -a -o -m1 '/[[:alnum:]_./-]*/bin/dlas' "$tests" | head -1 || true)
 if [ -n "$cli" ] && [ ! -e "$cli" ]; then mkdir -p "$(dirname "$cli")"; ln -sf "$dlas" "$cli"; fi
 want tests && "$tests" 2>&1 | tee "$out/gpu-tests.log" | grep -E '^\[  (FAILED|  OK|PASSED|SKIPPED)|Failure|error' | head -60
+if want calibrate; then
+  "$dlas" hw --calibrate --device cuda > "$out/calibrate.txt" 2>&1; echo "calibrate: rc=$?"
+  head -1 "$out/calibrate.txt"
+fi
+want compare && PYTHONUNBUFFERED=1 python3 "$root/bench/gpu/compare_gpu.py" --dlas "$dlas" --rounds ${ROUNDS:-2} \
+  --repeat ${REPEAT:-30} --json "$out/compare.json" ${MODELS:+--models $MODELS} 2>&1 | tee "$out/compare.txt"
+# fp16 and bf16: 16-bit activations, tensor-core convs.
+if want half; then
+for m in resnet50 mobilenetv2; do
+  for c in dense fp16 bf16; do
+    printf '%s %s: ' $m $c
+    "$dlas" bench $m --device cuda --compress $c --repeat 50 --json | python3 -c 'import json,sys; j=json.load(sys.stdin); print(round(j["kernel_median_ms"],4), "ms kernels", j["arena_bytes"], "arena bytes")'
+  done
+done 2>&1 | tee "$out/half.txt"
+fi
 if want profile; then
 for m in resnet50 mobilenetv2; do
   "$dlas" profile $m --device cuda --repeat 20 > "$out/profile-$m.txt" 2>&1; echo "profile $m: rc=$?"
@@ -64,5 +81,9 @@ for m in resnet50 mobilenetv2; do
   done
 done 2>&1 | tee "$out/batch.txt"
 fi
-want compare && PYTHONUNBUFFERED=1 python3 "$root/bench/gpu/compare_gpu.py" --dlas "$dlas" --rounds ${ROUNDS:-2} \
-  --repeat ${REPEAT:-30} --json "$out/compare.json" ${MODELS:+--models $MODELS} 2>&1 | tee "$out/compare.txt"
+if want study; then
+  "$dlas" study run "$root/studies/gpu.toml" --db "$out/gpu-study.db" > "$out/study.txt" 2>&1
+  echo "study: rc=$?"; tail -3 "$out/study.txt"
+  "$dlas" study report "$out/gpu-study.db" -o "$out/gpu-study-report" --no-plots > /dev/null 2>&1
+  echo "study report: rc=$?"
+fi

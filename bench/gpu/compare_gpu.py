@@ -1,6 +1,8 @@
 #!/usr/bin/env python3
 """dlas on a CUDA device against cuDNN (dlas's --backend cudnn) and PyTorch on CUDA, on the
-same models, interleaved round by round (docs/gpu.md "Benchmarks").
+same models, interleaved round by round (docs/gpu.md "Benchmarks"). dlas runs twice: with
+the GPU profile when this GPU has one (`dlas hw --calibrate --device cuda`), and with the
+hand-written rule (`--profile none`).
 
 Models: "tv:NAME" is a torchvision architecture (random weights, seeded), exported once to
 ONNX for dlas while PyTorch runs the very same module; any other name is a dlas zoo model or
@@ -117,12 +119,16 @@ def main():
             print(f"{name}: exported in {time.time() - t0:.1f} s", file=sys.stderr)
         cells = {}
         for r in range(a.rounds):
-            order = ["dlas", "cudnn"] + (["torch", "torch-graph", "torch-cl-graph"] if module else [])
+            order = ["dlas", "dlas-rule", "cudnn"] + (
+                ["torch", "torch-graph", "torch-cl-graph"] if module else [])
             if r % 2:
                 order.reverse()
             for peer in order:
                 if peer == "dlas":
                     res = time_dlas(a.dlas, model_arg, ["--device", "cuda"], a.repeat)
+                elif peer == "dlas-rule":  # the hand-written auto rule, not the GPU profile
+                    res = time_dlas(a.dlas, model_arg, ["--device", "cuda", "--profile", "none"],
+                                    a.repeat)
                 elif peer == "cudnn":
                     res = time_dlas(a.dlas, model_arg, ["--backend", "cudnn"], a.repeat)
                 else:
@@ -141,7 +147,7 @@ def main():
         rows.append(row)
         print(json.dumps(row), file=sys.stderr)
     # The table: kernel time (ms) and dlas's ratio to each peer.
-    peers = ["dlas", "cudnn", "torch", "torch-graph", "torch-cl-graph"]
+    peers = ["dlas", "dlas-rule", "cudnn", "torch", "torch-graph", "torch-cl-graph"]
     print("| model | " + " | ".join(f"{x} ms" for x in peers) + " | dlas/cudnn | dlas/best torch |")
     print("|---|" + "---:|" * (len(peers) + 2))
     for row in rows:
@@ -149,8 +155,8 @@ def main():
             v = row.get(peer, {})
             return v.get("kernel_ms") if isinstance(v, dict) else None
         vals = [ms(x) for x in peers]
-        torch_best = min([v for v in vals[2:] if v], default=None)
-        d, c = vals[0], vals[1]
+        torch_best = min([v for v in vals[3:] if v], default=None)
+        d, c = vals[0], vals[2]
         ratio_c = f"{d / c:.2f}" if d and c else "-"
         ratio_t = f"{d / torch_best:.2f}" if d and torch_best else "-"
         print(f"| {row['model']} | " + " | ".join(f"{v:.3f}" if v else "-" for v in vals) +

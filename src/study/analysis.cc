@@ -15,15 +15,27 @@ std::string algorithm_of(const Row& row) {
   return backend.empty() || backend == "dlas" ? row.text("conv_algo") : backend;
 }
 
+namespace analysis {
+std::string device_of(const Row& row) {
+  const std::string d = row.text("device");
+  return d.empty() ? std::string("cpu") : d;
+}
+}  // namespace analysis
+
 std::string platform_of(const Row& row) {
+  std::string schedule = row.text("schedule");
+  if (schedule.empty()) schedule = "default";
+  // A GPU: its name and device (cuDNN's rows and dlas's CUDA plan share the platform).
+  if (const std::string device = analysis::device_of(row); device != "cpu") {
+    const std::string gpu = row.text("gpu");
+    return (gpu.empty() ? std::string("GPU") : gpu) + " / " + device + " / " + schedule;
+  }
   // A vendor backend picks its own ISA path: it runs on the detected one.
   const bool vendor = !row.text("backend").empty() && row.text("backend") != "dlas";
   std::string isa = vendor ? row.text("detected_isa") : row.text("isa");
   if (!vendor && row.integer("isa_emulated") != 0) isa += " (emulated)";
   std::string cpu = row.text("cpu_model");
   if (cpu.empty()) cpu = "unknown CPU";
-  std::string schedule = row.text("schedule");
-  if (schedule.empty()) schedule = "default";
   return cpu + " / " + isa + " / " + std::to_string(row.integer("threads")) + "T / " + schedule;
 }
 
@@ -85,6 +97,7 @@ std::vector<Context> contexts_of(const std::vector<Row>& rows) {
     Context& c = by_key[Key{platform, model_of(r), r.integer("batch"), r.integer("opt_level"),
                             layout_of(r)}];
     c.platform = platform;
+    c.device = device_of(r);
     c.model = model_of(r);
     c.dataset = r.text("dataset");
     c.batch = r.integer("batch");
@@ -94,7 +107,7 @@ std::vector<Context> contexts_of(const std::vector<Row>& rows) {
     c.layout = layout_of(r);
     add(c, variant_of(r));
   }
-  // A vendor library (oneDNN) has no opt level or activation layout of dlas's: it is a
+  // A vendor library (oneDNN, cuDNN) has no opt level or activation layout of dlas's: it is a
   // reference point in every dlas context of its platform, model and batch (a context of
   // its own only when dlas has none there).
   std::vector<Key> dlas_keys;
@@ -113,6 +126,7 @@ std::vector<Context> contexts_of(const std::vector<Row>& rows) {
     Context& c =
         by_key[Key{platform, model_of(r), r.integer("batch"), r.integer("opt_level"), "auto"}];
     c.platform = platform;
+    c.device = device_of(r);
     c.model = model_of(r);
     c.dataset = r.text("dataset");
     c.batch = r.integer("batch");

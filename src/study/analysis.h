@@ -33,6 +33,7 @@ struct Variant {
 // same description), the fastest median is kept.
 struct Context {
   std::string platform, model, schedule;  // model: "name @dataset" when built for a dataset
+  std::string device = "cpu";             // "cpu" | "cuda:N"
   std::string dataset;
   // The dlas rows' activation layout: "auto" (also rows stored before layouts existed),
   // "nchw" or "nchwc". Vendor rows join the contexts of every layout.
@@ -44,6 +45,9 @@ struct Context {
   const Variant* fastest(
       const std::function<bool(const std::pair<std::string, std::string>&)>& pred) const;
 };
+
+// A row's device: "cpu" (also rows stored before devices existed) or "cuda:N".
+std::string device_of(const Row& row);
 
 // Contexts of the ok rows, ordered by (platform, model, batch, opt level, layout).
 std::vector<Context> contexts_of(const std::vector<Row>& rows);

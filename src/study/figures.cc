@@ -287,13 +287,15 @@ void add_platform_figure(std::vector<Figure>& figs, const std::vector<Context>& 
     if (!inserted) it->second = std::min(it->second, v->median_ms);
   }
   if (platforms.size() < 2) return;
-  // Fewer threads first: the reference is the smallest platform.
+  // CPUs first, fewer threads first: the reference is the smallest platform; GPUs
+  // ("NAME / cuda:N") last.
   std::stable_sort(platforms.begin(), platforms.end(), [&](const auto& a, const auto& b) {
-    auto threads = [](const std::string& p) {
+    auto rank = [](const std::string& p) {
       const size_t t = p.rfind(" / ");
-      return std::atoi(p.c_str() + t + 3);
+      const bool gpu = p.compare(t + 3, 5, "cuda:") == 0;
+      return std::make_pair(gpu, std::atoi(p.c_str() + t + 3));
     };
-    return threads(a) < threads(b);
+    return rank(a) < rank(b);
   });
   std::vector<plots::BarSeries> series;
   for (const std::string& p : platforms) {
@@ -308,7 +310,8 @@ void add_platform_figure(std::vector<Figure>& figs, const std::vector<Context>& 
   const std::string ref_name = series[0].name;
   figs.push_back(plots::bar_figure(
       "platforms", "Platform comparison: speedup over " + ref_name,
-      "Per model, the fastest variant measured on each platform (CPU / ISA path / threads; any "
+      "Per model, the fastest variant measured on each platform (CPU / ISA path / threads, or "
+      "GPU / device; any "
       "compression, algorithm, tuning or layout), as a speedup over the fastest on " +
           ref_name + " (its median / the platform's median, ×; dashed: 1×)." +
           (cpus.size() == 1 ? " CPU: " + *cpus.begin() + "." : ""),

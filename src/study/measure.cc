@@ -14,6 +14,7 @@
 #include "dlas/algo/machine_profile.h"
 #include "dlas/core/error.h"
 #include "dlas/data/dataset.h"
+#include "dlas/hw/gpu.h"
 #include "dlas/hw/isa.h"
 #include "dlas/model/op_schema.h"
 #include "dlas/optimize/prune.h"
@@ -22,6 +23,7 @@
 #include "dlas/study/spec.h"
 #include "dlas/system/accuracy.h"
 #include "dlas/system/compress.h"
+#include "dlas/system/cuda_tune.h"
 #include "dlas/system/loader.h"
 #include "dlas/system/make_executor.h"
 #include "dlas/system/measure.h"
@@ -129,6 +131,44 @@ LayerChoices tune_variant(const MeasureRequest& r, const Graph& g, const PlanOpt
   return rep.choices;
 }
 
+// A tuned GPU variant: the GPU tuner (dlas/system/cuda_tune.h, `dlas tune --device cuda`)
+// searches every CUDA algorithm of each conv layer within the schedule's budget; the variant
+// runs, per layer, the fastest record of its own algorithm ("auto": of any algorithm), so
+// each algorithm's row is that algorithm tuned. Sets the tuning columns into `row`.
+LayerChoices tune_variant_gpu(const MeasureRequest& r, const Graph& g, Row& row) {
+  const Variant& v = r.variant;
+  const std::string& s = v.schedule;
+  DLAS_CHECK(s.rfind("tuned:", 0) == 0, ErrorKind::kInvalidInput, "schedule '", s,
+             "' is neither default nor tuned:<budget>");
+  const tune::Budget budget = tune::parse_budget(std::string_view(s).substr(6));
+  tune::CudaTuneOptions o;
+  o.device = parse_device(v.device);
+  o.opt_level = v.opt_level;
+  o.budget_seconds = budget.seconds;
+  o.budget_trials = budget.trials;
+  o.seed = r.input_seed;
+  const tune::CudaTuneReport rep = tune::tune_cuda(g, o);
+  const std::string algo = parse_algo_choice(v.conv_algo).algo;
+  std::vector<tune::Record> own;
+  for (const tune::Record& rec : rep.records)
+    if (algo == "auto" || rec.algo == algo) own.push_back(rec);
+  if (!r.records_out.empty()) tune::write_records(r.records_out, own);
+  const LayerChoices choices =
+      algo == "auto" ? rep.choices : tune::apply_cuda_records(g, v.opt_level, o.device, own);
+  const bool trials_out = budget.trials > 0 && rep.trials >= budget.trials;
+  const bool seconds_out = budget.seconds > 0 && rep.seconds >= budget.seconds;
+  row.set("tuning_s", rep.seconds);
+  row.set("tuning_trials", rep.trials);
+  row.set("tuning_failures", rep.failures);
+  row.set("tuning_stop", std::string(trials_out    ? "trials"
+                                     : seconds_out ? "seconds"
+                                                   : "exhausted"));
+  std::cerr << "tuned " << rep.layers << " GPU conv layers in " << rep.seconds << " s ("
+            << rep.trials << " trials; " << choices.size() << " of " << rep.convs << " convs run "
+            << algo << " tuned)" << std::endl;
+  return choices;
+}
+
 void set_latency_columns(Row& row, const LatencyStats& s) {
   row.set("median_ms", s.median_ms);
   row.set("mean_ms", s.mean_ms);
@@ -197,7 +237,9 @@ PreparedModel prepare_model(const MeasureRequest& r, Row& row) {
 
 }  // namespace
 
-Row measure_variant(const MeasureRequest& r) {
+namespace {
+
+Row measure_variant_here(const MeasureRequest& r) {
   const Variant& v = r.variant;
   const std::string id = v.str();
   apply_fault_switch(id);
@@ -206,16 +248,20 @@ Row measure_variant(const MeasureRequest& r) {
   Graph& g = m.graph;
   const std::unique_ptr<data::Dataset>& test_set = m.test_set;
   const std::optional<data::Preprocess>& pre = m.pre;
+  const bool cpu = v.device == "cpu";
 
   // The plan and the tuner run at the variant's ISA path (plan_options_for carries it; the
-  // process-wide setting covers code that defaults to it); other backends dispatch on their
-  // own.
-  if (v.backend == "dlas") set_active_isa(parse_isa(v.isa));
+  // process-wide setting covers code that defaults to it); other backends and the GPU
+  // dispatch on their own.
+  if (v.backend == "dlas" && cpu) set_active_isa(parse_isa(v.isa));
   ExecutorOptions eo;
-  if (v.schedule != "default") eo.layers = tune_variant(r, g, plan_options_for(v), row);
+  if (v.schedule != "default")
+    eo.layers = cpu ? tune_variant(r, g, plan_options_for(v), row) : tune_variant_gpu(r, g, row);
   if (!r.records_in.empty())
     eo.layers =
-        tune::apply_records(g, plan_options_for(v), tune::read_records(r.records_in)).layers;
+        cpu ? tune::apply_records(g, plan_options_for(v), tune::read_records(r.records_in)).layers
+            : tune::apply_cuda_records(g, v.opt_level, parse_device(v.device),
+                                       tune::read_records(r.records_in));
   auto t0 = std::chrono::steady_clock::now();  // compile_ms is the executor's own, tuning aside
   std::unique_ptr<Executor> exec;
   try {
@@ -242,7 +288,7 @@ Row measure_variant(const MeasureRequest& r) {
              exec->threads(), " threads, not the variant's ", id);
   // The machine profile the plan followed (the plan's own lookup: its option, $DLAS_PROFILE,
   // the calibration cache): its file, "builtin:<name>", or "none" for the built-in rule.
-  if (v.backend == "dlas") {
+  if (v.backend == "dlas" && cpu) {
     const std::string used =
         active_machine_profile(plan_options_for(v, eo).profile, parse_isa(v.isa), v.threads).path;
     row.set("profile", used.empty() ? std::string("none") : used);
@@ -274,6 +320,23 @@ Row measure_variant(const MeasureRequest& r) {
   return row;
 }
 
+}  // namespace
+
+Row measure_variant(const MeasureRequest& r) {
+  if (r.variant.device == "cpu") return measure_variant_here(r);
+  // A GPU variant this machine or build cannot run (no such GPU, no CUDA, an op without a
+  // CUDA kernel): a row that says so, as for a peer that is not installed.
+  try {
+    return measure_variant_here(r);
+  } catch (const Error& e) {
+    if (e.kind() != ErrorKind::kUnsupported) throw;
+    Row row;
+    row.set("status", std::string(kStatusUnsupported));
+    row.set("reason", std::string(e.what()));
+    return row;
+  }
+}
+
 ScoreResult score_variant(const MeasureRequest& r, const std::vector<int64_t>& records,
                           const std::string& records_file) {
   const Variant& v = r.variant;
@@ -281,7 +344,7 @@ ScoreResult score_variant(const MeasureRequest& r, const std::vector<int64_t>& r
   DLAS_CHECK(!v.dataset.empty(), ErrorKind::kUsage, "scoring a variant needs its dataset");
   Row row;
   PreparedModel m = prepare_model(r, row);
-  if (v.backend == "dlas") set_active_isa(parse_isa(v.isa));
+  if (v.backend == "dlas" && v.device == "cpu") set_active_isa(parse_isa(v.isa));
   ExecutorOptions eo;
   if (!records_file.empty())
     eo.layers =
@@ -304,6 +367,7 @@ std::vector<std::string> exec_variant_args(const MeasureRequest& r) {
                                    "--batch",      std::to_string(v.batch),
                                    "--compress",   v.compress,
                                    "--backend",    v.backend,
+                                   "--device",     v.device,
                                    "--conv-algo",  v.conv_algo,
                                    "--layout",     v.layout,
                                    "--opt-level",  std::to_string(v.opt_level),

@@ -184,19 +184,22 @@ Finding fp16_keeps_accuracy(const Results& res) {
 // dlas's additions): VII and IX compare only these.
 const std::set<std::string> kPaperAlgorithms = {"direct", "gemm", "spatial-pack"};
 
+bool on_cpu(const Context& c) { return c.device == "cpu"; }
+
 // VII and IX: `winner` is the fastest of the paper's primitives for the compressions that
-// start with `compress_prefix`. Prefers tuned contexts (the paper's claim); falls back to
-// untuned ones, saying so.
+// start with `compress_prefix`, on the CPU. Prefers tuned contexts (the paper's claim); falls
+// back to untuned ones, saying so.
 Finding algorithm_winner(const Results& res, const std::string& winner,
                          const std::string& compress_prefix) {
   const auto paper_algo = [&](const std::pair<std::string, std::string>& k) {
     return kPaperAlgorithms.count(k.first) && k.second.rfind(compress_prefix, 0) == 0;
   };
-  const bool any_tuned = std::any_of(res.contexts.begin(), res.contexts.end(),
-                                     [](const Context& c) { return is_tuned(c.schedule); });
+  const bool any_tuned =
+      std::any_of(res.contexts.begin(), res.contexts.end(),
+                  [](const Context& c) { return on_cpu(c) && is_tuned(c.schedule); });
   Tally t;
   for (const Context& c : res.contexts) {
-    if (is_tuned(c.schedule) != any_tuned) continue;
+    if (!on_cpu(c) || is_tuned(c.schedule) != any_tuned) continue;
     std::set<std::string> present;
     for (const auto& [k, v] : c.variants)
       if (paper_algo(k)) present.insert(k.first);
@@ -218,8 +221,34 @@ Finding spatial_pack_best_dense(const Results& res) {
 }
 Finding gemm_best_sparse(const Results& res) { return algorithm_winner(res, "gemm", "wp:"); }
 
-// VIII: dlas measures CPU platforms only, so no data can show it.
-Finding no_gpu_platform(const Results&) { return {}; }
+// dlas's dense CUDA algorithms that VIII compares (depthwise runs depthwise layers only;
+// auto and cuDNN are not one algorithm).
+const std::set<std::string> kGpuDenseAlgorithms = {"direct", "gemm", "winograd"};
+
+// VIII: direct is the fastest dense CUDA algorithm on a GPU once tuned: per tuned GPU context
+// with direct and another of them, dense.
+Finding direct_best_dense_on_gpu(const Results& res) {
+  const auto gpu_algo = [](const std::pair<std::string, std::string>& k) {
+    return kGpuDenseAlgorithms.count(k.first) && k.second == "dense";
+  };
+  Tally t;
+  for (const Context& c : res.contexts) {
+    if (on_cpu(c) || !is_tuned(c.schedule)) continue;
+    std::set<std::string> present;
+    for (const auto& [k, v] : c.variants)
+      if (gpu_algo(k)) present.insert(k.first);
+    if (present.size() < 2 || !present.count("direct")) continue;
+    const Variant* best = c.fastest(gpu_algo);
+    std::string line = c.platform + " / " + c.model + ": " + best->algorithm + " (" +
+                       fmt(best->median_ms, 3) + " ms)";
+    if (best->algorithm != "direct")
+      line += ", direct " +
+              fmt(c.variants.at({std::string("direct"), std::string("dense")}).median_ms, 3) +
+              " ms";
+    t.add(best->algorithm == "direct", line);
+  }
+  return t.finding("tuned GPU contexts");
+}
 
 // X: pruning rarely reaches its expected speedup (here: under half of the expected).
 Finding pruning_below_expected(const Results& res) {
@@ -283,8 +312,43 @@ Finding tuning_helps_pruned_less(const Results& res) {
   return t.finding("models");
 }
 
+// XIII, across devices: per model, batch and compression measured on the CPU and on a GPU,
+// the best configuration (algorithm or backend) on each, over every platform, schedule and
+// layout of the device. A case holds when they differ.
+Tally best_configuration_per_device(const Results& res) {
+  struct Best {
+    const Context* context = nullptr;
+    const Variant* variant = nullptr;
+  };
+  // "model|batch|compress" -> device -> its fastest variant
+  std::map<std::string, std::map<std::string, Best>> best;
+  for (const Context& c : res.contexts)
+    for (const auto& [k, v] : c.variants) {
+      Best& b = best[c.model + "|" + std::to_string(c.batch) + "|" + k.second][c.device];
+      if (!b.variant || v.median_ms < b.variant->median_ms) b = {&c, &v};
+    }
+  Tally t;
+  for (const auto& [key, devices] : best) {
+    const auto cpu = devices.find("cpu");
+    if (cpu == devices.end()) continue;
+    const auto& [cc, cv] = cpu->second;
+    for (const auto& [device, g] : devices) {
+      if (device == "cpu") continue;
+      const bool differs = g.variant->algorithm != cv->algorithm;
+      std::string what = cc->model + " " + cv->compress;
+      if (cc->batch != 1) what += " (batch " + std::to_string(cc->batch) + ")";
+      t.add(differs, what + ": CPU " + cv->algorithm + " (" + cc->platform + ", " +
+                         fmt(cv->median_ms, 3) + " ms), " + device + " " + g.variant->algorithm +
+                         " (" + g.context->platform + ", " + fmt(g.variant->median_ms, 3) +
+                         " ms): " + (differs ? "differs" : "the same"));
+    }
+  }
+  return t;
+}
+
 // XIII: the more capable platform is generally faster: between every two platforms
-// (CPU, ISA path, threads; same schedule) sharing models, one wins most of them.
+// (CPU, ISA path, threads, or a GPU; same schedule) sharing models, one wins most of them;
+// and where a study measured the CPU and a GPU, the best configuration differs between them.
 Finding capable_platform_faster(const Results& res) {
   std::map<std::string, std::map<std::string, double>> best;  // platform -> model -> ms
   for (const Context& c : res.contexts) {
@@ -296,8 +360,12 @@ Finding capable_platform_faster(const Results& res) {
     if (!slot.count(m) || b->median_ms < slot[m]) slot[m] = b->median_ms;
   }
   Tally t;
+  // A platform's schedule is its last part: tuned and untuned code on one machine are not two
+  // platforms.
+  const auto schedule_of = [](const std::string& p) { return p.substr(p.rfind(" / ") + 3); };
   for (auto a = best.begin(); a != best.end(); ++a)
     for (auto b = std::next(a); b != best.end(); ++b) {
+      if (schedule_of(a->first) != schedule_of(b->first)) continue;
       int wins_a = 0, shared = 0;
       for (const auto& [m, ms] : a->second) {
         auto it = b->second.find(m);
@@ -312,7 +380,28 @@ Finding capable_platform_faster(const Results& res) {
             (a_wins ? a->first : b->first) + " faster than " + (a_wins ? b->first : a->first) +
                 " on " + std::to_string(top) + "/" + std::to_string(shared) + " models");
     }
-  return t.finding("platform pairs (one platform faster on at least 3/4 of the models)");
+  const char* const pairs_what =
+      "platform pairs (one platform faster on at least 3/4 of the models)";
+  const Tally devices = best_configuration_per_device(res);
+  if (devices.total == 0) {
+    Finding f = t.finding(pairs_what);
+    if (!f.verdict.empty())
+      f.detail +=
+          "; CPU against GPU not tested (no GPU rows beside the CPU's: add device = [\"cpu\", "
+          "\"cuda\"] to [space])";
+    return f;
+  }
+  // Both parts vote: each platform pair, and each model and compression on both devices.
+  Tally all = t;
+  all.holds += devices.holds;
+  all.total += devices.total;
+  all.evidence.insert(all.evidence.end(), devices.evidence.begin(), devices.evidence.end());
+  Finding f = all.finding("cases");
+  f.detail += ": " + std::to_string(t.holds) + "/" + std::to_string(t.total) + " " + pairs_what +
+              "; the best configuration differs between CPU and GPU for " +
+              std::to_string(devices.holds) + "/" + std::to_string(devices.total) +
+              " models and compressions";
+  return f;
 }
 
 // The observations, in the paper's order.
@@ -346,9 +435,10 @@ const ObservationRow kObservations[] = {
      "\"spatial-pack\"] to [space]",
      spatial_pack_best_dense},
     {"VIII", "direct is the best dense algorithm on GPU (tuned)",
-     "needs a GPU platform: every [space] isa value is a CPU ISA path, so a study on this "
-     "build measures CPU platforms only",
-     no_gpu_platform},
+     "needs a GPU study with tuning: tuned dense direct, gemm and winograd variants on a CUDA "
+     "GPU; add device = [\"cuda\"], conv_algo = [\"direct\", \"gemm\", \"winograd\"] and "
+     "tuning = [\"tuned:120s\"] to [space] and run it on a machine with the GPU",
+     direct_best_dense_on_gpu},
     {"IX", "GEMM is the best sparse algorithm on CPU",
      "needs weight-pruned direct, gemm and spatial-pack variants: add compress = [\"dense\", "
      "\"wp:0.9\"] and conv_algo = [\"direct\", \"gemm\", \"spatial-pack\"] to [space]",
@@ -363,9 +453,11 @@ const ObservationRow kObservations[] = {
      "needs tuned and untuned pruned variants: add compress = [\"dense\", \"wp:0.9\"] and "
      "tuning = [\"untuned\", \"tuned:120s\"] to [space]",
      tuning_helps_pruned_less},
-    {"XIII", "the more capable platform is generally the faster one",
-     "needs two platforms sharing models: add threads = [1, 2] (or isa = [\"native\", "
-     "\"scalar\"]) to [space]",
+    {"XIII",
+     "the more capable platform is generally the faster one, and the best configuration "
+     "differs between platforms (CPU and GPU)",
+     "needs two platforms sharing models: add threads = [1, 2], isa = [\"native\", "
+     "\"scalar\"] or device = [\"cpu\", \"cuda\"] to [space]",
      capable_platform_faster},
 };
 

@@ -507,7 +507,11 @@ struct Pages {
     std::set<std::string> cpus;
     for (const Row& r : rows) {
       (r.text("status") == kStatusOk ? ok : other)++;
-      if (r.text("status") == kStatusOk && !r.text("cpu_model").empty())
+      if (r.text("status") != kStatusOk) continue;
+      const std::string device = analysis::device_of(r);
+      if (device != "cpu")
+        cpus.insert(device + (r.text("gpu").empty() ? "" : " (" + r.text("gpu") + ")"));
+      else if (!r.text("cpu_model").empty())
         cpus.insert(r.text("cpu_model"));
     }
     std::string cpu;
@@ -516,7 +520,8 @@ struct Pages {
         std::to_string(ok) + " ok variants (" + std::to_string(other) + " not ok) in " +
         std::to_string(contexts) + " contexts" + (cpu.empty() ? "" : " on " + cpu) +
         ". A context is one platform (CPU / ISA path / threads / schedule, then the activation "
-        "layout when not auto), model, batch and graph-optimization level; within it variants "
+        "layout when not auto; or GPU / device / schedule), model, batch and graph-optimization "
+        "level; within it variants "
         "differ in algorithm and compression. Latencies are medians of the timed repeats, in "
         "ms.";
     md << "# " << title << "\n\n" << intro << "\n\n";

@@ -29,6 +29,7 @@
 #include "dlas/core/progress.h"
 #include "dlas/core/version.h"
 #include "dlas/hw/cpu.h"
+#include "dlas/hw/gpu.h"
 #include "dlas/hw/isa.h"
 #include "dlas/system/peer_executor.h"
 
@@ -341,6 +342,14 @@ Row variant_columns(const Variant& v, const std::string& study_name, int repeat,
   row.set("batch", v.batch);
   row.set("compress", v.compress);
   row.set("backend", v.backend);
+  row.set("device", v.device);
+  // The GPU's name where this machine has it (a row measured elsewhere says where).
+  if (v.device != "cpu") try {
+      const int ordinal = parse_device(v.device);
+      for (const GpuInfo& g : list_gpus())
+        if (g.index == ordinal) row.set("gpu", g.name);
+    } catch (const Error&) {  // no such GPU here: the row is unsupported, its reason says why
+    }
   row.set("conv_algo", v.conv_algo);
   row.set("layout", v.layout);
   row.set("schedule", v.schedule);
@@ -468,7 +477,21 @@ Variant resolve_variant(const StudyPoint& p, std::string* skip_reason) {
   // Like the thread pool: 0 means one thread per logical processor.
   v.threads = p.threads > 0 ? p.threads
                             : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  if (p.backend == "onednn" || is_peer_backend(p.backend)) {
+  v.device = p.device;
+  if (p.device != "cpu") {
+    // A GPU: its architecture is the variant's ISA (as `dlas bench --device cuda` labels it),
+    // one host thread drives it. A machine without this GPU cannot run the variant: it is
+    // stored `unsupported` with the reason, as a peer that is not installed.
+    v.threads = 1;
+    v.isa = p.isa;
+    try {
+      const int ordinal = parse_device(p.device);
+      for (const GpuInfo& g : list_gpus())
+        if (g.index == ordinal) v.isa = str("sm_", g.cc_major, g.cc_minor);
+    } catch (const Error& e) {
+      if (skip_reason) *skip_reason = e.what();
+    }
+  } else if (p.backend == "onednn" || is_peer_backend(p.backend)) {
     // oneDNN and the peers dispatch on their own (as `dlas bench --backend X` labels them).
     v.isa = p.backend;
     if (is_peer_backend(p.backend) && skip_reason)
@@ -523,7 +546,9 @@ void calibrate_profiles(const RunOptions& options, const std::string& lock_path,
   std::vector<std::pair<std::string, int>> pairs;  // in order of first use
   for (size_t k = 0; k < sum.plan.size(); ++k) {
     const Variant& v = sum.plan[k].variant;
-    if (sum.plan[k].already_ok || !skip_reasons[k].empty() || v.backend != "dlas") continue;
+    if (sum.plan[k].already_ok || !skip_reasons[k].empty() || v.backend != "dlas" ||
+        v.device != "cpu")
+      continue;
     const std::pair<std::string, int> pair{v.isa, v.threads};
     if (std::find(pairs.begin(), pairs.end(), pair) == pairs.end()) pairs.push_back(pair);
   }
@@ -663,8 +688,10 @@ RunSummary run_study(const StudySpec& spec, const RunOptions& options,
     const auto started = std::chrono::system_clock::now();
     const auto t0 = Clock::now();
     if (!skip_reasons[k].empty()) {
-      row.set("status", std::string(is_peer_backend(pv.variant.backend) ? kStatusUnsupported
-                                                                        : kStatusSkipped));
+      // A peer that is not installed, a GPU this machine lacks: unsupported here; an ISA
+      // path the CPU lacks: skipped.
+      const bool unsupported = is_peer_backend(pv.variant.backend) || pv.variant.device != "cpu";
+      row.set("status", std::string(unsupported ? kStatusUnsupported : kStatusSkipped));
       row.set("reason", skip_reasons[k]);
     } else {
       measure_in_child(spec, pv, options.exe, lock_path, timeout_s, row);
@@ -716,6 +743,9 @@ std::string short_label(const Variant& v) {
   std::string s = str(v.model, " b", v.batch);
   if (v.compress != "dense") s += " " + v.compress;
   if (!v.dataset.empty()) s += " @" + v.dataset;
+  if (v.device != "cpu")
+    return str(s, " ", v.backend == "dlas" ? "dlas/" + v.conv_algo : v.backend, " ", v.device,
+               v.schedule == "default" ? "" : " " + v.schedule);
   if (v.backend != "dlas") return str(s, " ", v.backend, " t", v.threads);
   return str(s, " dlas/", v.conv_algo, " opt", v.opt_level, " ", v.isa,
              v.isa_emulated ? "(emulated)" : "", v.layout == "auto" ? "" : " " + v.layout, " t",

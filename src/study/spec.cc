@@ -10,6 +10,7 @@
 #include "dlas/algo/conv.h"
 #include "dlas/core/error.h"
 #include "dlas/data/dataset.h"
+#include "dlas/hw/gpu.h"
 #include "dlas/hw/isa.h"
 #include "dlas/model/zoo.h"
 #include "dlas/optimize/prune.h"
@@ -144,6 +145,12 @@ std::vector<std::string> algo_choices() {
   for (const ConvAlgorithm* a : sparse_conv_algorithms()) v.emplace_back(a->name());
   return v;
 }
+
+// The [space].conv_algo values that name one of dlas's CUDA algorithms too (docs/gpu.md): a
+// GPU variant runs only these; the CPU-only ones (spatial-pack, the sparse formats) are not
+// GPU variants.
+const std::set<std::string> kGpuConvAlgorithms = {"auto", "direct", "gemm", "winograd",
+                                                  "depthwise"};
 
 std::vector<std::string> isa_choices() {
   std::vector<std::string> v = {"native"};
@@ -285,9 +292,27 @@ void parse_batch(const Ctx& ctx, const toml::node& node, const std::string& fiel
 
 void parse_backend(const Ctx& ctx, const toml::node& node, const std::string& field,
                    StudySpec& spec) {
-  std::vector<std::string> backends = {"dlas", "onednn"};
+  std::vector<std::string> backends = {"dlas", "onednn", "cudnn"};
   for (const std::string& p : peer_backends()) backends.push_back(p);
   spec.space.backend = chosen_strings(ctx, node, field, backends, "a backend");
+}
+
+// Devices are stored canonically ("cuda" -> "cuda:0"), so "cuda" and "cuda:0" are one value.
+void parse_device_values(const Ctx& ctx, const toml::node& node, const std::string& field,
+                         StudySpec& spec) {
+  std::vector<std::string> out;
+  for (const auto& [v, r, f] : values_of<std::string>(ctx, node, field)) {
+    std::string d;
+    try {
+      d = canonical_device(v);
+    } catch (const Error&) {
+      ctx.error(r, f, "'" + v + "' is not a device (cpu, cuda or cuda:N)");
+    }
+    if (std::find(out.begin(), out.end(), d) != out.end())
+      ctx.error(r, f, "'" + v + "' is listed twice (as " + d + ")");
+    out.push_back(d);
+  }
+  spec.space.device = out;
 }
 
 void parse_isa(const Ctx& ctx, const toml::node& node, const std::string& field, StudySpec& spec) {
@@ -387,6 +412,7 @@ const SpaceKey kSpaceKeys[] = {
      [](const StudySpace& s) { return texts_of(s.compress); }},
     {"batch", true, parse_batch, [](const StudySpace& s) { return texts_of(s.batch); }},
     {"backend", false, parse_backend, [](const StudySpace& s) { return texts_of(s.backend); }},
+    {"device", false, parse_device_values, [](const StudySpace& s) { return texts_of(s.device); }},
     {"isa", false, parse_isa, [](const StudySpace& s) { return texts_of(s.isa); }},
     {"opt_level", true, parse_opt_level, [](const StudySpace& s) { return texts_of(s.opt_level); }},
     {"conv_algo", false, parse_conv_algo,
@@ -418,6 +444,7 @@ void parse_space_table(const Ctx& ctx, const toml::table& t, StudySpec& spec) {
   s.compress = {"dense"};
   s.batch = {1};
   s.backend = {"dlas"};
+  s.device = {"cpu"};
   s.isa = {"native"};
   s.opt_level = {3};
   s.conv_algo = {"auto"};
@@ -469,7 +496,15 @@ ExcludeRule parse_exclude(const Ctx& ctx, const toml::table& t, size_t index,
       for (const auto& [v, r, f] : values_of<int64_t>(ctx, node, field))
         check(std::to_string(v), r, f);
     } else {
-      for (const auto& [v, r, f] : values_of<std::string>(ctx, node, field)) check(v, r, f);
+      for (const auto& [v, r, f] : values_of<std::string>(ctx, node, field)) {
+        // Devices match as [space] stores them: "cuda" is "cuda:0".
+        std::string text = v;
+        if (dim == "device") try {
+            text = canonical_device(v);
+          } catch (const Error&) {
+          }
+        check(text, r, f);
+      }
     }
     rule.match[dim] = vals;
   }
@@ -550,7 +585,8 @@ void parse_preprocess_keys(const Ctx& ctx, const toml::table& t, const std::stri
       if (!(v > 0)) ctx.error(node.source(), field, str("must be > 0, got ", v));
       f.scale = static_cast<float>(v);
     } else if (k == "channel_order" || k == "input_layout") {
-      if (!node.is_string()) ctx.error(node.source(), field, "expected a string, got " + type_name(node));
+      if (!node.is_string())
+        ctx.error(node.source(), field, "expected a string, got " + type_name(node));
       try {
         if (k == "channel_order")
           f.channel_order = data::parse_channel_order(*node.value<std::string>());
@@ -560,13 +596,16 @@ void parse_preprocess_keys(const Ctx& ctx, const toml::table& t, const std::stri
         ctx.error(node.source(), field, e.what());
       }
     } else if (k == "resize" || k == "center_crop") {
-      if (!node.is_integer()) ctx.error(node.source(), field, "expected an integer, got " + type_name(node));
+      if (!node.is_integer())
+        ctx.error(node.source(), field, "expected an integer, got " + type_name(node));
       const int64_t v = *node.value<int64_t>();
-      if (v < 0 || v > 1000000) ctx.error(node.source(), field, str(v, " is out of range [0, 1e6] (0: keep)"));
+      if (v < 0 || v > 1000000)
+        ctx.error(node.source(), field, str(v, " is out of range [0, 1e6] (0: keep)"));
       (k == "resize" ? f.resize : f.center_crop) = static_cast<int>(v);
     } else {
-      ctx.error(key.source(), field, std::string("unknown key; expected one of ") + kPreprocessKeys +
-                                         ", or a model's table [preprocess.\"MODEL\"]");
+      ctx.error(key.source(), field,
+                std::string("unknown key; expected one of ") + kPreprocessKeys +
+                    ", or a model's table [preprocess.\"MODEL\"]");
     }
   }
 }
@@ -719,8 +758,9 @@ StudySpec parse_table(const Ctx& ctx, const toml::table& root, StudySpec spec) {
     } else {
       for (const auto& [name, why] : kNotTables)
         if (k == name) ctx.error(key.source(), "[" + k + "]", why);
-      ctx.error(key.source(), k,
-                "unknown table; expected [study], [space], [accuracy], [preprocess] or [[exclude]]");
+      ctx.error(
+          key.source(), k,
+          "unknown table; expected [study], [space], [accuracy], [preprocess] or [[exclude]]");
     }
   }
   if (!have_space) ctx.error(root.source(), "[space]", "missing: the spec needs a [space] table");
@@ -806,6 +846,7 @@ std::string StudyPoint::value(std::string_view d) const {
   if (d == "compress") return compress;
   if (d == "batch") return std::to_string(batch);
   if (d == "backend") return backend;
+  if (d == "device") return device;
   if (d == "isa") return isa;
   if (d == "opt_level") return std::to_string(opt_level);
   if (d == "conv_algo") return conv_algo;
@@ -821,6 +862,7 @@ std::string StudyPoint::str() const {
          ";backend=" + backend + ";isa=" + isa + ";opt=" + std::to_string(opt_level) +
          ";conv=" + conv_algo + ";threads=" + std::to_string(threads) +
          (layout == "auto" ? "" : ";layout=" + layout) +
+         (device == "cpu" ? "" : ";device=" + device) +
          (tuning == "untuned" ? "" : ";tuning=" + tuning) +
          (dataset.empty() ? ""
                           : ";dataset=" + dataset + ";limit=" + std::to_string(accuracy_limit)) +
@@ -849,6 +891,9 @@ Expansion expand_study(const StudySpec& spec) {
     // (and their stored rows) are unchanged.
     if (!p.dataset.empty()) p.accuracy_limit = spec.accuracy.limit;
     if (!p.dataset.empty()) p.preprocess = preprocess_for(spec, p.model);
+    // cuDNN runs on a GPU only: on the CPU it takes the first one (as --backend cudnn does),
+    // before the rules match, so a rule on device matches where the variant runs.
+    if (p.backend == "cudnn" && p.device == "cpu") p.device = "cuda:0";
     if (std::any_of(spec.exclude.begin(), spec.exclude.end(),
                     [&](const ExcludeRule& r) { return excluded_by(r, p); })) {
       ++e.excluded;
@@ -864,6 +909,28 @@ Expansion expand_study(const StudySpec& spec) {
                  " for ", p.model);
       p.compress.replace(p.compress.find(part), part.size(), part + "=" + it->level);
       p.model_path = it->model_path;
+    }
+    if (p.device != "cpu") {
+      // A GPU runs dlas's CUDA plan or cuDNN, on f32 models (pruned ones too), with dlas's
+      // CUDA algorithms: every other combination is not a variant of this device.
+      const bool gpu_backend = p.backend == "dlas" || p.backend == "cudnn";
+      const bool quantized = parse_compress(deployed_compress(p.compress)).quant.has_value();
+      const bool gpu_algo =
+          p.backend == "cudnn" || kGpuConvAlgorithms.count(parse_algo_choice(p.conv_algo).algo);
+      if (!gpu_backend || quantized || !gpu_algo) {
+        ++e.excluded;
+        return;
+      }
+      // No ISA path, thread pool or CPU activation layout on a GPU: one row per device.
+      p.isa = p.device;
+      p.threads = 1;
+      p.layout = "auto";
+      if (p.backend == "cudnn") {
+        // cuDNN picks each layer's algorithm by its own search; dlas's tuner has nothing to
+        // tune there.
+        p.conv_algo = "cudnn";
+        p.tuning = "untuned";
+      }
     }
     if (p.backend == "onednn" || is_peer_backend(p.backend)) {
       // oneDNN runs the fp32 graph only: quantized variants are dlas's alone. The peers
@@ -897,14 +964,28 @@ Expansion expand_study(const StudySpec& spec) {
       for (const std::string& compress : s.compress)
         for (int64_t batch : s.batch)
           for (const std::string& backend : s.backend)
-            for (const std::string& isa : s.isa)
-              for (int opt : s.opt_level)
-                for (const std::string& algo : s.conv_algo)
-                  for (const std::string& layout : s.layout)
-                    for (int threads : s.threads)
-                      for (const std::string& tuning : s.tuning)
-                        add({model, path, compress, batch, backend, isa, opt, algo, layout, threads,
-                             tuning, dataset, 0, {}});
+            for (const std::string& device : s.device)
+              for (const std::string& isa : s.isa)
+                for (int opt : s.opt_level)
+                  for (const std::string& algo : s.conv_algo)
+                    for (const std::string& layout : s.layout)
+                      for (int threads : s.threads)
+                        for (const std::string& tuning : s.tuning)
+                          add({model,
+                               path,
+                               compress,
+                               batch,
+                               backend,
+                               device,
+                               isa,
+                               opt,
+                               algo,
+                               layout,
+                               threads,
+                               tuning,
+                               dataset,
+                               0,
+                               {}});
   }
   return e;
 }

@@ -30,23 +30,25 @@ const std::vector<ColumnDef> kColumns = {
     {"model", kText, "zoo name or .onnx path as written in the spec"},
     {"batch", kInteger, "batch size"},
     {"compress", kText, "compression spec (dense)"},
-    {"backend", kText, "dlas | onednn"},
+    {"backend", kText, "dlas | onednn | cudnn | an ONNX peer (onnxruntime, openvino, tvm, ...)"},
+    {"device", kText, "where the variant ran: cpu | cuda:N (rows before schema 7: cpu)", "'cpu'"},
+    {"gpu", kText, "the GPU's name on a cuda device (NULL on the CPU, or where it was missing)"},
     {"conv_algo", kText, "convolution algorithm for every layer (onednn: onednn)"},
     {"layout", kText,
      "activation layout: nchw | nchwc | auto (blocked where the auto rule expects it to win); "
      "onednn: auto (it picks its own)"},
     {"schedule", kText, "default (untuned knobs) | tuned:<budget> (auto-tuned first)"},
     {"opt_level", kInteger, "graph optimization level 0..3"},
-    {"isa", kText, "ISA path the kernels ran (onednn: onednn)"},
+    {"isa", kText, "ISA path the kernels ran (onednn: onednn; on a GPU its architecture, sm_90)"},
     {"isa_emulated", kInteger, "1 when the ISA path was forced below the detected one"},
-    {"threads", kInteger, "worker threads"},
+    {"threads", kInteger, "worker threads (1 on a GPU)"},
     {"profile", kText,
      "machine profile the dlas plan followed: its file, builtin:<name>, or none (the built-in "
      "rule); NULL for other backends"},
     {"repeat", kInteger, "timed repeats"},
     {"warmup", kInteger, "discarded warm-up runs"},
     // outcome
-    {"status", kText, "ok | failed | timeout | crashed | skipped"},
+    {"status", kText, "ok | failed | timeout | crashed | skipped | unsupported"},
     {"reason", kText, "why a variant is not ok (empty when ok)"},
     {"stderr_tail", kText, "last lines the measuring process wrote to stderr"},
     // latency (ms)
@@ -117,6 +119,7 @@ std::string create_table_sql(const std::string& name) {
   for (const auto& c : kColumns) {
     const std::string n = c.name;
     sql += n + " " + sql_type(c.type);
+    if (c.default_sql) sql += std::string(" DEFAULT ") + c.default_sql;
     if (n == "variant_id" || n == "hardware_id" || n == "status") sql += " NOT NULL";
     if (n == "status")
       sql += " CHECK (status IN ('ok', 'failed', 'timeout', 'crashed', 'skipped', 'unsupported'))";
@@ -309,8 +312,9 @@ ResultStore::ResultStore(const std::string& path, Mode mode) : impl_(std::make_u
                kStoreSchemaVersion, "); use a newer dlas");
     DLAS_CHECK(version >= 1, ErrorKind::kInvalidInput, path, ": unknown results schema version ",
                version);
-    // Schemas 2 to 5 only added columns (tuning_*; dataset, top5, accuracy_samples,
-    // accuracy_s, nonzero_params; layout; profile): find the ones an older table lacks.
+    // Schemas 2 to 5 and 7 only added columns (tuning_*; dataset, top5, accuracy_samples,
+    // accuracy_s, nonzero_params; layout; profile; device, gpu): find the ones an older table
+    // lacks.
     Statement s;
     im.prepare(s, "PRAGMA table_info(results)");
     std::set<std::string> have;
@@ -321,19 +325,21 @@ ResultStore::ResultStore(const std::string& path, Mode mode) : impl_(std::make_u
   }
   if (mode == Mode::kReadOnly) return;
   if (app_id == kApplicationId && (version < kStoreSchemaVersion || !im.missing.empty())) {
-    // Migrate in one transaction: add the new columns (NULL in old rows); before schema 6,
+    // Migrate in one transaction: add the new columns (NULL in old rows, or the column's
+    // default: device 'cpu'); before schema 6,
     // rebuild the table under the current status check (SQLite cannot alter a CHECK);
     // bump the version.
     std::string sql = "BEGIN IMMEDIATE; ";
     for (const auto& c : kColumns)
       if (im.missing.count(c.name))
-        sql +=
-            "ALTER TABLE results ADD COLUMN " + std::string(c.name) + " " + sql_type(c.type) + "; ";
+        sql += "ALTER TABLE results ADD COLUMN " + std::string(c.name) + " " + sql_type(c.type) +
+               (c.default_sql ? std::string(" DEFAULT ") + c.default_sql : std::string()) + "; ";
     if (version < 6) {
       std::string cols;
       for (const auto& c : kColumns) cols += (cols.empty() ? "" : ", ") + std::string(c.name);
       sql += create_table_sql("results_rebuilt") + "INSERT INTO results_rebuilt (" + cols +
-             ") SELECT " + cols + " FROM results; DROP TABLE results; "
+             ") SELECT " + cols +
+             " FROM results; DROP TABLE results; "
              "ALTER TABLE results_rebuilt RENAME TO results; ";
     }
     sql += "PRAGMA user_version = " + std::to_string(kStoreSchemaVersion) + "; COMMIT;";
@@ -394,7 +400,9 @@ std::vector<Row> ResultStore::rows() const {
   std::string cols;
   for (const auto& c : kColumns)
     cols += (cols.empty() ? "" : ", ") +
-            (impl_->missing.count(c.name) ? "NULL AS " + std::string(c.name) : std::string(c.name));
+            (impl_->missing.count(c.name)
+                 ? std::string(c.default_sql ? c.default_sql : "NULL") + " AS " + c.name
+                 : std::string(c.name));
   impl_->prepare(s, "SELECT " + cols + " FROM results ORDER BY variant_id, hardware_id");
   std::vector<Row> out;
   int rc;

@@ -38,23 +38,30 @@ constexpr double kSummaryMaxDrop = 1.0;
 }  // namespace
 
 Table summary_of(const std::vector<Row>& rows) {
-  using Key =
-      std::tuple<std::string, std::string, std::string, int64_t>;  // cpu model dataset batch
+  // cpu model dataset batch device
+  using Key = std::tuple<std::string, std::string, std::string, int64_t, std::string>;
   std::map<Key, std::vector<const Row*>> groups;
-  std::set<std::string> cpus, isas;
+  std::set<std::string> cpus, isas, devices;
+  std::map<std::string, std::string> gpu_names;  // device -> the GPU's name
   bool any_dataset = false;
   for (const Row& r : rows) {
     if (!ok(r)) continue;
-    groups[{r.text("cpu_model"), r.text("model"), r.text("dataset"), r.integer("batch")}].push_back(
-        &r);
+    const std::string device = device_of(r);
+    groups[{r.text("cpu_model"), r.text("model"), r.text("dataset"), r.integer("batch"), device}]
+        .push_back(&r);
     cpus.insert(r.text("cpu_model"));
-    if (!vendor(r)) isas.insert(r.text("isa"));
+    devices.insert(device);
+    if (device != "cpu" && !r.text("gpu").empty()) gpu_names[device] = r.text("gpu");
+    if (!vendor(r) && device == "cpu") isas.insert(r.text("isa"));
     any_dataset = any_dataset || !r.text("dataset").empty();
   }
   const bool several_cpus = cpus.size() > 1;
+  // With a GPU beside the CPU: one row per model and device, the device named.
+  const bool several_devices = devices.size() > 1;
   Table t{"summary",
           "Summary: the fastest deployment per model",
-          "The fastest variant per model over everything measured (compression, algorithm or "
+          "The fastest variant per model (and device, when the study measured a GPU beside the "
+          "CPU) over everything measured (compression, algorithm or "
           "backend, threads, tuning, layout) -- where the study scored accuracy, the fastest "
           "whose top-1 is at most 1 point below the model's dense fp32 top-1 --, its median "
           "latency (ms) and its speedup over the baseline: the same model dense fp32 on dlas, "
@@ -68,6 +75,7 @@ Table summary_of(const std::vector<Row>& rows) {
   t.header = {"model"};
   if (any_dataset) t.header.push_back("dataset");
   if (several_cpus) t.header.push_back("cpu");
+  if (several_devices) t.header.push_back("device");
   for (const char* h : {"deployment", "threads", "tuning", "median_ms", "baseline", "baseline_ms",
                         "speedup", "top1", "top1_change"})
     t.header.push_back(h);
@@ -85,8 +93,8 @@ Table summary_of(const std::vector<Row>& rows) {
     const Row* dense_scored = nullptr;
     for (const Row* r : group)
       if (!vendor(*r) && untuned(*r) && compress_of(*r) == "dense" && r->has("accuracy") &&
-          (!dense_scored || (r->text("conv_algo") == "auto" &&
-                             dense_scored->text("conv_algo") != "auto")))
+          (!dense_scored ||
+           (r->text("conv_algo") == "auto" && dense_scored->text("conv_algo") != "auto")))
         dense_scored = r;
     auto within_budget = [&](const Row* r) {
       if (!dense_scored) return true;
@@ -120,7 +128,8 @@ Table summary_of(const std::vector<Row>& rows) {
 
     auto deployment_of = [&](const Row& r) {
       std::string d = compress_of(r) + " + " + algorithm_of(r);
-      if (!vendor(r) && (isas.size() > 1 || r.integer("isa_emulated") != 0))
+      if (!vendor(r) && device_of(r) == "cpu" &&
+          (isas.size() > 1 || r.integer("isa_emulated") != 0))
         d += " / " + isa_of(r) + (r.integer("isa_emulated") ? " (emulated)" : "");
       if (layout_of(r) != "auto") d += " / " + layout_of(r);
       if (!vendor(r) && r.integer("opt_level") != 3)
@@ -139,6 +148,11 @@ Table summary_of(const std::vector<Row>& rows) {
     std::vector<std::string> row = {model};
     if (any_dataset) row.push_back(std::get<2>(key).empty() ? "-" : std::get<2>(key));
     if (several_cpus) row.push_back(std::get<0>(key));
+    if (several_devices) {
+      const std::string& device = std::get<4>(key);
+      const auto name = gpu_names.find(device);
+      row.push_back(name == gpu_names.end() ? device : device + " (" + name->second + ")");
+    }
     const std::string schedule = best->text("schedule");
     row.insert(
         row.end(),

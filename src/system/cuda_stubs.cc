@@ -5,6 +5,7 @@
 #include "dlas/core/error.h"
 #include "dlas/hw/gpu.h"
 #include "dlas/system/cuda_executor.h"
+#include "dlas/system/cuda_profile.h"
 #include "dlas/system/cuda_tune.h"
 
 namespace dlas {
@@ -14,6 +15,10 @@ std::unique_ptr<Executor> make_cuda_executor(const Graph&, const Variant& varian
   fail(ErrorKind::kUnsupported,
        variant.device == "cpu" ? "--backend " + variant.backend : "--device " + variant.device,
        ": ", gpu_unavailable_reason());
+}
+
+CudaCalibrateResult calibrate_cuda(int, int, std::function<void(int, int, const std::string&)>) {
+  fail(ErrorKind::kUnsupported, "--device cuda: ", gpu_unavailable_reason());
 }
 
 namespace tune {

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "dlas/algo/cuda_conv.h"
+#include "dlas/core/dtype.h"
 #include "dlas/core/error.h"
 #include "dlas/hw/gpu.h"
 
@@ -436,6 +437,71 @@ TEST(CudaConv, SparseOnPrunedWeights) {
       const auto kernel = sparse.prepare(shape, k, p.w.data());
       EXPECT_TRUE(matches(run_conv(*kernel, p, e, stream.get()), ref, shape, false))
           << shape.str() << " " << knobs_to_string(k);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace dlas::cuda
+
+namespace dlas::cuda {
+namespace {
+
+// 16-bit convs (fp16 and bf16, f32 accumulation): gemm on tensor cores and depthwise, on
+// 16-bit data rounded on the host, against the double reference of the rounded values.
+uint16_t to16(float f, Storage s) { return s == Storage::kF16 ? f32_to_f16(f) : f32_to_bf16(f); }
+float from16(uint16_t b, Storage s) { return s == Storage::kF16 ? f16_to_f32(b) : bf16_to_f32(b); }
+
+TEST(CudaConv, SixteenBitGemmOnTensorCoresAndDepthwise) {
+  DLAS_REQUIRE_GPU();
+  Stream stream;
+  for (Storage st : {Storage::kF16, Storage::kBF16}) {
+    for (ConvShape shape :
+         {make_shape(1, 32, 12, 12, 40, 3, 1, 1), make_shape(2, 24, 13, 13, 16, 3, 2, 1),
+          make_shape(1, 64, 7, 7, 96, 1, 1, 0), make_shape(1, 16, 10, 10, 24, 3, 1, 1, 2),
+          make_shape(1, 3, 23, 23, 16, 7, 2, 3), make_shape(1, 37, 13, 13, 37, 3, 1, 1),
+          make_shape(1, 300, 5, 5, 130, 1, 1, 0), make_shape(1, 24, 14, 14, 24, 3, 1, 1, 24),
+          make_shape(2, 16, 15, 15, 16, 3, 2, 1, 16), make_shape(1, 8, 10, 10, 8, 3, 1, 1, 1, 1, 0, 2)}) {
+      shape.storage = st;
+      const ConvAlgorithm& algo = *find_conv_algorithm(shape.depthwise() ? "depthwise" : "gemm");
+      ASSERT_TRUE(algo.supports(shape)) << shape.str();
+      EXPECT_FALSE(find_conv_algorithm("direct")->supports(shape)) << shape.str();
+      EXPECT_FALSE(find_conv_algorithm("winograd")->supports(shape)) << shape.str();
+      EXPECT_STREQ(auto_conv_algorithm(shape).name, algo.name) << shape.str();
+      std::vector<float> x = random_floats(static_cast<size_t>(shape.n * shape.c * shape.h * shape.w), 3);
+      std::vector<float> w = random_floats(static_cast<size_t>(shape.k * (shape.c / shape.groups) * shape.kh * shape.kw), 4);
+      std::vector<float> bias = random_floats(static_cast<size_t>(shape.k), 5);
+      std::vector<float> res = random_floats(static_cast<size_t>(shape.n * shape.k * shape.oh * shape.ow), 6);
+      std::vector<uint16_t> x16(x.size()), r16(res.size());
+      for (size_t i = 0; i < x.size(); ++i) x[i] = from16(x16[i] = to16(x[i], st), st);
+      for (size_t i = 0; i < res.size(); ++i) res[i] = from16(r16[i] = to16(res[i], st), st);
+      for (float& v : w) v = from16(to16(v, st), st);
+      const auto ref = reference(shape, x, w, bias.data(), res.data(), Activation::kRelu, 0, 0);
+      DeviceBuffer dx(x16.size() * 2), dr(r16.size() * 2), dy(res.size() * 2);
+      dx.upload(x16.data(), x16.size() * 2);
+      dr.upload(r16.data(), r16.size() * 2);
+      DeviceBuffer db = upload_floats(bias.data(), bias.size());
+      Epilogue e;
+      e.bias = db.as<float>();
+      e.residual = reinterpret_cast<const float*>(dr.get());
+      e.act = Activation::kRelu;
+      for (const Knobs& k : test_points(algo, shape)) {
+        const auto kernel = algo.prepare(shape, k, w.data());
+        check(cudaMemsetAsync(dy.get(), 0xff, dy.bytes(), stream.get()), "memset");
+        kernel->run(reinterpret_cast<const float*>(dx.get()), reinterpret_cast<float*>(dy.get()),
+                    nullptr, e, stream.get());
+        check(cudaStreamSynchronize(stream.get()), "16-bit conv");
+        std::vector<uint16_t> y16(res.size());
+        dy.download(y16.data(), y16.size() * 2);
+        double max_ref = 1, worst = 0;
+        for (double r : ref) max_ref = std::max(max_ref, std::abs(r));
+        for (size_t i = 0; i < ref.size(); ++i) {
+          const double err = std::abs(from16(y16[i], st) - ref[i]);
+          worst = std::isnan(err) ? INFINITY : std::max(worst, err);
+        }
+        EXPECT_LT(worst / max_ref, st == Storage::kF16 ? 3e-3 : 2e-2)
+            << storage_name(st) << " " << algo.name << " " << shape.str();
+      }
     }
   }
 }

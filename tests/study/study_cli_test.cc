@@ -308,11 +308,13 @@ TEST_F(StudyCli, PeerBackendsRunOrSayWhyNot) {
       EXPECT_LE(row.real("p10_ms"), row.real("p90_ms")) << id;
       EXPECT_GT(row.integer("macs"), 0) << id;
     } else {
-      EXPECT_EQ(status, "unsupported") << id << ": " << row.text("reason") << row.text("stderr_tail");
+      EXPECT_EQ(status, "unsupported")
+          << id << ": " << row.text("reason") << row.text("stderr_tail");
       EXPECT_FALSE(row.text("reason").empty()) << id;
     }
     if (row.text("backend") == "onnxruntime" && row.text("compress") == "dense") {
-      EXPECT_EQ(status, ort ? "ok" : "unsupported") << row.text("reason") << row.text("stderr_tail");
+      EXPECT_EQ(status, ort ? "ok" : "unsupported")
+          << row.text("reason") << row.text("stderr_tail");
     }
   }
 }
@@ -609,7 +611,8 @@ TEST_F(StudyCli, BadInputExitsTwoAndKeepsStoredRows) {
   ASSERT_EQ(dlas("study run " + spec + " --db " + db).code, 0);
   sqlite3* h = nullptr;
   ASSERT_EQ(sqlite3_open(db.c_str(), &h), SQLITE_OK);
-  ASSERT_EQ(sqlite3_exec(h, "PRAGMA user_version = 7", nullptr, nullptr, nullptr), SQLITE_OK);
+  const std::string newer = "PRAGMA user_version = " + std::to_string(kStoreSchemaVersion + 1);
+  ASSERT_EQ(sqlite3_exec(h, newer.c_str(), nullptr, nullptr, nullptr), SQLITE_OK);
   sqlite3_close(h);
   r = dlas("study run " + spec + " --db " + db);
   EXPECT_EQ(r.code, 2);

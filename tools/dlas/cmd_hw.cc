@@ -14,6 +14,8 @@
 #include "dlas/hw/peak.h"
 #include "dlas/hw/thread_pool.h"
 #include "dlas/system/calibrate.h"
+#include "dlas/system/cuda_profile.h"
+#include "dlas/system/cuda_tune.h"
 
 namespace dlas::cli {
 namespace {
@@ -69,6 +71,59 @@ int run_calibrate(int threads_arg, const std::string& out_arg, bool json) {
                 row.best.algo.c_str(), layout_name(row.best.layout), row.best.us,
                 row.rule_algo.c_str(), rule_us.c_str(), knobs_to_string(row.best.knobs).c_str());
   }
+  std::printf("profile written to %s\n", out.c_str());
+  return 0;
+}
+
+// `dlas hw --calibrate --device cuda`: measures the GPU's profile and writes it.
+int run_calibrate_cuda(const std::string& device_arg, const std::string& out_arg, bool json) {
+  int device = 0;
+  try {
+    device = parse_device(canonical_device(device_arg));
+  } catch (const Error& e) {
+    if (e.kind() == ErrorKind::kInvalidInput) fail(ErrorKind::kUsage, "--device: ", e.what());
+    throw;
+  }
+  DLAS_CHECK(device >= 0, ErrorKind::kInternal, "run_calibrate_cuda on the CPU");
+  const std::string gpu = tune::cuda_hardware_id(device);
+  const std::string out = out_arg.empty() ? default_cuda_profile_path(gpu) : out_arg;
+  DLAS_CHECK(!out.empty(), ErrorKind::kUsage,
+             "--calibrate: no cache folder (set XDG_CACHE_HOME or HOME, or pass --profile FILE)");
+  Progress bar({.tty = progress_tty(json), .label = "calibrate", .line_seconds = 5});
+  const CudaCalibrateResult r =
+      calibrate_cuda(device, 4, [&](int done, int total, const std::string& cls) {
+        bar.update(done, total, bar.counts(done, total, "classes") + ", " + cls, done == total);
+      });
+  bar.finish(/*keep=*/!bar.tty());
+  r.profile.save(out);
+  if (json) {
+    nlohmann::ordered_json j;
+    j["profile"] = out;
+    j["gpu"] = r.profile.gpu;
+    j["seconds"] = r.seconds;
+    j["rows"] = nlohmann::json::array();
+    for (const CudaCalibrateRow& row : r.rows) {
+      nlohmann::ordered_json e;
+      e["class"] = row.shape_class;
+      e["shape"] = row.shape;
+      e["candidates"] = row.candidates;
+      e["algo"] = row.best.algo;
+      e["knobs"] = knobs_to_string(row.best.knobs);
+      e["us"] = row.best.us;
+      e["rule_algo"] = row.best.rule;
+      e["rule_us"] = row.best.rule_us > 0 ? nlohmann::json(row.best.rule_us) : nlohmann::json();
+      j["rows"].push_back(e);
+    }
+    std::cout << j.dump(2) << "\n";
+    return 0;
+  }
+  std::printf("calibrated %s in %.1f s (times: median of repeats, us)\n", r.profile.gpu.c_str(),
+              r.seconds);
+  std::printf("%-28s %-10s %9s %-10s %9s  %s\n", "class", "best", "us", "rule", "us", "knobs");
+  for (const CudaCalibrateRow& row : r.rows)
+    std::printf("%-28s %-10s %9.1f %-10s %9.1f  %s\n", row.shape_class.c_str(),
+                row.best.algo.c_str(), row.best.us, row.best.rule.c_str(), row.best.rule_us,
+                knobs_to_string(row.best.knobs).c_str());
   std::printf("profile written to %s\n", out.c_str());
   return 0;
 }
@@ -140,6 +195,11 @@ void add_hw_command(CLI::App& app, Action& run) {
   auto calib = std::make_shared<bool>(false);
   auto threads = std::make_shared<int>(1);
   auto profile = std::make_shared<std::string>();
+  auto device = std::make_shared<std::string>("cpu");
+  cmd->add_option("--device", *device,
+                  "--calibrate: cpu (the CPU's machine profile) or cuda[:N] (the GPU's: the best "
+                  "CUDA conv algorithm per shape class, docs/gpu.md)")
+      ->default_val("cpu");
   cmd->add_flag("--calibrate", *calib,
                 "measure the conv algorithms per shape class (about a minute on 2 cores) and "
                 "write the machine profile the auto rule then follows (docs/engine.md "
@@ -155,10 +215,11 @@ void add_hw_command(CLI::App& app, Action& run) {
                 "low-precision units (VNNI, AVX512-BF16/FP16, AMX; 1 and all threads) and memory "
                 "bandwidth (about 2-3 s), and per GPU the fp32, fp16 and tensor-core (fp16 GEMM) "
                 "TFLOP/s and copy bandwidth (about 1-2 s each)");
-  cmd->callback([&run, json, with_peak, calib, threads, profile] {
-    run = [json, with_peak, calib, threads, profile] {
-      DLAS_CHECK(*calib || (profile->empty() && *threads == 1), ErrorKind::kUsage,
-                 "--threads and --profile go with --calibrate");
+  cmd->callback([&run, json, with_peak, calib, threads, profile, device] {
+    run = [json, with_peak, calib, threads, profile, device] {
+      DLAS_CHECK(*calib || (profile->empty() && *threads == 1 && *device == "cpu"),
+                 ErrorKind::kUsage, "--threads, --profile and --device go with --calibrate");
+      if (*calib && *device != "cpu") return run_calibrate_cuda(*device, *profile, *json);
       DLAS_CHECK(!*calib || !*with_peak, ErrorKind::kUsage,
                  "--calibrate and --peak are separate runs");
       if (*calib) return run_calibrate(*threads, *profile, *json);

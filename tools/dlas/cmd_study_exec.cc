@@ -21,6 +21,7 @@ void add_study_exec_command(CLI::App& study, Action& run) {
   x->add_option("--batch", v.batch);
   x->add_option("--compress", v.compress);
   x->add_option("--backend", v.backend);
+  x->add_option("--device", v.device);  // cpu or cuda:N (a GPU this machine lacks: unsupported)
   x->add_option("--conv-algo", v.conv_algo);
   x->add_option("--layout", v.layout)->check(CLI::IsMember({"nchw", "nchwc", "auto"}));
   x->add_option("--opt-level", v.opt_level);
@@ -46,7 +47,7 @@ void add_study_exec_command(CLI::App& study, Action& run) {
       req.variant.preprocess = req.preprocess.str();
       req.variant.isa = *isa;
       req.variant.accuracy_limit = req.accuracy_limit;
-      if (req.variant.backend == "dlas")
+      if (req.variant.backend == "dlas" && req.variant.device == "cpu")
         req.variant.isa_emulated = parse_isa(*isa) < detected_isa();
       std::cout << study::row_to_json(study::measure_variant(req)) << std::endl;
       return 0;

@@ -34,6 +34,13 @@ struct Epilogue {
   const float* residual = nullptr;  // device, shaped like the output (NCHW), or none
 };
 
+// Element type of a conv's input, residual and output (and, prepared, of its weights): f32,
+// or 16-bit with f32 accumulation (fp16 / bf16 variants; tensor cores where the algorithm
+// uses them).
+enum class Storage : int { kF32, kF16, kBF16 };
+inline size_t storage_bytes(Storage s) { return s == Storage::kF32 ? 4 : 2; }
+const char* storage_name(Storage s);  // "f32", "f16", "bf16"
+
 // One conv problem: input [n][c][h][w], weights [k][c/groups][kh][kw], output
 // [n][k][oh][ow]. pad_h/pad_w are the leading pads (ONNX pads[0], pads[1]); the trailing ones
 // are implied by oh/ow, so asymmetric padding needs nothing else.
@@ -46,6 +53,8 @@ struct ConvShape {
   // The nonzero share of the weights (1 for dense layers): the auto rule runs the sparse
   // algorithm on weight-pruned layers.
   double density = 1.0;
+  // The element type (16-bit: `gemm` on tensor cores and `depthwise` run it).
+  Storage storage = Storage::kF32;
 
   int64_t macs() const { return n * k * oh * ow * (c / groups) * kh * kw; }
   bool depthwise() const { return groups == c && groups == k; }
@@ -62,7 +71,8 @@ class ConvKernel {
   // Device bytes of the prepared weights.
   virtual size_t weight_bytes() const = 0;
   // x: device input, y: device output (never aliasing x or the residual), workspace: device
-  // scratch of workspace_bytes(). Enqueues on `stream` and returns: no allocation, no
+  // scratch of workspace_bytes(). x, y and the epilogue's residual hold the shape's storage
+  // type (16-bit data passed through these pointers as is); the bias is always f32. Enqueues on `stream` and returns: no allocation, no
   // synchronisation, so a plan can capture it in a CUDA graph.
   virtual void run(const float* x, float* y, void* workspace, const Epilogue& epilogue,
                    cudaStream_t stream) const = 0;
@@ -74,7 +84,8 @@ struct ConvAlgorithm {
   bool (*supports)(const ConvShape& shape);
   KnobSpace (*knob_space)(const ConvShape& shape);
   Knobs (*default_knobs)(const ConvShape& shape);
-  // weights: host f32 [k][c/groups][kh][kw]. Throws kInvalidInput naming the knob for a
+  // weights: host f32 [k][c/groups][kh][kw] (a 16-bit problem's weights widened; they are
+  // stored back in its type). Throws kInvalidInput naming the knob for a
   // point outside knob_space, kUnsupported when !supports(shape).
   std::unique_ptr<ConvKernel> (*prepare)(const ConvShape& shape, const Knobs& knobs,
                                          const float* weights);
@@ -119,6 +130,10 @@ enum class BinaryOp : int { kAdd, kSub, kMul, kDiv, kMax, kMin };
 void binary(BinaryOp op, const float* a, const std::vector<int64_t>& a_shape, const float* b,
             const std::vector<int64_t>& b_shape, float* y, const std::vector<int64_t>& out_shape,
             cudaStream_t stream);
+// Converts `count` elements between storage types (f32 <-> f16 / bf16; the same type: a
+// copy): ONNX Cast, and the widening around ops that run in f32 on 16-bit values.
+void convert(const void* x, Storage from, void* y, Storage to, int64_t count,
+             cudaStream_t stream);
 // Unary activations (Relu, Clip, Sigmoid, HardSigmoid, HardSwish, SiLU) over `count`
 // elements, and LeakyRelu; in place allowed.
 void activation(const float* x, float* y, int64_t count, Activation act, float p0, float p1,
@@ -129,6 +144,7 @@ void leaky_relu(const float* x, float* y, int64_t count, float alpha, cudaStream
 struct PoolShape {
   int64_t n = 1, c = 0, h = 0, w = 0, oh = 0, ow = 0;
   int64_t kh = 1, kw = 1, stride_h = 1, stride_w = 1, pad_h = 0, pad_w = 0, dil_h = 1, dil_w = 1;
+  int64_t pad_b = 0, pad_r = 0;  // the trailing pads (average pooling's count_include_pad)
 };
 void max_pool(const float* x, float* y, const PoolShape& s, cudaStream_t stream);
 void average_pool(const float* x, float* y, const PoolShape& s, bool count_include_pad,

@@ -4,7 +4,8 @@
 // (observation I), and the check of the paper's 13 observations on a results
 // database. Everything is computed from rows with status ok; a variant is placed
 // in a *context* (platform x model x batch x opt level x activation layout, where the
-// platform is the CPU, ISA path, threads and schedule it ran with) and compared with the
+// platform is the CPU, ISA path, threads and schedule it ran with, or the GPU, its device and
+// the schedule) and compared with the
 // other variants of that context along the algorithm and compression dimensions.
 #pragma once
 
@@ -29,7 +30,8 @@ struct Table {
 // The algorithm dimension of a row: conv_algo for the dlas backend, the backend
 // name otherwise (a vendor library is one more algorithm choice to compare).
 std::string algorithm_of(const Row& row);
-// "AMD EPYC / avx2 / 2T / default" (+ " (emulated)"): where and how a row ran.
+// "AMD EPYC / avx2 / 2T / default" (+ " (emulated)"): where and how a row ran; on a GPU
+// "NVIDIA H100 80GB HBM3 / cuda:0 / default" (the gpu column, else "GPU").
 std::string platform_of(const Row& row);
 
 // The report's tables, in report order:

@@ -16,7 +16,8 @@
 //   compress = ["dense"]
 //   batch = [1]
 //   isa = ["native"]                                   # native or any --isa path (isa.h)
-//   backend = ["dlas"]                                 # dlas or onednn
+//   backend = ["dlas"]                                 # dlas, onednn, cudnn or an ONNX peer
+//   device = ["cpu", "cuda"]                           # cpu or cuda[:N] (stored as cuda:0)
 //   opt_level = [3]                                    # 0..3
 //   tuning = ["untuned", "tuned:120s"]                 # auto-tune first (budget: s, m, trials)
 //   dataset = ["fashion-mnist"]                        # build for it, measure top-1/top-5
@@ -43,6 +44,15 @@
 // prune-sweep of [accuracy].sweeps with the same model, method and dataset gives the level
 // and its fine-tuned model, which the variant deploys (compress "wp:elbow=0.9").
 //
+// Devices: `device` places each variant on the CPU or a CUDA GPU (dlas/hw/gpu.h). On a GPU
+// only the dlas and cudnn backends run, on f32 models (pruned ones too; int8/fp16/bf16 are
+// excluded) with dlas's CUDA algorithms (auto, direct, gemm, winograd, depthwise; the CPU-only
+// ones are excluded); isa, threads and layout do not apply there (they collapse to the device,
+// 1 and auto). Backend cudnn is always on a GPU (cudnn on cpu becomes cuda:0), with conv_algo
+// "cudnn" and untuned only. A tuned GPU variant runs the GPU tuner (dlas/system/cuda_tune.h) in
+// its child. A GPU variant on a machine without that GPU is stored `unsupported` with the
+// reason.
+//
 // Preprocessing: [preprocess] gives the preprocessing flags of `dlas eval` as keys -- mean,
 // std (a number or one per channel), scale, channel_order, input_layout, resize,
 // center_crop -- for every model; a sub-table named after a model of [space].models gives
@@ -64,10 +74,12 @@ namespace dlas::study {
 
 // The dimensions of [space], in expansion order (outermost first).
 struct StudySpace {
-  std::vector<std::string> models;     // as written (zoo name or .onnx path)
-  std::vector<std::string> compress;   // "dense", "wp:0.9", "cp:0.5", "int8", "wp:0.9+int8", ...
-  std::vector<int64_t> batch;          // default {1}
-  std::vector<std::string> backend;    // "dlas" | "onednn"; default {"dlas"}
+  std::vector<std::string> models;    // as written (zoo name or .onnx path)
+  std::vector<std::string> compress;  // "dense", "wp:0.9", "cp:0.5", "int8", "wp:0.9+int8", ...
+  std::vector<int64_t> batch;         // default {1}
+  std::vector<std::string> backend;   // "dlas" | "onednn" | "cudnn" | a peer; default {"dlas"}
+  // "cpu" | "cuda:N" (canonical_device: "cuda" is stored as "cuda:0"); default {"cpu"}
+  std::vector<std::string> device;
   std::vector<std::string> isa;        // "native" | isa_name(); default {"native"}
   std::vector<int> opt_level;          // 0..3; default {3}
   std::vector<std::string> conv_algo;  // conv_algorithm_names() | "auto"; default {"auto"}
@@ -142,6 +154,8 @@ struct StudyPoint {
   std::string compress = "dense";
   int64_t batch = 1;
   std::string backend = "dlas";
+  // "cpu" | "cuda:N". On a GPU, isa is the device string, threads 1 and layout auto.
+  std::string device = "cpu";
   std::string isa = "native";
   int opt_level = 3;
   std::string conv_algo = "auto";
@@ -159,7 +173,8 @@ struct StudyPoint {
   // The value of a dimension as text ("models" / "model" -> model, "threads" -> "2").
   std::string value(std::string_view dimension) const;
   // "model=...;compress=...;batch=..;backend=..;isa=..;opt=..;conv=..;threads=.." (messages;
-  // ";layout=.." when not auto, ";tuning=..", ";dataset=..;limit=.." when set,
+  // ";layout=.." when not auto, ";device=cuda:0" off the CPU, ";tuning=..", ";dataset=..;
+  // limit=.." when set,
   // ";preprocess=--scale 1" with [preprocess] flags).
   std::string str() const;
 };
@@ -167,11 +182,14 @@ struct StudyPoint {
 struct Expansion {
   std::vector<StudyPoint> points;  // deterministic order: the spec's, outermost dimension first
   size_t total = 0;                // size of the cartesian product
-  size_t excluded = 0;             // removed by [[exclude]]
+  // Removed by [[exclude]], and the points a backend or device cannot run: quantized
+  // compressions on oneDNN or a GPU, CPU-only backends and algorithms on a GPU.
+  size_t excluded = 0;
   // Removed as duplicates after normalisation: the oneDNN backend has no conv
   // algorithm, ISA override, graph opt level or activation layout of dlas's, so those
   // dimensions collapse to "onednn"/"onednn"/0/"auto" for it (as `dlas bench --backend
-  // onednn` labels them).
+  // onednn` labels them); on a GPU isa, threads and layout collapse to the device, 1 and
+  // "auto", and cudnn's algorithm to "cudnn".
   size_t collapsed = 0;
 };
 

@@ -21,10 +21,10 @@
 namespace dlas::study {
 
 // 2: tuning_* columns; 3: dataset, top5, accuracy_samples, accuracy_s, nonzero_params;
-// 4: layout; 5: profile; 6: the status 'unsupported'.
-// Older files are upgraded in place (columns added, NULL in old rows; the table rebuilt
-// under the new status check from schema 6 on).
-inline constexpr int kStoreSchemaVersion = 6;
+// 4: layout; 5: profile; 6: the status 'unsupported'; 7: device (older rows: 'cpu'), gpu.
+// Older files are upgraded in place (columns added, NULL in old rows or the column's default;
+// the table rebuilt under the new status check from schema 6 on).
+inline constexpr int kStoreSchemaVersion = 7;
 
 enum class ColumnType { kText, kInteger, kReal };
 
@@ -32,6 +32,8 @@ struct ColumnDef {
   const char* name;
   ColumnType type;
   const char* doc;  // one line, for README/export consumers
+  // SQL default of the column (what rows stored before it existed read as); nullptr: NULL.
+  const char* default_sql = nullptr;
 };
 // Every column of the results table, in table order.
 const std::vector<ColumnDef>& result_columns();

@@ -33,6 +33,9 @@ struct CudaPlanOptions {
   // algorithm that does not support the layer is kInvalidInput.
   LayerChoices layers;
   int opt_level = 3;  // the graph passes' level; 0 also turns off arena reuse
+  // The GPU machine profile the auto rule follows (cuda_profile.h active_cuda_profile): a
+  // path, "none", or empty for this GPU's calibration cache.
+  std::string profile;
   // Replay the steps as one CUDA graph (false: launch them one by one each run).
   bool cuda_graph = true;
   // The Executor's name(): "dlas" or "cudnn".
@@ -69,6 +72,8 @@ class CudaExecutor : public Executor {
   std::string device_label() const;
   // Whether the steps replay as one CUDA graph (false where capture was refused).
   bool graph_captured() const;
+  // The GPU profile the auto rule followed (its path; empty: the hand-written rule only).
+  const std::string& profile_path() const;
   // Per-step device times (CUDA events around each step, steps launched one by one), ms,
   // the median of `repeat` runs on the inputs of the last run_into (zeros before any).
   std::vector<double> profile_steps(int repeat);

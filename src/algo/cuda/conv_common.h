@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 
 #include "dlas/algo/cuda_conv.h"
@@ -20,7 +21,12 @@ inline constexpr int64_t kNominalSms = 132;
 // True for a consistent shape whose index math fits the kernels: positive sizes, groups
 // dividing c and k, non-negative pads, at least one output pixel, and per-image tensors
 // (and the batch's pixel count) below 2^31 elements so in-image offsets are 32-bit.
+// f32 only: the 16-bit paths check shape_ok_any_storage.
+inline bool shape_ok_any_storage(const ConvShape& s);
 inline bool shape_ok(const ConvShape& s) {
+  return s.storage == Storage::kF32 && shape_ok_any_storage(s);
+}
+inline bool shape_ok_any_storage(const ConvShape& s) {
   if (s.n < 1 || s.c < 1 || s.h < 1 || s.w < 1 || s.k < 1 || s.kh < 1 || s.kw < 1) return false;
   if (s.stride_h < 1 || s.stride_w < 1 || s.dil_h < 1 || s.dil_w < 1) return false;
   if (s.pad_h < 0 || s.pad_w < 0 || s.oh < 1 || s.ow < 1) return false;
@@ -44,7 +50,8 @@ inline bool shape_ok(const ConvShape& s) {
 // prepare()'s checks: kInvalidInput for an inconsistent shape or a knob point outside the
 // space, kUnsupported when the algorithm does not support the shape.
 inline void check_prepare(const ConvAlgorithm& algo, const ConvShape& s, const Knobs& knobs) {
-  DLAS_CHECK(shape_ok(s), ErrorKind::kInvalidInput, "cuda ", algo.name, " conv: invalid shape ",
+  DLAS_CHECK(shape_ok_any_storage(s), ErrorKind::kInvalidInput, "cuda ", algo.name,
+             " conv: invalid shape ",
              s.str());
   DLAS_CHECK(algo.supports(s), ErrorKind::kUnsupported, "cuda ", algo.name,
              " conv does not support ", s.str());
@@ -52,6 +59,18 @@ inline void check_prepare(const ConvAlgorithm& algo, const ConvShape& s, const K
 }
 
 inline int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+// The 16-bit implementations of `gemm` (tensor cores, WMMA) and `depthwise`
+// (tc_conv.cu): their rows dispatch to these when shape.storage is 16-bit.
+bool tc_gemm_supports(const ConvShape& s);
+KnobSpace tc_gemm_knob_space(const ConvShape& s);
+Knobs tc_gemm_default_knobs(const ConvShape& s);
+std::unique_ptr<ConvKernel> tc_gemm_prepare(const ConvShape& s, const Knobs& k, const float* w);
+bool depthwise16_supports(const ConvShape& s);
+KnobSpace depthwise16_knob_space(const ConvShape& s);
+Knobs depthwise16_default_knobs(const ConvShape& s);
+std::unique_ptr<ConvKernel> depthwise16_prepare(const ConvShape& s, const Knobs& k,
+                                                const float* w);
 inline int64_t round_up(int64_t a, int64_t b) { return ceil_div(a, b) * b; }
 
 // The largest power of two <= v (v >= 1), capped at `cap`.

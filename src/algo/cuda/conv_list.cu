@@ -77,6 +77,7 @@ std::string ConvShape::str() const {
   const int64_t sym_ow = stride_w > 0 ? (w + 2 * pad_w - dil_w * (kw - 1) - 1) / stride_w + 1 : 0;
   if (oh != sym_oh || ow != sym_ow) out += dlas::str(" o", oh, "x", ow);
   if (n != 1) out += dlas::str(" n", n);
+  if (storage != Storage::kF32) out += dlas::str(" ", storage_name(storage));
   return out;
 }
 

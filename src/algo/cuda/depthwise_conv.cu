@@ -165,12 +165,14 @@ class DepthwiseConvKernel final : public ConvKernel {
 };
 
 bool supports(const ConvShape& s) {
+  if (s.storage != Storage::kF32) return detail::depthwise16_supports(s);
   // grid.x = n * c planes (CUDA allows 2^31 - 1).
   return detail::shape_ok(s) && s.depthwise() && s.kh * s.kw <= kMaxTaps &&
          s.n * s.c <= detail::kInt32Max;
 }
 
-KnobSpace knob_space(const ConvShape&) {
+KnobSpace knob_space(const ConvShape& s) {
+  if (s.storage != Storage::kF32) return detail::depthwise16_knob_space(s);
   KnobSpace space;
   space.knobs.push_back({"px", {1, 2, 4}, "consecutive output pixels of a row per thread"});
   space.knobs.push_back({"threads", {64, 128, 256}, "threads per block"});
@@ -180,6 +182,7 @@ KnobSpace knob_space(const ConvShape&) {
 // Untuned (no measurement yet): px 4 for rows of 16 pixels or more, 2 from 4, else 1;
 // threads the smallest of 64, 128, 256 that covers a plane's pixel groups (else 256).
 Knobs default_knobs(const ConvShape& s) {
+  if (s.storage != Storage::kF32) return detail::depthwise16_default_knobs(s);
   const int64_t px = s.ow >= 16 ? 4 : s.ow >= 4 ? 2 : 1;
   const int64_t groups = ceil_div(std::max<int64_t>(1, s.ow), px) * s.oh;
   const int64_t threads = groups <= 64 ? 64 : groups <= 128 ? 128 : 256;
@@ -204,6 +207,7 @@ const ConvAlgorithm& depthwise_cuda_conv_algorithm() {
 
 namespace {
 std::unique_ptr<ConvKernel> prepare(const ConvShape& s, const Knobs& knobs, const float* weights) {
+  if (s.storage != Storage::kF32) return detail::depthwise16_prepare(s, knobs, weights);
   detail::check_prepare(depthwise_cuda_conv_algorithm(), s, knobs);
   return std::make_unique<DepthwiseConvKernel>(s, knobs, weights);
 }

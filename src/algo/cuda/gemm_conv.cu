@@ -201,6 +201,7 @@ class GemmConvKernel final : public ConvKernel {
 };
 
 bool supports(const ConvShape& s) {
+  if (s.storage != Storage::kF32) return detail::tc_gemm_supports(s);
   if (!detail::shape_ok(s)) return false;
   const int64_t kpg = s.k / s.groups, kdim = s.c / s.groups * s.kh * s.kw;
   // grid.z = groups and grid.y = M tiles stay within CUDA's 65535; the padded reduction
@@ -208,7 +209,8 @@ bool supports(const ConvShape& s) {
   return s.groups <= 65535 && ceil_div(kpg, 32) <= 65535 && kdim <= (int64_t{1} << 30);
 }
 
-KnobSpace knob_space(const ConvShape&) {
+KnobSpace knob_space(const ConvShape& s) {
+  if (s.storage != Storage::kF32) return detail::tc_gemm_knob_space(s);
   KnobSpace space;
   space.knobs.push_back({"bm", {32, 64, 128}, "output channels per block tile (GEMM M)"});
   space.knobs.push_back({"bn", {32, 64, 128}, "output pixels per block tile (GEMM N)"});
@@ -219,6 +221,7 @@ KnobSpace knob_space(const ConvShape&) {
 // Untuned: the tile by problem size (conv_common.h); depth 16, the depth of the best point
 // for every layer of a quick sweep (8 ResNet/MobileNet-like layers, one H200).
 Knobs default_knobs(const ConvShape& s) {
+  if (s.storage != Storage::kF32) return detail::tc_gemm_default_knobs(s);
   int64_t bm = 32, bn = 32;
   detail::default_gemm_tile(s.k / std::max<int64_t>(1, s.groups), s.n * s.oh * s.ow, s.groups, bm,
                             bn);
@@ -231,7 +234,9 @@ std::unique_ptr<ConvKernel> prepare(const ConvShape& s, const Knobs& knobs, cons
 
 const ConvAlgorithm& gemm_cuda_conv_algorithm() {
   static const ConvAlgorithm algo{
-      "gemm",         "implicit GEMM (im2col gathered on the fly), shared-memory tiles, any conv",
+      "gemm",
+      "implicit GEMM (im2col gathered on the fly), shared-memory tiles, any conv; 16-bit on "
+      "tensor cores",
       &supports,      &knob_space,
       &default_knobs, &prepare,
   };
@@ -240,6 +245,7 @@ const ConvAlgorithm& gemm_cuda_conv_algorithm() {
 
 namespace {
 std::unique_ptr<ConvKernel> prepare(const ConvShape& s, const Knobs& knobs, const float* weights) {
+  if (s.storage != Storage::kF32) return detail::tc_gemm_prepare(s, knobs, weights);
   detail::check_prepare(gemm_cuda_conv_algorithm(), s, knobs);
   return std::make_unique<GemmConvKernel>(s, knobs, weights);
 }

@@ -3,6 +3,8 @@
 // the classifier's GEMM and softmax. fp32, NCHW / row-major. Bandwidth-bound kernels with
 // one thread per element (grid-stride), except the reductions (one warp or block per row)
 // and the GEMM (a warp per output row when the batch is small, a tiled kernel otherwise).
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -156,7 +158,7 @@ __global__ void pool_kernel(const float* __restrict__ x, float* __restrict__ y, 
       if (count_include_pad) {
         // ONNX: the window clipped to the padded input (pads count, the area past them not).
         const int64_t y0 = oy * s.stride_h - s.pad_h, x0 = ox * s.stride_w - s.pad_w;
-        const int64_t y1 = min(y0 + s.kh, s.h + s.pad_h), x1 = min(x0 + s.kw, s.w + s.pad_w);
+        const int64_t y1 = min(y0 + s.kh, s.h + s.pad_b), x1 = min(x0 + s.kw, s.w + s.pad_r);
         divisor = (y1 - y0) * (x1 - x0);
       }
       acc = divisor > 0 ? acc / static_cast<float>(divisor) : 0.f;
@@ -277,7 +279,37 @@ __global__ void softmax_kernel(const float* __restrict__ x, float* __restrict__ 
     yr[i] = log ? xr[i] - m - ls : __expf(xr[i] - m - ls);
 }
 
+// One element of storage type `t` as f32, and back (round to nearest even).
+__device__ __forceinline__ float load_as_float(const void* p, int64_t i, int t) {
+  if (t == static_cast<int>(Storage::kF16)) return __half2float(static_cast<const __half*>(p)[i]);
+  if (t == static_cast<int>(Storage::kBF16))
+    return __bfloat162float(static_cast<const __nv_bfloat16*>(p)[i]);
+  return static_cast<const float*>(p)[i];
+}
+__device__ __forceinline__ void store_float(void* p, int64_t i, int t, float v) {
+  if (t == static_cast<int>(Storage::kF16))
+    static_cast<__half*>(p)[i] = __float2half_rn(v);
+  else if (t == static_cast<int>(Storage::kBF16))
+    static_cast<__nv_bfloat16*>(p)[i] = __float2bfloat16_rn(v);
+  else
+    static_cast<float*>(p)[i] = v;
+}
+
+__global__ void convert_kernel(const void* x, int from, void* y, int to, int64_t count) {
+  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < count;
+       i += int64_t{gridDim.x} * blockDim.x)
+    store_float(y, i, to, load_as_float(x, i, from));
+}
+
 }  // namespace
+
+void convert(const void* x, Storage from, void* y, Storage to, int64_t count,
+             cudaStream_t stream) {
+  if (count == 0) return;
+  convert_kernel<<<grid_for(count), kThreads, 0, stream>>>(x, static_cast<int>(from), y,
+                                                           static_cast<int>(to), count);
+  check_launch("convert kernel");
+}
 
 void apply_epilogue(const float* x, float* y, int64_t count, int64_t channels, int64_t inner,
                     const Epilogue& e, cudaStream_t stream) {

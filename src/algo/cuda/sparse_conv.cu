@@ -175,9 +175,10 @@ class SparseConvKernel final : public ConvKernel {
 bool supports(const ConvShape& s) {
   if (!detail::shape_ok(s)) return false;
   // The packed tap: 16 bits of input channel, 8 of kernel row and column; grid.y 65535
-  // (channel blocks of the smallest kt, 8, are what the largest grid needs: checked per kt
-  // in knob_space).
+  // (with the largest kt, 8, the fewest channel blocks: the other kt are checked in
+  // knob_space); the CSR row pointers are int.
   return s.c / s.groups < 65536 && s.kh < 256 && s.kw < 256 &&
+         s.k * (s.c / s.groups) * s.kh * s.kw <= detail::kInt32Max &&
          s.groups * ceil_div(s.k / s.groups, 8) <= 65535 &&
          s.n * s.oh * s.ow <= detail::kInt32Max / 2;
 }

@@ -18,6 +18,7 @@ std::string ConvNode::layer_key() const {
     std::snprintf(d, sizeof d, "_d%.2f", s.density);
     k += d;
   }
+  if (s.storage != Storage::kF32) k += std::string("_") + storage_name(s.storage);
   if (act != Activation::kNone) k += std::string("_") + activation_name(act);
   if (has_residual) k += "_res";
   if (!has_bias) k += "_nobias";
@@ -31,7 +32,7 @@ std::optional<ConvNode> conv_node(const Graph& g, const Node& n, std::string* wh
   };
   const std::optional<ConvProblem> p = conv_problem_of(g, n);
   if (!p) return no("only 2-D convolutions with constant weights and explicit pads run on the GPU");
-  if (p->types() != ConvTypes::kF32) return no("only f32 convolutions run on the GPU");
+  if (p->types() == ConvTypes::kInt8) return no("int8 convolutions run on the CPU only");
   if (n.outputs.empty() || g.value(n.outputs[0]).shape.size() != 4) return no("needs a 4-D output");
   ConvNode c;
   ConvShape& s = c.shape;
@@ -43,8 +44,17 @@ std::optional<ConvNode> conv_node(const Graph& g, const Node& n, std::string* wh
   c.act = p->epilogue.act, c.p0 = p->epilogue.p0, c.p1 = p->epilogue.p1;
   c.has_bias = p->has_bias;
   const Tensor* w = g.constant(n.inputs[1]);
+  const DType xt = g.value(n.inputs[0]).dtype;
+  s.storage = xt == DType::kF16    ? Storage::kF16
+              : xt == DType::kBF16 ? Storage::kBF16
+                                   : Storage::kF32;
   int64_t nonzero = 0;
-  for (int64_t i = 0; i < w->numel(); ++i) nonzero += w->data<float>()[i] != 0.f;
+  if (w->dtype() == DType::kF32) {
+    for (int64_t i = 0; i < w->numel(); ++i) nonzero += w->data<float>()[i] != 0.f;
+  } else {  // 16-bit: any bit but the sign
+    const auto* bits = static_cast<const uint16_t*>(w->raw());
+    for (int64_t i = 0; i < w->numel(); ++i) nonzero += (bits[i] & 0x7fffu) != 0;
+  }
   s.density = w->numel() > 0 ? static_cast<double>(nonzero) / static_cast<double>(w->numel()) : 1.0;
   c.has_residual = p->epilogue.residual;
   return c;

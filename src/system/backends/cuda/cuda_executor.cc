@@ -12,8 +12,11 @@
 #include <unordered_map>
 
 #include "dlas/algo/cuda_conv.h"
+#include "dlas/core/dtype.h"
 #include "dlas/core/error.h"
 #include "dlas/hw/gpu.h"
+#include "dlas/system/cuda_profile.h"
+#include "dlas/system/cuda_tune.h"
 #include "dlas/system/passes.h"
 #include "system/backends/cuda/conv_node.h"
 #include "system/backends/cuda/vendor.h"
@@ -61,9 +64,20 @@ int64_t numel_of(const Shape& s) {
 
 std::string shape_text(const Shape& s) {
   std::string t;
-  for (int64_t d : s) t += (t.empty() ? "" : "x") + std::to_string(d);
+  for (int64_t d : s) {
+    if (!t.empty()) t += 'x';
+    t += std::to_string(d);
+  }
   return t.empty() ? "scalar" : t;
 }
+
+cuda::Storage storage_of(DType t) {
+  return t == DType::kF16 ? cuda::Storage::kF16
+         : t == DType::kBF16 ? cuda::Storage::kBF16
+                             : cuda::Storage::kF32;
+}
+
+bool is_16bit(DType t) { return t == DType::kF16 || t == DType::kBF16; }
 
 bool is_alias_op(const std::string& op) {
   return op == "Reshape" || op == "Flatten" || op == "Squeeze" || op == "Unsqueeze" ||
@@ -81,10 +95,17 @@ struct CudaExecutor::Impl {
   cudaGraph_t cuda_graph = nullptr;
   cudaGraphExec_t graph_exec = nullptr;
   std::unique_ptr<cuda::VendorHandles> vendor;
+  std::shared_ptr<const CudaProfile> profile;  // the measured auto rule, or null
+  std::string profile_path;
 
   // Values: runtime tensors (graph inputs and node outputs), by index.
   std::unordered_map<std::string, int> index;
   std::vector<Shape> shapes;
+  std::vector<DType> dtypes;
+  // 16-bit values: their f32 copy for ops that run in f32 (made once, by a convert step or
+  // as the op's own output before it is narrowed).
+  std::unordered_map<int, int> widened;
+  std::vector<std::pair<int, int>> pending_narrow;  // (f32 output, 16-bit value)
   std::vector<int> root;  // alias root (itself when it owns its memory)
   std::vector<float*> ptr;
   std::vector<Step> steps;
@@ -113,13 +134,19 @@ struct CudaExecutor::Impl {
 
   // --- values and operands ---------------------------------------------------------------
 
-  int new_value(const std::string& name, const Shape& shape) {
+  int new_value(const std::string& name, const Shape& shape, DType dtype = DType::kF32) {
     const int v = static_cast<int>(shapes.size());
-    index[name] = v;
+    if (!name.empty()) index[name] = v;
     shapes.push_back(shape);
+    dtypes.push_back(dtype);
     root.push_back(v);
     return v;
   }
+  size_t value_bytes(int v) const {
+    return static_cast<size_t>(numel_of(shapes[v])) * dtype_size(dtypes[v]);
+  }
+  // Whether the node being lowered reads and writes 16-bit values as they are.
+  bool native16 = false;
 
   const float* upload(const std::string& key, const std::vector<float>& host) {
     const auto it = uploaded.find(key);
@@ -133,15 +160,53 @@ struct CudaExecutor::Impl {
     const Tensor* t = graph.constant(name);
     DLAS_CHECK(t, ErrorKind::kUnsupported, "CUDA device: node '", n.name, "' (", n.op,
                "): input '", name, "' must be a constant");
-    DLAS_CHECK(t->dtype() == DType::kF32, ErrorKind::kUnsupported, "CUDA device: node '", n.name,
-               "' (", n.op, "): constant '", name, "' is ", dtype_name(t->dtype()),
-               "; only f32 runs on the GPU");
-    return std::vector<float>(t->data<float>(), t->data<float>() + t->numel());
+    std::vector<float> v(static_cast<size_t>(t->numel()));
+    if (t->dtype() == DType::kF32) {
+      std::copy(t->data<float>(), t->data<float>() + t->numel(), v.begin());
+    } else if (is_16bit(t->dtype())) {  // 16-bit constants widened (exactly)
+      const auto* bits = static_cast<const uint16_t*>(t->raw());
+      for (size_t i = 0; i < v.size(); ++i)
+        v[i] = t->dtype() == DType::kF16 ? f16_to_f32(bits[i]) : bf16_to_f32(bits[i]);
+    } else {
+      fail(ErrorKind::kUnsupported, "CUDA device: node '", n.name, "' (", n.op, "): constant '",
+           name, "' is ", dtype_name(t->dtype()), "; the GPU runs f32, f16 and bf16");
+    }
+    return v;
   }
 
   Operand operand(const Node& n, const std::string& name) {
-    if (const auto it = index.find(name); it != index.end()) return {it->second, nullptr};
+    if (const auto it = index.find(name); it != index.end()) {
+      const int v = it->second;
+      if (native16 || !is_16bit(dtypes[v])) return {v, nullptr};
+      return {widen(n, v), nullptr};
+    }
     return {-1, upload("c:" + name, constant_floats(n, name))};
+  }
+
+  // The f32 copy of 16-bit value v, converted once after it is produced.
+  int widen(const Node& n, int v) {
+    if (const auto it = widened.find(v); it != widened.end()) return it->second;
+    const int f = new_value("", shapes[v], DType::kF32);
+    widened[v] = f;
+    const cuda::Storage from = storage_of(dtypes[v]);
+    const int64_t count = numel_of(shapes[v]);
+    add_convert_step(n.name + " (widen)", v, f, [this, v, f, from, count](cudaStream_t st) {
+      cuda::convert(ptr[v], from, ptr[f], cuda::Storage::kF32, count, st);
+    });
+    return f;
+  }
+
+  void add_convert_step(const std::string& node, int in, int out,
+                        std::function<void(cudaStream_t)> launch) {
+    Step s;
+    s.info.node = node;
+    s.info.op = "Cast";
+    s.info.algo = "convert";
+    s.info.shape = shape_text(shapes[out]);
+    s.reads.push_back(in);
+    s.writes.push_back(out);
+    s.launch = std::move(launch);
+    steps.push_back(std::move(s));
   }
   const float* at(const Operand& o) const { return o.value >= 0 ? ptr[o.value] : o.constant; }
   const Shape& shape_of(const std::string& name) const { return graph.value(name).shape; }
@@ -175,10 +240,16 @@ struct CudaExecutor::Impl {
       if (!n.outputs[i].empty() && graph_reads(n.outputs[i]))
         unsupported(n, "only its first output is supported");
     const ValueInfo& vi = graph.value(n.outputs[0]);
-    if (vi.dtype != DType::kF32)
+    if (vi.dtype != DType::kF32 && !is_16bit(vi.dtype))
       unsupported(n, "output is " + std::string(dtype_name(vi.dtype)) +
-                         "; only f32 runs on the GPU (compressed variants run on the CPU)");
-    return new_value(n.outputs[0], vi.shape);
+                         "; the GPU runs f32, f16 and bf16 (int8 variants run on the CPU)");
+    const int v = new_value(n.outputs[0], vi.shape, vi.dtype);
+    if (native16 || !is_16bit(vi.dtype)) return v;
+    // An f32 op on 16-bit data: it writes an f32 value, narrowed after its step.
+    const int f = new_value("", vi.shape, DType::kF32);
+    widened[v] = f;
+    pending_narrow.emplace_back(f, v);
+    return f;
   }
 
   bool graph_reads(const std::string& value) const {
@@ -195,7 +266,22 @@ struct CudaExecutor::Impl {
   }
 
   void lower(const Node& n) {
+    native16 = is_alias_op(n.op) || n.op == "Conv" || n.op == "FusedConv" || n.op == "Cast";
+    pending_narrow.clear();
+    lower_node(n);
+    for (const auto& [f, v] : pending_narrow) {
+      const cuda::Storage to = storage_of(dtypes[v]);
+      const int64_t count = numel_of(shapes[v]);
+      add_convert_step(n.name + " (narrow)", f, v, [this, f, v, to, count](cudaStream_t st) {
+        cuda::convert(ptr[f], cuda::Storage::kF32, ptr[v], to, count, st);
+      });
+    }
+    pending_narrow.clear();
+  }
+
+  void lower_node(const Node& n) {
     if (is_alias_op(n.op)) return lower_alias(n);
+    if (n.op == "Cast") return lower_cast(n);
     if (n.op == "Conv" || n.op == "FusedConv") return lower_conv(n);
     if (n.op == "BatchNormalization" || n.op == "ChannelAffine") return lower_affine(n);
     if (n.op == "Relu" || n.op == "Clip" || n.op == "Sigmoid" || n.op == "HardSigmoid" ||
@@ -213,6 +299,20 @@ struct CudaExecutor::Impl {
     unsupported(n, "no CUDA kernel for this op in dlas");
   }
 
+  void lower_cast(const Node& n) {
+    const Operand in = operand(n, n.inputs.at(0));
+    const DType from = graph.value(n.inputs[0]).dtype;
+    const DType to = graph.value(n.outputs.at(0)).dtype;
+    if ((from != DType::kF32 && !is_16bit(from)) || (to != DType::kF32 && !is_16bit(to)))
+      unsupported(n, std::string("a cast from ") + dtype_name(from) + " to " + dtype_name(to));
+    const int out = output_value(n);
+    const int64_t count = numel_of(shapes[out]);
+    const cuda::Storage sf = storage_of(from), st = storage_of(to);
+    add_step(n, "convert", {in}, out, [this, in, out, sf, st, count](cudaStream_t s) {
+      cuda::convert(at(in), sf, ptr[out], st, count, s);
+    });
+  }
+
   void lower_alias(const Node& n) {
     const Operand in = operand(n, n.inputs.at(0));
     const int out = output_value(n);
@@ -221,7 +321,7 @@ struct CudaExecutor::Impl {
       return;
     }
     // A graph output (or a constant) gets its own copy.
-    const size_t bytes = static_cast<size_t>(numel_of(shapes[out])) * sizeof(float);
+    const size_t bytes = value_bytes(out);
     add_step(n, "copy", {in}, out, [this, in, out, bytes](cudaStream_t s) {
       check_cuda(cudaMemcpyAsync(ptr[out], at(in), bytes, cudaMemcpyDeviceToDevice, s), "copy");
     });
@@ -241,6 +341,8 @@ struct CudaExecutor::Impl {
     if (!cn) unsupported(n, why);
     const cuda::ConvShape& s = cn->shape;
     const Operand x = operand(n, n.inputs[0]);
+    if (x.value >= 0 && storage_of(dtypes[x.value]) != s.storage)
+      unsupported(n, "input and weights of different types");
     const int out = output_value(n);
     const std::vector<float> w = constant_floats(n, n.inputs[1]);
 
@@ -264,6 +366,9 @@ struct CudaExecutor::Impl {
     std::unique_ptr<cuda::ConvKernel> kernel;
     std::string used;
     if (spec.algo == "cudnn") {
+      if (s.storage != cuda::Storage::kF32)
+        unsupported(n, std::string("the cuDNN backend runs f32 models; this layer is ") +
+                           cuda::storage_name(s.storage) + " (dlas's CUDA kernels run it)");
       std::string why;
       if (!vendor) vendor = std::make_unique<cuda::VendorHandles>(stream);
       kernel = cuda::make_cudnn_conv(*vendor, s, w.data(), &why);
@@ -276,13 +381,33 @@ struct CudaExecutor::Impl {
         DLAS_CHECK(a && a->supports(s), ErrorKind::kInvalidInput, "layer '", n.name,
                    "': CUDA algorithm '", spec.algo, "' does not run ", s.str());
       }
-      if (!a || !a->supports(s)) a = &cuda::auto_conv_algorithm(s);
-      if (!per_layer || a->name != spec.algo) {
+      bool from_profile = false;
+      if (!a || !a->supports(s)) {
+        a = &cuda::auto_conv_algorithm(s);
+        // The measured rule: this GPU's winner for the layer's class, at its knobs where
+        // they fit the layer.
+        if (profile) {
+          const auto it = profile->classes.find(cuda_shape_class(s));
+          const cuda::ConvAlgorithm* p =
+              it == profile->classes.end() ? nullptr : cuda::find_conv_algorithm(it->second.algo);
+          if (p && p->supports(s)) {
+            a = p;
+            knobs = p->default_knobs(s);
+            try {
+              p->knob_space(s).validate(it->second.knobs, "profile");
+              knobs = it->second.knobs;
+            } catch (const Error&) {
+            }
+            from_profile = true;
+          }
+        }
+      }
+      if (per_layer) {
+        a->knob_space(s).validate(knobs, "layer '" + n.name + "'");
+      } else if (!from_profile) {
         knobs = a->default_knobs(s);
         if (a->name == spec.algo)
           apply_knob_overrides(spec, a->knob_space(s), knobs, "layer '" + n.name + "'");
-      } else {
-        a->knob_space(s).validate(knobs, "layer '" + n.name + "'");
       }
       kernel = a->prepare(s, knobs, w.data());
       used = a->name;
@@ -410,7 +535,8 @@ struct CudaExecutor::Impl {
     cuda::PoolShape p;
     p.n = xs[0], p.c = xs[1], p.h = xs[2], p.w = xs[3], p.oh = os[2], p.ow = os[3];
     p.kh = k[0], p.kw = k[1], p.stride_h = st[0], p.stride_w = st[1];
-    p.pad_h = pads[0], p.pad_w = pads[1], p.dil_h = d[0], p.dil_w = d[1];
+    p.pad_h = pads[0], p.pad_w = pads[1], p.pad_b = pads[2], p.pad_r = pads[3];
+    p.dil_h = d[0], p.dil_w = d[1];
     if (n.op == "MaxPool") {
       add_step(n, "max-pool", {x}, out,
                [this, x, out, p](cudaStream_t s) { cuda::max_pool(at(x), ptr[out], p, s); });
@@ -540,7 +666,7 @@ struct CudaExecutor::Impl {
     for (int v = 0; v < count; ++v) {
       if (root[v] != v) continue;
       owns[v] = true;
-      life[v].bytes = static_cast<size_t>(numel_of(shapes[v])) * sizeof(float);
+      life[v].bytes = value_bytes(v);
       life[v].first = last_step + 1;
       life[v].last = -1;
     }
@@ -608,9 +734,10 @@ struct CudaExecutor::Impl {
     check_cuda(cudaEventCreate(&start), "create event");
     check_cuda(cudaEventCreate(&stop), "create event");
     for (const ValueInfo& in : graph.inputs) {
-      DLAS_CHECK(in.dtype == DType::kF32, ErrorKind::kUnsupported, "CUDA device: input '",
-                 in.name, "' is ", dtype_name(in.dtype), "; only f32 models run on the GPU");
-      input_values.push_back(new_value(in.name, in.shape));
+      DLAS_CHECK(in.dtype == DType::kF32 || is_16bit(in.dtype), ErrorKind::kUnsupported,
+                 "CUDA device: input '", in.name, "' is ", dtype_name(in.dtype),
+                 "; the GPU runs f32, f16 and bf16 models");
+      input_values.push_back(new_value(in.name, in.shape, in.dtype));
     }
     for (const auto& [node, choice] : options.layers) {
       bool is_conv = false;
@@ -618,21 +745,26 @@ struct CudaExecutor::Impl {
       DLAS_CHECK(is_conv, ErrorKind::kInvalidInput, "per-layer choice for '", node,
                  "': no conv node of that name in the optimized graph");
     }
+    if (options.conv_algo != "cudnn") {
+      profile = active_cuda_profile(options.profile, tune::cuda_hardware_id(device));
+      if (profile) profile_path = options.profile.empty()
+                                      ? default_cuda_profile_path(profile->gpu)
+                                      : options.profile;
+    }
     for (const Node& n : graph.nodes) lower(n);
     for (const std::string& o : graph.outputs) {
       const auto it = index.find(o);
       DLAS_CHECK(it != index.end(), ErrorKind::kUnsupported, "CUDA device: graph output '", o,
                  "' is not computed by a node");
-      DLAS_CHECK(graph.value(o).dtype == DType::kF32, ErrorKind::kUnsupported,
-                 "CUDA device: output '", o, "' is not f32");
+      DLAS_CHECK(graph.value(o).dtype == DType::kF32 || is_16bit(graph.value(o).dtype),
+                 ErrorKind::kUnsupported, "CUDA device: output '", o,
+                 "' is not f32, f16 or bf16");
       output_values.push_back(it->second);
     }
     for (const Step& s : steps) infos.push_back(s.info);
     plan();
-    for (int v : input_values)
-      pinned_in.emplace_back(static_cast<size_t>(numel_of(shapes[v])) * sizeof(float));
-    for (int v : output_values)
-      pinned_out.emplace_back(static_cast<size_t>(numel_of(shapes[v])) * sizeof(float));
+    for (int v : input_values) pinned_in.emplace_back(value_bytes(v));
+    for (int v : output_values) pinned_out.emplace_back(value_bytes(v));
     // One eager run first: every kernel launches once (cuDNN settles its fused path) before
     // the steps are captured.
     check_cuda(cudaMemsetAsync(arena.get(), 0, arena.bytes(), stream), "clear arena");
@@ -654,6 +786,7 @@ CudaExecutor::~CudaExecutor() = default;
 std::string CudaExecutor::name() const { return impl_->options.backend; }
 const Graph& CudaExecutor::graph() const { return impl_->graph; }
 const std::vector<CudaStepInfo>& CudaExecutor::steps() const { return impl_->infos; }
+const std::string& CudaExecutor::profile_path() const { return impl_->profile_path; }
 bool CudaExecutor::graph_captured() const { return impl_->graph_exec != nullptr; }
 double CudaExecutor::last_device_ms() const { return impl_->last_ms; }
 
@@ -686,10 +819,10 @@ void CudaExecutor::run_into(const std::vector<Tensor>& inputs, std::vector<Tenso
   check_cuda(cudaSetDevice(im.device), "select device");
   for (size_t i = 0; i < inputs.size(); ++i) {
     const ValueInfo& vi = im.graph.inputs[i];
-    DLAS_CHECK(inputs[i].dtype() == DType::kF32 && inputs[i].shape() == vi.shape,
-               ErrorKind::kInvalidInput, "input '", vi.name, "': expected f32 ",
-               shape_str(vi.shape), ", got ", dtype_name(inputs[i].dtype()), " ",
-               shape_str(inputs[i].shape()));
+    DLAS_CHECK(inputs[i].dtype() == vi.dtype && inputs[i].shape() == vi.shape,
+               ErrorKind::kInvalidInput, "input '", vi.name, "': expected ",
+               dtype_name(vi.dtype), " ", shape_str(vi.shape), ", got ",
+               dtype_name(inputs[i].dtype()), " ", shape_str(inputs[i].shape()));
     std::memcpy(im.pinned_in[i].get(), inputs[i].raw(), inputs[i].nbytes());
     check_cuda(cudaMemcpyAsync(im.ptr[im.input_values[i]], im.pinned_in[i].get(),
                                inputs[i].nbytes(), cudaMemcpyHostToDevice, im.stream),
@@ -704,8 +837,9 @@ void CudaExecutor::run_into(const std::vector<Tensor>& inputs, std::vector<Tenso
   check_cuda(cudaEventRecord(im.stop, im.stream), "record event");
   for (size_t i = 0; i < outputs.size(); ++i) {
     const Shape& s = im.shapes[im.output_values[i]];
-    if (!outputs[i].defined() || outputs[i].shape() != s || outputs[i].dtype() != DType::kF32)
-      outputs[i] = Tensor(DType::kF32, s);
+    const DType t = im.dtypes[im.output_values[i]];
+    if (!outputs[i].defined() || outputs[i].shape() != s || outputs[i].dtype() != t)
+      outputs[i] = Tensor(t, s);
     check_cuda(cudaMemcpyAsync(im.pinned_out[i].get(), im.ptr[im.output_values[i]],
                                outputs[i].nbytes(), cudaMemcpyDeviceToHost, im.stream),
                "copy output to the host");
@@ -757,10 +891,9 @@ std::unique_ptr<Executor> make_cuda_executor(const Graph& graph, const Variant& 
   const int device = std::max(parse_device(variant.device), 0);
   DLAS_CHECK(variant.backend == "dlas" || variant.backend == "cudnn", ErrorKind::kUnsupported,
              "backend '", variant.backend, "' runs on the CPU only (--device cpu)");
-  DLAS_CHECK(variant.compress == "dense" || variant.compress.rfind("wp:", 0) == 0 ||
-                 variant.compress.rfind("cp:", 0) == 0 || variant.compress.rfind("bp:", 0) == 0,
-             ErrorKind::kUnsupported, "--compress ", variant.compress,
-             ": quantized variants run on the CPU only (the GPU runs f32 models)");
+  DLAS_CHECK(variant.compress.find("int8") == std::string::npos, ErrorKind::kUnsupported,
+             "--compress ", variant.compress,
+             ": int8 variants run on the CPU only (the GPU runs f32, fp16 and bf16 models)");
   DLAS_CHECK(variant.layout == "auto" || variant.layout == "nchw", ErrorKind::kUnsupported,
              "--layout ", variant.layout, " is a CPU layout; the GPU runs NCHW");
   CudaPlanOptions o;
@@ -773,6 +906,7 @@ std::unique_ptr<Executor> make_cuda_executor(const Graph& graph, const Variant& 
     o.conv_algo = "auto";
   }
   for (const auto& [node, choice] : options.layers) o.layers.insert_or_assign(node, choice);
+  o.profile = options.profile;
   if (const char* g = std::getenv("DLAS_CUDA_GRAPH"); g && std::string(g) == "0")
     o.cuda_graph = false;
   return std::make_unique<CudaExecutor>(graph, o);

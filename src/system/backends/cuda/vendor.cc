@@ -168,6 +168,9 @@ VendorHandles::VendorHandles(cudaStream_t stream) {
   check_cublas(cublasCreate(&cublas_), "create");
   check_cublas(cublasSetStream(cublas_, stream), "set stream");
   check_cublas(cublasSetMathMode(cublas_, CUBLAS_DEFAULT_MATH), "math mode");
+  cublas_workspace_ = DeviceBuffer(size_t{4} << 20, "cuBLAS workspace");
+  check_cublas(cublasSetWorkspace(cublas_, cublas_workspace_.get(), cublas_workspace_.bytes()),
+               "workspace");
 }
 
 VendorHandles::~VendorHandles() {

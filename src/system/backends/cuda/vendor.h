@@ -27,6 +27,7 @@ class VendorHandles {
  private:
   cudnnHandle_t cudnn_ = nullptr;
   cublasHandle_t cublas_ = nullptr;
+  DeviceBuffer cublas_workspace_;  // given to cuBLAS, so it allocates nothing during capture
 };
 
 // The conv through cuDNN: its fused conv + bias + residual + ReLU where the epilogue is at

@@ -1,5 +1,7 @@
-// The GPU tuner (dlas/system/cuda_tune.h): layer extraction, the per-layer walk over the
-// CUDA algorithms' knob spaces, CUDA-event timing of one candidate, records in and out.
+// Measuring CUDA convs: the GPU tuner (dlas/system/cuda_tune.h: layer extraction, the
+// per-layer walk over the CUDA algorithms' knob spaces, records in and out) and the GPU
+// calibration (dlas/system/cuda_profile.h: one shape per class, the winner per class), on
+// one CUDA-event timing of a candidate.
 #include "dlas/system/cuda_tune.h"
 
 #include <cuda_runtime.h>
@@ -15,15 +17,19 @@
 #include "dlas/algo/cuda_conv.h"
 #include "dlas/core/error.h"
 #include "dlas/hw/gpu.h"
+#include "dlas/model/zoo.h"
 #include "dlas/system/cuda_executor.h"
+#include "dlas/system/cuda_profile.h"
 #include "dlas/system/measure.h"
 #include "dlas/system/passes.h"
 #include "system/backends/cuda/conv_node.h"
 
 namespace dlas::tune {
-namespace {
 
 using Clock = std::chrono::steady_clock;
+
+// What the tuner and the calibration share (internal to this file).
+namespace gpu_measure {
 
 // One unique conv layer: its problem, its real weights (the first node's) and its nodes.
 struct Layer {
@@ -39,7 +45,7 @@ std::vector<Layer> extract_layers(const Graph& optimized) {
   for (const Node& n : optimized.nodes) {
     if (n.op != "Conv" && n.op != "FusedConv") continue;
     const std::optional<cuda::ConvNode> c = cuda::conv_node(optimized, n);
-    if (!c) continue;
+    if (!c || c->shape.storage != cuda::Storage::kF32) continue;  // f32 layers are tuned
     const std::string key = c->layer_key();
     if (const auto it = index.find(key); it != index.end()) {
       layers[it->second].nodes.push_back(n.name);
@@ -155,12 +161,20 @@ MeasureResult measure_candidate(const Layer& l, const cuda::ConvAlgorithm& algo,
   return r;
 }
 
-// The whole model's kernel time (its CUDA graph), median of 50 runs, ms.
+}  // namespace gpu_measure
+
+using namespace gpu_measure;
+
+namespace {
+
+// The whole model's kernel time (its CUDA graph), median of 50 runs, ms: with `choices`, or
+// untuned (no choices) on the hand-written rule, as the tuner's first step measured it.
 double model_kernel_ms(const Graph& graph, const CudaTuneOptions& o, const LayerChoices& choices) {
   CudaPlanOptions po;
   po.device = o.device;
   po.opt_level = o.opt_level;
   po.layers = choices;
+  po.profile = "none";
   CudaExecutor e(graph, po);
   LatencyOptions lo;
   lo.warmup = 3;
@@ -344,3 +358,95 @@ LayerChoices apply_cuda_records(const Graph& graph, int opt_level, int device,
 }
 
 }  // namespace dlas::tune
+
+namespace dlas {
+
+CudaCalibrateResult calibrate_cuda(int device, int points,
+                                   std::function<void(int, int, const std::string&)> progress) {
+  using tune::gpu_measure::Layer;
+  using tune::Clock;
+  const std::string gpu = tune::cuda_hardware_id(device);
+  check_cuda(cudaSetDevice(device), "select device");
+  const auto t0 = Clock::now();
+  // One shape per class: the zoo's conv layers at batch 1, then pruned copies of the dense
+  // 1x1 and 3x3 ones (90% zeros).
+  std::map<std::string, Layer> by_class;
+  std::vector<std::string> order;
+  const auto add = [&](Layer l) {
+    const std::string cls = cuda_shape_class(l.conv.shape);
+    if (by_class.count(cls)) return;
+    order.push_back(cls);
+    by_class.emplace(cls, std::move(l));
+  };
+  std::vector<Layer> dense;
+  for (const ZooEntry& z : zoo_models()) {
+    Graph g = build_zoo_model(z.name);
+    optimize_graph(g, 3);
+    for (Layer& l : tune::gpu_measure::extract_layers(g)) {
+      if (!l.conv.shape.depthwise() && l.conv.shape.groups == 1 &&
+          (l.conv.shape.kh == 1 || l.conv.shape.kh == 3))
+        dense.push_back(l);
+      add(std::move(l));
+    }
+  }
+  for (Layer l : dense) {
+    std::mt19937 rng(7);
+    std::uniform_real_distribution<float> u(0.f, 1.f);
+    for (float& w : l.weights)
+      if (u(rng) < 0.9f) w = 0.f;
+    l.conv.shape.density = 0.1;
+    add(std::move(l));
+  }
+  cudaStream_t stream = nullptr;
+  check_cuda(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "create stream");
+  struct StreamGuard {
+    cudaStream_t s;
+    ~StreamGuard() { cudaStreamDestroy(s); }
+  } guard{stream};
+  CudaCalibrateResult res;
+  res.profile.gpu = gpu;
+  res.profile.created = tune::now_iso8601();
+  res.profile.version = tune::dlas_version();
+  std::mt19937_64 rng(0);
+  int done = 0;
+  for (const std::string& cls : order) {
+    const Layer& l = by_class.at(cls);
+    tune::gpu_measure::LayerBuffers buf(l);
+    CudaCalibrateRow row;
+    row.shape_class = cls;
+    row.shape = l.conv.shape.str();
+    double best = std::numeric_limits<double>::infinity();
+    const cuda::ConvAlgorithm& rule = cuda::auto_conv_algorithm(l.conv.shape);
+    for (const cuda::ConvAlgorithm* a : cuda::conv_algorithms()) {
+      if (!a->supports(l.conv.shape)) continue;
+      const KnobSpace space = a->knob_space(l.conv.shape);
+      std::vector<Knobs> cands = {a->default_knobs(l.conv.shape)};
+      for (int i = 0; i < points && i < space.size() - 1; ++i) {
+        const Knobs k = space.point(static_cast<int64_t>(rng() % static_cast<uint64_t>(space.size())));
+        if (std::find(cands.begin(), cands.end(), k) == cands.end()) cands.push_back(k);
+      }
+      for (size_t i = 0; i < cands.size(); ++i) {
+        const tune::MeasureResult m = tune::gpu_measure::measure_candidate(l, *a, cands[i], buf, stream, 3);
+        ++row.candidates;
+        if (!m.ok()) continue;
+        const double us = m.cost() * 1e6;
+        if (a == &rule && i == 0) row.best.rule_us = us;
+        if (us < best) {
+          best = us;
+          row.best.algo = a->name;
+          row.best.knobs = cands[i];
+          row.best.us = us;
+        }
+      }
+    }
+    row.best.rule = rule.name;
+    row.best.shape = row.shape;
+    if (std::isfinite(best)) res.profile.classes[cls] = row.best;
+    res.rows.push_back(row);
+    if (progress) progress(++done, static_cast<int>(order.size()), cls);
+  }
+  res.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+  return res;
+}
+
+}  // namespace dlas

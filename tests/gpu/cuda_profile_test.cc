@@ -1,0 +1,61 @@
+// The GPU's machine profile: calibration on this GPU, the file round trip, and the CUDA plan
+// following it (and still computing the model). Skipped where no CUDA device is visible.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+
+#include "dlas/hw/gpu.h"
+#include "dlas/model/zoo.h"
+#include "dlas/system/cuda_executor.h"
+#include "dlas/system/cuda_profile.h"
+#include "dlas/system/cuda_tune.h"
+#include "dlas/system/measure.h"
+#include "dlas/system/plan.h"
+
+namespace dlas {
+namespace {
+
+TEST(CudaProfile, CalibratesEveryClassAndThePlanFollowsIt) {
+  if (list_gpus().empty()) GTEST_SKIP() << gpu_unavailable_reason();
+  int calls = 0;
+  const CudaCalibrateResult r = calibrate_cuda(0, 1, [&](int, int, const std::string&) { ++calls; });
+  EXPECT_EQ(calls, static_cast<int>(r.rows.size()));
+  EXPECT_GT(r.rows.size(), 20u);
+  EXPECT_EQ(r.profile.gpu, tune::cuda_hardware_id(0));
+  bool sparse_class = false;
+  for (const CudaCalibrateRow& row : r.rows) {
+    EXPECT_GT(row.candidates, 0) << row.shape_class;
+    ASSERT_TRUE(r.profile.classes.count(row.shape_class)) << row.shape_class;
+    EXPECT_GT(row.best.us, 0) << row.shape_class;
+    EXPECT_NE(cuda::find_conv_algorithm(row.best.algo), nullptr) << row.best.algo;
+    sparse_class |= row.shape_class.rfind("sparse-", 0) == 0;
+  }
+  EXPECT_TRUE(sparse_class);
+  const std::string path =
+      (std::filesystem::temp_directory_path() / "dlas_gpu_profile_test.json").string();
+  r.profile.save(path);
+  const CudaProfile back = CudaProfile::load(path);
+  EXPECT_EQ(back.classes.size(), r.profile.classes.size());
+  CudaPlanOptions o;
+  o.profile = path;
+  const Graph g = build_zoo_model("mobilenetv2-cifar");
+  CudaExecutor e(g, o);
+  EXPECT_EQ(e.profile_path(), path);
+  const auto in = random_inputs(g, 3);
+  Plan cpu(g, PlanOptions{});
+  const Tensor want = cpu.run(in)[0], got = e.run(in)[0];
+  double diff = 0, scale = 1;
+  for (int64_t i = 0; i < want.numel(); ++i) {
+    diff = std::max(diff, std::fabs(double(got.data<float>()[i]) - want.data<float>()[i]));
+    scale = std::max(scale, std::fabs(double(want.data<float>()[i])));
+  }
+  EXPECT_LT(diff / scale, 3e-3);
+  CudaPlanOptions none;
+  none.profile = "none";
+  EXPECT_TRUE(CudaExecutor(g, none).profile_path().empty());
+  std::filesystem::remove(path);
+}
+
+}  // namespace
+}  // namespace dlas
