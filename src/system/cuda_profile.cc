@@ -16,7 +16,7 @@ namespace dlas {
 
 std::string cuda_shape_class(const cuda::ConvShape& s) {
   const bool dw = s.depthwise();
-  const char* kind = dw                                 ? "dw"
+  const char* kind = dw                                  ? "dw"
                      : s.density <= cuda::kSparseDensity ? "sparse"
                      : s.groups > 1                      ? "group"
                                                          : "dense";
@@ -64,7 +64,8 @@ CudaProfile CudaProfile::from_json(const std::string& text, const std::string& w
     fail(ErrorKind::kInvalidInput, what, ": not JSON (", e.what(), ")");
   }
   DLAS_CHECK(j.is_object() && j.value("format", "") == "dlas-gpu-profile-1",
-             ErrorKind::kInvalidInput, what, ": not a dlas GPU profile (format dlas-gpu-profile-1)");
+             ErrorKind::kInvalidInput, what,
+             ": not a dlas GPU profile (format dlas-gpu-profile-1)");
   CudaProfile p;
   try {
     p.gpu = j.at("gpu").get<std::string>();
@@ -86,9 +87,7 @@ CudaProfile CudaProfile::from_json(const std::string& text, const std::string& w
   return p;
 }
 
-CudaProfile CudaProfile::load(const std::string& path) {
-  return from_json(read_file(path), path);
-}
+CudaProfile CudaProfile::load(const std::string& path) { return from_json(read_file(path), path); }
 
 void CudaProfile::save(const std::string& path) const {
   std::filesystem::create_directories(std::filesystem::path(path).parent_path());

@@ -460,18 +460,22 @@ TEST(CudaConv, SixteenBitGemmOnTensorCoresAndDepthwise) {
          {make_shape(1, 32, 12, 12, 40, 3, 1, 1), make_shape(2, 24, 13, 13, 16, 3, 2, 1),
           make_shape(1, 64, 7, 7, 96, 1, 1, 0), make_shape(1, 16, 10, 10, 24, 3, 1, 1, 2),
           make_shape(1, 3, 23, 23, 16, 7, 2, 3), make_shape(1, 37, 13, 13, 37, 3, 1, 1),
-          make_shape(1, 300, 5, 5, 130, 1, 1, 0), make_shape(1, 24, 14, 14, 24, 3, 1, 1, 24),
-          make_shape(2, 16, 15, 15, 16, 3, 2, 1, 16), make_shape(1, 8, 10, 10, 8, 3, 1, 1, 1, 1, 0, 2)}) {
+          make_shape(1, 300, 5, 5, 130, 1, 1, 0), make_shape(1, 256, 7, 7, 128, 3, 1, 1),
+          make_shape(1, 24, 14, 14, 24, 3, 1, 1, 24), make_shape(2, 16, 15, 15, 16, 3, 2, 1, 16),
+          make_shape(1, 8, 10, 10, 8, 3, 1, 1, 1, 1, 0, 2)}) {
       shape.storage = st;
       const ConvAlgorithm& algo = *find_conv_algorithm(shape.depthwise() ? "depthwise" : "gemm");
       ASSERT_TRUE(algo.supports(shape)) << shape.str();
       EXPECT_FALSE(find_conv_algorithm("direct")->supports(shape)) << shape.str();
       EXPECT_FALSE(find_conv_algorithm("winograd")->supports(shape)) << shape.str();
       EXPECT_STREQ(auto_conv_algorithm(shape).name, algo.name) << shape.str();
-      std::vector<float> x = random_floats(static_cast<size_t>(shape.n * shape.c * shape.h * shape.w), 3);
-      std::vector<float> w = random_floats(static_cast<size_t>(shape.k * (shape.c / shape.groups) * shape.kh * shape.kw), 4);
+      std::vector<float> x =
+          random_floats(static_cast<size_t>(shape.n * shape.c * shape.h * shape.w), 3);
+      std::vector<float> w = random_floats(
+          static_cast<size_t>(shape.k * (shape.c / shape.groups) * shape.kh * shape.kw), 4);
       std::vector<float> bias = random_floats(static_cast<size_t>(shape.k), 5);
-      std::vector<float> res = random_floats(static_cast<size_t>(shape.n * shape.k * shape.oh * shape.ow), 6);
+      std::vector<float> res =
+          random_floats(static_cast<size_t>(shape.n * shape.k * shape.oh * shape.ow), 6);
       std::vector<uint16_t> x16(x.size()), r16(res.size());
       for (size_t i = 0; i < x.size(); ++i) x[i] = from16(x16[i] = to16(x[i], st), st);
       for (size_t i = 0; i < res.size(); ++i) res[i] = from16(r16[i] = to16(res[i], st), st);
@@ -487,9 +491,10 @@ TEST(CudaConv, SixteenBitGemmOnTensorCoresAndDepthwise) {
       e.act = Activation::kRelu;
       for (const Knobs& k : test_points(algo, shape)) {
         const auto kernel = algo.prepare(shape, k, w.data());
+        DeviceBuffer ws(kernel->workspace_bytes(), "test workspace");
         check(cudaMemsetAsync(dy.get(), 0xff, dy.bytes(), stream.get()), "memset");
         kernel->run(reinterpret_cast<const float*>(dx.get()), reinterpret_cast<float*>(dy.get()),
-                    nullptr, e, stream.get());
+                    ws.get(), e, stream.get());
         check(cudaStreamSynchronize(stream.get()), "16-bit conv");
         std::vector<uint16_t> y16(res.size());
         dy.download(y16.data(), y16.size() * 2);

@@ -19,7 +19,8 @@ namespace {
 TEST(CudaProfile, CalibratesEveryClassAndThePlanFollowsIt) {
   if (list_gpus().empty()) GTEST_SKIP() << gpu_unavailable_reason();
   int calls = 0;
-  const CudaCalibrateResult r = calibrate_cuda(0, 1, [&](int, int, const std::string&) { ++calls; });
+  const CudaCalibrateResult r =
+      calibrate_cuda(0, 1, [&](int, int, const std::string&) { ++calls; });
   EXPECT_EQ(calls, static_cast<int>(r.rows.size()));
   EXPECT_GT(r.rows.size(), 20u);
   EXPECT_EQ(r.profile.gpu, tune::cuda_hardware_id(0));

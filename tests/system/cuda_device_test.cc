@@ -64,8 +64,8 @@ TEST(CudaDevice, ShapeClassesNameKindKernelStridePixelsAndChannels) {
 TEST(CudaDevice, GpuProfileFilesRoundTripAndBadOnesAreRefusedOrIgnored) {
   CudaProfile p;
   p.gpu = "NVIDIA Test GPU|sm_90";
-  p.classes["dense-1x1-s1-p1k-k256"] = {"gemm", {{"bm", 64}, {"bn", 32}, {"bk", 16}}, 3.5,
-                                        "gemm", 4.0, "c64x32x32 k128 1x1 s1 p0 g1"};
+  p.classes["dense-1x1-s1-p1k-k256"] = {"gemm", {{"bm", 64}, {"bn", 32}, {"bk", 16}}, 3.5, "gemm",
+                                        4.0,    "c64x32x32 k128 1x1 s1 p0 g1"};
   const auto dir = std::filesystem::temp_directory_path() / "dlas_gpu_profile_unit";
   std::filesystem::create_directories(dir);
   const std::string path = (dir / "p.json").string();
@@ -91,13 +91,13 @@ class CudaDeviceCli : public test::CliTest {};
 
 TEST_F(CudaDeviceCli, DeviceFlagErrorsAreOneLineAndExitTwo) {
   if (!list_gpus().empty()) GTEST_SKIP() << "a CUDA device is visible";
-  for (const char* args : {"bench resnet18-cifar --device cuda --repeat 1",
-                           "bench resnet18-cifar --backend cudnn --repeat 1",
-                           "bench resnet18-cifar --device gpu --repeat 1",
-                           "bench resnet18-cifar --device cuda:x --repeat 1",
-                           "tune resnet18-cifar --device cuda -o /dev/null",
-                           "profile resnet18-cifar --backend cudnn --repeat 1",
-                           "hw --calibrate --device cuda"}) {
+  for (const char* args :
+       {"bench resnet18-cifar --device cuda --repeat 1",
+        "bench resnet18-cifar --backend cudnn --repeat 1",
+        "bench resnet18-cifar --device gpu --repeat 1",
+        "bench resnet18-cifar --device cuda:x --repeat 1",
+        "tune resnet18-cifar --device cuda -o /dev/null",
+        "profile resnet18-cifar --backend cudnn --repeat 1", "hw --calibrate --device cuda"}) {
     const auto r = dlas(args);
     EXPECT_EQ(r.code, 2) << args << ": " << r.err;
     EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << args << ": " << r.err;

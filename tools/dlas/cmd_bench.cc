@@ -111,14 +111,16 @@ void print_bench(const CompiledModel& c, const BenchArgs& b, const LatencyStats&
   std::printf("first run %.3f ms, compile %.1f ms, %d repeats x %d runs, %.1f GFLOP/s\n",
               st.first_ms, c.compile_ms, b.repeat, st.number, gflops);
   if (st.device_median_ms >= 0)
-    std::printf("on %s: kernels %.3f ms median (p10 %.3f, p90 %.3f; copies excluded), %.1f GFLOP/s\n",
-                device_name(*c.executor).c_str(), st.device_median_ms, st.device_p10_ms,
-                st.device_p90_ms, 2.0 * static_cast<double>(macs) / (st.device_median_ms * 1e6));
+    std::printf(
+        "on %s: kernels %.3f ms median (p10 %.3f, p90 %.3f; copies excluded), %.1f GFLOP/s\n",
+        device_name(*c.executor).c_str(), st.device_median_ms, st.device_p10_ms, st.device_p90_ms,
+        2.0 * static_cast<double>(macs) / (st.device_median_ms * 1e6));
   if (mem.arena_bytes != kUnknownBytes)
     std::printf(
         "%smemory: activations %.2f MiB (unplanned %.2f), weights %.2f MiB (packed %.2f), "
         "workspace %.2f MiB\n",
-        st.device_median_ms >= 0 ? "device " : "", mem.arena_bytes / 1048576.0, mem.unplanned_bytes / 1048576.0, mem.weight_bytes / 1048576.0,
+        st.device_median_ms >= 0 ? "device " : "", mem.arena_bytes / 1048576.0,
+        mem.unplanned_bytes / 1048576.0, mem.weight_bytes / 1048576.0,
         mem.packed_weight_bytes / 1048576.0, mem.workspace_bytes / 1048576.0);
 }
 

@@ -67,8 +67,8 @@ int profile_cuda(CudaExecutor& plan, const Variant& variant, int repeat, bool js
     order.resize(std::min<size_t>(order.size(), static_cast<size_t>(top)));
   }
   std::printf("%s\n", variant.str().c_str());
-  std::printf("%-36s %-18s %-24s %12s %9s %8s %6s %6s  %s\n", "node", "op", "kernel", "MACs",
-              "ms", "GFLOP/s", "%peak", "share", "knobs");
+  std::printf("%-36s %-18s %-24s %12s %9s %8s %6s %6s  %s\n", "node", "op", "kernel", "MACs", "ms",
+              "GFLOP/s", "%peak", "share", "knobs");
   for (size_t i : order) {
     const auto& e = j["steps"][i];
     std::printf("%-36.36s %-18.18s %-24.24s %12s %9.4f %8.1f %5.1f%% %5.1f%%  %s\n",
@@ -77,10 +77,11 @@ int profile_cuda(CudaExecutor& plan, const Variant& variant, int repeat, bool js
                 e["peak_pct"].get<double>(), e["share"].get<double>() * 100,
                 e["knobs"].get<std::string>().c_str());
   }
-  std::printf("total %.3f ms over %zu steps launched one by one, %.1f GFLOP/s (measured fp32 peak "
-              "%.1f GFLOP/s on %s)\n",
-              total, steps.size(), 2.0 * static_cast<double>(plan.graph().macs()) / (total * 1e6),
-              peak_gflops, plan.device_label().c_str());
+  std::printf(
+      "total %.3f ms over %zu steps launched one by one, %.1f GFLOP/s (measured fp32 peak "
+      "%.1f GFLOP/s on %s)\n",
+      total, steps.size(), 2.0 * static_cast<double>(plan.graph().macs()) / (total * 1e6),
+      peak_gflops, plan.device_label().c_str());
   std::printf("whole model: median %.3f ms end to end, kernels %.3f ms (%s) over %d runs\n",
               whole.median_ms, whole.device_median_ms,
               plan.graph_captured() ? "one CUDA graph" : "launched one by one", repeat);

@@ -35,8 +35,8 @@ int run_cuda_tune(const ModelArgs& model, const EngineArgs& engine, const TuneAr
   o.repeat = a.repeat;
   o.seed = a.tune_seed;
   o.opt_level = engine.opt_level;
-  DLAS_CHECK(compress_name(engine.compress) == "dense" ||
-                 engine.compress.rfind("wp:", 0) == 0 || engine.compress.rfind("cp:", 0) == 0,
+  DLAS_CHECK(compress_name(engine.compress) == "dense" || engine.compress.rfind("wp:", 0) == 0 ||
+                 engine.compress.rfind("cp:", 0) == 0,
              ErrorKind::kUnsupported, "--compress ", engine.compress,
              ": quantized variants run on the CPU only (the GPU runs f32 models)");
   Graph g = load_model_from_args(model);
@@ -78,11 +78,12 @@ int run_cuda_tune(const ModelArgs& model, const EngineArgs& engine, const TuneAr
     std::cout << j.dump(2) << "\n";
     return 0;
   }
-  std::printf("tuned %s on %s: %d conv layers (%d convs), %lld trials (%lld failed, %lld "
-              "algorithms left cold) in %.1f s; within 5%% of the final after %.1f s\n",
-              model.model.c_str(), hardware.c_str(), r.layers, r.convs,
-              static_cast<long long>(r.trials), static_cast<long long>(r.failures),
-              static_cast<long long>(r.cold_algorithms), r.seconds, r.seconds_to_95);
+  std::printf(
+      "tuned %s on %s: %d conv layers (%d convs), %lld trials (%lld failed, %lld "
+      "algorithms left cold) in %.1f s; within 5%% of the final after %.1f s\n",
+      model.model.c_str(), hardware.c_str(), r.layers, r.convs, static_cast<long long>(r.trials),
+      static_cast<long long>(r.failures), static_cast<long long>(r.cold_algorithms), r.seconds,
+      r.seconds_to_95);
   std::string winners;
   for (const auto& [algo, n] : r.winners)
     winners += (winners.empty() ? "" : ", ") + algo + " " + std::to_string(n);

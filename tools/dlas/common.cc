@@ -170,7 +170,8 @@ void add_engine_args(CLI::App& cmd, EngineArgs& a) {
                  "pruning: conv channels removed, by dependency group; cp:S:roundN keeps multiples "
                  "of N); add :layer for per-layer sparsity; first conv and classifier stay "
                  "dense; quantization: int8[:auto|minmax|percentile[=P]|entropy|mse|none]"
-                 "[:u8|s8] (default auto; random calibration at load), fp16, bf16; join with '+', e.g. wp:0.9+int8")
+                 "[:u8|s8] (default auto; random calibration at load), fp16, bf16; join with '+', "
+                 "e.g. wp:0.9+int8")
       ->default_val("dense");
 }
 

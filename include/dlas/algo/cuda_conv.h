@@ -72,8 +72,9 @@ class ConvKernel {
   virtual size_t weight_bytes() const = 0;
   // x: device input, y: device output (never aliasing x or the residual), workspace: device
   // scratch of workspace_bytes(). x, y and the epilogue's residual hold the shape's storage
-  // type (16-bit data passed through these pointers as is); the bias is always f32. Enqueues on `stream` and returns: no allocation, no
-  // synchronisation, so a plan can capture it in a CUDA graph.
+  // type (16-bit data passed through these pointers as is); the bias is always f32. Enqueues on
+  // `stream` and returns: no allocation, no synchronisation, so a plan can capture it in a CUDA
+  // graph.
   virtual void run(const float* x, float* y, void* workspace, const Epilogue& epilogue,
                    cudaStream_t stream) const = 0;
 };
@@ -132,8 +133,7 @@ void binary(BinaryOp op, const float* a, const std::vector<int64_t>& a_shape, co
             cudaStream_t stream);
 // Converts `count` elements between storage types (f32 <-> f16 / bf16; the same type: a
 // copy): ONNX Cast, and the widening around ops that run in f32 on 16-bit values.
-void convert(const void* x, Storage from, void* y, Storage to, int64_t count,
-             cudaStream_t stream);
+void convert(const void* x, Storage from, void* y, Storage to, int64_t count, cudaStream_t stream);
 // Unary activations (Relu, Clip, Sigmoid, HardSigmoid, HardSwish, SiLU) over `count`
 // elements, and LeakyRelu; in place allowed.
 void activation(const float* x, float* y, int64_t count, Activation act, float p0, float p1,
@@ -150,13 +150,11 @@ void max_pool(const float* x, float* y, const PoolShape& s, cudaStream_t stream)
 void average_pool(const float* x, float* y, const PoolShape& s, bool count_include_pad,
                   cudaStream_t stream);
 // Global average / max over the inner `hw` elements of each of `rows` rows.
-void global_pool(const float* x, float* y, int64_t rows, int64_t hw, bool max,
-                 cudaStream_t stream);
+void global_pool(const float* x, float* y, int64_t rows, int64_t hw, bool max, cudaStream_t stream);
 // y[m][n] = act(sum_k A[m][k] * B(k, n) + bias[n]) with B stored [n][k] (trans_b) or [k][n]:
 // ONNX Gemm's / MatMul's and the classifier's GEMM. `bias` broadcast along m, or none.
 void gemm(const float* a, const float* b, bool trans_b, const float* bias, float* y, int64_t m,
-          int64_t n, int64_t k, float alpha, float beta_bias, Activation act,
-          cudaStream_t stream);
+          int64_t n, int64_t k, float alpha, float beta_bias, Activation act, cudaStream_t stream);
 // Softmax over the last `cols` elements of each of `rows` rows.
 void softmax(const float* x, float* y, int64_t rows, int64_t cols, bool log, cudaStream_t stream);
 

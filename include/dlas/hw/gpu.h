@@ -18,15 +18,15 @@ typedef struct CUstream_st* cudaStream_t;
 namespace dlas {
 
 struct GpuInfo {
-  int index = 0;            // the CUDA ordinal (--device cuda:N)
-  std::string name;         // "NVIDIA H100 80GB HBM3"
-  int sm_count = 0;         // streaming multiprocessors
+  int index = 0;                   // the CUDA ordinal (--device cuda:N)
+  std::string name;                // "NVIDIA H100 80GB HBM3"
+  int sm_count = 0;                // streaming multiprocessors
   int cc_major = 0, cc_minor = 0;  // compute capability (9.0 for Hopper)
   int64_t memory_bytes = 0;        // global memory
   int64_t l2_bytes = 0;
   int64_t smem_per_block_optin = 0;  // the largest shared memory one block may opt in to
   int clock_khz = 0, memory_clock_khz = 0, memory_bus_bits = 0;  // 0 where unknown
-  std::string driver, runtime;       // "13.0"
+  std::string driver, runtime;                                   // "13.0"
 };
 
 // Every CUDA device, in ordinal order; empty without CUDA, a driver or a device.

@@ -26,10 +26,10 @@ std::string cuda_shape_class(const cuda::ConvShape& shape);
 struct CudaProfileEntry {
   std::string algo;
   Knobs knobs;
-  double us = 0;         // its time on the class's shape
-  std::string rule;      // the hand-written rule's choice there
-  double rule_us = 0;    // and its time at its default knobs (0: not measured)
-  std::string shape;     // the shape measured (ConvShape::str)
+  double us = 0;       // its time on the class's shape
+  std::string rule;    // the hand-written rule's choice there
+  double rule_us = 0;  // and its time at its default knobs (0: not measured)
+  std::string shape;   // the shape measured (ConvShape::str)
 };
 
 struct CudaProfile {

@@ -49,7 +49,7 @@ struct CudaTuneReport {
   double seconds_to_95 = 0;
   double untuned_ms = 0, tuned_ms = 0;  // the whole model's kernel time, auto rule vs tuned
   std::vector<Record> records;
-  LayerChoices choices;               // per conv node: the fastest candidate of its layer
+  LayerChoices choices;                // per conv node: the fastest candidate of its layer
   std::map<std::string, int> winners;  // algorithm -> layers it won (observation VIII)
 };
 

@@ -51,8 +51,7 @@ inline bool shape_ok_any_storage(const ConvShape& s) {
 // space, kUnsupported when the algorithm does not support the shape.
 inline void check_prepare(const ConvAlgorithm& algo, const ConvShape& s, const Knobs& knobs) {
   DLAS_CHECK(shape_ok_any_storage(s), ErrorKind::kInvalidInput, "cuda ", algo.name,
-             " conv: invalid shape ",
-             s.str());
+             " conv: invalid shape ", s.str());
   DLAS_CHECK(algo.supports(s), ErrorKind::kUnsupported, "cuda ", algo.name,
              " conv does not support ", s.str());
   algo.knob_space(s).validate(knobs, std::string("cuda ") + algo.name + " conv " + s.str());
@@ -69,8 +68,7 @@ std::unique_ptr<ConvKernel> tc_gemm_prepare(const ConvShape& s, const Knobs& k, 
 bool depthwise16_supports(const ConvShape& s);
 KnobSpace depthwise16_knob_space(const ConvShape& s);
 Knobs depthwise16_default_knobs(const ConvShape& s);
-std::unique_ptr<ConvKernel> depthwise16_prepare(const ConvShape& s, const Knobs& k,
-                                                const float* w);
+std::unique_ptr<ConvKernel> depthwise16_prepare(const ConvShape& s, const Knobs& k, const float* w);
 inline int64_t round_up(int64_t a, int64_t b) { return ceil_div(a, b) * b; }
 
 // The largest power of two <= v (v >= 1), capped at `cap`.

@@ -237,8 +237,10 @@ const ConvAlgorithm& gemm_cuda_conv_algorithm() {
       "gemm",
       "implicit GEMM (im2col gathered on the fly), shared-memory tiles, any conv; 16-bit on "
       "tensor cores",
-      &supports,      &knob_space,
-      &default_knobs, &prepare,
+      &supports,
+      &knob_space,
+      &default_knobs,
+      &prepare,
   };
   return algo;
 }

@@ -303,8 +303,7 @@ __global__ void convert_kernel(const void* x, int from, void* y, int to, int64_t
 
 }  // namespace
 
-void convert(const void* x, Storage from, void* y, Storage to, int64_t count,
-             cudaStream_t stream) {
+void convert(const void* x, Storage from, void* y, Storage to, int64_t count, cudaStream_t stream) {
   if (count == 0) return;
   convert_kernel<<<grid_for(count), kThreads, 0, stream>>>(x, static_cast<int>(from), y,
                                                            static_cast<int>(to), count);

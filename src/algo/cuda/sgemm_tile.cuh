@@ -94,11 +94,12 @@ inline constexpr int kTileSizes[] = {32, 64, 128};
 inline constexpr int kTileDepths[] = {8, 16};
 
 // X(BM, BN, BK) for every tile the knobs can choose: the instantiation list.
-#define DLAS_CUDA_FOR_EACH_SGEMM_TILE(X)                                                          \
-  X(32, 32, 8)                                                                                    \
-  X(32, 32, 16)                                                                                   \
-  X(32, 64, 8) X(32, 64, 16) X(32, 128, 8) X(32, 128, 16) X(64, 32, 8) X(64, 32, 16) X(64, 64, 8) \
-      X(64, 64, 16) X(64, 128, 8) X(64, 128, 16) X(128, 32, 8) X(128, 32, 16) X(128, 64, 8)       \
-          X(128, 64, 16) X(128, 128, 8) X(128, 128, 16)
+#define DLAS_CUDA_FOR_EACH_SGEMM_TILE(X)                                                           \
+  X(32, 32, 8)                                                                                     \
+  X(32, 32, 16)                                                                                    \
+  X(32, 64, 8)                                                                                     \
+  X(32, 64, 16) X(32, 128, 8) X(32, 128, 16) X(64, 32, 8) X(64, 32, 16) X(64, 64, 8) X(64, 64, 16) \
+      X(64, 128, 8) X(64, 128, 16) X(128, 32, 8) X(128, 32, 16) X(128, 64, 8) X(128, 64, 16)       \
+          X(128, 128, 8) X(128, 128, 16)
 
 }  // namespace dlas::cuda::detail

@@ -25,9 +25,9 @@ using detail::ceil_div;
 struct SparseParams {
   int c, h, w, k, oh, ow;
   int sh, sw, ph, pw, dh, dw;
-  int cg, kg;          // input and output channels per group
-  int kblocks;         // channel blocks of kt per group
-  int pixels;          // n * oh * ow
+  int cg, kg;   // input and output channels per group
+  int kblocks;  // channel blocks of kt per group
+  int pixels;   // n * oh * ow
 };
 
 // The tap of one nonzero: input channel within the group (16 bits), kernel row and column
@@ -50,8 +50,8 @@ __global__ void __launch_bounds__(THREADS)
   const int q = pixel - img * plane;
   const int oy = q / p.ow, ox = q - oy * p.ow;
   const int iy0 = oy * p.sh - p.ph, ix0 = ox * p.sw - p.pw;
-  const float* xg = x + (static_cast<int64_t>(img) * p.c + static_cast<int64_t>(group) * p.cg) *
-                            p.h * p.w;
+  const float* xg =
+      x + (static_cast<int64_t>(img) * p.c + static_cast<int64_t>(group) * p.cg) * p.h * p.w;
   const int kend = min(k0 + KT, (group + 1) * p.kg);
 #pragma unroll
   for (int j = 0; j < KT; ++j) {

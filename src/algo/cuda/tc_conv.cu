@@ -55,6 +55,9 @@ __device__ __forceinline__ __nv_bfloat16 from_float<__nv_bfloat16>(float v) {
 constexpr int kBM = 64, kBN = 64, kBK = 32, kThreads = 128;
 
 struct TcParams {
+  int splits;  // K split across blocks (grid.z = groups x splits); > 1: partial sums
+  int iters_per_split;
+  int64_t count;  // output elements (one split's slice of the partials)
   int npix, ohw, ow;
   int h, w;
   int c, k, cpg, kpg;
@@ -64,14 +67,16 @@ struct TcParams {
 
 template <class T>
 __global__ void __launch_bounds__(kThreads)
-    tc_conv_kernel(const T* __restrict__ x, const T* __restrict__ a, T* __restrict__ y,
-                   TcParams p, const float* __restrict__ bias, const T* __restrict__ residual,
-                   int act, float p0, float p1) {
+    tc_conv_kernel(const T* __restrict__ x, const T* __restrict__ a, T* __restrict__ y, TcParams p,
+                   const float* __restrict__ bias, const T* __restrict__ residual, int act,
+                   float p0, float p1, float* __restrict__ partial) {
   using namespace nvcuda;
   __shared__ __align__(32) T as[kBM][kBK + 8];  // [m][k]
   __shared__ __align__(32) T bs[kBK][kBN + 8];  // [k][n]
   __shared__ __align__(32) float cs[kBM][kBN + 4];
-  const int g = blockIdx.z;
+  const int g = blockIdx.z / p.splits, split = blockIdx.z - g * p.splits;
+  const int k_begin = split * p.iters_per_split * kBK;
+  const int k_end = min(p.kp, k_begin + p.iters_per_split * kBK);
   const int m0 = blockIdx.y * kBM, n0 = blockIdx.x * kBN;
   const int warp = threadIdx.x / 32, wm = warp / 2, wn = warp % 2;
   wmma::fragment<wmma::accumulator, 16, 16, 16, float> acc[2][2];
@@ -97,7 +102,7 @@ __global__ void __launch_bounds__(kThreads)
   const int iy0 = oy * p.sh - p.ph, ix0 = ox * p.sw - p.pw;
   const T zero = from_float<T>(0.f);
 
-  for (int k0 = 0; k0 < p.kp; k0 += kBK) {
+  for (int k0 = k_begin; k0 < k_end; k0 += kBK) {
     for (int e = threadIdx.x; e < kBM * kBK; e += kThreads) {
       const int m = e / kBK, kk = e - m * kBK;
       as[m][kk] = ag[static_cast<int64_t>(m0 + m) * p.kp + k0 + kk];
@@ -149,9 +154,30 @@ __global__ void __launch_bounds__(kThreads)
     const int k = g * p.kpg + mo;
     const int64_t index = (static_cast<int64_t>(img) * p.k + k) * p.ohw + q;
     float v = cs[m][col];
+    if (partial) {  // split K: this split's slice, summed in order by tc_finish_kernel
+      partial[split * p.count + index] = v;
+      continue;
+    }
     if (bias) v += __ldg(bias + k);
     if (residual) v += to_float<T>(residual[index]);
     y[index] = from_float<T>(activate(v, act, p0, p1));
+  }
+}
+
+// The split-K epilogue: the splits' f32 partials summed in split order (the same result every
+// run), with bias, residual and activation, stored in 16 bits.
+template <class T>
+__global__ void tc_finish_kernel(const float* __restrict__ partial, int splits, T* __restrict__ y,
+                                 int64_t count, int64_t channels, int64_t inner,
+                                 const float* __restrict__ bias, const T* __restrict__ residual,
+                                 int act, float p0, float p1) {
+  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < count;
+       i += int64_t{gridDim.x} * blockDim.x) {
+    float v = 0.f;
+    for (int sp = 0; sp < splits; ++sp) v += partial[sp * count + i];
+    if (bias) v += __ldg(bias + (i / inner) % channels);
+    if (residual) v += to_float<T>(residual[i]);
+    y[i] = from_float<T>(activate(v, act, p0, p1));
   }
 }
 
@@ -199,35 +225,62 @@ class TcConvKernel final : public ConvKernel {
               to_bits(weights[(g * p.kpg + m) * static_cast<int64_t>(p.kdim) + kk], storage_);
     weights_ = DeviceBuffer(packed.size() * sizeof(uint16_t), "cuda tensor-core conv weights");
     weights_.upload(packed.data(), packed.size() * sizeof(uint16_t));
+    // Split K until the grid has two blocks per nominal SM, keeping at least 4 slices per
+    // block: batch-1 layers with few pixels and a long reduction (the deep 3x3s) otherwise
+    // run a few blocks through a long serial loop.
+    const int64_t tiles = ceil_div(p.npix, kBN) * (p.mp / kBM) * s.groups;
+    const int64_t iters = p.kp / kBK;
+    int64_t splits = 1;
+    while (splits < 16 && tiles * splits < 2 * detail::kNominalSms && iters / (splits * 2) >= 4 &&
+           s.groups * splits * 2 <= 65535)
+      splits *= 2;
+    p.splits = static_cast<int>(splits);
+    p.iters_per_split = static_cast<int>(ceil_div(iters, splits));
+    count_ = s.n * s.k * s.oh * s.ow;
+    p.count = count_;
+    channels_ = s.k;
+    inner_ = s.oh * s.ow;
     grid_ = dim3(static_cast<unsigned>(ceil_div(p.npix, kBN)), static_cast<unsigned>(p.mp / kBM),
-                 static_cast<unsigned>(s.groups));
+                 static_cast<unsigned>(s.groups * splits));
   }
 
-  size_t workspace_bytes() const override { return 0; }
+  size_t workspace_bytes() const override {
+    return p_.splits > 1 ? static_cast<size_t>(count_) * p_.splits * sizeof(float) : 0;
+  }
   size_t weight_bytes() const override { return weights_.bytes(); }
 
-  void run(const float* x, float* y, void*, const Epilogue& e, cudaStream_t stream) const override {
+  void run(const float* x, float* y, void* workspace, const Epilogue& e,
+           cudaStream_t stream) const override {
+    // Every split writes its whole slice (zeros past its reduction range): no clearing.
+    float* partial = p_.splits > 1 ? static_cast<float*>(workspace) : nullptr;
     if (storage_ == Storage::kF16) {
-      launch(reinterpret_cast<const __half*>(x), reinterpret_cast<__half*>(y), e, stream);
+      launch(reinterpret_cast<const __half*>(x), reinterpret_cast<__half*>(y), e, partial, stream);
     } else {
       launch(reinterpret_cast<const __nv_bfloat16*>(x), reinterpret_cast<__nv_bfloat16*>(y), e,
-             stream);
+             partial, stream);
     }
     check_launch("cuda tensor-core conv");
   }
 
  private:
   template <class T>
-  void launch(const T* x, T* y, const Epilogue& e, cudaStream_t stream) const {
-    tc_conv_kernel<T><<<grid_, kThreads, 0, stream>>>(
-        x, weights_.as<T>(), y, p_, e.bias, reinterpret_cast<const T*>(e.residual),
-        static_cast<int>(e.act), e.p0, e.p1);
+  void launch(const T* x, T* y, const Epilogue& e, float* partial, cudaStream_t stream) const {
+    const T* residual = reinterpret_cast<const T*>(e.residual);
+    tc_conv_kernel<T><<<grid_, kThreads, 0, stream>>>(x, weights_.as<T>(), y, p_, e.bias, residual,
+                                                      static_cast<int>(e.act), e.p0, e.p1, partial);
+    if (!partial) return;
+    const auto blocks =
+        static_cast<unsigned>(std::clamp<int64_t>(ceil_div(count_, 256), 1, int64_t{1} << 20));
+    tc_finish_kernel<T><<<blocks, 256, 0, stream>>>(partial, p_.splits, y, count_, channels_,
+                                                    inner_, e.bias, residual,
+                                                    static_cast<int>(e.act), e.p0, e.p1);
   }
 
   Storage storage_;
   DeviceBuffer weights_;
   TcParams p_{};
   dim3 grid_;
+  int64_t count_ = 0, channels_ = 1, inner_ = 1;
 };
 
 struct DwParams {
@@ -300,9 +353,9 @@ class Depthwise16Kernel final : public ConvKernel {
  private:
   template <class T>
   void launch(const T* x, T* y, const Epilogue& e, cudaStream_t stream) const {
-    depthwise16_kernel<T><<<blocks_, threads_, 0, stream>>>(
-        x, weights_.as<float>(), y, p_, e.bias, reinterpret_cast<const T*>(e.residual),
-        static_cast<int>(e.act), e.p0, e.p1);
+    depthwise16_kernel<T><<<blocks_, threads_, 0, stream>>>(x, weights_.as<float>(), y, p_, e.bias,
+                                                            reinterpret_cast<const T*>(e.residual),
+                                                            static_cast<int>(e.act), e.p0, e.p1);
   }
   Storage storage_;
   int threads_;

@@ -72,7 +72,7 @@ std::string shape_text(const Shape& s) {
 }
 
 cuda::Storage storage_of(DType t) {
-  return t == DType::kF16 ? cuda::Storage::kF16
+  return t == DType::kF16    ? cuda::Storage::kF16
          : t == DType::kBF16 ? cuda::Storage::kBF16
                              : cuda::Storage::kF32;
 }
@@ -106,7 +106,7 @@ struct CudaExecutor::Impl {
   // as the op's own output before it is narrowed).
   std::unordered_map<int, int> widened;
   std::vector<std::pair<int, int>> pending_narrow;  // (f32 output, 16-bit value)
-  std::vector<int> root;  // alias root (itself when it owns its memory)
+  std::vector<int> root;                            // alias root (itself when it owns its memory)
   std::vector<float*> ptr;
   std::vector<Step> steps;
   std::vector<CudaStepInfo> infos;
@@ -158,8 +158,8 @@ struct CudaExecutor::Impl {
 
   std::vector<float> constant_floats(const Node& n, const std::string& name) const {
     const Tensor* t = graph.constant(name);
-    DLAS_CHECK(t, ErrorKind::kUnsupported, "CUDA device: node '", n.name, "' (", n.op,
-               "): input '", name, "' must be a constant");
+    DLAS_CHECK(t, ErrorKind::kUnsupported, "CUDA device: node '", n.name, "' (", n.op, "): input '",
+               name, "' must be a constant");
     std::vector<float> v(static_cast<size_t>(t->numel()));
     if (t->dtype() == DType::kF32) {
       std::copy(t->data<float>(), t->data<float>() + t->numel(), v.begin());
@@ -463,7 +463,8 @@ struct CudaExecutor::Impl {
     add_step(n, "channel-affine", parts, out,
              [this, parts, part_channels, batch, inner, sc, sh, act, p0, p1, out](cudaStream_t s) {
                std::vector<cuda::ChannelPart> cp;
-               for (size_t i = 0; i < parts.size(); ++i) cp.push_back({at(parts[i]), part_channels[i]});
+               for (size_t i = 0; i < parts.size(); ++i)
+                 cp.push_back({at(parts[i]), part_channels[i]});
                cuda::channel_affine(cp, batch, inner, sc, sh, act, p0, p1, ptr[out], s);
              });
   }
@@ -741,15 +742,16 @@ struct CudaExecutor::Impl {
     }
     for (const auto& [node, choice] : options.layers) {
       bool is_conv = false;
-      for (const Node& n : graph.nodes) is_conv |= n.name == node && (n.op == "Conv" || n.op == "FusedConv");
+      for (const Node& n : graph.nodes)
+        is_conv |= n.name == node && (n.op == "Conv" || n.op == "FusedConv");
       DLAS_CHECK(is_conv, ErrorKind::kInvalidInput, "per-layer choice for '", node,
                  "': no conv node of that name in the optimized graph");
     }
     if (options.conv_algo != "cudnn") {
       profile = active_cuda_profile(options.profile, tune::cuda_hardware_id(device));
-      if (profile) profile_path = options.profile.empty()
-                                      ? default_cuda_profile_path(profile->gpu)
-                                      : options.profile;
+      if (profile)
+        profile_path =
+            options.profile.empty() ? default_cuda_profile_path(profile->gpu) : options.profile;
     }
     for (const Node& n : graph.nodes) lower(n);
     for (const std::string& o : graph.outputs) {
@@ -757,8 +759,7 @@ struct CudaExecutor::Impl {
       DLAS_CHECK(it != index.end(), ErrorKind::kUnsupported, "CUDA device: graph output '", o,
                  "' is not computed by a node");
       DLAS_CHECK(graph.value(o).dtype == DType::kF32 || is_16bit(graph.value(o).dtype),
-                 ErrorKind::kUnsupported, "CUDA device: output '", o,
-                 "' is not f32, f16 or bf16");
+                 ErrorKind::kUnsupported, "CUDA device: output '", o, "' is not f32, f16 or bf16");
       output_values.push_back(it->second);
     }
     for (const Step& s : steps) infos.push_back(s.info);
@@ -820,9 +821,9 @@ void CudaExecutor::run_into(const std::vector<Tensor>& inputs, std::vector<Tenso
   for (size_t i = 0; i < inputs.size(); ++i) {
     const ValueInfo& vi = im.graph.inputs[i];
     DLAS_CHECK(inputs[i].dtype() == vi.dtype && inputs[i].shape() == vi.shape,
-               ErrorKind::kInvalidInput, "input '", vi.name, "': expected ",
-               dtype_name(vi.dtype), " ", shape_str(vi.shape), ", got ",
-               dtype_name(inputs[i].dtype()), " ", shape_str(inputs[i].shape()));
+               ErrorKind::kInvalidInput, "input '", vi.name, "': expected ", dtype_name(vi.dtype),
+               " ", shape_str(vi.shape), ", got ", dtype_name(inputs[i].dtype()), " ",
+               shape_str(inputs[i].shape()));
     std::memcpy(im.pinned_in[i].get(), inputs[i].raw(), inputs[i].nbytes());
     check_cuda(cudaMemcpyAsync(im.ptr[im.input_values[i]], im.pinned_in[i].get(),
                                inputs[i].nbytes(), cudaMemcpyHostToDevice, im.stream),

@@ -83,9 +83,9 @@ class CudnnConv : public ConvKernel {
                                              CUDNN_NOT_PROPAGATE_NAN, 0.0),
                 "activation descriptor");
     int on = 0, oc = 0, ohh = 0, oww = 0;
-    check_cudnn(cudnnGetConvolution2dForwardOutputDim(conv_desc_, x_desc_, w_desc_, &on, &oc,
-                                                      &ohh, &oww),
-                "output size");
+    check_cudnn(
+        cudnnGetConvolution2dForwardOutputDim(conv_desc_, x_desc_, w_desc_, &on, &oc, &ohh, &oww),
+        "output size");
     DLAS_CHECK(on == s.n && oc == s.k && ohh == s.oh && oww == s.ow, ErrorKind::kInternal,
                "cuDNN output size ", on, "x", oc, "x", ohh, "x", oww, " differs from ", s.str());
 
@@ -97,10 +97,10 @@ class CudnnConv : public ConvKernel {
     // cuDNN's own search: it times each algorithm on this shape (cudnn.benchmark).
     cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
     int returned = 0;
-    check_cudnn(cudnnFindConvolutionForwardAlgorithm(h.cudnn(), x_desc_, w_desc_, conv_desc_,
-                                                     y_desc_, CUDNN_CONVOLUTION_FWD_ALGO_COUNT,
-                                                     &returned, perf),
-                "algorithm search");
+    check_cudnn(
+        cudnnFindConvolutionForwardAlgorithm(h.cudnn(), x_desc_, w_desc_, conv_desc_, y_desc_,
+                                             CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &returned, perf),
+        "algorithm search");
     bool found = false;
     for (int r = 0; r < returned && !found; ++r) {
       if (perf[r].status != CUDNN_STATUS_SUCCESS || perf[r].memory > kMaxWorkspace) continue;
@@ -139,10 +139,10 @@ class CudnnConv : public ConvKernel {
       // Not every engine fuses: from now on this layer runs unfused.
       fused_ok_ = false;
     }
-    check_cudnn(cudnnConvolutionForward(h_.cudnn(), &one, x_desc_, x, w_desc_, weights_.get(),
-                                        conv_desc_, algo_, workspace, workspace_, &zero, y_desc_,
-                                        y),
-                "convolution");
+    check_cudnn(
+        cudnnConvolutionForward(h_.cudnn(), &one, x_desc_, x, w_desc_, weights_.get(), conv_desc_,
+                                algo_, workspace, workspace_, &zero, y_desc_, y),
+        "convolution");
     if (e.bias || e.residual || e.act != Activation::kNone)
       apply_epilogue(y, y, s_.n * s_.k * s_.oh * s_.ow, s_.k, s_.oh * s_.ow, e, stream);
   }

@@ -58,7 +58,8 @@ std::vector<Layer> extract_layers(const Graph& optimized) {
     l.weights.assign(w->data<float>(), w->data<float>() + w->numel());
     if (c->has_bias) {
       const Tensor* b = optimized.constant(n.inputs[2]);
-      if (b && b->dtype() == DType::kF32) l.bias.assign(b->data<float>(), b->data<float>() + b->numel());
+      if (b && b->dtype() == DType::kF32)
+        l.bias.assign(b->data<float>(), b->data<float>() + b->numel());
     }
     l.nodes.push_back(n.name);
     index[key] = layers.size();
@@ -121,9 +122,8 @@ class EventPair {
 // Times one candidate: prepared on the layer's weights, warmed up, then `repeat` repeats of
 // `number` back-to-back runs (number grown so that a repeat lasts about 0.2 ms), each
 // repeat's mean per run; seconds.
-MeasureResult measure_candidate(const Layer& l, const cuda::ConvAlgorithm& algo,
-                                const Knobs& knobs, LayerBuffers& buf, cudaStream_t stream,
-                                int repeat) {
+MeasureResult measure_candidate(const Layer& l, const cuda::ConvAlgorithm& algo, const Knobs& knobs,
+                                LayerBuffers& buf, cudaStream_t stream, int repeat) {
   MeasureResult r;
   const auto t0 = Clock::now();
   try {
@@ -363,8 +363,8 @@ namespace dlas {
 
 CudaCalibrateResult calibrate_cuda(int device, int points,
                                    std::function<void(int, int, const std::string&)> progress) {
-  using tune::gpu_measure::Layer;
   using tune::Clock;
+  using tune::gpu_measure::Layer;
   const std::string gpu = tune::cuda_hardware_id(device);
   check_cuda(cudaSetDevice(device), "select device");
   const auto t0 = Clock::now();
@@ -422,11 +422,13 @@ CudaCalibrateResult calibrate_cuda(int device, int points,
       const KnobSpace space = a->knob_space(l.conv.shape);
       std::vector<Knobs> cands = {a->default_knobs(l.conv.shape)};
       for (int i = 0; i < points && i < space.size() - 1; ++i) {
-        const Knobs k = space.point(static_cast<int64_t>(rng() % static_cast<uint64_t>(space.size())));
+        const Knobs k =
+            space.point(static_cast<int64_t>(rng() % static_cast<uint64_t>(space.size())));
         if (std::find(cands.begin(), cands.end(), k) == cands.end()) cands.push_back(k);
       }
       for (size_t i = 0; i < cands.size(); ++i) {
-        const tune::MeasureResult m = tune::gpu_measure::measure_candidate(l, *a, cands[i], buf, stream, 3);
+        const tune::MeasureResult m =
+            tune::gpu_measure::measure_candidate(l, *a, cands[i], buf, stream, 3);
         ++row.candidates;
         if (!m.ok()) continue;
         const double us = m.cost() * 1e6;
