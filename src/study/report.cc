@@ -41,7 +41,10 @@ std::string table_csv(const Table& t) {
   };
   std::string out;
   auto line = [&](const std::vector<std::string>& cells) {
-    for (size_t i = 0; i < cells.size(); ++i) out += (i ? "," : "") + quote(cells[i]);
+    for (size_t i = 0; i < cells.size(); ++i) {
+      if (i) out += ',';
+      out += quote(cells[i]);
+    }
     out += "\r\n";
   };
   line(t.header);

@@ -29,7 +29,11 @@ std::string layout_of(const Row& r) { return r.text("layout").empty() ? "auto" :
 // The ISA path a row ran on (a vendor library picks the detected one).
 std::string isa_of(const Row& r) { return vendor(r) ? r.text("detected_isa") : r.text("isa"); }
 
-std::string points(double v) { return (v >= 0 ? "+" : "") + fmt(v, 2); }
+std::string points(double v) {
+  std::string s = v >= 0 ? "+" : "";
+  s += fmt(v, 2);
+  return s;
+}
 
 // The summary's deployment: the fastest variant whose top-1 is at most this many points
 // below the model's dense fp32 top-1, where the study measured accuracy.

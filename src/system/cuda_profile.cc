@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "dlas/algo/machine_profile.h"
 #include "dlas/core/error.h"
 #include "dlas/core/file.h"
 
@@ -95,26 +96,10 @@ void CudaProfile::save(const std::string& path) const {
 }
 
 std::string default_cuda_profile_path(const std::string& gpu) {
-  std::filesystem::path dir;
-  const char* xdg = std::getenv("XDG_CACHE_HOME");
-  const char* home = std::getenv("HOME");
-  if (xdg && *xdg)
-    dir = std::filesystem::path(xdg) / "dlas";
-  else if (home && *home)
-    dir = std::filesystem::path(home) / ".cache" / "dlas";
-  else
-    return "";
-  std::string slug;
-  for (char ch : gpu) {
-    const unsigned char c = static_cast<unsigned char>(ch);
-    if (std::isalnum(c))
-      slug += static_cast<char>(std::tolower(c));
-    else if (!slug.empty() && slug.back() != '-')
-      slug += '-';
-  }
-  while (!slug.empty() && slug.back() == '-') slug.pop_back();
-  return (dir / ("gpu-profile-" + (slug.empty() ? std::string("unknown-gpu") : slug) + ".json"))
-      .string();
+  const std::string cache = calibration_cache_dir();
+  if (cache.empty()) return "";
+  // The CPU's slug rule ("NVIDIA H200|sm_90" -> "nvidia-h200-sm-90").
+  return (std::filesystem::path(cache) / ("gpu-profile-" + cpu_slug(gpu) + ".json")).string();
 }
 
 std::shared_ptr<const CudaProfile> active_cuda_profile(const std::string& option,

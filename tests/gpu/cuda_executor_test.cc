@@ -18,26 +18,13 @@
 #include "dlas/system/make_executor.h"
 #include "dlas/system/measure.h"
 #include "dlas/system/plan.h"
+#include "gpu/gpu_test_util.h"
 #include "optimize/cli_test_util.h"
 
 namespace dlas {
 namespace {
 
-#define SKIP_WITHOUT_GPU() \
-  if (list_gpus().empty()) GTEST_SKIP() << gpu_unavailable_reason()
-
-// max |a - b| / max(1, max |b|): both outputs of one model.
-double relative_error(const Tensor& a, const Tensor& b) {
-  EXPECT_EQ(a.shape(), b.shape());
-  const float* x = a.data<float>();
-  const float* y = b.data<float>();
-  double diff = 0, scale = 1;
-  for (int64_t i = 0; i < b.numel(); ++i) {
-    diff = std::max(diff, std::fabs(static_cast<double>(x[i]) - y[i]));
-    scale = std::max(scale, std::fabs(static_cast<double>(y[i])));
-  }
-  return diff / scale;
-}
+using test::relative_error;
 
 std::vector<Tensor> cpu_outputs(const Graph& g, const std::vector<Tensor>& in) {
   Plan plan(g, PlanOptions{});

@@ -12,12 +12,13 @@
 #include "dlas/system/cuda_tune.h"
 #include "dlas/system/measure.h"
 #include "dlas/system/plan.h"
+#include "gpu/gpu_test_util.h"
 
 namespace dlas {
 namespace {
 
 TEST(CudaProfile, CalibratesEveryClassAndThePlanFollowsIt) {
-  if (list_gpus().empty()) GTEST_SKIP() << gpu_unavailable_reason();
+  SKIP_WITHOUT_GPU();
   int calls = 0;
   const CudaCalibrateResult r =
       calibrate_cuda(0, 1, [&](int, int, const std::string&) { ++calls; });
@@ -45,13 +46,7 @@ TEST(CudaProfile, CalibratesEveryClassAndThePlanFollowsIt) {
   EXPECT_EQ(e.profile_path(), path);
   const auto in = random_inputs(g, 3);
   Plan cpu(g, PlanOptions{});
-  const Tensor want = cpu.run(in)[0], got = e.run(in)[0];
-  double diff = 0, scale = 1;
-  for (int64_t i = 0; i < want.numel(); ++i) {
-    diff = std::max(diff, std::fabs(double(got.data<float>()[i]) - want.data<float>()[i]));
-    scale = std::max(scale, std::fabs(double(want.data<float>()[i])));
-  }
-  EXPECT_LT(diff / scale, 3e-3);
+  EXPECT_LT(test::relative_error(e.run(in)[0], cpu.run(in)[0]), 3e-3);
   CudaPlanOptions none;
   none.profile = "none";
   EXPECT_TRUE(CudaExecutor(g, none).profile_path().empty());

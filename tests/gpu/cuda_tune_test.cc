@@ -13,13 +13,12 @@
 #include "dlas/system/cuda_tune.h"
 #include "dlas/system/measure.h"
 #include "dlas/system/plan.h"
+#include "gpu/gpu_test_util.h"
 #include "optimize/cli_test_util.h"
 
 namespace dlas {
 namespace {
 
-#define SKIP_WITHOUT_GPU() \
-  if (list_gpus().empty()) GTEST_SKIP() << gpu_unavailable_reason()
 
 TEST(CudaTune, TunesEveryLayerAndTheChoicesRunTheModelCorrectly) {
   SKIP_WITHOUT_GPU();
@@ -64,13 +63,7 @@ TEST(CudaTune, TunesEveryLayerAndTheChoicesRunTheModelCorrectly) {
   CudaExecutor tuned(g, po);
   const auto in = random_inputs(g, 5);
   Plan cpu(g, PlanOptions{});
-  const Tensor want = cpu.run(in)[0], got = tuned.run(in)[0];
-  double diff = 0, scale = 1;
-  for (int64_t i = 0; i < want.numel(); ++i) {
-    diff = std::max(diff, std::fabs(double(got.data<float>()[i]) - want.data<float>()[i]));
-    scale = std::max(scale, std::fabs(double(want.data<float>()[i])));
-  }
-  EXPECT_LT(diff / scale, 3e-3);
+  EXPECT_LT(test::relative_error(tuned.run(in)[0], cpu.run(in)[0]), 3e-3);
 }
 
 TEST(CudaTune, RecordsOfAnotherGpuDoNotApply) {

@@ -141,8 +141,8 @@ TEST(StudyDeviceSpec, CudnnRunsOnTheGpuAndCpuOnlyCombinationsAreExcluded) {
   EXPECT_EQ(e.excluded, 0u);
   EXPECT_EQ(e.collapsed, 16u - 9u);
 
-  // oneDNN and the ONNX peers run on the CPU only; quantized models and the CPU-only
-  // algorithms are not GPU variants. Pruned ones are.
+  // oneDNN and the ONNX peers run on the CPU only; int8 models and the CPU-only algorithms
+  // are not GPU variants. Pruned and 16-bit ones are.
   e = expand(
       "backend = [\"dlas\", \"onednn\", \"onnxruntime\"]\ndevice = [\"cpu\", \"cuda\"]\n"
       "compress = [\"dense\", \"wp:0.9\", \"int8\", \"fp16\", \"wp:0.9+int8\"]\n"
@@ -150,10 +150,10 @@ TEST(StudyDeviceSpec, CudnnRunsOnTheGpuAndCpuOnlyCombinationsAreExcluded) {
   std::set<std::string> gpu;
   for (const StudyPoint& p : e.points)
     if (p.device != "cpu") gpu.insert(p.backend + "/" + p.compress + "/" + p.conv_algo);
-  EXPECT_EQ(gpu, (std::set<std::string>{"dlas/dense/gemm", "dlas/wp:0.9/gemm"}));
-  // On cuda: onednn and onnxruntime (5 x 2 each), dlas int8/fp16/wp+int8 (3 x 2) and dlas
-  // spatial-pack on dense and wp (2) are excluded; on the CPU oneDNN's 3 quantized x 2.
-  EXPECT_EQ(e.excluded, 10u + 10u + 6u + 2u + 6u);
+  EXPECT_EQ(gpu, (std::set<std::string>{"dlas/dense/gemm", "dlas/wp:0.9/gemm", "dlas/fp16/gemm"}));
+  // On cuda: onednn and onnxruntime (5 x 2 each), dlas int8/wp+int8 (2 x 2) and dlas
+  // spatial-pack on dense, wp and fp16 (3) are excluded; on the CPU oneDNN's 3 quantized x 2.
+  EXPECT_EQ(e.excluded, 10u + 10u + 4u + 3u + 6u);
   for (const StudyPoint& p : e.points)
     if (p.device == "cpu") {
       EXPECT_FALSE(contains(p.str(), "device")) << p.str();

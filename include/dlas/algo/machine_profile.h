@@ -97,8 +97,11 @@ struct MachineProfile {
 // "AMD EPYC 9B14" -> "amd-epyc-9b14": lowercase letters and digits, runs of anything else
 // one '-'; "unknown-cpu" when nothing is left.
 std::string cpu_slug(const std::string& model_name);
-// $XDG_CACHE_HOME/dlas (else $HOME/.cache/dlas) /profile-<cpu-slug>-<isa>-t<threads>.json;
-// empty when neither variable is set.
+// The calibration cache folder: $XDG_CACHE_HOME/dlas, else $HOME/.cache/dlas; empty when
+// neither variable is set.
+std::string calibration_cache_dir();
+// <calibration_cache_dir()>/profile-<cpu-slug>-<isa>-t<threads>.json; empty without a cache
+// folder.
 std::string default_profile_path(Isa isa, int threads);
 
 struct ActiveProfile {

@@ -262,16 +262,18 @@ std::string cpu_slug(const std::string& model_name) {
   return s.empty() ? "unknown-cpu" : s;
 }
 
-std::string default_profile_path(Isa isa, int threads) {
-  std::filesystem::path dir;
+std::string calibration_cache_dir() {
   const char* xdg = std::getenv("XDG_CACHE_HOME");
   const char* home = std::getenv("HOME");
-  if (xdg && *xdg)
-    dir = std::filesystem::path(xdg) / "dlas";
-  else if (home && *home)
-    dir = std::filesystem::path(home) / ".cache" / "dlas";
-  else
-    return "";
+  if (xdg && *xdg) return (std::filesystem::path(xdg) / "dlas").string();
+  if (home && *home) return (std::filesystem::path(home) / ".cache" / "dlas").string();
+  return "";
+}
+
+std::string default_profile_path(Isa isa, int threads) {
+  const std::string cache = calibration_cache_dir();
+  if (cache.empty()) return "";
+  const std::filesystem::path dir = cache;
   return (dir / ("profile-" + cpu_slug(cpu_info().model_name) + "-" + isa_name(isa) + "-t" +
                  std::to_string(threads) + ".json"))
       .string();

@@ -97,6 +97,19 @@ struct LayerBuffers {
   }
 };
 
+// A non-blocking stream, destroyed with its owner.
+class OwnedStream {
+ public:
+  OwnedStream() { check_cuda(cudaStreamCreateWithFlags(&s_, cudaStreamNonBlocking), "create stream"); }
+  ~OwnedStream() { cudaStreamDestroy(s_); }
+  OwnedStream(const OwnedStream&) = delete;
+  OwnedStream& operator=(const OwnedStream&) = delete;
+  cudaStream_t get() const { return s_; }
+
+ private:
+  cudaStream_t s_ = nullptr;
+};
+
 class EventPair {
  public:
   EventPair() {
@@ -204,12 +217,8 @@ CudaTuneReport tune_cuda(const Graph& graph, const CudaTuneOptions& o) {
   rep.layers = static_cast<int>(layers.size());
   for (const Layer& l : layers) rep.convs += static_cast<int>(l.nodes.size());
 
-  cudaStream_t stream = nullptr;
-  check_cuda(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "create stream");
-  struct StreamGuard {
-    cudaStream_t s;
-    ~StreamGuard() { cudaStreamDestroy(s); }
-  } guard{stream};
+  const tune::gpu_measure::OwnedStream owned;
+  const cudaStream_t stream = owned.get();
 
   const auto t0 = Clock::now();
   const auto elapsed = [&] { return std::chrono::duration<double>(Clock::now() - t0).count(); };
@@ -397,12 +406,8 @@ CudaCalibrateResult calibrate_cuda(int device, int points,
     l.conv.shape.density = 0.1;
     add(std::move(l));
   }
-  cudaStream_t stream = nullptr;
-  check_cuda(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "create stream");
-  struct StreamGuard {
-    cudaStream_t s;
-    ~StreamGuard() { cudaStreamDestroy(s); }
-  } guard{stream};
+  const tune::gpu_measure::OwnedStream owned;
+  const cudaStream_t stream = owned.get();
   CudaCalibrateResult res;
   res.profile.gpu = gpu;
   res.profile.created = tune::now_iso8601();
