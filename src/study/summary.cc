@@ -171,9 +171,9 @@ Table summary_of(const std::vector<Row>& rows) {
     if (any_dataset) {
       std::string a = "-";
       if (any != best) {
-        a = deployment_of(*any) + ", " + std::to_string(any->integer("threads")) + "T" +
-            (untuned(*any) ? "" : " " + any->text("schedule")) + ": " +
-            fmt(any->real("median_ms"), 4) + " ms";
+        a = str(deployment_of(*any), ", ", any->integer("threads"), "T",
+                untuned(*any) ? std::string() : " " + any->text("schedule"), ": ",
+                fmt(any->real("median_ms"), 4), " ms");
         if (const Row* s = scored_row(any)) a += ", top-1 " + fmt(100 * s->real("accuracy"), 2);
       }
       row.push_back(a);
