@@ -115,8 +115,10 @@ enum class ConvCompute {
   kNativeBf16,  // AVX512-BF16 vdpbf16ps, f32 accumulators
   kAmxBf16,     // AMX-BF16 tiles, f32 accumulators
   kAmxInt8,     // AMX-INT8 tiles, int32 accumulators, exact
+  kAmxBf16x3,   // fp16 split into bf16 hi + lo, three AMX-BF16 products, f32 accumulators
 };
-// "f32", "int8", "emulated", "native-fp16", "native-bf16", "amx-bf16", "amx-int8".
+// "f32", "int8", "emulated", "native-fp16", "native-bf16", "amx-bf16", "amx-int8",
+// "amx-bf16x3".
 const char* conv_compute_name(ConvCompute c);
 
 struct ConvProblem {

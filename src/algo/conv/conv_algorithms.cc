@@ -234,7 +234,10 @@ const ConvAlgorithm* int8_choice(const ConvProblem& p, Isa isa) {
 // f16, AVX512-BF16 for bf16), gemm runs native half arithmetic: it takes every layer but
 // depthwise ones (memory-bound), stems (<= 4 input channels per group, where the f32 rule
 // picks direct because im2col dominates) and, on the amx path, the bf16 layers direct's AMX
-// implicit GEMM covers (the im2col pack costs more than gemm's AMX tiles there).
+// implicit GEMM covers (the im2col pack costs more than gemm's AMX tiles there). fp16 stays
+// on gemm's half FMAs: direct's bf16x3 (three bf16 tile products per fp16 one, f32
+// accumulation) measured no faster at the model level (resnet50 1.05-1.15x slower, 2
+// threads, Sapphire Rapids-class), and it triples the packed weights.
 const ConvAlgorithm* half_choice(const ConvProblem& p, Isa isa) {
   if (ukernel::h16_gemm_ukernels_for(p.w_type, isa).empty()) {
     const ConvAlgorithm* twin = dense_f32_choice(p.as_f32());
@@ -243,8 +246,9 @@ const ConvAlgorithm* half_choice(const ConvProblem& p, Isa isa) {
   const ConvAlgorithm* a = nullptr;
   if (p.is_depthwise()) a = pick("depthwise", p);
   if (!a && p.c_per_group() <= 4) a = pick("direct", p);
-  // AMX bf16: stride-1 convs on rows >= 16 wide run direct's implicit GEMM (no im2col).
-  if (!a && hconv_detail::amx_direct_applies(p, isa)) a = pick("direct", p);
+  // AMX bf16: the convs direct's implicit GEMM covers run it (no im2col).
+  if (!a && p.w_type == DType::kBF16 && hconv_detail::amx_direct_applies(p, isa))
+    a = pick("direct", p);
   return a;
 }
 

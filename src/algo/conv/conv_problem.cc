@@ -76,6 +76,8 @@ const char* conv_compute_name(ConvCompute c) {
       return "amx-int8";
     case ConvCompute::kAmxBf16:
       return "amx-bf16";
+    case ConvCompute::kAmxBf16x3:
+      return "amx-bf16x3";
   }
   return "?";
 }

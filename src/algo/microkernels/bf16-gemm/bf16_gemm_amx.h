@@ -101,6 +101,7 @@ inline void bf16_dconv_amx_32x32(size_t steps, const uint16_t* a, const uint32_t
   T::template zero<2>();
   T::template zero<3>();
   for (size_t s = 0; s < steps; ++s) {
+    if (s + 1 < steps) T::prefetch_rows(b0 + boff[s + 1], b1 + boff[s + 1], bstride);
     T::template load<4>(a, 64);
     T::template load<5>(a + 16 * 32, 64);
     T::template load<6>(b0 + boff[s], bstride);

@@ -3,9 +3,9 @@
 // caller (gemm_qconv.cc's prepare) has obtained the tile-data permission (src/hw/amx.h).
 #include <immintrin.h>
 
-#include "dlas/hw/amx_tiles.h"
 #include "algo/microkernels/qs8-gemm/qs8_gemm.h"
 #include "algo/microkernels/qs8-gemm/qs8_gemm_amx.h"
+#include "dlas/hw/amx_tiles.h"
 
 namespace {
 
@@ -81,6 +81,7 @@ void qs8_dconv_32x32__amx(size_t m, size_t steps, const uint8_t* a, const uint32
   Tiles::zero<2>();
   Tiles::zero<3>();
   for (size_t s = 0; s < steps; ++s) {
+    if (s + 1 < steps) Tiles::prefetch_rows(b0 + boff[s + 1], b1 + boff[s + 1], bstride);
     Tiles::load<4>(a, 64);            // channels 0..15, 64 input channels each
     Tiles::load<5>(a + 16 * 64, 64);  // channels 16..31
     Tiles::load<6>(b0 + boff[s], bstride);
