@@ -18,6 +18,7 @@
 #include "algo/h16_native_logic.h"
 #include "algo/microkernels/f16-bfsplit/f16_bfsplit.h"
 #include "algo/microkernels/h16-gemm/h16_gemm.h"
+#include "algo/microkernels/h16-vblock/h16_vblock.h"
 #include "algo/microkernels/h16-vcvt/h16_vcvt.h"
 #include "dlas/core/error.h"
 
@@ -208,6 +209,71 @@ TEST(F16BfSplit, ExactForEveryHalfAndEveryEntryAgrees) {
         ASSERT_EQ(got[i], (want[i] & 0xffffu) | want[65535 - i] << 16) << k.name << " hipair " << i;
       EXPECT_EQ(got[n], 0xdeadbeef) << k.name << " hipair wrote past " << n;
     }
+  }
+}
+
+// 16-bit depthwise on an AVX-512 path: chunks of whole 16-channel blocks through the f32
+// blocked twin (h16-vblock in and out) -- channel counts off the block (a partial last
+// block), strides 1 and 2, planes from 3x3 to 57x23 (pixel tails of every length), enough
+// channels for several chunks, every activation, 1 and 2 threads, both types.
+TEST(HConvDepthwise, BlockedChunksMatchReference) {
+  if (!isa_supported(Isa::kAvx512)) GTEST_SKIP() << "needs avx512";
+  const ConvAlgorithm* dwc = find_conv_algorithm("depthwise");
+  ASSERT_NE(dwc, nullptr);
+  struct Shape {
+    int64_t c, h, w, k, s;
+  };
+  const Shape shapes[] = {{40, 14, 14, 3, 1}, {16, 3, 3, 3, 1},    {96, 57, 23, 3, 2},
+                          {33, 7, 7, 5, 1},   {144, 28, 28, 3, 2}, {18, 9, 31, 3, 1}};
+  int tested = 0;
+  for (DType t : {DType::kBF16, DType::kF16})
+    for (const Shape& sh : shapes)
+      for (Activation act : {Activation::kNone, Activation::kClip, Activation::kSilu}) {
+        ConvProblem c;
+        c.c = c.k = c.groups = sh.c, c.h = sh.h, c.w = sh.w, c.kh = c.kw = sh.k;
+        c.pad_t = c.pad_l = c.pad_b = c.pad_r = sh.k / 2;
+        c.stride_h = c.stride_w = sh.s;
+        c.has_bias = true;
+        for (int threads : {1, 2})
+          ConvTester()
+              .problem(c)
+              .half_type(t)
+              .activation(act, 0, act == Activation::kClip ? 6.f : 0.f)
+              .threads(threads)
+              .test(*dwc, Isa::kAvx512);
+        ++tested;
+      }
+  EXPECT_EQ(tested, 36);
+}
+
+// Every channel-block conversion entry against the scalar one: pixel counts with every tail,
+// channel counts 1..16 (rows past `channels` untouched), planes wider than the pixel run.
+TEST(H16Vblock, EntriesMatchTheScalarOnes) {
+  std::mt19937 rng(11);
+  std::uniform_real_distribution<float> d(-3.f, 3.f);
+  const size_t plane = 53;
+  for (const auto& k : ukernel::h16_vblock_kernels()) {
+    if (!isa_supported(k.isa)) continue;
+    const auto& ref = ukernel::h16_vblock_for(k.type, Isa::kScalar);
+    for (size_t pixels : {size_t{1}, size_t{15}, size_t{16}, size_t{17}, size_t{50}})
+      for (size_t ch : {size_t{1}, size_t{7}, size_t{16}}) {
+        std::vector<uint16_t> x(16 * plane);
+        for (auto& v : x) v = k.type == DType::kF16 ? f32_to_f16(d(rng)) : f32_to_bf16(d(rng));
+        std::vector<float> got(pixels * 16, -1.f), want(pixels * 16, -2.f);
+        k.widen(pixels, x.data(), plane, ch, got.data());
+        ref.widen(pixels, x.data(), plane, ch, want.data());
+        ASSERT_EQ(std::memcmp(got.data(), want.data(), got.size() * 4), 0)
+            << k.name << " widen " << pixels << "x" << ch;
+        for (auto& v : want) v = d(rng) * 1000.f;
+        want[0] = std::nanf("");
+        std::vector<uint16_t> xg(16 * plane, 0xabcd), xw(16 * plane, 0xabcd);
+        k.narrow(pixels, want.data(), ch, xg.data(), plane);
+        ref.narrow(pixels, want.data(), ch, xw.data(), plane);
+        for (size_t i = 1; i < xg.size(); ++i)
+          ASSERT_EQ(xg[i], xw[i]) << k.name << " narrow " << pixels << "x" << ch << " at " << i;
+        EXPECT_TRUE(k.type == DType::kF16 ? std::isnan(f16_to_f32(xg[0]))
+                                          : std::isnan(bf16_to_f32(xg[0])));
+      }
   }
 }
 

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "algo/conv/conv_impl.h"
+#include "algo/microkernels/h16-vblock/h16_vblock.h"
 #include "algo/microkernels/h16-vcvt/h16_vcvt.h"
 #include "dlas/algo/eltwise.h"
 #include "dlas/algo/hconv.h"
@@ -69,24 +70,37 @@ class PreparedWidenedHConv final : public PreparedH16Conv {
 // runs per chunk of channels, each thread on its own chunks with its own scratch: a chunk's
 // planes are widened, convolved and narrowed while they sit in the thread's cache, and the
 // tensor makes one trip through memory at 16 bits instead of three at 32. One prepared f32
-// conv per chunk (its weights and bias slice), run on the serial pool.
+// conv per chunk (its weights and bias slice), run on the serial pool. Where the path has a
+// 16-channel blocked layout (AVX-512: nchw16c) and the twin runs it, a chunk is whole blocks
+// and the twin is the blocked one, channels as vector lanes (f32's fastest depthwise
+// kernels; the NCHW one vectorises along rows, poorly on 14x14 and 7x7 planes): the 16-bit
+// rows are widened straight into f32 blocks and the blocks narrowed straight back into rows
+// (h16-vblock), in the thread's cache.
 class PreparedChunkedDepthwiseHConv final : public PreparedH16Conv {
  public:
+  // layout: the twin's (twin_problem's).
   PreparedChunkedDepthwiseHConv(const ConvProblem& p, const float* wf, const float* bias,
-                                const ConvAlgorithm& twin, const Knobs& knobs, Isa isa)
-      : p_(p), cvt_(&ukernel::h16_vcvt_for(p.w_type, isa)) {
+                                const ConvAlgorithm& twin, const Knobs& knobs, Isa isa,
+                                Layout layout)
+      : p_(p),
+        cvt_(&ukernel::h16_vcvt_for(p.w_type, isa)),
+        vblock_(layout == Layout::kNchw ? nullptr : &ukernel::h16_vblock_for(p.w_type, isa)),
+        layout_(layout) {
     mult_ = p.k / p.c;
     const int64_t taps = p.kh * p.kw;
-    const int64_t per_ch = (p.h * p.w + mult_ * p.oh() * p.ow()) * 4;
-    int64_t cs = kChunkBytes / per_ch;           // channels per chunk: in + out planes in ~L2/4
+    const int64_t blk = layout_block(layout);
+    const int64_t bytes_per_ch = (p.h * p.w + mult_ * p.oh() * p.ow()) * 4;
+    int64_t cs = kChunkBytes / bytes_per_ch;     // channels per chunk: in + out planes in ~L2/4
     if (cs >= 32) cs = cs / 16 * 16;             // whole vectors for the channel-blocked kernels
     if (cs > (p.c + 3) / 4) cs = (p.c + 3) / 4;  // at least 4 chunks to share out
     if (cs < 2) cs = 2;
+    if (blocked()) cs = std::max(blk, cs / blk * blk);  // whole blocks but the last chunk's
     for (int64_t c0 = 0; c0 < p.c;) {
       int64_t n = p.c - c0 < cs ? p.c - c0 : cs;
       if (p.c - c0 - n == 1) ++n;  // no one-channel remainder (groups must stay > 1)
       ConvProblem q = p.as_f32();
       q.n = 1, q.c = n, q.k = n * mult_, q.groups = n;
+      if (blocked()) q.set_layouts(layout_, layout_);
       chunks_.push_back(
           {c0, n,
            twin.prepare(
@@ -118,15 +132,29 @@ class PreparedChunkedDepthwiseHConv final : public PreparedH16Conv {
       chunk_range(items, threads, static_cast<int64_t>(t), &b, &e);
       char* ws = static_cast<char*>(workspace) + static_cast<int64_t>(t) * slot_bytes();
       float* xf = reinterpret_cast<float*>(ws);
-      float* yf = xf + round64(static_cast<size_t>(max_ch_ * hw * 4)) / 4;
-      float* rf = yf + round64(static_cast<size_t>(max_ch_ * mult_ * ohw * 4)) / 4;
-      char* inner_ws = reinterpret_cast<char*>(rf) + out_bytes();
+      float* yf = xf + in_bytes() / 4;
+      float* rf = yf + out_bytes() / 4;  // the residual (NCHW) or the blocked input
+      float* yb = rf + in_bytes() / 4;   // the blocked output
+      char* inner_ws = reinterpret_cast<char*>(yb) + out_bytes();
       for (int64_t it = b; it < e; ++it) {
         const Chunk& c = chunks_[static_cast<size_t>(it % nch)];
         const int64_t n = it / nch;
         const size_t nx = static_cast<size_t>(c.n * hw),
                      ny = static_cast<size_t>(c.n * mult_ * ohw);
         const int64_t yoff = (n * p_.k + c.c0 * mult_) * ohw;
+        if (blocked()) {  // 16-bit rows -> f32 blocks -> blocked twin -> 16-bit rows
+          const int64_t blk = static_cast<int64_t>(ukernel::kH16Block);
+          for (int64_t b0 = 0; b0 < c.n; b0 += blk)
+            vblock_->widen(static_cast<size_t>(hw), x + (n * p_.c + c.c0 + b0) * hw,
+                           static_cast<size_t>(hw), static_cast<size_t>(std::min(blk, c.n - b0)),
+                           rf + b0 * hw);
+          c.conv->run(rf, yb, nullptr, inner_ws, ThreadPool::serial());
+          for (int64_t b0 = 0; b0 < c.n; b0 += blk)
+            vblock_->narrow(static_cast<size_t>(ohw), yb + b0 * ohw,
+                            static_cast<size_t>(std::min(blk, c.n - b0)), y + yoff + b0 * ohw,
+                            static_cast<size_t>(ohw));
+          continue;
+        }
         cvt_->widen(nx, x + (n * p_.c + c.c0) * hw, xf);
         if (residual) cvt_->widen(ny, residual + yoff, rf);
         c.conv->run(xf, yf, residual ? rf : nullptr, inner_ws, ThreadPool::serial());
@@ -141,13 +169,16 @@ class PreparedChunkedDepthwiseHConv final : public PreparedH16Conv {
     int64_t c0, n;
     std::unique_ptr<PreparedConv> conv;
   };
+  bool blocked() const { return layout_ != Layout::kNchw; }
+  // A chunk's input and output planes, whole blocks when blocked.
+  size_t in_bytes() const {
+    return round64(static_cast<size_t>(blocked_channels(max_ch_, layout_) * p_.h * p_.w * 4));
+  }
   size_t out_bytes() const {
-    return round64(static_cast<size_t>(max_ch_ * mult_ * p_.oh() * p_.ow() * 4));
+    return round64(
+        static_cast<size_t>(blocked_channels(max_ch_ * mult_, layout_) * p_.oh() * p_.ow() * 4));
   }
-  size_t slot_bytes() const {
-    return round64(static_cast<size_t>(max_ch_ * p_.h * p_.w * 4)) + 2 * out_bytes() +
-           round64(inner_ws_);
-  }
+  size_t slot_bytes() const { return 2 * in_bytes() + 2 * out_bytes() + round64(inner_ws_); }
   static void chunk_range(int64_t n, int64_t chunks, int64_t t, int64_t* b, int64_t* e) {
     *b = n * t / chunks;
     *e = n * (t + 1) / chunks;
@@ -155,6 +186,8 @@ class PreparedChunkedDepthwiseHConv final : public PreparedH16Conv {
 
   ConvProblem p_;
   const ukernel::H16Vcvt* cvt_;
+  const ukernel::H16Vblock* vblock_;  // blocked only
+  Layout layout_;                     // the twin's (and the chunk scratch's) layout
   int64_t mult_ = 1, max_ch_ = 0;
   size_t inner_ws_ = 0;
   std::vector<Chunk> chunks_;
@@ -169,10 +202,10 @@ class WidenedHConvAlgorithm final : public ConvAlgorithm {
     return (p.w_type == DType::kF16 || p.w_type == DType::kBF16) && twin().supports(p.as_f32());
   }
   KnobSpace knob_space(const ConvProblem& p, Isa isa) const override {
-    return twin().knob_space(p.as_f32(), base_isa(isa));
+    return twin().knob_space(twin_problem(p, isa), base_isa(isa));
   }
   Knobs default_knobs(const ConvProblem& p, Isa isa) const override {
-    return twin().default_knobs(p.as_f32(), base_isa(isa));
+    return twin().default_knobs(twin_problem(p, isa), base_isa(isa));
   }
   std::unique_ptr<PreparedConv> prepare(const ConvProblem& p, const ConvWeights& w,
                                         const Knobs& knobs, Isa isa) const override {
@@ -183,13 +216,27 @@ class WidenedHConvAlgorithm final : public ConvAlgorithm {
     ukernel::h16_vcvt_for(p.w_type, isa).widen(wf.size(), w.half_data(), wf.data());
     if (twin_name_ == "depthwise" && p.is_depthwise() && !p.is_blocked())
       return std::make_unique<PreparedChunkedDepthwiseHConv>(p, wf.data(), w.bias, twin(), knobs,
-                                                             isa);
+                                                             isa, twin_problem(p, isa).x_layout);
     return std::make_unique<PreparedWidenedHConv>(
         p, twin().prepare(p.as_f32(), ConvWeights::f32(wf.data(), w.bias), knobs, base_isa(isa)),
         isa);
   }
 
  private:
+  // The f32 problem the twin runs: p widened; a chunked depthwise conv (NCHW, one channel
+  // per group, no residual -- no zoo model has one there) runs the twin's blocked layout of
+  // the path where the twin has one, else NCHW.
+  ConvProblem twin_problem(const ConvProblem& p, Isa isa) const {
+    ConvProblem q = p.as_f32();
+    if (twin_name_ != "depthwise" || !p.is_depthwise() || p.is_blocked() || p.k != p.c ||
+        p.epilogue.residual)
+      return q;
+    // The channel-block conversions (h16-vblock) make 16-channel blocks: AVX-512 paths.
+    if (native_blocked_layout(base_isa(isa)) != Layout::kNchw16c) return q;
+    ConvProblem qb = q;
+    qb.set_layouts(Layout::kNchw16c, Layout::kNchw16c);
+    return twin().supports(qb) ? qb : q;
+  }
   const ConvAlgorithm& twin() const {
     const ConvAlgorithm* a = find_conv_algorithm(twin_name_);
     DLAS_CHECK(a != nullptr, ErrorKind::kInternal, "no f32 conv algorithm ", twin_name_);
