@@ -79,5 +79,51 @@ TEST_P(CompressedZoo, NoReferenceStepAndHalfPlansMatchTheReference) {
 
 INSTANTIATE_TEST_SUITE_P(Zoo, CompressedZoo, zoo_model_params(), zoo_param_name);
 
+// Binary ops on two 16-bit activations run natively (streamed through f32 chunks, not the
+// widened step): the squeeze-and-excitation scale in both operand orders, same-shape ops,
+// planes longer than a chunk (2048) and shorter -- bit for bit what the reference runtime
+// computes (the f32 op on the widened values, rounded once).
+TEST(HalfBinary, NativeStepsMatchTheReferenceBitForBit) {
+  for (DType t : {DType::kBF16, DType::kF16})
+    for (int64_t hw : {7, 50}) {  // 49 and 2500 pixels a plane
+      Graph g;
+      g.inputs.push_back({"xf", DType::kF32, {2, 5, hw, hw}});
+      g.inputs.push_back({"sf", DType::kF32, {2, 5, 1, 1}});
+      g.inputs.push_back({"zf", DType::kF32, {2, 5, hw, hw}});
+      const int64_t to = t == DType::kBF16 ? 16 : 10;  // ONNX TensorProto types
+      for (const char* v : {"x", "s", "z"}) {
+        Node cast{std::string("cast_") + v, "Cast", {std::string(v) + "f"}, {v}, {}};
+        cast.attrs["to"] = to;
+        g.nodes.push_back(cast);
+      }
+      g.nodes.push_back({"m1", "Mul", {"x", "s"}, {"a"}, {}});
+      g.nodes.push_back({"m2", "Sub", {"s", "a"}, {"b"}, {}});
+      g.nodes.push_back({"m3", "Div", {"b", "s"}, {"c"}, {}});
+      g.nodes.push_back({"m4", "Add", {"c", "z"}, {"d"}, {}});
+      g.nodes.push_back({"m5", "Mul", {"d", "x"}, {"yh"}, {}});
+      Node back{"cast_y", "Cast", {"yh"}, {"y"}, {}};
+      back.attrs["to"] = int64_t{1};
+      g.nodes.push_back(back);
+      g.outputs = {"y"};
+      g.infer();
+      PlanOptions o;
+      o.threads = 2;
+      Plan plan(g, o);
+      int native = 0;
+      for (const StepInfo& s : plan.steps()) native += s.op != "Cast" && s.kernel == "fast";
+      EXPECT_EQ(native, 5) << dtype_name(t);
+      const auto in = seeded_inputs(g);
+      const auto want = ReferenceExecutor(g).run(in);
+      const auto got = plan.run(in);
+      ASSERT_EQ(got.size(), 1u);
+      int64_t bad = 0;
+      for (int64_t j = 0; j < want[0].numel(); ++j) {
+        const double w = want[0].get_as_double(j), v = got[0].get_as_double(j);
+        bad += !(w == v || (std::isnan(w) && std::isnan(v)));
+      }
+      EXPECT_EQ(bad, 0) << dtype_name(t) << " " << hw << "x" << hw;
+    }
+}
+
 }  // namespace
 }  // namespace dlas

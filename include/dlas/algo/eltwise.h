@@ -46,6 +46,15 @@ void channel_affine(Isa isa, Activation act, float p0, float p1, size_t pixels, 
 void widen_h16(DType type, Isa isa, size_t n, const uint16_t* x, float* y, ThreadPool& pool);
 void narrow_h16(DType type, Isa isa, size_t n, const float* x, uint16_t* y, ThreadPool& pool);
 
+// y = a op b on 16-bit float tensors (type kF16 or kBF16) of `planes` planes of hw elements:
+// both operands full (per_channel false), or one full and the other one value per plane
+// (per_channel: an [N,C,1,1] scale of an [N,C,H,W] tensor; scale_first: it is a). Streamed
+// through per-thread f32 chunks: widened, the f32 op, narrowed once -- the f32 op's value
+// rounded once to the type. Parallel over the pool. y may alias the full operand.
+void binary_h16(DType type, Isa isa, BinaryOp op, bool per_channel, bool scale_first,
+                int64_t planes, int64_t hw, const uint16_t* a, const uint16_t* b, uint16_t* y,
+                ThreadPool& pool);
+
 // Per-tensor 8-bit quantization (type kU8 or kS8) of rows, split over the pool, bit-exact
 // with ONNX QuantizeLinear / DequantizeLinear as the reference kernels compute them:
 // quantize q = sat(nearbyint(x / scale) + zero_point) (NaN -> zero_point); dequantize

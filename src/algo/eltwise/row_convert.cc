@@ -1,5 +1,9 @@
 // Parallel row conversions over the ISA's vector kernels: 16-bit floats to and from f32
-// (h16-vcvt), and per-tensor 8-bit quantization (qs8-vcvt).
+// (h16-vcvt) and 16-bit binary ops streamed through them (f32-vbinary in between), and
+// per-tensor 8-bit quantization (qs8-vcvt).
+#include <algorithm>
+
+#include "algo/microkernels/f32-vbinary/f32_vbinary.h"
 #include "algo/microkernels/h16-vcvt/h16_vcvt.h"
 #include "algo/microkernels/qs8-vcvt/qs8_vcvt.h"
 #include "algo/microkernels/u8-lut/u8_lut.h"
@@ -35,6 +39,41 @@ void widen_h16(DType type, Isa isa, size_t n, const uint16_t* x, float* y, Threa
 void narrow_h16(DType type, Isa isa, size_t n, const float* x, uint16_t* y, ThreadPool& pool) {
   const ukernel::H16NarrowFn narrow = ukernel::h16_vcvt_for(type, isa).narrow;
   split_rows(pool, n, [&](size_t b, size_t e) { narrow(e - b, x + b, y + b); });
+}
+
+void binary_h16(DType type, Isa isa, BinaryOp op, bool per_channel, bool scale_first,
+                int64_t planes, int64_t hw, const uint16_t* a, const uint16_t* b, uint16_t* y,
+                ThreadPool& pool) {
+  constexpr int64_t kChunk = 2048;  // f32 elements per operand chunk, on the stack
+  const ukernel::H16Vcvt& cvt = ukernel::h16_vcvt_for(type, isa);
+  const ukernel::F32VBinaryKernels& k = ukernel::f32_vbinary_for(isa);
+  const int o = static_cast<int>(op);
+  const int64_t chunks = (hw + kChunk - 1) / kChunk, tasks = planes * chunks;
+  const int64_t threads = std::min<int64_t>(pool.threads(), std::max<int64_t>(1, tasks));
+  pool.parallel_for(static_cast<size_t>(threads), [&](size_t t) {
+    alignas(64) float fa[kChunk], fb[kChunk];
+    const int64_t t0 = tasks * static_cast<int64_t>(t) / threads;
+    const int64_t t1 = tasks * (static_cast<int64_t>(t) + 1) / threads;
+    for (int64_t task = t0; task < t1; ++task) {
+      const int64_t q = task / chunks, i0 = task % chunks * kChunk;
+      const size_t n = static_cast<size_t>(std::min(kChunk, hw - i0));
+      const int64_t off = q * hw + i0;
+      if (!per_channel) {
+        cvt.widen(n, a + off, fa);
+        cvt.widen(n, b + off, fb);
+        k.vv[o](n, fa, fb, fa);
+      } else if (scale_first) {
+        cvt.widen(n, b + off, fa);
+        cvt.widen(1, a + q, fb);
+        k.sv[o](n, fb, fa, fa);
+      } else {
+        cvt.widen(n, a + off, fa);
+        cvt.widen(1, b + q, fb);
+        k.vs[o](n, fa, fb, fa);
+      }
+      cvt.narrow(n, fa, y + off);
+    }
+  });
 }
 
 void quantize_8bit(DType type, float scale, int32_t zero_point, Isa isa, size_t n, const float* x,

@@ -121,8 +121,20 @@ void global_average_pool_h16(DType type, Isa isa, int64_t planes, int64_t hw, co
   DLAS_CHECK(planes >= 0 && hw > 0, ErrorKind::kInvalidInput,
              "global_average_pool: sizes must be positive");
   const auto& k = ukernel::f32_pool_for(isa);
-  h16_planes(type, isa, planes, hw, 1, x, y, pool,
-             [&](const float* xf, float* yf) { k.gavg_planes(1, hw, xf, yf); });
+  const auto& cvt = ukernel::h16_vcvt_for(type, isa);
+  // Planes in batches of about 16 KB widened (one call per batch, not three per plane: the
+  // squeeze-and-excitation pools have hundreds of 7x7 to 14x14 planes).
+  const int64_t batch = std::max<int64_t>(1, 4096 / hw);
+  for_planes(pool, planes, [&](int64_t b, int64_t e) {
+    float* xf = h16_scratch(0, static_cast<size_t>(std::min(batch, e - b) * hw));
+    float* yf = h16_scratch(1, static_cast<size_t>(std::min(batch, e - b)));
+    for (int64_t q = b; q < e; q += batch) {
+      const int64_t n = std::min(batch, e - q);
+      cvt.widen(static_cast<size_t>(n * hw), x + q * hw, xf);
+      k.gavg_planes(n, hw, xf, yf);
+      cvt.narrow(static_cast<size_t>(n), yf, y + q);
+    }
+  });
 }
 
 }  // namespace dlas

@@ -11,6 +11,7 @@
 // The f32 steps it wraps are memory-bound (pooling, elementwise, BatchNorm) or tiny (the
 // classifier), so the conversions cost a small multiple of their own traffic rather than a
 // scalar reference kernel's per-element dispatch.
+#include <algorithm>
 #include <cstring>
 
 #include "dlas/algo/eltwise.h"
@@ -58,7 +59,7 @@ class WidenedStep : public Step {
   struct Buffer {
     std::string name;
     size_t elems = 0;
-    size_t offset = 0;  // of its f32 copy in the workspace
+    size_t offset = 0;   // of its f32 copy in the workspace
     void* at = nullptr;  // the 16-bit value in the arena
   };
   WidenedStep(std::unique_ptr<Graph> shadow, std::unique_ptr<Step> inner, std::vector<Buffer> in,
@@ -115,6 +116,49 @@ class WidenedStep : public Step {
   Isa isa_;
   size_t own_bytes_ = 0;
   char* ws_ = nullptr;
+};
+
+// Add / Sub / Mul / Div on two 16-bit operands of one type, NCHW: same shapes, or an
+// [N,C,H,W] operand and an [N,C,1,1] one in either order (a squeeze-and-excitation scale).
+// Streamed through per-thread f32 chunks on the stack -- widened, the f32 binary kernel,
+// narrowed -- so each element crosses memory once at 16 bits (the widened step makes three
+// f32 trips). The values are the f32 op's, rounded once, as the widened step computes them.
+class H16BinaryStep : public Step {
+ public:
+  // planes: N*C (per-channel) or 1 (same shape); hw: elements per plane; scale_first: the
+  // per-channel operand is the first.
+  H16BinaryStep(const Node& n, BinaryOp op, DType type, bool per_channel, bool scale_first,
+                int64_t planes, int64_t hw, Isa isa)
+      : a_name_(n.inputs[0]),
+        b_name_(n.inputs[1]),
+        y_name_(n.outputs[0]),
+        op_(op),
+        type_(type),
+        per_channel_(per_channel),
+        scale_first_(scale_first),
+        planes_(planes),
+        hw_(hw),
+        isa_(isa) {}
+  void bind(const Binder& b) override {
+    a_ = static_cast<const uint16_t*>(b.value(a_name_));
+    b_ = static_cast<const uint16_t*>(b.value(b_name_));
+    y_ = static_cast<uint16_t*>(b.value(y_name_));
+  }
+  void run(ThreadPool& pool) override {
+    binary_h16(type_, isa_, op_, per_channel_, scale_first_, planes_, hw_, a_, b_, y_, pool);
+  }
+  std::string kernel() const override { return "fast"; }
+
+ private:
+  std::string a_name_, b_name_, y_name_;
+  BinaryOp op_;
+  DType type_;
+  bool per_channel_, scale_first_;
+  int64_t planes_, hw_;
+  Isa isa_;
+  const uint16_t* a_ = nullptr;
+  const uint16_t* b_ = nullptr;
+  uint16_t* y_ = nullptr;
 };
 
 }  // namespace
@@ -178,12 +222,47 @@ std::unique_ptr<Step> lower_widened(const LowerContext& ctx) {
     if (is_half(v.dtype)) out.push_back({name, static_cast<size_t>(shape_numel(v.shape))});
     shadow->set_value({name, is_half(v.dtype) ? DType::kF32 : v.dtype, v.shape});
   }
-  LowerContext inner_ctx{*shadow, n, ctx.options, ctx.isa, ctx.threads, Layout::kNchw,
+  LowerContext inner_ctx{*shadow,      n, ctx.options, ctx.isa, ctx.threads, Layout::kNchw,
                          Layout::kNchw};
   std::unique_ptr<Step> inner = lower_native(inner_ctx);
   if (!inner) return nullptr;
   return std::make_unique<WidenedStep>(std::move(shadow), std::move(inner), std::move(in),
                                        std::move(out), half, ctx.isa);
+}
+
+}  // namespace dlas::plan
+
+namespace dlas::plan {
+
+std::unique_ptr<Step> lower_h16_binary(const LowerContext& ctx) {
+  const Node& n = ctx.node;
+  const Graph& g = ctx.graph;
+  static const std::pair<const char*, BinaryOp> kOps[] = {{"Add", BinaryOp::kAdd},
+                                                          {"Sub", BinaryOp::kSub},
+                                                          {"Mul", BinaryOp::kMul},
+                                                          {"Div", BinaryOp::kDiv}};
+  const BinaryOp* op = nullptr;
+  for (const auto& [name, o] : kOps)
+    if (n.op == name) op = &o;
+  if (!op || n.inputs.size() != 2 || n.outputs.size() != 1 || is_blocked(ctx.x_layout) ||
+      is_blocked(ctx.y_layout))
+    return nullptr;
+  for (const std::string& in : n.inputs)
+    if (g.constant(in) || !g.has_value(in)) return nullptr;
+  const ValueInfo& a = g.value(n.inputs[0]);
+  const ValueInfo& b = g.value(n.inputs[1]);
+  const ValueInfo& y = g.value(n.outputs[0]);
+  if (!is_half(a.dtype) || b.dtype != a.dtype || y.dtype != a.dtype) return nullptr;
+  if (a.shape == b.shape)
+    return std::make_unique<H16BinaryStep>(n, *op, a.dtype, false, false, 1, shape_numel(a.shape),
+                                           ctx.isa);
+  if (a.shape.size() != 4 || b.shape.size() != 4) return nullptr;
+  const bool a_full = a.shape[2] * a.shape[3] > b.shape[2] * b.shape[3];
+  const Shape& full = a_full ? a.shape : b.shape;
+  const Shape& scale = a_full ? b.shape : a.shape;
+  if (scale != Shape{full[0], full[1], 1, 1} || y.shape != full) return nullptr;
+  return std::make_unique<H16BinaryStep>(n, *op, a.dtype, true, !a_full, full[0] * full[1],
+                                         full[2] * full[3], ctx.isa);
 }
 
 }  // namespace dlas::plan

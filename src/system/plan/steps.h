@@ -156,6 +156,7 @@ std::unique_ptr<Step> lower_copy(const LowerContext& ctx);
 // 16-bit floats (lower_h16.cc): Cast to and from f32; any other op on a 16-bit tensor run on
 // its f32 step over widened copies ("<kernel>[widened]").
 std::unique_ptr<Step> lower_cast(const LowerContext& ctx);
+std::unique_ptr<Step> lower_h16_binary(const LowerContext& ctx);
 std::unique_ptr<Step> lower_widened(const LowerContext& ctx);
 // The native lowerings of plan.cc's list (all before lower_widened), in order.
 std::unique_ptr<Step> lower_native(const LowerContext& ctx);
