@@ -152,10 +152,9 @@ std::vector<double> magnitudes(const ConvProblem& c, const ConvData& d) {
 }
 
 // Per-output tolerances (conv_tester.h's bounds; int8: 0, exact). half_steps: reduction
-// steps a 16-bit conv accumulates in half precision; split: the conv drops relative product
-// terms of this size (bf16x3: 2^-16).
+// steps a 16-bit conv accumulates in half precision.
 std::vector<double> tolerances(const ConvProblem& p, const ConvData& d,
-                               const std::vector<uint8_t>& want, int64_t half_steps, double split) {
+                               const std::vector<uint8_t>& want, int64_t half_steps) {
   std::vector<double> tol(static_cast<size_t>(p.output_count()), 0.0);
   if (p.is_int8()) return tol;
   const std::vector<double> mag = magnitudes(p, d);
@@ -175,7 +174,7 @@ std::vector<double> tolerances(const ConvProblem& p, const ConvData& d,
   const double nsteps = static_cast<double>(std::min<int64_t>(half_steps, static_cast<int64_t>(r)));
   for (size_t i = 0; i < tol.size(); ++i) {
     const double err = acc * (mag[i] + 2) + 1e-6 + nsteps * std::ldexp(1.0, -11) * mag[i] +
-                       r * std::ldexp(1.0, -25) + split * mag[i];
+                       r * std::ldexp(1.0, -25);
     tol[i] = lip * err * (1 + ulp) + ulp * std::fabs(value(p.y_type, want, i)) + tiny;
   }
   return tol;
@@ -341,8 +340,7 @@ bool ConvTester::test_with(const Prepare& prepare, const std::string& label,
     const int64_t flush = knobs.count("flush") ? knobs.at("flush") : 0;
     steps = flush > 0 ? flush : (knobs.count("kc") ? knobs.at("kc") : 0);
   }
-  const double split = prepared->compute() == ConvCompute::kAmxBf16x3 ? std::ldexp(1.0, -16) : 0;
-  const std::vector<double> tol = tolerances(p, d, want, steps, split);
+  const std::vector<double> tol = tolerances(p, d, want, steps);
   int64_t bad = 0;
   for (size_t i = 0; i < tol.size(); ++i) {
     const double g = value(p.y_type, got, i), w = value(p.y_type, want, i);

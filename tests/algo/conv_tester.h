@@ -16,8 +16,6 @@
 //                              each of <= N sequential half FMAs between flushes rounds by
 //                              <= 2^-11 of a partial sum bounded by the chunk's magnitude,
 //                              subnormals by half their 2^-24 lsb)
-//                            + 2^-16 mag  (amx-bf16x3: the dropped lo*lo products of fp16
-//                              values split into bf16 hi + lo, each <= 2^-16 |w x|)
 //       |got - want| <= lip * E (1 + ulp_T) + ulp_T(|want|) + tiny  (both round once to T:
 //                              half an ulp each; lip bounds the activation's slope: 1.5 for
 //                              hard-swish, 1.1 for SiLU, |alpha| for hard-sigmoid, else 1)

@@ -16,7 +16,6 @@
 #include "algo/conv_tester.h"
 #include "algo/h16_emulation.h"
 #include "algo/h16_native_logic.h"
-#include "algo/microkernels/f16-bfsplit/f16_bfsplit.h"
 #include "algo/microkernels/h16-gemm/h16_gemm.h"
 #include "algo/microkernels/h16-vblock/h16_vblock.h"
 #include "algo/microkernels/h16-vcvt/h16_vcvt.h"
@@ -111,7 +110,7 @@ TEST_P(HConvAlgoTest, ComputeLabelFollowsIsa) {
       if (algo().name() == "gemm" && t == DType::kBF16 && isa >= Isa::kAvx512Bf16)
         want = isa >= Isa::kAmx ? ConvCompute::kAmxBf16 : ConvCompute::kNativeBf16;
       if (algo().name() == "direct" && hconv_detail::amx_direct_applies(hp(c, t), isa))
-        want = t == DType::kF16 ? ConvCompute::kAmxBf16x3 : ConvCompute::kAmxBf16;
+        want = ConvCompute::kAmxBf16;
       EXPECT_EQ(conv_compute_name(pc->compute()), std::string(conv_compute_name(want)))
           << algo().name() << " " << isa_name(isa) << " " << dtype_name(t);
     }
@@ -127,7 +126,7 @@ INSTANTIATE_TEST_SUITE_P(All, HConvAlgoTest,
                            return s;
                          });
 
-// bf16 and fp16 (bf16x3) `direct` on the amx path: the AMX implicit GEMM (pair-interleaved padded
+// bf16 `direct` on the amx path: the AMX implicit GEMM (pair-interleaved padded
 // planes read in place on the virtual grid of padded-width rows, amx_direct_grid.h) on shapes that
 // cross every edge it has: channels off 32 (panels and input blocks with padding channels), runs
 // that cross rows and hold dropped columns (4x4, 8x8, 5x3, 14x14 with padding), an odd
@@ -151,65 +150,30 @@ TEST(HConvAmxDirect, MatchesReference) {
       {1, 48, 40, 16, 16, 1, 1, 0, 0, 0, 0, 2, 2}, {1, 16, 33, 7, 19, 5, 5, 2, 2, 2, 2, 1, 2},
       {1, 64, 48, 8, 8, 3, 3, 1, 1, 1, 1, 2, 2}};
   int tested = 0;
-  for (DType t : {DType::kBF16, DType::kF16})
-    for (size_t i = 0; i < std::size(shapes); ++i)
-      for (Activation act : {Activation::kNone, Activation::kRelu, Activation::kSilu}) {
-        // Every activation per shape; residual on alternate ones.
-        const Shape& sh = shapes[i];
-        const bool res = (i + static_cast<size_t>(act)) % 2 == 1;
-        ConvProblem c;
-        c.n = sh.n, c.c = sh.c, c.k = sh.k, c.h = sh.h, c.w = sh.w, c.kh = sh.kh, c.kw = sh.kw;
-        c.pad_t = sh.pt, c.pad_l = sh.pl, c.pad_b = sh.pb, c.pad_r = sh.pr;
-        c.stride_h = sh.sh, c.stride_w = sh.sw;
-        c.has_bias = true;
-        ConvProblem h = c;
-        h.set_half(t);
-        ASSERT_TRUE(hconv_detail::amx_direct_applies(h, Isa::kAmx)) << h.key();
-        for (int64_t order : {0, 1})
-          ConvTester().problem(c).half_type(t).activation(act, 0, 0).residual(res).threads(2).test(
-              *direct, Isa::kAmx, Knobs{{"order", order}, {"group", order ? 1 : 4}});
-        ++tested;
-      }
-  EXPECT_EQ(tested, 90);
-}
-
-// The fp16 -> bf16 hi/lo split every list entry computes: hi + lo is the value exactly for
-// every finite fp16 (all 63488 of them), infinities and NaNs go whole into hi, and each
-// vector entry equals the scalar one at every length (masked tails).
-TEST(F16BfSplit, ExactForEveryHalfAndEveryEntryAgrees) {
-  std::vector<uint16_t> all(65536);
-  for (size_t i = 0; i < all.size(); ++i) all[i] = static_cast<uint16_t>(i);
-  std::vector<uint32_t> want(all.size());
-  ukernel::f16_bfsplit__scalar_hilo(all.size(), all.data(), want.data());
-  int finite = 0;
-  for (size_t i = 0; i < all.size(); ++i) {
-    const float x = f16_to_f32(all[i]);
-    const float hi = bf16_to_f32(static_cast<uint16_t>(want[i]));
-    const float lo = bf16_to_f32(static_cast<uint16_t>(want[i] >> 16));
-    if (std::isfinite(x)) {
-      ++finite;
-      ASSERT_EQ(hi + lo, x) << "f16 0x" << std::hex << i;
-      ASSERT_LE(std::fabs(lo), std::ldexp(std::fabs(x), -8)) << "f16 0x" << std::hex << i;
-    } else {
-      ASSERT_EQ(lo, 0.f) << std::hex << i;
-      ASSERT_TRUE(std::isnan(x) ? std::isnan(hi) : hi == x) << std::hex << i;
+  for (size_t i = 0; i < std::size(shapes); ++i)
+    for (Activation act : {Activation::kNone, Activation::kRelu, Activation::kSilu}) {
+      // Every activation per shape; residual on alternate ones.
+      const Shape& sh = shapes[i];
+      const bool res = (i + static_cast<size_t>(act)) % 2 == 1;
+      ConvProblem c;
+      c.n = sh.n, c.c = sh.c, c.k = sh.k, c.h = sh.h, c.w = sh.w, c.kh = sh.kh, c.kw = sh.kw;
+      c.pad_t = sh.pt, c.pad_l = sh.pl, c.pad_b = sh.pb, c.pad_r = sh.pr;
+      c.stride_h = sh.sh, c.stride_w = sh.sw;
+      c.has_bias = true;
+      ConvProblem h = c;
+      h.set_half(DType::kBF16);
+      ASSERT_TRUE(hconv_detail::amx_direct_applies(h, Isa::kAmx)) << h.key();
+      for (int64_t order : {0, 1})
+        ConvTester()
+            .problem(c)
+            .half_type(DType::kBF16)
+            .activation(act, 0, 0)
+            .residual(res)
+            .threads(2)
+            .test(*direct, Isa::kAmx, Knobs{{"order", order}, {"group", order ? 1 : 4}});
+      ++tested;
     }
-  }
-  EXPECT_EQ(finite, 63488);
-  std::vector<uint16_t> rev(all.rbegin(), all.rend());
-  for (const auto& k : ukernel::f16_bfsplit_kernels()) {
-    if (!isa_supported(k.isa)) continue;
-    for (size_t n : {size_t{0}, size_t{1}, size_t{15}, size_t{17}, all.size()}) {
-      std::vector<uint32_t> got(n + 1, 0xdeadbeef);
-      k.hilo(n, all.data(), got.data());
-      for (size_t i = 0; i < n; ++i) ASSERT_EQ(got[i], want[i]) << k.name << " hilo " << i;
-      EXPECT_EQ(got[n], 0xdeadbeef) << k.name << " hilo wrote past " << n;
-      k.hipair(n, all.data(), rev.data(), got.data());
-      for (size_t i = 0; i < n; ++i)
-        ASSERT_EQ(got[i], (want[i] & 0xffffu) | want[65535 - i] << 16) << k.name << " hipair " << i;
-      EXPECT_EQ(got[n], 0xdeadbeef) << k.name << " hipair wrote past " << n;
-    }
-  }
+  EXPECT_EQ(tested, 45);
 }
 
 // 16-bit depthwise on an AVX-512 path: chunks of whole 16-channel blocks through the f32
@@ -445,7 +409,6 @@ TEST(HConvBasics, ListNamesAutoAndErrors) {
   EXPECT_EQ(find_conv_algorithm("nope"), nullptr);
   EXPECT_STREQ(conv_compute_name(ConvCompute::kNativeFp16), "native-fp16");
   EXPECT_STREQ(conv_compute_name(ConvCompute::kAmxBf16), "amx-bf16");
-  EXPECT_STREQ(conv_compute_name(ConvCompute::kAmxBf16x3), "amx-bf16x3");
   EXPECT_EQ(p.key(), geometry + "_f16");
   p.set_half(DType::kBF16);
   EXPECT_EQ(p.key(), geometry + "_bf16");

@@ -115,10 +115,8 @@ enum class ConvCompute {
   kNativeBf16,  // AVX512-BF16 vdpbf16ps, f32 accumulators
   kAmxBf16,     // AMX-BF16 tiles, f32 accumulators
   kAmxInt8,     // AMX-INT8 tiles, int32 accumulators, exact
-  kAmxBf16x3,   // fp16 split into bf16 hi + lo, three AMX-BF16 products, f32 accumulators
 };
-// "f32", "int8", "emulated", "native-fp16", "native-bf16", "amx-bf16", "amx-int8",
-// "amx-bf16x3".
+// "f32", "int8", "emulated", "native-fp16", "native-bf16", "amx-bf16", "amx-int8".
 const char* conv_compute_name(ConvCompute c);
 
 struct ConvProblem {
@@ -279,12 +277,18 @@ std::string conv_algorithm_names();
 // (groups 1) direct when stride 1, spatial-pack when strided -- except on the AMX path,
 // where gemm (AMX tiles) keeps every layer; gemm for everything else.
 //
-// 16-bit: where the ISA path has half arithmetic for the type (AVX512-FP16 for f16,
-// AVX512-BF16 for bf16) only gemm runs it natively, so gemm takes every layer but
-// depthwise ones and stems (<= 4 input channels per group: direct); elsewhere every
-// algorithm widens to f32, and the f32 rule's choice is the right one.
+// 16-bit: the f32 rule's choice for half_choice_problem(p) where that is an f32 problem;
+// otherwise (bf16 on AVX512-BF16 and AMX paths) gemm runs the native arithmetic and takes
+// every layer but depthwise ones, stems (<= 4 input channels per group: direct) and, on the
+// AMX path, the layers direct's AMX implicit GEMM covers.
 const ConvAlgorithm& auto_conv_algorithm(const ConvProblem& p, Isa isa,
                                          const ConvWeights& weights = {});
+// The problem whose algorithm choice (auto rule, machine profile) a 16-bit layer takes:
+// where its algorithms compute in f32 on widened values -- the path has no half arithmetic
+// for the type, or the type is f16 on an AVX-512 path (AVX512-FP16's half FMAs measured
+// slower there than f32 on 16-channel blocks: docs/decisions.md) -- the f32 problem the
+// widened algorithms run (nchw16c on AVX-512 paths, else NCHW); otherwise p itself.
+ConvProblem half_choice_problem(const ConvProblem& p, Isa isa);
 inline constexpr double kSparse1x1MaxDensity = 0.35;
 inline constexpr double kSparse1x1StridedMaxDensity = 0.12;
 inline constexpr double kSparseDirectMaxDensity = 0.4;

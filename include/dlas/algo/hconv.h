@@ -1,25 +1,21 @@
 // The 16-bit element types of the conv operator (conv.h, ConvTypes::kHalf): the arithmetic
 // contract and its oracle. Weights and activations are stored as IEEE binary16 or bfloat16
 // (uint16_t bit patterns, NCHW at the interface); the bias is f32 (a 16-bit bias widens exactly).
-// Three kinds of compute path, labelled honestly (ConvCompute, reported by every prepared conv):
+// Two kinds of compute path, labelled honestly (ConvCompute, reported by every prepared conv):
 //   - emulated: values are widened to f32 and multiplied-added with f32 FMAs -- what a CPU
 //     without half arithmetic does (the DLAS paper's "software emulation"); the memory
 //     traffic is halved, the arithmetic is not faster;
 //   - native: AVX512-FP16 half FMAs (vfmadd*ph, half accumulators), AVX512-BF16 dot products
-//     (vdpbf16ps, f32 accumulators) or AMX-BF16 tiles (f32 accumulators);
-//   - amx-bf16x3 (fp16 on AMX-BF16 tiles): every fp16 value split exactly into bf16 hi + lo,
-//     the products hi*hi + hi*lo + lo*hi each exact, f32 accumulators; the dropped lo*lo
-//     is <= 2^-16 of each product.
+//     (vdpbf16ps, f32 accumulators) or AMX-BF16 tiles (f32 accumulators).
 // Which path runs follows the ISA path the conv is prepared for (include/dlas/hw/isa.h): `--isa
 // avx512` on a Sapphire Rapids forces the emulated path, `avx512-fp16` / `amx` allow the native
 // ones.
 //
 // The result, for every path: y = round_to_type(act(sum(x * w) + bias + residual)), the
 // epilogue in f32 and one rounding to the type (nearest even) at the store. Paths differ
-// only in the accumulation precision (and bf16x3 in its dropped terms); tests derive their
-// tolerance from it (f32 accumulation: like the f32 algorithms, plus half a unit in the last
-// place of the type; half accumulation: grows with the reduction length; bf16x3: plus 2^-16
-// of the products' magnitude).
+// only in the accumulation precision; tests derive their tolerance from it (f32
+// accumulation: like the f32 algorithms, plus half a unit in the last place of the type;
+// half accumulation: grows with the reduction length).
 #pragma once
 
 #include <cstdint>

@@ -56,9 +56,8 @@ struct PeakInfo {
   // The peak a kernel whose arithmetic is `compute` (conv_compute_name: "f32", "emulated",
   // "int8", "amx-int8", "native-bf16", "amx-bf16", "native-fp16") runs against on path isa
   // and `threads` threads: its unit's (int8 off AMX: the VNNI unit, where the path has
-  // AVX512-VNNI), else the path's f32 FMA peak; "amx-bf16x3" (an fp16 product as three
-  // bf16 ones) a third of the AMX-BF16 unit's. Single-thread peak x threads, capped at the
-  // all-threads one.
+  // AVX512-VNNI), else the path's f32 FMA peak. Single-thread peak x threads, capped at
+  // the all-threads one.
   double gops_for(std::string_view compute, Isa isa, int threads) const;
 };
 

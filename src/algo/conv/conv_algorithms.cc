@@ -229,20 +229,15 @@ const ConvAlgorithm* int8_choice(const ConvProblem& p, Isa isa) {
   return nullptr;
 }
 
-// Where the path has no half arithmetic for the type, every algorithm computes in f32
-// after widening, so the f32 rule's choice is the right one. Where it has (AVX512-FP16 for
-// f16, AVX512-BF16 for bf16), gemm runs native half arithmetic: it takes every layer but
+// Where the algorithms compute in f32 after widening (half_choice_problem), the f32 rule's
+// choice for the problem they run is the right one. Where the path has bf16 arithmetic
+// (AVX512-BF16, AMX), gemm runs it natively: it takes every layer but
 // depthwise ones (memory-bound), stems (<= 4 input channels per group, where the f32 rule
 // picks direct because im2col dominates) and, on the amx path, the bf16 layers direct's AMX
-// implicit GEMM covers (the im2col pack costs more than gemm's AMX tiles there). fp16 stays
-// on gemm's half FMAs: direct's bf16x3 (three bf16 tile products per fp16 one, f32
-// accumulation) measured no faster at the model level (resnet50 1.05-1.15x slower, 2
-// threads, Sapphire Rapids-class), and it triples the packed weights.
+// implicit GEMM covers (the im2col pack costs more than gemm's AMX tiles there).
 const ConvAlgorithm* half_choice(const ConvProblem& p, Isa isa) {
-  if (ukernel::h16_gemm_ukernels_for(p.w_type, isa).empty()) {
-    const ConvAlgorithm* twin = dense_f32_choice(p.as_f32());
-    return twin ? pick(twin->name(), p) : nullptr;
-  }
+  const ConvProblem q = half_choice_problem(p, isa);
+  if (!q.is_half()) return pick(auto_conv_algorithm(q, isa).name(), p);
   const ConvAlgorithm* a = nullptr;
   if (p.is_depthwise()) a = pick("depthwise", p);
   if (!a && p.c_per_group() <= 4) a = pick("direct", p);
@@ -253,6 +248,17 @@ const ConvAlgorithm* half_choice(const ConvProblem& p, Isa isa) {
 }
 
 }  // namespace
+
+ConvProblem half_choice_problem(const ConvProblem& p, Isa isa) {
+  if (!p.is_half() || p.is_blocked()) return p;
+  const bool blocks = native_blocked_layout(base_isa(isa)) == Layout::kNchw16c;
+  const bool widened =
+      ukernel::h16_gemm_ukernels_for(p.w_type, isa).empty() || (p.w_type == DType::kF16 && blocks);
+  if (!widened) return p;
+  ConvProblem q = p.as_f32();
+  if (blocks) q.set_layouts(Layout::kNchw16c, Layout::kNchw16c);
+  return q;
+}
 
 const ConvAlgorithm& auto_conv_algorithm(const ConvProblem& p, Isa isa,
                                          const ConvWeights& weights) {

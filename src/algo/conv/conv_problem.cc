@@ -76,8 +76,6 @@ const char* conv_compute_name(ConvCompute c) {
       return "amx-int8";
     case ConvCompute::kAmxBf16:
       return "amx-bf16";
-    case ConvCompute::kAmxBf16x3:
-      return "amx-bf16x3";
   }
   return "?";
 }

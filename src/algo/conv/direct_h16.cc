@@ -1,21 +1,16 @@
-// `direct` for 16-bit tensors. On the amx path a bf16 or fp16 conv with stride <= 2, no
-// dilation, one group and at least 16 input channels runs an implicit GEMM on AMX-BF16 tiles
+// `direct` for 16-bit tensors. On the amx path a bf16 conv with stride <= 2, no dilation, one
+// group and at least 16 input channels runs an implicit GEMM on AMX tiles
 // (bf16_dconv_32x32__amx), with no im2col:
-//   - per image, the input is interleaved once into zero-padded planes of uint32 pairs,
-//     split into stride phases and read in place on the virtual grid of amx_direct_grid.h.
-//     bf16: pair q holds channels (2q, 2q + 1). fp16 ("bf16x3"): every value is split
-//     exactly into bf16 hi + lo (f16-bfsplit); pair q < C holds (hi, lo) of channel q and
-//     meets the weight pair (w_hi, w_hi), pair C + m holds (hi, hi) of channels 2m, 2m + 1 and
-//     meets (w_lo, w_lo'), so the reduction sums w_hi x_hi + w_hi x_lo + w_lo x_hi, each exact
-//     in f32 (the dropped w_lo x_lo is <= 2^-16 |w x|): 3x the bf16 tile work, f32
-//     accumulation, fp16 in memory;
+//   - per image, the input is interleaved once into zero-padded planes of channel pairs
+//     (uint32 (channel 2q, channel 2q + 1) per padded pixel; channels past C zero), split
+//     into stride phases and read in place on the virtual grid of amx_direct_grid.h;
 //   - weights are packed once into [32-channel panel][tap][32-channel block][32][32] tiles;
 //   - a tile is 32 output channels x two runs of 16 virtual pixels, reduced over every tap
 //     and channel block in one kernel call;
 //   - a work item is `group` consecutive tiles of one channel panel, stored side by side in
 //     a 32 x (group * 32) f32 block; each row's real pixels (consecutive in the output) are
 //     moved to its front, then bias, residual and activation in f32 (apply_epilogue) and
-//     one rounding to the type per channel over the group's whole output stretch.
+//     one rounding to bf16 per channel over the group's whole output stretch.
 // Every other 16-bit direct conv is the widened f32 twin (widened_h16.cc).
 // Knobs (AMX path): order (0: channel panels outer, the A panel reused across pixel runs;
 // 1: pixel runs outer, the B rows reused across channel panels) and group (tiles per work
@@ -26,7 +21,6 @@
 #include "algo/conv/amx_direct_grid.h"
 #include "algo/conv/conv_impl.h"
 #include "algo/conv/gemm_common.h"
-#include "algo/microkernels/f16-bfsplit/f16_bfsplit.h"
 #include "algo/microkernels/h16-gemm/h16_gemm.h"
 #include "algo/microkernels/h16-vcvt/h16_vcvt.h"
 #include "dlas/core/aligned_vector.h"
@@ -45,41 +39,31 @@ using conv_detail::AmxRun;
 using conv_detail::kAmxRun;
 constexpr int64_t kBlk = 32;  // channels per tile (output panel rows, input block width)
 
-// uint32 pairs per input pixel before padding to whole blocks: bf16 (C + 1) / 2, fp16 C (hi,
-// lo) + (C + 1) / 2 (hi, hi).
-int64_t input_pairs(const ConvProblem& p) {
-  return (p.w_type == DType::kF16 ? p.c : 0) + div_up(p.c, 2);
-}
-
 class PreparedAmxDirectHConv final : public PreparedH16Conv {
  public:
   PreparedAmxDirectHConv(const ConvProblem& p, const uint16_t* w, const float* bias,
                          const Knobs& kn, Isa isa)
       : p_(p),
-        grid_(p, div_up(input_pairs(p), kBlk / 2) * (kBlk / 2)),
+        grid_(p, div_up(p.c, kBlk) * (kBlk / 2)),
         base_(base_isa(isa)),
-        f16_(p.w_type == DType::kF16),
-        cvt_(&ukernel::h16_vcvt_for(p.y_type, isa)),
-        split_(f16_ ? &ukernel::f16_bfsplit_for(isa) : nullptr) {
+        cvt_(&ukernel::h16_vcvt_for(DType::kBF16, isa)) {
     order_ = kn.at("order");
     group_ = kn.at("group");
-    cb_ = div_up(input_pairs(p), kBlk / 2);
+    cb_ = div_up(p.c, kBlk);
     panels_ = div_up(p.k, kBlk);
     taps_ = p.kh * p.kw;
     steps_ = taps_ * cb_;
     groups_ = div_up(div_up(static_cast<int64_t>(grid_.runs().size()), 2), group_);
     boff_ = grid_.step_offsets();
     zero_row_.assign(static_cast<size_t>(p.w), 0);
-    // Weights [K][C][KH][KW] -> [panel][tap][cb][32 out][32 in], in the pair order of the
-    // interleaved input (element e = 2q + half of pair q); padding elements zero.
+    // Weights [K][C][KH][KW] -> [panel][tap][cb][32 out][32 in]; padding channels zero.
     wpack_.assign(static_cast<size_t>(panels_ * steps_ * kBlk * kBlk), 0);
-    const int64_t elems = 2 * input_pairs(p);
     for (int64_t kk = 0; kk < p.k; ++kk)
-      for (int64_t e = 0; e < elems; ++e)
+      for (int64_t ch = 0; ch < p.c; ++ch)
         for (int64_t t = 0; t < taps_; ++t) {
-          const int64_t s = t * cb_ + e / kBlk;
+          const int64_t s = t * cb_ + ch / kBlk;
           wpack_[static_cast<size_t>(((kk / kBlk * steps_ + s) * kBlk + kk % kBlk) * kBlk +
-                                     e % kBlk)] = weight(w, kk, e, t);
+                                     ch % kBlk)] = w[(kk * p.c + ch) * taps_ + t];
         }
     bias_.assign(static_cast<size_t>(p.k), 0.f);
     if (bias) bias_.assign(bias, bias + p.k);
@@ -89,9 +73,7 @@ class PreparedAmxDirectHConv final : public PreparedH16Conv {
     return static_cast<size_t>(xp_bytes() + threads * (slot_bytes() + row_bytes()));
   }
   size_t packed_bytes() const override { return wpack_.size() * 2 + bias_.size() * 4; }
-  ConvCompute compute() const override {
-    return f16_ ? ConvCompute::kAmxBf16x3 : ConvCompute::kAmxBf16;
-  }
+  ConvCompute compute() const override { return ConvCompute::kAmxBf16; }
 
   void run_typed(const uint16_t* x, uint16_t* y, const uint16_t* residual, void* workspace,
                  ThreadPool& pool) const override {
@@ -128,37 +110,9 @@ class PreparedAmxDirectHConv final : public PreparedH16Conv {
   int64_t ldc() const { return group_ * 2 * kAmxRun; }
   int64_t slot_bytes() const { return round_up((kBlk + 1) * ldc() * 4, 64); }
 
-  // Element e of the interleaved input's pairs for output channel kk at tap t, as bf16 bits.
-  uint16_t weight(const uint16_t* w, int64_t kk, int64_t e, int64_t t) const {
-    const int64_t q = e / 2;
-    const auto at = [&](int64_t ch) { return w[(kk * p_.c + ch) * taps_ + t]; };
-    if (!f16_) return e < p_.c ? at(e) : 0;
-    uint16_t hi, lo;
-    if (q < p_.c) {  // (hi, lo) of channel q meets (w_hi, w_hi)
-      ukernel::f16_bfsplit(at(q), &hi, &lo);
-      return hi;
-    }
-    const int64_t ch = 2 * (q - p_.c) + e % 2;  // (hi, hi) of channels 2m, 2m + 1 meets w_lo
-    if (ch >= p_.c) return 0;
-    ukernel::f16_bfsplit(at(ch), &hi, &lo);
-    return lo;
-  }
-
-  // The phase planes of input pair q, zero outside the image: bf16 (c 2q, c 2q + 1); fp16
-  // (hi, lo) of channel q < C, (hi, hi) of channels 2m, 2m + 1 for q = C + m.
+  // The phase planes of channel pair q: (c 2q, c 2q + 1) per pixel, zero outside the image.
   void interleave_pair(const uint16_t* img, int64_t q, uint32_t* dst, uint32_t* row) const {
-    const int64_t hw = p_.h * p_.w;
-    if (f16_) {
-      const int64_t c0 = 2 * (q - p_.c);
-      grid_.interleave(dst, row, 0u, [&](int64_t sy, uint32_t* __restrict r) {
-        if (q < p_.c) return split_->hilo(static_cast<size_t>(p_.w), img + q * hw + sy * p_.w, r);
-        const uint16_t* ra = c0 < p_.c ? img + c0 * hw + sy * p_.w : zero_row_.data();
-        const uint16_t* rb = c0 + 1 < p_.c ? img + (c0 + 1) * hw + sy * p_.w : zero_row_.data();
-        split_->hipair(static_cast<size_t>(p_.w), ra, rb, r);
-      });
-      return;
-    }
-    const int64_t c0 = 2 * q;
+    const int64_t c0 = 2 * q, hw = p_.h * p_.w;
     grid_.interleave(dst, row, 0u, [&](int64_t sy, uint32_t* __restrict r) {
       const uint16_t* __restrict ra = c0 < p_.c ? img + c0 * hw + sy * p_.w : zero_row_.data();
       const uint16_t* __restrict rb =
@@ -218,9 +172,7 @@ class PreparedAmxDirectHConv final : public PreparedH16Conv {
   ConvProblem p_;
   conv_detail::AmxDirectGrid grid_;
   Isa base_;
-  bool f16_;  // bf16x3 (fp16 split into bf16 hi + lo)
   const ukernel::H16Vcvt* cvt_;
-  const ukernel::F16Split* split_;  // fp16 only
   int64_t order_, group_, cb_, panels_, taps_, steps_, groups_;
   std::vector<uint16_t> zero_row_;  // a padding channel's row
   AlignedVector<uint16_t> wpack_;
@@ -232,9 +184,9 @@ class PreparedAmxDirectHConv final : public PreparedH16Conv {
 
 namespace hconv_detail {
 bool amx_direct_applies(const ConvProblem& p, Isa isa) {
-  return (p.w_type == DType::kBF16 || p.w_type == DType::kF16) && p.x_type == p.w_type &&
-         isa >= Isa::kAmx && isa_supported(Isa::kAmx) && !p.is_blocked() && p.groups == 1 &&
-         p.stride_h <= 2 && p.stride_w <= 2 && p.dil_h == 1 && p.dil_w == 1 && p.c >= 16;
+  return p.w_type == DType::kBF16 && p.x_type == DType::kBF16 && isa >= Isa::kAmx &&
+         isa_supported(Isa::kAmx) && !p.is_blocked() && p.groups == 1 && p.stride_h <= 2 &&
+         p.stride_w <= 2 && p.dil_h == 1 && p.dil_w == 1 && p.c >= 16;
 }
 }  // namespace hconv_detail
 
@@ -245,7 +197,7 @@ const ConvAlgorithm& direct_hconv_algorithm() {
          Isa isa) -> std::unique_ptr<PreparedConv> {
         return std::make_unique<PreparedAmxDirectHConv>(p, w.half_data(), w.bias, knobs, isa);
       },
-      "16-bit direct conv (AMX)");
+      "bf16 direct conv (AMX)");
   return algo;
 }
 

@@ -1,8 +1,9 @@
 // `direct` (but its AMX path, direct_h16.cc), `spatial-pack`, `winograd` and `depthwise`
 // for 16-bit tensors: the f32 twin run on widened tensors (the emulated compute path on
 // every ISA). run() widens the input (and residual) into the workspace with the h16 row
-// conversions, runs the f32 algorithm -- bias, residual and activation in f32, as the
-// contract asks -- and narrows the output once.
+// conversions -- on AVX-512 paths straight into the twin's 16-channel blocks where it has a
+// blocked implementation -- runs the f32 algorithm (bias, residual and activation in f32, as
+// the contract asks) and narrows the output once.
 // The f32 twin packs its weights at prepare from the exactly widened 16-bit weights, so these
 // hold f32 weights (packed_bytes() says so): only gemm and direct's AMX path keep weights
 // 16-bit in memory and have native half arithmetic (gemm_h16.cc, direct_h16.cc). Knobs are
@@ -24,13 +25,21 @@ namespace {
 
 size_t round64(size_t b) { return (b + 63) / 64 * 64; }
 
+// The whole tensor widened; with a blocked layout (the twin's blocked implementation on an
+// AVX-512 path), straight into f32 channel blocks and narrowed straight back (h16-vblock),
+// so the twin's fastest kernels run with no reorder around them.
 class PreparedWidenedHConv final : public PreparedH16Conv {
  public:
-  PreparedWidenedHConv(const ConvProblem& p, std::unique_ptr<PreparedConv> inner, Isa isa)
-      : p_(p), inner_(std::move(inner)), isa_(isa) {
-    const ConvProblem& c = p;
-    nx_ = static_cast<size_t>(c.n * c.c * c.h * c.w);
-    ny_ = static_cast<size_t>(c.n * c.k * c.oh() * c.ow());
+  PreparedWidenedHConv(const ConvProblem& p, std::unique_ptr<PreparedConv> inner, Isa isa,
+                       Layout x_layout, Layout y_layout)
+      : p_(p),
+        inner_(std::move(inner)),
+        isa_(isa),
+        x_layout_(x_layout),
+        y_layout_(y_layout),
+        vblock_(y_layout == Layout::kNchw ? nullptr : &ukernel::h16_vblock_for(p.w_type, isa)) {
+    nx_ = static_cast<size_t>(layout_numel(p.n, p.c, p.h * p.w, x_layout));
+    ny_ = static_cast<size_t>(layout_numel(p.n, p.k, p.oh() * p.ow(), y_layout));
   }
 
   size_t workspace_bytes(int threads) const override {
@@ -50,19 +59,48 @@ class PreparedWidenedHConv final : public PreparedH16Conv {
       rf = reinterpret_cast<float*>(ws);
       ws += round64(ny_ * 4);
     }
-    widen_h16(p_.w_type, isa_, nx_, x, xf, pool);
-    if (rf) widen_h16(p_.w_type, isa_, ny_, residual, rf, pool);
+    const int64_t hw = p_.h * p_.w, ohw = p_.oh() * p_.ow();
+    if (x_layout_ == Layout::kNchw)
+      widen_h16(p_.w_type, isa_, nx_, x, xf, pool);
+    else
+      to_blocks(x, p_.c, hw, xf, pool);
+    if (rf && y_layout_ == Layout::kNchw)
+      widen_h16(p_.w_type, isa_, ny_, residual, rf, pool);
+    else if (rf)
+      to_blocks(residual, p_.k, ohw, rf, pool);
     inner_->run(xf, yf, rf, ws, pool);
-    narrow_h16(p_.w_type, isa_, ny_, yf, y, pool);
+    if (y_layout_ == Layout::kNchw) {
+      narrow_h16(p_.w_type, isa_, ny_, yf, y, pool);
+      return;
+    }
+    const int64_t blk = static_cast<int64_t>(ukernel::kH16Block), cb = (p_.k + blk - 1) / blk;
+    pool.parallel_for(static_cast<size_t>(p_.n * cb), [&](size_t i) {
+      const int64_t n = static_cast<int64_t>(i) / cb, b = static_cast<int64_t>(i) % cb;
+      vblock_->narrow(static_cast<size_t>(ohw), yf + (n * cb + b) * ohw * blk,
+                      static_cast<size_t>(std::min(blk, p_.k - b * blk)),
+                      y + (n * p_.k + b * blk) * ohw, static_cast<size_t>(ohw));
+    });
   }
 
   size_t packed_bytes() const override { return inner_->packed_bytes(); }
   ConvCompute compute() const override { return ConvCompute::kEmulated; }
 
  private:
+  // c NCHW 16-bit channels of hw pixels per image -> f32 blocks, parallel over blocks.
+  void to_blocks(const uint16_t* x, int64_t c, int64_t hw, float* xf, ThreadPool& pool) const {
+    const int64_t blk = static_cast<int64_t>(ukernel::kH16Block), cb = (c + blk - 1) / blk;
+    pool.parallel_for(static_cast<size_t>(p_.n * cb), [&](size_t i) {
+      const int64_t n = static_cast<int64_t>(i) / cb, b = static_cast<int64_t>(i) % cb;
+      vblock_->widen(static_cast<size_t>(hw), x + (n * c + b * blk) * hw, static_cast<size_t>(hw),
+                     static_cast<size_t>(std::min(blk, c - b * blk)), xf + (n * cb + b) * hw * blk);
+    });
+  }
+
   ConvProblem p_;
   std::unique_ptr<PreparedConv> inner_;
   Isa isa_;
+  Layout x_layout_, y_layout_;        // the twin's
+  const ukernel::H16Vblock* vblock_;  // blocked output only
   size_t nx_, ny_;
 };
 
@@ -217,23 +255,31 @@ class WidenedHConvAlgorithm final : public ConvAlgorithm {
     if (twin_name_ == "depthwise" && p.is_depthwise() && !p.is_blocked())
       return std::make_unique<PreparedChunkedDepthwiseHConv>(p, wf.data(), w.bias, twin(), knobs,
                                                              isa, twin_problem(p, isa).x_layout);
+    const ConvProblem q = twin_problem(p, isa);
     return std::make_unique<PreparedWidenedHConv>(
-        p, twin().prepare(p.as_f32(), ConvWeights::f32(wf.data(), w.bias), knobs, base_isa(isa)),
-        isa);
+        p, twin().prepare(q, ConvWeights::f32(wf.data(), w.bias), knobs, base_isa(isa)), isa,
+        q.x_layout, q.y_layout);
   }
 
  private:
-  // The f32 problem the twin runs: p widened; a chunked depthwise conv (NCHW, one channel
-  // per group, no residual -- no zoo model has one there) runs the twin's blocked layout of
-  // the path where the twin has one, else NCHW.
+  // The f32 problem the twin runs: p widened, in the twin's blocked layout where the path's
+  // blocks are 16 channels (the h16-vblock conversions) and the twin runs it, else NCHW. A
+  // chunked depthwise conv goes blocked with one channel per group and no residual only (no
+  // zoo model has one there).
   ConvProblem twin_problem(const ConvProblem& p, Isa isa) const {
     ConvProblem q = p.as_f32();
-    if (twin_name_ != "depthwise" || !p.is_depthwise() || p.is_blocked() || p.k != p.c ||
-        p.epilogue.residual)
+    if (p.is_blocked()) return q;
+    if (twin_name_ == "depthwise" && p.is_depthwise() && (p.k != p.c || p.epilogue.residual))
       return q;
     // The channel-block conversions (h16-vblock) make 16-channel blocks: AVX-512 paths.
     if (native_blocked_layout(base_isa(isa)) != Layout::kNchw16c) return q;
     ConvProblem qb = q;
+    // Fewer input channels than a block (stems): the input stays NCHW, as in f32 plans
+    // (a 3-channel stem on 16-lane blocks would multiply 13 zero channels).
+    if (p.c < 16 && twin_name_ != "depthwise") {
+      qb.set_layouts(Layout::kNchw, Layout::kNchw16c);
+      if (twin().supports(qb)) return qb;
+    }
     qb.set_layouts(Layout::kNchw16c, Layout::kNchw16c);
     return twin().supports(qb) ? qb : q;
   }

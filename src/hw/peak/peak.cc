@@ -30,16 +30,13 @@ double PeakInfo::gflops(Isa isa, int t) const {
 
 double PeakInfo::gops_for(std::string_view compute, Isa isa, int t) const {
   std::string_view unit;
-  double share = 1;  // the unit's operations per operation of the conv
   if (compute == "amx-int8") unit = "amx-int8";
   if (compute == "amx-bf16") unit = "amx-bf16";
-  if (compute == "amx-bf16x3") unit = "amx-bf16", share = 3;  // three bf16 products per fp16 one
   if (compute == "native-bf16") unit = "avx512-bf16";
   if (compute == "native-fp16") unit = "avx512-fp16";
   if (compute == "int8" && isa >= Isa::kAvx512Vnni) unit = "vnni-int8";
   for (const UnitPeak& u : units)
-    if (u.supported && unit == u.name && isa >= u.isa)
-      return scaled(u.gops_single, u.gops_all, t) / share;
+    if (u.supported && unit == u.name && isa >= u.isa) return scaled(u.gops_single, u.gops_all, t);
   return gflops(isa, t);
 }
 

@@ -45,9 +45,23 @@ Chosen choose_algorithm(const LowerContext& ctx, const ConvNode& c) {
   }
   if (!out.algo) {
     out.algo = &auto_conv_algorithm(p, ctx.isa, c.weights());
-    // The machine profile's measured choice for the layer's class, where it has one.
-    if (auto prof = active_machine_profile(ctx.options.profile, ctx.isa, ctx.threads).profile)
-      if (const ConvAlgorithm* a = prof->choose(p, ctx.isa, *out.algo, out.knobs)) out.algo = a;
+    // The machine profile's measured choice for the layer's class, where it has one; a
+    // 16-bit layer computed in f32 takes the choice for the f32 problem it runs (whose
+    // knobs are the 16-bit algorithm's), and its default knobs where they do not fit.
+    if (auto prof = active_machine_profile(ctx.options.profile, ctx.isa, ctx.threads).profile) {
+      Knobs knobs;
+      if (const ConvAlgorithm* a =
+              prof->choose(half_choice_problem(p, ctx.isa), ctx.isa, *out.algo, knobs);
+          a && a->supports(p)) {
+        out.algo = a;
+        out.knobs = knobs;
+        try {
+          a->knob_space(p, ctx.isa).validate(knobs, n.label());
+        } catch (const Error&) {
+          out.knobs = a->default_knobs(p, ctx.isa);
+        }
+      }
+    }
   }
   // Knobs a choice lacks (records or layer files written before the algorithm gained the
   // knob) take their defaults.
