@@ -377,16 +377,20 @@ std::unique_ptr<Step> lower_activation(const LowerContext& ctx) {
   return std::make_unique<EltwiseStep>(g, n, e, ctx.isa, ctx.y_layout);
 }
 
-std::unique_ptr<Step> lower_binary(const LowerContext& ctx) {
-  const Node& n = ctx.node;
-  const Graph& g = ctx.graph;
+const BinaryOp* binary_op_of(const std::string& op) {
   static const std::pair<const char*, BinaryOp> kOps[] = {{"Add", BinaryOp::kAdd},
                                                           {"Sub", BinaryOp::kSub},
                                                           {"Mul", BinaryOp::kMul},
                                                           {"Div", BinaryOp::kDiv}};
-  const BinaryOp* op = nullptr;
   for (const auto& [name, o] : kOps)
-    if (n.op == name) op = &o;
+    if (op == name) return &o;
+  return nullptr;
+}
+
+std::unique_ptr<Step> lower_binary(const LowerContext& ctx) {
+  const Node& n = ctx.node;
+  const Graph& g = ctx.graph;
+  const BinaryOp* op = binary_op_of(n.op);
   if (!op || n.inputs.size() != 2 || !is_f32(g, n.inputs[0]) || !is_f32(g, n.inputs[1]))
     return nullptr;
   const Shape& a = g.value(n.inputs[0]).shape;

@@ -237,13 +237,7 @@ namespace dlas::plan {
 std::unique_ptr<Step> lower_h16_binary(const LowerContext& ctx) {
   const Node& n = ctx.node;
   const Graph& g = ctx.graph;
-  static const std::pair<const char*, BinaryOp> kOps[] = {{"Add", BinaryOp::kAdd},
-                                                          {"Sub", BinaryOp::kSub},
-                                                          {"Mul", BinaryOp::kMul},
-                                                          {"Div", BinaryOp::kDiv}};
-  const BinaryOp* op = nullptr;
-  for (const auto& [name, o] : kOps)
-    if (n.op == name) op = &o;
+  const BinaryOp* op = binary_op_of(n.op);
   if (!op || n.inputs.size() != 2 || n.outputs.size() != 1 || is_blocked(ctx.x_layout) ||
       is_blocked(ctx.y_layout))
     return nullptr;

@@ -155,6 +155,8 @@ std::unique_ptr<Step> lower_concat(const LowerContext& ctx);  // channel Concat,
 std::unique_ptr<Step> lower_copy(const LowerContext& ctx);
 // 16-bit floats (lower_h16.cc): Cast to and from f32; any other op on a 16-bit tensor run on
 // its f32 step over widened copies ("<kernel>[widened]").
+// The BinaryOp of an ONNX op name (Add, Sub, Mul, Div), or nullptr.
+const BinaryOp* binary_op_of(const std::string& op);
 std::unique_ptr<Step> lower_cast(const LowerContext& ctx);
 std::unique_ptr<Step> lower_h16_binary(const LowerContext& ctx);
 std::unique_ptr<Step> lower_widened(const LowerContext& ctx);

@@ -31,6 +31,16 @@ using H16BlockNarrowFn = void (*)(size_t pixels, const float* y, size_t channels
 #include "algo/microkernels/h16-vblock/h16_vblock.inc"
 #undef X
 
+// Defines prefix_widen and prefix_narrow as a TU's widen<T> / narrow<T> templates.
+#define DLAS_H16_VBLOCK_ENTRY(prefix, T)                                                           \
+  void prefix##_widen(size_t pixels, const uint16_t* x, size_t plane, size_t channels, float* y) { \
+    widen<T>(pixels, x, plane, channels, y);                                                       \
+  }                                                                                                \
+  void prefix##_narrow(size_t pixels, const float* y, size_t channels, uint16_t* x,                \
+                       size_t plane) {                                                             \
+    narrow<T>(pixels, y, channels, x, plane);                                                      \
+  }
+
 struct H16Vblock {
   const char* name;  // "bf16_vblock__avx512"
   DType type;        // kF16 or kBF16

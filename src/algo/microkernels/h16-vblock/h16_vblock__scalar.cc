@@ -25,21 +25,7 @@ void narrow(size_t pixels, const float* y, size_t channels, uint16_t* x, size_t 
 
 }  // namespace
 
-void f16_vblock__scalar_widen(size_t pixels, const uint16_t* x, size_t plane, size_t channels,
-                              float* y) {
-  widen<DType::kF16>(pixels, x, plane, channels, y);
-}
-void f16_vblock__scalar_narrow(size_t pixels, const float* y, size_t channels, uint16_t* x,
-                               size_t plane) {
-  narrow<DType::kF16>(pixels, y, channels, x, plane);
-}
-void bf16_vblock__scalar_widen(size_t pixels, const uint16_t* x, size_t plane, size_t channels,
-                               float* y) {
-  widen<DType::kBF16>(pixels, x, plane, channels, y);
-}
-void bf16_vblock__scalar_narrow(size_t pixels, const float* y, size_t channels, uint16_t* x,
-                                size_t plane) {
-  narrow<DType::kBF16>(pixels, y, channels, x, plane);
-}
+DLAS_H16_VBLOCK_ENTRY(f16_vblock__scalar, DType::kF16)
+DLAS_H16_VBLOCK_ENTRY(bf16_vblock__scalar, DType::kBF16)
 
 }  // namespace dlas::ukernel
