@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "dlas/algo/conv.h"
+#include "dlas/algo/eltwise.h"
 #include "dlas/algo/knobs.h"
 #include "dlas/algo/layout.h"
 #include "dlas/hw/isa.h"
