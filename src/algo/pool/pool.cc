@@ -4,7 +4,10 @@
 #include <vector>
 
 #include "algo/microkernels/f32-pool/f32_pool.h"
+#include "algo/microkernels/f32-poolnchwc/f32_poolnchwc.h"
+#include "algo/microkernels/h16-vblock/h16_vblock.h"
 #include "algo/microkernels/h16-vcvt/h16_vcvt.h"
+#include "dlas/algo/layout.h"
 #include "dlas/core/error.h"
 #include "dlas/hw/thread_pool.h"
 
@@ -98,11 +101,43 @@ void h16_planes(DType type, Isa isa, int64_t planes, int64_t in, int64_t out, co
     }
   });
 }
+
+// On AVX-512 paths: 16 channels at a time widened straight into one f32 block plane
+// (h16-vblock), pooled by the blocked kernels (channels as lanes, f32-poolnchwc), narrowed
+// straight back -- the NCHW plane kernels vectorise along rows, poorly on strided windows.
+// Returns false where the path has no 16-lane blocks.
+template <class Rows>
+bool h16_blocks(DType type, Isa isa, const PoolProblem& p, const uint16_t* x, uint16_t* y,
+                ThreadPool& pool, Rows rows) {
+  if (native_blocked_layout(base_isa(isa)) != Layout::kNchw16c) return false;
+  const ukernel::F32PoolNchwcUkernels* k = ukernel::f32_poolnchwc_for(isa, 16);
+  if (!k) return false;
+  const auto& vb = ukernel::h16_vblock_for(type, isa);
+  const int64_t in = p.h * p.w, out = p.oh * p.ow, cb = (p.c + 15) / 16;
+  for_planes(pool, p.n * cb, [&](int64_t b, int64_t e) {
+    float* xf = h16_scratch(0, static_cast<size_t>(in * 16));
+    float* yf = h16_scratch(1, static_cast<size_t>(out * 16));
+    for (int64_t q = b; q < e; ++q) {
+      const int64_t n = q / cb, c0 = q % cb * 16, ch = std::min<int64_t>(16, p.c - c0);
+      vb.widen(static_cast<size_t>(in), x + (n * p.c + c0) * in, static_cast<size_t>(in),
+               static_cast<size_t>(ch), xf);
+      rows(*k, xf, yf);
+      vb.narrow(static_cast<size_t>(out), yf, static_cast<size_t>(ch), y + (n * p.c + c0) * out,
+                static_cast<size_t>(out));
+    }
+  });
+  return true;
+}
 }  // namespace
 
 void max_pool_h16(DType type, Isa isa, const PoolProblem& p, const uint16_t* x, uint16_t* y,
                   ThreadPool& pool) {
   p.validate();
+  if (h16_blocks(type, isa, p, x, y, pool,
+                 [&](const ukernel::F32PoolNchwcUkernels& k, const float* xf, float* yf) {
+                   k.max_rows(p, xf, yf, 0, p.oh);
+                 }))
+    return;
   const auto& k = ukernel::f32_pool_for(isa);
   h16_planes(type, isa, p.n * p.c, p.h * p.w, p.oh * p.ow, x, y, pool,
              [&](const float* xf, float* yf) { k.max_plane(p, xf, yf); });
@@ -111,6 +146,11 @@ void max_pool_h16(DType type, Isa isa, const PoolProblem& p, const uint16_t* x, 
 void average_pool_h16(DType type, Isa isa, const PoolProblem& p, bool count_include_pad,
                       const uint16_t* x, uint16_t* y, ThreadPool& pool) {
   p.validate();
+  if (h16_blocks(type, isa, p, x, y, pool,
+                 [&](const ukernel::F32PoolNchwcUkernels& k, const float* xf, float* yf) {
+                   k.avg_rows(p, count_include_pad, xf, yf, 0, p.oh);
+                 }))
+    return;
   const auto& k = ukernel::f32_pool_for(isa);
   h16_planes(type, isa, p.n * p.c, p.h * p.w, p.oh * p.ow, x, y, pool,
              [&](const float* xf, float* yf) { k.avg_plane(p, count_include_pad, xf, yf); });
