@@ -241,8 +241,12 @@ const ConvAlgorithm* half_choice(const ConvProblem& p, Isa isa) {
   const ConvAlgorithm* a = nullptr;
   if (p.is_depthwise()) a = pick("depthwise", p);
   if (!a && p.c_per_group() <= 4) a = pick("direct", p);
-  // AMX bf16: the convs direct's implicit GEMM covers run it (no im2col).
+  // AMX bf16: the convs direct's implicit GEMM covers run it (no im2col); outputs of fewer
+  // pixels than one tile row (squeeze-and-excitation convs on 1x1 planes) run direct's f32
+  // twin on blocks.
   if (!a && p.w_type == DType::kBF16 && hconv_detail::amx_direct_applies(p, isa))
+    a = pick("direct", p);
+  if (!a && isa >= Isa::kAmx && p.oh() * p.ow() < hconv_detail::kAmxDirectMinPixels)
     a = pick("direct", p);
   return a;
 }

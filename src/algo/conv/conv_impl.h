@@ -41,7 +41,9 @@ namespace hconv_detail {
 // The 16-bit `direct` conv's widened f32 twin (widened_h16.cc).
 const ConvAlgorithm& widened_direct_hconv_algorithm();
 // Whether the 16-bit `direct` conv runs its AMX implicit GEMM for p on path isa
-// (direct_h16.cc): bf16, stride <= 2, no dilation, one group, C >= 16.
+// (direct_h16.cc): bf16, stride <= 2, no dilation, one group, C >= 16, and at least one
+// tile row of output pixels (a 1x1 plane pads each tile row from 1 pixel to 16).
+inline constexpr int64_t kAmxDirectMinPixels = 16;
 bool amx_direct_applies(const ConvProblem& p, Isa isa);
 }  // namespace hconv_detail
 

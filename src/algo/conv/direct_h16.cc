@@ -186,7 +186,8 @@ namespace hconv_detail {
 bool amx_direct_applies(const ConvProblem& p, Isa isa) {
   return p.w_type == DType::kBF16 && p.x_type == DType::kBF16 && isa >= Isa::kAmx &&
          isa_supported(Isa::kAmx) && !p.is_blocked() && p.groups == 1 && p.stride_h <= 2 &&
-         p.stride_w <= 2 && p.dil_h == 1 && p.dil_w == 1 && p.c >= 16;
+         p.stride_w <= 2 && p.dil_h == 1 && p.dil_w == 1 && p.c >= 16 &&
+         p.oh() * p.ow() >= kAmxDirectMinPixels;
 }
 }  // namespace hconv_detail
 

@@ -232,8 +232,8 @@ class PreparedWinogradNchwc final : public PreparedF32Conv {
     const float* rplane = res ? res + kb * oh * ow * b : nullptr;
     for (int64_t j = 0; j < nt; ++j) {
       const int64_t t = t0 + j;
-      fn(static_cast<size_t>(b), mm + (kb * tb_ + j) * b, ms, o, static_cast<size_t>(b), 0.f,
-         -inf, inf);
+      fn(static_cast<size_t>(b), mm + (kb * tb_ + j) * b, ms, o, static_cast<size_t>(b), 0.f, -inf,
+         inf);
       const int64_t y0 = t / tw_ * m_, x0 = t % tw_ * m_;
       const int64_t rows = std::min(m_, oh - y0), cols = std::min(m_, ow - x0);
       for (int64_t i = 0; i < rows; ++i) {
