@@ -149,8 +149,8 @@ std::vector<std::string> algo_choices() {
 // The [space].conv_algo values that name one of dlas's CUDA algorithms too (docs/gpu.md): a
 // GPU variant runs only these; the CPU-only ones (spatial-pack, the sparse formats) are not
 // GPU variants.
-const std::set<std::string> kGpuConvAlgorithms = {"auto",      "direct", "gemm", "winograd",
-                                                  "depthwise", "sparse"};
+const std::set<std::string> kGpuConvAlgorithms = {"auto",     "direct",    "gemm",
+                                                  "winograd", "depthwise", "sparse"};
 
 std::vector<std::string> isa_choices() {
   std::vector<std::string> v = {"native"};
@@ -911,13 +911,11 @@ Expansion expand_study(const StudySpec& spec) {
       p.model_path = it->model_path;
     }
     if (p.device != "cpu") {
-      // A GPU runs dlas's CUDA plan (f32, pruned, fp16 and bf16 models) or cuDNN (f32 and
-      // pruned), with dlas's CUDA algorithms: every other combination is not a variant of
-      // this device.
+      // A GPU runs dlas's CUDA plan or cuDNN (f32, pruned, fp16 and bf16 models), with
+      // dlas's CUDA algorithms: every other combination is not a variant of this device.
       const bool gpu_backend = p.backend == "dlas" || p.backend == "cudnn";
       const auto quant = parse_compress(deployed_compress(p.compress)).quant;
-      const bool quantized =
-          quant && (quant->type == QuantType::kInt8 || p.backend == "cudnn");
+      const bool quantized = quant && quant->type == QuantType::kInt8;
       const bool gpu_algo =
           p.backend == "cudnn" || kGpuConvAlgorithms.count(parse_algo_choice(p.conv_algo).algo);
       if (!gpu_backend || quantized || !gpu_algo) {

@@ -33,6 +33,7 @@ std::string cuda_shape_class(const cuda::ConvShape& s) {
                                    : "pbig";
   std::string cls = std::string(kind) + "-" + kernel + "-" + stride + "-" + p;
   if (!dw) cls += s.k <= 64 ? "-k64" : s.k <= 256 ? "-k256" : "-kbig";
+  if (s.storage != cuda::Storage::kF32) cls += "-h16";  // fp16 and bf16: the same kernels
   return cls;
 }
 

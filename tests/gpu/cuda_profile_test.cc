@@ -7,6 +7,8 @@
 
 #include "dlas/hw/gpu.h"
 #include "dlas/model/zoo.h"
+#include "dlas/optimize/compress_spec.h"
+#include "dlas/system/compress.h"
 #include "dlas/system/cuda_executor.h"
 #include "dlas/system/cuda_profile.h"
 #include "dlas/system/cuda_tune.h"
@@ -25,15 +27,18 @@ TEST(CudaProfile, CalibratesEveryClassAndThePlanFollowsIt) {
   EXPECT_EQ(calls, static_cast<int>(r.rows.size()));
   EXPECT_GT(r.rows.size(), 20u);
   EXPECT_EQ(r.profile.gpu, tune::cuda_hardware_id(0));
-  bool sparse_class = false;
+  bool sparse_class = false, h16_class = false;
   for (const CudaCalibrateRow& row : r.rows) {
     EXPECT_GT(row.candidates, 0) << row.shape_class;
     ASSERT_TRUE(r.profile.classes.count(row.shape_class)) << row.shape_class;
     EXPECT_GT(row.best.us, 0) << row.shape_class;
     EXPECT_NE(cuda::find_conv_algorithm(row.best.algo), nullptr) << row.best.algo;
     sparse_class |= row.shape_class.rfind("sparse-", 0) == 0;
+    h16_class |= row.shape_class.size() > 4 &&
+                 row.shape_class.compare(row.shape_class.size() - 4, 4, "-h16") == 0;
   }
   EXPECT_TRUE(sparse_class);
+  EXPECT_TRUE(h16_class);
   const std::string path =
       (std::filesystem::temp_directory_path() / "dlas_gpu_profile_test.json").string();
   r.profile.save(path);
@@ -47,6 +52,11 @@ TEST(CudaProfile, CalibratesEveryClassAndThePlanFollowsIt) {
   const auto in = random_inputs(g, 3);
   Plan cpu(g, PlanOptions{});
   EXPECT_LT(test::relative_error(e.run(in)[0], cpu.run(in)[0]), 3e-3);
+  // A 16-bit variant follows the profile's 16-bit classes.
+  Graph h = build_zoo_model("mobilenetv2-cifar");
+  apply_compress_spec(h, parse_compress("fp16"));
+  EXPECT_LT(test::relative_error(CudaExecutor(h, o).run(in)[0], Plan(h, PlanOptions{}).run(in)[0]),
+            3e-2);
   CudaPlanOptions none;
   none.profile = "none";
   EXPECT_TRUE(CudaExecutor(g, none).profile_path().empty());

@@ -19,7 +19,6 @@
 namespace dlas {
 namespace {
 
-
 TEST(CudaTune, TunesEveryLayerAndTheChoicesRunTheModelCorrectly) {
   SKIP_WITHOUT_GPU();
   const Graph g = build_zoo_model("mobilenetv2-cifar");
@@ -93,6 +92,25 @@ TEST_F(CudaTuneCli, TuneThenBenchWithTheRecords) {
   const auto b = dlas("bench resnet18-cifar --device cuda --repeat 3 --records " + path("r.jsonl"));
   ASSERT_EQ(b.code, 0) << b.err;
   EXPECT_NE(b.err.find("conv layers tuned"), std::string::npos) << b.err;
+}
+
+// 16-bit variants tune their 16-bit layers (records keyed f16), and the records apply.
+TEST_F(CudaTuneCli, TunesSixteenBitLayers) {
+  SKIP_WITHOUT_GPU();
+  const auto t = dlas("tune mobilenetv2-cifar --device cuda --compress fp16 -o " + path("h.jsonl") +
+                      " --budget 150trials --patience 3 --json");
+  ASSERT_EQ(t.code, 0) << t.err;
+  const std::vector<tune::Record> records = tune::read_records(path("h.jsonl"));
+  ASSERT_GT(records.size(), 10u);
+  for (const tune::Record& r : records)
+    EXPECT_NE(r.task.find("|f16|"), std::string::npos) << r.task;
+  const auto b =
+      dlas("bench mobilenetv2-cifar --device cuda --compress fp16 --repeat 3 --records " +
+           path("h.jsonl"));
+  ASSERT_EQ(b.code, 0) << b.err;
+  EXPECT_NE(b.err.find("conv layers tuned"), std::string::npos) << b.err;
+  const auto q = dlas("tune resnet18-cifar --device cuda --compress int8 -o " + path("q.jsonl"));
+  EXPECT_EQ(q.code, 2) << q.err;
 }
 
 }  // namespace

@@ -158,6 +158,15 @@ TEST(StudyDeviceSpec, CudnnRunsOnTheGpuAndCpuOnlyCombinationsAreExcluded) {
     if (p.device == "cpu") {
       EXPECT_FALSE(contains(p.str(), "device")) << p.str();
     }
+
+  // cuDNN runs 16-bit models too; int8 ones stay on the CPU.
+  e = expand(
+      "backend = [\"cudnn\"]\ndevice = [\"cuda\"]\ncompress = [\"dense\", \"fp16\", "
+      "\"bf16\", \"int8\"]\n");
+  std::set<std::string> cudnn;
+  for (const StudyPoint& p : e.points) cudnn.insert(p.compress);
+  EXPECT_EQ(cudnn, (std::set<std::string>{"dense", "fp16", "bf16"}));
+  EXPECT_EQ(e.excluded, 1u);
 }
 
 TEST(StudyDeviceSpec, ExcludeRulesNameDevicesAsWritten) {

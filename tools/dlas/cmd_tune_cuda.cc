@@ -35,10 +35,9 @@ int run_cuda_tune(const ModelArgs& model, const EngineArgs& engine, const TuneAr
   o.repeat = a.repeat;
   o.seed = a.tune_seed;
   o.opt_level = engine.opt_level;
-  DLAS_CHECK(compress_name(engine.compress) == "dense" || engine.compress.rfind("wp:", 0) == 0 ||
-                 engine.compress.rfind("cp:", 0) == 0,
-             ErrorKind::kUnsupported, "--compress ", engine.compress,
-             ": quantized variants run on the CPU only (the GPU runs f32 models)");
+  DLAS_CHECK(engine.compress.find("int8") == std::string::npos, ErrorKind::kUnsupported,
+             "--compress ", engine.compress,
+             ": int8 variants run on the CPU only (the GPU runs f32, fp16 and bf16 models)");
   Graph g = load_model_from_args(model);
   apply_compress(g, engine.compress);
   const std::string hardware = tune::cuda_hardware_id(o.device);

@@ -1,5 +1,5 @@
-// dlas's own CUDA convolution algorithms (DLAS layer 4, docs/gpu.md): fp32, NCHW, batch
-// any, every group count. Like the CPU algorithms (conv.h), each one says which problems it
+// dlas's own CUDA convolution algorithms (DLAS layer 4, docs/gpu.md): fp32, fp16 and bf16, NCHW,
+// batch any, every group count. Like the CPU algorithms (conv.h), each one says which problems it
 // supports, publishes a knob space and an untuned default point, prepares its weights once
 // (transformed and uploaded to the device) and runs on a stream with a fused epilogue
 // y = act(conv(x, w) + bias + residual). One list (src/algo/cuda/conv_algorithms_cuda.inc)
@@ -34,9 +34,8 @@ struct Epilogue {
   const float* residual = nullptr;  // device, shaped like the output (NCHW), or none
 };
 
-// Element type of a conv's input, residual and output (and, prepared, of its weights): f32,
-// or 16-bit with f32 accumulation (fp16 / bf16 variants; tensor cores where the algorithm
-// uses them).
+// Element type of a conv's input, residual and output: f32, or 16-bit with f32 arithmetic
+// (fp16 / bf16 variants; 16-bit weights on the tensor cores of `gemm`).
 enum class Storage : int { kF32, kF16, kBF16 };
 inline size_t storage_bytes(Storage s) { return s == Storage::kF32 ? 4 : 2; }
 const char* storage_name(Storage s);  // "f32", "f16", "bf16"
@@ -53,7 +52,7 @@ struct ConvShape {
   // The nonzero share of the weights (1 for dense layers): the auto rule runs the sparse
   // algorithm on weight-pruned layers.
   double density = 1.0;
-  // The element type (16-bit: `gemm` on tensor cores and `depthwise` run it).
+  // The element type (16-bit: every algorithm but `sparse` runs it, `gemm` on tensor cores).
   Storage storage = Storage::kF32;
 
   int64_t macs() const { return n * k * oh * ow * (c / groups) * kh * kw; }
@@ -103,11 +102,13 @@ inline constexpr double kSparseDensity = 0.25;
 const ConvAlgorithm& auto_conv_algorithm(const ConvShape& shape);
 
 // --- the other ops of a CUDA plan (src/algo/cuda/ops.cu); all enqueue on `stream` -----------
+// Those with a `storage` argument run on tensors of that type (16-bit data passed through the
+// float pointers as is; f32 arithmetic, one rounding per output); the others are f32.
 
 // y[i] = epilogue applied to x[i], for a tensor of `count` elements whose channel (for the
 // bias) is (i / inner) % channels.
 void apply_epilogue(const float* x, float* y, int64_t count, int64_t channels, int64_t inner,
-                    const Epilogue& epilogue, cudaStream_t stream);
+                    const Epilogue& epilogue, cudaStream_t stream, Storage storage = Storage::kF32);
 // ChannelAffine / BatchNormalization: y[n][c][i] = act(x[n][c][i] * scale[c] + shift[c]),
 // with x the channel concatenation of `parts` (each [n][c_j][inner]); y [n][sum c_j][inner].
 struct ChannelPart {
@@ -116,7 +117,7 @@ struct ChannelPart {
 };
 void channel_affine(const std::vector<ChannelPart>& parts, int64_t n, int64_t inner,
                     const float* scale, const float* shift, Activation act, float p0, float p1,
-                    float* y, cudaStream_t stream);
+                    float* y, cudaStream_t stream, Storage storage = Storage::kF32);
 // Concatenation along `axis` of row-major tensors: outer = product of dims before axis,
 // each part contributes part_dim * inner contiguous elements per outer index.
 struct ConcatPart {
@@ -124,20 +125,20 @@ struct ConcatPart {
   int64_t dim;  // its extent along the axis
 };
 void concat(const std::vector<ConcatPart>& parts, int64_t outer, int64_t inner, float* y,
-            cudaStream_t stream);
+            cudaStream_t stream, Storage storage = Storage::kF32);
 // Elementwise binary op with numpy broadcasting (up to 6 dimensions): shapes are given
 // right-aligned to out_shape's rank.
 enum class BinaryOp : int { kAdd, kSub, kMul, kDiv, kMax, kMin };
 void binary(BinaryOp op, const float* a, const std::vector<int64_t>& a_shape, const float* b,
             const std::vector<int64_t>& b_shape, float* y, const std::vector<int64_t>& out_shape,
-            cudaStream_t stream);
+            cudaStream_t stream, Storage storage = Storage::kF32);
 // Converts `count` elements between storage types (f32 <-> f16 / bf16; the same type: a
 // copy): ONNX Cast, and the widening around ops that run in f32 on 16-bit values.
 void convert(const void* x, Storage from, void* y, Storage to, int64_t count, cudaStream_t stream);
 // Unary activations (Relu, Clip, Sigmoid, HardSigmoid, HardSwish, SiLU) over `count`
 // elements, and LeakyRelu; in place allowed.
 void activation(const float* x, float* y, int64_t count, Activation act, float p0, float p1,
-                cudaStream_t stream);
+                cudaStream_t stream, Storage storage = Storage::kF32);
 void leaky_relu(const float* x, float* y, int64_t count, float alpha, cudaStream_t stream);
 // Max / average pooling of NCHW [n][c][h][w] -> [n][c][oh][ow]; pads are the leading ones.
 // Average: count_include_pad as ONNX's attribute.
@@ -146,11 +147,13 @@ struct PoolShape {
   int64_t kh = 1, kw = 1, stride_h = 1, stride_w = 1, pad_h = 0, pad_w = 0, dil_h = 1, dil_w = 1;
   int64_t pad_b = 0, pad_r = 0;  // the trailing pads (average pooling's count_include_pad)
 };
-void max_pool(const float* x, float* y, const PoolShape& s, cudaStream_t stream);
+void max_pool(const float* x, float* y, const PoolShape& s, cudaStream_t stream,
+              Storage storage = Storage::kF32);
 void average_pool(const float* x, float* y, const PoolShape& s, bool count_include_pad,
-                  cudaStream_t stream);
+                  cudaStream_t stream, Storage storage = Storage::kF32);
 // Global average / max over the inner `hw` elements of each of `rows` rows.
-void global_pool(const float* x, float* y, int64_t rows, int64_t hw, bool max, cudaStream_t stream);
+void global_pool(const float* x, float* y, int64_t rows, int64_t hw, bool max, cudaStream_t stream,
+                 Storage storage = Storage::kF32);
 // y[m][n] = act(sum_k A[m][k] * B(k, n) + bias[n]) with B stored [n][k] (trans_b) or [k][n]:
 // ONNX Gemm's / MatMul's and the classifier's GEMM. `bias` broadcast along m, or none.
 void gemm(const float* a, const float* b, bool trans_b, const float* bias, float* y, int64_t m,

@@ -19,8 +19,8 @@ namespace dlas {
 
 // "dense-3x3-s1-p1k-k256": kind (dense, group, dw, sparse: at most kSparseDensity nonzero),
 // kernel (1x1, 3x3, 5x5, 7x7, other), stride (s1, s2: 2 and more), output pixels of the
-// batch (p64, p256, p1k, p4k, pbig) and, except for depthwise, output channels (k64, k256,
-// kbig).
+// batch (p64, p256, p1k, p4k, pbig), except for depthwise, output channels (k64, k256,
+// kbig), and "-h16" for 16-bit (fp16 and bf16) layers.
 std::string cuda_shape_class(const cuda::ConvShape& shape);
 
 struct CudaProfileEntry {

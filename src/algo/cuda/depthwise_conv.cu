@@ -4,6 +4,8 @@
 // thread computes `px` consecutive output pixels of one row (neighbouring pixels share most
 // of their input row, which L1 serves), the filter taps unrolled for 3x3 and 5x5.
 // grid = (n * c planes, pixel-group blocks of a plane), the second looped over past 65535.
+// Every storage type: f16 and bf16 activations are widened on load and rounded once on
+// store, the filter and the arithmetic f32.
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -29,10 +31,10 @@ struct DepthwiseParams {
 };
 
 // KS: the kernel size when square 3 or 5 (taps unrolled), 0 for any.
-template <int PX, int THREADS, int KS>
+template <class T, int PX, int THREADS, int KS>
 __global__ void __launch_bounds__(THREADS)
-    depthwise_conv_kernel(const float* __restrict__ x, const float* __restrict__ w,
-                          float* __restrict__ y, DepthwiseParams p, EpilogueArgs e) {
+    depthwise_conv_kernel(const T* __restrict__ x, const float* __restrict__ w, T* __restrict__ y,
+                          DepthwiseParams p, EpilogueArgs e) {
   extern __shared__ float sw[];  // [kh][kw]
   const int kh = KS ? KS : p.kh, kw = KS ? KS : p.kw;
   const int plane = blockIdx.x;  // img * c + channel
@@ -41,7 +43,7 @@ __global__ void __launch_bounds__(THREADS)
     sw[i] = __ldg(w + static_cast<int64_t>(ch) * kh * kw + i);
   __syncthreads();
 
-  const float* xp = x + static_cast<int64_t>(plane) * p.h * p.w;
+  const T* xp = x + static_cast<int64_t>(plane) * p.h * p.w;
   const int64_t ybase = static_cast<int64_t>(plane) * p.oh * p.ow;
   for (int gi = blockIdx.y * THREADS + threadIdx.x; gi < p.groups; gi += gridDim.y * THREADS) {
     const int oy = gi / p.groups_per_row;
@@ -54,7 +56,7 @@ __global__ void __launch_bounds__(THREADS)
     for (int r = 0; r < kh; ++r) {
       const int iy = iy0 + r * p.dh;
       if (static_cast<unsigned>(iy) >= static_cast<unsigned>(p.h)) continue;
-      const float* row = xp + iy * p.w;
+      const T* row = xp + iy * p.w;
 #pragma unroll
       for (int s = 0; s < kw; ++s) {
         const float wv = sw[r * kw + s];
@@ -62,7 +64,7 @@ __global__ void __launch_bounds__(THREADS)
         for (int j = 0; j < PX; ++j) {
           const int ix = ix0 + j * p.sw + s * p.dw;
           const float v =
-              static_cast<unsigned>(ix) < static_cast<unsigned>(p.w) ? __ldg(row + ix) : 0.f;
+              static_cast<unsigned>(ix) < static_cast<unsigned>(p.w) ? ld(row + ix) : 0.f;
           acc[j] = fmaf(v, wv, acc[j]);
         }
       }
@@ -72,7 +74,7 @@ __global__ void __launch_bounds__(THREADS)
       const int ox = ox0 + j;
       if (ox >= p.ow) break;
       const int64_t index = ybase + oy * p.ow + ox;
-      y[index] = finish(acc[j], ch, index, e);
+      y[index] = narrow<T>(finish<T>(acc[j], ch, index, e));
     }
   }
 }
@@ -80,39 +82,53 @@ __global__ void __launch_bounds__(THREADS)
 using LaunchFn = void (*)(const float*, const float*, float*, const DepthwiseParams&,
                           const EpilogueArgs&, dim3, size_t, cudaStream_t);
 
-template <int PX, int THREADS, int KS>
+// x and y hold T (16-bit data passes through the float pointers as is).
+template <class T, int PX, int THREADS, int KS>
 void launch(const float* x, const float* w, float* y, const DepthwiseParams& p,
             const EpilogueArgs& e, dim3 grid, size_t smem, cudaStream_t stream) {
-  depthwise_conv_kernel<PX, THREADS, KS><<<grid, THREADS, smem, stream>>>(x, w, y, p, e);
+  depthwise_conv_kernel<T, PX, THREADS, KS><<<grid, THREADS, smem, stream>>>(
+      reinterpret_cast<const T*>(x), w, reinterpret_cast<T*>(y), p, e);
 }
 
-template <int PX, int THREADS>
+template <class T, int PX, int THREADS>
 LaunchFn pick_ks(int64_t ks) {
-  return ks == 3   ? &launch<PX, THREADS, 3>
-         : ks == 5 ? &launch<PX, THREADS, 5>
-                   : &launch<PX, THREADS, 0>;
+  return ks == 3   ? &launch<T, PX, THREADS, 3>
+         : ks == 5 ? &launch<T, PX, THREADS, 5>
+                   : &launch<T, PX, THREADS, 0>;
 }
 
-template <int PX>
+template <class T, int PX>
 LaunchFn pick_threads(int64_t threads, int64_t ks) {
   switch (threads) {
     case 64:
-      return pick_ks<PX, 64>(ks);
+      return pick_ks<T, PX, 64>(ks);
     case 128:
-      return pick_ks<PX, 128>(ks);
+      return pick_ks<T, PX, 128>(ks);
     default:
-      return pick_ks<PX, 256>(ks);
+      return pick_ks<T, PX, 256>(ks);
   }
 }
 
-LaunchFn pick_launch(int64_t px, int64_t threads, int64_t ks) {
+template <class T>
+LaunchFn pick_px(int64_t px, int64_t threads, int64_t ks) {
   switch (px) {
     case 1:
-      return pick_threads<1>(threads, ks);
+      return pick_threads<T, 1>(threads, ks);
     case 2:
-      return pick_threads<2>(threads, ks);
+      return pick_threads<T, 2>(threads, ks);
     default:
-      return pick_threads<4>(threads, ks);
+      return pick_threads<T, 4>(threads, ks);
+  }
+}
+
+LaunchFn pick_launch(Storage storage, int64_t px, int64_t threads, int64_t ks) {
+  switch (storage) {
+    case Storage::kF16:
+      return pick_px<__half>(px, threads, ks);
+    case Storage::kBF16:
+      return pick_px<__nv_bfloat16>(px, threads, ks);
+    default:
+      return pick_px<float>(px, threads, ks);
   }
 }
 
@@ -144,7 +160,7 @@ class DepthwiseConvKernel final : public ConvKernel {
     grid_ = dim3(static_cast<unsigned>(s.n * s.c),
                  static_cast<unsigned>(std::min<int64_t>(ceil_div(gpr * s.oh, threads), 65535)));
     const int64_t ks = s.kh == s.kw && (s.kh == 3 || s.kh == 5) ? s.kh : 0;
-    launch_ = pick_launch(px, threads, ks);
+    launch_ = pick_launch(s.storage, px, threads, ks);
   }
 
   size_t workspace_bytes() const override { return 0; }
@@ -165,14 +181,12 @@ class DepthwiseConvKernel final : public ConvKernel {
 };
 
 bool supports(const ConvShape& s) {
-  if (s.storage != Storage::kF32) return detail::depthwise16_supports(s);
   // grid.x = n * c planes (CUDA allows 2^31 - 1).
-  return detail::shape_ok(s) && s.depthwise() && s.kh * s.kw <= kMaxTaps &&
+  return detail::shape_ok_any_storage(s) && s.depthwise() && s.kh * s.kw <= kMaxTaps &&
          s.n * s.c <= detail::kInt32Max;
 }
 
-KnobSpace knob_space(const ConvShape& s) {
-  if (s.storage != Storage::kF32) return detail::depthwise16_knob_space(s);
+KnobSpace knob_space(const ConvShape&) {
   KnobSpace space;
   space.knobs.push_back({"px", {1, 2, 4}, "consecutive output pixels of a row per thread"});
   space.knobs.push_back({"threads", {64, 128, 256}, "threads per block"});
@@ -182,7 +196,6 @@ KnobSpace knob_space(const ConvShape& s) {
 // Untuned (no measurement yet): px 4 for rows of 16 pixels or more, 2 from 4, else 1;
 // threads the smallest of 64, 128, 256 that covers a plane's pixel groups (else 256).
 Knobs default_knobs(const ConvShape& s) {
-  if (s.storage != Storage::kF32) return detail::depthwise16_default_knobs(s);
   const int64_t px = s.ow >= 16 ? 4 : s.ow >= 4 ? 2 : 1;
   const int64_t groups = ceil_div(std::max<int64_t>(1, s.ow), px) * s.oh;
   const int64_t threads = groups <= 64 ? 64 : groups <= 128 ? 128 : 256;
@@ -207,7 +220,6 @@ const ConvAlgorithm& depthwise_cuda_conv_algorithm() {
 
 namespace {
 std::unique_ptr<ConvKernel> prepare(const ConvShape& s, const Knobs& knobs, const float* weights) {
-  if (s.storage != Storage::kF32) return detail::depthwise16_prepare(s, knobs, weights);
   detail::check_prepare(depthwise_cuda_conv_algorithm(), s, knobs);
   return std::make_unique<DepthwiseConvKernel>(s, knobs, weights);
 }

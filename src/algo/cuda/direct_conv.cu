@@ -6,7 +6,9 @@
 // FMAs. The weights of the block's channels are staged in shared memory a chunk of input
 // channels at a time, laid out [ci][tap][kt] so a thread reads one tap's kt weights
 // together (a broadcast: every thread reads the same address). grid = (pixel blocks,
-// channel blocks), the second looped over when there are more than CUDA's 65535.
+// channel blocks), the second looped over when there are more than CUDA's 65535. Every
+// storage type: f16 and bf16 activations are widened on load and rounded once on store,
+// the weights and the arithmetic f32.
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -37,17 +39,17 @@ struct DirectParams {
   int chunk;                       // input channels staged at a time
 };
 
-template <int KT, int PX, int THREADS>
+template <class T, int KT, int PX, int THREADS>
 __global__ void __launch_bounds__(THREADS)
-    direct_conv_kernel(const float* __restrict__ x, const float* __restrict__ w,
-                       float* __restrict__ y, DirectParams p, EpilogueArgs e) {
+    direct_conv_kernel(const T* __restrict__ x, const float* __restrict__ w, T* __restrict__ y,
+                       DirectParams p, EpilogueArgs e) {
   extern __shared__ float sw[];  // [chunk][taps][KT]
   const int tid = threadIdx.x;
 
   // This thread's pixels, fixed across channel blocks. A pixel past the batch gets a top
   // row far outside the image, so every one of its taps reads as padding.
   int iy0[PX], ix0[PX];
-  const float* xi[PX];  // its image's input
+  const T* xi[PX];  // its image's input
 #pragma unroll
   for (int j = 0; j < PX; ++j) {
     const int q = blockIdx.x * (THREADS * PX) + j * THREADS + tid;
@@ -95,7 +97,7 @@ __global__ void __launch_bounds__(THREADS)
               const int iy = iy0[j] + r * p.dh, ix = ix0[j] + s * p.dw;
               const bool in = static_cast<unsigned>(iy) < static_cast<unsigned>(p.h) &&
                               static_cast<unsigned>(ix) < static_cast<unsigned>(p.w);
-              const float v = in ? __ldg(xi[j] + chan_off + iy * p.w + ix) : 0.f;
+              const float v = in ? ld(xi[j] + chan_off + iy * p.w + ix) : 0.f;
 #pragma unroll
               for (int t = 0; t < KT; ++t) acc[j][t] = fmaf(v, wr[t], acc[j][t]);
             }
@@ -116,7 +118,7 @@ __global__ void __launch_bounds__(THREADS)
         if (km >= p.kpg) break;
         const int kg = g * p.kpg + km;
         const int64_t index = base + static_cast<int64_t>(kg) * p.ohw;
-        y[index] = finish(acc[j][t], kg, index, e);
+        y[index] = narrow<T>(finish<T>(acc[j][t], kg, index, e));
       }
     }
   }
@@ -125,46 +127,60 @@ __global__ void __launch_bounds__(THREADS)
 using LaunchFn = void (*)(const float*, const float*, float*, const DirectParams&,
                           const EpilogueArgs&, dim3, size_t, cudaStream_t);
 
-template <int KT, int PX, int THREADS>
+// x and y hold T (16-bit data passes through the float pointers as is).
+template <class T, int KT, int PX, int THREADS>
 void launch(const float* x, const float* w, float* y, const DirectParams& p, const EpilogueArgs& e,
             dim3 grid, size_t smem, cudaStream_t stream) {
-  direct_conv_kernel<KT, PX, THREADS><<<grid, THREADS, smem, stream>>>(x, w, y, p, e);
+  direct_conv_kernel<T, KT, PX, THREADS><<<grid, THREADS, smem, stream>>>(
+      reinterpret_cast<const T*>(x), w, reinterpret_cast<T*>(y), p, e);
 }
 
-template <int KT, int PX>
+template <class T, int KT, int PX>
 LaunchFn pick_threads(int64_t threads) {
   switch (threads) {
     case 64:
-      return &launch<KT, PX, 64>;
+      return &launch<T, KT, PX, 64>;
     case 128:
-      return &launch<KT, PX, 128>;
+      return &launch<T, KT, PX, 128>;
     default:
-      return &launch<KT, PX, 256>;
+      return &launch<T, KT, PX, 256>;
   }
 }
 
-template <int KT>
+template <class T, int KT>
 LaunchFn pick_px(int64_t px, int64_t threads) {
   switch (px) {
     case 1:
-      return pick_threads<KT, 1>(threads);
+      return pick_threads<T, KT, 1>(threads);
     case 2:
-      return pick_threads<KT, 2>(threads);
+      return pick_threads<T, KT, 2>(threads);
     default:
-      return pick_threads<KT, 4>(threads);
+      return pick_threads<T, KT, 4>(threads);
   }
 }
 
-LaunchFn pick_launch(int64_t kt, int64_t px, int64_t threads) {
+template <class T>
+LaunchFn pick_kt(int64_t kt, int64_t px, int64_t threads) {
   switch (kt) {
     case 1:
-      return pick_px<1>(px, threads);
+      return pick_px<T, 1>(px, threads);
     case 2:
-      return pick_px<2>(px, threads);
+      return pick_px<T, 2>(px, threads);
     case 4:
-      return pick_px<4>(px, threads);
+      return pick_px<T, 4>(px, threads);
     default:
-      return pick_px<8>(px, threads);
+      return pick_px<T, 8>(px, threads);
+  }
+}
+
+LaunchFn pick_launch(Storage storage, int64_t kt, int64_t px, int64_t threads) {
+  switch (storage) {
+    case Storage::kF16:
+      return pick_kt<__half>(kt, px, threads);
+    case Storage::kBF16:
+      return pick_kt<__nv_bfloat16>(kt, px, threads);
+    default:
+      return pick_kt<float>(kt, px, threads);
   }
 }
 
@@ -204,7 +220,7 @@ class DirectConvKernel final : public ConvKernel {
     smem_ = static_cast<size_t>(kt * chunk * taps) * sizeof(float);
     grid_ = dim3(static_cast<unsigned>(ceil_div(s.n * s.oh * s.ow, threads * px)),
                  static_cast<unsigned>(std::min<int64_t>(kbpg * s.groups, 65535)));
-    launch_ = pick_launch(kt, px, threads);
+    launch_ = pick_launch(s.storage, kt, px, threads);
   }
 
   size_t workspace_bytes() const override { return 0; }
@@ -226,8 +242,8 @@ class DirectConvKernel final : public ConvKernel {
 
 bool supports(const ConvShape& s) {
   // Channel blocks are looped over past 65535, so only the staged weights bound the shape;
-  // the blocks count (k / kt, kt >= 1) stays an int by shape_ok.
-  return detail::shape_ok(s) && s.kh * s.kw <= kMaxTaps;
+  // the blocks count (k / kt, kt >= 1) stays an int by shape_ok. Every storage type.
+  return detail::shape_ok_any_storage(s) && s.kh * s.kw <= kMaxTaps;
 }
 
 KnobSpace knob_space(const ConvShape&) {

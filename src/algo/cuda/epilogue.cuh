@@ -1,6 +1,10 @@
 // The fused epilogue every CUDA producer applies per output element (cuda_conv.h's
-// Epilogue): y = act(acc + bias[k] + residual[i]). Device code, included by the .cu files.
+// Epilogue): y = act(acc + bias[k] + residual[i]), and the loads and stores of each storage
+// type (f32, f16, bf16: every kernel computes in f32). Device code, included by the .cu files.
 #pragma once
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
 
 #include "dlas/algo/cuda_conv.h"
 
@@ -9,7 +13,7 @@ namespace dlas::cuda {
 // The Epilogue's fields as kernel parameters (passed by value).
 struct EpilogueArgs {
   const float* bias;
-  const float* residual;
+  const void* residual;  // the output's storage type
   int act;
   float p0, p1;
 };
@@ -37,12 +41,53 @@ __device__ __forceinline__ float activate(float v, int act, float p0, float p1) 
   }
 }
 
-// acc for output element `index` (NCHW linear index) of channel `k`.
+// An element of a storage type as f32; one read through the read-only cache as f32; and an
+// f32 value rounded (to nearest even) to a storage type.
+__device__ __forceinline__ float as_float(float v) { return v; }
+__device__ __forceinline__ float as_float(__half v) { return __half2float(v); }
+__device__ __forceinline__ float as_float(__nv_bfloat16 v) { return __bfloat162float(v); }
+template <class T>
+__device__ __forceinline__ float ld(const T* p) {
+  return as_float(__ldg(p));
+}
+template <class T>
+__device__ __forceinline__ T narrow(float v);
+template <>
+__device__ __forceinline__ float narrow<float>(float v) {
+  return v;
+}
+template <>
+__device__ __forceinline__ __half narrow<__half>(float v) {
+  return __float2half_rn(v);
+}
+template <>
+__device__ __forceinline__ __nv_bfloat16 narrow<__nv_bfloat16>(float v) {
+  return __float2bfloat16_rn(v);
+}
+
+// acc for output element `index` (NCHW linear index) of channel `k`, the residual of type T.
+template <class T = float>
 __device__ __forceinline__ float finish(float acc, int64_t k, int64_t index,
                                         const EpilogueArgs& e) {
   if (e.bias) acc += __ldg(e.bias + k);
-  if (e.residual) acc += __ldg(e.residual + index);
+  if (e.residual) acc += ld(static_cast<const T*>(e.residual) + index);
   return activate(acc, e.act, e.p0, e.p1);
+}
+
+// Calls f(T{}) with T the device type of `storage` (float, __half, __nv_bfloat16): the
+// host-side dispatch to a kernel template.
+template <class F>
+void with_storage_type(Storage storage, F&& f) {
+  switch (storage) {
+    case Storage::kF16:
+      f(__half{});
+      break;
+    case Storage::kBF16:
+      f(__nv_bfloat16{});
+      break;
+    default:
+      f(float{});
+  }
 }
 
 // Throws kRuntime naming `what` when the last launch failed (cudaGetLastError).

@@ -1,6 +1,8 @@
 // The CUDA plan's ops besides convolution (cuda_conv.h): epilogue, per-channel affine over a
 // channel concatenation, concat, broadcast binary ops, activations, pooling, global pooling,
-// the classifier's GEMM and softmax. fp32, NCHW / row-major. Bandwidth-bound kernels with
+// the classifier's GEMM and softmax. NCHW / row-major; the elementwise ops, pooling, concat
+// and the affine also on 16-bit data (f32 arithmetic, one rounding per output), the GEMM and
+// softmax in f32. Bandwidth-bound kernels with
 // one thread per element (grid-stride), except the reductions (one warp or block per row)
 // and the GEMM (a warp per output row when the batch is small, a tiled kernel otherwise).
 #include <cuda_bf16.h>
@@ -24,27 +26,29 @@ unsigned grid_for(int64_t count) {
 }
 
 // In place (x == y) is allowed: each element is read, then written, by one thread.
-__global__ void epilogue_kernel(const float* x, float* y, int64_t count, int64_t channels,
-                                int64_t inner, EpilogueArgs e) {
+template <class T>
+__global__ void epilogue_kernel(const T* x, T* y, int64_t count, int64_t channels, int64_t inner,
+                                EpilogueArgs e) {
   for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < count;
        i += int64_t{gridDim.x} * blockDim.x)
-    y[i] = finish(x[i], (i / inner) % channels, i, e);
+    y[i] = narrow<T>(finish<T>(as_float(x[i]), (i / inner) % channels, i, e));
 }
 
 // Up to 8 parts per launch; more parts take more launches over disjoint channel ranges.
 constexpr int kMaxParts = 8;
 struct Parts {
-  const float* data[kMaxParts];
+  const void* data[kMaxParts];
   int64_t channels[kMaxParts];
   int64_t first[kMaxParts];  // the part's first channel in the output
   int count;
 };
 
+template <class T>
 __global__ void channel_affine_kernel(Parts parts, int64_t n, int64_t total_channels, int64_t inner,
                                       int64_t part_channels, int64_t first_channel,
                                       const float* __restrict__ scale,
                                       const float* __restrict__ shift, int act, float p0, float p1,
-                                      float* __restrict__ y) {
+                                      T* __restrict__ y) {
   // This launch covers output channels [first_channel, first_channel + part_channels).
   const int64_t count = n * part_channels * inner;
   for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < count;
@@ -55,13 +59,16 @@ __global__ void channel_affine_kernel(Parts parts, int64_t n, int64_t total_chan
     const int64_t c = first_channel + cl;
     int p = 0;
     while (p + 1 < parts.count && c >= parts.first[p + 1]) ++p;
-    const float v = parts.data[p][(b * parts.channels[p] + (c - parts.first[p])) * inner + q];
-    y[(b * total_channels + c) * inner + q] = activate(v * scale[c] + shift[c], act, p0, p1);
+    const float v = ld(static_cast<const T*>(parts.data[p]) +
+                       (b * parts.channels[p] + (c - parts.first[p])) * inner + q);
+    y[(b * total_channels + c) * inner + q] =
+        narrow<T>(activate(v * scale[c] + shift[c], act, p0, p1));
   }
 }
 
-__global__ void concat_kernel(const float* __restrict__ x, int64_t outer, int64_t part_row,
-                              int64_t out_row, int64_t offset, float* __restrict__ y) {
+template <class T>
+__global__ void concat_kernel(const T* __restrict__ x, int64_t outer, int64_t part_row,
+                              int64_t out_row, int64_t offset, T* __restrict__ y) {
   const int64_t count = outer * part_row;
   for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < count;
        i += int64_t{gridDim.x} * blockDim.x) {
@@ -94,8 +101,9 @@ __device__ __forceinline__ float binary_op(int op, float a, float b) {
   }
 }
 
-__global__ void binary_kernel(int op, const float* __restrict__ a, const float* __restrict__ b,
-                              float* __restrict__ y, int64_t count, Strides s) {
+template <class T>
+__global__ void binary_kernel(int op, const T* __restrict__ a, const T* __restrict__ b,
+                              T* __restrict__ y, int64_t count, Strides s) {
   for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < count;
        i += int64_t{gridDim.x} * blockDim.x) {
     int64_t rest = i, ia = 0, ib = 0;
@@ -105,23 +113,24 @@ __global__ void binary_kernel(int op, const float* __restrict__ a, const float* 
       ia += coord * s.a[d];
       ib += coord * s.b[d];
     }
-    y[i] = binary_op(op, a[ia], b[ib]);
+    y[i] = narrow<T>(binary_op(op, ld(a + ia), ld(b + ib)));
   }
 }
 
 // y = x * s with s one value per (row) of `inner` elements: the SE block's channel scale.
-__global__ void scale_rows_kernel(const float* __restrict__ x, const float* __restrict__ s,
-                                  float* __restrict__ y, int64_t count, int64_t inner) {
+template <class T>
+__global__ void scale_rows_kernel(const T* __restrict__ x, const T* __restrict__ s,
+                                  T* __restrict__ y, int64_t count, int64_t inner) {
   for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < count;
        i += int64_t{gridDim.x} * blockDim.x)
-    y[i] = x[i] * __ldg(s + i / inner);
+    y[i] = narrow<T>(ld(x + i) * ld(s + i / inner));
 }
 
-__global__ void activation_kernel(const float* x, float* y, int64_t count, int act, float p0,
-                                  float p1) {
+template <class T>
+__global__ void activation_kernel(const T* x, T* y, int64_t count, int act, float p0, float p1) {
   for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < count;
        i += int64_t{gridDim.x} * blockDim.x)
-    y[i] = activate(x[i], act, p0, p1);
+    y[i] = narrow<T>(activate(as_float(x[i]), act, p0, p1));
 }
 
 __global__ void leaky_relu_kernel(const float* __restrict__ x, float* __restrict__ y, int64_t count,
@@ -133,14 +142,14 @@ __global__ void leaky_relu_kernel(const float* __restrict__ x, float* __restrict
   }
 }
 
-template <bool kMax>
-__global__ void pool_kernel(const float* __restrict__ x, float* __restrict__ y, PoolShape s,
+template <class T, bool kMax>
+__global__ void pool_kernel(const T* __restrict__ x, T* __restrict__ y, PoolShape s,
                             bool count_include_pad) {
   const int64_t count = s.n * s.c * s.oh * s.ow;
   for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < count;
        i += int64_t{gridDim.x} * blockDim.x) {
     const int64_t ox = i % s.ow, oy = (i / s.ow) % s.oh, plane = i / (s.ow * s.oh);
-    const float* xp = x + plane * s.h * s.w;
+    const T* xp = x + plane * s.h * s.w;
     float acc = kMax ? -FLT_MAX : 0.f;
     int64_t taken = 0;
     for (int64_t ky = 0; ky < s.kh; ++ky) {
@@ -148,7 +157,7 @@ __global__ void pool_kernel(const float* __restrict__ x, float* __restrict__ y, 
       for (int64_t kx = 0; kx < s.kw; ++kx) {
         const int64_t ix = ox * s.stride_w - s.pad_w + kx * s.dil_w;
         if (iy < 0 || iy >= s.h || ix < 0 || ix >= s.w) continue;
-        const float v = xp[iy * s.w + ix];
+        const float v = ld(xp + iy * s.w + ix);
         acc = kMax ? fmaxf(acc, v) : acc + v;
         ++taken;
       }
@@ -163,7 +172,7 @@ __global__ void pool_kernel(const float* __restrict__ x, float* __restrict__ y, 
       }
       acc = divisor > 0 ? acc / static_cast<float>(divisor) : 0.f;
     }
-    y[i] = acc;
+    y[i] = narrow<T>(acc);
   }
 }
 
@@ -177,16 +186,20 @@ __device__ __forceinline__ float warp_max(float v) {
 }
 
 // One warp per row.
-__global__ void global_pool_kernel(const float* __restrict__ x, float* __restrict__ y, int64_t rows,
+template <class T>
+__global__ void global_pool_kernel(const T* __restrict__ x, T* __restrict__ y, int64_t rows,
                                    int64_t hw, bool max) {
   const int64_t row = blockIdx.x * int64_t{blockDim.x / 32} + threadIdx.x / 32;
   const int lane = threadIdx.x % 32;
   if (row >= rows) return;
-  const float* xr = x + row * hw;
+  const T* xr = x + row * hw;
   float acc = max ? -FLT_MAX : 0.f;
-  for (int64_t i = lane; i < hw; i += 32) acc = max ? fmaxf(acc, xr[i]) : acc + xr[i];
+  for (int64_t i = lane; i < hw; i += 32) {
+    const float v = ld(xr + i);
+    acc = max ? fmaxf(acc, v) : acc + v;
+  }
   acc = max ? warp_max(acc) : warp_sum(acc);
-  if (lane == 0) y[row] = max ? acc : acc / static_cast<float>(hw);
+  if (lane == 0) y[row] = narrow<T>(max ? acc : acc / static_cast<float>(hw));
 }
 
 // GEMV-like GEMM for small m: one warp per (row of A, output column), the reduction over k
@@ -311,16 +324,20 @@ void convert(const void* x, Storage from, void* y, Storage to, int64_t count, cu
 }
 
 void apply_epilogue(const float* x, float* y, int64_t count, int64_t channels, int64_t inner,
-                    const Epilogue& e, cudaStream_t stream) {
+                    const Epilogue& e, cudaStream_t stream, Storage storage) {
   if (count == 0) return;
-  epilogue_kernel<<<grid_for(count), kThreads, 0, stream>>>(
-      x, y, count, std::max<int64_t>(channels, 1), std::max<int64_t>(inner, 1), epilogue_args(e));
+  with_storage_type(storage, [&](auto t) {
+    using T = decltype(t);
+    epilogue_kernel<T><<<grid_for(count), kThreads, 0, stream>>>(
+        reinterpret_cast<const T*>(x), reinterpret_cast<T*>(y), count,
+        std::max<int64_t>(channels, 1), std::max<int64_t>(inner, 1), epilogue_args(e));
+  });
   check_launch("epilogue kernel");
 }
 
 void channel_affine(const std::vector<ChannelPart>& parts, int64_t n, int64_t inner,
                     const float* scale, const float* shift, Activation act, float p0, float p1,
-                    float* y, cudaStream_t stream) {
+                    float* y, cudaStream_t stream, Storage storage) {
   int64_t total = 0;
   for (const ChannelPart& p : parts) total += p.channels;
   if (total == 0 || n * inner == 0) return;
@@ -338,23 +355,30 @@ void channel_affine(const std::vector<ChannelPart>& parts, int64_t n, int64_t in
     }
     const int64_t launch_channels = first - launch_first;
     if (launch_channels == 0) continue;
-    channel_affine_kernel<<<grid_for(n * launch_channels * inner), kThreads, 0, stream>>>(
-        pk, n, total, inner, launch_channels, launch_first, scale, shift, static_cast<int>(act), p0,
-        p1, y);
+    with_storage_type(storage, [&](auto t) {
+      using T = decltype(t);
+      channel_affine_kernel<T><<<grid_for(n * launch_channels * inner), kThreads, 0, stream>>>(
+          pk, n, total, inner, launch_channels, launch_first, scale, shift, static_cast<int>(act),
+          p0, p1, reinterpret_cast<T*>(y));
+    });
     check_launch("channel affine kernel");
   }
 }
 
 void concat(const std::vector<ConcatPart>& parts, int64_t outer, int64_t inner, float* y,
-            cudaStream_t stream) {
+            cudaStream_t stream, Storage storage) {
   int64_t total = 0;
   for (const ConcatPart& p : parts) total += p.dim;
   int64_t offset = 0;
   for (const ConcatPart& p : parts) {
     const int64_t part_row = p.dim * inner;
     if (part_row > 0 && outer > 0) {
-      concat_kernel<<<grid_for(outer * part_row), kThreads, 0, stream>>>(p.data, outer, part_row,
-                                                                         total * inner, offset, y);
+      with_storage_type(storage, [&](auto t) {
+        using T = decltype(t);
+        concat_kernel<T><<<grid_for(outer * part_row), kThreads, 0, stream>>>(
+            reinterpret_cast<const T*>(p.data), outer, part_row, total * inner, offset,
+            reinterpret_cast<T*>(y));
+      });
       check_launch("concat kernel");
     }
     offset += part_row;
@@ -363,7 +387,7 @@ void concat(const std::vector<ConcatPart>& parts, int64_t outer, int64_t inner, 
 
 void binary(BinaryOp op, const float* a, const std::vector<int64_t>& a_shape, const float* b,
             const std::vector<int64_t>& b_shape, float* y, const std::vector<int64_t>& out_shape,
-            cudaStream_t stream) {
+            cudaStream_t stream, Storage storage) {
   const int rank = static_cast<int>(out_shape.size());
   DLAS_CHECK(rank <= kMaxRank, ErrorKind::kUnsupported, "CUDA binary op: rank ", rank, " is above ",
              kMaxRank);
@@ -374,8 +398,12 @@ void binary(BinaryOp op, const float* a, const std::vector<int64_t>& a_shape, co
   if (op == BinaryOp::kMul && rank == 4 && a_shape == out_shape && b_shape.size() == 4 &&
       b_shape[0] == out_shape[0] && b_shape[1] == out_shape[1] && b_shape[2] == 1 &&
       b_shape[3] == 1) {
-    scale_rows_kernel<<<grid_for(count), kThreads, 0, stream>>>(a, b, y, count,
-                                                                out_shape[2] * out_shape[3]);
+    with_storage_type(storage, [&](auto t) {
+      using T = decltype(t);
+      scale_rows_kernel<T><<<grid_for(count), kThreads, 0, stream>>>(
+          reinterpret_cast<const T*>(a), reinterpret_cast<const T*>(b), reinterpret_cast<T*>(y),
+          count, out_shape[2] * out_shape[3]);
+    });
     check_launch("scale kernel");
     return;
   }
@@ -394,15 +422,24 @@ void binary(BinaryOp op, const float* a, const std::vector<int64_t>& a_shape, co
   for (int d = 0; d < rank; ++d) s.out[d] = out_shape[d];
   strides_of(a_shape, s.a);
   strides_of(b_shape, s.b);
-  binary_kernel<<<grid_for(count), kThreads, 0, stream>>>(static_cast<int>(op), a, b, y, count, s);
+  with_storage_type(storage, [&](auto t) {
+    using T = decltype(t);
+    binary_kernel<T><<<grid_for(count), kThreads, 0, stream>>>(
+        static_cast<int>(op), reinterpret_cast<const T*>(a), reinterpret_cast<const T*>(b),
+        reinterpret_cast<T*>(y), count, s);
+  });
   check_launch("binary kernel");
 }
 
 void activation(const float* x, float* y, int64_t count, Activation act, float p0, float p1,
-                cudaStream_t stream) {
+                cudaStream_t stream, Storage storage) {
   if (count == 0) return;
-  activation_kernel<<<grid_for(count), kThreads, 0, stream>>>(x, y, count, static_cast<int>(act),
-                                                              p0, p1);
+  with_storage_type(storage, [&](auto t) {
+    using T = decltype(t);
+    activation_kernel<T><<<grid_for(count), kThreads, 0, stream>>>(reinterpret_cast<const T*>(x),
+                                                                   reinterpret_cast<T*>(y), count,
+                                                                   static_cast<int>(act), p0, p1);
+  });
   check_launch("activation kernel");
 }
 
@@ -412,27 +449,40 @@ void leaky_relu(const float* x, float* y, int64_t count, float alpha, cudaStream
   check_launch("leaky relu kernel");
 }
 
-void max_pool(const float* x, float* y, const PoolShape& s, cudaStream_t stream) {
+void max_pool(const float* x, float* y, const PoolShape& s, cudaStream_t stream, Storage storage) {
   const int64_t count = s.n * s.c * s.oh * s.ow;
   if (count == 0) return;
-  pool_kernel<true><<<grid_for(count), kThreads, 0, stream>>>(x, y, s, false);
+  with_storage_type(storage, [&](auto t) {
+    using T = decltype(t);
+    pool_kernel<T, true><<<grid_for(count), kThreads, 0, stream>>>(
+        reinterpret_cast<const T*>(x), reinterpret_cast<T*>(y), s, false);
+  });
   check_launch("max pool kernel");
 }
 
 void average_pool(const float* x, float* y, const PoolShape& s, bool count_include_pad,
-                  cudaStream_t stream) {
+                  cudaStream_t stream, Storage storage) {
   const int64_t count = s.n * s.c * s.oh * s.ow;
   if (count == 0) return;
-  pool_kernel<false><<<grid_for(count), kThreads, 0, stream>>>(x, y, s, count_include_pad);
+  with_storage_type(storage, [&](auto t) {
+    using T = decltype(t);
+    pool_kernel<T, false><<<grid_for(count), kThreads, 0, stream>>>(
+        reinterpret_cast<const T*>(x), reinterpret_cast<T*>(y), s, count_include_pad);
+  });
   check_launch("average pool kernel");
 }
 
-void global_pool(const float* x, float* y, int64_t rows, int64_t hw, bool max,
-                 cudaStream_t stream) {
+void global_pool(const float* x, float* y, int64_t rows, int64_t hw, bool max, cudaStream_t stream,
+                 Storage storage) {
   if (rows == 0) return;
   const int64_t warps_per_block = kThreads / 32;
   const auto blocks = static_cast<unsigned>((rows + warps_per_block - 1) / warps_per_block);
-  global_pool_kernel<<<blocks, kThreads, 0, stream>>>(x, y, rows, std::max<int64_t>(hw, 1), max);
+  with_storage_type(storage, [&](auto t) {
+    using T = decltype(t);
+    global_pool_kernel<T><<<blocks, kThreads, 0, stream>>>(reinterpret_cast<const T*>(x),
+                                                           reinterpret_cast<T*>(y), rows,
+                                                           std::max<int64_t>(hw, 1), max);
+  });
   check_launch("global pool kernel");
 }
 

@@ -1,5 +1,5 @@
-// The 16-bit (fp16, bf16) implementations of the `gemm` and `depthwise` CUDA conv rows
-// (cuda_conv.h, conv_common.h): activations, residual and output 16-bit, accumulation f32.
+// The 16-bit (fp16, bf16) implementation of the `gemm` CUDA conv row (cuda_conv.h,
+// conv_common.h): activations, residual and output 16-bit, accumulation f32.
 //
 // gemm on tensor cores: the implicit GEMM of gemm_conv.cu -- per group C[M][N] = A[M][K]
 // B[K][N], M the group's output channels, N = n*oh*ow pixels, K = (c/g)*kh*kw -- with 64 x 64
@@ -8,8 +8,6 @@
 // [group][Mp][Kp] zero-padded, so its tile loads are unchecked; B is gathered from the
 // input per element (padding and bounds checked). The f32 accumulators go through shared
 // memory to the fused epilogue (bias, 16-bit residual, activation), stored in 16 bits.
-//
-// depthwise: one output pixel per thread, the channel's taps in f32, f32 accumulation.
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
@@ -30,27 +28,6 @@ namespace {
 
 using detail::ceil_div;
 using detail::round_up;
-
-template <class T>
-__device__ __forceinline__ float to_float(T v);
-template <>
-__device__ __forceinline__ float to_float<__half>(__half v) {
-  return __half2float(v);
-}
-template <>
-__device__ __forceinline__ float to_float<__nv_bfloat16>(__nv_bfloat16 v) {
-  return __bfloat162float(v);
-}
-template <class T>
-__device__ __forceinline__ T from_float(float v);
-template <>
-__device__ __forceinline__ __half from_float<__half>(float v) {
-  return __float2half_rn(v);
-}
-template <>
-__device__ __forceinline__ __nv_bfloat16 from_float<__nv_bfloat16>(float v) {
-  return __float2bfloat16_rn(v);
-}
 
 constexpr int kBM = 64, kBN = 64, kBK = 32, kThreads = 128;
 
@@ -100,7 +77,7 @@ __global__ void __launch_bounds__(kThreads)
   const T* xg = x + (static_cast<int64_t>(img) * p.c + static_cast<int64_t>(g) * p.cpg) *
                         static_cast<int64_t>(p.h) * p.w;
   const int iy0 = oy * p.sh - p.ph, ix0 = ox * p.sw - p.pw;
-  const T zero = from_float<T>(0.f);
+  const T zero = narrow<T>(0.f);
 
   for (int k0 = k_begin; k0 < k_end; k0 += kBK) {
     for (int e = threadIdx.x; e < kBM * kBK; e += kThreads) {
@@ -159,8 +136,8 @@ __global__ void __launch_bounds__(kThreads)
       continue;
     }
     if (bias) v += __ldg(bias + k);
-    if (residual) v += to_float<T>(residual[index]);
-    y[index] = from_float<T>(activate(v, act, p0, p1));
+    if (residual) v += ld(residual + index);
+    y[index] = narrow<T>(activate(v, act, p0, p1));
   }
 }
 
@@ -176,8 +153,8 @@ __global__ void tc_finish_kernel(const float* __restrict__ partial, int splits, 
     float v = 0.f;
     for (int sp = 0; sp < splits; ++sp) v += partial[sp * count + i];
     if (bias) v += __ldg(bias + (i / inner) % channels);
-    if (residual) v += to_float<T>(residual[i]);
-    y[i] = from_float<T>(activate(v, act, p0, p1));
+    if (residual) v += ld(residual + i);
+    y[i] = narrow<T>(activate(v, act, p0, p1));
   }
 }
 
@@ -283,87 +260,6 @@ class TcConvKernel final : public ConvKernel {
   int64_t count_ = 0, channels_ = 1, inner_ = 1;
 };
 
-struct DwParams {
-  int64_t count;
-  int c, h, w, oh, ow, kh, kw, sh, sw, ph, pw, dh, dw;
-};
-
-template <class T>
-__global__ void depthwise16_kernel(const T* __restrict__ x, const float* __restrict__ w,
-                                   T* __restrict__ y, DwParams p, const float* __restrict__ bias,
-                                   const T* __restrict__ residual, int act, float p0, float p1) {
-  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < p.count;
-       i += int64_t{gridDim.x} * blockDim.x) {
-    const int ox = static_cast<int>(i % p.ow);
-    const int oy = static_cast<int>((i / p.ow) % p.oh);
-    const int64_t plane = i / (static_cast<int64_t>(p.ow) * p.oh);
-    const int ch = static_cast<int>(plane % p.c);
-    const T* xp = x + plane * p.h * p.w;
-    const float* wk = w + static_cast<int64_t>(ch) * p.kh * p.kw;
-    float acc = 0.f;
-    for (int r = 0; r < p.kh; ++r) {
-      const int iy = oy * p.sh - p.ph + r * p.dh;
-      if (static_cast<unsigned>(iy) >= static_cast<unsigned>(p.h)) continue;
-      for (int s = 0; s < p.kw; ++s) {
-        const int ix = ox * p.sw - p.pw + s * p.dw;
-        if (static_cast<unsigned>(ix) >= static_cast<unsigned>(p.w)) continue;
-        acc = fmaf(to_float<T>(xp[iy * p.w + ix]), __ldg(wk + r * p.kw + s), acc);
-      }
-    }
-    if (bias) acc += __ldg(bias + ch);
-    if (residual) acc += to_float<T>(residual[i]);
-    y[i] = from_float<T>(activate(acc, act, p0, p1));
-  }
-}
-
-class Depthwise16Kernel final : public ConvKernel {
- public:
-  Depthwise16Kernel(const ConvShape& s, const Knobs& knobs, const float* weights)
-      : storage_(s.storage), threads_(static_cast<int>(knobs.at("threads"))) {
-    weights_ = upload_floats(weights, static_cast<size_t>(s.c * s.kh * s.kw),
-                             "cuda 16-bit depthwise weights");
-    p_.count = s.n * s.c * s.oh * s.ow;
-    p_.c = static_cast<int>(s.c);
-    p_.h = static_cast<int>(s.h);
-    p_.w = static_cast<int>(s.w);
-    p_.oh = static_cast<int>(s.oh);
-    p_.ow = static_cast<int>(s.ow);
-    p_.kh = static_cast<int>(s.kh);
-    p_.kw = static_cast<int>(s.kw);
-    p_.sh = static_cast<int>(s.stride_h);
-    p_.sw = static_cast<int>(s.stride_w);
-    p_.ph = static_cast<int>(s.pad_h);
-    p_.pw = static_cast<int>(s.pad_w);
-    p_.dh = static_cast<int>(s.dil_h);
-    p_.dw = static_cast<int>(s.dil_w);
-    blocks_ = static_cast<unsigned>(std::clamp<int64_t>(ceil_div(p_.count, threads_), 1, 1 << 20));
-  }
-  size_t workspace_bytes() const override { return 0; }
-  size_t weight_bytes() const override { return weights_.bytes(); }
-  void run(const float* x, float* y, void*, const Epilogue& e, cudaStream_t stream) const override {
-    if (storage_ == Storage::kF16) {
-      launch(reinterpret_cast<const __half*>(x), reinterpret_cast<__half*>(y), e, stream);
-    } else {
-      launch(reinterpret_cast<const __nv_bfloat16*>(x), reinterpret_cast<__nv_bfloat16*>(y), e,
-             stream);
-    }
-    check_launch("cuda 16-bit depthwise conv");
-  }
-
- private:
-  template <class T>
-  void launch(const T* x, T* y, const Epilogue& e, cudaStream_t stream) const {
-    depthwise16_kernel<T><<<blocks_, threads_, 0, stream>>>(x, weights_.as<float>(), y, p_, e.bias,
-                                                            reinterpret_cast<const T*>(e.residual),
-                                                            static_cast<int>(e.act), e.p0, e.p1);
-  }
-  Storage storage_;
-  int threads_;
-  DeviceBuffer weights_;
-  DwParams p_{};
-  unsigned blocks_ = 1;
-};
-
 bool sixteen_bit(const ConvShape& s) {
   return s.storage == Storage::kF16 || s.storage == Storage::kBF16;
 }
@@ -389,28 +285,6 @@ std::unique_ptr<ConvKernel> tc_gemm_prepare(const ConvShape& s, const Knobs& k, 
              storage_name(s.storage), ") does not support ", s.str());
   tc_gemm_knob_space(s).validate(k, "cuda gemm conv " + s.str());
   return std::make_unique<TcConvKernel>(s, w);
-}
-
-bool depthwise16_supports(const ConvShape& s) {
-  return sixteen_bit(s) && shape_ok_any_storage(s) && s.depthwise();
-}
-
-KnobSpace depthwise16_knob_space(const ConvShape&) {
-  KnobSpace space;
-  space.knobs.push_back({"threads", {128, 256}, "threads (output pixels) per block"});
-  return space;
-}
-
-Knobs depthwise16_default_knobs(const ConvShape&) { return {{"threads", 256}}; }
-
-std::unique_ptr<ConvKernel> depthwise16_prepare(const ConvShape& s, const Knobs& k,
-                                                const float* w) {
-  DLAS_CHECK(shape_ok_any_storage(s), ErrorKind::kInvalidInput,
-             "cuda depthwise conv: invalid shape ", s.str());
-  DLAS_CHECK(depthwise16_supports(s), ErrorKind::kUnsupported, "cuda depthwise conv (",
-             storage_name(s.storage), ") does not support ", s.str());
-  depthwise16_knob_space(s).validate(k, "cuda depthwise conv " + s.str());
-  return std::make_unique<Depthwise16Kernel>(s, k, w);
 }
 
 }  // namespace detail

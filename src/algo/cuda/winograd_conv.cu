@@ -10,7 +10,9 @@
 //      the valid pixels of its m x m output tile through the fused epilogue.
 // U = G g G^T is computed on the host in double (winograd_common.h, shared with the CPU
 // winograds); B^T and A^T are the ones documented in f32_wino_template.h (points 0, 1, -1,
-// inf for F(2, 3); 0, 1, -1, 1/2, -1/2, inf for F(4, 3)). Workspace: V then M.
+// inf for F(2, 3); 0, 1, -1, 1/2, -1/2, inf for F(4, 3)). Workspace: V then M. Every
+// storage type: f16 and bf16 inputs are widened by the input transform and the output
+// transform rounds once on store; U, V, M and the arithmetic are f32.
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -85,9 +87,9 @@ __device__ __forceinline__ TileAt tile_at(int t, const WinoParams& p, int m) {
   return {img, ty * m, (r - ty * p.tiles_w) * m};
 }
 
-template <int M>
+template <class T, int M>
 __global__ void __launch_bounds__(kTransformThreads)
-    wino_input_kernel(const float* __restrict__ x, float* __restrict__ v, WinoParams p) {
+    wino_input_kernel(const T* __restrict__ x, float* __restrict__ v, WinoParams p) {
   constexpr int A = M + 2;
   const int t = blockIdx.x * kTransformThreads + threadIdx.x;
   if (t >= p.tiles) return;
@@ -95,7 +97,7 @@ __global__ void __launch_bounds__(kTransformThreads)
   const int iy0 = at.oy0 - p.ph, ix0 = at.ox0 - p.pw;
   const int64_t stride = static_cast<int64_t>(p.c) * p.tiles;  // between xi planes of V
   for (int c = blockIdx.y; c < p.c; c += gridDim.y) {
-    const float* plane = x + (static_cast<int64_t>(at.img) * p.c + c) * p.h * p.w;
+    const T* plane = x + (static_cast<int64_t>(at.img) * p.c + c) * p.h * p.w;
     float d[A][A];
 #pragma unroll
     for (int i = 0; i < A; ++i) {
@@ -105,7 +107,7 @@ __global__ void __launch_bounds__(kTransformThreads)
       for (int j = 0; j < A; ++j) {
         const int ix = ix0 + j;
         d[i][j] = row_in && static_cast<unsigned>(ix) < static_cast<unsigned>(p.w)
-                      ? __ldg(plane + iy * p.w + ix)
+                      ? ld(plane + iy * p.w + ix)
                       : 0.f;
       }
     }
@@ -174,9 +176,9 @@ __global__ void __launch_bounds__(256)
   }
 }
 
-template <int M>
+template <class T, int M>
 __global__ void __launch_bounds__(kTransformThreads)
-    wino_output_kernel(const float* __restrict__ mo, float* __restrict__ y, WinoParams p,
+    wino_output_kernel(const float* __restrict__ mo, T* __restrict__ y, WinoParams p,
                        EpilogueArgs e) {
   constexpr int A = M + 2;
   const int t = blockIdx.x * kTransformThreads + threadIdx.x;
@@ -208,7 +210,7 @@ __global__ void __launch_bounds__(kTransformThreads)
         const int ox = at.ox0 + j;
         if (ox >= p.ow) break;
         const int64_t index = (plane + oy) * p.ow + ox;
-        y[index] = finish(out[j], k, index, e);
+        y[index] = narrow<T>(finish<T>(out[j], k, index, e));
       }
     }
   }
@@ -233,7 +235,7 @@ GemmFn pick_gemm(int64_t bm, int64_t bn, int64_t bk) {
 class WinogradConvKernel final : public ConvKernel {
  public:
   WinogradConvKernel(const ConvShape& s, const Knobs& knobs, const float* weights)
-      : m_(static_cast<int>(knobs.at("variant"))) {
+      : storage_(s.storage), m_(static_cast<int>(knobs.at("variant"))) {
     const int64_t bm = knobs.at("bm"), bn = knobs.at("bn"), bk = knobs.at("bk");
     const int64_t alpha = m_ + 2, a2 = alpha * alpha;
     const int64_t cp = round_up(s.c, bk), kp = round_up(s.k, bm);
@@ -282,27 +284,43 @@ class WinogradConvKernel final : public ConvKernel {
 
   void run(const float* x, float* y, void* workspace, const Epilogue& epilogue,
            cudaStream_t stream) const override {
+    switch (storage_) {
+      case Storage::kF16:
+        return run_as(reinterpret_cast<const __half*>(x), reinterpret_cast<__half*>(y), workspace,
+                      epilogue, stream);
+      case Storage::kBF16:
+        return run_as(reinterpret_cast<const __nv_bfloat16*>(x),
+                      reinterpret_cast<__nv_bfloat16*>(y), workspace, epilogue, stream);
+      default:
+        return run_as(x, y, workspace, epilogue, stream);
+    }
+  }
+
+ private:
+  template <class T>
+  void run_as(const T* x, T* y, void* workspace, const Epilogue& epilogue,
+              cudaStream_t stream) const {
     float* v = static_cast<float*>(workspace);
     float* mo = v + m_offset();
     if (m_ == 2)
-      wino_input_kernel<2><<<in_grid_, kTransformThreads, 0, stream>>>(x, v, p_);
+      wino_input_kernel<T, 2><<<in_grid_, kTransformThreads, 0, stream>>>(x, v, p_);
     else
-      wino_input_kernel<4><<<in_grid_, kTransformThreads, 0, stream>>>(x, v, p_);
+      wino_input_kernel<T, 4><<<in_grid_, kTransformThreads, 0, stream>>>(x, v, p_);
     check_launch("cuda winograd conv input transform");
     gemm_(weights_.as<float>(), v, mo, p_, gemm_grid_, stream);
     check_launch("cuda winograd conv GEMM");
     const EpilogueArgs e = epilogue_args(epilogue);
     if (m_ == 2)
-      wino_output_kernel<2><<<out_grid_, kTransformThreads, 0, stream>>>(mo, y, p_, e);
+      wino_output_kernel<T, 2><<<out_grid_, kTransformThreads, 0, stream>>>(mo, y, p_, e);
     else
-      wino_output_kernel<4><<<out_grid_, kTransformThreads, 0, stream>>>(mo, y, p_, e);
+      wino_output_kernel<T, 4><<<out_grid_, kTransformThreads, 0, stream>>>(mo, y, p_, e);
     check_launch("cuda winograd conv output transform");
   }
 
- private:
   // M starts 256-byte aligned after V.
   int64_t m_offset() const { return round_up(v_floats_, 64); }
 
+  Storage storage_;
   int m_;
   DeviceBuffer weights_;
   WinoParams p_{};
@@ -312,7 +330,7 @@ class WinogradConvKernel final : public ConvKernel {
 };
 
 bool supports(const ConvShape& s) {
-  if (!detail::shape_ok(s)) return false;
+  if (!detail::shape_ok_any_storage(s)) return false;
   if (s.kh != 3 || s.kw != 3 || s.stride_h != 1 || s.stride_w != 1 || s.dil_h != 1 ||
       s.dil_w != 1 || s.groups != 1)
     return false;

@@ -265,8 +265,36 @@ struct CudaExecutor::Impl {
     return std::find(graph.outputs.begin(), graph.outputs.end(), value) != graph.outputs.end();
   }
 
+  // Whether `n` runs on 16-bit data as it is: a conv, a cast, an alias, or an elementwise,
+  // pooling, affine or concat op whose data inputs are all values of its output's 16-bit type
+  // (a constant operand would be uploaded in f32).
+  bool runs_native16(const Node& n) const {
+    if (is_alias_op(n.op) || n.op == "Conv" || n.op == "FusedConv" || n.op == "Cast") return true;
+    size_t data_inputs = 0;
+    if (n.op == "Relu" || n.op == "Clip" || n.op == "Sigmoid" || n.op == "HardSigmoid" ||
+        n.op == "HardSwish" || n.op == "BatchNormalization" || n.op == "MaxPool" ||
+        n.op == "AveragePool" || n.op == "GlobalAveragePool" || n.op == "GlobalMaxPool" ||
+        n.op == "ReduceMean")
+      data_inputs = 1;
+    else if (n.op == "Add" || n.op == "Sub" || n.op == "Mul" || n.op == "Div" ||
+             ((n.op == "Max" || n.op == "Min") && n.inputs.size() == 2))
+      data_inputs = 2;
+    else if (n.op == "ChannelAffine")
+      data_inputs = n.inputs.size() >= 2 ? n.inputs.size() - 2 : 0;
+    else if (n.op == "Concat")
+      data_inputs = n.inputs.size();
+    if (data_inputs == 0 || n.outputs.empty() || n.inputs.size() < data_inputs) return false;
+    const DType t = graph.value(n.outputs[0]).dtype;
+    if (!is_16bit(t)) return false;
+    for (size_t i = 0; i < data_inputs; ++i) {
+      const auto it = index.find(n.inputs[i]);
+      if (it == index.end() || dtypes[it->second] != t) return false;
+    }
+    return true;
+  }
+
   void lower(const Node& n) {
-    native16 = is_alias_op(n.op) || n.op == "Conv" || n.op == "FusedConv" || n.op == "Cast";
+    native16 = runs_native16(n);
     pending_narrow.clear();
     lower_node(n);
     for (const auto& [f, v] : pending_narrow) {
@@ -348,8 +376,11 @@ struct CudaExecutor::Impl {
 
     cuda::Epilogue e;
     e.act = cn->act, e.p0 = cn->p0, e.p1 = cn->p1;
-    if (n.inputs.size() > 2 && !n.inputs[2].empty())
-      e.bias = upload("b:" + n.inputs[2], constant_floats(n, n.inputs[2]));
+    std::vector<float> bias;
+    if (n.inputs.size() > 2 && !n.inputs[2].empty()) {
+      bias = constant_floats(n, n.inputs[2]);
+      e.bias = upload("b:" + n.inputs[2], bias);
+    }
     Operand residual;
     if (n.inputs.size() > 3 && !n.inputs[3].empty()) residual = operand(n, n.inputs[3]);
 
@@ -366,12 +397,10 @@ struct CudaExecutor::Impl {
     std::unique_ptr<cuda::ConvKernel> kernel;
     std::string used;
     if (spec.algo == "cudnn") {
-      if (s.storage != cuda::Storage::kF32)
-        unsupported(n, std::string("the cuDNN backend runs f32 models; this layer is ") +
-                           cuda::storage_name(s.storage) + " (dlas's CUDA kernels run it)");
       std::string why;
       if (!vendor) vendor = std::make_unique<cuda::VendorHandles>(stream);
-      kernel = cuda::make_cudnn_conv(*vendor, s, w.data(), &why);
+      kernel =
+          cuda::make_cudnn_conv(*vendor, s, w.data(), bias.empty() ? nullptr : bias.data(), &why);
       if (kernel) used = cuda::cudnn_algo_name(*kernel);
       knobs.clear();
     }
@@ -460,13 +489,14 @@ struct CudaExecutor::Impl {
     const float* sc = upload("s:" + n.name, scale);
     const float* sh = upload("t:" + n.name, shift);
     const int64_t batch = os[0];
-    add_step(n, "channel-affine", parts, out,
-             [this, parts, part_channels, batch, inner, sc, sh, act, p0, p1, out](cudaStream_t s) {
-               std::vector<cuda::ChannelPart> cp;
-               for (size_t i = 0; i < parts.size(); ++i)
-                 cp.push_back({at(parts[i]), part_channels[i]});
-               cuda::channel_affine(cp, batch, inner, sc, sh, act, p0, p1, ptr[out], s);
-             });
+    const cuda::Storage st = storage_of(dtypes[out]);
+    add_step(
+        n, "channel-affine", parts, out,
+        [this, parts, part_channels, batch, inner, sc, sh, act, p0, p1, out, st](cudaStream_t s) {
+          std::vector<cuda::ChannelPart> cp;
+          for (size_t i = 0; i < parts.size(); ++i) cp.push_back({at(parts[i]), part_channels[i]});
+          cuda::channel_affine(cp, batch, inner, sc, sh, act, p0, p1, ptr[out], s, st);
+        });
   }
 
   void lower_activation(const Node& n) {
@@ -497,9 +527,11 @@ struct CudaExecutor::Impl {
     } else if (n.op == "HardSwish") {
       act = Activation::kHardSwish;
     }
-    add_step(n, activation_name(act), {x}, out, [this, x, out, count, act, p0, p1](cudaStream_t s) {
-      cuda::activation(at(x), ptr[out], count, act, p0, p1, s);
-    });
+    const cuda::Storage st = storage_of(dtypes[out]);
+    add_step(n, activation_name(act), {x}, out,
+             [this, x, out, count, act, p0, p1, st](cudaStream_t s) {
+               cuda::activation(at(x), ptr[out], count, act, p0, p1, s, st);
+             });
   }
 
   void lower_binary(const Node& n) {
@@ -515,8 +547,9 @@ struct CudaExecutor::Impl {
                                               : cuda::BinaryOp::kMin;
     std::string name = n.op;
     std::transform(name.begin(), name.end(), name.begin(), ::tolower);
-    add_step(n, name, {a, b}, out, [this, op, a, b, as, bs, os, out](cudaStream_t s) {
-      cuda::binary(op, at(a), as, at(b), bs, ptr[out], os, s);
+    const cuda::Storage st = storage_of(dtypes[out]);
+    add_step(n, name, {a, b}, out, [this, op, a, b, as, bs, os, out, st](cudaStream_t s) {
+      cuda::binary(op, at(a), as, at(b), bs, ptr[out], os, s, st);
     });
   }
 
@@ -538,13 +571,15 @@ struct CudaExecutor::Impl {
     p.kh = k[0], p.kw = k[1], p.stride_h = st[0], p.stride_w = st[1];
     p.pad_h = pads[0], p.pad_w = pads[1], p.pad_b = pads[2], p.pad_r = pads[3];
     p.dil_h = d[0], p.dil_w = d[1];
+    const cuda::Storage ty = storage_of(dtypes[out]);
     if (n.op == "MaxPool") {
-      add_step(n, "max-pool", {x}, out,
-               [this, x, out, p](cudaStream_t s) { cuda::max_pool(at(x), ptr[out], p, s); });
+      add_step(n, "max-pool", {x}, out, [this, x, out, p, ty](cudaStream_t s) {
+        cuda::max_pool(at(x), ptr[out], p, s, ty);
+      });
     } else {
       const bool include = n.attr_int("count_include_pad", 0) != 0;
-      add_step(n, "average-pool", {x}, out, [this, x, out, p, include](cudaStream_t s) {
-        cuda::average_pool(at(x), ptr[out], p, include, s);
+      add_step(n, "average-pool", {x}, out, [this, x, out, p, include, ty](cudaStream_t s) {
+        cuda::average_pool(at(x), ptr[out], p, include, s, ty);
       });
     }
   }
@@ -573,9 +608,10 @@ struct CudaExecutor::Impl {
     int64_t rows = 1, hw = 1;
     for (int i = 0; i < rank; ++i) (i < first_axis ? rows : hw) *= xs[i];
     const bool max = n.op == "GlobalMaxPool";
+    const cuda::Storage st = storage_of(dtypes[out]);
     add_step(n, max ? "global-max-pool" : "global-average-pool", {x}, out,
-             [this, x, out, rows, hw, max](cudaStream_t s) {
-               cuda::global_pool(at(x), ptr[out], rows, hw, max, s);
+             [this, x, out, rows, hw, max, st](cudaStream_t s) {
+               cuda::global_pool(at(x), ptr[out], rows, hw, max, s, st);
              });
   }
 
@@ -632,10 +668,11 @@ struct CudaExecutor::Impl {
       parts.push_back(operand(n, in));
       dims.push_back(shape_of(in)[axis]);
     }
-    add_step(n, "concat", parts, out, [this, parts, dims, outer, inner, out](cudaStream_t s) {
+    const cuda::Storage st = storage_of(dtypes[out]);
+    add_step(n, "concat", parts, out, [this, parts, dims, outer, inner, out, st](cudaStream_t s) {
       std::vector<cuda::ConcatPart> cp;
       for (size_t i = 0; i < parts.size(); ++i) cp.push_back({at(parts[i]), dims[i]});
-      cuda::concat(cp, outer, inner, ptr[out], s);
+      cuda::concat(cp, outer, inner, ptr[out], s, st);
     });
   }
 

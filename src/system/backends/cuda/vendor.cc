@@ -9,6 +9,7 @@
 
 #include <vector>
 
+#include "dlas/core/dtype.h"
 #include "dlas/core/error.h"
 
 namespace dlas::cuda {
@@ -50,9 +51,28 @@ const char* fwd_algo_name(cudnnConvolutionFwdAlgo_t a) {
 // The most workspace a layer's cuDNN algorithm may take.
 constexpr size_t kMaxWorkspace = size_t{1} << 30;
 
+cudnnDataType_t cudnn_type(Storage s) {
+  return s == Storage::kF16    ? CUDNN_DATA_HALF
+         : s == Storage::kBF16 ? CUDNN_DATA_BFLOAT16
+                               : CUDNN_DATA_FLOAT;
+}
+
+// `count` f32 values on the device in storage type `s` (16-bit rounded to nearest even).
+DeviceBuffer upload_as(const float* v, size_t count, Storage s, const char* what) {
+  if (s == Storage::kF32) return upload_floats(v, count, what);
+  std::vector<uint16_t> bits(count);
+  for (size_t i = 0; i < count; ++i)
+    bits[i] = s == Storage::kF16 ? f32_to_f16(v[i]) : f32_to_bf16(v[i]);
+  DeviceBuffer b(count * sizeof(uint16_t), what);
+  b.upload(bits.data(), count * sizeof(uint16_t));
+  return b;
+}
+
 class CudnnConv : public ConvKernel {
  public:
-  CudnnConv(const VendorHandles& h, const ConvShape& s, const float* weights) : h_(h), s_(s) {
+  CudnnConv(const VendorHandles& h, const ConvShape& s, const float* weights, const float* bias)
+      : h_(h), s_(s) {
+    const cudnnDataType_t dt = cudnn_type(s.storage);
     check_cudnn(cudnnCreateTensorDescriptor(&x_desc_), "tensor descriptor");
     check_cudnn(cudnnCreateTensorDescriptor(&y_desc_), "tensor descriptor");
     check_cudnn(cudnnCreateTensorDescriptor(&b_desc_), "tensor descriptor");
@@ -60,16 +80,16 @@ class CudnnConv : public ConvKernel {
     check_cudnn(cudnnCreateConvolutionDescriptor(&conv_desc_), "convolution descriptor");
     check_cudnn(cudnnCreateActivationDescriptor(&act_desc_), "activation descriptor");
     const auto i = [](int64_t v) { return static_cast<int>(v); };
-    check_cudnn(cudnnSetTensor4dDescriptor(x_desc_, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, i(s.n),
-                                           i(s.c), i(s.h), i(s.w)),
-                "input descriptor");
-    check_cudnn(cudnnSetTensor4dDescriptor(y_desc_, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, i(s.n),
-                                           i(s.k), i(s.oh), i(s.ow)),
-                "output descriptor");
     check_cudnn(
-        cudnnSetTensor4dDescriptor(b_desc_, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, 1, i(s.k), 1, 1),
-        "bias descriptor");
-    check_cudnn(cudnnSetFilter4dDescriptor(w_desc_, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, i(s.k),
+        cudnnSetTensor4dDescriptor(x_desc_, CUDNN_TENSOR_NCHW, dt, i(s.n), i(s.c), i(s.h), i(s.w)),
+        "input descriptor");
+    check_cudnn(cudnnSetTensor4dDescriptor(y_desc_, CUDNN_TENSOR_NCHW, dt, i(s.n), i(s.k), i(s.oh),
+                                           i(s.ow)),
+                "output descriptor");
+    // The fused call's bias has the data's type (cuDNN's pseudo-half configurations).
+    check_cudnn(cudnnSetTensor4dDescriptor(b_desc_, CUDNN_TENSOR_NCHW, dt, 1, i(s.k), 1, 1),
+                "bias descriptor");
+    check_cudnn(cudnnSetFilter4dDescriptor(w_desc_, dt, CUDNN_TENSOR_NCHW, i(s.k),
                                            i(s.c / s.groups), i(s.kh), i(s.kw)),
                 "filter descriptor");
     check_cudnn(cudnnSetConvolution2dDescriptor(conv_desc_, i(s.pad_h), i(s.pad_w), i(s.stride_h),
@@ -77,8 +97,11 @@ class CudnnConv : public ConvKernel {
                                                 CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT),
                 "convolution descriptor");
     check_cudnn(cudnnSetConvolutionGroupCount(conv_desc_, i(s.groups)), "group count");
-    // Strict fp32: no TF32 tensor cores, the same arithmetic as dlas's kernels.
-    check_cudnn(cudnnSetConvolutionMathType(conv_desc_, CUDNN_FMA_MATH), "math type");
+    // f32: strict fp32, no TF32 tensor cores, the same arithmetic as dlas's kernels. 16-bit:
+    // f32 accumulation on the tensor cores, as dlas's.
+    check_cudnn(cudnnSetConvolutionMathType(
+                    conv_desc_, s.storage == Storage::kF32 ? CUDNN_FMA_MATH : CUDNN_TENSOR_OP_MATH),
+                "math type");
     check_cudnn(cudnnSetActivationDescriptor(act_desc_, CUDNN_ACTIVATION_RELU,
                                              CUDNN_NOT_PROPAGATE_NAN, 0.0),
                 "activation descriptor");
@@ -90,9 +113,11 @@ class CudnnConv : public ConvKernel {
                "cuDNN output size ", on, "x", oc, "x", ohh, "x", oww, " differs from ", s.str());
 
     const size_t wcount = static_cast<size_t>(s.k * (s.c / s.groups) * s.kh * s.kw);
-    weights_ = upload_floats(weights, wcount, "cuDNN conv weights");
-    std::vector<float> zeros(static_cast<size_t>(s.k), 0.f);
-    zero_bias_ = upload_floats(zeros.data(), zeros.size(), "cuDNN conv bias");
+    weights_ = upload_as(weights, wcount, s.storage, "cuDNN conv weights");
+    std::vector<float> b(static_cast<size_t>(s.k), 0.f);
+    if (bias) std::copy(bias, bias + s.k, b.begin());
+    has_bias_ = bias != nullptr;
+    bias_ = upload_as(b.data(), b.size(), s.storage, "cuDNN conv bias");
 
     // cuDNN's own search: it times each algorithm on this shape (cudnn.benchmark).
     cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
@@ -121,20 +146,22 @@ class CudnnConv : public ConvKernel {
   }
 
   size_t workspace_bytes() const override { return workspace_; }
-  size_t weight_bytes() const override { return weights_.bytes() + zero_bias_.bytes(); }
+  size_t weight_bytes() const override { return weights_.bytes() + bias_.bytes(); }
   std::string algo_name() const { return fwd_algo_name(algo_); }
 
   void run(const float* x, float* y, void* workspace, const Epilogue& e,
            cudaStream_t stream) const override {
     const float one = 1.f, zero = 0.f;
     check_cudnn(cudnnSetStream(h_.cudnn(), stream), "set stream");
-    if (e.act == Activation::kRelu && fused_ok_) {
+    // The fused call adds the bias given at prepare (in the data's type): a run's bias must
+    // be that one, or absent.
+    if (e.act == Activation::kRelu && fused_ok_ && (has_bias_ || !e.bias)) {
       // y = relu(conv + residual + bias) in one cuDNN call.
       const float alpha2 = e.residual ? 1.f : 0.f;
       const cudnnStatus_t st = cudnnConvolutionBiasActivationForward(
           h_.cudnn(), &one, x_desc_, x, w_desc_, weights_.get(), conv_desc_, algo_, workspace,
           workspace_, &alpha2, y_desc_, e.residual ? static_cast<const void*>(e.residual) : y,
-          b_desc_, e.bias ? e.bias : zero_bias_.as<float>(), act_desc_, y_desc_, y);
+          b_desc_, bias_.get(), act_desc_, y_desc_, y);
       if (st == CUDNN_STATUS_SUCCESS) return;
       // Not every engine fuses: from now on this layer runs unfused.
       fused_ok_ = false;
@@ -144,7 +171,7 @@ class CudnnConv : public ConvKernel {
                                 algo_, workspace, workspace_, &zero, y_desc_, y),
         "convolution");
     if (e.bias || e.residual || e.act != Activation::kNone)
-      apply_epilogue(y, y, s_.n * s_.k * s_.oh * s_.ow, s_.k, s_.oh * s_.ow, e, stream);
+      apply_epilogue(y, y, s_.n * s_.k * s_.oh * s_.ow, s_.k, s_.oh * s_.ow, e, stream, s_.storage);
   }
 
  private:
@@ -156,7 +183,8 @@ class CudnnConv : public ConvKernel {
   cudnnActivationDescriptor_t act_desc_ = nullptr;
   cudnnConvolutionFwdAlgo_t algo_ = CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM;
   size_t workspace_ = 0;
-  DeviceBuffer weights_, zero_bias_;
+  DeviceBuffer weights_, bias_;  // bias_: the prepare-time bias, or zeros
+  bool has_bias_ = false;
   mutable bool fused_ok_ = true;
 };
 
@@ -179,7 +207,8 @@ VendorHandles::~VendorHandles() {
 }
 
 std::unique_ptr<ConvKernel> make_cudnn_conv(const VendorHandles& handles, const ConvShape& s,
-                                            const float* weights, std::string* why) {
+                                            const float* weights, const float* bias,
+                                            std::string* why) {
   // cuDNN pads both sides equally: the trailing pads must equal the leading ones.
   const int64_t want_oh = (s.h + 2 * s.pad_h - s.dil_h * (s.kh - 1) - 1) / s.stride_h + 1;
   const int64_t want_ow = (s.w + 2 * s.pad_w - s.dil_w * (s.kw - 1) - 1) / s.stride_w + 1;
@@ -187,7 +216,7 @@ std::unique_ptr<ConvKernel> make_cudnn_conv(const VendorHandles& handles, const 
     if (why) *why = "asymmetric padding (cuDNN pads both sides equally)";
     return nullptr;
   }
-  return std::make_unique<CudnnConv>(handles, s, weights);
+  return std::make_unique<CudnnConv>(handles, s, weights, bias);
 }
 
 std::string cudnn_algo_name(const ConvKernel& kernel) {

@@ -1,7 +1,8 @@
 // The vendor libraries behind `--backend cudnn` (docs/gpu.md): cuDNN's convolution, with
 // the algorithm cuDNN's own search finds fastest for each layer at compile time (what
-// PyTorch's cudnn.benchmark does), and cuBLAS's SGEMM for Gemm / MatMul. Both in strict
-// fp32 (no TF32), as dlas's own kernels. Private to the CUDA plan.
+// PyTorch's cudnn.benchmark does), and cuBLAS's SGEMM for Gemm / MatMul. f32 layers in strict
+// fp32 (no TF32), 16-bit layers on tensor cores with f32 accumulation, as dlas's own kernels.
+// Private to the CUDA plan.
 #pragma once
 
 #include <memory>
@@ -30,11 +31,14 @@ class VendorHandles {
   DeviceBuffer cublas_workspace_;  // given to cuBLAS, so it allocates nothing during capture
 };
 
-// The conv through cuDNN: its fused conv + bias + residual + ReLU where the epilogue is at
-// most that, else cuDNN's conv followed by dlas's epilogue kernel. Returns nullptr and sets
-// *why when cuDNN cannot take the shape as given (asymmetric padding).
+// The conv through cuDNN (any storage type): its fused conv + bias + residual + ReLU where
+// the epilogue is at most that, else cuDNN's conv followed by dlas's epilogue kernel. `bias`
+// (host, [k], or null): the layer's bias, which the fused call takes in the data's type.
+// Returns nullptr and sets *why when cuDNN cannot take the shape as given (asymmetric
+// padding).
 std::unique_ptr<ConvKernel> make_cudnn_conv(const VendorHandles& handles, const ConvShape& shape,
-                                            const float* weights, std::string* why);
+                                            const float* weights, const float* bias,
+                                            std::string* why);
 // The cuDNN algorithm a prepared cuDNN conv runs ("implicit-precomp-gemm", "winograd", ...).
 std::string cudnn_algo_name(const ConvKernel& kernel);
 

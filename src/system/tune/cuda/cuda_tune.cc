@@ -39,13 +39,19 @@ struct Layer {
   std::vector<std::string> nodes;
 };
 
+// A constant's values as f32 (16-bit ones widened exactly).
+std::vector<float> widened_floats(const Tensor& t) {
+  const Tensor f = t.dtype() == DType::kF32 ? t : t.cast(DType::kF32);
+  return std::vector<float>(f.data<float>(), f.data<float>() + f.numel());
+}
+
 std::vector<Layer> extract_layers(const Graph& optimized) {
   std::vector<Layer> layers;
   std::map<std::string, size_t> index;
   for (const Node& n : optimized.nodes) {
     if (n.op != "Conv" && n.op != "FusedConv") continue;
     const std::optional<cuda::ConvNode> c = cuda::conv_node(optimized, n);
-    if (!c || c->shape.storage != cuda::Storage::kF32) continue;  // f32 layers are tuned
+    if (!c) continue;
     const std::string key = c->layer_key();
     if (const auto it = index.find(key); it != index.end()) {
       layers[it->second].nodes.push_back(n.name);
@@ -54,12 +60,10 @@ std::vector<Layer> extract_layers(const Graph& optimized) {
     Layer l;
     l.key = key;
     l.conv = *c;
-    const Tensor* w = optimized.constant(n.inputs[1]);
-    l.weights.assign(w->data<float>(), w->data<float>() + w->numel());
+    l.weights = widened_floats(*optimized.constant(n.inputs[1]));
     if (c->has_bias) {
       const Tensor* b = optimized.constant(n.inputs[2]);
-      if (b && b->dtype() == DType::kF32)
-        l.bias.assign(b->data<float>(), b->data<float>() + b->numel());
+      if (b) l.bias = widened_floats(*b);
     }
     l.nodes.push_back(n.name);
     index[key] = layers.size();
@@ -69,7 +73,8 @@ std::vector<Layer> extract_layers(const Graph& optimized) {
 }
 
 std::string task_key_of(const Layer& l, const std::string& algo, const std::string& hardware) {
-  return "cuda-conv2d|" + l.key + "|" + algo + "|f32|" + hardware;
+  return "cuda-conv2d|" + l.key + "|" + algo + "|" + cuda::storage_name(l.conv.shape.storage) +
+         "|" + hardware;
 }
 
 std::vector<float> random_floats(size_t n, uint64_t seed) {
@@ -80,19 +85,27 @@ std::vector<float> random_floats(size_t n, uint64_t seed) {
   return v;
 }
 
-// A layer's device buffers, shared by its candidates.
+// Random values of a layer's storage type on the device.
+DeviceBuffer upload_random(size_t n, uint64_t seed, cuda::Storage storage, const char* what) {
+  const std::vector<float> v = random_floats(n, seed);
+  if (storage == cuda::Storage::kF32) return upload_floats(v.data(), v.size(), what);
+  std::vector<uint16_t> bits(n);
+  for (size_t i = 0; i < n; ++i)
+    bits[i] = storage == cuda::Storage::kF16 ? f32_to_f16(v[i]) : f32_to_bf16(v[i]);
+  DeviceBuffer b(n * sizeof(uint16_t), what);
+  b.upload(bits.data(), n * sizeof(uint16_t));
+  return b;
+}
+
+// A layer's device buffers (activations in its storage type), shared by its candidates.
 struct LayerBuffers {
   DeviceBuffer x, y, residual, bias;
   explicit LayerBuffers(const Layer& l) {
     const cuda::ConvShape& s = l.conv.shape;
-    const auto in = random_floats(static_cast<size_t>(s.n * s.c * s.h * s.w), 1);
-    x = upload_floats(in.data(), in.size(), "tuning input");
+    x = upload_random(static_cast<size_t>(s.n * s.c * s.h * s.w), 1, s.storage, "tuning input");
     const size_t out = static_cast<size_t>(s.n * s.k * s.oh * s.ow);
-    y = DeviceBuffer(out * sizeof(float), "tuning output");
-    if (l.conv.has_residual) {
-      const auto r = random_floats(out, 2);
-      residual = upload_floats(r.data(), r.size(), "tuning residual");
-    }
+    y = DeviceBuffer(out * cuda::storage_bytes(s.storage), "tuning output");
+    if (l.conv.has_residual) residual = upload_random(out, 2, s.storage, "tuning residual");
     if (!l.bias.empty()) bias = upload_floats(l.bias.data(), l.bias.size(), "tuning bias");
   }
 };
@@ -100,7 +113,9 @@ struct LayerBuffers {
 // A non-blocking stream, destroyed with its owner.
 class OwnedStream {
  public:
-  OwnedStream() { check_cuda(cudaStreamCreateWithFlags(&s_, cudaStreamNonBlocking), "create stream"); }
+  OwnedStream() {
+    check_cuda(cudaStreamCreateWithFlags(&s_, cudaStreamNonBlocking), "create stream");
+  }
   ~OwnedStream() { cudaStreamDestroy(s_); }
   OwnedStream(const OwnedStream&) = delete;
   OwnedStream& operator=(const OwnedStream&) = delete;
@@ -212,7 +227,7 @@ CudaTuneReport tune_cuda(const Graph& graph, const CudaTuneOptions& o) {
   optimize_graph(optimized, o.opt_level);
   const std::vector<Layer> layers = extract_layers(optimized);
   DLAS_CHECK(!layers.empty(), ErrorKind::kUnsupported,
-             "no f32 conv layer with constant weights to tune on the GPU");
+             "no conv layer with constant weights to tune on the GPU");
   CudaTuneReport rep;
   rep.layers = static_cast<int>(layers.size());
   for (const Layer& l : layers) rep.convs += static_cast<int>(l.nodes.size());
@@ -378,7 +393,7 @@ CudaCalibrateResult calibrate_cuda(int device, int points,
   check_cuda(cudaSetDevice(device), "select device");
   const auto t0 = Clock::now();
   // One shape per class: the zoo's conv layers at batch 1, then pruned copies of the dense
-  // 1x1 and 3x3 ones (90% zeros).
+  // 1x1 and 3x3 ones (90% zeros), then fp16 copies of the unpruned classes.
   std::map<std::string, Layer> by_class;
   std::vector<std::string> order;
   const auto add = [&](Layer l) {
@@ -404,6 +419,14 @@ CudaCalibrateResult calibrate_cuda(int device, int points,
     for (float& w : l.weights)
       if (u(rng) < 0.9f) w = 0.f;
     l.conv.shape.density = 0.1;
+    add(std::move(l));
+  }
+  // 16-bit copies of the dense classes (fp16 and bf16 share them: the same kernels).
+  const std::vector<std::string> f32_classes = order;
+  for (const std::string& cls : f32_classes) {
+    Layer l = by_class.at(cls);
+    if (l.conv.shape.storage != cuda::Storage::kF32 || l.conv.shape.density < 0.95) continue;
+    l.conv.shape.storage = cuda::Storage::kF16;
     add(std::move(l));
   }
   const tune::gpu_measure::OwnedStream owned;
