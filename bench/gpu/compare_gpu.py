@@ -2,13 +2,16 @@
 """dlas on a CUDA device against cuDNN (dlas's --backend cudnn) and PyTorch on CUDA, on the
 same models, interleaved round by round (docs/gpu.md "Benchmarks"). dlas runs twice: with
 the GPU profile when this GPU has one (`dlas hw --calibrate --device cuda`), and with the
-hand-written rule (`--profile none`).
+hand-written rule (`--profile none`); with --tune S a third time, on the records of a
+`dlas tune --device cuda --budget S` of the model made before the rounds.
 
 Models: "tv:NAME" is a torchvision architecture (random weights, seeded), exported once to
 ONNX for dlas while PyTorch runs the very same module; any other name is a dlas zoo model or
-an ONNX file, run in dlas only (dlas and cudnn rows). Every row is batch 1, fp32 (TF32 off everywhere: PyTorch's matmul and cuDNN
-flags, cuDNN's FMA math in dlas), timed with CUDA events around the kernels (dlas: its CUDA
-graph; PyTorch: a captured torch.cuda.CUDAGraph replay, and eager), median of --repeat.
+an ONNX file, run in dlas only (dlas and cudnn rows). Every row is batch 1, fp32 by default
+(TF32 off everywhere: PyTorch's matmul and cuDNN flags, cuDNN's FMA math in dlas), or
+--compress fp16|bf16 (dlas's and cuDNN's 16-bit variants; PyTorch's module and input cast to
+the type), timed with CUDA events around the kernels (dlas: its CUDA graph; PyTorch: a
+captured torch.cuda.CUDAGraph replay, and eager), median of --repeat.
 
   python3 bench/gpu/compare_gpu.py --dlas build/bin/dlas --models tv:resnet50,resnet18-cifar \
       --rounds 3 --repeat 50 --json out.json
@@ -47,13 +50,14 @@ def export_torchvision(name, path, size):
     return model
 
 
-def time_torch(model, size, repeat, channels_last, graph):
+def time_torch(model, size, repeat, channels_last, graph, compress="dense"):
     import torch
     torch.backends.cudnn.benchmark = True
     torch.backends.cudnn.allow_tf32 = False
     torch.backends.cuda.matmul.allow_tf32 = False
-    m = model.cuda().eval()
-    x = torch.randn(1, 3, size, size, device="cuda")
+    dtype = {"fp16": torch.float16, "bf16": torch.bfloat16}.get(compress, torch.float32)
+    m = model.cuda().eval().to(dtype)
+    x = torch.randn(1, 3, size, size, device="cuda", dtype=dtype)
     if channels_last:
         m = m.to(memory_format=torch.channels_last)
         x = x.contiguous(memory_format=torch.channels_last)
@@ -101,8 +105,12 @@ def main():
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--repeat", type=int, default=50)
     p.add_argument("--workdir", default="/tmp/dlas_gpu_models")
+    p.add_argument("--compress", default="dense", choices=["dense", "fp16", "bf16"])
+    p.add_argument("--tune", type=float, default=0,
+                   help="seconds of `dlas tune --device cuda` per model (0: no tuned row)")
     p.add_argument("--json", help="write every measurement here")
     a = p.parse_args()
+    comp = [] if a.compress == "dense" else ["--compress", a.compress]
     os.makedirs(a.workdir, exist_ok=True)
     have_torch = torch_available()
     if not have_torch:
@@ -118,25 +126,41 @@ def main():
             module = export_torchvision(name[3:], model_arg, a.size)
             print(f"{name}: exported in {time.time() - t0:.1f} s", file=sys.stderr)
         cells = {}
+        records = None
+        if a.tune > 0:
+            records = os.path.join(a.workdir, name.replace(":", "_").replace("/", "_") +
+                                   f".{a.compress}.records.jsonl")
+            t0 = time.time()
+            r = subprocess.run([a.dlas, "tune", model_arg, "--device", "cuda", "--budget",
+                                f"{a.tune:g}s", "-o", records] + comp,
+                               capture_output=True, text=True)
+            tail = (r.stderr.strip().splitlines() or ["?"])[-1]
+            print(f"{name}: tuned in {time.time() - t0:.1f} s (rc {r.returncode}): {tail}",
+                  file=sys.stderr)
+            if r.returncode != 0:
+                records = None
         for r in range(a.rounds):
-            order = ["dlas", "dlas-rule", "cudnn"] + (
+            order = ["dlas", "dlas-rule"] + (["dlas-tuned"] if records else []) + ["cudnn"] + (
                 ["torch", "torch-graph", "torch-cl-graph"] if module else [])
             if r % 2:
                 order.reverse()
             for peer in order:
                 if peer == "dlas":
-                    res = time_dlas(a.dlas, model_arg, ["--device", "cuda"], a.repeat)
+                    res = time_dlas(a.dlas, model_arg, ["--device", "cuda"] + comp, a.repeat)
                 elif peer == "dlas-rule":  # the hand-written auto rule, not the GPU profile
-                    res = time_dlas(a.dlas, model_arg, ["--device", "cuda", "--profile", "none"],
-                                    a.repeat)
+                    res = time_dlas(a.dlas, model_arg,
+                                    ["--device", "cuda", "--profile", "none"] + comp, a.repeat)
+                elif peer == "dlas-tuned":
+                    res = time_dlas(a.dlas, model_arg,
+                                    ["--device", "cuda", "--records", records] + comp, a.repeat)
                 elif peer == "cudnn":
-                    res = time_dlas(a.dlas, model_arg, ["--backend", "cudnn"], a.repeat)
+                    res = time_dlas(a.dlas, model_arg, ["--backend", "cudnn"] + comp, a.repeat)
                 else:
                     ms = time_torch(module, a.size, a.repeat, channels_last=peer == "torch-cl-graph",
-                                    graph=peer != "torch")
+                                    graph=peer != "torch", compress=a.compress)
                     res = {"kernel_ms": ms}
                 cells.setdefault(peer, []).append(res)
-        row = {"model": name}
+        row = {"model": name, "compress": a.compress}
         for peer, results in cells.items():
             ok = [x for x in results if "error" not in x]
             if not ok:
@@ -146,21 +170,26 @@ def main():
                          for k in ok[0] if ok[0][k] is not None}
         rows.append(row)
         print(json.dumps(row), file=sys.stderr)
-    # The table: kernel time (ms) and dlas's ratio to each peer.
-    peers = ["dlas", "dlas-rule", "cudnn", "torch", "torch-graph", "torch-cl-graph"]
-    print("| model | " + " | ".join(f"{x} ms" for x in peers) + " | dlas/cudnn | dlas/best torch |")
-    print("|---|" + "---:|" * (len(peers) + 2))
+    # The table: kernel time (ms) and dlas's ratio to each peer (the tuned row's where there is
+    # one).
+    peers = ["dlas", "dlas-rule", "dlas-tuned", "cudnn", "torch", "torch-graph", "torch-cl-graph"]
+    print(f"{a.compress}, batch 1, kernel time (CUDA events)")
+    print("| model | " + " | ".join(f"{x} ms" for x in peers) +
+          " | dlas/cudnn | dlas/best torch | best dlas/cudnn |")
+    print("|---|" + "---:|" * (len(peers) + 3))
     for row in rows:
         def ms(peer):
             v = row.get(peer, {})
             return v.get("kernel_ms") if isinstance(v, dict) else None
         vals = [ms(x) for x in peers]
-        torch_best = min([v for v in vals[3:] if v], default=None)
-        d, c = vals[0], vals[2]
+        torch_best = min([v for v in vals[4:] if v], default=None)
+        d, c = vals[0], vals[3]
+        best = min([v for v in vals[:3] if v], default=None)
         ratio_c = f"{d / c:.2f}" if d and c else "-"
         ratio_t = f"{d / torch_best:.2f}" if d and torch_best else "-"
+        ratio_b = f"{best / c:.2f}" if best and c else "-"
         print(f"| {row['model']} | " + " | ".join(f"{v:.3f}" if v else "-" for v in vals) +
-              f" | {ratio_c} | {ratio_t} |")
+              f" | {ratio_c} | {ratio_t} | {ratio_b} |")
     if a.json:
         with open(a.json, "w") as f:
             json.dump(rows, f, indent=2)

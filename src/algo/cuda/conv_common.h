@@ -59,12 +59,10 @@ inline void check_prepare(const ConvAlgorithm& algo, const ConvShape& s, const K
 
 inline int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
-// The 16-bit implementation of `gemm` (tensor cores, WMMA; tc_conv.cu): its row dispatches
-// to these when shape.storage is 16-bit.
+// The tensor-core implementation of `gemm` for 16-bit layers (WMMA; tc_conv.cu): its row
+// dispatches to it at knob tc=1.
 bool tc_gemm_supports(const ConvShape& s);
-KnobSpace tc_gemm_knob_space(const ConvShape& s);
-Knobs tc_gemm_default_knobs(const ConvShape& s);
-std::unique_ptr<ConvKernel> tc_gemm_prepare(const ConvShape& s, const Knobs& k, const float* w);
+std::unique_ptr<ConvKernel> tc_gemm_prepare(const ConvShape& s, const float* w);
 inline int64_t round_up(int64_t a, int64_t b) { return ceil_div(a, b) * b; }
 
 // The largest power of two <= v (v >= 1), capped at `cap`.

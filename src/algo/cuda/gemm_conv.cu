@@ -6,7 +6,9 @@
 // A is packed at prepare transposed and zero-padded, [group][Kp][Mp], so its tile loads are
 // coalesced and unchecked. The tiled main loop (sgemm_tile.cuh) keeps a bm x bn tile per
 // block of 256 threads with a bm/16 x bn/16 register tile per thread; the epilogue is fused
-// into the store. grid = (N tiles, M tiles, groups).
+// into the store. grid = (N tiles, M tiles, groups). Every storage type: f16 and bf16
+// activations are widened on load and rounded once on store, A and the arithmetic f32; a
+// 16-bit layer can instead run on tensor cores (the `tc` knob, tc_conv.cu).
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -35,11 +37,13 @@ struct GemmConvParams {
   int sh, sw, ph, pw, dh, dw;
 };
 
-// B[kk][col] of the general conv: kk = (ci, r, s), col = (image, oy, ox).
+// B[kk][col] of the general conv: kk = (ci, r, s), col = (image, oy, ox); T the input's
+// storage type (widened on load).
+template <class T>
 struct GatherB {
-  const float* img;  // the group's first input channel of this column's image
-  int iy0, ix0;      // the column's top-left input coordinate
-  bool valid;        // col < N
+  const T* img;  // the group's first input channel of this column's image
+  int iy0, ix0;  // the column's top-left input coordinate
+  bool valid;    // col < N
   int kdim, taps, kw, dh, dw, h, w;
   __device__ __forceinline__ float operator()(int kk) const {
     if (!valid || kk >= kdim) return 0.f;
@@ -51,24 +55,25 @@ struct GatherB {
     if (static_cast<unsigned>(iy) >= static_cast<unsigned>(h) ||
         static_cast<unsigned>(ix) >= static_cast<unsigned>(w))
       return 0.f;
-    return __ldg(img + (ci * h + iy) * w + ix);
+    return ld(img + (ci * h + iy) * w + ix);
   }
 };
 
 // B[kk][col] of a 1x1 stride-1 unpadded conv: input channel kk at the column's pixel.
+template <class T>
 struct PointwiseB {
-  const float* pix;  // the group's first input channel at this column's pixel
+  const T* pix;  // the group's first input channel at this column's pixel
   bool valid;
   int kdim, hw;
   __device__ __forceinline__ float operator()(int kk) const {
-    return valid && kk < kdim ? __ldg(pix + kk * hw) : 0.f;
+    return valid && kk < kdim ? ld(pix + kk * hw) : 0.f;
   }
 };
 
-template <int BM, int BN, int BK, bool kPointwise>
+template <class T, int BM, int BN, int BK, bool kPointwise>
 __global__ void __launch_bounds__(256)
-    gemm_conv_kernel(const float* __restrict__ x, const float* __restrict__ at,
-                     float* __restrict__ y, GemmConvParams p, EpilogueArgs e) {
+    gemm_conv_kernel(const T* __restrict__ x, const float* __restrict__ at, T* __restrict__ y,
+                     GemmConvParams p, EpilogueArgs e) {
   constexpr int kTM = BM / 16, kTN = BN / 16;
   const int g = blockIdx.z;
   const int m0 = blockIdx.y * BM;
@@ -80,7 +85,7 @@ __global__ void __launch_bounds__(256)
   const bool valid = col < p.npix;
   const int img = valid ? col / p.ohw : 0;
   const int pix = valid ? col - img * p.ohw : 0;
-  const float* xg = x + (static_cast<int64_t>(img) * p.c + static_cast<int64_t>(g) * p.cpg) * p.hw;
+  const T* xg = x + (static_cast<int64_t>(img) * p.c + static_cast<int64_t>(g) * p.cpg) * p.hw;
   const float* a = at + static_cast<int64_t>(g) * p.kp * p.mp + m0;
 
   float acc[kTM][kTN];
@@ -90,11 +95,11 @@ __global__ void __launch_bounds__(256)
     for (int j = 0; j < kTN; ++j) acc[i][j] = 0.f;
 
   if constexpr (kPointwise) {
-    const PointwiseB fetch{xg + pix, valid, p.kdim, p.hw};
+    const PointwiseB<T> fetch{xg + pix, valid, p.kdim, p.hw};
     detail::sgemm_mainloop<BM, BN, BK>(a, p.mp, p.kp, fetch, acc);
   } else {
     const int oy = pix / p.ow, ox = pix - (pix / p.ow) * p.ow;
-    const GatherB fetch{
+    const GatherB<T> fetch{
         xg, oy * p.sh - p.ph, ox * p.sw - p.pw, valid, p.kdim, p.taps, p.kw, p.dh, p.dw, p.h, p.w};
     detail::sgemm_mainloop<BM, BN, BK>(a, p.mp, p.kp, fetch, acc);
   }
@@ -112,7 +117,7 @@ __global__ void __launch_bounds__(256)
       if (m >= p.kpg) continue;
       const int kg = g * p.kpg + m;
       const int64_t index = base + static_cast<int64_t>(kg) * p.ohw;
-      y[index] = finish(acc[i][j], kg, index, e);
+      y[index] = narrow<T>(finish<T>(acc[i][j], kg, index, e));
     }
   }
 }
@@ -120,19 +125,34 @@ __global__ void __launch_bounds__(256)
 using LaunchFn = void (*)(const float*, const float*, float*, const GemmConvParams&,
                           const EpilogueArgs&, dim3, cudaStream_t);
 
-template <int BM, int BN, int BK, bool kPointwise>
+// x and y hold T (16-bit data passes through the float pointers as is).
+template <class T, int BM, int BN, int BK, bool kPointwise>
 void launch(const float* x, const float* at, float* y, const GemmConvParams& p,
             const EpilogueArgs& e, dim3 grid, cudaStream_t stream) {
-  gemm_conv_kernel<BM, BN, BK, kPointwise><<<grid, 256, 0, stream>>>(x, at, y, p, e);
+  gemm_conv_kernel<T, BM, BN, BK, kPointwise>
+      <<<grid, 256, 0, stream>>>(reinterpret_cast<const T*>(x), at, reinterpret_cast<T*>(y), p, e);
 }
 
-LaunchFn pick_launch(int64_t bm, int64_t bn, int64_t bk, bool pointwise) {
-#define DLAS_GEMM_CONV_TILE(BM, BN, BK) \
-  if (bm == BM && bn == BN && bk == BK) \
-    return pointwise ? &launch<BM, BN, BK, true> : &launch<BM, BN, BK, false>;
+// 16-bit layers take the tiles of depth 16 only (kTileDepth16), which keeps the instantiations
+// (and the build) small.
+constexpr int64_t kTileDepth16 = 16;
+
+LaunchFn pick_launch(Storage storage, int64_t bm, int64_t bn, int64_t bk, bool pointwise) {
+#define DLAS_GEMM_CONV_TILE(BM, BN, BK)                                                            \
+  if (bm == BM && bn == BN && bk == BK) {                                                          \
+    if (storage == Storage::kF32)                                                                  \
+      return pointwise ? &launch<float, BM, BN, BK, true> : &launch<float, BM, BN, BK, false>;     \
+    if constexpr (BK == kTileDepth16) {                                                            \
+      if (storage == Storage::kF16)                                                                \
+        return pointwise ? &launch<__half, BM, BN, BK, true> : &launch<__half, BM, BN, BK, false>; \
+      return pointwise ? &launch<__nv_bfloat16, BM, BN, BK, true>                                  \
+                       : &launch<__nv_bfloat16, BM, BN, BK, false>;                                \
+    }                                                                                              \
+  }
   DLAS_CUDA_FOR_EACH_SGEMM_TILE(DLAS_GEMM_CONV_TILE)
 #undef DLAS_GEMM_CONV_TILE
-  fail(ErrorKind::kInternal, "cuda gemm conv: no kernel for tile ", bm, "x", bn, "x", bk);
+  fail(ErrorKind::kInternal, "cuda gemm conv: no ", storage_name(storage), " kernel for tile ", bm,
+       "x", bn, "x", bk);
 }
 
 bool is_pointwise(const ConvShape& s) {
@@ -181,7 +201,7 @@ class GemmConvKernel final : public ConvKernel {
     p.dw = static_cast<int>(s.dil_w);
     grid_ = dim3(static_cast<unsigned>(ceil_div(s.n * s.oh * s.ow, bn)),
                  static_cast<unsigned>(ceil_div(kpg, bm)), static_cast<unsigned>(s.groups));
-    launch_ = pick_launch(bm, bn, bk, is_pointwise(s));
+    launch_ = pick_launch(s.storage, bm, bn, bk, is_pointwise(s));
   }
 
   size_t workspace_bytes() const override { return 0; }
@@ -201,31 +221,41 @@ class GemmConvKernel final : public ConvKernel {
 };
 
 bool supports(const ConvShape& s) {
-  if (s.storage != Storage::kF32) return detail::tc_gemm_supports(s);
-  if (!detail::shape_ok(s)) return false;
+  if (!detail::shape_ok_any_storage(s)) return false;
+  if (s.storage != Storage::kF32 && !detail::tc_gemm_supports(s)) return false;
   const int64_t kpg = s.k / s.groups, kdim = s.c / s.groups * s.kh * s.kw;
   // grid.z = groups and grid.y = M tiles stay within CUDA's 65535; the padded reduction
   // depth stays an int.
   return s.groups <= 65535 && ceil_div(kpg, 32) <= 65535 && kdim <= (int64_t{1} << 30);
 }
 
+bool sixteen_bit(const ConvShape& s) { return s.storage != Storage::kF32; }
+
+// 16-bit layers add `tc`: 1 runs the tensor-core kernel (tc_conv.cu: one 64 x 64 x 32 tile, so
+// it ignores bm, bn and bk), 0 the tiled kernel above on widened values.
 KnobSpace knob_space(const ConvShape& s) {
-  if (s.storage != Storage::kF32) return detail::tc_gemm_knob_space(s);
   KnobSpace space;
+  if (sixteen_bit(s)) space.knobs.push_back({"tc", {0, 1}, "tensor cores (WMMA) for 16-bit data"});
   space.knobs.push_back({"bm", {32, 64, 128}, "output channels per block tile (GEMM M)"});
   space.knobs.push_back({"bn", {32, 64, 128}, "output pixels per block tile (GEMM N)"});
-  space.knobs.push_back({"bk", {8, 16}, "reduction depth of one shared-memory slice"});
+  if (sixteen_bit(s))
+    space.knobs.push_back({"bk", {kTileDepth16}, "reduction depth of one shared-memory slice"});
+  else
+    space.knobs.push_back({"bk", {8, 16}, "reduction depth of one shared-memory slice"});
   return space;
 }
 
 // Untuned: the tile by problem size (conv_common.h); depth 16, the depth of the best point
 // for every layer of a quick sweep (8 ResNet/MobileNet-like layers, one H200).
+// 16-bit: the same tile, not on tensor cores -- the WMMA kernel measured slower than the
+// tiled one on every zoo layer's class at batch 1 and on resnet50 at batch 64 (one H100).
 Knobs default_knobs(const ConvShape& s) {
-  if (s.storage != Storage::kF32) return detail::tc_gemm_default_knobs(s);
   int64_t bm = 32, bn = 32;
   detail::default_gemm_tile(s.k / std::max<int64_t>(1, s.groups), s.n * s.oh * s.ow, s.groups, bm,
                             bn);
-  return {{"bm", bm}, {"bn", bn}, {"bk", 16}};
+  Knobs k = {{"bm", bm}, {"bn", bn}, {"bk", 16}};
+  if (sixteen_bit(s)) k["tc"] = 0;
+  return k;
 }
 
 std::unique_ptr<ConvKernel> prepare(const ConvShape& s, const Knobs& knobs, const float* weights);
@@ -235,8 +265,8 @@ std::unique_ptr<ConvKernel> prepare(const ConvShape& s, const Knobs& knobs, cons
 const ConvAlgorithm& gemm_cuda_conv_algorithm() {
   static const ConvAlgorithm algo{
       "gemm",
-      "implicit GEMM (im2col gathered on the fly), shared-memory tiles, any conv; 16-bit on "
-      "tensor cores",
+      "implicit GEMM (im2col gathered on the fly), shared-memory tiles, any conv; 16-bit also "
+      "on tensor cores (tc=1)",
       &supports,
       &knob_space,
       &default_knobs,
@@ -247,8 +277,8 @@ const ConvAlgorithm& gemm_cuda_conv_algorithm() {
 
 namespace {
 std::unique_ptr<ConvKernel> prepare(const ConvShape& s, const Knobs& knobs, const float* weights) {
-  if (s.storage != Storage::kF32) return detail::tc_gemm_prepare(s, knobs, weights);
   detail::check_prepare(gemm_cuda_conv_algorithm(), s, knobs);
+  if (sixteen_bit(s) && knobs.at("tc") == 1) return detail::tc_gemm_prepare(s, weights);
   return std::make_unique<GemmConvKernel>(s, knobs, weights);
 }
 }  // namespace

@@ -275,15 +275,11 @@ bool tc_gemm_supports(const ConvShape& s) {
          ceil_div(s.n * s.oh * s.ow, kBN) <= kInt32Max;
 }
 
-KnobSpace tc_gemm_knob_space(const ConvShape&) { return {}; }  // one tile shape for now
-Knobs tc_gemm_default_knobs(const ConvShape&) { return {}; }
-
-std::unique_ptr<ConvKernel> tc_gemm_prepare(const ConvShape& s, const Knobs& k, const float* w) {
+std::unique_ptr<ConvKernel> tc_gemm_prepare(const ConvShape& s, const float* w) {
   DLAS_CHECK(shape_ok_any_storage(s), ErrorKind::kInvalidInput, "cuda gemm conv: invalid shape ",
              s.str());
   DLAS_CHECK(tc_gemm_supports(s), ErrorKind::kUnsupported, "cuda gemm conv (",
              storage_name(s.storage), ") does not support ", s.str());
-  tc_gemm_knob_space(s).validate(k, "cuda gemm conv " + s.str());
   return std::make_unique<TcConvKernel>(s, w);
 }
 
