@@ -74,6 +74,30 @@ __device__ __forceinline__ float finish(float acc, int64_t k, int64_t index,
   return activate(acc, e.act, e.p0, e.p1);
 }
 
+// The split-K epilogue: the splits' f32 partials ([split][count], each split's whole slice)
+// summed in split order (the same result every run), then bias, residual and activation,
+// stored as T. channel of element i: (i / inner) % channels.
+template <class T>
+__global__ void splitk_finish_kernel(const float* __restrict__ partial, int splits,
+                                     T* __restrict__ y, int64_t count, int64_t channels,
+                                     int64_t inner, EpilogueArgs e) {
+  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < count;
+       i += int64_t{gridDim.x} * blockDim.x) {
+    float v = 0.f;
+    for (int sp = 0; sp < splits; ++sp) v += partial[sp * count + i];
+    y[i] = narrow<T>(finish<T>(v, (i / inner) % channels, i, e));
+  }
+}
+
+template <class T>
+void launch_splitk_finish(const float* partial, int splits, T* y, int64_t count, int64_t channels,
+                          int64_t inner, const EpilogueArgs& e, cudaStream_t stream) {
+  int64_t blocks = (count + 255) / 256;
+  blocks = blocks < 1 ? 1 : blocks > (int64_t{1} << 20) ? (int64_t{1} << 20) : blocks;
+  splitk_finish_kernel<T><<<static_cast<unsigned>(blocks), 256, 0, stream>>>(
+      partial, splits, y, count, channels, inner, e);
+}
+
 // Calls f(T{}) with T the device type of `storage` (float, __half, __nv_bfloat16): the
 // host-side dispatch to a kernel template.
 template <class F>

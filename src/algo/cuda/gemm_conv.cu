@@ -35,6 +35,8 @@ struct GemmConvParams {
   int kdim, kp, mp;    // reduction depth, padded depth and padded M (A's row stride)
   int taps, kw;
   int sh, sw, ph, pw, dh, dw;
+  int splits, slice;  // the reduction split across blocks (grid.z = groups x splits), rows each
+  int64_t count;      // output elements (one split's slice of the partials)
 };
 
 // B[kk][col] of the general conv: kk = (ci, r, s), col = (image, oy, ox); T the input's
@@ -70,12 +72,23 @@ struct PointwiseB {
   }
 };
 
+// A fetch functor read from reduction row k0 on.
+template <class F>
+struct FromRow {
+  F f;
+  int k0;
+  __device__ __forceinline__ float operator()(int kk) const { return f(kk + k0); }
+};
+
+// partial: with p.splits > 1, this split's f32 sums go to partial[split][index] (every split
+// writes its whole slice) and splitk_finish_kernel applies the epilogue.
 template <class T, int BM, int BN, int BK, bool kPointwise>
 __global__ void __launch_bounds__(256)
     gemm_conv_kernel(const T* __restrict__ x, const float* __restrict__ at, T* __restrict__ y,
-                     GemmConvParams p, EpilogueArgs e) {
+                     GemmConvParams p, EpilogueArgs e, float* __restrict__ partial) {
   constexpr int kTM = BM / 16, kTN = BN / 16;
-  const int g = blockIdx.z;
+  const int g = blockIdx.z / p.splits, split = blockIdx.z - g * p.splits;
+  const int k_begin = split * p.slice, k_len = min(p.kp - k_begin, p.slice);
   const int m0 = blockIdx.y * BM;
   const int n0 = blockIdx.x * BN;
   const int tid = threadIdx.x;
@@ -86,7 +99,7 @@ __global__ void __launch_bounds__(256)
   const int img = valid ? col / p.ohw : 0;
   const int pix = valid ? col - img * p.ohw : 0;
   const T* xg = x + (static_cast<int64_t>(img) * p.c + static_cast<int64_t>(g) * p.cpg) * p.hw;
-  const float* a = at + static_cast<int64_t>(g) * p.kp * p.mp + m0;
+  const float* a = at + (static_cast<int64_t>(g) * p.kp + k_begin) * p.mp + m0;
 
   float acc[kTM][kTN];
 #pragma unroll
@@ -95,13 +108,14 @@ __global__ void __launch_bounds__(256)
     for (int j = 0; j < kTN; ++j) acc[i][j] = 0.f;
 
   if constexpr (kPointwise) {
-    const PointwiseB<T> fetch{xg + pix, valid, p.kdim, p.hw};
-    detail::sgemm_mainloop<BM, BN, BK>(a, p.mp, p.kp, fetch, acc);
+    const FromRow<PointwiseB<T>> fetch{{xg + pix, valid, p.kdim, p.hw}, k_begin};
+    detail::sgemm_mainloop<BM, BN, BK>(a, p.mp, k_len, fetch, acc);
   } else {
     const int oy = pix / p.ow, ox = pix - (pix / p.ow) * p.ow;
-    const GatherB<T> fetch{
-        xg, oy * p.sh - p.ph, ox * p.sw - p.pw, valid, p.kdim, p.taps, p.kw, p.dh, p.dw, p.h, p.w};
-    detail::sgemm_mainloop<BM, BN, BK>(a, p.mp, p.kp, fetch, acc);
+    const FromRow<GatherB<T>> fetch{
+        {xg, oy * p.sh - p.ph, ox * p.sw - p.pw, valid, p.kdim, p.taps, p.kw, p.dh, p.dw, p.h, p.w},
+        k_begin};
+    detail::sgemm_mainloop<BM, BN, BK>(a, p.mp, k_len, fetch, acc);
   }
 
   const int tx = tid % 16, ty = tid / 16;
@@ -117,20 +131,26 @@ __global__ void __launch_bounds__(256)
       if (m >= p.kpg) continue;
       const int kg = g * p.kpg + m;
       const int64_t index = base + static_cast<int64_t>(kg) * p.ohw;
-      y[index] = narrow<T>(finish<T>(acc[i][j], kg, index, e));
+      if (partial)
+        partial[split * p.count + index] = acc[i][j];
+      else
+        y[index] = narrow<T>(finish<T>(acc[i][j], kg, index, e));
     }
   }
 }
 
 using LaunchFn = void (*)(const float*, const float*, float*, const GemmConvParams&,
-                          const EpilogueArgs&, dim3, cudaStream_t);
+                          const EpilogueArgs&, dim3, float*, cudaStream_t);
 
 // x and y hold T (16-bit data passes through the float pointers as is).
 template <class T, int BM, int BN, int BK, bool kPointwise>
 void launch(const float* x, const float* at, float* y, const GemmConvParams& p,
-            const EpilogueArgs& e, dim3 grid, cudaStream_t stream) {
-  gemm_conv_kernel<T, BM, BN, BK, kPointwise>
-      <<<grid, 256, 0, stream>>>(reinterpret_cast<const T*>(x), at, reinterpret_cast<T*>(y), p, e);
+            const EpilogueArgs& e, dim3 grid, float* partial, cudaStream_t stream) {
+  gemm_conv_kernel<T, BM, BN, BK, kPointwise><<<grid, 256, 0, stream>>>(
+      reinterpret_cast<const T*>(x), at, reinterpret_cast<T*>(y), p, e, partial);
+  if (partial)
+    launch_splitk_finish(partial, p.splits, reinterpret_cast<T*>(y), p.count, p.k, p.ohw, e,
+                         stream);
 }
 
 // 16-bit layers take the tiles of depth 16 only (kTileDepth16), which keeps the instantiations
@@ -164,6 +184,7 @@ class GemmConvKernel final : public ConvKernel {
  public:
   GemmConvKernel(const ConvShape& s, const Knobs& knobs, const float* weights) {
     const int64_t bm = knobs.at("bm"), bn = knobs.at("bn"), bk = knobs.at("bk");
+    int64_t splits = knobs.at("splits");
     const int64_t cpg = s.c / s.groups, kpg = s.k / s.groups, taps = s.kh * s.kw;
     const int64_t kdim = cpg * taps;
     const int64_t kp = round_up(kdim, bk), mp = round_up(kpg, bm);
@@ -199,17 +220,28 @@ class GemmConvKernel final : public ConvKernel {
     p.pw = static_cast<int>(s.pad_w);
     p.dh = static_cast<int>(s.dil_h);
     p.dw = static_cast<int>(s.dil_w);
-    grid_ = dim3(static_cast<unsigned>(ceil_div(s.n * s.oh * s.ow, bn)),
-                 static_cast<unsigned>(ceil_div(kpg, bm)), static_cast<unsigned>(s.groups));
+    // Every split gets at least one slice, and grid.z stays within CUDA's 65535.
+    const int64_t iters = kp / bk;
+    while (splits > 1 && s.groups * splits > 65535) splits /= 2;
+    const int64_t per = ceil_div(iters, std::min(splits, iters));
+    p.splits = static_cast<int>(ceil_div(iters, per));
+    p.slice = static_cast<int>(per * bk);
+    p.count = s.n * s.k * s.oh * s.ow;
+    grid_ =
+        dim3(static_cast<unsigned>(ceil_div(s.n * s.oh * s.ow, bn)),
+             static_cast<unsigned>(ceil_div(kpg, bm)), static_cast<unsigned>(s.groups * p.splits));
     launch_ = pick_launch(s.storage, bm, bn, bk, is_pointwise(s));
   }
 
-  size_t workspace_bytes() const override { return 0; }
+  size_t workspace_bytes() const override {
+    return p_.splits > 1 ? static_cast<size_t>(p_.count) * p_.splits * sizeof(float) : 0;
+  }
   size_t weight_bytes() const override { return weights_.bytes(); }
 
-  void run(const float* x, float* y, void*, const Epilogue& epilogue,
+  void run(const float* x, float* y, void* workspace, const Epilogue& epilogue,
            cudaStream_t stream) const override {
-    launch_(x, weights_.as<float>(), y, p_, epilogue_args(epilogue), grid_, stream);
+    float* partial = p_.splits > 1 ? static_cast<float*>(workspace) : nullptr;
+    launch_(x, weights_.as<float>(), y, p_, epilogue_args(epilogue), grid_, partial, stream);
     check_launch("cuda gemm conv");
   }
 
@@ -242,6 +274,8 @@ KnobSpace knob_space(const ConvShape& s) {
     space.knobs.push_back({"bk", {kTileDepth16}, "reduction depth of one shared-memory slice"});
   else
     space.knobs.push_back({"bk", {8, 16}, "reduction depth of one shared-memory slice"});
+  space.knobs.push_back(
+      {"splits", {1, 2, 4, 8, 16}, "blocks sharing one tile's reduction (split-K), at most"});
   return space;
 }
 
@@ -253,7 +287,18 @@ Knobs default_knobs(const ConvShape& s) {
   int64_t bm = 32, bn = 32;
   detail::default_gemm_tile(s.k / std::max<int64_t>(1, s.groups), s.n * s.oh * s.ow, s.groups, bm,
                             bn);
-  Knobs k = {{"bm", bm}, {"bn", bn}, {"bk", 16}};
+  // Split the reduction until the grid has two blocks per nominal SM, keeping at least 4
+  // slices per split: batch-1 layers with few pixels and a long reduction (the 1x1 projections
+  // and deep 3x3s on 7x7 planes) otherwise run a few blocks through a long serial loop.
+  const int64_t tiles = ceil_div(std::max<int64_t>(1, s.n * s.oh * s.ow), bn) *
+                        ceil_div(std::max<int64_t>(1, s.k / std::max<int64_t>(1, s.groups)), bm) *
+                        std::max<int64_t>(1, s.groups);
+  const int64_t iters =
+      ceil_div(std::max<int64_t>(1, s.c / std::max<int64_t>(1, s.groups)) * s.kh * s.kw, 16);
+  int64_t splits = 1;
+  while (splits < 16 && tiles * splits < 2 * detail::kNominalSms && iters / (splits * 2) >= 4)
+    splits *= 2;
+  Knobs k = {{"bm", bm}, {"bn", bn}, {"bk", 16}, {"splits", splits}};
   if (sixteen_bit(s)) k["tc"] = 0;
   return k;
 }

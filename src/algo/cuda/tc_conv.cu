@@ -131,30 +131,13 @@ __global__ void __launch_bounds__(kThreads)
     const int k = g * p.kpg + mo;
     const int64_t index = (static_cast<int64_t>(img) * p.k + k) * p.ohw + q;
     float v = cs[m][col];
-    if (partial) {  // split K: this split's slice, summed in order by tc_finish_kernel
+    if (partial) {  // split K: this split's slice, summed in order by splitk_finish_kernel
       partial[split * p.count + index] = v;
       continue;
     }
     if (bias) v += __ldg(bias + k);
     if (residual) v += ld(residual + index);
     y[index] = narrow<T>(activate(v, act, p0, p1));
-  }
-}
-
-// The split-K epilogue: the splits' f32 partials summed in split order (the same result every
-// run), with bias, residual and activation, stored in 16 bits.
-template <class T>
-__global__ void tc_finish_kernel(const float* __restrict__ partial, int splits, T* __restrict__ y,
-                                 int64_t count, int64_t channels, int64_t inner,
-                                 const float* __restrict__ bias, const T* __restrict__ residual,
-                                 int act, float p0, float p1) {
-  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < count;
-       i += int64_t{gridDim.x} * blockDim.x) {
-    float v = 0.f;
-    for (int sp = 0; sp < splits; ++sp) v += partial[sp * count + i];
-    if (bias) v += __ldg(bias + (i / inner) % channels);
-    if (residual) v += ld(residual + i);
-    y[i] = narrow<T>(activate(v, act, p0, p1));
   }
 }
 
@@ -245,12 +228,9 @@ class TcConvKernel final : public ConvKernel {
     const T* residual = reinterpret_cast<const T*>(e.residual);
     tc_conv_kernel<T><<<grid_, kThreads, 0, stream>>>(x, weights_.as<T>(), y, p_, e.bias, residual,
                                                       static_cast<int>(e.act), e.p0, e.p1, partial);
-    if (!partial) return;
-    const auto blocks =
-        static_cast<unsigned>(std::clamp<int64_t>(ceil_div(count_, 256), 1, int64_t{1} << 20));
-    tc_finish_kernel<T><<<blocks, 256, 0, stream>>>(partial, p_.splits, y, count_, channels_,
-                                                    inner_, e.bias, residual,
-                                                    static_cast<int>(e.act), e.p0, e.p1);
+    if (partial)
+      launch_splitk_finish(partial, p_.splits, y, count_, channels_, inner_, epilogue_args(e),
+                           stream);
   }
 
   Storage storage_;

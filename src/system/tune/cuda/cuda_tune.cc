@@ -373,6 +373,11 @@ LayerChoices apply_cuda_records(const Graph& graph, int opt_level, int device,
     if (it == best.end()) continue;
     const cuda::ConvAlgorithm* a = cuda::find_conv_algorithm(it->second->algo);
     if (!a || !a->supports(cn->shape)) continue;
+    try {  // a record of an older knob space (another dlas version) does not apply
+      a->knob_space(cn->shape).validate(it->second->knobs, "record");
+    } catch (const Error&) {
+      continue;
+    }
     choices[n.name] = LayerChoice{it->second->algo, it->second->knobs, ""};
     ++m;
   }
