@@ -122,14 +122,7 @@ LaunchFn pick_px(int64_t px, int64_t threads, int64_t ks) {
 }
 
 LaunchFn pick_launch(Storage storage, int64_t px, int64_t threads, int64_t ks) {
-  switch (storage) {
-    case Storage::kF16:
-      return pick_px<__half>(px, threads, ks);
-    case Storage::kBF16:
-      return pick_px<__nv_bfloat16>(px, threads, ks);
-    default:
-      return pick_px<float>(px, threads, ks);
-  }
+  return with_storage_type(storage, [&](auto t) { return pick_px<decltype(t)>(px, threads, ks); });
 }
 
 class DepthwiseConvKernel final : public ConvKernel {

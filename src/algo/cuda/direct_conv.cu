@@ -174,14 +174,7 @@ LaunchFn pick_kt(int64_t kt, int64_t px, int64_t threads) {
 }
 
 LaunchFn pick_launch(Storage storage, int64_t kt, int64_t px, int64_t threads) {
-  switch (storage) {
-    case Storage::kF16:
-      return pick_kt<__half>(kt, px, threads);
-    case Storage::kBF16:
-      return pick_kt<__nv_bfloat16>(kt, px, threads);
-    default:
-      return pick_kt<float>(kt, px, threads);
-  }
+  return with_storage_type(storage, [&](auto t) { return pick_kt<decltype(t)>(kt, px, threads); });
 }
 
 class DirectConvKernel final : public ConvKernel {

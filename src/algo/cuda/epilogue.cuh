@@ -98,19 +98,17 @@ void launch_splitk_finish(const float* partial, int splits, T* y, int64_t count,
       partial, splits, y, count, channels, inner, e);
 }
 
-// Calls f(T{}) with T the device type of `storage` (float, __half, __nv_bfloat16): the
-// host-side dispatch to a kernel template.
+// Returns f(T{}) with T the device type of `storage` (float, __half, __nv_bfloat16): the
+// host-side dispatch to a kernel template (f returns the same type for every T).
 template <class F>
-void with_storage_type(Storage storage, F&& f) {
+decltype(auto) with_storage_type(Storage storage, F&& f) {
   switch (storage) {
     case Storage::kF16:
-      f(__half{});
-      break;
+      return f(__half{});
     case Storage::kBF16:
-      f(__nv_bfloat16{});
-      break;
+      return f(__nv_bfloat16{});
     default:
-      f(float{});
+      return f(float{});
   }
 }
 
