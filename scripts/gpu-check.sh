@@ -42,14 +42,19 @@ if want calibrate; then
 fi
 want compare && PYTHONUNBUFFERED=1 python3 "$root/bench/gpu/compare_gpu.py" --dlas "$dlas" --rounds ${ROUNDS:-2} \
   --repeat ${REPEAT:-30} --json "$out/compare.json" ${MODELS:+--models $MODELS} 2>&1 | tee "$out/compare.txt"
-# fp16 and bf16: 16-bit activations, tensor-core convs.
+# fp16: dlas (GPU profile, hand-written rule, tuned for TUNE16 seconds) against cuDNN fp16 on
+# the 8 zoo models; then bf16 and the arena of each type on two of them.
 if want half; then
-for m in resnet50 mobilenetv2; do
-  for c in dense fp16 bf16; do
-    printf '%s %s: ' $m $c
-    "$dlas" bench $m --device cuda --compress $c --repeat 50 --json | python3 -c 'import json,sys; j=json.load(sys.stdin); print(round(j["kernel_median_ms"],4), "ms kernels", j["arena_bytes"], "arena bytes")'
-  done
-done 2>&1 | tee "$out/half.txt"
+  PYTHONUNBUFFERED=1 python3 "$root/bench/gpu/compare_gpu.py" --dlas "$dlas" --compress fp16 \
+    --tune ${TUNE16:-8} --rounds ${ROUNDS:-1} --repeat ${REPEAT:-30} --json "$out/compare-fp16.json" \
+    --models ${MODELS16:-resnet18-cifar,mobilenetv1-cifar,mobilenetv2-cifar,vgg16-cifar,resnet50,mobilenetv2,densenet161,efficientnetb0} \
+    2>&1 | tee "$out/compare-fp16.txt"
+  for m in resnet50 mobilenetv2; do
+    for c in dense fp16 bf16; do
+      printf '%s %s: ' $m $c
+      "$dlas" bench $m --device cuda --compress $c --repeat 50 --json | python3 -c 'import json,sys; j=json.load(sys.stdin); print(round(j["kernel_median_ms"],4), "ms kernels", j["arena_bytes"], "arena bytes")'
+    done
+  done 2>&1 | tee "$out/half.txt"
 fi
 if want profile; then
 for m in resnet50 mobilenetv2; do
@@ -64,22 +69,25 @@ for m in ${TUNE_MODELS:-resnet18-cifar mobilenetv2 resnet50}; do
     > "$out/tune-$m.txt" 2>&1; echo "tune $m: rc=$?"; tail -3 "$out/tune-$m.txt"
 done
 fi
-# Weight-pruned models: dense, wp:0.9 on the auto rule (sparse), and cuDNN on the zeros.
+# Weight-pruned models: dense, pruned on the auto rule (sparse), and cuDNN on the zeros.
 if want sparse; then
-for m in resnet50 vgg16-cifar; do
-  for args in "--device cuda" "--device cuda --compress wp:0.9" "--backend cudnn --compress wp:0.9"; do
+for m in resnet50 vgg16-cifar resnet18-cifar; do
+  wp=wp:0.9; [ $m = resnet18-cifar ] && wp=wp:0.95:layer
+  for args in "--device cuda" "--device cuda --compress $wp" "--backend cudnn --compress $wp"; do
     printf '%s %s: ' $m "$args"
     "$dlas" bench $m $args --repeat 50 --json | python3 -c 'import json,sys; j=json.load(sys.stdin); print(round(j["kernel_median_ms"],4), "ms kernels")'
   done
 done 2>&1 | tee "$out/sparse.txt"
 fi
+# Batch 64: resnet50 in fp32 and fp16 (tiled and tensor-core gemm) against cuDNN, and the
+# per-layer profile of its fp16 3x3 convs (the share of the tensor-core peak).
 if want batch; then
-for m in resnet50 mobilenetv2; do
-  for args in "--device cuda" "--backend cudnn"; do
-    printf '%s batch 16 %s: ' $m "$args"
-    "$dlas" bench $m --batch 16 $args --repeat 30 --json | python3 -c 'import json,sys; j=json.load(sys.stdin); print(round(j["kernel_median_ms"],4), "ms kernels", round(j["kernel_gflops"]), "GFLOP/s")'
-  done
+for args in "--device cuda" "--backend cudnn" "--device cuda --compress fp16" \
+            "--device cuda --compress fp16 --conv-algo gemm:tc=1" "--backend cudnn --compress fp16"; do
+  printf 'resnet50 batch 64 %s: ' "$args"
+  "$dlas" bench resnet50 --batch 64 $args --repeat 10 --json | python3 -c 'import json,sys; j=json.load(sys.stdin); print(round(j["kernel_median_ms"],4), "ms kernels", round(j["kernel_gflops"]), "GFLOP/s")'
 done 2>&1 | tee "$out/batch.txt"
+"$dlas" profile resnet50 --device cuda --compress fp16 --batch 64 --repeat 5 > "$out/profile-resnet50-b64-fp16.txt" 2>&1
 fi
 if want study; then
   "$dlas" study run "$root/studies/gpu.toml" --db "$out/gpu-study.db" > "$out/study.txt" 2>&1
