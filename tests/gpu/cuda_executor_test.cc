@@ -87,25 +87,29 @@ TEST(CudaExecutor, WeightPrunedModelsRunSparseAndMatchTheCpuEngine) {
 // on 16-bit data; against the CPU engine on the same 16-bit graph.
 TEST(CudaExecutor, SixteenBitVariantsMatchTheCpuEngine) {
   SKIP_WITHOUT_GPU();
-  for (const char* compress : {"fp16", "bf16"})
-    for (const char* m : {"resnet18-cifar", "mobilenetv2-cifar", "efficientnetb0", "densenet161"}) {
-      Graph g = build_zoo_model(m);
-      apply_compress_spec(g, parse_compress(compress));
-      expect_matches_cpu(g, {}, std::string(compress) == "fp16" ? 3e-2 : 8e-2,
-                         std::string(m) + " " + compress);
-      CudaPlanOptions none;
-      none.profile = "none";
-      CudaExecutor e(g, none);
-      int tc = 0, converts = 0;
-      for (const CudaStepInfo& s : e.steps()) {
-        tc += (s.op == "FusedConv" || s.op == "Conv") && s.algo == "gemm";
-        converts += s.algo == "convert";
-      }
-      EXPECT_GT(tc, 3) << m << " " << compress;
-      // The model's input and output casts and the classifier's widening and narrowing: the
-      // elementwise, pooling, affine and concat ops run on 16-bit data.
-      EXPECT_LE(converts, 4) << m << " " << compress;
+  std::vector<std::pair<const char*, const char*>> variants;  // fp16: every zoo model
+  for (const char* m : kCifarModels) variants.emplace_back("fp16", m);
+  for (const char* m : kImagenetModels) variants.emplace_back("fp16", m);
+  for (const char* m : {"resnet18-cifar", "mobilenetv2-cifar", "efficientnetb0", "densenet161"})
+    variants.emplace_back("bf16", m);
+  for (const auto& [compress, m] : variants) {
+    Graph g = build_zoo_model(m);
+    apply_compress_spec(g, parse_compress(compress));
+    expect_matches_cpu(g, {}, std::string(compress) == "fp16" ? 3e-2 : 8e-2,
+                       std::string(m) + " " + compress);
+    CudaPlanOptions none;
+    none.profile = "none";
+    CudaExecutor e(g, none);
+    int tc = 0, converts = 0;
+    for (const CudaStepInfo& s : e.steps()) {
+      tc += (s.op == "FusedConv" || s.op == "Conv") && s.algo == "gemm";
+      converts += s.algo == "convert";
     }
+    EXPECT_GT(tc, 3) << m << " " << compress;
+    // The model's input and output casts and the classifier's widening and narrowing: the
+    // elementwise, pooling, affine and concat ops run on 16-bit data.
+    EXPECT_LE(converts, 4) << m << " " << compress;
+  }
   // Each algorithm forced on 16-bit layers (where it does not run one: the auto rule).
   for (const cuda::ConvAlgorithm* a : cuda::conv_algorithms()) {
     CudaPlanOptions o;
