@@ -57,6 +57,15 @@ inline void check_prepare(const ConvAlgorithm& algo, const ConvShape& s, const K
   algo.knob_space(s).validate(knobs, std::string("cuda ") + algo.name + " conv " + s.str());
 }
 
+// An algorithm's prepare() for a kernel class built from (shape, knobs, weights): the checks
+// above, then the kernel. Self: the algorithm's accessor.
+template <class Kernel, const ConvAlgorithm& (*Self)()>
+std::unique_ptr<ConvKernel> checked_prepare(const ConvShape& s, const Knobs& knobs,
+                                            const float* weights) {
+  check_prepare(Self(), s, knobs);
+  return std::make_unique<Kernel>(s, knobs, weights);
+}
+
 inline int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 // The tensor-core implementation of `gemm` for 16-bit layers (WMMA; tc_conv.cu): its row

@@ -90,39 +90,16 @@ void launch(const float* x, const float* w, float* y, const DepthwiseParams& p,
       reinterpret_cast<const T*>(x), w, reinterpret_cast<T*>(y), p, e);
 }
 
-template <class T, int PX, int THREADS>
-LaunchFn pick_ks(int64_t ks) {
-  return ks == 3   ? &launch<T, PX, THREADS, 3>
-         : ks == 5 ? &launch<T, PX, THREADS, 5>
-                   : &launch<T, PX, THREADS, 0>;
-}
-
-template <class T, int PX>
-LaunchFn pick_threads(int64_t threads, int64_t ks) {
-  switch (threads) {
-    case 64:
-      return pick_ks<T, PX, 64>(ks);
-    case 128:
-      return pick_ks<T, PX, 128>(ks);
-    default:
-      return pick_ks<T, PX, 256>(ks);
-  }
-}
-
-template <class T>
-LaunchFn pick_px(int64_t px, int64_t threads, int64_t ks) {
-  switch (px) {
-    case 1:
-      return pick_threads<T, 1>(threads, ks);
-    case 2:
-      return pick_threads<T, 2>(threads, ks);
-    default:
-      return pick_threads<T, 4>(threads, ks);
-  }
-}
-
+// ks: 3 or 5 (the taps unrolled), else 0.
 LaunchFn pick_launch(Storage storage, int64_t px, int64_t threads, int64_t ks) {
-  return with_storage_type(storage, [&](auto t) { return pick_px<decltype(t)>(px, threads, ks); });
+  return with_storage_type(storage, [&](auto t) {
+    return with_int<1, 2, 4>(px, [&](auto PX) {
+      return with_int<64, 128, 256>(threads, [&](auto TH) {
+        return with_int<3, 5, 0>(
+            ks, [&](auto KS) -> LaunchFn { return &launch<decltype(t), PX, TH, KS>; });
+      });
+    });
+  });
 }
 
 class DepthwiseConvKernel final : public ConvKernel {
@@ -195,8 +172,6 @@ Knobs default_knobs(const ConvShape& s) {
   return {{"px", px}, {"threads", threads}};
 }
 
-std::unique_ptr<ConvKernel> prepare(const ConvShape& s, const Knobs& knobs, const float* weights);
-
 }  // namespace
 
 const ConvAlgorithm& depthwise_cuda_conv_algorithm() {
@@ -206,16 +181,9 @@ const ConvAlgorithm& depthwise_cuda_conv_algorithm() {
       &supports,
       &knob_space,
       &default_knobs,
-      &prepare,
+      &detail::checked_prepare<DepthwiseConvKernel, depthwise_cuda_conv_algorithm>,
   };
   return algo;
 }
-
-namespace {
-std::unique_ptr<ConvKernel> prepare(const ConvShape& s, const Knobs& knobs, const float* weights) {
-  detail::check_prepare(depthwise_cuda_conv_algorithm(), s, knobs);
-  return std::make_unique<DepthwiseConvKernel>(s, knobs, weights);
-}
-}  // namespace
 
 }  // namespace dlas::cuda

@@ -135,46 +135,15 @@ void launch(const float* x, const float* w, float* y, const DirectParams& p, con
       reinterpret_cast<const T*>(x), w, reinterpret_cast<T*>(y), p, e);
 }
 
-template <class T, int KT, int PX>
-LaunchFn pick_threads(int64_t threads) {
-  switch (threads) {
-    case 64:
-      return &launch<T, KT, PX, 64>;
-    case 128:
-      return &launch<T, KT, PX, 128>;
-    default:
-      return &launch<T, KT, PX, 256>;
-  }
-}
-
-template <class T, int KT>
-LaunchFn pick_px(int64_t px, int64_t threads) {
-  switch (px) {
-    case 1:
-      return pick_threads<T, KT, 1>(threads);
-    case 2:
-      return pick_threads<T, KT, 2>(threads);
-    default:
-      return pick_threads<T, KT, 4>(threads);
-  }
-}
-
-template <class T>
-LaunchFn pick_kt(int64_t kt, int64_t px, int64_t threads) {
-  switch (kt) {
-    case 1:
-      return pick_px<T, 1>(px, threads);
-    case 2:
-      return pick_px<T, 2>(px, threads);
-    case 4:
-      return pick_px<T, 4>(px, threads);
-    default:
-      return pick_px<T, 8>(px, threads);
-  }
-}
-
 LaunchFn pick_launch(Storage storage, int64_t kt, int64_t px, int64_t threads) {
-  return with_storage_type(storage, [&](auto t) { return pick_kt<decltype(t)>(kt, px, threads); });
+  return with_storage_type(storage, [&](auto t) {
+    return with_int<1, 2, 4, 8>(kt, [&](auto KT) {
+      return with_int<1, 2, 4>(px, [&](auto PX) {
+        return with_int<64, 128, 256>(
+            threads, [&](auto TH) -> LaunchFn { return &launch<decltype(t), KT, PX, TH>; });
+      });
+    });
+  });
 }
 
 class DirectConvKernel final : public ConvKernel {
@@ -265,24 +234,15 @@ Knobs default_knobs(const ConvShape& s) {
   return {{"kt", kt}, {"px", px}, {"threads", threads}};
 }
 
-std::unique_ptr<ConvKernel> prepare(const ConvShape& s, const Knobs& knobs, const float* weights);
-
 }  // namespace
 
 const ConvAlgorithm& direct_cuda_conv_algorithm() {
   static const ConvAlgorithm algo{
       "direct",       "direct convolution, a pixels x channels register tile per thread, any conv",
       &supports,      &knob_space,
-      &default_knobs, &prepare,
+      &default_knobs, &detail::checked_prepare<DirectConvKernel, direct_cuda_conv_algorithm>,
   };
   return algo;
 }
-
-namespace {
-std::unique_ptr<ConvKernel> prepare(const ConvShape& s, const Knobs& knobs, const float* weights) {
-  detail::check_prepare(direct_cuda_conv_algorithm(), s, knobs);
-  return std::make_unique<DirectConvKernel>(s, knobs, weights);
-}
-}  // namespace
 
 }  // namespace dlas::cuda

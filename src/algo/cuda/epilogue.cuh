@@ -6,6 +6,7 @@
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
+#include "algo/cuda/dispatch.cuh"
 #include "dlas/algo/cuda_conv.h"
 
 namespace dlas::cuda {
@@ -96,20 +97,6 @@ void launch_splitk_finish(const float* partial, int splits, T* y, int64_t count,
   blocks = blocks < 1 ? 1 : blocks > (int64_t{1} << 20) ? (int64_t{1} << 20) : blocks;
   splitk_finish_kernel<T><<<static_cast<unsigned>(blocks), 256, 0, stream>>>(
       partial, splits, y, count, channels, inner, e);
-}
-
-// Returns f(T{}) with T the device type of `storage` (float, __half, __nv_bfloat16): the
-// host-side dispatch to a kernel template (f returns the same type for every T).
-template <class F>
-decltype(auto) with_storage_type(Storage storage, F&& f) {
-  switch (storage) {
-    case Storage::kF16:
-      return f(__half{});
-    case Storage::kBF16:
-      return f(__nv_bfloat16{});
-    default:
-      return f(float{});
-  }
 }
 
 // Throws kRuntime naming `what` when the last launch failed (cudaGetLastError).

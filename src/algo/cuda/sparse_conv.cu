@@ -83,22 +83,10 @@ void launch(const float* x, const int* row_ptr, const unsigned* taps, const floa
   sparse_conv_kernel<KT, THREADS><<<grid, THREADS, 0, stream>>>(x, row_ptr, taps, values, y, p, e);
 }
 
-template <int KT>
-LaunchFn pick_threads(int64_t threads) {
-  return threads == 64 ? &launch<KT, 64> : threads == 128 ? &launch<KT, 128> : &launch<KT, 256>;
-}
-
 LaunchFn pick_launch(int64_t kt, int64_t threads) {
-  switch (kt) {
-    case 1:
-      return pick_threads<1>(threads);
-    case 2:
-      return pick_threads<2>(threads);
-    case 4:
-      return pick_threads<4>(threads);
-    default:
-      return pick_threads<8>(threads);
-  }
+  return with_int<1, 2, 4, 8>(kt, [&](auto KT) {
+    return with_int<64, 128, 256>(threads, [&](auto TH) -> LaunchFn { return &launch<KT, TH>; });
+  });
 }
 
 class SparseConvKernel final : public ConvKernel {
@@ -208,8 +196,6 @@ Knobs default_knobs(const ConvShape& s) {
   return {{"kt", kt}, {"threads", 128}};
 }
 
-std::unique_ptr<ConvKernel> prepare(const ConvShape& s, const Knobs& knobs, const float* weights);
-
 }  // namespace
 
 const ConvAlgorithm& sparse_cuda_conv_algorithm() {
@@ -220,16 +206,9 @@ const ConvAlgorithm& sparse_cuda_conv_algorithm() {
       &supports,
       &knob_space,
       &default_knobs,
-      &prepare,
+      &detail::checked_prepare<SparseConvKernel, sparse_cuda_conv_algorithm>,
   };
   return algo;
 }
-
-namespace {
-std::unique_ptr<ConvKernel> prepare(const ConvShape& s, const Knobs& knobs, const float* weights) {
-  detail::check_prepare(sparse_cuda_conv_algorithm(), s, knobs);
-  return std::make_unique<SparseConvKernel>(s, knobs, weights);
-}
-}  // namespace
 
 }  // namespace dlas::cuda

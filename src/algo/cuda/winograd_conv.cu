@@ -358,8 +358,6 @@ Knobs default_knobs(const ConvShape& s) {
   return {{"variant", 2}, {"bm", bm}, {"bn", bn}, {"bk", 16}};
 }
 
-std::unique_ptr<ConvKernel> prepare(const ConvShape& s, const Knobs& knobs, const float* weights);
-
 }  // namespace
 
 const ConvAlgorithm& winograd_cuda_conv_algorithm() {
@@ -369,16 +367,9 @@ const ConvAlgorithm& winograd_cuda_conv_algorithm() {
       &supports,
       &knob_space,
       &default_knobs,
-      &prepare,
+      &detail::checked_prepare<WinogradConvKernel, winograd_cuda_conv_algorithm>,
   };
   return algo;
 }
-
-namespace {
-std::unique_ptr<ConvKernel> prepare(const ConvShape& s, const Knobs& knobs, const float* weights) {
-  detail::check_prepare(winograd_cuda_conv_algorithm(), s, knobs);
-  return std::make_unique<WinogradConvKernel>(s, knobs, weights);
-}
-}  // namespace
 
 }  // namespace dlas::cuda
