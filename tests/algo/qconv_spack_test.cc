@@ -208,19 +208,21 @@ TEST(QConvSpackAuto, RulePicksByShapeAndPath) {
 }
 
 // The packing shuffles of every set this CPU runs against their definitions (qs8_pack.h),
-// at lengths around the 16-byte vector steps, both flips, strides 1-3.
+// at lengths around the 16- and 64-byte vector steps, both flips, strides 1-3.
 TEST(QS8Pack, ShufflesMatchTheirDefinitions) {
   size_t count = 0;
   const ukernel::QS8PackUkernels* sets = ukernel::qs8_pack_all(&count);
   ASSERT_GE(count, 2u);
   std::mt19937 rng(3);
-  std::vector<uint8_t> src(4 * 200);
+  constexpr size_t kRow = 200;
+  std::vector<uint8_t> src(4 * kRow);
   for (auto& b : src) b = static_cast<uint8_t>(rng());
-  const uint8_t* rows[4] = {src.data(), src.data() + 200, src.data() + 400, src.data() + 600};
+  const uint8_t* rows[4] = {src.data(), src.data() + kRow, src.data() + 2 * kRow,
+                            src.data() + 3 * kRow};
   for (size_t s = 0; s < count; ++s) {
     const ukernel::QS8PackUkernels& set = sets[s];
     if (!isa_supported(set.isa)) continue;
-    for (size_t n : {0, 1, 15, 16, 17, 33, 48, 50})
+    for (size_t n : {0, 1, 7, 14, 15, 16, 17, 33, 48, 50, 63, 64, 65, 130, 200})
       for (uint8_t flip : {0, 0x80}) {
         std::vector<uint8_t> got(4 * n + 8, 0xEE), want(4 * n + 8, 0xEE);
         for (size_t j = 0; j < n; ++j)
@@ -234,6 +236,7 @@ TEST(QS8Pack, ShufflesMatchTheirDefinitions) {
         set.pairs(rows, n, flip, got.data());
         EXPECT_EQ(got, want) << set.name << " pairs n=" << n;
         for (size_t stride : {1, 2, 3}) {
+          if (n * stride > src.size()) continue;
           std::vector<uint8_t> g(n + 8, 0xEE), w(n + 8, 0xEE);
           for (size_t j = 0; j < n; ++j) w[j] = src[j * stride] ^ flip;
           set.copy(src.data(), stride, n, flip, g.data());

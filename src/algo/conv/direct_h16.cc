@@ -55,7 +55,7 @@ class PreparedAmxDirectHConv final : public PreparedH16Conv {
     steps_ = taps_ * cb_;
     groups_ = div_up(div_up(static_cast<int64_t>(grid_.runs().size()), 2), group_);
     boff_ = grid_.step_offsets();
-    zero_row_.assign(static_cast<size_t>(p.w), 0);
+    zero_plane_.assign(static_cast<size_t>(p.h * p.w), 0);
     // Weights [K][C][KH][KW] -> [panel][tap][cb][32 out][32 in]; padding channels zero.
     wpack_.assign(static_cast<size_t>(panels_ * steps_ * kBlk * kBlk), 0);
     for (int64_t kk = 0; kk < p.k; ++kk)
@@ -113,11 +113,11 @@ class PreparedAmxDirectHConv final : public PreparedH16Conv {
   // The phase planes of channel pair q: (c 2q, c 2q + 1) per pixel, zero outside the image.
   void interleave_pair(const uint16_t* img, int64_t q, uint32_t* dst, uint32_t* row) const {
     const int64_t c0 = 2 * q, hw = p_.h * p_.w;
-    grid_.interleave(dst, row, 0u, [&](int64_t sy, uint32_t* __restrict r) {
-      const uint16_t* __restrict ra = c0 < p_.c ? img + c0 * hw + sy * p_.w : zero_row_.data();
+    grid_.interleave(dst, row, 0u, [&](int64_t sy, int64_t rows, uint32_t* __restrict r) {
+      const uint16_t* __restrict ra = c0 < p_.c ? img + c0 * hw + sy * p_.w : zero_plane_.data();
       const uint16_t* __restrict rb =
-          c0 + 1 < p_.c ? img + (c0 + 1) * hw + sy * p_.w : zero_row_.data();
-      for (int64_t i = 0; i < p_.w; ++i)
+          c0 + 1 < p_.c ? img + (c0 + 1) * hw + sy * p_.w : zero_plane_.data();
+      for (int64_t i = 0; i < rows * p_.w; ++i)
         r[i] = static_cast<uint32_t>(ra[i]) | static_cast<uint32_t>(rb[i]) << 16;
     });
   }
@@ -174,7 +174,7 @@ class PreparedAmxDirectHConv final : public PreparedH16Conv {
   Isa base_;
   const ukernel::H16Vcvt* cvt_;
   int64_t order_, group_, cb_, panels_, taps_, steps_, groups_;
-  std::vector<uint16_t> zero_row_;  // a padding channel's row
+  std::vector<uint16_t> zero_plane_;  // a padding channel's plane
   AlignedVector<uint16_t> wpack_;
   std::vector<int64_t> boff_;
   std::vector<float> bias_;

@@ -56,7 +56,7 @@ class PreparedAmxDirectQConv final : public qconv_detail::PreparedInt8Conv {
     boff_ = grid_.step_offsets();
     xzp_ = static_cast<uint8_t>(qconv_detail::stored_zero_point(p.quant.x));
     flip_ = p.quant.x.type == DType::kS8 ? 0x80 : 0;
-    zero_row_.assign(static_cast<size_t>(p.w), static_cast<uint8_t>(xzp_ ^ flip_));
+    zero_plane_.assign(static_cast<size_t>(p.h * p.w), static_cast<uint8_t>(xzp_ ^ flip_));
     // Weights [K][C][KH][KW] -> [panel][tap][cb][32 out][64 in]; padding channels zero.
     wpack_.assign(static_cast<size_t>(panels_ * steps_ * kOut * kIn), 0);
     for (int64_t kk = 0; kk < p.k; ++kk)
@@ -122,13 +122,13 @@ class PreparedAmxDirectQConv final : public qconv_detail::PreparedInt8Conv {
   // the stored zero point outside the image. `row`: a padded row of scratch.
   void interleave_quad(const uint8_t* img, int64_t q, uint32_t* dst, uint32_t* row) const {
     const int64_t hw = p_.h * p_.w;
-    grid_.interleave(dst, row, 0x01010101u * xzp_, [&](int64_t sy, uint32_t* r) {
+    grid_.interleave(dst, row, 0x01010101u * xzp_, [&](int64_t sy, int64_t rows, uint32_t* r) {
       const uint8_t* src[4];
       for (int64_t e = 0; e < 4; ++e) {
         const int64_t ch = 4 * q + e;
-        src[e] = ch < p_.c ? img + ch * hw + sy * p_.w : zero_row_.data();
+        src[e] = ch < p_.c ? img + ch * hw + sy * p_.w : zero_plane_.data();
       }
-      pack_.quads(src, static_cast<size_t>(p_.w), flip_, reinterpret_cast<uint8_t*>(r));
+      pack_.quads(src, static_cast<size_t>(rows * p_.w), flip_, reinterpret_cast<uint8_t*>(r));
     });
   }
 
@@ -170,7 +170,7 @@ class PreparedAmxDirectQConv final : public qconv_detail::PreparedInt8Conv {
   const ukernel::QS8PackUkernels& pack_;
   int64_t order_, group_, cb_, panels_, taps_, steps_, groups_;
   uint8_t xzp_, flip_;
-  std::vector<uint8_t> zero_row_;  // a padding channel's row, stored as xzp after the flip
+  std::vector<uint8_t> zero_plane_;  // a padding channel's plane, stored as xzp after the flip
   AlignedVector<uint8_t> wpack_;
   std::vector<int64_t> boff_;
   std::vector<int32_t> init_;

@@ -2,7 +2,9 @@
 // (gemm's im2col panels, spatial-pack's tiles, direct's blocked image), per ISA. Written
 // once over 16-byte GCC vectors (qs8-pack/qs8_pack_template.h): in the baseline (SSE2) TU GCC
 // lowers most byte shuffles element by element; in the AVX2 TU they become vpshufb /
-// vpunpck, so the packing of every path at or above AVX2 uses the AVX2 kernels.
+// vpunpck. The AVX-512 set widens bytes to lanes and masks its tails
+// (qs8_pack__avx512.cc): the AMX implicit GEMMs interleave rows of 7 and 14 pixels, where
+// the 16-byte kernels spent most of their time in the scalar tail.
 //
 //   quads(r, n, flip, dst):  dst[4j + e] = r[e][j] ^ flip              (e < 4, j < n)
 //   pairs(r, n, flip, dst):  16-bit dst[2j + e] = (uint16)(r[e][j] ^ flip)  (e < 2)
