@@ -73,7 +73,8 @@ TEST(PassDump, WritesTheGraphBeforeAndAfterEveryPassThatRuns) {
                                           "07-fuse_channel_affine.txt",
                                           "08-fuse_quantized_conv.txt",
                                           "09-fuse_quantized_lookup.txt",
-                                          "10-fold_dequantize.txt"};
+                                          "10-fuse_channel_scale_quantize.txt",
+                                          "11-fold_dequantize.txt"};
   EXPECT_EQ(files_in(dir), expected);
   const std::string input = read_file(dir / "00-input.txt");
   const std::string folded = read_file(dir / "04-fold_batchnorm.txt");
@@ -93,7 +94,7 @@ TEST(PassDump, EnvironmentVariableLogsTheLevelsPasses) {
   ::unsetenv("DLAS_DUMP_PASSES");
   const std::set<std::string> expected = {"00-input.txt", "01-fold_constants.txt",
                                           "02-eliminate_dead_code.txt", "03-eliminate_identity.txt",
-                                          "10-fold_dequantize.txt"};
+                                          "11-fold_dequantize.txt"};
   EXPECT_EQ(files_in(dir), expected);
   fs::remove_all(dir);
 

@@ -1,7 +1,9 @@
 // fuse_quantized_lookup: a DQ -> pointwise float ops -> Q chain (the SiLU between int8
 // convs) becomes one QLookup byte table, a DQ -> pointwise chain read by other ops one float
 // table, each reproducing the chain bit for bit on the reference runtime; functions of two
-// bytes stay; and the lookup kernels of every path equal the scalar ones.  build/dlas_tests
+// bytes stay; and the lookup kernels of every path equal the scalar ones.
+// fuse_channel_scale_quantize: an SE gate's Mul and the QuantizeLinear after it become one
+// QChannelScale, bit for bit on the reference runtime and in the compiled plan.  build/dlas_tests
 // --gtest_filter='QuantizedLookup*'
 #include <gtest/gtest.h>
 
@@ -12,6 +14,7 @@
 #include "dlas/hw/isa.h"
 #include "dlas/hw/thread_pool.h"
 #include "dlas/system/executor.h"
+#include "dlas/system/make_executor.h"
 #include "dlas/system/passes.h"
 
 namespace dlas {
@@ -131,6 +134,71 @@ TEST(QuantizedLookup, ChainOfTwoDequantizedInputsKeepsItsProduct) {
   EXPECT_EQ(ops_of(g), (std::vector<std::string>{"DequantizeLinear", "DequantizeLinear", "Mul",
                                                  "QuantizeLinear", "QLookup"}));
   expect_same_outputs(before, g);
+}
+
+// An SE block in int8: x -> DQ -> a; gate = Sigmoid(GAP(a)); y = Q(Mul(a, gate)). x is
+// [1, 8, 40, 40]: planes longer than the kernel's chunk, enough for both threads.
+Graph gated_quantize() {
+  Graph g;
+  g.inputs.push_back({"x", DType::kU8, {1, 8, 40, 40}});
+  g.initializers.emplace("s", Tensor::scalar_f32(0.05f));
+  g.initializers.emplace("z", Tensor::from_vector<uint8_t>({}, {128}));
+  g.initializers.emplace("s2", Tensor::scalar_f32(0.013f));
+  g.initializers.emplace("z2", Tensor::from_vector<int8_t>({}, {-3}));
+  g.nodes.push_back({"dq", "DequantizeLinear", {"x", "s", "z"}, {"a"}, {}});
+  g.nodes.push_back({"gap", "GlobalAveragePool", {"a"}, {"pooled"}, {}});
+  g.nodes.push_back({"sig", "Sigmoid", {"pooled"}, {"gate"}, {}});
+  g.nodes.push_back({"scale", "Mul", {"gate", "a"}, {"c"}, {}});
+  g.nodes.push_back({"q", "QuantizeLinear", {"c", "s2", "z2"}, {"y"}, {}});
+  g.outputs = {"y"};
+  g.infer();
+  return g;
+}
+
+// The gated activation is quantized in one QChannelScale step (either operand order), equal
+// to the Mul and QuantizeLinear on the reference runtime and in the compiled plan.
+TEST(QuantizedLookup, GatedQuantizeBecomesOneChannelScale) {
+  Graph g = gated_quantize();
+  Graph before = g;
+  EXPECT_EQ(fuse_channel_scale_quantize(g), 1);
+  EXPECT_EQ(ops_of(g), (std::vector<std::string>{"DequantizeLinear", "GlobalAveragePool", "Sigmoid",
+                                                 "QChannelScale"}));
+  EXPECT_EQ(g.value("y").dtype, DType::kS8);
+  std::mt19937 rng(5);
+  Tensor x(DType::kU8, {1, 8, 40, 40});
+  for (int64_t i = 0; i < x.numel(); ++i) x.data<uint8_t>()[i] = static_cast<uint8_t>(rng());
+  const Tensor want = ReferenceExecutor(before).run({x})[0];
+  const Tensor got = ReferenceExecutor(g).run({x})[0];
+  ASSERT_EQ(want.nbytes(), got.nbytes());
+  EXPECT_EQ(std::memcmp(want.raw(), got.raw(), want.nbytes()), 0);
+  // The whole pass list on the unfused graph, compiled: the same bytes, QChannelScale in it.
+  Variant v;
+  v.threads = 2;
+  const std::unique_ptr<Executor> exec = make_executor(before, v);
+  const Tensor fast = exec->run({x})[0];
+  ASSERT_EQ(fast.nbytes(), want.nbytes());
+  EXPECT_EQ(std::memcmp(fast.raw(), want.raw(), want.nbytes()), 0);
+  // The gate's values moved the result: not the plain quantization of a.
+  int moved = 0;
+  Graph plain = before;
+  plain.nodes[3].inputs = {"a", "a"};
+  plain.infer();
+  const Tensor squared = ReferenceExecutor(plain).run({x})[0];
+  for (int64_t i = 0; i < want.numel(); ++i)
+    moved += want.data<int8_t>()[i] != squared.data<int8_t>()[i];
+  EXPECT_GT(moved, want.numel() / 2);
+}
+
+// A product with another reader, or a factor that is not per channel, stays a Mul.
+TEST(QuantizedLookup, GatedQuantizeNeedsAPerChannelFactorAndOneReader) {
+  Graph g = gated_quantize();
+  g.outputs.push_back("c");
+  g.infer();
+  EXPECT_EQ(fuse_channel_scale_quantize(g), 0);
+  Graph h = gated_quantize();
+  h.nodes[3].inputs = {"a", "a"};
+  h.infer();
+  EXPECT_EQ(fuse_channel_scale_quantize(h), 0);
 }
 
 TEST(QuantizedLookup, EveryPathsKernelsEqualTheScalarOnes) {

@@ -592,7 +592,8 @@ TEST(TorchPeer, ChannelAffineMatchesTheReference) {
   Node cat{"cat", "Concat", {"a", "b"}, {"ab"}, {}};
   cat.attrs["axis"] = int64_t{1};
   g.nodes.push_back(cat);
-  g.nodes.push_back({"bn", "BatchNormalization", {"ab", "gamma", "beta", "mean", "var"}, {"n"}, {}});
+  g.nodes.push_back(
+      {"bn", "BatchNormalization", {"ab", "gamma", "beta", "mean", "var"}, {"n"}, {}});
   g.nodes.push_back({"clip", "Clip", {"n", "lo", "hi"}, {"y"}, {}});
   g.outputs = {"y"};
   g.infer();
@@ -612,9 +613,9 @@ TEST(TorchPeer, MapsEveryDlasOp) {
   // ONNX node conformance cases instead; the libtorch peer is the fp32 reference and does
   // not map them. Every other op must be mapped.
   const std::set<std::string> quantized = {
-      "QuantizeLinear", "DequantizeLinear", "DynamicQuantizeLinear",
-      "QLinearConv",    "ConvInteger",      "QLinearMatMul",
-      "MatMulInteger",  "QFusedConv",       "QLookup"};
+      "QuantizeLinear", "DequantizeLinear", "DynamicQuantizeLinear", "QLinearConv",
+      "ConvInteger",    "QLinearMatMul",    "MatMulInteger",         "QFusedConv",
+      "QLookup",        "QChannelScale"};
   for (const OpSchema& schema : all_op_schemas()) {
     if (quantized.count(schema.op)) continue;
     EXPECT_TRUE(std::binary_search(mapped.begin(), mapped.end(), std::string(schema.op)))

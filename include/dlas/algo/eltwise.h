@@ -63,6 +63,12 @@ void quantize_8bit(DType type, float scale, int32_t zero_point, Isa isa, size_t 
                    void* y, ThreadPool& pool);
 void dequantize_8bit(DType type, float scale, int32_t zero_point, Isa isa, size_t n, const void* x,
                      float* y, ThreadPool& pool);
+// quantize_8bit of x * gate[p] over `planes` planes of `plane` floats (QChannelScale: a
+// squeeze-and-excitation gate applied and quantized in one pass): each product is the f32 a
+// Mul stores, then quantized as above.
+void scale_quantize_8bit(DType type, float scale, int32_t zero_point, Isa isa, size_t planes,
+                         size_t plane, const float* x, const float* gate, void* y,
+                         ThreadPool& pool);
 // y[i] = table[x[i]] over n bytes (a 256-byte table; QLookup), on microkernels/u8-lut.
 void lookup_8bit(const uint8_t* table, Isa isa, size_t n, const void* x, void* y, ThreadPool& pool);
 // y[i] = table[x[i]] over n bytes into floats (a 256-float table; QLookup).

@@ -55,6 +55,13 @@ int fuse_quantized_conv(Graph& graph);
 // Mul, Q -> one byte lookup). Run after fuse_quantized_conv. Returns the number of QLookups.
 int fuse_quantized_lookup(Graph& graph);
 
+// QuantizeLinear(Mul(x, g)) with a per-tensor constant scale and zero point, x an f32
+// [N, C, H, W] activation and g f32 [N, C, 1, 1] (a squeeze-and-excitation gate), the
+// product read by nothing else, becomes one QChannelScale(x, g, scale[, zp]): the gated
+// activation quantized without its f32 product being stored. Run after
+// fuse_quantized_lookup. Returns the count.
+int fuse_channel_scale_quantize(Graph& graph);
+
 // A BatchNormalization with constant statistics that no conv absorbed (a pre-activation norm)
 // becomes one ChannelAffine(x0, ..., scale, shift) with the channel Concat that feeds it and
 // the activation (Relu, Clip, Sigmoid, HardSwish, HardSigmoid) that follows it, when nothing
@@ -85,7 +92,8 @@ struct GraphPass {
 // The pass list, in the order the passes run: 1 constant folding + dead-code elimination
 // (and memory reuse in the plan); 2 + BatchNorm folding; 3 + residual and activation fusion,
 // the remaining BatchNorms as channel affines (fuse_channel_affine), then int8 conv fusion
-// (fuse_quantized_conv) and lookup fusion (fuse_quantized_lookup); 1 + last, folding the
+// (fuse_quantized_conv), lookup fusion (fuse_quantized_lookup) and gated quantization
+// (fuse_channel_scale_quantize); 1 + last, folding the
 // dequantization of weights no int8 op uses. Level 0 runs nothing.
 const std::vector<GraphPass>& graph_passes();
 

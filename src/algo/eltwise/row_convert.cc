@@ -84,6 +84,26 @@ void quantize_8bit(DType type, float scale, int32_t zero_point, Isa isa, size_t 
   split_rows(pool, n, [&](size_t b, size_t e) { quantize(e - b, x + b, p, out + b); });
 }
 
+void scale_quantize_8bit(DType type, float scale, int32_t zero_point, Isa isa, size_t planes,
+                         size_t plane, const float* x, const float* gate, void* y,
+                         ThreadPool& pool) {
+  constexpr size_t kChunk = 1024;  // products per quantize call, on the stack (L1)
+  const ukernel::QS8CvtParams p{scale, zero_point, type == DType::kS8};
+  const ukernel::QS8QuantizeFn quantize = ukernel::qs8_vcvt_for(isa).quantize;
+  uint8_t* out = static_cast<uint8_t*>(y);
+  split_rows(pool, planes * plane, [&](size_t b, size_t e) {
+    alignas(64) float prod[kChunk];
+    for (size_t i = b; i < e;) {
+      const size_t pl = i / plane;
+      const size_t end = std::min({e, (pl + 1) * plane, i + kChunk});
+      const float g = gate[pl];
+      for (size_t j = i; j < end; ++j) prod[j - i] = x[j] * g;
+      quantize(end - i, prod, p, out + i);
+      i = end;
+    }
+  });
+}
+
 void dequantize_8bit(DType type, float scale, int32_t zero_point, Isa isa, size_t n, const void* x,
                      float* y, ThreadPool& pool) {
   const ukernel::QS8CvtParams p{scale, zero_point, type == DType::kS8};

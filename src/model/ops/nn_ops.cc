@@ -958,6 +958,29 @@ void infer_qlookup(InferContext& ctx) {
   ctx.set_output(0, ctx.dtype(1), ctx.shape(0));
 }
 
+// QChannelScale(x, g, y_scale[, y_zero_point]): dlas-internal (made by
+// fuse_channel_scale_quantize): QuantizeLinear(x * g), x f32 [N, C, H, W], g f32
+// [N, C, 1, 1], a per-tensor scale and zero point; y has x's shape and the zero point's type
+// (u8 without one).
+void infer_qchannel_scale(InferContext& ctx) {
+  ctx.check(
+      ctx.dtype(0) == DType::kF32 && ctx.dtype(1) == DType::kF32 && ctx.dtype(2) == DType::kF32,
+      "x, g and y_scale must be f32");
+  const Shape& x = ctx.shape(0);
+  const Shape& g = ctx.shape(1);
+  ctx.check(
+      x.size() == 4 && g.size() == 4 && g[0] == x[0] && g[1] == x[1] && g[2] == 1 && g[3] == 1,
+      "g ", shape_str(g), " must be [N, C, 1, 1] of x ", shape_str(x));
+  ctx.check(shape_numel(ctx.shape(2)) == 1, "y_scale must be a scalar");
+  DType out = DType::kU8;
+  if (ctx.has_input(3)) {
+    require_8bit(ctx, 3, "y_zero_point");
+    ctx.check(shape_numel(ctx.shape(3)) == 1, "y_zero_point must be a scalar");
+    out = ctx.dtype(3);
+  }
+  ctx.set_output(0, out, x);
+}
+
 }  // namespace
 
 void append_nn_ops(std::vector<OpSchema>& table) {
@@ -972,6 +995,7 @@ void append_nn_ops(std::vector<OpSchema>& table) {
   table.push_back({"MatMulInteger", 2, 4, 1, 1, infer_matmul_integer, matmul_macs});
   table.push_back({"QFusedConv", 2, 4, 1, 1, infer_qfused_conv, conv_macs});
   table.push_back({"QLookup", 2, 2, 1, 1, infer_qlookup});
+  table.push_back({"QChannelScale", 3, 4, 1, 1, infer_qchannel_scale});
   table.push_back(
       {"ChannelAffine", 3, std::numeric_limits<int>::max(), 1, 1, infer_channel_affine});
   table.push_back({"ConvTranspose", 2, 3, 1, 1, infer_conv_transpose, conv_transpose_macs});

@@ -84,11 +84,65 @@ class LookupStep : public Step {
   void* y_ = nullptr;
 };
 
+// QChannelScale: y = QuantizeLinear(x * gate) per channel plane (scale_quantize_8bit).
+class ChannelScaleQuantizeStep : public Step {
+ public:
+  ChannelScaleQuantizeStep(const Node& n, size_t planes, size_t plane, DType type, float scale,
+                           int32_t zp, Isa isa)
+      : x_name_(n.inputs[0]),
+        g_name_(n.inputs[1]),
+        y_name_(n.outputs[0]),
+        planes_(planes),
+        plane_(plane),
+        type_(type),
+        scale_(scale),
+        zp_(zp),
+        isa_(isa) {}
+  void bind(const Binder& b) override {
+    x_ = static_cast<const float*>(b.value(x_name_));
+    g_ = static_cast<const float*>(b.value(g_name_));
+    y_ = b.value(y_name_);
+  }
+  void run(ThreadPool& pool) override {
+    scale_quantize_8bit(type_, scale_, zp_, isa_, planes_, plane_, x_, g_, y_, pool);
+  }
+  std::string kernel() const override { return "fast"; }
+
+ private:
+  std::string x_name_, g_name_, y_name_;
+  size_t planes_, plane_;
+  DType type_;
+  float scale_;
+  int32_t zp_;
+  Isa isa_;
+  const float* x_ = nullptr;
+  const float* g_ = nullptr;
+  void* y_ = nullptr;
+};
+
 }  // namespace
 
 std::unique_ptr<Step> lower_quantize(const LowerContext& ctx) {
   const Node& n = ctx.node;
   const Graph& g = ctx.graph;
+  if (n.op == "QChannelScale") {
+    const Tensor* s = g.constant(n.inputs[2]);
+    if (!s || s->dtype() != DType::kF32 || s->numel() != 1) return nullptr;
+    if (g.constant(n.inputs[0]) || g.constant(n.inputs[1])) return nullptr;
+    int32_t zp = 0;
+    DType type = DType::kU8;
+    if (n.inputs.size() > 3 && !n.inputs[3].empty()) {
+      const Tensor* z = g.constant(n.inputs[3]);
+      if (!z) return nullptr;
+      zp = static_cast<int32_t>(z->get_as_int64(0));
+      type = z->dtype();
+    }
+    const Shape& xs = g.value(n.inputs[0]).shape;
+    const size_t planes = static_cast<size_t>(xs[0] * xs[1]);
+    const size_t plane = static_cast<size_t>(shape_numel(xs)) / planes;
+    return std::make_unique<ChannelScaleQuantizeStep>(n, planes, plane, type, s->data<float>()[0],
+                                                      zp, ctx.isa);
+  }
   if (n.op == "QLookup") {
     const Tensor* t = g.constant(n.inputs[1]);
     if (!t || t->numel() != 256 || g.constant(n.inputs[0])) return nullptr;

@@ -324,6 +324,23 @@ void qlookup(const Node&, const std::vector<Tensor>& in, std::vector<Tensor>& ou
     std::memcpy(y + static_cast<size_t>(i) * size, t + x[i] * size, size);
 }
 
+// QChannelScale: QuantizeLinear(x * g), g broadcast over each [H, W] plane: the product
+// rounded to f32 as Mul stores it, then quantize_linear's arithmetic.
+void qchannel_scale(const Node& node, const Tensors& in, Tensors& out) {
+  const Tensor& x = in[0];
+  const int64_t planes = x.shape()[0] * x.shape()[1];
+  const int64_t plane = x.numel() / planes;
+  Tensor prod(DType::kF32, x.shape());
+  const float* xd = x.data<float>();
+  const float* g = in[1].data<float>();
+  float* pd = prod.data<float>();
+  for (int64_t p = 0; p < planes; ++p)
+    for (int64_t i = 0; i < plane; ++i) pd[p * plane + i] = xd[p * plane + i] * g[p];
+  Tensors q_in{prod, in[2]};
+  if (in.size() > 3) q_in.push_back(in[3]);
+  quantize_linear(node, q_in, out);
+}
+
 void append_quant_kernels(std::vector<KernelEntry>& table) {
   table.push_back({"QuantizeLinear", quantize_linear});
   table.push_back({"DequantizeLinear", dequantize_linear});
@@ -334,6 +351,7 @@ void append_quant_kernels(std::vector<KernelEntry>& table) {
   table.push_back({"MatMulInteger", matmul_integer});
   table.push_back({"QFusedConv", qfused_conv});
   table.push_back({"QLookup", qlookup});
+  table.push_back({"QChannelScale", qchannel_scale});
 }
 
 }  // namespace dlas::reference
