@@ -120,28 +120,39 @@ class ChannelScaleQuantizeStep : public Step {
   void* y_ = nullptr;
 };
 
+// The per-tensor scale (input si, a constant f32 scalar) and zero point (input si + 1, a
+// constant whose type sets `type`, or absent: 0 and `type` kept) of a Q / DQ-like node; false
+// when either is not constant or the type is not 8-bit.
+bool per_tensor_params(const Graph& g, const Node& n, size_t si, float& scale, int32_t& zp,
+                       DType& type) {
+  const Tensor* s = g.constant(n.inputs[si]);
+  if (!s || s->dtype() != DType::kF32 || s->numel() != 1) return false;
+  scale = s->data<float>()[0];
+  zp = 0;
+  if (n.inputs.size() > si + 1 && !n.inputs[si + 1].empty()) {
+    const Tensor* z = g.constant(n.inputs[si + 1]);
+    if (!z) return false;
+    zp = static_cast<int32_t>(z->get_as_int64(0));
+    type = z->dtype();
+  }
+  return type == DType::kU8 || type == DType::kS8;
+}
+
 }  // namespace
 
 std::unique_ptr<Step> lower_quantize(const LowerContext& ctx) {
   const Node& n = ctx.node;
   const Graph& g = ctx.graph;
+  float scale = 0;
+  int32_t zp = 0;
   if (n.op == "QChannelScale") {
-    const Tensor* s = g.constant(n.inputs[2]);
-    if (!s || s->dtype() != DType::kF32 || s->numel() != 1) return nullptr;
-    if (g.constant(n.inputs[0]) || g.constant(n.inputs[1])) return nullptr;
-    int32_t zp = 0;
     DType type = DType::kU8;
-    if (n.inputs.size() > 3 && !n.inputs[3].empty()) {
-      const Tensor* z = g.constant(n.inputs[3]);
-      if (!z) return nullptr;
-      zp = static_cast<int32_t>(z->get_as_int64(0));
-      type = z->dtype();
-    }
+    if (!per_tensor_params(g, n, 2, scale, zp, type)) return nullptr;
+    if (g.constant(n.inputs[0]) || g.constant(n.inputs[1])) return nullptr;
     const Shape& xs = g.value(n.inputs[0]).shape;
     const size_t planes = static_cast<size_t>(xs[0] * xs[1]);
     const size_t plane = static_cast<size_t>(shape_numel(xs)) / planes;
-    return std::make_unique<ChannelScaleQuantizeStep>(n, planes, plane, type, s->data<float>()[0],
-                                                      zp, ctx.isa);
+    return std::make_unique<ChannelScaleQuantizeStep>(n, planes, plane, type, scale, zp, ctx.isa);
   }
   if (n.op == "QLookup") {
     const Tensor* t = g.constant(n.inputs[1]);
@@ -153,20 +164,11 @@ std::unique_ptr<Step> lower_quantize(const LowerContext& ctx) {
   }
   const bool dq = n.op == "DequantizeLinear";
   if (!dq && n.op != "QuantizeLinear") return nullptr;
-  const Tensor* s = g.constant(n.inputs[1]);
-  if (!s || s->dtype() != DType::kF32 || s->numel() != 1) return nullptr;
-  int32_t zp = 0;
   DType type = dq ? g.value(n.inputs[0]).dtype : DType::kU8;
-  if (n.inputs.size() > 2 && !n.inputs[2].empty()) {
-    const Tensor* z = g.constant(n.inputs[2]);
-    if (!z) return nullptr;
-    zp = static_cast<int32_t>(z->get_as_int64(0));
-    type = z->dtype();
-  }
-  if (type != DType::kU8 && type != DType::kS8) return nullptr;
+  if (!per_tensor_params(g, n, 1, scale, zp, type)) return nullptr;
   if (g.value(dq ? n.outputs[0] : n.inputs[0]).dtype != DType::kF32) return nullptr;
   const size_t count = static_cast<size_t>(shape_numel(g.value(n.inputs[0]).shape));
-  return std::make_unique<QuantizeStep>(n, count, dq, type, s->data<float>()[0], zp, ctx.isa);
+  return std::make_unique<QuantizeStep>(n, count, dq, type, scale, zp, ctx.isa);
 }
 
 }  // namespace dlas::plan
