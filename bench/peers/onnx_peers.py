@@ -26,9 +26,11 @@ usage:
         {"cmd": "load", "model": PATH}     compile (and tune): {"loaded", "compile_ms", ...}
         {"cmd": "run", "model": PATH, "repeat": N, "warmup": W}
                                            W discarded runs, then N timed: the statistics
-        {"cmd": "check", "model": PATH, "input": X.npy, "reference": R.npy}
+        {"cmd": "check", "model": PATH, "input": X.npy, "reference": R.npy[, "tol": T]}
                                            one run on X against R: {"max_abs_err", "scale"
-                                           (max |R|), "rel_err" (their ratio), "tol", "ok"}
+                                           (max |R|), "rel_err" (their ratio), "tol" (T,
+                                           default 1e-4), "ok", "top1" (the first output's
+                                           argmax agrees)}
         {"cmd": "infer", "model": PATH, "input": [X.npy, ...], "output": [Y.npy, ...]}
                                            one run on the inputs, each output written to
                                            its file: {"outputs": N} (dlas's peer executor)
@@ -328,7 +330,7 @@ class Peer:
             np.save(p, np.ascontiguousarray(np.asarray(o)))
         return {"model": path, "outputs": len(output_paths)}
 
-    def check(self, path, input_paths, reference_paths):
+    def check(self, path, input_paths, reference_paths, tol=TOLERANCE):
         import numpy as np
         self.load(path)
         run, _, _, specs = self.loaded[path]
@@ -344,8 +346,12 @@ class Peer:
             err = max(err, float(np.max(np.abs(o - r))) if r.size else 0.0)
             scale = max(scale, float(np.max(np.abs(r))) if r.size else 0.0)
         rel = err / scale if scale > 0 else err
-        return {"model": path, "peer": self.peer, "max_abs_err": err, "scale": scale,
-                "rel_err": rel, "tol": TOLERANCE, "ok": bool(rel <= TOLERANCE)}
+        out = {"model": path, "peer": self.peer, "max_abs_err": err, "scale": scale,
+               "rel_err": rel, "tol": tol, "ok": bool(rel <= tol)}
+        if refs and refs[0].size:  # the class a classifier picks, first output
+            out["top1"] = bool(np.argmax(np.asarray(outs[0]).reshape(-1)) ==
+                               np.argmax(refs[0].reshape(-1)))
+        return out
 
 
 def as_list(v):
@@ -373,7 +379,8 @@ def serve(peer):
                     raise ValueError("repeat must be >= 1")
                 emit(peer.run(c["model"], n, int(c.get("warmup", 0))))
             elif cmd == "check":
-                emit(peer.check(c["model"], as_list(c["input"]), as_list(c["reference"])))
+                emit(peer.check(c["model"], as_list(c["input"]), as_list(c["reference"]),
+                                float(c.get("tol", TOLERANCE))))
             elif cmd == "infer":
                 emit(peer.infer(c["model"], as_list(c["input"]), as_list(c["output"])))
             else:

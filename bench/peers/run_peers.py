@@ -26,12 +26,20 @@ the ONNX file `dlas export` writes (cached under --onnx-cache). Every peer's out
 dlas variant's, is checked against dlas's reference interpreter (`dlas run --reference`) on
 one seeded input: max |out - ref| / max |ref| must be <= 1e-4; the tables show it, and a
 mismatch is marked there, never dropped.
+--compress int8|fp16|bf16 runs every engine on the model as `dlas quantize --dtype C` writes
+it (int8: a standard ONNX QDQ model, calibrated on seeded random data; fp16/bf16: 16-bit
+initializers): dlas and oneDNN load that file, the ONNX peers run it as it is, and the
+reference is the reference interpreter on the same file, so every engine computes the same
+quantized function. The tolerance is then the quantization tolerance (QUANT_TOLERANCE: an
+engine that requantizes in integers may round a value one step the other way, and the step
+propagates), and the check also says whether the top-1 class agrees. PyTorch and the
+oneDNN backend are left out (they run f32 models only).
 
 usage:
   run_peers.py [--models M,..] [--threads 2[,1]] [--rounds 5] [--repeat 30]
                [--repeat-for resnet50=10,..] [--algos auto,direct,..] [--json out.json]
                [--baseline OLD_BUILD/bin/dlas] [--peers onnxruntime,openvino,tvm,..|none]
-               [--tvm-trials N]
+               [--tvm-trials N] [--compress int8|fp16|bf16]
   run_peers.py --quick      smoke check: resnet18-cifar, 1 round, 3 repeats
   run_peers.py --dry-run    print the interleaved schedule and exit
   run_peers.py --report out.json   print the tables of a saved run again
@@ -61,6 +69,10 @@ ONNX_PEERS = ["onnxruntime", "openvino", "tvm", "tvm-tuned", "deepsparse"]
 PEER_PYTHON = {"deepsparse": os.path.join("deepsparse", "bin", "python")}
 NOT_DLAS = set([PYTORCH, ONEDNN] + ONNX_PEERS)
 TOLERANCE = 1e-4  # max |out - reference| / max |reference|
+# The same measure for a quantized model (--compress): int8 engines differ from the reference's
+# float arithmetic by a rounding step here and there, which later layers carry on.
+QUANT_TOLERANCE = 5e-2
+COMPRESS = ["int8", "fp16", "bf16"]
 BASELINE = "@baseline"  # suffix of a variant run through --baseline's binary
 
 
@@ -145,7 +157,9 @@ def dlas_command(a, model, variant, threads, repeat):
     binary, has_times = a.dlas, a.has_times
     if variant.endswith(BASELINE):
         variant, binary, has_times = variant[:-len(BASELINE)], a.baseline, a.baseline_has_times
-    cmd = list(a.prefix) + [binary, "bench", model, "--threads", str(threads), "--repeat",
+    # Compressed: the quantized file every engine runs (known after prepare_model).
+    target = a.onnx_files.get(model, f"{model}-{a.compress}.onnx") if a.compress else model
+    cmd = list(a.prefix) + [binary, "bench", target, "--threads", str(threads), "--repeat",
                             str(repeat), "--warmup", str(a.warmup), "--json"]
     if has_times:
         cmd.append("--times")
@@ -215,8 +229,9 @@ def read_npy(path):
     return struct.unpack(f"<{(len(data) - off) // struct.calcsize(code)}{code}", data[off:])
 
 
-def compare(outputs, references):
-    """max |out - ref| over max |ref|, over every output."""
+def compare(outputs, references, tol=TOLERANCE):
+    """max |out - ref| over max |ref|, over every output; top1: whether the first output's
+    largest value is at the same index (the class a classifier picks)."""
     err = scale = 0.0
     for o, r in zip(outputs, references):
         if len(o) != len(r):
@@ -224,8 +239,11 @@ def compare(outputs, references):
         err = max([err] + [abs(x - y) for x, y in zip(o, r)])
         scale = max([scale] + [abs(y) for y in r])
     rel = err / scale if scale > 0 else err
-    return {"max_abs_err": err, "scale": scale, "rel_err": rel, "tol": TOLERANCE,
-            "ok": rel <= TOLERANCE}
+    out = {"max_abs_err": err, "scale": scale, "rel_err": rel, "tol": tol, "ok": rel <= tol}
+    if outputs and outputs[0]:
+        o, r = outputs[0], references[0]
+        out["top1"] = max(range(len(o)), key=o.__getitem__) == max(range(len(r)), key=r.__getitem__)
+    return out
 
 
 def dlas_json(a, args):
@@ -254,6 +272,12 @@ def prepare_model(a, model):
         onnx = stem + ".onnx"
         if stale(onnx, a.dlas):
             dlas_json(a, ["export", model, "-o", onnx])
+    if a.compress:  # the quantized file every engine runs, and the reference on it
+        source, stem = onnx, f"{stem}-{a.compress}"
+        onnx = stem + ".onnx"
+        if stale(onnx, source, a.dlas):
+            dlas_json(a, ["quantize", source, "--dtype", a.compress, "--calib-seed", "1",
+                          "-o", onnx, "--json"])
     info = dlas_json(a, ["info", onnx, "--json"])
     inputs, refs = [], []
     for k, spec in enumerate(info["inputs"]):
@@ -280,7 +304,8 @@ def check_dlas(a, model, variant, threads):
     args += (["--layout", layout] if layout else []) + (["--profile", profile] if profile else [])
     dlas_json(a, args + ["--input"] + files["inputs"] + ["--output"] + outs)
     try:
-        return compare([read_npy(o) for o in outs], [read_npy(r) for r in files["references"]])
+        return compare([read_npy(o) for o in outs], [read_npy(r) for r in files["references"]],
+                       a.tolerance)
     finally:
         for o in outs:
             if os.path.exists(o):
@@ -357,7 +382,8 @@ def fmt_acc(r, v):
         return "–"
     if "error" in acc:
         return "check failed"
-    return f"{acc['rel_err']:.1e}" + ("" if acc["ok"] else " **MISMATCH**")
+    return f"{acc['rel_err']:.1e}" + ("" if acc["ok"] else " **MISMATCH**") + (
+        " (top-1 differs)" if acc.get("top1") is False else "")
 
 
 def peer_label(r, v, peer_info):
@@ -372,12 +398,12 @@ def peer_label(r, v, peer_info):
     return v
 
 
-def peers_table(rows, threads, peer_info):
+def peers_table(rows, threads, peer_info, what=""):
     present = [p for p in ONNX_PEERS if any(p in r["variants"] for r in rows)]
     if not present:
         return []
     t = f"{threads} thread{'s' if threads > 1 else ''}"
-    lines = ["", f"### {t}, batch 1 — ONNX peers (median ms; best dlas/best peer < 1: dlas "
+    lines = ["", f"### {t}, batch 1{what} — ONNX peers (median ms; best dlas/best peer < 1: dlas "
              "faster; ✗ output mismatch)", "",
              "| model | best dlas | best dlas ms | " + " | ".join(
                  peer_label(None, p, peer_info) + " ms" for p in present) +
@@ -399,9 +425,10 @@ def peers_table(rows, threads, peer_info):
     return lines
 
 
-def markdown(records, threads, peer_info=None):
+def markdown(records, threads, peer_info=None, compress="dense", tol=TOLERANCE):
     rows = [r for r in records if r["threads"] == threads]
-    lines = [f"### {threads} thread{'s' if threads > 1 else ''}, batch 1 — summary", "",
+    what = "" if compress in (None, "dense") else f", {compress} (`dlas quantize --dtype {compress}`)"
+    lines = [f"### {threads} thread{'s' if threads > 1 else ''}, batch 1{what} — summary", "",
              "| model | PyTorch ms | oneDNN ms | dlas auto ms | best dlas | best ms | "
              "best/PyTorch | best/oneDNN | auto/PyTorch |",
              "|---|---:|---:|---:|---|---:|---:|---:|---:|"]
@@ -413,10 +440,10 @@ def markdown(records, threads, peer_info=None):
         lines.append(f"| {r['model']} | {ms(PYTORCH)} | {ms(ONEDNN)} | {ms('auto')} | {b or '–'} | "
                      f"{ms(b) if b else '–'} | {fmt_ratio(s.get(b), 'vs_pytorch')} | "
                      f"{fmt_ratio(s.get(b), 'vs_onednn')} | {fmt_ratio(s.get('auto'), 'vs_pytorch')} |")
-    lines += peers_table(rows, threads, peer_info)
-    lines += ["", f"### {threads} thread{'s' if threads > 1 else ''}, batch 1 — every variant "
-              "(★ best dlas; ratios < 1: dlas faster; error: max |out − ref| / max |ref| "
-              f"against the reference interpreter, tolerance {TOLERANCE:g})", "",
+    lines += peers_table(rows, threads, peer_info, what)
+    lines += ["", f"### {threads} thread{'s' if threads > 1 else ''}, batch 1{what} — every "
+              "variant (★ best dlas; ratios < 1: dlas faster; error: max |out − ref| / max |ref| "
+              f"against the reference interpreter, tolerance {tol:g})", "",
               "| model | variant | median ms | round medians (min–max) | n | ×PyTorch | ×oneDNN | "
               "×best peer | error | compile (tune) s |",
               "|---|---|---:|---|---:|---:|---:|---:|---|---:|"]
@@ -481,7 +508,7 @@ def machine_info(a):
 def prepare_and_check(a, m, t, rec, servers, peers, variants):
     """Before the rounds: the model's ONNX file, input and reference; every peer compiles (and
     tunes) it; every peer and dlas variant is checked against the reference."""
-    if not peers and a.no_check:
+    if not peers and a.no_check and not a.compress:
         return
     try:
         files = a.model_files.get(m) or prepare_model(a, m)
@@ -508,7 +535,8 @@ def prepare_and_check(a, m, t, rec, servers, peers, variants):
             try:
                 r["accuracy"] = servers[p].ask({"cmd": "check", "model": files["onnx"],
                                                 "input": files["inputs"],
-                                                "reference": files["references"]})
+                                                "reference": files["references"],
+                                                "tol": a.tolerance})
             except RuntimeError as e:
                 r["accuracy"] = {"error": str(e)}
     if a.no_check:
@@ -556,6 +584,10 @@ def main():
                     help="where zoo models are exported as ONNX, with inputs and reference outputs")
     ap.add_argument("--no-check", action="store_true",
                     help="skip the accuracy check against the reference interpreter")
+    ap.add_argument("--compress", choices=COMPRESS, help="run every engine on the model as "
+                    "`dlas quantize --dtype C` writes it (int8: ONNX QDQ), checked against the "
+                    f"reference interpreter on that file within {QUANT_TOLERANCE:g}; PyTorch and "
+                    "oneDNN are left out")
     ap.add_argument("--timeout", type=float, default=900, help="seconds per dlas bench process")
     ap.add_argument("--json", help="write every time and the summary here")
     ap.add_argument("--quick", action="store_true", help="smoke check: resnet18-cifar, 1 round, 3 repeats")
@@ -565,11 +597,19 @@ def main():
     ap.add_argument("--report", metavar="JSON", help="print the tables of a saved --json run")
     a = ap.parse_args()
     a.prefix = ["chrt", "-f", "10"] if a.realtime else []
+    a.tolerance = QUANT_TOLERANCE if a.compress else TOLERANCE
+    if a.compress and not (a.no_pytorch and a.no_onednn):
+        # PyTorch runs the zoo's f32 modules; the oneDNN backend has no QuantizeLinear /
+        # DequantizeLinear lowering.
+        a.no_pytorch = a.no_onednn = True
+        log(f"--compress {a.compress}: PyTorch and the oneDNN backend left out (f32 only)")
     if a.report:
         with open(a.report) as f:
             saved = json.load(f)
         for t in saved["args"]["threads"]:
-            print(markdown(saved["records"], t, saved["machine"].get("peers")))
+            print(markdown(saved["records"], t, saved["machine"].get("peers"),
+                           saved["args"].get("compress"),
+                           saved["args"].get("tolerance", TOLERANCE)))
             print()
         return 0
     if a.quick:
@@ -640,6 +680,7 @@ def main():
         "models": models, "threads": threads_list, "rounds": a.rounds, "repeat": a.repeat,
         "repeat_for": repeat_for, "warmup": a.warmup, "variants": variants,
         "baseline": a.baseline, "peers": peers, "tvm_trials": a.tvm_trials,
+        "compress": a.compress or "dense", "tolerance": a.tolerance,
         "pooled": "times_ms" if a.has_times else "round medians"}, "records": []}
     try:
         result["machine"]["dlas_hw"] = dlas_json(a, ["hw", "--json"]).get("model")
@@ -728,7 +769,7 @@ def main():
           f"dlas {m.get('git', '?')}, {a.rounds} rounds x {a.repeat} repeats, load "
           f"{m['loadavg_start'][0]:.2f}->{m['loadavg_end'][0]:.2f}, {result['wall_s']:.0f} s -->")
     for t in threads_list:
-        print(markdown(result["records"], t, m["peers"]))
+        print(markdown(result["records"], t, m["peers"], a.compress, a.tolerance))
         print()
     return 0
 

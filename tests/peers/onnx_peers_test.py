@@ -2,7 +2,9 @@
 """The ONNX peers (bench/peers/onnx_peers.py) on a tiny model: every peer installed in
 .venv-peers serves it, returns the statistics keys of `dlas bench --json`, and its output
 agrees with dlas's reference interpreter within 1e-4 of the output scale. run_peers.py's
-own accuracy check (a dlas variant against the reference) runs too.
+own accuracy check (a dlas variant against the reference) runs too. The same model quantized
+to int8 QDQ (`run_peers.py --compress int8`): dlas and every peer that runs QDQ agree with the
+reference interpreter on that file within the quantization tolerance.
 
 Skipped, not failed, when .venv-peers is absent or holds no peer (scripts/peers-setup.sh
 makes it): run as a script, the exit code is then 77, which CTest reports as skipped.
@@ -32,9 +34,12 @@ STAT_KEYS = ["median_ms", "mean_ms", "min_ms", "max_ms", "p10_ms", "p90_ms", "st
              "batch"]
 
 
-def options():
+def options(compress=None):
     return types.SimpleNamespace(venv=VENV, dlas=DLAS, timeout=600, prefix=[],
-                                 tvm_trials=TRIALS, onnx_cache=None, model_files={})
+                                 tvm_trials=TRIALS, onnx_cache=None, model_files={},
+                                 compress=compress,
+                                 tolerance=run_peers.QUANT_TOLERANCE if compress
+                                 else run_peers.TOLERANCE)
 
 
 def skip_reason():
@@ -85,6 +90,34 @@ class OnnxPeers(unittest.TestCase):
         acc = run_peers.check_dlas(self.a, self.onnx, "auto", THREADS)
         self.assertTrue(acc["ok"], acc)
         self.assertGreater(acc["scale"], 0)
+
+    def test_int8_qdq_agrees_within_the_quantization_tolerance(self):
+        q = options("int8")
+        q.onnx_cache = os.path.join(self.tmp.name, "int8")
+        files = run_peers.prepare_model(q, self.onnx)
+        q.model_files[self.onnx] = files
+        self.assertTrue(files["onnx"].endswith("-int8.onnx"))
+        info = json.loads(subprocess.run([DLAS, "info", files["onnx"], "--json"], check=True,
+                                         capture_output=True, text=True).stdout)
+        self.assertIn("QuantizeLinear", json.dumps(info))  # the file every engine runs is QDQ
+        acc = run_peers.check_dlas(q, self.onnx, "auto", THREADS)
+        self.assertTrue(acc["ok"], acc)
+        self.assertEqual(acc["tol"], run_peers.QUANT_TOLERANCE)
+        # Peers with QDQ kernels on CPU; TVM's and DeepSparse's are checked by hand (docs).
+        for peer in [p for p in ("onnxruntime", "openvino") if p in self.peers]:
+            with self.subTest(peer=peer):
+                server = run_peers.start_onnx_peer(q, peer, THREADS)
+                try:
+                    server.ask({"cmd": "load", "model": files["onnx"]})
+                    acc = server.ask({"cmd": "check", "model": files["onnx"],
+                                      "input": files["inputs"],
+                                      "reference": files["references"],
+                                      "tol": run_peers.QUANT_TOLERANCE})
+                    self.assertTrue(acc["ok"], acc)
+                    self.assertEqual(acc["tol"], run_peers.QUANT_TOLERANCE)
+                    self.assertIn("top1", acc)
+                finally:
+                    server.close()
 
     def test_each_installed_peer(self):
         for peer in self.peers:
