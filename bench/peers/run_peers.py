@@ -748,9 +748,10 @@ def main():
                 s = rec["summary"]
                 if rec["best_dlas"]:
                     b = s[rec["best_dlas"]]
-                    log(f"{m} t{t}: best dlas {rec['best_dlas']} {b['median_ms']:.3f} ms, "
-                        f"x{b.get('vs_pytorch', float('nan')):.2f} PyTorch, "
-                        f"x{b.get('vs_onednn', float('nan')):.2f} oneDNN")
+                    vs = "".join(f", x{b[k]:.2f} {name}" for k, name in (
+                        ("vs_pytorch", "PyTorch"), ("vs_onednn", "oneDNN"),
+                        ("vs_best_peer", rec.get("best_peer") or "")) if k in b)
+                    log(f"{m} t{t}: best dlas {rec['best_dlas']} {b['median_ms']:.3f} ms{vs}")
                 if a.json:  # keep what we have if a later model fails or is interrupted
                     with open(a.json, "w") as f:
                         json.dump(result, f, indent=1)
