@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <fstream>
 #include <map>
 #include <random>
@@ -65,6 +66,72 @@ TEST(PlanBatch, BatchAboveOneMatchesTheReferenceForEveryAlgorithm) {
   for (const char* model : {"mobilenetv2-cifar", "resnet18-cifar"})
     expect_every_algorithm_matches(build_zoo_model(model, {.batch = 2}),
                                    std::string(model) + " batch 2");
+}
+
+// A Linear layer on channels-last activations (ConvNeXt's blocks): MatMul of a [1,H,W,K]
+// input with a constant [K,N] matrix runs on the packed FC kernel with the leading
+// dimensions as rows, equal to the reference; a 2-D input still does, a runtime right-hand
+// side does not.
+TEST(PlanFc, MatMulOfAnyRankInputRunsOnTheFcKernel) {
+  for (const Shape& xs : {Shape{1, 5, 7, 24}, Shape{3, 24}, Shape{2, 9, 24}}) {
+    Graph g;
+    g.inputs.push_back({"x", DType::kF32, xs});
+    std::mt19937 rng(3);
+    std::normal_distribution<float> dist(0.f, 1.f);
+    std::vector<float> w(24 * 40);
+    for (float& v : w) v = dist(rng);
+    g.initializers.emplace("w", Tensor::from_vector<float>({24, 40}, w));
+    g.nodes.push_back({"mm", "MatMul", {"x", "w"}, {"y"}, {}});
+    g.outputs = {"y"};
+    g.infer();
+    PlanOptions o;
+    o.threads = 2;
+    Plan plan(g, o);
+    ASSERT_EQ(plan.steps().size(), 1u);
+    EXPECT_EQ(plan.steps()[0].kernel, "fc") << xs.size() << "-D input";
+    const std::vector<Tensor> in = seeded_inputs(g);
+    const Tensor want = ReferenceExecutor(g).run(in)[0];
+    const Tensor got = plan.run(in)[0];
+    ASSERT_EQ(got.shape(), want.shape());
+    double err = 0, scale = 0;
+    for (int64_t i = 0; i < want.numel(); ++i) {
+      err = std::max(err, double(std::abs(got.data<float>()[i] - want.data<float>()[i])));
+      scale = std::max(scale, double(std::abs(want.data<float>()[i])));
+    }
+    EXPECT_LE(err, 1e-5 * scale) << xs.size() << "-D input";
+  }
+  Graph g;  // both operands at run time: not a weight matrix to pack
+  g.inputs.push_back({"a", DType::kF32, {1, 4, 8}});
+  g.inputs.push_back({"b", DType::kF32, {8, 3}});
+  g.nodes.push_back({"mm", "MatMul", {"a", "b"}, {"y"}, {}});
+  g.outputs = {"y"};
+  g.infer();
+  PlanOptions o;
+  Plan plan(g, o);
+  EXPECT_NE(plan.steps()[0].kernel, "fc");
+}
+
+// Pow(x, 2) (a decomposed LayerNorm's variance) runs as x * x on the fast binary kernel,
+// bit for bit the reference's power; another exponent stays on the reference kernel.
+TEST(PlanElementwise, PowOfTwoIsASquareOnTheFastPath) {
+  for (float p : {2.f, 3.f}) {
+    Graph g;
+    g.inputs.push_back({"x", DType::kF32, {1, 6, 9, 13}});
+    g.initializers.emplace("p", Tensor::scalar_f32(p));
+    g.nodes.push_back({"pow", "Pow", {"x", "p"}, {"y"}, {}});
+    g.outputs = {"y"};
+    g.infer();
+    PlanOptions o;
+    o.threads = 2;
+    Plan plan(g, o);
+    ASSERT_EQ(plan.steps().size(), 1u);
+    EXPECT_EQ(plan.steps()[0].kernel, p == 2.f ? "fast" : "reference") << p;
+    const std::vector<Tensor> in = seeded_inputs(g);
+    const Tensor want = ReferenceExecutor(g).run(in)[0];
+    const Tensor got = plan.run(in)[0];
+    ASSERT_EQ(got.nbytes(), want.nbytes());
+    EXPECT_EQ(std::memcmp(got.raw(), want.raw(), want.nbytes()), 0) << p;
+  }
 }
 
 TEST(PlanPasses, ResNet18CifarFusesEveryBatchNormResidualAndRelu) {

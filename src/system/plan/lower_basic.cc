@@ -390,6 +390,18 @@ const BinaryOp* binary_op_of(const std::string& op) {
 std::unique_ptr<Step> lower_binary(const LowerContext& ctx) {
   const Node& n = ctx.node;
   const Graph& g = ctx.graph;
+  // Pow(x, 2) (the variance of a decomposed LayerNorm) is x * x: one rounded product either
+  // way.
+  if (n.op == "Pow" && n.inputs.size() == 2 && is_f32(g, n.inputs[0]) &&
+      !is_blocked(ctx.y_layout)) {
+    const Tensor* e = g.constant(n.inputs[1]);
+    if (e && e->dtype() == DType::kF32 && e->numel() == 1 && e->data<float>()[0] == 2.f) {
+      Node square = n;
+      square.inputs = {n.inputs[0], n.inputs[0]};
+      const Shape& a = g.value(n.inputs[0]).shape;
+      return std::make_unique<BinaryStep>(square, BinaryOp::kMul, a, a, ctx.isa);
+    }
+  }
   const BinaryOp* op = binary_op_of(n.op);
   if (!op || n.inputs.size() != 2 || !is_f32(g, n.inputs[0]) || !is_f32(g, n.inputs[1]))
     return nullptr;

@@ -1,5 +1,7 @@
 // Gemm (alpha = beta = 1, transA = 0, constant B, bias C of shape [N] / [1,N]) and
-// MatMul of a [M,K] input with a constant [K,N] matrix -> the packed FC kernel.
+// MatMul of a [..., M, K] input with a constant [K,N] matrix -> the packed FC kernel, the
+// input's leading dimensions folded into the rows (a Linear layer on channels-last
+// activations, as ConvNeXt's and the transformers' blocks apply it).
 #include "dlas/algo/fully_connected.h"
 #include "system/plan/steps.h"
 
@@ -38,7 +40,14 @@ std::unique_ptr<Step> lower_fc(const LowerContext& ctx) {
     return nullptr;
   const Shape& x = g.value(n.inputs[0]).shape;
   const Tensor* w = g.constant(n.inputs[1]);
-  if (x.size() != 2 || !w || w->dtype() != DType::kF32 || w->rank() != 2) return nullptr;
+  if (x.size() < 2 || (n.op == "Gemm" && x.size() != 2) || !w || w->dtype() != DType::kF32 ||
+      w->rank() != 2)
+    return nullptr;
+  int64_t rows = 1;  // every dimension but the last (row-major: [rows][k])
+  for (size_t i = 0; i + 1 < x.size(); ++i) {
+    if (x[i] < 1) return nullptr;
+    rows *= x[i];
+  }
   bool w_is_nk = false;
   const float* bias = nullptr;
   if (n.op == "Gemm") {
@@ -55,10 +64,10 @@ std::unique_ptr<Step> lower_fc(const LowerContext& ctx) {
   }
   const int64_t k = w_is_nk ? w->dim(1) : w->dim(0);
   const int64_t cols = w_is_nk ? w->dim(0) : w->dim(1);
-  if (x[1] != k) return nullptr;
+  if (x.back() != k || rows < 1) return nullptr;
   auto fc = std::make_unique<PreparedFullyConnected>(k, cols, w->data<float>(), w_is_nk, bias,
                                                      Epilogue{}, ctx.isa);
-  return std::make_unique<FcStep>(n, x[0], std::move(fc));
+  return std::make_unique<FcStep>(n, rows, std::move(fc));
 }
 
 }  // namespace dlas::plan
