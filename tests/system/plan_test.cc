@@ -68,37 +68,50 @@ TEST(PlanBatch, BatchAboveOneMatchesTheReferenceForEveryAlgorithm) {
                                    std::string(model) + " batch 2");
 }
 
+// A graph of one node: op(x, c), x an f32 input of shape xs, c a constant.
+Graph one_node_graph(const std::string& op, const Shape& xs, Tensor c) {
+  Graph g;
+  g.inputs.push_back({"x", DType::kF32, xs});
+  g.initializers.emplace("c", std::move(c));
+  g.nodes.push_back({op, op, {"x", "c"}, {"y"}, {}});
+  g.outputs = {"y"};
+  g.infer();
+  return g;
+}
+
+// The one-node graph compiled at 2 threads: its one step runs on `kernel`; returns the
+// plan's output and the reference runtime's on seeded inputs.
+std::pair<Tensor, Tensor> compiled_and_reference(const Graph& g, const std::string& kernel,
+                                                 const std::string& what) {
+  PlanOptions o;
+  o.threads = 2;
+  Plan plan(g, o);
+  EXPECT_EQ(plan.steps().size(), 1u) << what;
+  EXPECT_EQ(plan.steps().at(0).kernel, kernel) << what;
+  const std::vector<Tensor> in = seeded_inputs(g);
+  return {plan.run(in)[0], ReferenceExecutor(g).run(in)[0]};
+}
+
 // A Linear layer on channels-last activations (ConvNeXt's blocks): MatMul of a [1,H,W,K]
 // input with a constant [K,N] matrix runs on the packed FC kernel with the leading
 // dimensions as rows, equal to the reference; a 2-D input still does, a runtime right-hand
 // side does not.
 TEST(PlanFc, MatMulOfAnyRankInputRunsOnTheFcKernel) {
+  std::mt19937 rng(3);
+  std::normal_distribution<float> dist(0.f, 1.f);
+  std::vector<float> w(24 * 40);
+  for (float& v : w) v = dist(rng);
   for (const Shape& xs : {Shape{1, 5, 7, 24}, Shape{3, 24}, Shape{2, 9, 24}}) {
-    Graph g;
-    g.inputs.push_back({"x", DType::kF32, xs});
-    std::mt19937 rng(3);
-    std::normal_distribution<float> dist(0.f, 1.f);
-    std::vector<float> w(24 * 40);
-    for (float& v : w) v = dist(rng);
-    g.initializers.emplace("w", Tensor::from_vector<float>({24, 40}, w));
-    g.nodes.push_back({"mm", "MatMul", {"x", "w"}, {"y"}, {}});
-    g.outputs = {"y"};
-    g.infer();
-    PlanOptions o;
-    o.threads = 2;
-    Plan plan(g, o);
-    ASSERT_EQ(plan.steps().size(), 1u);
-    EXPECT_EQ(plan.steps()[0].kernel, "fc") << xs.size() << "-D input";
-    const std::vector<Tensor> in = seeded_inputs(g);
-    const Tensor want = ReferenceExecutor(g).run(in)[0];
-    const Tensor got = plan.run(in)[0];
+    const std::string what = std::to_string(xs.size()) + "-D input";
+    const auto [got, want] = compiled_and_reference(
+        one_node_graph("MatMul", xs, Tensor::from_vector<float>({24, 40}, w)), "fc", what);
     ASSERT_EQ(got.shape(), want.shape());
     double err = 0, scale = 0;
     for (int64_t i = 0; i < want.numel(); ++i) {
       err = std::max(err, double(std::abs(got.data<float>()[i] - want.data<float>()[i])));
       scale = std::max(scale, double(std::abs(want.data<float>()[i])));
     }
-    EXPECT_LE(err, 1e-5 * scale) << xs.size() << "-D input";
+    EXPECT_LE(err, 1e-5 * scale) << what;
   }
   Graph g;  // both operands at run time: not a weight matrix to pack
   g.inputs.push_back({"a", DType::kF32, {1, 4, 8}});
@@ -115,22 +128,12 @@ TEST(PlanFc, MatMulOfAnyRankInputRunsOnTheFcKernel) {
 // bit for bit the reference's power; another exponent stays on the reference kernel.
 TEST(PlanElementwise, PowOfTwoIsASquareOnTheFastPath) {
   for (float p : {2.f, 3.f}) {
-    Graph g;
-    g.inputs.push_back({"x", DType::kF32, {1, 6, 9, 13}});
-    g.initializers.emplace("p", Tensor::scalar_f32(p));
-    g.nodes.push_back({"pow", "Pow", {"x", "p"}, {"y"}, {}});
-    g.outputs = {"y"};
-    g.infer();
-    PlanOptions o;
-    o.threads = 2;
-    Plan plan(g, o);
-    ASSERT_EQ(plan.steps().size(), 1u);
-    EXPECT_EQ(plan.steps()[0].kernel, p == 2.f ? "fast" : "reference") << p;
-    const std::vector<Tensor> in = seeded_inputs(g);
-    const Tensor want = ReferenceExecutor(g).run(in)[0];
-    const Tensor got = plan.run(in)[0];
+    const std::string what = "exponent " + std::to_string(p);
+    const auto [got, want] =
+        compiled_and_reference(one_node_graph("Pow", {1, 6, 9, 13}, Tensor::scalar_f32(p)),
+                               p == 2.f ? "fast" : "reference", what);
     ASSERT_EQ(got.nbytes(), want.nbytes());
-    EXPECT_EQ(std::memcmp(got.raw(), want.raw(), want.nbytes()), 0) << p;
+    EXPECT_EQ(std::memcmp(got.raw(), want.raw(), want.nbytes()), 0) << what;
   }
 }
 
