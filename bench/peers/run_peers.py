@@ -28,7 +28,7 @@ one seeded input: max |out - ref| / max |ref| must be <= 1e-4; the tables show i
 mismatch is marked there, never dropped.
 --compress int8|fp16|bf16 runs every engine on the model as `dlas quantize --dtype C` writes
 it (int8: a standard ONNX QDQ model, calibrated on seeded random data; fp16/bf16: 16-bit
-initializers): dlas and oneDNN load that file, the ONNX peers run it as it is, and the
+initializers): dlas loads that file, the ONNX peers run it as it is, and the
 reference is the reference interpreter on the same file, so every engine computes the same
 quantized function. The tolerance is then the quantization tolerance (QUANT_TOLERANCE: an
 engine that requantizes in integers may round a value one step the other way, and the step
