@@ -15,8 +15,10 @@ namespace {
 
 struct AmxTiles {
   // Loaded per kernel call: cheap next to a call's tile products, and it leaves no state
-  // the next kernel on this thread depends on.
-  static void configure() {
+  // the next kernel on this thread depends on. `k_bytes` (a multiple of 4, at most 64): the
+  // reduction depth of one product, the A tiles' (4, 5) row bytes and the B tiles' (6, 7)
+  // rows times 4; below 64 for a conv whose every input channel fits one shallower step.
+  static void configure(int k_bytes = 64) {
     struct alignas(64) Config {
       uint8_t palette, start_row, reserved[14];
       uint16_t colsb[16];
@@ -24,6 +26,8 @@ struct AmxTiles {
     } cfg{};
     cfg.palette = 1;
     for (int t = 0; t < 8; ++t) cfg.colsb[t] = 64, cfg.rows[t] = 16;
+    cfg.colsb[4] = cfg.colsb[5] = static_cast<uint16_t>(k_bytes);
+    cfg.rows[6] = cfg.rows[7] = static_cast<uint8_t>(k_bytes / 4);
     _tile_loadconfig(&cfg);
   }
   template <int T>
@@ -44,15 +48,15 @@ struct AmxTiles {
     if constexpr (T == 6) _tile_loadd(6, p, stride);
     if constexpr (T == 7) _tile_loadd(7, p, stride);
   }
-  // The implicit GEMMs' next B tiles into L1: 16 rows `stride` bytes apart, two runs of 16
+  // The implicit GEMMs' next B tiles into L1: `rows` rows `stride` bytes apart, two runs of 16
   // uint32 (b1 = b0 + 16 pixels where the runs are consecutive), three 64-byte lines a row
   // at most. Their rows sit a whole channel plane apart, beyond the hardware prefetcher's
   // reach; prefetched one step ahead, resnet18-cifar's bf16 and int8 layers run about a
   // quarter faster (docs/benchmarks.md).
-  static void prefetch_rows(const uint32_t* b0, const uint32_t* b1, size_t stride) {
+  static void prefetch_rows(const uint32_t* b0, const uint32_t* b1, size_t stride, int rows = 16) {
     const char* n0 = reinterpret_cast<const char*>(b0);
     const char* n1 = reinterpret_cast<const char*>(b1);
-    for (int r = 0; r < 16; ++r) {
+    for (int r = 0; r < rows; ++r) {
       __builtin_prefetch(n0 + r * stride, 0, 3);
       __builtin_prefetch(n0 + r * stride + 63, 0, 3);
       __builtin_prefetch(n1 + r * stride + 63, 0, 3);

@@ -5,6 +5,7 @@
 //     (uint32 (channel 2q, channel 2q + 1) per padded pixel; channels past C zero), split
 //     into stride phases and read in place on the virtual grid of amx_direct_grid.h;
 //   - weights are packed once into [32-channel panel][tap][32-channel block][32][32] tiles;
+//     a conv with fewer than 32 input channels reduces one block of only its channel pairs;
 //   - a tile is 32 output channels x two runs of 16 virtual pixels, reduced over every tap
 //     and channel block in one kernel call;
 //   - a work item is `group` consecutive tiles of one channel panel, stored side by side in
@@ -50,6 +51,9 @@ class PreparedAmxDirectHConv final : public PreparedH16Conv {
     order_ = kn.at("order");
     group_ = kn.at("group");
     cb_ = div_up(p.c, kBlk);
+    // Fewer than 32 input channels: one shallower step of the channel pairs only (the tile
+    // configuration's depth), not a 32-channel step whose rows past C are zeros.
+    kp_ = cb_ == 1 ? div_up(p.c, 2) : kBlk / 2;
     panels_ = div_up(p.k, kBlk);
     taps_ = p.kh * p.kw;
     steps_ = taps_ * cb_;
@@ -80,7 +84,7 @@ class PreparedAmxDirectHConv final : public PreparedH16Conv {
     uint32_t* xp = static_cast<uint32_t*>(workspace);
     char* slots = static_cast<char*>(workspace) + xp_bytes();
     const int64_t threads = pool.threads();
-    const int64_t npairs = cb_ * (kBlk / 2), items = panels_ * groups_;
+    const int64_t npairs = cb_ == 1 ? kp_ : cb_ * (kBlk / 2), items = panels_ * groups_;
     for (int64_t n = 0; n < p_.n; ++n) {
       const uint16_t* img = x + n * p_.c * p_.h * p_.w;
       pool.parallel_for(static_cast<size_t>(threads), [&](size_t t) {
@@ -136,7 +140,7 @@ class PreparedAmxDirectHConv final : public PreparedH16Conv {
       ukernel::bf16_dconv_32x32__amx(
           static_cast<size_t>(steps_), wpack_.data() + panel * steps_ * kBlk * kBlk, xp + a.j0,
           xp + b.j0, boff_.data(), static_cast<size_t>(grid_.group_stride() * 4),
-          slot + (r - r0) * kAmxRun, static_cast<size_t>(ld), r == r0);
+          slot + (r - r0) * kAmxRun, static_cast<size_t>(ld), static_cast<int>(4 * kp_), r == r0);
     }
     // The group's real pixels: one stretch of the output from runs[r0].out.
     bool full = true;
@@ -173,7 +177,7 @@ class PreparedAmxDirectHConv final : public PreparedH16Conv {
   conv_detail::AmxDirectGrid grid_;
   Isa base_;
   const ukernel::H16Vcvt* cvt_;
-  int64_t order_, group_, cb_, panels_, taps_, steps_, groups_;
+  int64_t order_, group_, cb_, kp_, panels_, taps_, steps_, groups_;
   std::vector<uint16_t> zero_plane_;  // a padding channel's plane
   AlignedVector<uint16_t> wpack_;
   std::vector<int64_t> boff_;

@@ -7,6 +7,8 @@
 //     gemm), split into stride phases and read in place on the virtual grid of
 //     amx_direct_grid.h;
 //   - weights are packed once into [32-channel panel][tap][64-channel block][32][64] bytes;
+//     a conv with fewer than 64 input channels reduces one block of only its channel quads
+//     (the tile configuration's depth), the rest of each weight row unread;
 //   - a tile is 32 output channels x two runs of 16 virtual pixels, reduced over every tap
 //     and channel block in one kernel call, which then requantizes it (+ residual, clamp)
 //     and stores each run's real pixels, consecutive in the NCHW output;
@@ -49,6 +51,11 @@ class PreparedAmxDirectQConv final : public qconv_detail::PreparedInt8Conv {
     order_ = kn.at("order");
     group_ = kn.at("group");
     cb_ = div_up(p.c, kIn);
+    // Fewer than 64 input channels: one shallower step (the channel quads only), instead of
+    // a 64-channel step whose rows past C are zeros (mobilenetv2's 1x1 convs on 16-32
+    // channels at 112x112 and 56x56 did 2-4x the tile work and interleaved as many zero
+    // planes).
+    kq_ = cb_ == 1 ? div_up(p.c, 4) : kIn / 4;
     panels_ = div_up(p.k, kOut);
     taps_ = p.kh * p.kw;
     steps_ = taps_ * cb_;
@@ -90,7 +97,7 @@ class PreparedAmxDirectQConv final : public qconv_detail::PreparedInt8Conv {
     uint32_t* xp = static_cast<uint32_t*>(workspace);
     char* rows = static_cast<char*>(workspace) + xp_bytes();
     const int64_t threads = pool.threads();
-    const int64_t nquads = cb_ * (kIn / 4), items = panels_ * groups_;
+    const int64_t nquads = cb_ == 1 ? kq_ : cb_ * (kIn / 4), items = panels_ * groups_;
     const int64_t chw = p_.c * p_.h * p_.w, khw = p_.k * p_.oh() * p_.ow();
     for (int64_t n = 0; n < p_.n; ++n) {
       const uint8_t* img = static_cast<const uint8_t*>(x) + n * chw;
@@ -161,14 +168,15 @@ class PreparedAmxDirectQConv final : public qconv_detail::PreparedInt8Conv {
       }
       ukernel::qs8_dconv_32x32__amx(m, static_cast<size_t>(steps_), a, b[0], b[1] ? b[1] : b[0],
                                     boff_.data(), static_cast<size_t>(grid_.group_stride() * 4),
-                                    out, static_cast<size_t>(ohw), prm, r == r0);
+                                    out, static_cast<size_t>(ohw), prm, static_cast<int>(4 * kq_),
+                                    r == r0);
     }
   }
 
   ConvProblem p_;
   conv_detail::AmxDirectGrid grid_;
   const ukernel::QS8PackUkernels& pack_;
-  int64_t order_, group_, cb_, panels_, taps_, steps_, groups_;
+  int64_t order_, group_, cb_, kq_, panels_, taps_, steps_, groups_;
   uint8_t xzp_, flip_;
   std::vector<uint8_t> zero_plane_;  // a padding channel's plane, stored as xzp after the flip
   AlignedVector<uint8_t> wpack_;

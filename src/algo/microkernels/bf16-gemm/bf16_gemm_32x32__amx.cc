@@ -4,9 +4,9 @@
 // The caller (gemm_h16.cc's prepare) has obtained the tile-data permission (dlas/hw/amx.h).
 #include <immintrin.h>
 
-#include "dlas/hw/amx_tiles.h"
 #include "algo/microkernels/bf16-gemm/bf16_gemm_amx.h"
 #include "algo/microkernels/h16-gemm/h16_gemm.h"
+#include "dlas/hw/amx_tiles.h"
 
 namespace {
 
@@ -37,9 +37,9 @@ void bf16_gemm_32x32s__amx(size_t m, size_t n, size_t k, const uint16_t* a, cons
 }
 
 void bf16_dconv_32x32__amx(size_t steps, const uint16_t* a, const uint32_t* b0, const uint32_t* b1,
-                           const int64_t* boff, size_t bstride, float* c, size_t ldc,
+                           const int64_t* boff, size_t bstride, float* c, size_t ldc, int k_bytes,
                            bool configure) {
-  bf16_dconv_amx_32x32<Tiles>(steps, a, b0, b1, boff, bstride, c, ldc, configure);
+  bf16_dconv_amx_32x32<Tiles>(steps, a, b0, b1, boff, bstride, c, ldc, k_bytes, configure);
 }
 
 }  // namespace dlas::ukernel

@@ -87,21 +87,22 @@ namespace {
 // a + s * 32 * 32 (32 channels x 32 input channels,
 // [32][32] bf16) by B tiles at b0 + boff[s] and b1 + boff[s] (two runs of 16 output pixels,
 // uint32 units). c: the 32 x 32 f32 result, row m = output channel m at c + m * ldc,
-// columns 0..15 the first pixel run and 16..31 the second. configure: load the tile
+// columns 0..15 the first pixel run and 16..31 the second. k_bytes: a step's depth (64, or
+// 4 x the pairs of a conv with fewer than 32 input channels). configure: load the tile
 // configuration first; a caller making several calls in a row on one thread, with no other
 // tile user in between, passes true only to the first (a short reduction -- a 1x1 conv on
 // few channels -- would otherwise pay the configuration on every tile).
 template <class T>
 inline void bf16_dconv_amx_32x32(size_t steps, const uint16_t* a, const uint32_t* b0,
                                  const uint32_t* b1, const int64_t* boff, size_t bstride, float* c,
-                                 size_t ldc, bool configure) {
-  if (configure) T::configure();
+                                 size_t ldc, int k_bytes, bool configure) {
+  if (configure) T::configure(k_bytes);
   T::template zero<0>();
   T::template zero<1>();
   T::template zero<2>();
   T::template zero<3>();
   for (size_t s = 0; s < steps; ++s) {
-    if (s + 1 < steps) T::prefetch_rows(b0 + boff[s + 1], b1 + boff[s + 1], bstride);
+    if (s + 1 < steps) T::prefetch_rows(b0 + boff[s + 1], b1 + boff[s + 1], bstride, k_bytes / 4);
     T::template load<4>(a, 64);
     T::template load<5>(a + 16 * 32, 64);
     T::template load<6>(b0 + boff[s], bstride);

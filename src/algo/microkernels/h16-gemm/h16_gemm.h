@@ -65,10 +65,11 @@ struct H16GemmUkernel {
 
 // The AMX implicit-GEMM kernel of the bf16 `direct` conv on the amx path (bf16_gemm_amx.h):
 // `steps` tap x 32-channel steps of a 32-channel x 32-pixel tile, B read straight from
-// pair-interleaved padded input planes. Built only where the toolchain has AMX (like every
-// amx row); runnable where isa_supported(Isa::kAmx).
+// pair-interleaved padded input planes. `k_bytes`: a step's reduction depth, 64, or 4 x the
+// channel pairs of a conv with fewer than 32 input channels (its only block). Built only
+// where the toolchain has AMX (like every amx row); runnable where isa_supported(Isa::kAmx).
 void bf16_dconv_32x32__amx(size_t steps, const uint16_t* a, const uint32_t* b0, const uint32_t* b1,
-                           const int64_t* boff, size_t bstride, float* c, size_t ldc,
+                           const int64_t* boff, size_t bstride, float* c, size_t ldc, int k_bytes,
                            bool configure);
 
 // Every kernel built: f16_gemm.inc then bf16_gemm.inc order.

@@ -94,6 +94,9 @@ void qs8_gemm_pack_a(size_t mr, size_t m, size_t r, const int8_t* w, size_t ldw,
 //          consecutive in the output); c[r], where the first of them goes (row i at
 //          c[r] + i * ldc) and, when p.residual is set, r_at[r] likewise
 //   m      channels stored (rows past m are computed from zero weights)
+//   k_bytes  the reduction depth of a step: 64, or 4 x the channel quads of a conv with
+//          fewer than 64 input channels (its only channel block; the B tiles then read
+//          k_bytes / 4 quad rows, the weight rows their first k_bytes bytes)
 //   configure: load the tile configuration first (only the first of several calls in a row
 //          on one thread needs it)
 struct QS8DconvOut {
@@ -104,7 +107,7 @@ struct QS8DconvOut {
 };
 void qs8_dconv_32x32__amx(size_t m, size_t steps, const uint8_t* a, const uint32_t* b0,
                           const uint32_t* b1, const int64_t* boff, size_t bstride,
-                          const QS8DconvOut& out, size_t ldc, const QS8GemmParams& p,
+                          const QS8DconvOut& out, size_t ldc, const QS8GemmParams& p, int k_bytes,
                           bool configure);
 
 // Every kernel built, in qs8_gemm.inc order.
