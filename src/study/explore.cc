@@ -104,6 +104,12 @@ constexpr int kFinalists = 3;
 constexpr double kEndReserve = 0.1;
 // The most of the time left one prune sweep may take.
 constexpr double kFinetuneShare = 0.35;
+// A pruning level's one-shot latency within this factor of the fastest deployment, either
+// way, is a close call: both are timed again in interleaved rounds before the level's
+// fine-tuning is decided (two single timings taken minutes apart on a shared host differ
+// by 30-60% at times; fine-tuning costs minutes).
+constexpr double kCloseCall = 1.3;
+constexpr int kCloseCallRounds = 3;
 
 std::string iso_now() {
   const std::time_t tt = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
@@ -581,13 +587,14 @@ void Explorer::finetune() {
     for (double level : all) {
       // The level's latency does not depend on fine-tuning: measure it one-shot first.
       double best = -1;
+      int best_ci = -1;
       for (const std::string& q : s.finetuned_quant) {
         const std::string spec = str(prefix, num(level), q.empty() ? "" : "+" + q);
         const int gi = add_group(spec, o_.model, spec, "one-shot");
         const int ci = add_candidate(gi, "dlas", "auto", "auto", "default");
         if (measure(ci)) {
           const double ms = r_.candidates[static_cast<size_t>(ci)].median_ms;
-          if (best < 0 || ms < best) best = ms;
+          if (best < 0 || ms < best) best = ms, best_ci = ci;
         }
         ExploreGroup& g = r_.groups[static_cast<size_t>(gi)];
         if (g.state == "racing" && !scored_one_shot_.count(gi)) {
@@ -595,11 +602,9 @@ void Explorer::finetune() {
           g.reason = "timed one-shot to decide whether to fine-tune this level";
         }
       }
-      if (best > 0 && (s.finetune_all || target < 0 || best < target))
+      if (best > 0 &&
+          (s.finetune_all || target < 0 || worth_finetuning(str(prefix, num(level)), best_ci, rec)))
         levels.push_back(level);
-      else
-        say(str("explore: ", prefix, num(level), ": not fine-tuned, its latency (", fixed(best, 3),
-                " ms) cannot beat ", fixed(target, 3), " ms"));
     }
     if (levels.empty()) continue;
     if (search_left() <= 0) {
@@ -673,6 +678,40 @@ void Explorer::finetune() {
     }
     race(fresh);
   }
+}
+
+// Whether a pruning level whose fastest one-shot deployment is `candidate` could beat the
+// fastest deployment so far (`fastest`). A close call is timed again, both in turn, in
+// interleaved rounds; the decision is stored, so a resumed exploration makes the same one.
+bool Explorer::worth_finetuning(const std::string& level, int candidate, int fastest) {
+  const double best = r_.candidates[static_cast<size_t>(candidate)].median_ms;
+  const double target = r_.candidates[static_cast<size_t>(fastest)].median_ms;
+  const std::string key = str("finetune_gate/", current_host().hardware_id, "/", level);
+  bool worth = best < target;
+  std::string why =
+      str("its latency (", fixed(best, 3), " ms) cannot beat ", fixed(target, 3), " ms");
+  if (const std::optional<std::string> stored = xs_->setting(key)) {
+    worth = stored->rfind("yes", 0) == 0;
+    why = stored->substr(stored->find(' ') + 1);
+  } else if (best < target * kCloseCall && best * kCloseCall > target) {
+    std::vector<double> a, b;
+    for (int round = 0; round < kCloseCallRounds && search_left() > 0; ++round) {
+      const std::optional<double> ta = time_again(candidate), tb = time_again(fastest);
+      if (ta && tb) a.push_back(*ta), b.push_back(*tb);
+    }
+    if (!a.empty()) {
+      std::sort(a.begin(), a.end());
+      std::sort(b.begin(), b.end());
+      const double ma = a[a.size() / 2], mb = b[b.size() / 2];
+      worth = ma < mb;
+      why = str("timed again in ", a.size(), " interleaved rounds: ", fixed(ma, 3), " against ",
+                fixed(mb, 3), " ms (one-shot ", fixed(best, 3), " against ", fixed(target, 3), ")");
+      say(str("explore: ", level, ": a close call, ", why));
+      xs_->put_setting(key, str(worth ? "yes " : "no ", why));
+    }
+  }
+  if (!worth) say(str("explore: ", level, ": not fine-tuned, ", why));
+  return worth;
 }
 
 bool Explorer::sweep_done(const std::string& dir, size_t levels) const {
@@ -875,6 +914,28 @@ double Explorer::accuracy_of_candidate(int i) const {
   return gi < 0 ? -1 : r_.groups[static_cast<size_t>(gi)].accuracy;
 }
 
+// One more timing of a measured candidate (at least 50 runs), in a child; nullopt when it
+// failed. A tuned candidate runs its stored records, not a new tune.
+std::optional<double> Explorer::time_again(int candidate) {
+  const ExploreCandidate& c = r_.candidates[static_cast<size_t>(candidate)];
+  MeasureRequest req;
+  req.variant = variant_of(c);
+  req.model_path = c.model_path;
+  req.repeat = std::max(o_.repeat, 50);
+  req.warmup = 3;
+  req.input_seed = o_.seed;
+  req.score = false;
+  req.preprocess = o_.preprocess;
+  if (c.schedule != "default") {
+    req.variant.schedule = "default";
+    req.records_in = records_path(c);
+  }
+  Row row;
+  measure_request_in_child(req, o_.exe, o_.lock_path, o_.timeout_s, row);
+  if (row.text("status") != kStatusOk) return std::nullopt;
+  return row.real("median_ms");
+}
+
 // The dense model, the recommendation and the best single-dimension choices timed again in
 // interleaved rounds (A/B/C/A/B/C): the ratios the answer quotes.
 void Explorer::final_comparison(const std::vector<int>& finalists) {
@@ -919,25 +980,10 @@ void Explorer::final_comparison(const std::vector<int>& finalists) {
         r_.budget_reached = true;
         continue;
       }
-      MeasureRequest req;
-      req.variant = variant_of(c);
-      req.model_path = c.model_path;
-      req.repeat = std::max(o_.repeat, 50);
-      req.warmup = 3;
-      req.input_seed = o_.seed;
-      req.score = false;
-      req.preprocess = o_.preprocess;
-      if (c.schedule != "default") {
-        // The stored records, not a new tune: the final rounds time what was recommended.
-        req.variant.schedule = "default";
-        req.records_in = records_path(c);
-      }
-      Row row;
       ++r_.final_runs;
-      measure_request_in_child(req, o_.exe, o_.lock_path, o_.timeout_s, row);
-      if (row.text("status") == kStatusOk) {
-        medians[f.candidate].push_back(row.real("median_ms"));
-        xs_->put_final_median(hw, c.variant_id, round, row.real("median_ms"));
+      if (const std::optional<double> ms = time_again(f.candidate)) {
+        medians[f.candidate].push_back(*ms);
+        xs_->put_final_median(hw, c.variant_id, round, *ms);
       }
     }
   }

@@ -7,6 +7,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -73,10 +74,12 @@ class Explorer {
   int fastest_within_budget(const std::function<bool(const ExploreCandidate&)>& pick) const;
   std::string records_path(const ExploreCandidate& c) const;
   void finetune();
+  bool worth_finetuning(const std::string& level, int candidate, int fastest);
   bool sweep_done(const std::string& dir, size_t levels) const;
   void store_accuracy();
   void compute_front();
   double accuracy_of_candidate(int candidate) const;
+  std::optional<double> time_again(int candidate);
   void final_comparison(const std::vector<int>& finalists);
   double final_median(int candidate) const;
   // explore_output.cc

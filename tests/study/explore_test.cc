@@ -16,8 +16,10 @@
 #include "dlas/data/dataset.h"
 #include "dlas/model/onnx.h"
 #include "dlas/study/explore.h"
+#include "dlas/study/runner.h"
 #include "dlas/study/store.h"
 #include "optimize/cli_test_util.h"
+#include "study/explore_store.h"
 
 namespace dlas::study {
 namespace {
@@ -245,6 +247,35 @@ TEST_F(ExploreCli, ResumesAfterSigkillWithoutMeasuringAgain) {
   EXPECT_EQ(k["children_this_run"]["scoring"], 0);
   EXPECT_EQ(k["children_this_run"]["final"], 0);
   EXPECT_EQ(k["recommendation"]["label"], j["recommendation"]["label"]);
+}
+
+// Whether a pruning level is fine-tuned is decided once per machine and stored: a resumed
+// exploration reads the decision (here one planted in the store) instead of timing again,
+// so it fine-tunes the same levels and gives the same answer.
+TEST_F(ExploreCli, TheFineTuningDecisionIsStoredAndAResumeReusesIt) {
+  const std::string out = path("out");
+  ASSERT_EQ(dlas("explore " + args(out)).code, 0);
+  ExploreStore(out + "/explore.db")
+      .put_setting(str("finetune_gate/", current_host().hardware_id, "/cp:0.5"),
+                   "no planted by the test");
+  std::ofstream(path("levels.toml")) << "[space]\n"
+                                        "compress = [\"int8:minmax\"]\n"
+                                        "conv_algo = [\"auto\"]\n"
+                                        "layout = [\"auto\"]\n"
+                                        "backend = [\"dlas\"]\n"
+                                        "tuning = \"untuned\"\n"
+                                        "[explore]\n"
+                                        "weight_levels = []\n"
+                                        "channel_levels = [0.5]\n"
+                                        "finetuned_quant = [\"dense\"]\n";
+  const test::CliResult r =
+      dlas(str("explore ", path("m.onnx"), " --dataset ", kData,
+               " --max-drop 1 --threads 1 --space ", path("levels.toml"),
+               " --repeat 5 --rounds 1 --budget 10m --resume -o ", out));
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE((r.out + r.err).find("cp:0.5: not fine-tuned, planted by the test"), std::string::npos)
+      << r.out << r.err;
+  EXPECT_FALSE(std::filesystem::exists(out + "/sweeps/channel"));
 }
 
 TEST_F(ExploreCli, BadInputIsOneLineAndExit2) {
