@@ -696,6 +696,7 @@ bool Explorer::worth_finetuning(const std::string& level, int candidate, int fas
   } else if (best < target * kCloseCall && best * kCloseCall > target) {
     std::vector<double> a, b;
     for (int round = 0; round < kCloseCallRounds && search_left() > 0; ++round) {
+      r_.gate_runs += 2;
       const std::optional<double> ta = time_again(candidate), tb = time_again(fastest);
       if (ta && tb) a.push_back(*ta), b.push_back(*tb);
     }

@@ -65,8 +65,10 @@ std::string Explorer::json() const {
   j["finetune_seconds"] = finetune_s_;
   j["budget_s"] = o_.budget_s;
   j["budget_reached"] = r_.budget_reached;
-  j["children_this_run"] = {
-      {"latency", r_.latency_runs}, {"scoring", r_.scoring_runs}, {"final", r_.final_runs}};
+  j["children_this_run"] = {{"latency", r_.latency_runs},
+                            {"scoring", r_.scoring_runs},
+                            {"final", r_.final_runs},
+                            {"gate", r_.gate_runs}};
   j["cpu"] = current_host().cpu_model;
   j["isa"] = current_host().detected_isa;
   J groups = J::array();

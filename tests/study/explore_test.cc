@@ -246,6 +246,7 @@ TEST_F(ExploreCli, ResumesAfterSigkillWithoutMeasuringAgain) {
   EXPECT_EQ(k["children_this_run"]["latency"], 0);
   EXPECT_EQ(k["children_this_run"]["scoring"], 0);
   EXPECT_EQ(k["children_this_run"]["final"], 0);
+  EXPECT_EQ(k["children_this_run"]["gate"], 0);
   EXPECT_EQ(k["recommendation"]["label"], j["recommendation"]["label"]);
 }
 
@@ -276,6 +277,7 @@ TEST_F(ExploreCli, TheFineTuningDecisionIsStoredAndAResumeReusesIt) {
   EXPECT_NE((r.out + r.err).find("cp:0.5: not fine-tuned, planted by the test"), std::string::npos)
       << r.out << r.err;
   EXPECT_FALSE(std::filesystem::exists(out + "/sweeps/channel"));
+  EXPECT_EQ(explore_json(out)["children_this_run"]["gate"], 0);  // nothing timed again
 }
 
 TEST_F(ExploreCli, BadInputIsOneLineAndExit2) {

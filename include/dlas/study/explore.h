@@ -151,6 +151,7 @@ struct ExploreResult {
   bool budget_reached = false;
   // Measuring children this run started (what a resumed run did not find stored).
   int64_t latency_runs = 0, scoring_runs = 0, final_runs = 0;
+  int64_t gate_runs = 0;  // close-call re-timings before fine-tuning
 };
 
 // Progress lines (stderr through dlas/core/progress.h by the CLI).
