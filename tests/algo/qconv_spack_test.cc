@@ -74,7 +74,7 @@ INSTANTIATE_TEST_SUITE_P(Isa, QConvSpack, ::testing::ValuesIn(kAllIsas),
 
 // int8 `direct` on the amx path: the AMX implicit GEMM (quad-interleaved padded planes read
 // in place on the virtual grid of padded-width rows, requantized in the kernel) on shapes
-// that cross every edge it has: 16 and 24 input channels (one block, mostly padding),
+// that cross every edge it has: 8, 12, 16 and 24 input channels (one shallow step),
 // channels off 64 and 32 (input blocks and output panels with
 // padding channels), runs that cross rows and hold dropped columns (4x4, 8x8, 5x3, 14x14
 // with padding), an odd number of runs (a tile with one run), asymmetric padding, unpadded
@@ -93,11 +93,12 @@ TEST(QConvAmxDirect, EqualsTheOracle) {
       {1, 130, 16, 3, 40, 3, 3, 1, 1, 1, 1}, {1, 40, 72, 7, 7, 1, 1, 0, 0, 0, 0},
       {1, 64, 48, 8, 8, 3, 3, 1, 1, 1, 1},   {1, 256, 40, 4, 4, 3, 3, 1, 1, 1, 1},
       {2, 33, 17, 5, 3, 3, 3, 1, 0, 1, 2},   {1, 32, 32, 14, 14, 1, 1, 1, 1, 1, 1},
-      {1, 16, 40, 12, 12, 1, 1, 0, 0, 0, 0}, {1, 24, 36, 9, 9, 3, 3, 1, 1, 1, 1}};
+      {1, 16, 40, 12, 12, 1, 1, 0, 0, 0, 0}, {1, 24, 36, 9, 9, 3, 3, 1, 1, 1, 1},
+      {1, 8, 48, 10, 13, 1, 1, 0, 0, 0, 0},  {2, 12, 20, 9, 9, 3, 3, 1, 1, 1, 1}};
   // Strides (sh, sw) per shape above, then strided shapes of their own: 3x3 and 1x1 stride 2
   // (one phase used), odd padded sizes (a short last phase row and column), 5x5 stride 2.
-  const int64_t strides[][2] = {{1, 1}, {2, 2}, {1, 1}, {2, 1}, {1, 2}, {1, 1},
-                                {2, 2}, {2, 2}, {2, 2}, {1, 1}, {2, 2}, {2, 2}};
+  const int64_t strides[][2] = {{1, 1}, {2, 2}, {1, 1}, {2, 1}, {1, 2}, {1, 1}, {2, 2},
+                                {2, 2}, {2, 2}, {1, 1}, {2, 2}, {2, 2}, {1, 1}, {2, 2}};
   const std::vector<QVariant> variants = qconv_variants();
   uint32_t seed = 900;
   int tested = 0;
@@ -120,7 +121,7 @@ TEST(QConvAmxDirect, EqualsTheOracle) {
         EXPECT_TRUE(t.test(*direct, Isa::kAmx, Knobs{{"order", order}, {"group", order ? 1 : 4}}));
         ++tested;
       }
-  EXPECT_EQ(tested, static_cast<int>(20 * variants.size()));
+  EXPECT_EQ(tested, static_cast<int>(23 * variants.size()));
   for (DType xt : {DType::kU8, DType::kS8}) {
     ConvTester t;
     t.extreme_int8(xt).threads(2);
@@ -204,6 +205,9 @@ TEST(QConvSpackAuto, RulePicksByShapeAndPath) {
   EXPECT_EQ(pick("c64_h32_w32_k128_1x1_s2x2_p0x0x0x0_d1x1_g1", Isa::kAmx), amx ? "direct" : "gemm");
   EXPECT_EQ(pick("c256_h56_w56_k64_1x1_s1x1_p0x0x0x0_d1x1_g1", Isa::kAmx), amx ? "direct" : "gemm");
   EXPECT_EQ(pick("c3_h32_w32_k64_3x3_s1x1_p1x1x1x1_d1x1_g1", Isa::kAmx), "gemm");
+  // From 8 input channels (a channel-pruned layer) the tiles take it; a stem stays on gemm.
+  EXPECT_EQ(pick("c8_h28_w28_k16_3x3_s1x1_p1x1x1x1_d1x1_g1", Isa::kAmx), amx ? "direct" : "gemm");
+  EXPECT_EQ(pick("c8_h56_w56_k48_1x1_s1x1_p0x0x0x0_d1x1_g1", Isa::kAmx), amx ? "direct" : "gemm");
   EXPECT_EQ(pick("c16_h8_w8_k16_3x3_s1x1_p1x1x1x1_d1x1_g16", Isa::kAvx2), "depthwise");
 }
 

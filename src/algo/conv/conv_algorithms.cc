@@ -217,7 +217,7 @@ const char* sparse_f32_choice(const ConvProblem& p, const float* weights) {
 // packed in L1: no image columns skipped by the stride are packed) on strided ones; 1x1
 // convs (gemm packs each pixel's channels once, the tiled layouts stream the image per
 // tile), stems with few channels and grouped convs stay on gemm. On the amx path direct's
-// AMX implicit GEMM takes every conv it covers (stride <= 2, >= 16 input channels, one
+// AMX implicit GEMM takes every conv it covers (stride <= 2, >= 8 input channels, one
 // group): on Sapphire Rapids it beat gemm's AMX tiles on every such layer of resnet18-cifar
 // and resnet50, 1x1 included (1.3-7x, one thread), and on mobilenetv2's 16- and 24-channel
 // 1x1 convs (1.7-1.8x).
