@@ -318,12 +318,24 @@ class GemmHConvAlgorithm final : public ConvAlgorithm {
     const bool amx = !native.empty() && native.front()->isa == Isa::kAmx;
     // ukernel: on AMX, a plane of one pixel panel reads each weight panel once: the
     // weight-streaming kernel (prefetches ahead; it costs on planes that reuse the panel).
+    // Elsewhere, a plane that fits the narrowest tile's columns takes that tile (the widest
+    // would leave most lanes idle): vdpbf16ps's 28x16 on 4x4 and 2x2 planes.
     int64_t uk = 0;
-    if (amx && p.oh() * p.ow() <= native.front()->nr)
+    if (amx && p.oh() * p.ow() <= native.front()->nr) {
       for (size_t i = 0; i < native.size(); ++i)
         if (std::string_view(native[i]->name).find("32x32s__amx") != std::string_view::npos)
           uk = static_cast<int64_t>(i);
-    Knobs k{{"ukernel", uk}, {"kc", amx ? 8192 : 256}, {"nc", nc}};
+    } else if (!amx && !native.empty()) {
+      for (size_t i = 1; i < native.size(); ++i)
+        if (native[i]->isa == native.front()->isa && native[i]->nr < native[uk]->nr &&
+            p.oh() * p.ow() <= native[i]->nr)
+          uk = static_cast<int64_t>(i);
+    }
+    // The narrow tile's plane is one panel, so its B block is small: it takes the whole
+    // reduction per call too (the C tile's round trip per kc block cost 15% on 4x4 planes).
+    const bool narrow = uk > 0 && !amx;
+    if (narrow) nc = 32;  // the smallest block: the plane is one 16-column panel
+    Knobs k{{"ukernel", uk}, {"kc", amx || narrow ? 8192 : 256}, {"nc", nc}};
     // 32 half FMAs per accumulator between flushes: bounded error 32 * 2^-11 of sum |w x|
     // per output (about 2^-12 * sqrt(32) in practice); flushing costs ~1/16 of the FMAs.
     if (knob_space(p, isa).find("flush")) k["flush"] = 32;

@@ -48,6 +48,17 @@ inline void bf16_gemm_dot(size_t m, size_t n, size_t k, const uint16_t* a, const
     a += 2 * MR;
     b += 2 * kNr;
   }
+  typedef float Vu __attribute__((vector_size(sizeof(V)), aligned(4), may_alias));
+  if (n == kNr) {  // full rows: whole-vector stores (small reductions are store-bound)
+#pragma GCC unroll 32
+    for (int i = 0; i < MR; ++i) {
+      if (static_cast<size_t>(i) >= m) break;
+      Vu* crow = reinterpret_cast<Vu*>(c + static_cast<size_t>(i) * ldc);
+#pragma GCC unroll 8
+      for (int j = 0; j < NV; ++j) crow[j] = accumulate ? crow[j] + acc[i][j] : acc[i][j];
+    }
+    return;
+  }
 #pragma GCC unroll 32
   for (int i = 0; i < MR; ++i) {
     if (static_cast<size_t>(i) >= m) break;

@@ -53,10 +53,16 @@ inline void f16_gemm_native(size_t m, size_t n, size_t k, const uint16_t* a, con
 #pragma GCC unroll 8
       for (int j = 0; j < NV; ++j) P::widen(acc[i][j], tmp + j * L);
       float* crow = c + static_cast<size_t>(i) * ldc;
-      if (add)
+      if (n == kNr) {  // full rows: a constant trip count, whole-vector loads and stores
+        if (add)
+          for (size_t j = 0; j < kNr; ++j) crow[j] += tmp[j];
+        else
+          for (size_t j = 0; j < kNr; ++j) crow[j] = tmp[j];
+      } else if (add) {
         for (size_t j = 0; j < n; ++j) crow[j] += tmp[j];
-      else
+      } else {
         for (size_t j = 0; j < n; ++j) crow[j] = tmp[j];
+      }
     }
     add = true;
   } while (kk < k);
