@@ -308,14 +308,16 @@ class GemmHConvAlgorithm final : public ConvAlgorithm {
     return gemm_hconv_space(p, isa, true);
   }
   Knobs default_knobs(const ConvProblem& p, Isa isa) const override {
-    // nc: the f32 C block (Kg x nc) stays within ~128 KiB of L2 next to the B block.
+    // nc: the f32 C block (Kg x nc) stays within ~128 KiB of L2 next to the B block. The
+    // vector paths keep at least 128 pixels: the epilogue and the narrowing run per C row of
+    // nc pixels, and 32-pixel rows cost mobilenetv2's 96->576 expand conv 40% (Zen 4).
     const int64_t kg = p.k_per_group();
-    int64_t nc = 512;
-    while (nc > 32 && kg * nc > 32768) nc /= 2;
     // kc: AMX tiles hold their accumulators for a whole call, so one call takes the whole
     // reduction (the tile configuration and the C round trip are paid once per block).
     const auto native = ukernel::h16_gemm_ukernels_for(p.w_type, isa);
     const bool amx = !native.empty() && native.front()->isa == Isa::kAmx;
+    int64_t nc = 512;
+    while (nc > (amx ? 32 : 128) && kg * nc > 32768) nc /= 2;
     // ukernel: on AMX, a plane of one pixel panel reads each weight panel once: the
     // weight-streaming kernel (prefetches ahead; it costs on planes that reuse the panel).
     // Elsewhere, a plane that fits the narrowest tile's columns takes that tile (the widest
