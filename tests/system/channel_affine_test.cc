@@ -1,7 +1,8 @@
 // fuse_channel_affine: Concat -> BatchNormalization -> activation (DenseNet's pre-activation)
 // becomes one ChannelAffine equal to the chain on the reference runtime; values read elsewhere
-// stay; and the fast step equals the reference in NCHW and in the blocked layout, for every
-// activation and for channel counts that are not whole blocks.
+// stay; fp16 and bf16 graphs fuse too and keep their type; and the fast step equals the
+// reference in NCHW and in the blocked layout, for every activation and for channel counts
+// that are not whole blocks.
 //   build/dlas_tests --gtest_filter='ChannelAffine*'
 #include <gtest/gtest.h>
 
@@ -11,6 +12,7 @@
 #include <vector>
 
 #include "dlas/algo/layout.h"
+#include "dlas/optimize/quantize.h"
 #include "dlas/system/executor.h"
 #include "dlas/system/passes.h"
 #include "dlas/system/plan.h"
@@ -128,6 +130,50 @@ TEST(ChannelAffine, ValuesReadElsewhereStay) {
   lone.infer();
   EXPECT_EQ(fuse_channel_affine(lone), 0);
   EXPECT_EQ(ops_of(lone), std::vector<std::string>{"BatchNormalization"});
+}
+
+// An fp16 or bf16 graph (`dlas quantize --dtype`) fuses the same way: the ChannelAffine keeps
+// the activations' type, equals the unfused chain on the reference runtime (the chain rounds
+// to 16 bits after the BatchNorm, the fused op once at its end: at most one 16-bit ulp), and
+// the plan runs it on a fast step.
+TEST(ChannelAffine, HalfGraphsFuseAndKeepTheirType) {
+  for (QuantType type : {QuantType::kF16, QuantType::kBF16}) {
+    const DType half = type == QuantType::kF16 ? DType::kF16 : DType::kBF16;
+    Graph chain = densenet_chain(16, 24, 5, "Relu");
+    QuantSpec spec;
+    spec.type = type;
+    convert_half(chain, spec);
+    Graph fused = chain;
+    EXPECT_EQ(fuse_channel_affine(fused), 1) << dtype_name(half);
+    int affines = 0;
+    for (const Node& n : fused.nodes) {
+      EXPECT_NE(n.op, "BatchNormalization");
+      EXPECT_NE(n.op, "Relu");
+      if (n.op != "ChannelAffine") continue;
+      ++affines;
+      EXPECT_EQ(fused.value(n.outputs[0]).dtype, half);
+      EXPECT_EQ(fused.value(n.inputs[0]).dtype, half);
+      EXPECT_EQ(n.attr_string("activation", ""), "relu");
+    }
+    EXPECT_EQ(affines, 1);
+    const std::vector<Tensor> in = inputs_for(chain);
+    const Tensor want = ReferenceExecutor(chain).run(in)[0];
+    const Tensor got = ReferenceExecutor(fused).run(in)[0];
+    ASSERT_EQ(got.dtype(), DType::kF32);
+    double scale = 0;
+    for (int64_t i = 0; i < want.numel(); ++i)
+      scale = std::max(scale, std::fabs(double(want.data<float>()[i])));
+    const double ulp = std::ldexp(scale, half == DType::kF16 ? -10 : -7);
+    EXPECT_LE(max_abs_diff(want, got), ulp) << dtype_name(half);
+    Plan plan(fused, PlanOptions{});
+    bool stepped = false;
+    for (const StepInfo& st : plan.steps()) {
+      EXPECT_NE(st.kernel, "reference") << st.node;
+      stepped |= st.op == "ChannelAffine";
+    }
+    EXPECT_TRUE(stepped);
+    EXPECT_LE(max_abs_diff(want, plan.run(in)[0]), ulp) << dtype_name(half);
+  }
 }
 
 // The fast step against the reference runtime on the unfused chain, at the default opt level,

@@ -919,15 +919,19 @@ void infer_qfused_conv(InferContext& ctx) {
 
 // ChannelAffine(X0, ..., Xn-1, scale, shift): dlas-internal (made by fuse_channel_affine from
 // Concat -> BatchNormalization -> activation): Y = act(concat(X0, ..., Xn-1 along axis 1) *
-// scale[c] + shift[c]), X f32 of rank >= 2 equal outside axis 1, scale and shift f32 [C] with
-// C the summed channels; `activation` and `activation_params` as FusedConv's.
+// scale[c] + shift[c]), X of one float type (f32, f16 or bf16; Y has it) and rank >= 2,
+// equal outside axis 1, scale and shift f32 [C] with C the summed channels; `activation` and
+// `activation_params` as FusedConv's.
 void infer_channel_affine(InferContext& ctx) {
   const int xs = ctx.num_inputs() - 2;
   const int r = ctx.rank(0);
   ctx.check(r >= 2, "X0 ", shape_str(ctx.shape(0)), " must have rank >= 2 (N, C, ...)");
   Shape y = ctx.shape(0);
   for (int i = 0; i < xs; ++i) {
-    ctx.check(ctx.dtype(i) == DType::kF32, "X", i, " must be f32, got ", dtype_name(ctx.dtype(i)));
+    ctx.check(is_float(ctx.dtype(i)), "X", i, " must be f32, f16 or bf16, got ",
+              dtype_name(ctx.dtype(i)));
+    ctx.check(ctx.dtype(i) == ctx.dtype(0), "X", i, " is ", dtype_name(ctx.dtype(i)), " but X0 is ",
+              dtype_name(ctx.dtype(0)));
     const Shape& s = ctx.shape(i);
     ctx.check(ctx.rank(i) == r, "X", i, " has shape ", shape_str(s), " but X0 has ",
               shape_str(ctx.shape(0)), "; ranks differ");
@@ -944,7 +948,7 @@ void infer_channel_affine(InferContext& ctx) {
               "], got ", shape_str(ctx.shape(i)));
   }
   check_fused_activation(ctx);
-  ctx.set_output(0, DType::kF32, y);
+  ctx.set_output(0, ctx.dtype(0), y);
 }
 
 // QLookup(x, table): dlas-internal (made by fuse_quantized_lookup): y[i] = table[x[i] as an

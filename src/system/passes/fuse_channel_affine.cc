@@ -2,7 +2,9 @@
 // output: DenseNet's pre-activation norm1 and its transitions' norms) becomes one
 // ChannelAffine(x0, ..., xn-1, scale, shift), taking in the channel Concat that feeds it and
 // the activation that follows it when nothing else reads their values. Three passes over the
-// activations (copy, affine, activation) become one.
+// activations (copy, affine, activation) become one. In an fp16 or bf16 graph the values
+// keep their type (scale and shift are f32, computed from the widened statistics): a plan
+// without a native 16-bit step runs the one op on widened copies, instead of three.
 #include <cmath>
 
 #include "dlas/system/passes.h"
@@ -11,22 +13,31 @@
 namespace dlas {
 namespace {
 
-bool is_f32_activation(const Graph& g, const std::string& v) {
-  return !v.empty() && !g.constant(v) && g.has_value(v) && g.value(v).dtype == DType::kF32 &&
+// A non-constant activation of rank >= 2 of type t (f32, f16 or bf16).
+bool is_activation_of(const Graph& g, const std::string& v, DType t) {
+  return is_float(t) && !v.empty() && !g.constant(v) && g.has_value(v) && g.value(v).dtype == t &&
          g.value(v).shape.size() >= 2;
 }
 
-// BatchNormalization(x, scale, B, mean, var) with f32 constant statistics: its per-channel
-// multiplier and addend, as the reference kernel computes them.
+// BatchNormalization(x, scale, B, mean, var) with constant float statistics: its
+// per-channel multiplier and addend, as the reference kernel computes them (16-bit
+// statistics widened exactly).
 bool batchnorm_affine(const Graph& g, const Node& bn, std::vector<float>& mul,
                       std::vector<float>& add) {
   if (bn.op != "BatchNormalization" || bn.inputs.size() != 5 || bn.outputs.size() != 1 ||
-      bn.attr_int("training_mode", 0) != 0 || !is_f32_activation(g, bn.inputs[0]))
+      bn.attr_int("training_mode", 0) != 0 || bn.inputs[0].empty() || !g.has_value(bn.inputs[0]) ||
+      !is_activation_of(g, bn.inputs[0], g.value(bn.inputs[0]).dtype) ||
+      !g.has_value(bn.outputs[0]) || g.value(bn.outputs[0]).dtype != g.value(bn.inputs[0]).dtype)
     return false;
+  Tensor widened[4];
   const Tensor* t[4];
   for (int i = 0; i < 4; ++i) {
     t[i] = g.constant(bn.inputs[static_cast<size_t>(1 + i)]);
-    if (!t[i] || t[i]->dtype() != DType::kF32) return false;
+    if (!t[i] || !is_float(t[i]->dtype())) return false;
+    if (t[i]->dtype() != DType::kF32) {
+      widened[i] = t[i]->cast(DType::kF32);
+      t[i] = &widened[i];
+    }
   }
   const int64_t c = g.value(bn.inputs[0]).shape[1];
   const double eps = bn.attr_float("epsilon", 1e-5f);
@@ -41,15 +52,15 @@ bool batchnorm_affine(const Graph& g, const Node& bn, std::vector<float>& mul,
   return true;
 }
 
-// A Concat along axis 1 of same-rank f32 activations.
-bool is_channel_concat(const Graph& g, const Node& n) {
+// A Concat along axis 1 of same-rank activations of type t.
+bool is_channel_concat(const Graph& g, const Node& n, DType t) {
   if (n.op != "Concat" || n.outputs.size() != 1 || n.inputs.empty()) return false;
   const int64_t rank = static_cast<int64_t>(g.value(n.outputs[0]).shape.size());
   int64_t axis = n.attr_int("axis", 0);
   if (axis < 0) axis += rank;
   if (axis != 1) return false;
   for (const std::string& in : n.inputs)
-    if (!is_f32_activation(g, in) || static_cast<int64_t>(g.value(in).shape.size()) != rank)
+    if (!is_activation_of(g, in, t) || static_cast<int64_t>(g.value(in).shape.size()) != rank)
       return false;
   return true;
 }
@@ -74,7 +85,7 @@ int fuse_channel_affine(Graph& graph) {
     size_t concat = graph.nodes.size(), act = graph.nodes.size();
     auto p = prod.find(bn.inputs[0]);
     if (p != prod.end() && !dead[p->second] && uses[bn.inputs[0]] == 1 &&
-        is_channel_concat(graph, graph.nodes[p->second])) {
+        is_channel_concat(graph, graph.nodes[p->second], graph.value(bn.inputs[0]).dtype)) {
       concat = p->second;
       xs = graph.nodes[concat].inputs;
     }
