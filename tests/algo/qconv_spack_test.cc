@@ -67,6 +67,29 @@ TEST_P(QConvSpack, ExtremeValuesDoNotOverflow) {
   }
 }
 
+// Whole tiles of every knob shape (moved by the unrolled code for their shape) next to edge
+// tiles (the run-time loops): 64 output channels, a 16x16 plane (whole 4- and 8-wide tiles,
+// 7-wide ones with a 2-column edge), the residual gathered and the output scattered.
+TEST_P(QConvSpack, WholeAndEdgeTilesOfEveryShapeEqualTheOracle) {
+  const Isa isa = GetParam();
+  if (!isa_supported(isa)) GTEST_SKIP() << isa_name(isa) << " not supported here";
+  if (spack_repeats_path_below(isa))
+    GTEST_SKIP() << isa_name(isa) << " runs the int8 tiled kernels of the path below";
+  const QVariant v{DType::kU8, DType::kS8, 7, -2, Activation::kRelu, true};
+  for (const char* name : {"spatial-pack", "direct"})
+    for (int vc : ukernel::kQS8SpackVectors)
+      for (int vh : ukernel::kQS8SpackVh)
+        for (int vw : ukernel::kQS8SpackVw) {
+          Knobs k{{"vc", vc}, {"vh", vh}, {"vw", vw}};
+          if (std::string(name) == "spatial-pack") k["parallel"] = vh % 2;
+          ConvTester t;
+          t.channels(24, 64).input(16, 16).kernel(3, 3).pad(1).int8(v).threads(2).seed(
+              static_cast<uint32_t>(vc * 100 + vh * 10 + vw));
+          EXPECT_TRUE(t.test(*find_conv_algorithm(name), isa, k))
+              << name << " vc=" << vc << " vh=" << vh << " vw=" << vw;
+        }
+}
+
 INSTANTIATE_TEST_SUITE_P(Isa, QConvSpack, ::testing::ValuesIn(kAllIsas),
                          [](const ::testing::TestParamInfo<Isa>& i) {
                            return isa_test_name(i.param);
