@@ -208,8 +208,9 @@ TEST(QConvSpackLogic, KernelSetsCoverTheKnobShapes) {
                                                        : ukernel::qs8_spack_for(Isa::kAvx512).isa);
 }
 
-// The auto rule (qconv_common.cc): direct on stride-1 KxK convs, spatial-pack on strided
-// ones, gemm on 1x1, few-channel stems and the AMX path.
+// The auto rule (conv_algorithms.cc): direct on stride-1 KxK convs, spatial-pack on strided
+// ones and on 1x1 convs of small planes on 16 lanes, gemm on other 1x1, few-channel stems
+// and the AMX path.
 TEST(QConvSpackAuto, RulePicksByShapeAndPath) {
   auto pick = [](const char* key, Isa isa) {
     const ConvProblem p =
@@ -232,6 +233,15 @@ TEST(QConvSpackAuto, RulePicksByShapeAndPath) {
   EXPECT_EQ(pick("c8_h28_w28_k16_3x3_s1x1_p1x1x1x1_d1x1_g1", Isa::kAmx), amx ? "direct" : "gemm");
   EXPECT_EQ(pick("c8_h56_w56_k48_1x1_s1x1_p0x0x0x0_d1x1_g1", Isa::kAmx), amx ? "direct" : "gemm");
   EXPECT_EQ(pick("c16_h8_w8_k16_3x3_s1x1_p1x1x1x1_d1x1_g16", Isa::kAvx2), "depthwise");
+  // 1x1 convs on planes of at most 16 pixels take spatial-pack on the 16-lane paths off AMX
+  // (gemm's pixel lanes would sit idle), strided ones too; from 8x8 up, and on AVX2, gemm.
+  for (Isa isa : {Isa::kAvx512, Isa::kAvx512Vnni, Isa::kAvx512Bf16}) {
+    EXPECT_EQ(pick("c512_h4_w4_k512_1x1_s1x1_p0x0x0x0_d1x1_g1", isa), "spatial-pack");
+    EXPECT_EQ(pick("c1024_h2_w2_k1024_1x1_s1x1_p0x0x0x0_d1x1_g1", isa), "spatial-pack");
+    EXPECT_EQ(pick("c256_h8_w8_k512_1x1_s2x2_p0x0x0x0_d1x1_g1", isa), "spatial-pack");
+    EXPECT_EQ(pick("c256_h8_w8_k256_1x1_s1x1_p0x0x0x0_d1x1_g1", isa), "gemm");
+  }
+  EXPECT_EQ(pick("c512_h4_w4_k512_1x1_s1x1_p0x0x0x0_d1x1_g1", Isa::kAvx2), "gemm");
 }
 
 // The packing shuffles of every set this CPU runs against their definitions (qs8_pack.h),

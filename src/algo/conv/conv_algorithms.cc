@@ -220,12 +220,20 @@ const char* sparse_f32_choice(const ConvProblem& p, const float* weights) {
 // AMX implicit GEMM takes every conv it covers (stride <= 2, >= 8 input channels, one
 // group): on Sapphire Rapids it beat gemm's AMX tiles on every such layer of resnet18-cifar
 // and resnet50, 1x1 included (1.3-7x, one thread), and on mobilenetv2's 16- and 24-channel
-// 1x1 convs (1.7-1.8x).
+// 1x1 convs (1.7-1.8x). On the 16-lane paths off AMX, 1x1 convs on planes of at most 16
+// pixels run spatial-pack too: gemm's lanes run over pixels, so a 4x4 plane fills half of
+// its 32-pixel tile and a 2x2 one an eighth, while spatial-pack's run over output channels.
+// Measured on a Zen 4 (avx512-vnni, 2 threads, mobilenetv1-cifar int8 in `dlas profile`):
+// 1.6-1.9x on the 512-channel 4x4 convs, 2.3x on the 1024-channel 2x2 ones; gemm stays ahead
+// from 8x8 up.
 const ConvAlgorithm* int8_choice(const ConvProblem& p, Isa isa) {
   if (const ConvAlgorithm* a = pick("depthwise", p)) return a;
   if (qconv_detail::amx_direct_applies(p, isa)) return pick("direct", p);
   if (p.groups == 1 && p.kh * p.kw > 1 && p.c_per_group() >= 16)
     return pick(p.stride_h == 1 && p.stride_w == 1 ? "direct" : "spatial-pack", p);
+  if (p.groups == 1 && p.kh * p.kw == 1 && p.c_per_group() >= 16 && p.oh() * p.ow() <= 16 &&
+      base_isa(isa) == Isa::kAvx512 && isa < Isa::kAmx)
+    return pick("spatial-pack", p);
   return nullptr;
 }
 
