@@ -67,6 +67,35 @@ TEST_P(QConvGemm, ExtremeValuesDoNotOverflow) {
   }
 }
 
+// 1x1 stride-1 unpadded convs shuffle whole pixel panels straight from the input planes:
+// channel counts off the 4-channel groups (the zero-point row), groups, u8 and s8 inputs
+// (the flip), planes of whole panels only and with an edge panel, every microkernel.
+TEST_P(QConvGemm, PointwiseConvsReadThePlanesInPlace) {
+  const Isa isa = GetParam();
+  if (!isa_supported(isa)) GTEST_SKIP() << isa_name(isa) << " not supported here";
+  if (gemm_repeats_path_below(isa))
+    GTEST_SKIP() << isa_name(isa) << " runs the int8 gemm kernels of the path below";
+  const ConvAlgorithm& algo = *find_conv_algorithm("gemm");
+  struct Case {
+    int64_t c, k, h, w, groups;
+  };
+  uint32_t seed = 40;
+  for (const Case& cs : {Case{13, 24, 8, 8, 1}, Case{64, 48, 16, 16, 1}, Case{30, 20, 5, 7, 2},
+                         Case{6, 10, 12, 12, 1}})
+    for (const QVariant& v : qconv_variants()) {
+      ConvTester t;
+      t.channels(cs.c, cs.k).input(cs.h, cs.w).kernel(1, 1).groups(cs.groups).int8(v).threads(2);
+      t.seed(seed++);
+      const ConvProblem p = t.problem();
+      const KnobSpace space = algo.knob_space(p, isa);
+      for (int64_t u : space.find("ukernel")->values) {
+        Knobs k = algo.default_knobs(p, isa);
+        k["ukernel"] = u;
+        EXPECT_TRUE(t.test(algo, isa, k)) << p.key() << " ukernel " << u;
+      }
+    }
+}
+
 INSTANTIATE_TEST_SUITE_P(Isa, QConvGemm, ::testing::ValuesIn(kAllIsas),
                          [](const ::testing::TestParamInfo<Isa>& i) {
                            return isa_test_name(i.param);

@@ -77,6 +77,12 @@ class PreparedGemmQConv final : public qconv_detail::PreparedInt8Conv {
       }
     taps_ = conv_detail::conv_taps(c);
     base_ = qconv_detail::base_params(p);
+    // A 1x1 stride-1 unpadded conv's im2col rows are the input planes themselves: whole
+    // pixel panels are shuffled straight from them. Channels past C/g read a row of the
+    // zero point (their weights are zero, so any bytes would do; this keeps them defined).
+    plain_ = c.kh == 1 && c.kw == 1 && c.stride_h == 1 && c.stride_w == 1 && c.pad_t == 0 &&
+             c.pad_l == 0 && c.pad_b == 0 && c.pad_r == 0;
+    zp_row_.assign(static_cast<size_t>(nr_), static_cast<uint8_t>(xzp_ ^ (x_signed_ ? 0x80 : 0)));
   }
 
   size_t workspace_bytes(int threads) const override {
@@ -183,13 +189,26 @@ class PreparedGemmQConv final : public qconv_detail::PreparedInt8Conv {
     int nsegs = 0;
     const conv_detail::PixelSegment* segs =
         conv_detail::block_segments(p0, p0 + ncols, p_.ow(), &nsegs);
+    const int64_t whole = plain_ ? ncols / nr_ : 0;  // panels read straight from the planes
+    const uint8_t flip = x_signed_ ? 0x80 : 0;
+    const uint8_t* planes = xb + (n * p_.c + g * cg_) * p_.h * p_.w + p0;
     for (int64_t q = q0; q < q1; ++q) {
+      for (int64_t pp = 0; pp < whole; ++pp) {
+        const uint8_t* r[4];
+        for (int64_t e = 0; e < 4; ++e) {
+          const int64_t rr = q * kr_ + (e < kr_ ? e : 0);
+          r[e] = rr < r_ ? planes + rr * p_.h * p_.w + pp * nr_ : zp_row_.data();
+        }
+        (kr_ == 4 ? pack_.quads : pack_.pairs)(r, static_cast<size_t>(nr_), flip,
+                                               blk + (pp * kq_ + q) * nr_ * 4);
+      }
+      if (whole == npan) continue;
       for (int64_t e = 0; e < kr_; ++e) {
         uint8_t* row = rows + e * nc_;
         fill_row(xb, n, g, q * kr_ + e, segs, nsegs, ncols, row);
         if (width > ncols) std::memset(row + ncols, xzp_, static_cast<size_t>(width - ncols));
       }
-      for (int64_t pp = 0; pp < npan; ++pp) {
+      for (int64_t pp = whole; pp < npan; ++pp) {
         uint8_t* dst = blk + (pp * kq_ + q) * nr_ * 4;
         const int64_t o = pp * nr_;
         const uint8_t* r[4] = {rows + o, rows + nc_ + o, rows + 2 * nc_ + o, rows + 3 * nc_ + o};
@@ -227,8 +246,9 @@ class PreparedGemmQConv final : public qconv_detail::PreparedInt8Conv {
   const QS8GemmUkernel& uk_;
   const ukernel::QS8PackUkernels& pack_;  // the im2col shuffles of uk's path
   int64_t mr_, nr_, kr_, kg_, cg_, r_, ohw_, kq_, panels_, panel_bytes_, nc_, loop_order_;
-  bool by_channels_, x_signed_;
+  bool by_channels_, x_signed_, plain_ = false;
   uint8_t xzp_;
+  std::vector<uint8_t> zp_row_;  // plain_: nr_ bytes of the zero point before the flip
   std::vector<uint8_t> wpack_;
   std::vector<int32_t> init_;
   std::vector<float> mult_;
