@@ -47,35 +47,29 @@ struct TileMoves {
   void (*gather)(const uint8_t* r, uint8_t* tile, int64_t ohw, int64_t ow);
 };
 
-template <int VC, int VH, int VW>
-void scatter_tile(const uint8_t* tile, uint8_t* y, int64_t ohw, int64_t ow) {
+// kToNchw: tile [VH*VW][VC] -> NCHW (the output); else NCHW -> tile (the residual).
+template <int VC, int VH, int VW, bool kToNchw>
+void move_tile(const uint8_t* from, uint8_t* to, int64_t ohw, int64_t ow) {
 #pragma GCC unroll 64
   for (int v = 0; v < VC; ++v)
 #pragma GCC unroll 4
     for (int a = 0; a < VH; ++a)
 #pragma GCC unroll 8
-      for (int b = 0; b < VW; ++b) y[v * ohw + a * ow + b] = tile[(a * VW + b) * VC + v];
-}
-
-template <int VC, int VH, int VW>
-void gather_tile(const uint8_t* r, uint8_t* tile, int64_t ohw, int64_t ow) {
-#pragma GCC unroll 64
-  for (int v = 0; v < VC; ++v)
-#pragma GCC unroll 4
-    for (int a = 0; a < VH; ++a)
-#pragma GCC unroll 8
-      for (int b = 0; b < VW; ++b) tile[(a * VW + b) * VC + v] = r[v * ohw + a * ow + b];
+      for (int b = 0; b < VW; ++b) {
+        const int64_t nchw = v * ohw + a * ow + b, tile = (a * VW + b) * VC + v;
+        to[kToNchw ? nchw : tile] = from[kToNchw ? tile : nchw];
+      }
 }
 
 template <int VC, int VH>
 TileMoves tile_moves_vw(int64_t vw) {
   switch (vw) {
     case 4:
-      return {&scatter_tile<VC, VH, 4>, &gather_tile<VC, VH, 4>};
+      return {&move_tile<VC, VH, 4, true>, &move_tile<VC, VH, 4, false>};
     case 7:
-      return {&scatter_tile<VC, VH, 7>, &gather_tile<VC, VH, 7>};
+      return {&move_tile<VC, VH, 7, true>, &move_tile<VC, VH, 7, false>};
     case 8:
-      return {&scatter_tile<VC, VH, 8>, &gather_tile<VC, VH, 8>};
+      return {&move_tile<VC, VH, 8, true>, &move_tile<VC, VH, 8, false>};
     default:
       return {nullptr, nullptr};
   }
