@@ -320,14 +320,14 @@ class GemmHConvAlgorithm final : public ConvAlgorithm {
     while (nc > (amx ? 32 : 128) && kg * nc > 32768) nc /= 2;
     // ukernel: on AMX, a plane of one pixel panel reads each weight panel once: the
     // weight-streaming kernel (prefetches ahead; it costs on planes that reuse the panel).
-    // Elsewhere, a plane that fits the narrowest tile's columns takes that tile (the widest
-    // would leave most lanes idle): vdpbf16ps's 28x16 on 4x4 and 2x2 planes.
+    // Elsewhere, a bf16 plane that fits the narrowest tile's columns takes that tile (the
+    // widest would leave most lanes idle): vdpbf16ps's 28x16 on 4x4 and 2x2 planes.
     int64_t uk = 0;
     if (amx && p.oh() * p.ow() <= native.front()->nr) {
       for (size_t i = 0; i < native.size(); ++i)
         if (std::string_view(native[i]->name).find("32x32s__amx") != std::string_view::npos)
           uk = static_cast<int64_t>(i);
-    } else if (!amx && !native.empty()) {
+    } else if (!amx && !native.empty() && p.w_type == DType::kBF16) {
       for (size_t i = 1; i < native.size(); ++i)
         if (native[i]->isa == native.front()->isa && native[i]->nr < native[uk]->nr &&
             p.oh() * p.ow() <= native[i]->nr)
