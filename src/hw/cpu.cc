@@ -74,6 +74,7 @@ CpuInfo detect() {
   f.avx512bw = f.avx512f && (l7.b & (1u << 30));
   f.avx512vl = f.avx512f && (l7.b & (1u << 31));
   f.avx512_vnni = f.avx512f && (l7.c & (1u << 11));
+  f.avx512vbmi = f.avx512f && (l7.c & (1u << 1));
   f.avx512_fp16 = f.avx512f && (l7.d & (1u << 23));
   f.avx512_bf16 = f.avx512f && (l7s1.a & (1u << 5));
   f.avx_vnni = f.avx && (l7s1.a & (1u << 4));
@@ -105,6 +106,7 @@ std::vector<std::pair<std::string, bool>> CpuInfo::feature_list() const {
           {"avx512cd", f.avx512cd},
           {"avx512bw", f.avx512bw},
           {"avx512vl", f.avx512vl},
+          {"avx512vbmi", f.avx512vbmi},
           {"avx512_vnni", f.avx512_vnni},
           {"avx512_bf16", f.avx512_bf16},
           {"avx512_fp16", f.avx512_fp16},

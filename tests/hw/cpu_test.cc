@@ -46,7 +46,7 @@ TEST(HwCpu, FeatureImplicationsHold) {
     EXPECT_TRUE(f.avx);
   }
   for (bool sub : {f.avx512bw, f.avx512dq, f.avx512vl, f.avx512cd, f.avx512_vnni, f.avx512_bf16,
-                   f.avx512_fp16})
+                   f.avx512_fp16, f.avx512vbmi})
     if (sub) {
       EXPECT_TRUE(f.avx512f);
     }

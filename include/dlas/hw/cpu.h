@@ -14,6 +14,7 @@ struct CpuFeatures {
   bool sse42 = false, avx = false, avx2 = false, fma = false, f16c = false;
   bool avx512f = false, avx512bw = false, avx512dq = false, avx512vl = false, avx512cd = false;
   bool avx512_vnni = false, avx512_bf16 = false, avx512_fp16 = false, avx_vnni = false;
+  bool avx512vbmi = false;  // vpermb / vpermi2b (the byte table lookup)
   bool amx_tile = false, amx_int8 = false, amx_bf16 = false;
 };
 

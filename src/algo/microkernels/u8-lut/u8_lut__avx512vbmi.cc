@@ -6,7 +6,7 @@
 
 namespace dlas::ukernel {
 
-void u8_lut__avx512fp16_bytes(size_t n, const uint8_t* x, const uint8_t* table, uint8_t* y) {
+void u8_lut__avx512vbmi_bytes(size_t n, const uint8_t* x, const uint8_t* table, uint8_t* y) {
   const __m512i t0 = _mm512_loadu_si512(table), t1 = _mm512_loadu_si512(table + 64);
   const __m512i t2 = _mm512_loadu_si512(table + 128), t3 = _mm512_loadu_si512(table + 192);
   auto lookup = [&](__m512i v) {
