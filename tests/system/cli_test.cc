@@ -269,6 +269,11 @@ TEST_F(Cli, ProfileListsEveryStepWithItsKernel) {
       ++convs;
       EXPECT_EQ(s["kernel"], "gemm") << s["node"];
       EXPECT_FALSE(s["knobs"].get<std::string>().empty());
+      if (s["node"] == "conv1")  // the stem: 3 -> 64 channels, 3x3, on the 32x32 image
+        EXPECT_EQ(s["shape"].get<std::string>().rfind("c3_h32_w32_k64_3x3_s1x1_", 0), 0u)
+            << s["shape"];
+    } else if (s["op"] == "Gemm") {
+      EXPECT_EQ(s["shape"], "1x10");  // the classifier writes the logits
     }
   }
   EXPECT_EQ(convs, 20);

@@ -4,17 +4,46 @@
 #include <algorithm>
 #include <cstdio>
 #include <iostream>
+#include <map>
 #include <nlohmann/json.hpp>
 
 #include "cli.h"
 #include "dlas/core/error.h"
 #include "dlas/hw/gpu.h"
 #include "dlas/hw/peak.h"
+#include "dlas/system/conv_shapes.h"
 #include "dlas/system/cuda_executor.h"
 #include "dlas/system/measure.h"
 
 namespace dlas::cli {
 namespace {
+
+std::string dims_text(const Shape& s) {
+  std::string t;
+  for (int64_t d : s) t += (t.empty() ? "" : "x") + std::to_string(d);
+  return t.empty() ? "scalar" : t;
+}
+
+// What a CPU step computes: a conv's problem key (ConvProblem::key(), the geometry the
+// tuner and the shape lists use), else the shape of the value it writes (a reorder's
+// node is "<value>@<layout>").
+std::string step_shape(const Graph& g, const std::map<std::string, const Node*>& by_name,
+                       const StepInfo& s) {
+  if (s.op == "Reorder") {
+    const std::string value = s.node.substr(0, s.node.rfind('@'));
+    return g.has_value(value) ? dims_text(g.value(value).shape) : "";
+  }
+  auto it = by_name.find(s.node);
+  if (it == by_name.end()) return "";
+  const Node& n = *it->second;
+  try {
+    if (auto c = conv_node_of(g, n)) return c->problem.key();
+  } catch (const Error&) {
+    // not a conv the engine lowers: fall through to the output shape
+  }
+  return !n.outputs.empty() && g.has_value(n.outputs[0]) ? dims_text(g.value(n.outputs[0]).shape)
+                                                         : "";
+}
 
 // The CUDA plan's profile: each step's device time (CUDA events around it, steps launched
 // one by one), against the GPU's measured fp32 peak; the whole model as bench times it.
@@ -148,12 +177,15 @@ void add_profile_command(CLI::App& app, Action& run) {
       j["median_ms"] = whole.median_ms;
       j["reference_steps"] = reference_steps(plan).size();
       j["steps"] = nlohmann::json::array();
+      std::map<std::string, const Node*> by_name;
+      for (const Node& n : plan.graph().nodes) by_name[n.name] = &n;
       for (size_t i = 0; i < steps.size(); ++i) {
         const StepInfo& s = steps[i];
         nlohmann::ordered_json e;
         e["node"] = s.node;
         e["op"] = s.op;
         e["kernel"] = s.kernel;
+        e["shape"] = step_shape(plan.graph(), by_name, s);
         e["reference"] = s.kernel == "reference";
         e["layout"] = layout_name(s.layout);
         e["knobs"] = s.knobs;
