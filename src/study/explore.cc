@@ -694,19 +694,30 @@ bool Explorer::worth_finetuning(const std::string& level, int candidate, int fas
     worth = stored->rfind("yes", 0) == 0;
     why = stored->substr(stored->find(' ') + 1);
   } else if (best < target * kCloseCall && best * kCloseCall > target) {
-    std::vector<double> a, b;
+    // Each round times both, in alternating order; the decision is the median of the
+    // rounds' ratios (a host that slows down between rounds moves both times of a round).
+    std::vector<double> a, b, ratio;
     for (int round = 0; round < kCloseCallRounds && search_left() > 0; ++round) {
       r_.gate_runs += 2;
-      const std::optional<double> ta = time_again(candidate), tb = time_again(fastest);
-      if (ta && tb) a.push_back(*ta), b.push_back(*tb);
+      std::optional<double> ta, tb;
+      if (round % 2 == 0) {
+        ta = time_again(candidate);
+        tb = time_again(fastest);
+      } else {
+        tb = time_again(fastest);
+        ta = time_again(candidate);
+      }
+      if (ta && tb && *tb > 0) a.push_back(*ta), b.push_back(*tb), ratio.push_back(*ta / *tb);
     }
     if (!a.empty()) {
       std::sort(a.begin(), a.end());
       std::sort(b.begin(), b.end());
-      const double ma = a[a.size() / 2], mb = b[b.size() / 2];
-      worth = ma < mb;
+      std::sort(ratio.begin(), ratio.end());
+      const double ma = a[a.size() / 2], mb = b[b.size() / 2], mr = ratio[ratio.size() / 2];
+      worth = mr < 1;
       why = str("timed again in ", a.size(), " interleaved rounds: ", fixed(ma, 3), " against ",
-                fixed(mb, 3), " ms (one-shot ", fixed(best, 3), " against ", fixed(target, 3), ")");
+                fixed(mb, 3), " ms, median ratio ", fixed(mr, 2), " (one-shot ", fixed(best, 3),
+                " against ", fixed(target, 3), ")");
       say(str("explore: ", level, ": a close call, ", why));
       xs_->put_setting(key, str(worth ? "yes " : "no ", why));
     }
@@ -833,11 +844,18 @@ ExploreResult Explorer::run() {
               " points: not recommended"));
   }
   // 8. The finalists, the dense model and the best single-dimension choices timed again in
-  //    interleaved rounds; the recommendation is the fastest finalist there.
+  //    interleaved rounds; the recommendation is the finalist with the largest speedup over
+  //    dense there (each round's ratio, so a host that slows down between rounds does not
+  //    pick the finalist that happened to run in its fast minutes).
   final_comparison(finalists);
+  auto better = [&](int a, int b) {
+    const double xa = final_speedup(a), xb = final_speedup(b);
+    if (xa > 0 && xb > 0) return xa > xb;
+    return final_median(a) < final_median(b);
+  };
   for (int f : finalists)
-    if (r_.recommendation < 0 || final_median(f) < final_median(r_.recommendation))
-      if (final_median(f) > 0) r_.recommendation = f;
+    if (final_median(f) > 0 && (r_.recommendation < 0 || better(f, r_.recommendation)))
+      r_.recommendation = f;
   if (r_.recommendation < 0) r_.recommendation = r_.dense;
   store_accuracy();
   compute_front();
@@ -937,13 +955,24 @@ std::optional<double> Explorer::time_again(int candidate) {
   return row.real("median_ms");
 }
 
+double median_round_ratio(const std::map<int, double>& base, const std::map<int, double>& other) {
+  std::vector<double> ratios;
+  for (const auto& [round, ms] : other)
+    if (auto b = base.find(round); b != base.end() && ms > 0 && b->second > 0)
+      ratios.push_back(b->second / ms);
+  if (ratios.empty()) return -1;
+  std::sort(ratios.begin(), ratios.end());
+  const size_t n = ratios.size();
+  return n % 2 ? ratios[n / 2] : (ratios[n / 2 - 1] + ratios[n / 2]) / 2;
+}
+
 // The dense model, the recommendation and the best single-dimension choices timed again in
 // interleaved rounds (A/B/C/A/B/C): the ratios the answer quotes.
 void Explorer::final_comparison(const std::vector<int>& finalists) {
   finals_.clear();
   // A candidate in two roles is timed once (the rounds skip repeats).
   auto add = [&](const std::string& role, int idx) {
-    if (idx >= 0) finals_.push_back({role, idx, {}});
+    if (idx >= 0) finals_.push_back({role, idx, {}, {}});
   };
   add("dense fp32 (auto)", r_.dense);
   for (size_t k = 0; k < finalists.size(); ++k) add(str("finalist ", k + 1), finalists[k]);
@@ -965,16 +994,20 @@ void Explorer::final_comparison(const std::vector<int>& finalists) {
   add("best backend alone", fastest_within_budget([&](const ExploreCandidate& c) {
         return c.group == r_.groups[0].key && c.backend != "dlas";
       }));
-  std::map<int, std::vector<double>> medians;
+  // Each round times every candidate once, in an order rotated by one place per round, so
+  // none always runs first or next to the same neighbour.
+  std::vector<int> order;
+  for (const FinalRow& f : finals_)
+    if (std::find(order.begin(), order.end(), f.candidate) == order.end())
+      order.push_back(f.candidate);
+  std::map<int, std::map<int, double>> medians;
   for (int round = 0; round < o_.final_rounds; ++round) {
-    std::set<int> done;
-    for (const FinalRow& f : finals_) {
-      if (done.count(f.candidate)) continue;
-      done.insert(f.candidate);
-      const ExploreCandidate& c = r_.candidates[static_cast<size_t>(f.candidate)];
+    for (size_t k = 0; k < order.size(); ++k) {
+      const int cand = order[(k + static_cast<size_t>(round)) % order.size()];
+      const ExploreCandidate& c = r_.candidates[static_cast<size_t>(cand)];
       const std::string& hw = current_host().hardware_id;
       if (const std::optional<double> stored = xs_->final_median(hw, c.variant_id, round)) {
-        medians[f.candidate].push_back(*stored);
+        medians[cand][round] = *stored;
         continue;
       }
       if (left() <= 0 && round > 0) {
@@ -982,21 +1015,35 @@ void Explorer::final_comparison(const std::vector<int>& finalists) {
         continue;
       }
       ++r_.final_runs;
-      if (const std::optional<double> ms = time_again(f.candidate)) {
-        medians[f.candidate].push_back(*ms);
+      if (const std::optional<double> ms = time_again(cand)) {
+        medians[cand][round] = *ms;
         xs_->put_final_median(hw, c.variant_id, round, *ms);
       }
     }
   }
-  for (FinalRow& f : finals_) f.medians = medians[f.candidate];
-  say(str("explore: final comparison, ", o_.final_rounds, " interleaved rounds:"));
-  const double dense = final_median(r_.dense);
+  for (FinalRow& f : finals_) {
+    f.by_round = medians[f.candidate];
+    f.medians.clear();
+    for (const auto& [round, ms] : f.by_round) f.medians.push_back(ms);
+  }
+  say(str("explore: final comparison, ", o_.final_rounds,
+          " interleaved rounds (speedups: the median of each round's ratio to dense):"));
   for (const FinalRow& f : finals_) {
-    const double m = final_median(f.candidate);
+    const double m = final_median(f.candidate), x = final_speedup(f.candidate);
     say(str("  ", f.role, ": ", r_.candidates[static_cast<size_t>(f.candidate)].label, ": ",
             m > 0 ? fixed(m, 3) + " ms" : std::string("not measured"),
-            m > 0 && dense > 0 ? str(" (", fixed(dense / m, 2), "x dense)") : ""));
+            x > 0 ? str(" (", fixed(x, 2), "x dense)") : ""));
   }
+}
+
+double Explorer::final_speedup(int candidate) const {
+  const FinalRow* dense = nullptr;
+  const FinalRow* cand = nullptr;
+  for (const FinalRow& f : finals_) {
+    if (f.candidate == r_.dense && !dense) dense = &f;
+    if (f.candidate == candidate && !cand) cand = &f;
+  }
+  return dense && cand ? median_round_ratio(dense->by_round, cand->by_round) : -1;
 }
 
 double Explorer::final_median(int candidate) const {

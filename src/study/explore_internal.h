@@ -32,6 +32,11 @@ inline std::string num(double v) {
   return buf;
 }
 
+// The median over rounds of base[round] / other[round], over the rounds both were timed in
+// (each ratio from one round, so a host that slows down between rounds moves both of its
+// times); -1 when there is none. The final comparison's speedups over dense.
+double median_round_ratio(const std::map<int, double>& base, const std::map<int, double>& other);
+
 class Explorer {
  public:
   Explorer(const ExploreOptions& options, const ExploreLog& log);
@@ -42,7 +47,8 @@ class Explorer {
   struct FinalRow {
     std::string role;
     int candidate = -1;
-    std::vector<double> medians;  // one per interleaved round
+    std::vector<double> medians;     // one per interleaved round it was timed in
+    std::map<int, double> by_round;  // the same, by round
   };
 
   double elapsed() const;
@@ -82,6 +88,10 @@ class Explorer {
   std::optional<double> time_again(int candidate);
   void final_comparison(const std::vector<int>& finalists);
   double final_median(int candidate) const;
+  // The median over the final rounds of dense's time over the candidate's, each ratio from
+  // one round (a host that slows down between rounds moves both); -1 when no round timed
+  // both.
+  double final_speedup(int candidate) const;
   // explore_output.cc
   std::string json() const;
   std::string readme() const;

@@ -19,6 +19,7 @@
 #include "dlas/study/runner.h"
 #include "dlas/study/store.h"
 #include "optimize/cli_test_util.h"
+#include "study/explore_internal.h"
 #include "study/explore_store.h"
 
 namespace dlas::study {
@@ -96,6 +97,21 @@ TEST(ExploreBound, DominanceNeedsFasterNoLargerAndConfidentlyAsAccurate) {
 
 // --- the space
 // ------------------------------------------------------------------------------------
+
+// The final comparison's speedups on the round medians of an exploration whose host slowed
+// down (its second vCPU taken) between dense's and the recommendation's runs in round 2:
+// the median of the rounds' ratios (2.88x) against the ratio of the medians (5.1x).
+TEST(ExploreFinal, SpeedupIsTheMedianOfEachRoundsRatio) {
+  const std::map<int, double> dense = {{0, 1.7056}, {1, 1.6485}, {2, 0.8977}};
+  const std::map<int, double> rec = {{0, 0.5935}, {1, 0.3216}, {2, 0.3220}};
+  EXPECT_NEAR(median_round_ratio(dense, rec), 1.7056 / 0.5935, 1e-9);
+  // Only rounds both were timed in count; two rounds: the mean of their ratios.
+  EXPECT_NEAR(median_round_ratio(dense, {{1, 0.5}, {2, 0.45}, {7, 0.1}}),
+              (1.6485 / 0.5 + 0.8977 / 0.45) / 2, 1e-9);
+  EXPECT_EQ(median_round_ratio(dense, {{5, 0.3}}), -1);
+  EXPECT_EQ(median_round_ratio({}, rec), -1);
+  EXPECT_NEAR(median_round_ratio(dense, dense), 1.0, 1e-12);
+}
 
 TEST(ExploreSpace, AFileReplacesTheListsItNamesAndNamesTheFaultyKey) {
   const std::string file =
@@ -269,10 +285,9 @@ TEST_F(ExploreCli, TheFineTuningDecisionIsStoredAndAResumeReusesIt) {
                                         "weight_levels = []\n"
                                         "channel_levels = [0.5]\n"
                                         "finetuned_quant = [\"dense\"]\n";
-  const test::CliResult r =
-      dlas(str("explore ", path("m.onnx"), " --dataset ", kData,
-               " --max-drop 1 --threads 1 --space ", path("levels.toml"),
-               " --repeat 5 --rounds 1 --budget 10m --resume -o ", out));
+  const test::CliResult r = dlas(str("explore ", path("m.onnx"), " --dataset ", kData,
+                                     " --max-drop 1 --threads 1 --space ", path("levels.toml"),
+                                     " --repeat 5 --rounds 1 --budget 10m --resume -o ", out));
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_NE((r.out + r.err).find("cp:0.5: not fine-tuned, planted by the test"), std::string::npos)
       << r.out << r.err;
