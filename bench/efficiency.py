@@ -7,7 +7,10 @@ place per round); a step's time is the median of its per-round times. A conv's %
 2 x its MACs per second against the measured peak of the unit its arithmetic runs on (the
 profile's per-step `peak_gflops`). MACs are the direct convolution's, so a Winograd layer
 counts its effective FLOPs (and can exceed 100%), every other algorithm its real ones. The
-summary per model and class is MAC-weighted: total FLOPs over total time.
+summary per model and class is MAC-weighted: total FLOPs over total time. `--layers` also
+shows each layer's weight stream (its weight bytes over its time): a layer of few pixels and
+many weights (vgg16-cifar's 2x2 layers: 9.4 MB of weights for 4 output pixels) is bound by
+memory bandwidth (`dlas hw --peak`), not by the FMAs.
 
 usage:
   efficiency.py [--models M,..] [--threads 2] [--rounds 3] [--repeat 20] [--target 70]
@@ -45,6 +48,19 @@ def profile(a, model):
     return json.loads(p.stdout)
 
 
+def weight_bytes(shape, elem=4):
+    """Bytes of a conv's weights from its problem key (f32 unless the key says otherwise)."""
+    m = KEY.match(shape or "")
+    if not m:
+        return 0
+    c, k, kh, kw, g = (int(m.group(i)) for i in (1, 4, 5, 6, 9))
+    if shape.endswith(("_f16", "_bf16")):
+        elem = 2
+    elif "s8" in shape.split("_g")[-1]:
+        elem = 1
+    return c // g * k * kh * kw * elem
+
+
 def conv_class(shape):
     """'3x3', '1x1', ... for a dense (ungrouped) conv's problem key; None otherwise."""
     m = KEY.match(shape or "")
@@ -63,7 +79,8 @@ def summarize(model, runs, a):
         ms = statistics.median(r["steps"][i]["ms"] for r in runs)
         peak = statistics.median(r["steps"][i]["peak_gflops"] for r in runs)
         gflops = 2.0 * s["macs"] / (ms * 1e6) if ms > 0 else 0.0
-        steps.append({"node": s["node"], "class": cls, "kernel": s["kernel"],
+        wgbs = weight_bytes(s["shape"]) / (ms * 1e6) if ms > 0 else 0.0
+        steps.append({"node": s["node"], "class": cls, "kernel": s["kernel"], "weight_gbs": wgbs,
                       "layout": s["layout"], "shape": s["shape"], "knobs": s["knobs"],
                       "macs": s["macs"], "ms": ms, "gflops": gflops, "peak_gflops": peak,
                       "peak_pct": 100.0 * gflops / peak if peak > 0 else 0.0})
@@ -132,12 +149,13 @@ def main():
     if a.layers:
         for s in out:
             print(f"\n{s['model']} ({s['variant']}, whole model {s['median_ms']:.3f} ms)\n")
-            print("| node | class | kernel | layout | shape | ms | GFLOP/s | % of peak | knobs |")
-            print("|---|---|---|---|---|---:|---:|---:|---|")
+            print("| node | class | kernel | layout | shape | ms | GFLOP/s | % of peak | "
+                  "weights GB/s | knobs |")
+            print("|---|---|---|---|---|---:|---:|---:|---:|---|")
             for t in s["steps"]:
                 print(f"| {t['node']} | {t['class']} | {t['kernel']} | {t['layout']} | "
                       f"{t['shape']} | {t['ms']:.3f} | {t['gflops']:.1f} | "
-                      f"{t['peak_pct']:.1f} | {t['knobs']} |")
+                      f"{t['peak_pct']:.1f} | {t['weight_gbs']:.1f} | {t['knobs']} |")
     if a.json:
         with open(a.json + ".tmp", "w") as f:
             json.dump({"threads": a.threads, "rounds": a.rounds, "repeat": a.repeat,
