@@ -202,6 +202,35 @@ bool run(const PreparedConv& prepared, const ConvProblem& p, const ConvData& d, 
   uint8_t* base = ws.data() + (64 - reinterpret_cast<uintptr_t>(ws.data()) % 64) % 64;
   if (!p.is_blocked()) {
     prepared.run(d.x.data(), y.data(), p.epilogue.residual ? d.r.data() : nullptr, base, pool);
+  } else if (p.is_half()) {
+    // 16-bit blocks: the same reorders on the bit patterns, padding lanes set to 3.
+    const uint16_t three = p.x_type == DType::kBF16 ? f32_to_bf16(3.f) : f32_to_f16(3.f);
+    auto to_layout16 = [&](const uint16_t* src, Layout l, int64_t c, int64_t hw) {
+      std::vector<uint16_t> out(static_cast<size_t>(layout_numel(p.n, c, hw, l)));
+      reorder(src, Layout::kNchw, out.data(), l, p.n, c, hw, ThreadPool::serial());
+      const int64_t cpad = blocked_channels(c, l);
+      for (int64_t img = 0; img < p.n; ++img)
+        for (int64_t ch = c; ch < cpad; ++ch)
+          for (int64_t px = 0; px < hw; ++px) out[layout_offset(l, cpad, hw, img, ch, px)] = three;
+      return out;
+    };
+    const int64_t ohw = p.oh() * p.ow();
+    const std::vector<uint16_t> x =
+        to_layout16(elements<uint16_t>(d.x), p.x_layout, p.c, p.h * p.w);
+    std::vector<uint16_t> r;
+    if (p.epilogue.residual) r = to_layout16(elements<uint16_t>(d.r), p.y_layout, p.k, ohw);
+    std::vector<uint16_t> yb(static_cast<size_t>(layout_numel(p.n, p.k, ohw, p.y_layout)),
+                             uint16_t{0xffff});  // NaN: every real lane must be written
+    prepared.run(x.data(), yb.data(), r.empty() ? nullptr : r.data(), base, pool);
+    for (size_t i = 0; i < yb.size(); ++i) {
+      const float v = p.y_type == DType::kBF16 ? bf16_to_f32(yb[i]) : f16_to_f32(yb[i]);
+      if (!std::isfinite(v)) {
+        ADD_FAILURE() << what << ": blocked output element " << i << " is not finite";
+        return false;
+      }
+    }
+    reorder(yb.data(), p.y_layout, elements<uint16_t>(y), Layout::kNchw, p.n, p.k, ohw,
+            ThreadPool::serial());
   } else {
     const int64_t ohw = p.oh() * p.ow();
     const std::vector<float> x = to_layout(elements<float>(d.x), p.x_layout, p.n, p.c, p.h * p.w);

@@ -210,6 +210,77 @@ TEST(HConvDepthwise, BlockedChunksMatchReference) {
   EXPECT_EQ(tested, 36);
 }
 
+// 16-bit convs on 16-bit channel blocks (nchw16c), the layout a plan keeps between blocked
+// 16-bit layers: every algorithm with a blocked implementation on every generated problem it
+// supports, blocked input or (stems) NCHW input, f16 and bf16, every fused epilogue with and
+// without a residual, two threads; padding lanes of the inputs hold 3 (ConvTester).
+TEST(HConvBlocked, EveryAlgorithmOnBlocksMatchesReference) {
+  if (!isa_supported(Isa::kAvx512)) GTEST_SKIP() << "needs avx512";
+  int tested = 0;
+  for (const char* name : {"direct", "depthwise", "winograd", "gemm", "spatial-pack"}) {
+    const ConvAlgorithm* a = find_conv_algorithm(name);
+    ASSERT_NE(a, nullptr);
+    for (Isa isa : supported_isa_levels()) {
+      if (native_blocked_layout(isa) != Layout::kNchw16c) continue;
+      for (DType t : kTypes)
+        for (const ConvProblem& c : generated_conv_problems())
+          for (Layout x : {Layout::kNchw16c, Layout::kNchw}) {
+            ConvProblem b = c;
+            b.set_half(t).set_layouts(x, Layout::kNchw16c);
+            if (!a->supports(b)) continue;
+            ConvTester()
+                .problem(c)
+                .half_type(t)
+                .layouts(x, Layout::kNchw16c)
+                .threads(2)
+                .test(*a, isa);
+            ++tested;
+          }
+    }
+  }
+  EXPECT_GT(tested, 0);
+  // gemm and spatial-pack have no blocked 16-bit implementation: a plan keeps their layers NCHW.
+  ConvProblem c;
+  c.c = c.k = 16, c.h = c.w = 8, c.kh = c.kw = 1;
+  c.set_half(DType::kBF16).set_layouts(Layout::kNchw16c, Layout::kNchw16c);
+  EXPECT_FALSE(find_conv_algorithm("gemm")->supports(c));
+  EXPECT_FALSE(find_conv_algorithm("spatial-pack")->supports(c));
+  EXPECT_TRUE(find_conv_algorithm("direct")->supports(c));
+}
+
+TEST(HConvBlocked, FusedEpiloguesOnBlocks) {
+  if (!isa_supported(Isa::kAvx512)) GTEST_SKIP() << "needs avx512";
+  const Isa isa = detected_isa();
+  ConvProblem c3;  // 3x3, channels off the block
+  c3.c = 17, c3.k = 23, c3.h = 9, c3.w = 11, c3.kh = c3.kw = 3;
+  c3.pad_t = c3.pad_l = c3.pad_b = c3.pad_r = 1;
+  c3.has_bias = true;
+  ConvProblem dw = c3;  // depthwise, blocks and a partial one
+  dw.c = dw.k = dw.groups = 40;
+  ConvProblem pw = c3;  // 1x1
+  pw.kh = pw.kw = 1, pw.pad_t = pw.pad_l = pw.pad_b = pw.pad_r = 0, pw.c = 48, pw.k = 40;
+  for (DType t : kTypes)
+    for (Activation act : {Activation::kNone, Activation::kRelu, Activation::kClip,
+                           Activation::kSilu, Activation::kHardSwish})
+      for (bool res : {false, true})
+        for (const ConvProblem& c : {c3, dw, pw})
+          for (const char* name : {"direct", "depthwise"}) {
+            const ConvAlgorithm* a = find_conv_algorithm(name);
+            ConvProblem b = c;
+            b.set_half(t).set_layouts(Layout::kNchw16c, Layout::kNchw16c);
+            b.epilogue.residual = res;
+            if (!a->supports(b)) continue;
+            ConvTester()
+                .problem(c)
+                .half_type(t)
+                .layouts(Layout::kNchw16c, Layout::kNchw16c)
+                .activation(act, 0, act == Activation::kClip ? 6.f : 0.f)
+                .residual(res)
+                .threads(2)
+                .test(*a, isa);
+          }
+}
+
 // Every channel-block conversion entry against the scalar one: pixel counts with every tail,
 // channel counts 1..16 (rows past `channels` untouched), planes wider than the pixel run.
 TEST(H16Vblock, EntriesMatchTheScalarOnes) {

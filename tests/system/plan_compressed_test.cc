@@ -1,7 +1,8 @@
 // Compressed zoo models stay on the fast path: every zoo model in int8, fp16 and bf16
 // compiles with no step on a reference kernel (the guard against a quantized variant
 // falling off a cliff), and the 16-bit plans -- 16-bit convs plus the ops that run their f32
-// step on widened copies -- agree with the reference runtime on the same 16-bit graph.
+// step on widened copies, in NCHW and on 16-bit channel blocks -- agree with the reference
+// runtime on the same 16-bit graph.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -66,14 +67,27 @@ TEST_P(CompressedZoo, NoReferenceStepAndHalfPlansMatchTheReference) {
     QuantSpec qs = parse_quant_spec(spec);
     qs.calib_samples = 2;
     quantize(g, qs);
-    PlanOptions o;
-    o.threads = 2;
-    Plan plan(g, o);
-    EXPECT_EQ(reference_steps(plan), "") << what;
-    if (qs.type == QuantType::kF16)
-      expect_half_plan_matches(g, plan, 1.0 / 1024, std::ldexp(1.0, -24), what);
-    if (qs.type == QuantType::kBF16)
-      expect_half_plan_matches(g, plan, 1.0 / 128, std::ldexp(1.0, -133), what);
+    // auto, and every layer that has a blocked 16-bit kernel on 16-bit blocks (nchwc: the
+    // layout pass keeps 16-bit activations in nchw16c on AVX-512 paths).
+    for (LayoutMode m : {LayoutMode::kAuto, LayoutMode::kNchwc}) {
+      PlanOptions o;
+      o.threads = 2;
+      o.layout = m;
+      Plan plan(g, o);
+      const std::string label = what + " " + layout_mode_name(m);
+      EXPECT_EQ(reference_steps(plan), "") << label;
+      if (m == LayoutMode::kNchwc && qs.type != QuantType::kInt8 &&
+          native_blocked_layout(plan.isa()) == Layout::kNchw16c) {
+        int blocked_convs = 0;
+        for (const StepInfo& s : plan.steps())
+          blocked_convs += s.layout == Layout::kNchw16c && s.op.find("Conv") != std::string::npos;
+        EXPECT_GT(blocked_convs, 0) << label;
+      }
+      if (qs.type == QuantType::kF16)
+        expect_half_plan_matches(g, plan, 1.0 / 1024, std::ldexp(1.0, -24), label);
+      if (qs.type == QuantType::kBF16)
+        expect_half_plan_matches(g, plan, 1.0 / 128, std::ldexp(1.0, -133), label);
+    }
   }
 }
 

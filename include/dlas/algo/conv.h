@@ -3,10 +3,10 @@
 // input, weights and output with their quantization) can be computed by several
 // algorithms -- direct, GEMM (im2col), spatial pack, Winograd, depthwise, and the sparse
 // ones -- each publishing its knob space and untuned default, packing weights once
-// (prepare) and running with no allocation. Activations are NCHW or, for f32, blocked
-// NCHWc (ConvProblem::x_layout / y_layout, dlas/algo/layout.h); an algorithm implements
-// the blocked layouts in its own file (<algo>_nchwc_f32.cc) and may pack into any layout
-// internally.
+// (prepare) and running with no allocation. Activations are NCHW or blocked NCHWc
+// (ConvProblem::x_layout / y_layout, dlas/algo/layout.h): f32 in nchw8c or nchw16c, f16 /
+// bf16 in nchw16c; an algorithm implements the blocked layouts in its own files
+// (<algo>_nchwc_f32.cc, <algo>_nchwc_h16.cc) and may pack into any layout internally.
 //
 // Element types (ConvProblem::x_type / w_type / y_type):
 //   - f32: everything f32;
@@ -134,8 +134,8 @@ struct ConvProblem {
   DType x_type = DType::kF32, w_type = DType::kF32, y_type = DType::kF32;
   ConvQuant quant;  // meaningful for int8 problems only (x_type/y_type = quant.x/y.type)
   // Activation layouts of the input and of the output and residual. Blocked layouts are
-  // f32 only; a blocked output may take an NCHW input (a stem reading the model's image),
-  // otherwise both use the same block.
+  // f32 (nchw8c, nchw16c) or 16-bit (nchw16c); a blocked output may take an NCHW input (a
+  // stem reading the model's image), otherwise both use the same block.
   Layout x_layout = Layout::kNchw, y_layout = Layout::kNchw;
 
   // This problem with f16 or bf16 everywhere (kInvalidInput for other types).

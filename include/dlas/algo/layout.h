@@ -66,5 +66,8 @@ inline int64_t layout_offset(Layout l, int64_t c_total, int64_t hw, int64_t n, i
 // copy). Padding lanes of a blocked destination are zeroed. Parallel over the pool.
 void reorder(const float* src, Layout from, float* dst, Layout to, int64_t n, int64_t c, int64_t hw,
              ThreadPool& pool);
+// The same for 16-bit elements (f16 / bf16 bit patterns; padding lanes are +0).
+void reorder(const uint16_t* src, Layout from, uint16_t* dst, Layout to, int64_t n, int64_t c,
+             int64_t hw, ThreadPool& pool);
 
 }  // namespace dlas

@@ -25,7 +25,7 @@ namespace dlas {
 namespace {
 
 // A list row: one algorithm, dispatching to the implementation for the problem's types and
-// layouts (blocked layouts: the f32 NCHWc implementation).
+// layouts (blocked f32: the NCHWc implementation; blocked 16-bit: the 16-bit one).
 class ConvAlgorithmRow final : public ConvAlgorithm {
  public:
   ConvAlgorithmRow(std::string_view name, std::array<const ConvAlgorithm*, kConvTypesCount> impls,
@@ -53,7 +53,10 @@ class ConvAlgorithmRow final : public ConvAlgorithm {
 
  private:
   const ConvAlgorithm* impl(const ConvProblem& p) const {
-    if (p.is_blocked()) return p.types() == ConvTypes::kF32 ? nchwc_ : nullptr;
+    // Blocked 16-bit problems go to the 16-bit implementation, which takes the layouts it
+    // has kernels for.
+    if (p.is_blocked() && p.types() != ConvTypes::kHalf)
+      return p.types() == ConvTypes::kF32 ? nchwc_ : nullptr;
     return impls_[static_cast<size_t>(p.types())];
   }
   const ConvAlgorithm& checked(const ConvProblem& p) const {

@@ -302,7 +302,7 @@ class GemmHConvAlgorithm final : public ConvAlgorithm {
  public:
   std::string_view name() const override { return "gemm"; }
   bool supports(const ConvProblem& p) const override {
-    return p.w_type == DType::kF16 || p.w_type == DType::kBF16;
+    return (p.w_type == DType::kF16 || p.w_type == DType::kBF16) && !p.is_blocked();
   }
   KnobSpace knob_space(const ConvProblem& p, Isa isa) const override {
     return gemm_hconv_space(p, isa, true);

@@ -37,7 +37,9 @@ class PreparedWidenedHConv final : public PreparedH16Conv {
         isa_(isa),
         x_layout_(x_layout),
         y_layout_(y_layout),
-        vblock_(y_layout == Layout::kNchw ? nullptr : &ukernel::h16_vblock_for(p.w_type, isa)) {
+        vblock_(x_layout == p.x_layout && y_layout == p.y_layout
+                    ? nullptr
+                    : &ukernel::h16_vblock_for(p.w_type, isa)) {
     nx_ = static_cast<size_t>(layout_numel(p.n, p.c, p.h * p.w, x_layout));
     ny_ = static_cast<size_t>(layout_numel(p.n, p.k, p.oh() * p.ow(), y_layout));
   }
@@ -60,16 +62,18 @@ class PreparedWidenedHConv final : public PreparedH16Conv {
       ws += round64(ny_ * 4);
     }
     const int64_t hw = p_.h * p_.w, ohw = p_.oh() * p_.ow();
-    if (x_layout_ == Layout::kNchw)
+    // Where the twin's layout is the problem's (NCHW, or a blocked 16-bit problem), the
+    // conversions are flat; else NCHW 16-bit rows go into and come out of f32 blocks.
+    if (x_layout_ == p_.x_layout)
       widen_h16(p_.w_type, isa_, nx_, x, xf, pool);
     else
       to_blocks(x, p_.c, hw, xf, pool);
-    if (rf && y_layout_ == Layout::kNchw)
+    if (rf && y_layout_ == p_.y_layout)
       widen_h16(p_.w_type, isa_, ny_, residual, rf, pool);
     else if (rf)
       to_blocks(residual, p_.k, ohw, rf, pool);
     inner_->run(xf, yf, rf, ws, pool);
-    if (y_layout_ == Layout::kNchw) {
+    if (y_layout_ == p_.y_layout) {
       narrow_h16(p_.w_type, isa_, ny_, yf, y, pool);
       return;
     }
@@ -100,7 +104,7 @@ class PreparedWidenedHConv final : public PreparedH16Conv {
   std::unique_ptr<PreparedConv> inner_;
   Isa isa_;
   Layout x_layout_, y_layout_;        // the twin's
-  const ukernel::H16Vblock* vblock_;  // blocked output only
+  const ukernel::H16Vblock* vblock_;  // where the twin's layouts differ from the problem's
   size_t nx_, ny_;
 };
 
@@ -122,7 +126,9 @@ class PreparedChunkedDepthwiseHConv final : public PreparedH16Conv {
                                 Layout layout)
       : p_(p),
         cvt_(&ukernel::h16_vcvt_for(p.w_type, isa)),
-        vblock_(layout == Layout::kNchw ? nullptr : &ukernel::h16_vblock_for(p.w_type, isa)),
+        vblock_(layout == Layout::kNchw || p.is_blocked()
+                    ? nullptr
+                    : &ukernel::h16_vblock_for(p.w_type, isa)),
         layout_(layout) {
     mult_ = p.k / p.c;
     const int64_t taps = p.kh * p.kw;
@@ -180,6 +186,14 @@ class PreparedChunkedDepthwiseHConv final : public PreparedH16Conv {
         const size_t nx = static_cast<size_t>(c.n * hw),
                      ny = static_cast<size_t>(c.n * mult_ * ohw);
         const int64_t yoff = (n * p_.k + c.c0 * mult_) * ohw;
+        if (p_.is_blocked()) {  // 16-bit blocks -> f32 blocks -> blocked twin -> 16-bit blocks
+          const int64_t blk = static_cast<int64_t>(ukernel::kH16Block);
+          const int64_t cb = (p_.c + blk - 1) / blk, lanes = (c.n + blk - 1) / blk * blk;
+          cvt_->widen(static_cast<size_t>(lanes * hw), x + (n * cb + c.c0 / blk) * hw * blk, rf);
+          c.conv->run(rf, yb, nullptr, inner_ws, ThreadPool::serial());
+          cvt_->narrow(static_cast<size_t>(lanes * ohw), yb, y + (n * cb + c.c0 / blk) * ohw * blk);
+          continue;
+        }
         if (blocked()) {  // 16-bit rows -> f32 blocks -> blocked twin -> 16-bit rows
           const int64_t blk = static_cast<int64_t>(ukernel::kH16Block);
           for (int64_t b0 = 0; b0 < c.n; b0 += blk)
@@ -252,7 +266,8 @@ class WidenedHConvAlgorithm final : public ConvAlgorithm {
                " conv does not support ", p.key());
     std::vector<float> wf(static_cast<size_t>(p.weight_count()));
     ukernel::h16_vcvt_for(p.w_type, isa).widen(wf.size(), w.half_data(), wf.data());
-    if (twin_name_ == "depthwise" && p.is_depthwise() && !p.is_blocked())
+    if (twin_name_ == "depthwise" && p.is_depthwise() &&
+        (!p.is_blocked() || (p.k == p.c && !p.epilogue.residual && p.x_layout == p.y_layout)))
       return std::make_unique<PreparedChunkedDepthwiseHConv>(p, wf.data(), w.bias, twin(), knobs,
                                                              isa, twin_problem(p, isa).x_layout);
     const ConvProblem q = twin_problem(p, isa);

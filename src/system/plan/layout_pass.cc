@@ -67,11 +67,21 @@ bool any_blocked_support(const ConvProblem& p) {
   return false;
 }
 
+// Under auto, whether a 16-bit conv runs on 16-bit blocks.
+bool half_blocked_wins(const ConvProblem& p, Isa isa) {
+  (void)p;
+  (void)isa;
+  return false;
+}
+
 // Whether conv node n runs on blocked layout L (its input in x, NCHW or L).
 bool conv_runs_blocked(const Graph& g, const Node& n, const PlanOptions& o, Isa isa, Layout L,
                        Layout x) {
   const std::optional<ConvNode> c = conv_node_of(g, n);
-  if (!c || c->problem.types() != ConvTypes::kF32) return false;
+  if (!c || c->problem.is_int8()) return false;
+  // 16-bit convs: on 16-channel blocks only (the h16 block conversions), and under auto
+  // only where half_blocked_wins says so.
+  if (c->problem.is_half() && L != Layout::kNchw16c) return false;
   ConvProblem blocked = c->problem;
   blocked.set_layouts(x, L);
   auto layer = o.layers.find(n.name);
@@ -101,6 +111,7 @@ bool conv_runs_blocked(const Graph& g, const Node& n, const PlanOptions& o, Isa 
   }
   if (!any_blocked_support(blocked)) return false;
   if (o.layout == LayoutMode::kNchwc) return true;
+  if (c->problem.is_half()) return half_blocked_wins(c->problem, isa);
   // auto: the layer stays NCHW where the NCHW rule picks an algorithm that beats the
   // blocked kernels -- a sparse one on pruned weights, or winograd on outputs of 14x14 and
   // more where the blocked layout has no winograd (a blocked input from an NCHW producer);
@@ -128,18 +139,25 @@ bool is_unary_neutral(const Node& n) {
          n.op == "HardSigmoid";
 }
 
+// Whether values of type t can be kept in blocked layout L: f32 in any, f16 / bf16 in
+// nchw16c (the h16 block conversions' block).
+bool blockable_type(DType t, Layout L) {
+  return t == DType::kF32 || ((t == DType::kF16 || t == DType::kBF16) && L == Layout::kNchw16c);
+}
+
 // Two non-constant f32 4-D activations of one shape, or one of them [N,C,1,1] against
-// [N,C,H,W] (a squeeze-and-excitation scale).
-bool is_binary_neutral(const Graph& g, const Node& n) {
+// [N,C,H,W] (a squeeze-and-excitation scale); 16-bit ones of one shape.
+bool is_binary_neutral(const Graph& g, const Node& n, Layout L) {
   if (n.op != "Add" && n.op != "Sub" && n.op != "Mul" && n.op != "Div") return false;
   if (n.inputs.size() != 2 || n.outputs.size() != 1) return false;
   for (const std::string& in : n.inputs)
-    if (g.constant(in) || !g.has_value(in) || g.value(in).dtype != DType::kF32 ||
-        g.value(in).shape.size() != 4)
+    if (g.constant(in) || !g.has_value(in) || !blockable_type(g.value(in).dtype, L) ||
+        g.value(in).dtype != g.value(n.inputs[0]).dtype || g.value(in).shape.size() != 4)
       return false;
   const Shape& a = g.value(n.inputs[0]).shape;
   const Shape& b = g.value(n.inputs[1]).shape;
   if (a == b) return true;
+  if (g.value(n.inputs[0]).dtype != DType::kF32) return false;
   auto per_channel_of = [](const Shape& s, const Shape& full) {
     return s[0] == full[0] && s[1] == full[1] && s[2] == 1 && s[3] == 1;
   };
@@ -155,8 +173,8 @@ bool is_batchnorm_neutral(const Graph& g, const Node& n) {
   return x.dtype == DType::kF32 && x.shape.size() == 4;
 }
 
-// A channel Concat of 4-D f32 activations whose channel counts are whole blocks of L (the
-// blocked result is then the inputs' blocks one after another).
+// A channel Concat of 4-D activations of one type that L can hold, whose channel counts are
+// whole blocks of L (the blocked result is then the inputs' blocks one after another).
 bool is_concat_blockable(const Graph& g, const Node& n, Layout L) {
   if (n.op != "Concat" || n.outputs.size() != 1 || n.inputs.empty()) return false;
   const int64_t rank = static_cast<int64_t>(g.value(n.outputs[0]).shape.size());
@@ -164,7 +182,8 @@ bool is_concat_blockable(const Graph& g, const Node& n, Layout L) {
   if (axis < 0) axis += rank;
   if (rank != 4 || axis != 1) return false;
   for (const std::string& in : n.inputs)
-    if (g.constant(in) || !g.has_value(in) || g.value(in).dtype != DType::kF32 ||
+    if (g.constant(in) || !g.has_value(in) || !blockable_type(g.value(in).dtype, L) ||
+        g.value(in).dtype != g.value(n.inputs[0]).dtype ||
         g.value(in).shape[1] % layout_block(L) != 0)
       return false;
   return true;
@@ -232,7 +251,7 @@ LayoutPlan plan_layouts(Graph& g, const PlanOptions& o, Isa isa) {
           if (n.inputs.size() > 3) n.inputs[3] = need(i, n.inputs[3], L), placed[3] = true;
         }
       } else if (is_unary_neutral(n) && n.outputs.size() == 1 && x_now == L &&
-                 g.value(n.inputs[0]).dtype == DType::kF32) {
+                 blockable_type(g.value(n.inputs[0]).dtype, L)) {
         run = L;
         placed[0] = true;
       } else if (x_now == L && pool_lowers_f32(g, n)) {
@@ -241,7 +260,7 @@ LayoutPlan plan_layouts(Graph& g, const PlanOptions& o, Isa isa) {
       } else if (is_batchnorm_neutral(g, n) && x_now == L) {
         run = L;
         placed[0] = true;
-      } else if (is_binary_neutral(g, n) && (x_now == L || lp.of(n.inputs[1]) == L)) {
+      } else if (is_binary_neutral(g, n, L) && (x_now == L || lp.of(n.inputs[1]) == L)) {
         run = L;
         for (size_t k = 0; k < 2; ++k) n.inputs[k] = need(i, n.inputs[k], L), placed[k] = true;
       } else if (is_channel_affine_blockable(g, n, L)) {

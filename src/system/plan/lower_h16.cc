@@ -181,7 +181,19 @@ std::unique_ptr<Step> lower_cast(const LowerContext& ctx) {
 std::unique_ptr<Step> lower_widened(const LowerContext& ctx) {
   const Node& n = ctx.node;
   const Graph& g = ctx.graph;
-  if (is_blocked(ctx.x_layout) || is_blocked(ctx.y_layout) || n.op == "Cast") return nullptr;
+  if (n.op == "Cast") return nullptr;
+  // On 16-bit blocks (the layout pass keeps activations blocked through them): elementwise
+  // activations, run by the f32 step as NCHW over the blocks' padded channels (the same
+  // elements in the same order).
+  const bool blocked = is_blocked(ctx.x_layout) || is_blocked(ctx.y_layout);
+  if (blocked && (ctx.x_layout != ctx.y_layout || n.inputs.size() != 1 || n.outputs.size() != 1 ||
+                  (n.op != "Relu" && n.op != "Clip" && n.op != "Sigmoid" && n.op != "HardSwish" &&
+                   n.op != "HardSigmoid")))
+    return nullptr;
+  auto stored = [&](Shape s) {  // the shape of a value as the step stores it
+    if (blocked && s.size() >= 2) s[1] = blocked_channels(s[1], ctx.y_layout);
+    return s;
+  };
   // One 16-bit type across the node's activations; its other values f32 (or absent).
   DType half = DType::kF32;
   auto note = [&](const std::string& name) {
@@ -209,18 +221,20 @@ std::unique_ptr<Step> lower_widened(const LowerContext& ctx) {
       continue;
     }
     const ValueInfo& v = g.value(name);
+    const Shape shape = stored(v.shape);
     if (is_half(v.dtype)) {
       bool seen = false;
       for (const auto& b : in) seen |= b.name == name;
-      if (!seen) in.push_back({name, static_cast<size_t>(shape_numel(v.shape))});
+      if (!seen) in.push_back({name, static_cast<size_t>(shape_numel(shape))});
     }
-    shadow->set_value({name, is_half(v.dtype) ? DType::kF32 : v.dtype, v.shape});
+    shadow->set_value({name, is_half(v.dtype) ? DType::kF32 : v.dtype, shape});
   }
   for (const std::string& name : n.outputs) {
     if (name.empty()) continue;
     const ValueInfo& v = g.value(name);
-    if (is_half(v.dtype)) out.push_back({name, static_cast<size_t>(shape_numel(v.shape))});
-    shadow->set_value({name, is_half(v.dtype) ? DType::kF32 : v.dtype, v.shape});
+    const Shape shape = stored(v.shape);
+    if (is_half(v.dtype)) out.push_back({name, static_cast<size_t>(shape_numel(shape))});
+    shadow->set_value({name, is_half(v.dtype) ? DType::kF32 : v.dtype, shape});
   }
   LowerContext inner_ctx{*shadow,      n, ctx.options, ctx.isa, ctx.threads, Layout::kNchw,
                          Layout::kNchw};
@@ -238,15 +252,22 @@ std::unique_ptr<Step> lower_h16_binary(const LowerContext& ctx) {
   const Node& n = ctx.node;
   const Graph& g = ctx.graph;
   const BinaryOp* op = binary_op_of(n.op);
-  if (!op || n.inputs.size() != 2 || n.outputs.size() != 1 || is_blocked(ctx.x_layout) ||
-      is_blocked(ctx.y_layout))
-    return nullptr;
+  if (!op || n.inputs.size() != 2 || n.outputs.size() != 1) return nullptr;
   for (const std::string& in : n.inputs)
     if (g.constant(in) || !g.has_value(in)) return nullptr;
   const ValueInfo& a = g.value(n.inputs[0]);
   const ValueInfo& b = g.value(n.inputs[1]);
   const ValueInfo& y = g.value(n.outputs[0]);
   if (!is_half(a.dtype) || b.dtype != a.dtype || y.dtype != a.dtype) return nullptr;
+  if (is_blocked(ctx.x_layout) || is_blocked(ctx.y_layout)) {
+    // Same-shape operands on one block layout: elementwise over the stored elements.
+    if (ctx.x_layout != ctx.y_layout || a.shape != b.shape || a.shape.size() < 2) return nullptr;
+    int64_t hw = 1;
+    for (size_t i = 2; i < a.shape.size(); ++i) hw *= a.shape[i];
+    return std::make_unique<H16BinaryStep>(n, *op, a.dtype, false, false, 1,
+                                           layout_numel(a.shape[0], a.shape[1], hw, ctx.y_layout),
+                                           ctx.isa);
+  }
   if (a.shape == b.shape)
     return std::make_unique<H16BinaryStep>(n, *op, a.dtype, false, false, 1, shape_numel(a.shape),
                                            ctx.isa);

@@ -120,21 +120,28 @@ class ReorderStep : public Step {
     c_ = s.size() > 1 ? s[1] : 1;
     hw_ = 1;
     for (size_t i = 2; i < s.size(); ++i) hw_ *= s[i];
+    half_ = dtype_size(g.value(r.from).dtype) == 2;  // f16 / bf16 values
   }
   void bind(const Binder& b) override {
-    x_ = static_cast<const float*>(b.value(r_.from));
-    y_ = static_cast<float*>(b.value(r_.to));
+    x_ = b.value(r_.from);
+    y_ = b.value(r_.to);
   }
   void run(ThreadPool& pool) override {
-    reorder(x_, r_.from_layout, y_, r_.to_layout, n_, c_, hw_, pool);
+    if (half_)
+      reorder(static_cast<const uint16_t*>(x_), r_.from_layout, static_cast<uint16_t*>(y_),
+              r_.to_layout, n_, c_, hw_, pool);
+    else
+      reorder(static_cast<const float*>(x_), r_.from_layout, static_cast<float*>(y_), r_.to_layout,
+              n_, c_, hw_, pool);
   }
   std::string kernel() const override { return "fast"; }
 
  private:
   LayoutPlan::Reorder r_;
   int64_t n_ = 1, c_ = 1, hw_ = 1;
-  const float* x_ = nullptr;
-  float* y_ = nullptr;
+  bool half_ = false;
+  const void* x_ = nullptr;
+  void* y_ = nullptr;
 };
 
 // Bytes of value `name` in layout l: blocked layouts round dimension 1 (channels) up to the
