@@ -246,6 +246,27 @@ TEST(HConvBlocked, EveryAlgorithmOnBlocksMatchesReference) {
   EXPECT_FALSE(find_conv_algorithm("gemm")->supports(c));
   EXPECT_FALSE(find_conv_algorithm("spatial-pack")->supports(c));
   EXPECT_TRUE(find_conv_algorithm("direct")->supports(c));
+  // bf16 direct on blocks is native (vdpbf16ps) wherever the path has AVX512-BF16, for the
+  // clamp epilogues; f16, and other epilogues, run the widened twin.
+  for (Isa isa : supported_isa_levels()) {
+    if (native_blocked_layout(isa) != Layout::kNchw16c) continue;
+    for (DType t : kTypes)
+      for (Activation act : {Activation::kRelu, Activation::kSilu}) {
+        ConvProblem q = c;
+        q.set_half(t);
+        q.epilogue.act = act;
+        const std::vector<uint16_t> w(static_cast<size_t>(q.weight_count()), 0);
+        const auto pc = find_conv_algorithm("direct")->prepare(
+            q, ConvWeights::half(w.data(), nullptr),
+            find_conv_algorithm("direct")->default_knobs(q, isa), isa);
+        const bool native =
+            t == DType::kBF16 && act == Activation::kRelu && isa >= Isa::kAvx512Bf16;
+        EXPECT_EQ(conv_compute_name(pc->compute()),
+                  std::string(conv_compute_name(native ? ConvCompute::kNativeBf16
+                                                       : ConvCompute::kEmulated)))
+            << isa_name(isa) << " " << dtype_name(t);
+      }
+  }
 }
 
 TEST(HConvBlocked, FusedEpiloguesOnBlocks) {
@@ -279,6 +300,45 @@ TEST(HConvBlocked, FusedEpiloguesOnBlocks) {
                 .threads(2)
                 .test(*a, isa);
           }
+}
+
+// The native bf16 tiles on blocks at every block count and a spread of pixel counts, strides
+// 1 and 2, dilation, a flat 1x1, with a residual, one and two threads.
+TEST(HConvBlocked, NativeBf16TilesAtEveryShape) {
+  if (!isa_supported(Isa::kAvx512Bf16)) GTEST_SKIP() << "needs avx512-bf16";
+  const ConvAlgorithm* direct = find_conv_algorithm("direct");
+  ConvProblem a;  // 3x3, channels off the block, rows off every tile width
+  a.c = 40, a.k = 72, a.h = 9, a.w = 13, a.kh = a.kw = 3;
+  a.pad_t = a.pad_l = a.pad_b = a.pad_r = 1;
+  a.has_bias = true;
+  ConvProblem s2 = a;
+  s2.stride_h = s2.stride_w = 2;
+  ConvProblem dil = a;
+  dil.dil_h = dil.dil_w = 2, dil.pad_t = dil.pad_l = dil.pad_b = dil.pad_r = 2;
+  ConvProblem flat = a;  // 1x1: one run of 117 pixels
+  flat.kh = flat.kw = 1, flat.pad_t = flat.pad_l = flat.pad_b = flat.pad_r = 0;
+  int tested = 0;
+  for (const ConvProblem& c : {a, s2, dil, flat})
+    for (int64_t nv : {1, 2, 3, 4})
+      for (int64_t pw : {2, 3, 7, 24}) {
+        ConvProblem q = c;
+        q.set_half(DType::kBF16).set_layouts(Layout::kNchw16c, Layout::kNchw16c);
+        q.epilogue.act = Activation::kRelu;
+        ASSERT_TRUE(hconv_detail::native_blocked_direct_applies(q, Isa::kAvx512Bf16));
+        Knobs k = direct->default_knobs(q, Isa::kAvx512Bf16);
+        k["nv"] = nv, k["pw"] = pw;
+        if (k.count("ph")) k["ph"] = 1;
+        ConvTester()
+            .problem(c)
+            .half_type(DType::kBF16)
+            .layouts(Layout::kNchw16c, Layout::kNchw16c)
+            .activation(Activation::kRelu, 0, 0)
+            .residual(tested % 2 == 0)
+            .threads(1 + tested % 2)
+            .test(*direct, Isa::kAvx512Bf16, k);
+        ++tested;
+      }
+  EXPECT_EQ(tested, 64);
 }
 
 // Every channel-block conversion entry against the scalar one: pixel counts with every tail,

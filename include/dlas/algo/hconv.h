@@ -24,6 +24,11 @@
 
 namespace dlas {
 
+// Whether bf16 `direct` convs on 16-bit channel blocks (nchw16c) run natively on path isa
+// (vdpbf16ps register tiles; AVX512-BF16 and above): where they do, the plan's layout pass
+// keeps bf16 activations blocked under `--layout auto` below the AMX path.
+bool bf16_blocks_native(Isa isa);
+
 // The oracle: every value widened exactly to f32, products accumulated in double, the
 // epilogue in f32 (apply_epilogue's scalar semantics), one rounding to the type. For a
 // 16-bit problem (validated).

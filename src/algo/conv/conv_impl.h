@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 
 #include "dlas/algo/conv.h"
 
@@ -45,6 +46,13 @@ const ConvAlgorithm& widened_direct_hconv_algorithm();
 // tile row of output pixels (a 1x1 plane pads each tile row from 1 pixel to 16).
 inline constexpr int64_t kAmxDirectMinPixels = 16;
 bool amx_direct_applies(const ConvProblem& p, Isa isa);
+// Whether the 16-bit `direct` conv runs natively on bf16 blocks for p on path isa
+// (direct_nchwc_h16.cc): bf16 in nchw16c in and out, one group, a clamp epilogue, a path
+// with AVX512-BF16; and the prepared conv (knobs: the widened twin's).
+bool native_blocked_direct_applies(const ConvProblem& p, Isa isa);
+std::unique_ptr<PreparedConv> prepare_native_blocked_direct(const ConvProblem& p,
+                                                            const ConvWeights& w,
+                                                            const Knobs& knobs, Isa isa);
 }  // namespace hconv_detail
 
 }  // namespace dlas

@@ -264,6 +264,11 @@ class WidenedHConvAlgorithm final : public ConvAlgorithm {
     p.validate();
     DLAS_CHECK(twin().supports(p.as_f32()), ErrorKind::kUnsupported, "16-bit ", twin_name_,
                " conv does not support ", p.key());
+    // bf16 on blocks with AVX512-BF16: the native vdpbf16ps tiles, with the twin's knobs.
+    if (twin_name_ == "direct" && hconv_detail::native_blocked_direct_applies(p, isa)) {
+      knob_space(p, isa).validate(knobs, "bf16 direct " + p.key());
+      return hconv_detail::prepare_native_blocked_direct(p, w, knobs, isa);
+    }
     std::vector<float> wf(static_cast<size_t>(p.weight_count()));
     ukernel::h16_vcvt_for(p.w_type, isa).widen(wf.size(), w.half_data(), wf.data());
     if (twin_name_ == "depthwise" && p.is_depthwise() &&

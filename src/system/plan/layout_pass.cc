@@ -17,6 +17,7 @@
 #include <utility>
 
 #include "dlas/algo/conv.h"
+#include "dlas/algo/hconv.h"
 #include "dlas/algo/machine_profile.h"
 #include "dlas/core/error.h"
 #include "dlas/hw/thread_pool.h"
@@ -67,11 +68,16 @@ bool any_blocked_support(const ConvProblem& p) {
   return false;
 }
 
-// Under auto, whether a 16-bit conv runs on 16-bit blocks.
+// Under auto, whether a 16-bit conv runs on 16-bit blocks: bf16 where the path has the
+// native blocked kernels, below AMX (whose bf16 tiles run NCHW). Every bf16 conv of the
+// graph then goes blocked, so the activations stay blocked between them; those the native
+// tiles do not cover (depthwise, stems, other epilogues) run their widened twins on the
+// blocks. Measured on an AMD Zen 4 (AVX512-BF16, no AMX), 2 threads: bf16 on blocks ran
+// the zoo models at 0.65-0.78x of dense fp32 where bf16 NCHW ran at 0.96-1.26x, and
+// efficientnetb0 (SiLU after every expansion: widened twins) at the NCHW time (docs/
+// benchmarks.md). f16 stays NCHW: its blocked twins are all widened, no faster.
 bool half_blocked_wins(const ConvProblem& p, Isa isa) {
-  (void)p;
-  (void)isa;
-  return false;
+  return p.w_type == DType::kBF16 && isa < Isa::kAmx && bf16_blocks_native(isa);
 }
 
 // Whether conv node n runs on blocked layout L (its input in x, NCHW or L).

@@ -1,0 +1,219 @@
+// bf16 `direct` on 16-bit channel blocks (nchw16c holding bfloat16), native: vdpbf16ps
+// register tiles (the bf16-nchwc microkernels) over output pixels x output-channel blocks,
+// the f32 blocked direct kernel's design with pairs of input channels per step. The
+// activations stay 16-bit from layer to layer (no widening, no reorder); each pixel's
+// channel pair is one dword of its block, broadcast straight from the input.
+//
+//   prepare: weights packed per group of nv output blocks as [C blocks][KH][KW][8 pairs][nv]
+//            [16 lanes][2] (zero past C and K), bias padded to whole blocks.
+//   run, per image: a padded input is copied into the workspace with the borders zeroed;
+//            threads split the (block group, output row, run of tiles) items. A 1x1
+//            stride-1 unpadded conv is a blocked GEMM: its rows are one run of H*W pixels.
+// Applies to bf16 convs with a blocked input and output, one group, stride along W of 1 or 2
+// and a clamp epilogue (none / relu / clip), on paths with AVX512-BF16; every other blocked
+// bf16 conv runs the widened f32 twin (widened_h16.cc). Knobs are the twin's (nv, pw; a
+// whole-row `ph` is the twin's only: the native tiles run along rows).
+#include <algorithm>
+#include <cstring>
+#include <memory>
+#include <vector>
+
+#include "algo/conv/conv_impl.h"
+#include "algo/microkernels/bf16-nchwc/bf16_nchwc.h"
+#include "dlas/algo/hconv.h"
+#include "dlas/core/aligned_vector.h"
+#include "dlas/core/error.h"
+#include "dlas/hw/thread_pool.h"
+
+namespace dlas {
+namespace {
+
+int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+constexpr int64_t kB = 16;  // channels per block
+
+bool flat_1x1(const ConvProblem& p) {
+  return p.kh == 1 && p.kw == 1 && p.stride_h == 1 && p.stride_w == 1 && p.pad_t == 0 &&
+         p.pad_l == 0 && p.pad_b == 0 && p.pad_r == 0;
+}
+
+class PreparedDirectNchwcBf16 final : public PreparedH16Conv {
+ public:
+  PreparedDirectNchwcBf16(const ConvProblem& p, const uint16_t* w, const float* bias,
+                          const Knobs& kn, const ukernel::Bf16NchwcUkernels& set)
+      : p_(p) {
+    cbx_ = ceil_div(p.c, kB);
+    ocb_ = ceil_div(p.k, kB);
+    nv_ =
+        std::clamp<int64_t>(kn.at("nv"), 1, std::min<int64_t>(ocb_, ukernel::kBf16NchwcMaxBlocks));
+    oh_ = p.oh(), ow_ = p.ow();
+    flat_ = flat_1x1(p);
+    rows_ = flat_ ? 1 : oh_;
+    cols_ = flat_ ? oh_ * ow_ : ow_;
+    padded_ = !flat_ && (p.pad_t || p.pad_l || p.pad_b || p.pad_r);
+    hp_ = padded_ ? (oh_ - 1) * p.stride_h + (p.kh - 1) * p.dil_h + 1 : p.h;
+    wp_ = padded_ ? (ow_ - 1) * p.stride_w + (p.kw - 1) * p.dil_w + 1 : p.w;
+    if (flat_) wp_ = p.h * p.w, hp_ = 1;
+    for (int64_t j = 0; j < ocb_; j += nv_) bgroups_.push_back({j, std::min(nv_, ocb_ - j), 0});
+    groups_ = static_cast<int64_t>(bgroups_.size());
+    const int stride = flat_ ? 1 : static_cast<int>(p.stride_w);
+    pw_ = std::min<int64_t>({kn.at("pw"), set.max_pixels(static_cast<int>(nv_)), cols_});
+    pw_ = std::max<int64_t>(pw_, 1);
+    tiles_ = ceil_div(cols_, pw_);
+    for (int nv = 1; nv <= ukernel::kBf16NchwcMaxBlocks; ++nv)
+      for (int px = 1; px <= pw_; ++px) kernels_[nv - 1][px - 1] = set.select(nv, px, stride);
+    for (const BlockGroup& bg : bgroups_) {
+      const int64_t last = cols_ - (tiles_ - 1) * pw_;
+      DLAS_CHECK(kernel(bg.blocks, pw_) && kernel(bg.blocks, last), ErrorKind::kInternal,
+                 "direct (bf16 blocks): no kernel for ", bg.blocks, " blocks x ", pw_, " pixels");
+    }
+    // Weights: per block group [cbx][kh][kw][8 pairs][blocks][16][2].
+    const int64_t taps = p.kh * p.kw;
+    int64_t offset = 0;
+    for (BlockGroup& bg : bgroups_)
+      bg.w_offset = offset, offset += cbx_ * taps * kB * bg.blocks * kB;
+    w_.assign(static_cast<size_t>(offset), 0);
+    for (const BlockGroup& bg : bgroups_) {
+      uint16_t* wg = w_.data() + bg.w_offset;
+      for (int64_t cb = 0; cb < cbx_; ++cb)
+        for (int64_t t = 0; t < taps; ++t)
+          for (int64_t q = 0; q < kB / 2; ++q)
+            for (int64_t v = 0; v < bg.blocks; ++v)
+              for (int64_t l = 0; l < kB; ++l)
+                for (int64_t e = 0; e < 2; ++e) {
+                  const int64_t oc = (bg.first_block + v) * kB + l, ic = cb * kB + 2 * q + e;
+                  if (oc < p.k && ic < p.c)
+                    wg[((((cb * taps + t) * (kB / 2) + q) * bg.blocks + v) * kB + l) * 2 + e] =
+                        w[(oc * p.c + ic) * taps + t];
+                }
+    }
+    bias_.assign(static_cast<size_t>(ocb_ * kB), 0.f);
+    if (bias) std::copy(bias, bias + p.k, bias_.begin());
+  }
+
+  size_t workspace_bytes(int) const override {
+    return padded_ ? sizeof(uint16_t) * static_cast<size_t>(cbx_ * hp_ * wp_ * kB) : 0;
+  }
+  size_t packed_bytes() const override {
+    return w_.size() * sizeof(uint16_t) + bias_.size() * sizeof(float);
+  }
+  ConvCompute compute() const override { return ConvCompute::kNativeBf16; }
+
+  void run_typed(const uint16_t* in, uint16_t* out, const uint16_t* residual, void* workspace,
+                 ThreadPool& pool) const override {
+    const int64_t in_img = cbx_ * kB * p_.h * p_.w;
+    const int64_t out_img = ocb_ * kB * oh_ * ow_;
+    const Epilogue& e = p_.epilogue;
+    ukernel::Bf16NchwcArgs base;
+    base.cb = static_cast<size_t>(cbx_);
+    base.kh = static_cast<size_t>(p_.kh), base.kw = static_cast<size_t>(p_.kw);
+    base.x_cbs = static_cast<size_t>(hp_ * wp_ * kB);
+    base.x_khs = static_cast<size_t>(p_.dil_h * wp_ * kB);
+    base.x_kws = static_cast<size_t>(p_.dil_w * kB);
+    base.y_cbs = static_cast<size_t>(oh_ * ow_ * kB);
+    base.lo = e.clamp_min(), base.hi = e.clamp_max();
+    const int64_t sh = flat_ ? 1 : p_.stride_h, sw = flat_ ? 1 : p_.stride_w;
+    for (int64_t img = 0; img < p_.n; ++img) {
+      const uint16_t* x = in + img * in_img;
+      if (padded_) {
+        pad_image(x, static_cast<uint16_t*>(workspace), pool);
+        x = static_cast<const uint16_t*>(workspace);
+      }
+      uint16_t* y = out + img * out_img;
+      const uint16_t* r = residual ? residual + img * out_img : nullptr;
+      // Items of `chunk` consecutive tiles of one row and block group (as the f32 kernel).
+      const int64_t units = groups_ * rows_ * tiles_;
+      const int64_t chunk = std::clamp<int64_t>(
+          units / (static_cast<int64_t>(pool.threads()) * kItemsPerThread), 1, tiles_);
+      const int64_t chunks = ceil_div(tiles_, chunk);
+      const int64_t full = cols_ / pw_;
+      pool.parallel_for(static_cast<size_t>(groups_ * rows_ * chunks), [&](size_t item) {
+        const int64_t i = static_cast<int64_t>(item);
+        const BlockGroup& bg = bgroups_[static_cast<size_t>(i / (rows_ * chunks))];
+        const int64_t rc = i % (rows_ * chunks);
+        const int64_t row = rc / chunks, t0 = rc % chunks * chunk;
+        const int64_t t1 = std::min(tiles_, t0 + chunk);
+        ukernel::Bf16NchwcArgs a = base;
+        a.bias = bias_.data() + bg.first_block * kB;
+        const int64_t y0 = bg.first_block * oh_ * ow_ * kB + row * cols_ * kB;
+        for (int64_t t = t0; t < t1;) {
+          const int64_t c0 = t * pw_;
+          const int64_t n = t < full ? std::min(t1, full) - t : 1;
+          const int64_t px = t < full ? pw_ : cols_ - c0;
+          const int64_t y_off = y0 + c0 * kB;
+          a.r = r ? r + y_off : nullptr;
+          a.tiles = static_cast<size_t>(n);
+          const uint16_t* xt = x + ((row * sh) * wp_ + c0 * sw) * kB;
+          kernel(bg.blocks, px)(a, xt, w_.data() + bg.w_offset, y + y_off);
+          t += n;
+        }
+      });
+    }
+  }
+
+ private:
+  ukernel::Bf16NchwcFn kernel(int64_t nv, int64_t px) const { return kernels_[nv - 1][px - 1]; }
+
+  // One image's blocks -> [cbx][hp][wp][16] with the padding zeroed.
+  void pad_image(const uint16_t* x, uint16_t* dst, ThreadPool& pool) const {
+    const int64_t h = p_.h, w = p_.w;
+    pool.parallel_for(static_cast<size_t>(cbx_), [&](size_t cb) {
+      uint16_t* d = dst + static_cast<int64_t>(cb) * hp_ * wp_ * kB;
+      const uint16_t* s = x + static_cast<int64_t>(cb) * h * w * kB;
+      for (int64_t py = 0; py < hp_; ++py) {
+        uint16_t* drow = d + py * wp_ * kB;
+        const int64_t iy = py - p_.pad_t;
+        if (iy < 0 || iy >= h) {
+          std::memset(drow, 0, sizeof(uint16_t) * static_cast<size_t>(wp_ * kB));
+          continue;
+        }
+        const int64_t left = std::min(p_.pad_l, wp_);
+        const int64_t copy = std::max<int64_t>(0, std::min(w, wp_ - p_.pad_l));
+        std::memset(drow, 0, sizeof(uint16_t) * static_cast<size_t>(left * kB));
+        std::memcpy(drow + left * kB, s + iy * w * kB,
+                    sizeof(uint16_t) * static_cast<size_t>(copy * kB));
+        const int64_t done = left + copy;
+        if (done < wp_)
+          std::memset(drow + done * kB, 0,
+                      sizeof(uint16_t) * static_cast<size_t>((wp_ - done) * kB));
+      }
+    });
+  }
+
+  struct BlockGroup {
+    int64_t first_block, blocks, w_offset;
+  };
+  ConvProblem p_;
+  int64_t cbx_ = 0, ocb_ = 0, nv_ = 1, pw_ = 1, oh_ = 0, ow_ = 0;
+  int64_t rows_ = 0, cols_ = 0, hp_ = 0, wp_ = 0, groups_ = 0, tiles_ = 0;
+  bool flat_ = false, padded_ = false;
+  ukernel::Bf16NchwcFn kernels_[ukernel::kBf16NchwcMaxBlocks][ukernel::kBf16NchwcMaxPixels] = {};
+  std::vector<BlockGroup> bgroups_;
+  AlignedVector<uint16_t> w_;
+  AlignedVector<float> bias_;
+};
+
+}  // namespace
+
+namespace hconv_detail {
+
+bool native_blocked_direct_applies(const ConvProblem& p, Isa isa) {
+  return p.w_type == DType::kBF16 && p.x_type == DType::kBF16 && p.y_type == DType::kBF16 &&
+         p.x_layout == Layout::kNchw16c && p.y_layout == Layout::kNchw16c && p.groups == 1 &&
+         (flat_1x1(p) || p.stride_w <= 2) && p.epilogue.is_clamp() &&
+         ukernel::bf16_nchwc_for(isa) != nullptr;
+}
+
+std::unique_ptr<PreparedConv> prepare_native_blocked_direct(const ConvProblem& p,
+                                                            const ConvWeights& w,
+                                                            const Knobs& knobs, Isa isa) {
+  DLAS_CHECK(native_blocked_direct_applies(p, isa), ErrorKind::kUnsupported,
+             "bf16 direct on blocks does not support ", p.key(), " on ", isa_name(isa));
+  return std::make_unique<PreparedDirectNchwcBf16>(p, w.half_data(), w.bias, knobs,
+                                                   *ukernel::bf16_nchwc_for(isa));
+}
+
+}  // namespace hconv_detail
+
+bool bf16_blocks_native(Isa isa) { return ukernel::bf16_nchwc_for(isa) != nullptr; }
+
+}  // namespace dlas
