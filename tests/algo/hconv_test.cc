@@ -246,8 +246,8 @@ TEST(HConvBlocked, EveryAlgorithmOnBlocksMatchesReference) {
   EXPECT_FALSE(find_conv_algorithm("gemm")->supports(c));
   EXPECT_FALSE(find_conv_algorithm("spatial-pack")->supports(c));
   EXPECT_TRUE(find_conv_algorithm("direct")->supports(c));
-  // bf16 direct on blocks is native (vdpbf16ps) wherever the path has AVX512-BF16, for the
-  // clamp epilogues; f16, and other epilogues, run the widened twin.
+  // bf16 direct on blocks is native (vdpbf16ps) wherever the path has AVX512-BF16, with any
+  // epilogue; f16 runs the widened twin.
   for (Isa isa : supported_isa_levels()) {
     if (native_blocked_layout(isa) != Layout::kNchw16c) continue;
     for (DType t : kTypes)
@@ -259,8 +259,7 @@ TEST(HConvBlocked, EveryAlgorithmOnBlocksMatchesReference) {
         const auto pc = find_conv_algorithm("direct")->prepare(
             q, ConvWeights::half(w.data(), nullptr),
             find_conv_algorithm("direct")->default_knobs(q, isa), isa);
-        const bool native =
-            t == DType::kBF16 && act == Activation::kRelu && isa >= Isa::kAvx512Bf16;
+        const bool native = t == DType::kBF16 && isa >= Isa::kAvx512Bf16;
         EXPECT_EQ(conv_compute_name(pc->compute()),
                   std::string(conv_compute_name(native ? ConvCompute::kNativeBf16
                                                        : ConvCompute::kEmulated)))
@@ -303,7 +302,8 @@ TEST(HConvBlocked, FusedEpiloguesOnBlocks) {
 }
 
 // The native bf16 tiles on blocks at every block count and a spread of pixel counts, strides
-// 1 and 2, dilation, a flat 1x1, with a residual, one and two threads.
+// 1 and 2, dilation, a flat 1x1, with a residual, a fused (relu) and a stored (SiLU)
+// activation, one and two threads.
 TEST(HConvBlocked, NativeBf16TilesAtEveryShape) {
   if (!isa_supported(Isa::kAvx512Bf16)) GTEST_SKIP() << "needs avx512-bf16";
   const ConvAlgorithm* direct = find_conv_algorithm("direct");
@@ -323,7 +323,8 @@ TEST(HConvBlocked, NativeBf16TilesAtEveryShape) {
       for (int64_t pw : {2, 3, 7, 24}) {
         ConvProblem q = c;
         q.set_half(DType::kBF16).set_layouts(Layout::kNchw16c, Layout::kNchw16c);
-        q.epilogue.act = Activation::kRelu;
+        const Activation act = tested % 4 < 2 ? Activation::kRelu : Activation::kSilu;
+        q.epilogue.act = act;
         ASSERT_TRUE(hconv_detail::native_blocked_direct_applies(q, Isa::kAvx512Bf16));
         Knobs k = direct->default_knobs(q, Isa::kAvx512Bf16);
         k["nv"] = nv, k["pw"] = pw;
@@ -332,7 +333,7 @@ TEST(HConvBlocked, NativeBf16TilesAtEveryShape) {
             .problem(c)
             .half_type(DType::kBF16)
             .layouts(Layout::kNchw16c, Layout::kNchw16c)
-            .activation(Activation::kRelu, 0, 0)
+            .activation(act, 0, 0)
             .residual(tested % 2 == 0)
             .threads(1 + tested % 2)
             .test(*direct, Isa::kAvx512Bf16, k);

@@ -47,8 +47,8 @@ const ConvAlgorithm& widened_direct_hconv_algorithm();
 inline constexpr int64_t kAmxDirectMinPixels = 16;
 bool amx_direct_applies(const ConvProblem& p, Isa isa);
 // Whether the 16-bit `direct` conv runs natively on bf16 blocks for p on path isa
-// (direct_nchwc_h16.cc): bf16 in nchw16c in and out, one group, a clamp epilogue, a path
-// with AVX512-BF16; and the prepared conv (knobs: the widened twin's).
+// (direct_nchwc_h16.cc): bf16 in nchw16c in and out, one group, a path with AVX512-BF16;
+// and the prepared conv (knobs: the widened twin's).
 bool native_blocked_direct_applies(const ConvProblem& p, Isa isa);
 std::unique_ptr<PreparedConv> prepare_native_blocked_direct(const ConvProblem& p,
                                                             const ConvWeights& w,

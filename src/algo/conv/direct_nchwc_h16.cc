@@ -9,10 +9,11 @@
 //   run, per image: a padded input is copied into the workspace with the borders zeroed;
 //            threads split the (block group, output row, run of tiles) items. A 1x1
 //            stride-1 unpadded conv is a blocked GEMM: its rows are one run of H*W pixels.
-// Applies to bf16 convs with a blocked input and output, one group, stride along W of 1 or 2
-// and a clamp epilogue (none / relu / clip), on paths with AVX512-BF16; every other blocked
-// bf16 conv runs the widened f32 twin (widened_h16.cc). Knobs are the twin's (nv, pw; a
-// whole-row `ph` is the twin's only: the native tiles run along rows).
+// Applies to bf16 convs with a blocked input and output, one group and stride along W of 1
+// or 2, on paths with AVX512-BF16; every other blocked bf16 conv runs the widened f32 twin
+// (widened_h16.cc). The clamp epilogues (none / relu / clip) are fused; any other activation
+// (SiLU, ...) runs over each run of tiles stored in f32 on the stack, rounded once after it. Knobs
+// are the twin's (nv, pw; a whole-row `ph` is the twin's only: the native tiles run along rows).
 #include <algorithm>
 #include <cstring>
 #include <memory>
@@ -20,6 +21,7 @@
 
 #include "algo/conv/conv_impl.h"
 #include "algo/microkernels/bf16-nchwc/bf16_nchwc.h"
+#include "algo/microkernels/h16-vcvt/h16_vcvt.h"
 #include "dlas/algo/hconv.h"
 #include "dlas/core/aligned_vector.h"
 #include "dlas/core/error.h"
@@ -39,8 +41,8 @@ bool flat_1x1(const ConvProblem& p) {
 class PreparedDirectNchwcBf16 final : public PreparedH16Conv {
  public:
   PreparedDirectNchwcBf16(const ConvProblem& p, const uint16_t* w, const float* bias,
-                          const Knobs& kn, const ukernel::Bf16NchwcUkernels& set)
-      : p_(p) {
+                          const Knobs& kn, Isa isa, const ukernel::Bf16NchwcUkernels& set)
+      : p_(p), isa_(isa), cvt_(&ukernel::h16_vcvt_for(DType::kBF16, isa)) {
     cbx_ = ceil_div(p.c, kB);
     ocb_ = ceil_div(p.k, kB);
     nv_ =
@@ -103,6 +105,8 @@ class PreparedDirectNchwcBf16 final : public PreparedH16Conv {
     const int64_t in_img = cbx_ * kB * p_.h * p_.w;
     const int64_t out_img = ocb_ * kB * oh_ * ow_;
     const Epilogue& e = p_.epilogue;
+    const bool clamp = e.is_clamp();
+    const Epilogue act{e.act, e.p0, e.p1, false};
     ukernel::Bf16NchwcArgs base;
     base.cb = static_cast<size_t>(cbx_);
     base.kh = static_cast<size_t>(p_.kh), base.kw = static_cast<size_t>(p_.kw);
@@ -135,15 +139,28 @@ class PreparedDirectNchwcBf16 final : public PreparedH16Conv {
         ukernel::Bf16NchwcArgs a = base;
         a.bias = bias_.data() + bg.first_block * kB;
         const int64_t y0 = bg.first_block * oh_ * ow_ * kB + row * cols_ * kB;
+        // An activation the kernels do not fuse: runs of tiles stored in f32 on the stack
+        // (at most kActivateFloats), activated and rounded once into the blocks.
+        alignas(64) float scratch[kActivateFloats];
+        const int64_t run =
+            clamp ? t1 - t0 : std::max<int64_t>(1, kActivateFloats / (pw_ * bg.blocks * kB));
         for (int64_t t = t0; t < t1;) {
           const int64_t c0 = t * pw_;
-          const int64_t n = t < full ? std::min(t1, full) - t : 1;
+          const int64_t n = t < full ? std::min({run, t1 - t, full - t}) : 1;
           const int64_t px = t < full ? pw_ : cols_ - c0;
           const int64_t y_off = y0 + c0 * kB;
           a.r = r ? r + y_off : nullptr;
           a.tiles = static_cast<size_t>(n);
+          const int64_t len = n * px * kB;  // elements of one block the run writes
+          if (!clamp) a.yf = scratch, a.yf_cbs = static_cast<size_t>(len);
           const uint16_t* xt = x + ((row * sh) * wp_ + c0 * sw) * kB;
           kernel(bg.blocks, px)(a, xt, w_.data() + bg.w_offset, y + y_off);
+          if (!clamp)
+            for (int64_t v = 0; v < bg.blocks; ++v) {
+              float* f = scratch + v * len;
+              apply_epilogue(isa_, act, static_cast<size_t>(len), f, 0.f, nullptr);
+              cvt_->narrow(static_cast<size_t>(len), f, y + y_off + v * oh_ * ow_ * kB);
+            }
           t += n;
         }
       });
@@ -182,7 +199,11 @@ class PreparedDirectNchwcBf16 final : public PreparedH16Conv {
   struct BlockGroup {
     int64_t first_block, blocks, w_offset;
   };
+  // Floats of one run of tiles stored for an activation the kernels do not fuse (8 KiB: L1).
+  static constexpr int64_t kActivateFloats = 2048;
   ConvProblem p_;
+  Isa isa_;
+  const ukernel::H16Vcvt* cvt_;  // the bf16 narrowing (non-clamp activations)
   int64_t cbx_ = 0, ocb_ = 0, nv_ = 1, pw_ = 1, oh_ = 0, ow_ = 0;
   int64_t rows_ = 0, cols_ = 0, hp_ = 0, wp_ = 0, groups_ = 0, tiles_ = 0;
   bool flat_ = false, padded_ = false;
@@ -199,8 +220,7 @@ namespace hconv_detail {
 bool native_blocked_direct_applies(const ConvProblem& p, Isa isa) {
   return p.w_type == DType::kBF16 && p.x_type == DType::kBF16 && p.y_type == DType::kBF16 &&
          p.x_layout == Layout::kNchw16c && p.y_layout == Layout::kNchw16c && p.groups == 1 &&
-         (flat_1x1(p) || p.stride_w <= 2) && p.epilogue.is_clamp() &&
-         ukernel::bf16_nchwc_for(isa) != nullptr;
+         (flat_1x1(p) || p.stride_w <= 2) && ukernel::bf16_nchwc_for(isa) != nullptr;
 }
 
 std::unique_ptr<PreparedConv> prepare_native_blocked_direct(const ConvProblem& p,
@@ -208,7 +228,7 @@ std::unique_ptr<PreparedConv> prepare_native_blocked_direct(const ConvProblem& p
                                                             const Knobs& knobs, Isa isa) {
   DLAS_CHECK(native_blocked_direct_applies(p, isa), ErrorKind::kUnsupported,
              "bf16 direct on blocks does not support ", p.key(), " on ", isa_name(isa));
-  return std::make_unique<PreparedDirectNchwcBf16>(p, w.half_data(), w.bias, knobs,
+  return std::make_unique<PreparedDirectNchwcBf16>(p, w.half_data(), w.bias, knobs, isa,
                                                    *ukernel::bf16_nchwc_for(isa));
 }
 

@@ -14,8 +14,9 @@
 // even, denormals flushed). x points at the tile's first tap in a zero-padded blocked input,
 // S the stride along W; y and r at the tile's first pixel of its first output block, blocks
 // y_cbs elements apart, pixels 16 apart. The epilogue adds the bias and the residual
-// (widened exactly), clamps (none / relu / clip) and rounds once to bf16 (nearest even). A
-// call runs a.tiles tiles along the row, P pixels apart. One list: bf16_nchwc.inc.
+// (widened exactly), clamps (none / relu / clip) and rounds once to bf16 (nearest even), or
+// stores f32 for the caller's activation (yf). A call runs a.tiles tiles along the row, P
+// pixels apart. One list: bf16_nchwc.inc.
 #pragma once
 
 #include <cstddef>
@@ -37,6 +38,11 @@ struct Bf16NchwcArgs {
   const float* bias = nullptr;  // [NV * 16] of this tile's blocks
   const uint16_t* r = nullptr;  // residual like y, or null
   float lo = 0.f, hi = 0.f;     // clamp bounds (+-inf when none)
+  // Non-null: the tile is stored here in f32 instead (bias and residual added, no clamp,
+  // no rounding), blocks yf_cbs floats apart, pixels 16 apart, for the caller to apply an
+  // activation the kernels do not fuse and round once.
+  float* yf = nullptr;
+  size_t yf_cbs = 0;
 };
 
 using Bf16NchwcFn = void (*)(const Bf16NchwcArgs& a, const uint16_t* x, const uint16_t* w,

@@ -33,6 +33,7 @@ template <int NV, int P, int S>
 void tile(const Bf16NchwcArgs& a, const uint16_t* x, const uint16_t* w, uint16_t* y) {
   const bool one_tap = a.kh == 1 && a.kw == 1;
   const uint16_t* r = a.r;
+  float* yf = a.yf;
   for (size_t t = 0; t < a.tiles; ++t) {
     __m512 acc[P][NV];
     for (int v = 0; v < NV; ++v) {
@@ -63,6 +64,10 @@ void tile(const Bf16NchwcArgs& a, const uint16_t* x, const uint16_t* w, uint16_t
           o = _mm512_add_ps(o,
                             _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16)));
         }
+        if (yf) {
+          _mm512_storeu_ps(yf + v * a.yf_cbs + p * 16, o);
+          continue;
+        }
         o = _mm512_min_ps(_mm512_max_ps(o, lo), hi);
         const __m256bh n = _mm512_cvtneps_pbh(o);
         std::memcpy(y + at, &n, 32);
@@ -70,6 +75,7 @@ void tile(const Bf16NchwcArgs& a, const uint16_t* x, const uint16_t* w, uint16_t
     x += P * S * 16;
     y += P * 16;
     if (r) r += P * 16;
+    if (yf) yf += P * 16;
   }
 }
 
