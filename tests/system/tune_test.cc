@@ -933,6 +933,11 @@ TEST_F(TuneRecords, HalfModelsGiveHalfTasksThatTuneAndApply) {
           EXPECT_EQ(
               static_cast<int64_t>(t.weights->data.size()),
               2 * t.problem.k * (t.problem.c / t.problem.groups) * t.problem.kh * t.problem.kw);
+          // Each 16-bit layer is tuned on the one layout its plan runs it on.
+          ConvProblem nchw = t.problem;
+          nchw.set_layouts(Layout::kNchw, Layout::kNchw);
+          const bool blocked = half_conv_runs_blocked(nchw, LayoutMode::kAuto, t.isa);
+          EXPECT_EQ(t.problem.y_layout, blocked ? Layout::kNchw16c : Layout::kNchw) << t.key;
         });
   }
 }

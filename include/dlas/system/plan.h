@@ -14,6 +14,7 @@
 #include <string_view>
 #include <vector>
 
+#include "dlas/algo/conv.h"
 #include "dlas/algo/knobs.h"
 #include "dlas/algo/layout.h"
 #include "dlas/hw/isa.h"
@@ -52,6 +53,11 @@ enum class LayoutMode : int { kNchw, kNchwc, kAuto };
 const char* layout_mode_name(LayoutMode m);  // "nchw", "nchwc", "auto"
 // Inverse of layout_mode_name; throws kUsage naming the allowed values.
 LayoutMode parse_layout_mode(std::string_view name);
+// Whether a 16-bit conv (a problem of f16 / bf16 values, its layouts unset) runs on 16-bit
+// blocks (nchw16c) under layout mode m on path isa when some algorithm has a blocked
+// implementation for it: under nchwc on AVX-512 paths; under auto for bf16 where it runs
+// natively on blocks, below AMX (the layout pass; the tuner tunes such layers blocked).
+bool half_conv_runs_blocked(const ConvProblem& p, LayoutMode m, Isa isa);
 
 struct PlanOptions {
   // An algorithm name (conv_algorithm_names()) or "auto". Layers the named

@@ -44,6 +44,20 @@ LayoutMode parse_layout_mode(std::string_view name) {
   fail(ErrorKind::kUsage, "unknown layout '", name, "' (expected nchw|nchwc|auto)");
 }
 
+// Under auto, bf16 runs on blocks where the path has the native blocked kernels, below AMX
+// (whose bf16 tiles run NCHW). Every bf16 conv of the graph then goes blocked, so the
+// activations stay blocked between them; those the native tiles do not cover (depthwise,
+// stems, grouped) run their widened twins on the blocks. Measured on an AMD Zen 4
+// (AVX512-BF16, no AMX), 2 threads: bf16 on blocks ran the zoo models at 0.65-0.78x of dense
+// fp32 where bf16 NCHW ran at 0.96-1.26x (docs/benchmarks.md). f16 stays NCHW: its blocked
+// twins are all widened, no faster.
+bool half_conv_runs_blocked(const ConvProblem& p, LayoutMode m, Isa isa) {
+  if (!p.is_half() || native_blocked_layout(isa) != Layout::kNchw16c || m == LayoutMode::kNchw)
+    return false;
+  if (m == LayoutMode::kNchwc) return true;
+  return p.w_type == DType::kBF16 && isa < Isa::kAmx && bf16_blocks_native(isa);
+}
+
 namespace plan {
 
 size_t value_bytes(const Graph& g, const std::string& name, Layout l) {
@@ -68,25 +82,13 @@ bool any_blocked_support(const ConvProblem& p) {
   return false;
 }
 
-// Under auto, whether a 16-bit conv runs on 16-bit blocks: bf16 where the path has the
-// native blocked kernels, below AMX (whose bf16 tiles run NCHW). Every bf16 conv of the
-// graph then goes blocked, so the activations stay blocked between them; those the native
-// tiles do not cover (depthwise, stems, other epilogues) run their widened twins on the
-// blocks. Measured on an AMD Zen 4 (AVX512-BF16, no AMX), 2 threads: bf16 on blocks ran
-// the zoo models at 0.65-0.78x of dense fp32 where bf16 NCHW ran at 0.96-1.26x, and
-// efficientnetb0 (SiLU after every expansion: widened twins) at the NCHW time (docs/
-// benchmarks.md). f16 stays NCHW: its blocked twins are all widened, no faster.
-bool half_blocked_wins(const ConvProblem& p, Isa isa) {
-  return p.w_type == DType::kBF16 && isa < Isa::kAmx && bf16_blocks_native(isa);
-}
-
 // Whether conv node n runs on blocked layout L (its input in x, NCHW or L).
 bool conv_runs_blocked(const Graph& g, const Node& n, const PlanOptions& o, Isa isa, Layout L,
                        Layout x) {
   const std::optional<ConvNode> c = conv_node_of(g, n);
   if (!c || c->problem.is_int8()) return false;
   // 16-bit convs: on 16-channel blocks only (the h16 block conversions), and under auto
-  // only where half_blocked_wins says so.
+  // only where half_conv_runs_blocked says so.
   if (c->problem.is_half() && L != Layout::kNchw16c) return false;
   ConvProblem blocked = c->problem;
   blocked.set_layouts(x, L);
@@ -116,8 +118,8 @@ bool conv_runs_blocked(const Graph& g, const Node& n, const PlanOptions& o, Isa 
     if (o.layout == LayoutMode::kAuto && a && a->supports(c->problem)) return false;
   }
   if (!any_blocked_support(blocked)) return false;
+  if (c->problem.is_half()) return half_conv_runs_blocked(c->problem, o.layout, isa);
   if (o.layout == LayoutMode::kNchwc) return true;
-  if (c->problem.is_half()) return half_blocked_wins(c->problem, isa);
   // auto: the layer stays NCHW where the NCHW rule picks an algorithm that beats the
   // blocked kernels -- a sparse one on pruned weights, or winograd on outputs of 14x14 and
   // more where the blocked layout has no winograd (a blocked input from an NCHW producer);

@@ -16,6 +16,7 @@
 #include "dlas/hw/thread_pool.h"
 #include "dlas/system/conv_shapes.h"
 #include "dlas/system/passes.h"
+#include "dlas/system/plan.h"
 #include "dlas/system/tune.h"
 
 namespace dlas::tune {
@@ -133,7 +134,7 @@ void add_tasks(const std::vector<const ConvAlgorithm*>& algos, const ConvNode& c
 // per group reading the NCHW image, keeps its input NCHW), when some algorithm has a
 // blocked kernel for it.
 std::optional<ConvProblem> blocked_twin(const ConvProblem& p, bool reads_image, Layout L) {
-  if (!is_blocked(L) || p.types() != ConvTypes::kF32) return std::nullopt;
+  if (!is_blocked(L) || p.is_int8() || (p.is_half() && L != Layout::kNchw16c)) return std::nullopt;
   ConvProblem b = p;
   b.set_layouts(p.c_per_group() <= 4 && reads_image ? Layout::kNchw : L, L);
   for (const ConvAlgorithm* a : conv_algorithms())
@@ -162,9 +163,19 @@ std::vector<Task> extract_tasks(const Graph& graph, const PlanOptions& options,
     std::shared_ptr<const TaskWeights> weights;
     bool reads_image = false;  // the model's input, NCHW
     for (const ValueInfo& in : g.inputs) reads_image |= in.name == n.inputs[0];
-    const std::optional<ConvProblem> twin = options.layout == LayoutMode::kNchw
-                                                ? std::nullopt
-                                                : blocked_twin(c->problem, reads_image, L);
+    std::optional<ConvProblem> twin = options.layout == LayoutMode::kNchw
+                                          ? std::nullopt
+                                          : blocked_twin(c->problem, reads_image, L);
+    // A 16-bit layer is tuned on the one layout the plan runs it on (no NCHW alternative
+    // between blocked neighbours: the reorder costs are counted for f32 only).
+    if (c->problem.is_half()) {
+      if (twin && half_conv_runs_blocked(c->problem, options.layout, isa)) {
+        add_tasks(conv_algorithms(), *c, *twin, Layout::kNchw, n.name, isa, threads, tasks, by_key,
+                  weights, reads_image);
+        continue;
+      }
+      twin.reset();
+    }
     if (!twin) {
       add_tasks(algos, *c, c->problem, Layout::kNchw, n.name, isa, threads, tasks, by_key, weights);
       continue;
@@ -384,7 +395,7 @@ class ConvMeasurer : public Measurer {
     const ConvProblem& p = t.problem;
     std::mt19937_64 rng(o_.seed);
     // Room for the layer's blocked layout too (whole blocks), which its tasks share.
-    const Layout L = p.types() == ConvTypes::kF32 ? native_blocked_layout(t.isa) : Layout::kNchw;
+    const Layout L = p.is_int8() ? Layout::kNchw : native_blocked_layout(t.isa);
     const size_t in_n = static_cast<size_t>(layout_numel(p.n, p.c, p.h * p.w, L));
     const size_t out_n = static_cast<size_t>(layout_numel(p.n, p.k, p.oh() * p.ow(), L));
     Buffers b;
