@@ -3,10 +3,13 @@
 // its prepared convs run on typed pointers through these bases.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
+#include <cstring>
 #include <memory>
 
 #include "dlas/algo/conv.h"
+#include "dlas/hw/thread_pool.h"
 
 namespace dlas {
 
@@ -14,6 +17,34 @@ namespace dlas {
 // many: several units per item, so the pool's per-item cost stays small next to a unit's
 // work, and still enough items to balance two threads on a shared machine.
 constexpr int64_t kItemsPerThread = 16;
+
+// One image of `blocks` channel blocks of `lanes` elements each ([blocks][h][w][lanes]; lanes
+// 1: NCHW planes) copied into [blocks][hp][wp][lanes] at row pad_t and column pad_l, the
+// rest zeroed: the padded input the blocked direct kernels read. Parallel over blocks.
+template <class T>
+void pad_blocked_image(const T* x, T* dst, int64_t blocks, int64_t lanes, int64_t h, int64_t w,
+                       int64_t hp, int64_t wp, int64_t pad_t, int64_t pad_l, ThreadPool& pool) {
+  pool.parallel_for(static_cast<size_t>(blocks), [&](size_t cb) {
+    T* d = dst + static_cast<int64_t>(cb) * hp * wp * lanes;
+    const T* s = x + static_cast<int64_t>(cb) * h * w * lanes;
+    for (int64_t py = 0; py < hp; ++py) {
+      T* drow = d + py * wp * lanes;
+      const int64_t iy = py - pad_t;
+      if (iy < 0 || iy >= h) {
+        std::memset(drow, 0, sizeof(T) * static_cast<size_t>(wp * lanes));
+        continue;
+      }
+      const int64_t left = std::min(pad_l, wp);
+      const int64_t copy = std::max<int64_t>(0, std::min(w, wp - pad_l));
+      std::memset(drow, 0, sizeof(T) * static_cast<size_t>(left * lanes));
+      std::memcpy(drow + left * lanes, s + iy * w * lanes,
+                  sizeof(T) * static_cast<size_t>(copy * lanes));
+      const int64_t done = left + copy;
+      if (done < wp)
+        std::memset(drow + done * lanes, 0, sizeof(T) * static_cast<size_t>((wp - done) * lanes));
+    }
+  });
+}
 
 // A prepared conv whose input, output and residual are all of element type T.
 template <class T>

@@ -155,7 +155,8 @@ class PreparedDirectNchwc final : public PreparedF32Conv {
     for (int64_t img = 0; img < p_.n; ++img) {
       const float* x = in + img * in_img;
       if (padded_) {
-        pad_image(x, static_cast<float*>(workspace), pool);
+        pad_blocked_image(x, static_cast<float*>(workspace), cbx_, ib_, p_.h, p_.w, hp_, wp_,
+                          p_.pad_t, p_.pad_l, pool);
         x = static_cast<const float*>(workspace);
       }
       float* y = out + img * out_img;
@@ -247,32 +248,6 @@ class PreparedDirectNchwc final : public PreparedF32Conv {
         for (int64_t v = 0; v < bg.blocks; ++v)
           apply_epilogue(isa_, act, static_cast<size_t>(rh * ow_ * b_),
                          y + y_off + v * oh_ * ow_ * b_, 0.f, nullptr);
-      }
-    });
-  }
-
-  // x (one image, in layout x_layout) -> [cbx][hp][wp][ib] with the padding zeroed.
-  void pad_image(const float* x, float* dst, ThreadPool& pool) const {
-    const int64_t h = p_.h, w = p_.w;
-    pool.parallel_for(static_cast<size_t>(cbx_), [&](size_t cb) {
-      float* d = dst + static_cast<int64_t>(cb) * hp_ * wp_ * ib_;
-      const float* s = x + static_cast<int64_t>(cb) * h * w * ib_;
-      for (int64_t py = 0; py < hp_; ++py) {
-        float* drow = d + py * wp_ * ib_;
-        const int64_t iy = py - p_.pad_t;
-        if (iy < 0 || iy >= h) {
-          std::memset(drow, 0, sizeof(float) * static_cast<size_t>(wp_ * ib_));
-          continue;
-        }
-        const int64_t left = std::min(p_.pad_l, wp_);
-        const int64_t copy = std::max<int64_t>(0, std::min(w, wp_ - p_.pad_l));
-        std::memset(drow, 0, sizeof(float) * static_cast<size_t>(left * ib_));
-        std::memcpy(drow + left * ib_, s + iy * w * ib_,
-                    sizeof(float) * static_cast<size_t>(copy * ib_));
-        const int64_t done = left + copy;
-        if (done < wp_)
-          std::memset(drow + done * ib_, 0,
-                      sizeof(float) * static_cast<size_t>((wp_ - done) * ib_));
       }
     });
   }

@@ -119,7 +119,8 @@ class PreparedDirectNchwcBf16 final : public PreparedH16Conv {
     for (int64_t img = 0; img < p_.n; ++img) {
       const uint16_t* x = in + img * in_img;
       if (padded_) {
-        pad_image(x, static_cast<uint16_t*>(workspace), pool);
+        pad_blocked_image(x, static_cast<uint16_t*>(workspace), cbx_, kB, p_.h, p_.w, hp_, wp_,
+                          p_.pad_t, p_.pad_l, pool);
         x = static_cast<const uint16_t*>(workspace);
       }
       uint16_t* y = out + img * out_img;
@@ -169,32 +170,6 @@ class PreparedDirectNchwcBf16 final : public PreparedH16Conv {
 
  private:
   ukernel::Bf16NchwcFn kernel(int64_t nv, int64_t px) const { return kernels_[nv - 1][px - 1]; }
-
-  // One image's blocks -> [cbx][hp][wp][16] with the padding zeroed.
-  void pad_image(const uint16_t* x, uint16_t* dst, ThreadPool& pool) const {
-    const int64_t h = p_.h, w = p_.w;
-    pool.parallel_for(static_cast<size_t>(cbx_), [&](size_t cb) {
-      uint16_t* d = dst + static_cast<int64_t>(cb) * hp_ * wp_ * kB;
-      const uint16_t* s = x + static_cast<int64_t>(cb) * h * w * kB;
-      for (int64_t py = 0; py < hp_; ++py) {
-        uint16_t* drow = d + py * wp_ * kB;
-        const int64_t iy = py - p_.pad_t;
-        if (iy < 0 || iy >= h) {
-          std::memset(drow, 0, sizeof(uint16_t) * static_cast<size_t>(wp_ * kB));
-          continue;
-        }
-        const int64_t left = std::min(p_.pad_l, wp_);
-        const int64_t copy = std::max<int64_t>(0, std::min(w, wp_ - p_.pad_l));
-        std::memset(drow, 0, sizeof(uint16_t) * static_cast<size_t>(left * kB));
-        std::memcpy(drow + left * kB, s + iy * w * kB,
-                    sizeof(uint16_t) * static_cast<size_t>(copy * kB));
-        const int64_t done = left + copy;
-        if (done < wp_)
-          std::memset(drow + done * kB, 0,
-                      sizeof(uint16_t) * static_cast<size_t>((wp_ - done) * kB));
-      }
-    });
-  }
 
   struct BlockGroup {
     int64_t first_block, blocks, w_offset;
