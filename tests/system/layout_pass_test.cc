@@ -3,12 +3,16 @@
 // nchwc equal to the reference runtime.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <random>
 
 #include "dlas/algo/conv.h"
 #include "dlas/algo/layout.h"
 #include "dlas/core/error.h"
 #include "dlas/model/zoo.h"
+#include "dlas/optimize/compress_spec.h"
+#include "dlas/system/compress.h"
 #include "dlas/system/executor.h"
 #include "dlas/system/plan.h"
 #include "system/plan_test_util.h"
@@ -236,6 +240,38 @@ TEST(LayoutPass, DepthwiseAndPoolsAfterABlockedConvStayBlocked) {
         EXPECT_EQ(s.layout, native()) << s.node;
       }
     expect_matches_reference(b.g, plan, "pools opt " + std::to_string(level));
+  }
+}
+
+// A bf16 residual block on 16-bit blocks: the convs, the standalone Relu and the Add stay
+// blocked (reorders only for the input and the output), and the plan agrees with the
+// reference runtime on the same bf16 graph within a few bf16 units.
+TEST(LayoutPass, Bf16ValuesStayBlockedThroughActivationsAndAdds) {
+  if (native() != Layout::kNchw16c) GTEST_SKIP() << "16-bit blocks need an AVX-512 path";
+  Builder b;
+  b.input("x", {1, 24, 9, 9});
+  const std::string a = b.op("relu_a", "Relu", {b.conv("a", "x", 24, 24)});
+  const std::string c = b.conv("c", a, 24, 24);
+  b.g.outputs = {b.op("relu_out", "Relu", {b.op("add", "Add", {c, a})})};
+  b.g.infer();
+  QuantSpec qs;
+  qs.type = QuantType::kBF16;
+  quantize(b.g, qs);
+  const auto in = seeded_inputs(b.g);
+  const auto want = ReferenceExecutor(b.g).run(in);
+  for (int level : {0, 3}) {
+    Plan plan(b.g, blocked_options(level));
+    EXPECT_EQ(reorders(plan), 2) << "opt " << level;
+    int blocked = 0;
+    for (const StepInfo& s : plan.steps()) blocked += s.layout == Layout::kNchw16c;
+    EXPECT_GE(blocked, level == 0 ? 5 : 2) << "opt " << level;  // convs, Relus, Add
+    const auto got = plan.run(in);
+    double scale = 0, worst = 0;
+    for (int64_t i = 0; i < want[0].numel(); ++i) {
+      scale = std::max(scale, std::fabs(want[0].get_as_double(i)));
+      worst = std::max(worst, std::fabs(got[0].get_as_double(i) - want[0].get_as_double(i)));
+    }
+    EXPECT_LE(worst, 4 * scale / 128) << "opt " << level;
   }
 }
 
