@@ -87,9 +87,11 @@ bool conv_runs_blocked(const Graph& g, const Node& n, const PlanOptions& o, Isa 
                        Layout x) {
   const std::optional<ConvNode> c = conv_node_of(g, n);
   if (!c || c->problem.is_int8()) return false;
-  // 16-bit convs: on 16-channel blocks only (the h16 block conversions), and under auto
-  // only where half_conv_runs_blocked says so.
-  if (c->problem.is_half() && L != Layout::kNchw16c) return false;
+  // 16-bit convs: on 16-channel blocks only (the h16 block conversions), and only where
+  // half_conv_runs_blocked says so; then as f32 convs (choices, named algorithms, support).
+  if (c->problem.is_half() &&
+      (L != Layout::kNchw16c || !half_conv_runs_blocked(c->problem, o.layout, isa)))
+    return false;
   ConvProblem blocked = c->problem;
   blocked.set_layouts(x, L);
   auto layer = o.layers.find(n.name);
@@ -118,8 +120,7 @@ bool conv_runs_blocked(const Graph& g, const Node& n, const PlanOptions& o, Isa 
     if (o.layout == LayoutMode::kAuto && a && a->supports(c->problem)) return false;
   }
   if (!any_blocked_support(blocked)) return false;
-  if (c->problem.is_half()) return half_conv_runs_blocked(c->problem, o.layout, isa);
-  if (o.layout == LayoutMode::kNchwc) return true;
+  if (o.layout == LayoutMode::kNchwc || c->problem.is_half()) return true;
   // auto: the layer stays NCHW where the NCHW rule picks an algorithm that beats the
   // blocked kernels -- a sparse one on pruned weights, or winograd on outputs of 14x14 and
   // more where the blocked layout has no winograd (a blocked input from an NCHW producer);
