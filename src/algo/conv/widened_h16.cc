@@ -1,13 +1,14 @@
-// `direct` (but its AMX path, direct_h16.cc), `spatial-pack`, `winograd` and `depthwise`
-// for 16-bit tensors: the f32 twin run on widened tensors (the emulated compute path on
-// every ISA). run() widens the input (and residual) into the workspace with the h16 row
-// conversions -- on AVX-512 paths straight into the twin's 16-channel blocks where it has a
-// blocked implementation -- runs the f32 algorithm (bias, residual and activation in f32, as
-// the contract asks) and narrows the output once.
+// `direct` (but its AMX path, direct_h16.cc, and its native path on bf16 blocks,
+// direct_nchwc_h16.cc), `spatial-pack`, `winograd` and `depthwise` for 16-bit tensors: the
+// f32 twin run on widened tensors (the emulated compute path on every ISA). run() widens the
+// input (and residual) into the workspace with the h16 row conversions -- on AVX-512 paths
+// straight into the twin's 16-channel blocks where it has a blocked implementation, and flat
+// when the 16-bit problem is itself on 16-bit blocks (nchw16c) -- runs the f32 algorithm
+// (bias, residual and activation in f32, as the contract asks) and narrows the output once.
 // The f32 twin packs its weights at prepare from the exactly widened 16-bit weights, so these
-// hold f32 weights (packed_bytes() says so): only gemm and direct's AMX path keep weights
-// 16-bit in memory and have native half arithmetic (gemm_h16.cc, direct_h16.cc). Knobs are
-// the f32 twin's.
+// hold f32 weights (packed_bytes() says so): gemm, direct's AMX path and bf16 direct on
+// blocks keep weights 16-bit in memory and have native half arithmetic. Knobs are the f32
+// twin's.
 #include <algorithm>
 #include <memory>
 #include <vector>
