@@ -340,6 +340,14 @@ TEST(HConvBlocked, NativeBf16TilesAtEveryShape) {
         ++tested;
       }
   EXPECT_EQ(tested, 64);
+  // On small planes the f32 twin's default takes whole-row tiles (ph > 1), which the native
+  // tiles do not run: their default is a tile along the row that fills the registers.
+  ConvProblem small = a;
+  small.c = small.k = 256, small.h = small.w = 4;
+  small.set_half(DType::kBF16).set_layouts(Layout::kNchw16c, Layout::kNchw16c);
+  const Knobs k = direct->default_knobs(small, Isa::kAvx512Bf16);
+  if (k.count("ph")) EXPECT_EQ(k.at("ph"), 1);
+  EXPECT_EQ(k.at("nv") * std::min<int64_t>(k.at("pw"), 4), 16) << knobs_to_string(k);
 }
 
 // Every channel-block conversion entry against the scalar one: pixel counts with every tail,

@@ -81,6 +81,8 @@ bool amx_direct_applies(const ConvProblem& p, Isa isa);
 // (direct_nchwc_h16.cc): bf16 in nchw16c in and out, one group, a path with AVX512-BF16;
 // and the prepared conv (knobs: the widened twin's).
 bool native_blocked_direct_applies(const ConvProblem& p, Isa isa);
+// Its untuned tile along a row: the most dot products per load within its registers.
+Knobs native_blocked_direct_default_knobs(const ConvProblem& p, Isa isa);
 std::unique_ptr<PreparedConv> prepare_native_blocked_direct(const ConvProblem& p,
                                                             const ConvWeights& w,
                                                             const Knobs& knobs, Isa isa);

@@ -258,7 +258,17 @@ class WidenedHConvAlgorithm final : public ConvAlgorithm {
     return twin().knob_space(twin_problem(p, isa), base_isa(isa));
   }
   Knobs default_knobs(const ConvProblem& p, Isa isa) const override {
-    return twin().default_knobs(twin_problem(p, isa), base_isa(isa));
+    Knobs k = twin().default_knobs(twin_problem(p, isa), base_isa(isa));
+    // The native bf16 tiles run along rows only: their own tile where the twin's default
+    // takes whole-row tiles (ph > 1) on small planes.
+    if (twin_name_ == "direct" && hconv_detail::native_blocked_direct_applies(p, isa)) {
+      auto ph = k.find("ph");
+      if (ph != k.end() && ph->second > 1) {
+        const Knobs native = hconv_detail::native_blocked_direct_default_knobs(p, isa);
+        k["nv"] = native.at("nv"), k["pw"] = native.at("pw"), ph->second = 1;
+      }
+    }
+    return k;
   }
   std::unique_ptr<PreparedConv> prepare(const ConvProblem& p, const ConvWeights& w,
                                         const Knobs& knobs, Isa isa) const override {
