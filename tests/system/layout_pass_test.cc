@@ -55,6 +55,15 @@ struct Builder {
   }
 };
 
+// conv -> Relu -> conv, added to the first Relu's output, then Relu: 24 channels on 9x9.
+void residual_block(Builder& b) {
+  b.input("x", {1, 24, 9, 9});
+  const std::string a = b.op("relu_a", "Relu", {b.conv("a", "x", 24, 24)});
+  const std::string c = b.conv("c", a, 24, 24);
+  b.g.outputs = {b.op("relu_out", "Relu", {b.op("add", "Add", {c, a})})};
+  b.g.infer();
+}
+
 int reorders(const Plan& plan) {
   int n = 0;
   for (const StepInfo& s : plan.steps()) n += s.op == "Reorder";
@@ -78,11 +87,7 @@ PlanOptions blocked_options(int opt_level) {
 TEST(LayoutPass, ResidualBlockReordersOnlyAtTheEnds) {
   if (!is_blocked(native())) GTEST_SKIP() << "no blocked layout on this ISA path";
   Builder b;
-  b.input("x", {1, 24, 9, 9});
-  const std::string a = b.op("relu_a", "Relu", {b.conv("a", "x", 24, 24)});
-  const std::string c = b.conv("c", a, 24, 24);
-  b.g.outputs = {b.op("relu_out", "Relu", {b.op("add", "Add", {c, a})})};
-  b.g.infer();
+  residual_block(b);
   for (int level : {0, 3}) {  // unfused (Relu and Add steps) and fused (residual FusedConv)
     const Plan plan(b.g, blocked_options(level));
     EXPECT_EQ(reorders(plan), 2) << "opt " << level;  // the input in, the output out
@@ -249,11 +254,7 @@ TEST(LayoutPass, DepthwiseAndPoolsAfterABlockedConvStayBlocked) {
 TEST(LayoutPass, Bf16ValuesStayBlockedThroughActivationsAndAdds) {
   if (native() != Layout::kNchw16c) GTEST_SKIP() << "16-bit blocks need an AVX-512 path";
   Builder b;
-  b.input("x", {1, 24, 9, 9});
-  const std::string a = b.op("relu_a", "Relu", {b.conv("a", "x", 24, 24)});
-  const std::string c = b.conv("c", a, 24, 24);
-  b.g.outputs = {b.op("relu_out", "Relu", {b.op("add", "Add", {c, a})})};
-  b.g.infer();
+  residual_block(b);
   QuantSpec qs;
   qs.type = QuantType::kBF16;
   quantize(b.g, qs);
