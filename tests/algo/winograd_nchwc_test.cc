@@ -100,6 +100,24 @@ TEST(WinogradNchwcConv, KnobPoints) {
   }
 }
 
+// A plane large enough for the spatial split (split_spatially): each thread's band of tiles
+// through several transform blocks, bands of unequal length (3 threads), a residual.
+TEST(WinogradNchwcConv, SpatialBandsOverSeveralBlocks) {
+  if (layouts().empty()) GTEST_SKIP() << "no AVX2";
+  for (const auto& [l, isa] : layouts()) {
+    ConvProblem p = ConvProblem::from_key("c16_h40_w36_k24_3x3_s1x1_p1x1x1x1_d1x1_g1");
+    p.set_layouts(l, l);
+    for (int64_t m : {2, 4})
+      for (int64_t tb : {8, 32})
+        for (int threads : {2, 3}) {
+          const Knobs k{{"variant", m}, {"tile_block", tb}, {"nv", 2}, {"pw", 5}};
+          EXPECT_TRUE(ConvTester().problem(p).threads(threads).test(algo(), isa, k))
+              << m << " " << tb << " " << threads;
+          EXPECT_TRUE(ConvTester().problem(p).residual(true).threads(threads).test(algo(), isa, k));
+        }
+  }
+}
+
 TEST(WinogradNchwcConv, Epilogues) {
   if (layouts().empty()) GTEST_SKIP() << "no AVX2";
   for (const auto& [l, isa] : layouts()) {

@@ -2,8 +2,11 @@
 #include <charconv>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <limits>
 
+#include "algo/conv/conv_impl.h"
 #include "dlas/algo/conv.h"
 #include "dlas/core/error.h"
 
@@ -263,6 +266,17 @@ ConvProblem ConvProblem::from_key(std::string_view key) {
   p.pad_r = v[11], p.dil_h = v[12], p.dil_w = v[13], p.groups = v[14], p.n = batch;
   p.validate();
   return p;
+}
+
+bool split_spatially(int64_t out_pixels, int64_t activation_bytes, int64_t weight_bytes) {
+  static const int forced = [] {
+    const char* v = std::getenv("DLAS_SPLIT");
+    if (v && std::strcmp(v, "spatial") == 0) return 1;
+    if (v && std::strcmp(v, "channels") == 0) return 0;
+    return -1;
+  }();
+  if (forced >= 0) return forced == 1;
+  return out_pixels >= kSpatialSplitPixels && weight_bytes <= 2 * activation_bytes;
 }
 
 }  // namespace dlas

@@ -88,6 +88,9 @@ class PreparedDwNchwc final : public PreparedF32Conv {
       for (int64_t t = 0; t < taps; ++t) w_[((c / b_) * taps + t) * b_ + c % b_] = w[c * taps + t];
     bias_.assign(static_cast<size_t>(cb_ * b_), 0.f);
     if (bias) std::copy(bias, bias + p.c, bias_.begin());
+    spatial_ = split_spatially(
+        oh_ * ow_, static_cast<int64_t>(sizeof(float)) * cb_ * b_ * (p.h * p.w + oh_ * ow_),
+        static_cast<int64_t>(sizeof(float) * w_.size()));
   }
 
   size_t workspace_bytes(int) const override { return 0; }
@@ -157,9 +160,13 @@ class PreparedDwNchwc final : public PreparedF32Conv {
     const int64_t chunk = std::clamp<int64_t>(
         units / (static_cast<int64_t>(pool.threads()) * kItemsPerThread), 1, oh_);
     const int64_t chunks = ceil_div(oh_, chunk);
+    // Split spatially (split_spatially; a depthwise conv's weights are always the smaller):
+    // per image, runs of rows outermost, every block of a run on one thread.
     pool.parallel_for(static_cast<size_t>(p_.n * cb_ * chunks), [&](size_t item) {
-      const int64_t plane = static_cast<int64_t>(item) / chunks;  // image * cb + block
-      const int64_t oy0 = static_cast<int64_t>(item) % chunks * chunk;
+      const int64_t i = static_cast<int64_t>(item), per_image = cb_ * chunks;
+      const int64_t rest = i % per_image;
+      const int64_t plane = i / per_image * cb_ + (spatial_ ? rest % cb_ : rest / chunks);
+      const int64_t oy0 = (spatial_ ? rest / cb_ : rest % chunks) * chunk;
       for (int64_t oy = oy0; oy < std::min(oh_, oy0 + chunk); ++oy) row(plane, oy);
     });
   }
@@ -175,6 +182,7 @@ class PreparedDwNchwc final : public PreparedF32Conv {
   ukernel::F32DwNchwcFn kernels_[ukernel::kDwNchwcMaxPixels] = {};  // interior tiles
   ukernel::F32DwNchwcFn edge_ = nullptr;                            // one pixel, any taps along W
   bool window_ = false;  // kernels_ unroll the kernel width and skip padding columns
+  bool spatial_ = true;  // split_spatially
   AlignedVector<float> w_, bias_;
 };
 

@@ -131,6 +131,10 @@ class PreparedDirectNchwc final : public PreparedF32Conv {
     }
     bias_.assign(static_cast<size_t>(ocb_ * b_), 0.f);
     if (bias) std::copy(bias, bias + p.k, bias_.begin());
+    spatial_ = split_spatially(
+        oh_ * ow_,
+        static_cast<int64_t>(sizeof(float)) * (cbx_ * ib_ * p.h * p.w + ocb_ * b_ * oh_ * ow_),
+        static_cast<int64_t>(sizeof(float) * w_.size()));
   }
 
   size_t workspace_bytes(int) const override {
@@ -176,10 +180,13 @@ class PreparedDirectNchwc final : public PreparedF32Conv {
       const int64_t chunk = std::clamp<int64_t>(
           units / (static_cast<int64_t>(pool.threads()) * kItemsPerThread), 1, tiles_);
       const int64_t chunks = ceil_div(tiles_, chunk);
+      // Split spatially: (row, run of tiles) outermost, every block group of it on one
+      // thread; by channels: block groups outermost (split_spatially).
       pool.parallel_for(static_cast<size_t>(groups_ * rows_ * chunks), [&](size_t item) {
         const int64_t i = static_cast<int64_t>(item);
-        const BlockGroup& bg = bgroups_[static_cast<size_t>(i / (rows_ * chunks))];
-        const int64_t rc = i % (rows_ * chunks);
+        const BlockGroup& bg =
+            bgroups_[static_cast<size_t>(spatial_ ? i % groups_ : i / (rows_ * chunks))];
+        const int64_t rc = spatial_ ? i / groups_ : i % (rows_ * chunks);
         const int64_t row = rc / chunks, t0 = rc % chunks * chunk;
         const int64_t nvg = bg.blocks;
         ukernel::F32NchwcArgs a = base;
@@ -233,8 +240,8 @@ class PreparedDirectNchwc final : public PreparedF32Conv {
     const Epilogue& e = p_.epilogue;
     pool.parallel_for(static_cast<size_t>(groups_ * rows_), [&](size_t item) {
       const int64_t i = static_cast<int64_t>(item);
-      const BlockGroup& bg = bgroups_[static_cast<size_t>(i / rows_)];
-      const int64_t oy = i % rows_ * ph_, rh = std::min(ph_, oh_ - oy);
+      const BlockGroup& bg = bgroups_[static_cast<size_t>(spatial_ ? i % groups_ : i / rows_)];
+      const int64_t oy = (spatial_ ? i / groups_ : i % rows_) * ph_, rh = std::min(ph_, oh_ - oy);
       ukernel::F32NchwcArgs a = base;
       a.bias = bias_.data() + bg.first_block * b_;
       a.x_rs = static_cast<size_t>(p_.stride_h * wp_ * ib_);
@@ -256,7 +263,7 @@ class PreparedDirectNchwc final : public PreparedF32Conv {
   Isa isa_;
   int64_t b_ = 16, ib_ = 16, cbx_ = 0, ocb_ = 0, nv_ = 1, pw_ = 1, oh_ = 0, ow_ = 0;
   int64_t rows_ = 0, cols_ = 0, hp_ = 0, wp_ = 0, groups_ = 0, tiles_ = 0, ph_ = 1;
-  bool flat_ = false, padded_ = false;
+  bool flat_ = false, padded_ = false, spatial_ = false;
   ukernel::F32NchwcFn kernels_[4][ukernel::kNchwcMaxPixels] = {};
   ukernel::F32NchwcFn row_kernels_[4][ukernel::kNchwcMaxRows - 1] = {};
   // The output-block groups one tile covers: first output block, blocks, the conv group's

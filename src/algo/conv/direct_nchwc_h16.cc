@@ -90,6 +90,10 @@ class PreparedDirectNchwcBf16 final : public PreparedH16Conv {
     }
     bias_.assign(static_cast<size_t>(ocb_ * kB), 0.f);
     if (bias) std::copy(bias, bias + p.k, bias_.begin());
+    spatial_ = split_spatially(
+        oh_ * ow_,
+        static_cast<int64_t>(sizeof(uint16_t)) * kB * (cbx_ * p.h * p.w + ocb_ * oh_ * ow_),
+        static_cast<int64_t>(sizeof(uint16_t) * w_.size()));
   }
 
   size_t workspace_bytes(int) const override {
@@ -133,8 +137,10 @@ class PreparedDirectNchwcBf16 final : public PreparedH16Conv {
       const int64_t full = cols_ / pw_;
       pool.parallel_for(static_cast<size_t>(groups_ * rows_ * chunks), [&](size_t item) {
         const int64_t i = static_cast<int64_t>(item);
-        const BlockGroup& bg = bgroups_[static_cast<size_t>(i / (rows_ * chunks))];
-        const int64_t rc = i % (rows_ * chunks);
+        // Split spatially or by channels as the f32 twin (split_spatially).
+        const BlockGroup& bg =
+            bgroups_[static_cast<size_t>(spatial_ ? i % groups_ : i / (rows_ * chunks))];
+        const int64_t rc = spatial_ ? i / groups_ : i % (rows_ * chunks);
         const int64_t row = rc / chunks, t0 = rc % chunks * chunk;
         const int64_t t1 = std::min(tiles_, t0 + chunk);
         ukernel::Bf16NchwcArgs a = base;
@@ -181,7 +187,7 @@ class PreparedDirectNchwcBf16 final : public PreparedH16Conv {
   const ukernel::H16Vcvt* cvt_;  // the bf16 narrowing (non-clamp activations)
   int64_t cbx_ = 0, ocb_ = 0, nv_ = 1, pw_ = 1, oh_ = 0, ow_ = 0;
   int64_t rows_ = 0, cols_ = 0, hp_ = 0, wp_ = 0, groups_ = 0, tiles_ = 0;
-  bool flat_ = false, padded_ = false;
+  bool flat_ = false, padded_ = false, spatial_ = false;
   ukernel::Bf16NchwcFn kernels_[ukernel::kBf16NchwcMaxBlocks][ukernel::kBf16NchwcMaxPixels] = {};
   std::vector<BlockGroup> bgroups_;
   AlignedVector<uint16_t> w_;

@@ -89,6 +89,10 @@ class PreparedWinogradNchwc final : public PreparedF32Conv {
     if (bias) std::copy(bias, bias + p.k, bias_.begin());
     zeros_.assign(static_cast<size_t>(4 * b_), 0.f);
     ones_.assign(static_cast<size_t>(b_), 1.f);
+    spatial_ = split_spatially(
+        p.oh() * p.ow(),
+        static_cast<int64_t>(sizeof(float)) * b_ * (cb_ * p.h * p.w + kb_ * p.oh() * p.ow()),
+        static_cast<int64_t>(sizeof(float) * u_.size()));
   }
 
   size_t workspace_bytes(int) const override { return (v_floats() + m_floats()) * sizeof(float); }
@@ -99,12 +103,16 @@ class PreparedWinogradNchwc final : public PreparedF32Conv {
     float* v = static_cast<float*>(workspace);
     float* mm = v + v_floats();
     const int64_t in_img = cb_ * b_ * p_.h * p_.w, out_img = kb_ * b_ * p_.oh() * p_.ow();
+    if (spatial_) {
+      run_spatial(in, out, residual, v, mm, pool);
+      return;
+    }
     for (int64_t img = 0; img < p_.n; ++img)
       for (int64_t blk = 0; blk < nblk_; ++blk) {
         const int64_t t0 = blk * tb_, nt = std::min(tb_, tiles_ - t0);
         const float* x = in + img * in_img;
         pool.parallel_for(static_cast<size_t>(cb_), [&](size_t cb) {
-          transform_input(x, static_cast<int64_t>(cb), t0, nt, v);
+          transform_input(x, static_cast<int64_t>(cb), t0, nt, 0, v);
         });
         // GEMM items: (point, block group, run of tiles), about kItemsPerThread per thread.
         const int64_t runs_per = std::max<int64_t>(
@@ -122,7 +130,7 @@ class PreparedWinogradNchwc final : public PreparedF32Conv {
         float* y = out + img * out_img;
         const float* res = residual ? residual + img * out_img : nullptr;
         pool.parallel_for(static_cast<size_t>(kb_), [&](size_t kb) {
-          transform_output(static_cast<int64_t>(kb), t0, nt, mm, y, res);
+          transform_output(static_cast<int64_t>(kb), t0, nt, 0, mm, y, res);
         });
       }
   }
@@ -131,6 +139,52 @@ class PreparedWinogradNchwc final : public PreparedF32Conv {
   struct Group {
     int64_t first_block, blocks, w_offset;
   };
+
+  // Split spatially (split_spatially): each thread keeps one band of the image's tiles (its
+  // rows) through all three steps. A transform block then holds one slice of every band
+  // (sb tiles each, at V and M index q * sb for band q), so each thread reads the rows the
+  // layer before wrote on it, and the GEMM and output transform the V and M it made.
+  void run_spatial(const float* in, float* out, const float* residual, float* v, float* mm,
+                   ThreadPool& pool) const {
+    const int64_t in_img = cb_ * b_ * p_.h * p_.w, out_img = kb_ * b_ * p_.oh() * p_.ow();
+    const int64_t bands = std::min<int64_t>({pool.threads(), tiles_, tb_});
+    const int64_t bt = ceil_div(tiles_, bands);            // tiles per band
+    const int64_t sb = std::max<int64_t>(1, tb_ / bands);  // tiles of a band per block
+    const int64_t blocks = ceil_div(bt, sb);
+    const int64_t ng = static_cast<int64_t>(groups_.size());
+    // Band q's tiles in block k: [first, first + count).
+    auto slice = [&](int64_t q, int64_t k, int64_t& first) {
+      first = q * bt + k * sb;
+      const int64_t end = std::min({q * bt + bt, first + sb, tiles_});
+      return std::max<int64_t>(0, end - first);
+    };
+    for (int64_t img = 0; img < p_.n; ++img) {
+      const float* x = in + img * in_img;
+      float* y = out + img * out_img;
+      const float* res = residual ? residual + img * out_img : nullptr;
+      for (int64_t k = 0; k < blocks; ++k) {
+        pool.parallel_for(static_cast<size_t>(bands * cb_), [&](size_t item) {
+          const int64_t q = static_cast<int64_t>(item) / cb_, cb = static_cast<int64_t>(item) % cb_;
+          int64_t t0 = 0;
+          const int64_t nt = slice(q, k, t0);
+          if (nt > 0) transform_input(x, cb, t0, nt, q * sb, v);
+        });
+        pool.parallel_for(static_cast<size_t>(bands * a2_ * ng), [&](size_t item) {
+          const int64_t i = static_cast<int64_t>(item);
+          const int64_t q = i / (a2_ * ng), xi = i / ng % a2_, g = i % ng;
+          int64_t t0 = 0;
+          const int64_t nt = slice(q, k, t0);
+          if (nt > 0) gemm(xi, groups_[static_cast<size_t>(g)], q * sb, q * sb + nt, v, mm);
+        });
+        pool.parallel_for(static_cast<size_t>(bands * kb_), [&](size_t item) {
+          const int64_t q = static_cast<int64_t>(item) / kb_, kb = static_cast<int64_t>(item) % kb_;
+          int64_t t0 = 0;
+          const int64_t nt = slice(q, k, t0);
+          if (nt > 0) transform_output(kb, t0, nt, q * sb, mm, y, res);
+        });
+      }
+    }
+  }
 
   size_t v_floats() const { return static_cast<size_t>(a2_ * cb_ * tb_ * b_); }
   size_t m_floats() const { return static_cast<size_t>(a2_ * kb_ * tb_ * b_); }
@@ -161,8 +215,9 @@ class PreparedWinogradNchwc final : public PreparedF32Conv {
       }
   }
 
-  // Input block cb of tiles [t0, t0 + nt) -> V[xi][cb][t - t0][B] (point stride cb_ tb B).
-  void transform_input(const float* x, int64_t cb, int64_t t0, int64_t nt, float* v) const {
+  // Input block cb of tiles [t0, t0 + nt) -> V[xi][cb][j0 + t - t0][B] (point stride cb_ tb B).
+  void transform_input(const float* x, int64_t cb, int64_t t0, int64_t nt, int64_t j0,
+                       float* v) const {
     alignas(64) float d[kScratch];
     const int64_t h = p_.h, w = p_.w, b = b_;
     const float* plane = x + cb * h * w * b;
@@ -188,7 +243,7 @@ class PreparedWinogradNchwc final : public PreparedF32Conv {
             std::memset(dst, 0, sizeof(float) * static_cast<size_t>(b));
         }
       }
-      fn(static_cast<size_t>(b), d, static_cast<size_t>(b), v + (cb * tb_ + j) * b, vs);
+      fn(static_cast<size_t>(b), d, static_cast<size_t>(b), v + (cb * tb_ + j0 + j) * b, vs);
     }
   }
 
@@ -216,10 +271,11 @@ class PreparedWinogradNchwc final : public PreparedF32Conv {
     }
   }
 
-  // Output block kb of tiles [t0, t0 + nt) -> out (one image, blocked): per tile the
+  // Output block kb of tiles [t0, t0 + nt), at M[xi][kb][j0 + t - t0], -> out (one image,
+  // blocked): per tile the
   // transform into m x m pixel vectors, then per row the residual and, through the
   // per-channel affine kernel (scale 1, shift the bias), bias and activation.
-  void transform_output(int64_t kb, int64_t t0, int64_t nt, const float* mm, float* out,
+  void transform_output(int64_t kb, int64_t t0, int64_t nt, int64_t j0, const float* mm, float* out,
                         const float* res) const {
     alignas(64) float o[kScratch];
     const Epilogue& e = p_.epilogue;
@@ -232,8 +288,8 @@ class PreparedWinogradNchwc final : public PreparedF32Conv {
     const float* rplane = res ? res + kb * oh * ow * b : nullptr;
     for (int64_t j = 0; j < nt; ++j) {
       const int64_t t = t0 + j;
-      fn(static_cast<size_t>(b), mm + (kb * tb_ + j) * b, ms, o, static_cast<size_t>(b), 0.f, -inf,
-         inf);
+      fn(static_cast<size_t>(b), mm + (kb * tb_ + j0 + j) * b, ms, o, static_cast<size_t>(b), 0.f,
+         -inf, inf);
       const int64_t y0 = t / tw_ * m_, x0 = t % tw_ * m_;
       const int64_t rows = std::min(m_, oh - y0), cols = std::min(m_, ow - x0);
       for (int64_t i = 0; i < rows; ++i) {
@@ -252,6 +308,7 @@ class PreparedWinogradNchwc final : public PreparedF32Conv {
   const ukernel::F32WinoUkernel* wino_;
   int64_t b_ = 16, m_ = 4, alpha_ = 6, a2_ = 36, th_ = 0, tw_ = 0, tiles_ = 0, tb_ = 0;
   int64_t nblk_ = 0, cb_ = 0, kb_ = 0, nv_ = 1, pw_ = 1;
+  bool spatial_ = false;
   ukernel::F32NchwcFn kernels_[4][ukernel::kNchwcMaxPixels] = {};
   std::vector<Group> groups_;
   AlignedVector<float> u_, bias_, zeros_, ones_;
