@@ -80,6 +80,11 @@ TEST(CliHwPeak, JsonHasEveryIsaAndBandwidth) {
   for (const char* key : {"read", "copy", "triad"})
     EXPECT_GT(j["bandwidth_gbs"].at(key).get<double>(), 0) << key;
   EXPECT_GE(j.at("bandwidth_buffer_bytes").get<double>(), 64.0 * (1 << 20));
+  // The thread handoff: measured on two or more threads, 0 on one.
+  if (j.at("peak_threads").get<int>() > 1)
+    EXPECT_GT(j.at("handoff_ns").get<double>(), 0);
+  else
+    EXPECT_EQ(j.at("handoff_ns").get<double>(), 0);
   // Plain `hw --json` does not measure.
   Result plain = run_cli("hw --json");
   ASSERT_EQ(plain.code, 0);

@@ -259,6 +259,7 @@ void add_hw_command(CLI::App& app, Action& run) {
           j["bandwidth_gbs"] = {
               {"read", pk->read_gbs}, {"copy", pk->copy_gbs}, {"triad", pk->triad_gbs}};
           j["bandwidth_buffer_bytes"] = pk->bandwidth_buffer_bytes;
+          j["handoff_ns"] = pk->handoff_ns;
           j["peak_seconds"] = pk->seconds;
         }
         j["gpus"] = gpus_json(gpus, gpu_peaks);
@@ -300,6 +301,9 @@ void add_hw_command(CLI::App& app, Action& run) {
                     pk->bandwidth_buffer_bytes >> 20);
         std::printf("  read %.1f  copy %.1f  triad %.1f\n", pk->read_gbs, pk->copy_gbs,
                     pk->triad_gbs);
+        if (pk->handoff_ns > 0)
+          std::printf("thread handoff: cache-line round trip %.0f ns between two threads\n",
+                      pk->handoff_ns);
         print_gpu_peaks(gpu_peaks);
       }
       return 0;

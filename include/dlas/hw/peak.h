@@ -13,6 +13,10 @@
 // - Bandwidth: all threads stream over buffers of max(4 x L3, 64 MiB) each
 //   (so caches cannot serve them): read (sum), copy (memcpy; counts bytes read
 //   + written, as STREAM does) and triad a = b + s * c (3 arrays).
+// - Handoff: the round trip of one cache line between two threads the OS places (median of
+//   short runs): what each parallel loop's hand-off and every read of data another thread
+//   wrote cost. Far-apart cores (another core complex or socket) show several times the
+//   near figure.
 #pragma once
 
 #include <cstddef>
@@ -45,6 +49,7 @@ struct PeakInfo {
   std::vector<IsaPeak> isas;                         // one per kAllIsas entry, in that order
   double read_gbs = 0, copy_gbs = 0, triad_gbs = 0;  // GB/s = 1e9 bytes/s, all threads
   size_t bandwidth_buffer_bytes = 0;                 // size of each streamed buffer
+  double handoff_ns = 0;  // cache-line round trip between two threads (0: one thread)
   double seconds = 0;                                // wall time the measurement took
 
   const IsaPeak& at(Isa isa) const { return isas.at(static_cast<size_t>(isa)); }

@@ -6,6 +6,8 @@
 #include <cstring>
 #include <memory>
 #include <mutex>
+#include <thread>
+#include <vector>
 
 #include "dlas/core/error.h"
 #include "dlas/hw/amx.h"
@@ -182,6 +184,40 @@ void measure_bandwidth(PeakInfo& info, ThreadPool& pool, const PeakOptions& o) {
   info.triad_gbs = 3 * gb / t_triad;
 }
 
+// The round trip of one cache line between this thread and another (unpinned, placed by the
+// OS as the pool's workers are): the median of `runs` runs of 20000 round trips each. It is
+// tens of ns between cores that share a cache and several hundred between distant ones.
+double measure_handoff_ns(int runs) {
+  constexpr int kTrips = 20000;
+  struct alignas(64) Line {
+    std::atomic<int> v{0};
+  };
+  Line line;
+  std::vector<double> ns;
+  for (int r = 0; r < runs; ++r) {
+    line.v.store(0);
+    std::thread other([&] {
+      for (int i = 0; i < kTrips; ++i) {
+        while (line.v.load(std::memory_order_acquire) != 1) {
+        }
+        line.v.store(0, std::memory_order_release);
+      }
+    });
+    // Both threads running before the clock starts.
+    const auto t0 = Clock::now();
+    for (int i = 0; i < kTrips; ++i) {
+      line.v.store(1, std::memory_order_release);
+      while (line.v.load(std::memory_order_acquire) != 0) {
+      }
+    }
+    const double s = seconds_since(t0);
+    other.join();
+    ns.push_back(s * 1e9 / kTrips);
+  }
+  std::sort(ns.begin(), ns.end());
+  return ns[ns.size() / 2];
+}
+
 }  // namespace
 
 PeakInfo measure_peak(const PeakOptions& options) {
@@ -235,6 +271,7 @@ PeakInfo measure_peak(const PeakOptions& options) {
     info.units.push_back(p);
   }
   measure_bandwidth(info, pool, options);
+  if (info.threads > 1) info.handoff_ns = measure_handoff_ns(options.runs);
   info.seconds = seconds_since(t0);
   return info;
 }
