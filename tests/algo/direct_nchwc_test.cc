@@ -58,12 +58,19 @@ bool run_set(const ConvProblem& p, const ukernel::F32NchwcUkernels& u, Isa isa, 
 bool whole_blocks_per_group(const ConvProblem& p, int64_t b) {
   return p.groups == 1 || ((p.c / p.groups) % b == 0 && (p.k / p.groups) % b == 0);
 }
+// Whether every block of `b` channels holds whole groups of 4 or more channels, as many
+// in as out.
+bool whole_groups_per_block(const ConvProblem& p, int64_t b) {
+  const int64_t cpg = p.c / p.groups;
+  return p.groups > 1 && p.c == p.k && cpg >= 4 && cpg < b && b % cpg == 0;
+}
 
 TEST(DirectNchwcConv, SupportsBlockedProblemsWithWholeBlocksPerGroup) {
   for (ConvProblem p : generated_conv_problems()) {
     EXPECT_FALSE(algo().supports(p)) << "NCHW " << p.key();
     p.set_layouts(Layout::kNchw16c, Layout::kNchw16c);
-    EXPECT_EQ(algo().supports(p), whole_blocks_per_group(p, 16)) << p.key();
+    EXPECT_EQ(algo().supports(p), whole_blocks_per_group(p, 16) || whole_groups_per_block(p, 16))
+        << p.key();
     p.set_layouts(Layout::kNchw, Layout::kNchw8c);
     EXPECT_EQ(algo().supports(p), p.groups == 1) << p.key();
   }
@@ -74,6 +81,10 @@ TEST(DirectNchwcConv, SupportsBlockedProblemsWithWholeBlocksPerGroup) {
   EXPECT_FALSE(algo().supports(g.set_layouts(Layout::kNchw, Layout::kNchw8c)));
   g = ConvProblem::from_key("c32_h9_w9_k32_3x3_s1x1_p1x1x1x1_d1x1_g4");  // 8 per group
   EXPECT_TRUE(algo().supports(g.set_layouts(Layout::kNchw8c, Layout::kNchw8c)));
+  EXPECT_TRUE(algo().supports(g.set_layouts(Layout::kNchw16c, Layout::kNchw16c)));  // 2 a block
+  g = ConvProblem::from_key("c32_h9_w9_k64_3x3_s1x1_p1x1x1x1_d1x1_g4");             // 8 in, 16 out
+  EXPECT_FALSE(algo().supports(g.set_layouts(Layout::kNchw16c, Layout::kNchw16c)));
+  g = ConvProblem::from_key("c32_h9_w9_k32_3x3_s1x1_p1x1x1x1_d1x1_g16");  // 2 per group
   EXPECT_FALSE(algo().supports(g.set_layouts(Layout::kNchw16c, Layout::kNchw16c)));
   g = ConvProblem::from_key("c16_h9_w9_k16_3x3_s1x1_p1x1x1x1_d1x1_g16");
   EXPECT_FALSE(algo().supports(g.set_layouts(Layout::kNchw8c, Layout::kNchw8c)));
@@ -151,6 +162,35 @@ TEST(DirectNchwcConv, GroupedWholeBlocksPerGroup) {
       run_set(p, *u, isa, {});
       p.epilogue.residual = true;
       p.epilogue.act = Activation::kRelu;
+      run_set(p, *u, isa, {}, 2);
+      ++tested;
+    }
+  }
+  if (kernel_sets().empty()) GTEST_SKIP() << "no AVX2";
+  EXPECT_GT(tested, 0);
+}
+
+// Groups narrower than a block (regnet_y's 8 channels a group, resnext's 4 and 8): each
+// block reduced as one group, zero weights between its groups. Channels that end inside a
+// block, 3x3 padded at stride 1 and 2 (one-row and whole-row tiles), a flat 1x1, a
+// residual with a non-fused activation, 1 and 2 threads.
+TEST(DirectNchwcConv, GroupedSeveralGroupsPerBlock) {
+  int tested = 0;
+  for (const auto& [u, isa] : kernel_sets()) {
+    const int64_t b = u->lanes;
+    for (const char* key :
+         {"c32_h9_w9_k32_3x3_s1x1_p1x1x1x1_d1x1_g4", "c32_h9_w10_k32_3x3_s2x2_p1x1x1x1_d1x1_g8",
+          "c24_h7_w7_k24_3x3_s1x1_p1x1x1x1_d1x1_g3", "c48_h14_w14_k48_3x3_s1x1_p1x1x1x1_d1x1_g12",
+          "c40_h4_w4_k40_3x3_s1x1_p1x1x1x1_d1x1_g10", "c64_h6_w6_k64_1x1_s1x1_p0x0x0x0_d1x1_g8"}) {
+      ConvProblem p = ConvProblem::from_key(key);
+      p.set_layouts(layout_of(*u), layout_of(*u));
+      if (!whole_groups_per_block(p, b)) continue;
+      ASSERT_TRUE(algo().supports(p)) << key;
+      const KnobSpace space = algo().knob_space(p, isa);
+      for (int64_t i = 0; i < space.size(); i += 5) run_set(p, *u, isa, space.point(i), 2);
+      run_set(p, *u, isa, {});
+      p.epilogue.residual = true;
+      p.epilogue.act = Activation::kSilu;
       run_set(p, *u, isa, {}, 2);
       ++tested;
     }

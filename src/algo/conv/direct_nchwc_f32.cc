@@ -9,7 +9,7 @@
 //            (zero past C and K), bias padded to whole blocks.
 //   run, per image: a padded input (padding > 0) is copied into the workspace with the
 //            borders zeroed; then threads split the (block group, output row, run of
-//            tiles) items.
+//            tiles) items, rows outermost or block groups outermost (split_spatially).
 // The input may be NCHW when the output is blocked (a stem reading the model's image):
 // the kernels then broadcast one channel per step (in lanes = 1).
 #include <algorithm>
@@ -49,6 +49,11 @@ bool row_tiles(const ConvProblem& p) {
          p.ow() <= ukernel::kNchwcMaxRowCols && ukernel::nchwc_row_cols(static_cast<int>(p.ow()));
 }
 
+// The narrowest conv group a blocked tile reduces several of at once: a block of b lanes
+// then spends b / group of its FMAs on each group's zeros (4x on 16 lanes at 4 channels per
+// group), still far fewer than NCHW grouped kernels lose on such groups.
+constexpr int64_t kMinSubBlockGroup = 4;
+
 // Rows per tile the `ph` knob offers (each capped at the register budget of nv and at oh).
 constexpr int64_t kRowChoices[] = {1, 2, 3, 4};
 static_assert(kRowChoices[3] == ukernel::kNchwcMaxRows);
@@ -62,9 +67,12 @@ class PreparedDirectNchwc final : public PreparedF32Conv {
     ib_ = is_blocked(p.x_layout) ? b_ : 1;
     cbx_ = ib_ == 1 ? p.c : ceil_div(p.c, b_);
     ocb_ = ceil_div(p.k, b_);
-    // Grouped convs (supports(): whole blocks per group) reduce over their group's input
-    // blocks only; a block group never spans two conv groups.
-    const int64_t cg = p.groups, ocb_g = ocb_ / cg, cbx_g = cbx_ / cg;
+    // Grouped convs reduce over their group's input blocks only; a block group never spans
+    // two conv groups. Groups narrower than a block (supports(): several whole groups per
+    // block, as many in as out) run as one group per block: output block j reads input
+    // block j, whose lanes of other groups meet zero weights.
+    const bool sub_block = p.groups > 1 && p.c / p.groups < b_;
+    const int64_t cg = sub_block ? ocb_ : p.groups, ocb_g = ocb_ / cg, cbx_g = cbx_ / cg;
     nv_ = std::min<int64_t>(kn.at("nv"), ocb_g);
     oh_ = p.oh(), ow_ = p.ow();
     flat_ = flat_1x1(p);
@@ -109,24 +117,26 @@ class PreparedDirectNchwc final : public PreparedF32Conv {
                  ErrorKind::kInternal, "direct (blocked): no kernel for ", bg.blocks, " blocks x ",
                  ph_, " rows of ", ow_, " pixels");
     }
-    // Weights: per block group [cbg][kh][kw][ib][blocks][b].
-    const int64_t taps = p.kh * p.kw, cpg = p.c / cg;
+    // Weights: per block group [cbg][kh][kw][ib][blocks][b]; an input channel outside the
+    // output channel's conv group (or past C or K) holds zero.
+    const int64_t taps = p.kh * p.kw, cpg = p.c / p.groups, kpg = p.k / p.groups;
     int64_t offset = 0;
     for (BlockGroup& bg : bgroups_)
       bg.w_offset = offset, offset += cbg_ * taps * ib_ * bg.blocks * b_;
     w_.assign(static_cast<size_t>(offset), 0.f);
     for (const BlockGroup& bg : bgroups_) {
       float* wg = w_.data() + bg.w_offset;
-      const int64_t ic0 = bg.x_block * ib_;  // the conv group's first input channel
+      const int64_t ic0 = bg.x_block * ib_;  // the first input channel the tiles read
       for (int64_t cb = 0; cb < cbg_; ++cb)
         for (int64_t t = 0; t < taps; ++t)
           for (int64_t c = 0; c < ib_; ++c)
             for (int64_t v = 0; v < bg.blocks; ++v)
               for (int64_t l = 0; l < b_; ++l) {
-                const int64_t oc = (bg.first_block + v) * b_ + l, ic = cb * ib_ + c;
-                if (oc < p.k && ic0 + ic < p.c)
+                const int64_t oc = (bg.first_block + v) * b_ + l, ic = ic0 + cb * ib_ + c;
+                const int64_t local = ic - oc / kpg * cpg;  // within oc's conv group
+                if (oc < p.k && ic < p.c && local >= 0 && local < cpg)
                   wg[(((cb * taps + t) * ib_ + c) * bg.blocks + v) * b_ + l] =
-                      w[(oc * cpg + ic) * taps + t];
+                      w[(oc * cpg + local) * taps + t];
               }
     }
     bias_.assign(static_cast<size_t>(ocb_ * b_), 0.f);
@@ -280,14 +290,18 @@ class DirectNchwcConv final : public ConvAlgorithm {
  public:
   std::string_view name() const override { return "direct"; }
 
-  // f32 convs with a blocked output, dense (groups 1) or grouped with whole blocks per
-  // group on a blocked input (regnet's and resnext's group widths of 8 and more); stride
+  // f32 convs with a blocked output, dense (groups 1) or grouped on a blocked input: with
+  // whole blocks per group, or with groups of kMinSubBlockGroup or more channels that divide
+  // a block, as many in as out (regnet's and resnext's group widths of 4 and 8 on 16
+  // lanes), each block then reduced as one group with zeros between its groups; stride
   // along W of 1 or 2 (the kernels' constant pixel steps).
   bool supports(const ConvProblem& p) const override {
     const int64_t b = layout_block(p.y_layout);
-    const bool grouped_ok =
-        p.groups == 1 || (p.x_layout == p.y_layout && p.groups > 1 && (p.c / p.groups) % b == 0 &&
-                          (p.k / p.groups) % b == 0);
+    const int64_t cpg = p.groups > 1 ? p.c / p.groups : p.c;
+    const bool whole = p.groups > 1 && cpg % b == 0 && (p.k / p.groups) % b == 0;
+    const bool sub_block =
+        p.groups > 1 && p.c == p.k && cpg >= kMinSubBlockGroup && cpg < b && b % cpg == 0;
+    const bool grouped_ok = p.groups == 1 || (p.x_layout == p.y_layout && (whole || sub_block));
     return p.types() == ConvTypes::kF32 && is_blocked(p.y_layout) && grouped_ok &&
            (p.x_layout == p.y_layout || p.x_layout == Layout::kNchw) &&
            (flat_1x1(p) || p.stride_w <= 2);

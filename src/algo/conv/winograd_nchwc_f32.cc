@@ -16,7 +16,9 @@
 //     3. output transform, split over output-channel blocks: Y = A^T M A per tile by the
 //        f32-wino kernel, then the residual, and bias and activation per lane through the
 //        f32-vaffine kernel, into the output.
-// The block keeps V and M (alpha^2 (C + K) floats per tile) near L2 size.
+// The block keeps V and M (alpha^2 (C + K) floats per tile) near L2 size. Where the layer
+// splits spatially (split_spatially, conv_impl.h), each thread instead keeps one band of
+// the image's tiles through all three steps (run_spatial).
 #include <algorithm>
 #include <cstring>
 #include <limits>
