@@ -104,7 +104,8 @@ TEST(FastEltwise, ActivationsMatchReference) {
                         {"Clip", Activation::kClip, -0.5f, 1.5f, 0},
                         {"Sigmoid", Activation::kSigmoid, 0, 0, 2e-6},
                         {"HardSigmoid", Activation::kHardSigmoid, 0.3f, 0.4f, 2e-6},
-                        {"HardSwish", Activation::kHardSwish, 0, 0, 2e-6}};
+                        {"HardSwish", Activation::kHardSwish, 0, 0, 2e-6},
+                        {"Erf", Activation::kErf, 0, 0, 2e-7}};
   const Shape s{2, 16, 30, 30};
   const std::vector<float> x = random(count(s), 13, -8.f, 8.f);
   for (Isa isa : supported_isas())

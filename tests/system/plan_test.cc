@@ -137,6 +137,47 @@ TEST(PlanElementwise, PowOfTwoIsASquareOnTheFastPath) {
   }
 }
 
+// ReduceMean over trailing axes (a decomposed LayerNorm's mean over the last axis, a mean over
+// H and W) runs as a global average of each row on the fast pooling kernel, equal to the
+// reference within f32 summation error, the axes given as an attribute (keepdims 1 and 0)
+// or as an input; a reduced axis before the trailing run stays on the reference kernel.
+TEST(PlanReduce, MeanOverTrailingAxesRunsOnTheFastPool) {
+  struct Case {
+    std::vector<int64_t> axes;
+    int64_t keepdims;
+    bool as_input;
+    std::string kernel;
+  };
+  const Case cases[] = {{{-1}, 1, false, "fast"},
+                        {{2, 3}, 0, false, "fast"},
+                        {{3}, 1, true, "fast"},
+                        {{1, 2, 3}, 1, true, "fast"},
+                        {{1}, 1, false, "reference"},
+                        {{1, 3}, 1, false, "reference"}};
+  for (const Case& c : cases) {
+    std::string what = "axes";
+    for (int64_t a : c.axes) what += " " + std::to_string(a);
+    Graph g;
+    g.inputs.push_back({"x", DType::kF32, {2, 5, 7, 96}});
+    Node n{"mean", "ReduceMean", {"x"}, {"y"}, {}};
+    n.attrs["keepdims"] = c.keepdims;
+    if (c.as_input) {
+      g.initializers.emplace(
+          "axes", Tensor::from_vector<int64_t>({static_cast<int64_t>(c.axes.size())}, c.axes));
+      n.inputs.push_back("axes");
+    } else {
+      n.attrs["axes"] = c.axes;
+    }
+    g.nodes.push_back(n);
+    g.outputs = {"y"};
+    g.infer();
+    const auto [got, want] = compiled_and_reference(g, c.kernel, what);
+    ASSERT_EQ(got.shape(), want.shape()) << what;
+    for (int64_t i = 0; i < want.numel(); ++i)
+      EXPECT_NEAR(got.data<float>()[i], want.data<float>()[i], 1e-5) << what << " at " << i;
+  }
+}
+
 TEST(PlanPasses, ResNet18CifarFusesEveryBatchNormResidualAndRelu) {
   Graph g = build_zoo_model("resnet18-cifar");
   const PassReport r = optimize_graph(g, 3);

@@ -46,6 +46,7 @@ enum class Activation : int {
   kSilu,         // x * sigmoid(x) (Swish)
   kHardSigmoid,  // max(0, min(1, p0 * x + p1))  (ONNX alpha, beta)
   kHardSwish,    // x * max(0, min(1, x / 6 + 1/2))
+  kErf,          // erf(x): the ONNX Erf of a decomposed GELU, 0.5 x (1 + erf(x / sqrt 2))
 };
 const char* activation_name(Activation a);
 // Inverse of activation_name (the FusedConv `activation` attribute); throws kInvalidInput.

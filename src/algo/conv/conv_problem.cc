@@ -28,6 +28,8 @@ const char* activation_name(Activation a) {
       return "hardsigmoid";
     case Activation::kHardSwish:
       return "hardswish";
+    case Activation::kErf:
+      return "erf";
   }
   return "?";
 }
@@ -35,7 +37,7 @@ const char* activation_name(Activation a) {
 Activation parse_activation(std::string_view name) {
   for (Activation a :
        {Activation::kNone, Activation::kRelu, Activation::kClip, Activation::kSigmoid,
-        Activation::kSilu, Activation::kHardSigmoid, Activation::kHardSwish})
+        Activation::kSilu, Activation::kHardSigmoid, Activation::kHardSwish, Activation::kErf})
     if (name == activation_name(a)) return a;
   fail(ErrorKind::kInvalidInput, "unknown activation '", name, "'");
 }

@@ -37,6 +37,8 @@ __device__ __forceinline__ float activate(float v, int act, float p0, float p1) 
       return fminf(fmaxf(p0 * v + p1, 0.f), 1.f);
     case static_cast<int>(Activation::kHardSwish):
       return v * fminf(fmaxf(v * (1.f / 6.f) + 0.5f, 0.f), 1.f);
+    case static_cast<int>(Activation::kErf):
+      return erff(v);
     default:
       return v;
   }

@@ -359,6 +359,8 @@ std::unique_ptr<Step> lower_activation(const LowerContext& ctx) {
     e.act = Activation::kSigmoid;
   } else if (n.op == "HardSwish") {
     e.act = Activation::kHardSwish;
+  } else if (n.op == "Erf") {
+    e.act = Activation::kErf;
   } else if (n.op == "HardSigmoid") {
     e.act = Activation::kHardSigmoid;
     e.p0 = n.attr_float("alpha", 0.2f), e.p1 = n.attr_float("beta", 0.5f);

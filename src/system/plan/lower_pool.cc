@@ -1,7 +1,7 @@
-// MaxPool / AveragePool (2-D, f32, explicit pads) and GlobalAveragePool -> fast pooling, also
-// on fp16 / bf16 values (NCHW; the *_h16 pools); MaxPool on u8 / s8 values (int8 graphs) ->
-// the 8-bit max pool. The f32 pools run on the
-// node's layout: NCHW or blocked (the layout pass blocks exactly pool_lowers_f32's nodes).
+// MaxPool / AveragePool (2-D, f32, explicit pads), GlobalAveragePool and ReduceMean over
+// trailing axes -> fast pooling, also on fp16 / bf16 values (NCHW; the *_h16 pools); MaxPool on u8
+// / s8 values (int8 graphs) -> the 8-bit max pool. The f32 pools run on the node's layout: NCHW or
+// blocked (the layout pass blocks exactly pool_lowers_f32's nodes).
 #include "dlas/algo/pool.h"
 #include "system/plan/steps.h"
 
@@ -118,9 +118,50 @@ bool pool_lowers_f32(const Graph& g, const Node& n) {
   return global || pool_attrs(n, p);
 }
 
+namespace {
+// ReduceMean over trailing axes of an NCHW-stored value (a decomposed LayerNorm's mean over
+// the last axis, a mean over H and W): rows x (the product of the reduced axes), each row's
+// mean one global average. Returns the row length, or 0 where the axes are not a trailing
+// run (or reduce nothing).
+int64_t trailing_mean_length(const Graph& g, const Node& n) {
+  if (n.op != "ReduceMean" || n.inputs.empty() || n.outputs.size() != 1) return 0;
+  const Shape& x = g.value(n.inputs[0]).shape;
+  const int64_t r = static_cast<int64_t>(x.size());
+  std::vector<int64_t> axes = n.attr_ints("axes", {});
+  if (n.inputs.size() > 1 && !n.inputs[1].empty()) {
+    const Tensor* t = g.constant(n.inputs[1]);
+    if (!t) return 0;
+    axes = t->to_int64_vector();
+  }
+  if (axes.empty() || r == 0) return 0;  // all axes, or none with noop_with_empty_axes
+  std::vector<bool> reduced(static_cast<size_t>(r), false);
+  for (int64_t a : axes) {
+    if (a < -r || a >= r) return 0;
+    reduced[static_cast<size_t>(a < 0 ? a + r : a)] = true;
+  }
+  int64_t first = r;
+  while (first > 0 && reduced[static_cast<size_t>(first - 1)]) --first;
+  for (int64_t i = 0; i < first; ++i)
+    if (reduced[static_cast<size_t>(i)]) return 0;  // a reduced axis before the trailing run
+  int64_t len = 1;
+  for (int64_t i = first; i < r; ++i) len *= x[static_cast<size_t>(i)];
+  return first < r ? len : 0;
+}
+}  // namespace
+
 std::unique_ptr<Step> lower_pool(const LowerContext& ctx) {
   const Node& n = ctx.node;
   const Graph& g = ctx.graph;
+  if (const int64_t len = trailing_mean_length(g, n); len > 0 && !is_blocked(ctx.y_layout)) {
+    const DType xt = g.value(n.inputs[0]).dtype;
+    const bool h16 = xt == DType::kF16 || xt == DType::kBF16;
+    if ((!is_f32(g, n.inputs[0]) && !h16) || g.value(n.outputs[0]).dtype != xt) return nullptr;
+    PoolProblem p;
+    p.n = 1, p.c = shape_numel(g.value(n.inputs[0]).shape) / len, p.h = 1, p.w = len;
+    p.oh = 1, p.ow = 1;
+    return std::make_unique<PoolStep>(n, PoolStep::Kind::kGlobalAverage, p, false, ctx.isa,
+                                      Layout::kNchw, h16 ? xt : DType::kF32);
+  }
   const bool global = n.op == "GlobalAveragePool";
   if ((n.op != "MaxPool" && n.op != "AveragePool" && !global) || n.outputs.size() != 1)
     return nullptr;

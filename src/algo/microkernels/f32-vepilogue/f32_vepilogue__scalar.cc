@@ -36,6 +36,10 @@ void f32_vepilogue__scalar(size_t n, float* y, float bias, const float* residual
         v = v * (t < 0.f ? 0.f : (t > 1.f ? 1.f : t));
         break;
       }
+      case Activation::kErf: {
+        v = std::erf(v);
+        break;
+      }
     }
     y[i] = v;
   }

@@ -66,6 +66,41 @@ inline typename F32Vec<L>::type f32vec_sigmoid(typename F32Vec<L>::type x) {
   return (x > zero ? f32vec_splat<L>(1.f) : e) / d;
 }
 
+// erf(x). Below |x| = 1 its odd Taylor series to x^19 (truncation under 2e-8); above,
+// Abramowitz & Stegun 7.1.26 on |x|, 1 - t (a1 + t (a2 + ... a5)) exp(-x^2) with
+// t = 1 / (1 + p |x|), absolute error under 1.5e-7 where erf >= 0.84; the sign restored, |x|
+// capped at 10, where erf rounds to +-1.
+template <int L>
+inline typename F32Vec<L>::type f32vec_erf(typename F32Vec<L>::type x) {
+  typedef typename F32Vec<L>::type V;
+  typedef typename I32Vec<L>::type VI;
+  const VI sign = (VI)x & (VI)f32vec_splat<L>(-0.f);
+  V a = (V)((VI)x & ~(VI)f32vec_splat<L>(-0.f));
+  a = a > f32vec_splat<L>(10.f) ? f32vec_splat<L>(10.f) : a;
+  const V t = f32vec_splat<L>(1.f) / (f32vec_splat<L>(1.f) + f32vec_splat<L>(0.3275911f) * a);
+  V p = f32vec_splat<L>(1.061405429f);
+  p = p * t + f32vec_splat<L>(-1.453152027f);
+  p = p * t + f32vec_splat<L>(1.421413741f);
+  p = p * t + f32vec_splat<L>(-0.284496736f);
+  p = p * t + f32vec_splat<L>(0.254829592f);
+  const V far = f32vec_splat<L>(1.f) - p * t * f32vec_exp_nonpositive<L>(-(a * a));
+  // 2/sqrt(pi) * sum_n (-1)^n x^(2n+1) / (n! (2n+1)), n = 0..9
+  const V x2 = a * a;
+  V q = f32vec_splat<L>(-1.450385222e-07f);
+  q = q * x2 + f32vec_splat<L>(1.458916900e-06f);
+  q = q * x2 + f32vec_splat<L>(-1.322751323e-05f);
+  q = q * x2 + f32vec_splat<L>(1.068376068e-04f);
+  q = q * x2 + f32vec_splat<L>(-7.575757576e-04f);
+  q = q * x2 + f32vec_splat<L>(4.629629630e-03f);
+  q = q * x2 + f32vec_splat<L>(-2.380952381e-02f);
+  q = q * x2 + f32vec_splat<L>(1.000000000e-01f);
+  q = q * x2 + f32vec_splat<L>(-3.333333333e-01f);
+  q = q * x2 + f32vec_splat<L>(1.000000000e+00f);
+  const V near = q * a * f32vec_splat<L>(1.12837916709551257f);
+  const V y = a < f32vec_splat<L>(1.f) ? near : far;
+  return (V)((VI)y | sign);
+}
+
 template <int L, dlas::Activation A>
 inline typename F32Vec<L>::type f32vec_activate(typename F32Vec<L>::type v, float p0, float p1) {
   typedef typename F32Vec<L>::type V;
@@ -90,6 +125,8 @@ inline typename F32Vec<L>::type f32vec_activate(typename F32Vec<L>::type v, floa
     t = t < zero ? zero : t;
     t = t > one ? one : t;
     v = v * t;
+  } else if constexpr (A == Activation::kErf) {
+    v = f32vec_erf<L>(v);
   }
   return v;
 }
@@ -138,6 +175,8 @@ inline void f32_vepilogue_vec(size_t n, float* y, float bias, const float* resid
       return f32_vepilogue_act<L, Activation::kHardSigmoid>(n, y, bias, residual, p0, p1);
     case Activation::kHardSwish:
       return f32_vepilogue_act<L, Activation::kHardSwish>(n, y, bias, residual, p0, p1);
+    case Activation::kErf:
+      return f32_vepilogue_act<L, Activation::kErf>(n, y, bias, residual, p0, p1);
   }
 }
 
