@@ -148,12 +148,9 @@ TEST(PlanReduce, MeanOverTrailingAxesRunsOnTheFastPool) {
     bool as_input;
     std::string kernel;
   };
-  const Case cases[] = {{{-1}, 1, false, "fast"},
-                        {{2, 3}, 0, false, "fast"},
-                        {{3}, 1, true, "fast"},
-                        {{1, 2, 3}, 1, true, "fast"},
-                        {{1}, 1, false, "reference"},
-                        {{1, 3}, 1, false, "reference"}};
+  const Case cases[] = {{{-1}, 1, false, "fast"},     {{2, 3}, 0, false, "fast"},
+                        {{3}, 1, true, "fast"},       {{1, 2, 3}, 1, true, "fast"},
+                        {{1}, 1, false, "reference"}, {{1, 3}, 1, false, "reference"}};
   for (const Case& c : cases) {
     std::string what = "axes";
     for (int64_t a : c.axes) what += " " + std::to_string(a);
@@ -175,6 +172,37 @@ TEST(PlanReduce, MeanOverTrailingAxesRunsOnTheFastPool) {
     ASSERT_EQ(got.shape(), want.shape()) << what;
     for (int64_t i = 0; i < want.numel(); ++i)
       EXPECT_NEAR(got.data<float>()[i], want.data<float>()[i], 1e-5) << what << " at " << i;
+  }
+}
+
+// Transposes that swap two runs of axes (ConvNeXt's NCHW <-> NHWC permutes, a 2-D
+// transpose, one with axes of extent 1) run on the fast transpose, bit for bit the
+// reference's; a permutation of three runs stays on the reference kernel.
+TEST(PlanTranspose, SwapsOfTwoAxisRunsRunOnTheFastKernel) {
+  struct Case {
+    Shape x;
+    std::vector<int64_t> perm;
+    std::string kernel;
+  };
+  const Case cases[] = {{{2, 24, 7, 9}, {0, 2, 3, 1}, "fast"},
+                        {{2, 7, 9, 24}, {0, 3, 1, 2}, "fast"},
+                        {{37, 70}, {1, 0}, "fast"},
+                        {{5, 6, 33}, {2, 0, 1}, "fast"},
+                        {{1, 40, 1, 35}, {0, 3, 2, 1}, "fast"},
+                        {{3, 4, 5, 6}, {0, 3, 2, 1}, "reference"}};
+  for (const Case& c : cases) {
+    std::string what = "perm";
+    for (int64_t a : c.perm) what += " " + std::to_string(a);
+    Graph g;
+    g.inputs.push_back({"x", DType::kF32, c.x});
+    Node n{"t", "Transpose", {"x"}, {"y"}, {}};
+    n.attrs["perm"] = c.perm;
+    g.nodes.push_back(n);
+    g.outputs = {"y"};
+    g.infer();
+    const auto [got, want] = compiled_and_reference(g, c.kernel, what);
+    ASSERT_EQ(got.shape(), want.shape()) << what;
+    EXPECT_EQ(std::memcmp(got.raw(), want.raw(), want.nbytes()), 0) << what;
   }
 }
 

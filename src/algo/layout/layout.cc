@@ -121,6 +121,39 @@ void reorder(const float* src, Layout from, float* dst, Layout to, int64_t n, in
   reorder_any(src, from, dst, to, n, c, hw, pool);
 }
 
+namespace {
+template <class T>
+void transpose_tiles(const T* src, T* dst, int64_t batch, int64_t rows, int64_t cols,
+                     ThreadPool& pool) {
+  constexpr int64_t kTile = 32;  // 32 x 32 x 4 bytes: 4 KiB read, 4 KiB written per tile
+  const int64_t row_tiles = (rows + kTile - 1) / kTile;
+  pool.parallel_for(static_cast<size_t>(batch * row_tiles), [&](size_t item) {
+    const int64_t b = static_cast<int64_t>(item) / row_tiles;
+    const int64_t i0 = static_cast<int64_t>(item) % row_tiles * kTile;
+    const int64_t i1 = std::min(rows, i0 + kTile);
+    const T* s = src + b * rows * cols;
+    T* d = dst + b * rows * cols;
+    for (int64_t j0 = 0; j0 < cols; j0 += kTile) {
+      const int64_t j1 = std::min(cols, j0 + kTile);
+      for (int64_t j = j0; j < j1; ++j)
+        for (int64_t i = i0; i < i1; ++i) d[j * rows + i] = s[i * cols + j];
+    }
+  });
+}
+}  // namespace
+
+void transpose_2d(const void* src, void* dst, size_t elem_bytes, int64_t batch, int64_t rows,
+                  int64_t cols, ThreadPool& pool) {
+  DLAS_CHECK(elem_bytes == 2 || elem_bytes == 4, ErrorKind::kInternal,
+             "transpose_2d: elements of 2 or 4 bytes, not ", elem_bytes);
+  if (elem_bytes == 4)
+    transpose_tiles(static_cast<const uint32_t*>(src), static_cast<uint32_t*>(dst), batch, rows,
+                    cols, pool);
+  else
+    transpose_tiles(static_cast<const uint16_t*>(src), static_cast<uint16_t*>(dst), batch, rows,
+                    cols, pool);
+}
+
 void reorder(const uint16_t* src, Layout from, uint16_t* dst, Layout to, int64_t n, int64_t c,
              int64_t hw, ThreadPool& pool) {
   reorder_any(src, from, dst, to, n, c, hw, pool);
