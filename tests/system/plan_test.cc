@@ -79,6 +79,17 @@ Graph one_node_graph(const std::string& op, const Shape& xs, Tensor c) {
   return g;
 }
 
+// A graph of the one node n, reading an f32 input "x" of shape xs and the constants given.
+Graph graph_of(const Node& n, const Shape& xs, std::map<std::string, Tensor> constants = {}) {
+  Graph g;
+  g.inputs.push_back({"x", DType::kF32, xs});
+  for (auto& [name, t] : constants) g.initializers.emplace(name, std::move(t));
+  g.nodes.push_back(n);
+  g.outputs = n.outputs;
+  g.infer();
+  return g;
+}
+
 // The one-node graph compiled at 2 threads: its one step runs on `kernel`; returns the
 // plan's output and the reference runtime's on seeded inputs.
 std::pair<Tensor, Tensor> compiled_and_reference(const Graph& g, const std::string& kernel,
@@ -154,21 +165,18 @@ TEST(PlanReduce, MeanOverTrailingAxesRunsOnTheFastPool) {
   for (const Case& c : cases) {
     std::string what = "axes";
     for (int64_t a : c.axes) what += " " + std::to_string(a);
-    Graph g;
-    g.inputs.push_back({"x", DType::kF32, {2, 5, 7, 96}});
     Node n{"mean", "ReduceMean", {"x"}, {"y"}, {}};
     n.attrs["keepdims"] = c.keepdims;
+    std::map<std::string, Tensor> constants;
     if (c.as_input) {
-      g.initializers.emplace(
+      constants.emplace(
           "axes", Tensor::from_vector<int64_t>({static_cast<int64_t>(c.axes.size())}, c.axes));
       n.inputs.push_back("axes");
     } else {
       n.attrs["axes"] = c.axes;
     }
-    g.nodes.push_back(n);
-    g.outputs = {"y"};
-    g.infer();
-    const auto [got, want] = compiled_and_reference(g, c.kernel, what);
+    const auto [got, want] =
+        compiled_and_reference(graph_of(n, {2, 5, 7, 96}, std::move(constants)), c.kernel, what);
     ASSERT_EQ(got.shape(), want.shape()) << what;
     for (int64_t i = 0; i < want.numel(); ++i)
       EXPECT_NEAR(got.data<float>()[i], want.data<float>()[i], 1e-5) << what << " at " << i;
@@ -193,14 +201,9 @@ TEST(PlanTranspose, SwapsOfTwoAxisRunsRunOnTheFastKernel) {
   for (const Case& c : cases) {
     std::string what = "perm";
     for (int64_t a : c.perm) what += " " + std::to_string(a);
-    Graph g;
-    g.inputs.push_back({"x", DType::kF32, c.x});
     Node n{"t", "Transpose", {"x"}, {"y"}, {}};
     n.attrs["perm"] = c.perm;
-    g.nodes.push_back(n);
-    g.outputs = {"y"};
-    g.infer();
-    const auto [got, want] = compiled_and_reference(g, c.kernel, what);
+    const auto [got, want] = compiled_and_reference(graph_of(n, c.x), c.kernel, what);
     ASSERT_EQ(got.shape(), want.shape()) << what;
     EXPECT_EQ(std::memcmp(got.raw(), want.raw(), want.nbytes()), 0) << what;
   }
