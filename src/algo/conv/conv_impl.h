@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <cstring>
 #include <memory>
+#include <utility>
 
 #include "dlas/algo/conv.h"
 #include "dlas/hw/thread_pool.h"
@@ -17,6 +18,34 @@ namespace dlas {
 // many: several units per item, so the pool's per-item cost stays small next to a unit's
 // work, and still enough items to balance two threads on a shared machine.
 constexpr int64_t kItemsPerThread = 16;
+
+// Output pixels per register tile the blocked kernels' `pw` knob offers (direct f32 and bf16,
+// winograd's GEMM).
+inline constexpr int64_t kBlockedTilePixels[] = {2, 3, 4, 5, 6, 7, 8, 10, 12, 14, 16, 24};
+
+// The untuned register tile of the blocked kernels: among nv = 1..max_nv output blocks (at
+// most `blocks`), each with the widest tile of at most cap(nv) pixels spread evenly over
+// `cols`, the one with the most FMAs per load (nv * px / (nv + px)), counting only the real
+// blocks of the last group of nv; px then rounded down to a knob value. Returns {nv, pw}.
+template <class Cap>
+std::pair<int64_t, int64_t> most_fmas_per_load(int64_t blocks, int64_t cols, int max_nv, Cap cap) {
+  auto ceil_div = [](int64_t a, int64_t b) { return (a + b - 1) / b; };
+  int64_t best_nv = 1, best_px = 2;
+  double best = -1;
+  for (int nv = 1; nv <= max_nv && nv <= blocks; ++nv) {
+    const int64_t c = cap(nv);
+    if (c < 1) continue;
+    const int64_t px = ceil_div(cols, ceil_div(cols, c));
+    const double used =
+        static_cast<double>(blocks) / static_cast<double>(ceil_div(blocks, nv) * nv);
+    const double score = used * static_cast<double>(nv * px) / static_cast<double>(nv + px);
+    if (score > best + 1e-9) best = score, best_nv = nv, best_px = px;
+  }
+  int64_t pw = kBlockedTilePixels[0];
+  for (int64_t v : kBlockedTilePixels)
+    if (v <= best_px) pw = v;
+  return {best_nv, pw};
+}
 
 // How a blocked kernel splits an image's work over threads. The pool gives each thread one
 // contiguous run of items, so the item order decides which part of the tensors a thread

@@ -35,7 +35,7 @@ int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 constexpr int64_t kActivateFloats = 2048;
 
 // Pixel counts the `pw` knob offers (each capped at the tile's register budget).
-constexpr int64_t kPixelChoices[] = {2, 3, 4, 5, 6, 7, 8, 10, 12, 14, 16, 24};
+constexpr const auto& kPixelChoices = kBlockedTilePixels;
 
 bool flat_1x1(const ConvProblem& p) {
   return p.kh == 1 && p.kw == 1 && p.stride_h == 1 && p.stride_w == 1 && p.pad_t == 0 &&
@@ -336,22 +336,8 @@ class DirectNchwcConv final : public ConvAlgorithm {
     };
     const int64_t ocb = blocks_per_group(p);
     const int64_t cols = flat_1x1(p) ? p.oh() * p.ow() : p.ow();
-    int64_t best_nv = 1, best_pw = 2;
-    double best = -1;
-    for (int nv : ukernel::kNchwcBlocks) {
-      if (nv > ocb) break;
-      const int64_t cap = max_pixels(nv);
-      if (cap < 1) continue;
-      const int64_t tiles = ceil_div(cols, cap);
-      const int64_t px = ceil_div(cols, tiles);
-      // Blocks of the last group run empty lanes: count only the real ones.
-      const double used = static_cast<double>(ocb) / static_cast<double>(ceil_div(ocb, nv) * nv);
-      const double score = used * static_cast<double>(nv * px) / static_cast<double>(nv + px);
-      if (score > best + 1e-9) best = score, best_nv = nv, best_pw = px;
-    }
-    int64_t pw = kPixelChoices[0];
-    for (int64_t v : kPixelChoices)
-      if (v <= best_pw) pw = v;
+    const auto [best_nv, pw] = most_fmas_per_load(
+        ocb, cols, ukernel::kNchwcBlocks[std::size(ukernel::kNchwcBlocks) - 1], max_pixels);
     Knobs k{{"nv", best_nv}, {"pw", pw}};
     if (!row_tiles(p)) return k;
     k["ph"] = 1;

@@ -207,25 +207,13 @@ bool native_blocked_direct_applies(const ConvProblem& p, Isa isa) {
 Knobs native_blocked_direct_default_knobs(const ConvProblem& p, Isa isa) {
   const ukernel::Bf16NchwcUkernels* set = ukernel::bf16_nchwc_for(isa);
   DLAS_CHECK(set != nullptr, ErrorKind::kUnsupported, "no bf16 blocked kernels on ", isa_name(isa));
-  // As the f32 blocked default: per block count, the widest tile within the registers
-  // spread evenly over a row's tiles, scored by dot products per load (nv * pw / (nv + pw))
-  // over the lanes the last block group really uses. Pixel counts are the knob's values.
-  constexpr int64_t kPixelChoices[] = {2, 3, 4, 5, 6, 7, 8, 10, 12, 14, 16, 24};
+  // As the f32 blocked default (most_fmas_per_load): per block count, the widest tile within
+  // the registers spread evenly over a row's tiles, scored by dot products per load
+  // (nv * pw / (nv + pw)) over the lanes the last block group really uses.
   const int64_t ocb = ceil_div(p.k, kB);
   const int64_t cols = flat_1x1(p) ? p.oh() * p.ow() : p.ow();
-  int64_t best_nv = 1, best_pw = 2;
-  double best = -1;
-  for (int nv = 1; nv <= ukernel::kBf16NchwcMaxBlocks && nv <= ocb; ++nv) {
-    const int64_t cap = set->max_pixels(nv);
-    if (cap < 1) continue;
-    const int64_t tiles = ceil_div(cols, cap), px = ceil_div(cols, tiles);
-    const double used = static_cast<double>(ocb) / static_cast<double>(ceil_div(ocb, nv) * nv);
-    const double score = used * static_cast<double>(nv * px) / static_cast<double>(nv + px);
-    if (score > best + 1e-9) best = score, best_nv = nv, best_pw = px;
-  }
-  int64_t pw = kPixelChoices[0];
-  for (int64_t v : kPixelChoices)
-    if (v <= best_pw) pw = v;
+  const auto [best_nv, pw] = most_fmas_per_load(ocb, cols, ukernel::kBf16NchwcMaxBlocks,
+                                                [&](int nv) { return set->max_pixels(nv); });
   return {{"nv", best_nv}, {"pw", pw}};
 }
 

@@ -45,7 +45,7 @@ int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 constexpr int64_t kBlockBytes = 1 << 20;
 constexpr int64_t kTileBlocks[] = {8, 16, 32, 64, 128, 256};
 // Tiles per register tile (the `pw` knob; capped by the kernel set's register budget).
-constexpr int64_t kPixelChoices[] = {2, 3, 4, 5, 6, 7, 8, 10, 12, 14, 16, 24};
+constexpr const auto& kPixelChoices = kBlockedTilePixels;
 
 // The transform kernels whose lanes are the block (nullptr when the path has none).
 const ukernel::F32WinoUkernel* wino_for(Isa isa, int64_t lanes) {
@@ -359,20 +359,10 @@ class WinogradNchwcConv final : public ConvAlgorithm {
       if (v * per_tile <= kBlockBytes && v < std::max<int64_t>(8, tiles) * 2) tb = v;
     const ukernel::F32NchwcUkernels* set = ukernel::f32_nchwc_for(isa, static_cast<int>(b));
     const int64_t kb = ceil_div(p.k, b), rows = std::min(tb, tiles);
-    int64_t best_nv = 1, best_pw = 2;
-    double best = -1;
-    for (int nv : ukernel::kNchwcBlocks) {
-      if (nv > kb) break;
-      const int64_t cap = set ? std::min(set->max_pixels(nv), set->default_accumulators / nv) : 8;
-      if (cap < 1) continue;
-      const int64_t px = ceil_div(rows, ceil_div(rows, cap));
-      const double used = static_cast<double>(kb) / static_cast<double>(ceil_div(kb, nv) * nv);
-      const double score = used * static_cast<double>(nv * px) / static_cast<double>(nv + px);
-      if (score > best + 1e-9) best = score, best_nv = nv, best_pw = px;
-    }
-    int64_t pw = kPixelChoices[0];
-    for (int64_t v : kPixelChoices)
-      if (v <= best_pw) pw = v;
+    const auto [best_nv, pw] = most_fmas_per_load(
+        kb, rows, ukernel::kNchwcBlocks[std::size(ukernel::kNchwcBlocks) - 1], [&](int nv) {
+          return set ? std::min(set->max_pixels(nv), set->default_accumulators / nv) : 8;
+        });
     return {{"variant", m}, {"tile_block", tb}, {"nv", best_nv}, {"pw", pw}};
   }
 
