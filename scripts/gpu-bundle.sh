@@ -2,7 +2,8 @@
 # Bundles this build for a machine that has a GPU but not the project's Debian packages
 # (docs/gpu.md "Running on another machine"): bin/dlas, the GPU test binary, and every
 # shared library they load that is neither the C runtime nor CUDA's (those come from the
-# target machine), into DIR (default .gpu-bundle/, git-ignored). On the target:
+# target machine), into DIR (default .gpu-bundle/, git-ignored). WITH_CPU_TESTS=1 adds the main
+# test binary (dlas_tests), to run the ISA tests on that machine's CPU. On the target:
 #   LD_LIBRARY_PATH=DIR/lib DIR/dlas hw
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -12,7 +13,8 @@ rm -rf "$out"
 mkdir -p "$out/lib"
 cp "$build/bin/dlas" "$out/dlas"
 [ -x "$build/dlas_gpu_tests" ] && cp "$build/dlas_gpu_tests" "$out/dlas_gpu_tests"
-for bin in "$out/dlas" "$out/dlas_gpu_tests"; do
+[ "${WITH_CPU_TESTS:-0}" = 1 ] && cp "$build/dlas_tests" "$out/dlas_tests"
+for bin in "$out/dlas" "$out/dlas_gpu_tests" "$out/dlas_tests"; do
   [ -e "$bin" ] || continue
   ldd "$bin" | awk '/=> \// {print $3}' | while read -r lib; do
     case "$(basename "$lib")" in

@@ -413,8 +413,10 @@ struct CudaExecutor::Impl {
       bool from_profile = false;
       if (!a || !a->supports(s)) {
         a = &cuda::auto_conv_algorithm(s);
-        // The measured rule: this GPU's winner for the layer's class, at its knobs where
-        // they fit the layer.
+        // The measured rule: this GPU's winner for the layer's class, at the knobs measured
+        // only on the very shape they were measured on. A class spans reductions of 10x and
+        // more, and knobs fitted to one shape (split-K count, tile) starve another: on one
+        // H100 they made densenet161 fp16 2x slower than the winner's own defaults.
         if (profile) {
           const auto it = profile->classes.find(cuda_shape_class(s));
           const cuda::ConvAlgorithm* p =
@@ -422,10 +424,12 @@ struct CudaExecutor::Impl {
           if (p && p->supports(s)) {
             a = p;
             knobs = p->default_knobs(s);
-            try {
-              p->knob_space(s).validate(it->second.knobs, "profile");
-              knobs = it->second.knobs;
-            } catch (const Error&) {
+            if (it->second.shape == s.str()) {
+              try {
+                p->knob_space(s).validate(it->second.knobs, "profile");
+                knobs = it->second.knobs;
+              } catch (const Error&) {
+              }
             }
             from_profile = true;
           }
