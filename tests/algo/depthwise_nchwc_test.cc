@@ -3,9 +3,15 @@
 // padding lanes, output reordered back).
 #include <gtest/gtest.h>
 
+#include <cstring>
+#include <random>
+#include <string>
+
 #include "algo/conv/depthwise_nchwc_f32.h"
 #include "algo/conv_tester.h"
+#include "dlas/core/dtype.h"
 #include "dlas/core/error.h"
+#include "dlas/hw/thread_pool.h"
 
 namespace dlas::test {
 namespace {
@@ -138,6 +144,75 @@ TEST(DepthwiseNchwcConv, Epilogues) {
           run_set(p, *u, {}, 2);
         }
     }
+}
+
+// bf16 on bf16 blocks: every bf16 set this CPU runs (production and test-only) against its
+// f32 twin set on the exactly widened tensors, the output rounded to bf16 once -- what the
+// widened path computes -- bit for bit, padding lanes included. Every shape of problems(),
+// a spread of tile widths, fused (clamp) and tile-wise (SiLU, hard-swish) activations, a
+// residual, one and two threads.
+TEST(DepthwiseNchwcConv, Bf16BlocksEqualTheWidenedTwinBitForBit) {
+  std::vector<std::pair<const ukernel::Bf16DwNchwcUkernels*, const ukernel::F32DwNchwcUkernels*>>
+      sets;
+  for (const auto* list :
+       {&ukernel::bf16_dwnchwc_ukernels(), &ukernel::bf16_dwnchwc_test_only_ukernels()})
+    for (const ukernel::Bf16DwNchwcUkernels& b : *list) {
+      if (!isa_supported(b.isa)) continue;
+      const std::string twin = "f32" + std::string(b.name).substr(4);
+      for (const auto* u : kernel_sets())
+        if (twin == u->name) sets.push_back({&b, u});
+    }
+  if (sets.empty()) GTEST_SKIP() << "no AVX2";
+  std::mt19937 rng(5);
+  std::uniform_real_distribution<float> d(-2.f, 2.f);
+  const Activation acts[] = {Activation::kNone, Activation::kRelu, Activation::kClip,
+                             Activation::kSilu, Activation::kHardSwish};
+  int cases = 0;
+  for (const auto& [bset, fset] : sets)
+    for (ConvProblem base : problems()) {
+      const Activation act = acts[cases % 5];
+      const bool res = cases % 3 == 0;
+      const int threads = 1 + cases % 2;
+      ++cases;
+      base.epilogue.act = act;
+      base.epilogue.p1 = act == Activation::kClip ? 1.5f : 0.f;
+      base.epilogue.residual = res;
+      ConvProblem q = base;  // bf16 on blocks
+      q.set_half(DType::kBF16).set_layouts(Layout::kNchw16c, Layout::kNchw16c);
+      ConvProblem f = base;  // the f32 twin on blocks
+      f.set_layouts(Layout::kNchw16c, Layout::kNchw16c);
+      ASSERT_TRUE(bf16_blocked_depthwise_applies(q, Isa::kAvx512) || !isa_supported(Isa::kAvx512));
+      const int64_t hw = q.h * q.w, ohw = q.oh() * q.ow();
+      const size_t nx = static_cast<size_t>(layout_numel(q.n, q.c, hw, Layout::kNchw16c));
+      const size_t ny = static_cast<size_t>(layout_numel(q.n, q.k, ohw, Layout::kNchw16c));
+      std::vector<uint16_t> x(nx), r(ny), w(static_cast<size_t>(q.weight_count()));
+      std::vector<float> xf(nx), rf(ny), wf(w.size()), bias(static_cast<size_t>(q.k));
+      for (size_t i = 0; i < nx; ++i) x[i] = f32_to_bf16(d(rng)), xf[i] = bf16_to_f32(x[i]);
+      for (size_t i = 0; i < ny; ++i) r[i] = f32_to_bf16(d(rng)), rf[i] = bf16_to_f32(r[i]);
+      for (size_t i = 0; i < w.size(); ++i) w[i] = f32_to_bf16(d(rng)), wf[i] = bf16_to_f32(w[i]);
+      for (float& b : bias) b = d(rng);
+      Knobs knobs = algo().default_knobs(f, fset->isa);
+      if (cases % 4 == 1) knobs["pw"] = 3;
+      ThreadPool pool(threads);
+      const auto native = prepare_bf16_blocked_depthwise(
+          q, ConvWeights::half(w.data(), bias.data()), knobs, bset->isa, bset);
+      EXPECT_STREQ(conv_compute_name(native->compute()), "f32-on-16bit");
+      const auto twin = prepare_depthwise_nchwc(f, ConvWeights::f32(wf.data(), bias.data()), knobs,
+                                                fset->isa, *fset);
+      std::vector<char> ws(
+          std::max(native->workspace_bytes(threads), twin->workspace_bytes(threads)) + 64);
+      std::vector<uint16_t> y(ny, 0xffff);
+      std::vector<float> yf(ny, -1.f);
+      native->run(x.data(), y.data(), res ? r.data() : nullptr, ws.data(), pool);
+      twin->run(xf.data(), yf.data(), res ? rf.data() : nullptr, ws.data(), pool);
+      size_t bad = 0, first = 0;
+      for (size_t i = 0; i < ny; ++i)
+        if (y[i] != f32_to_bf16(yf[i]) && bad++ == 0) first = i;
+      ASSERT_EQ(bad, 0u) << bset->name << " " << q.key() << " act " << static_cast<int>(act)
+                         << " residual " << res << " " << knobs_to_string(knobs) << ": first at "
+                         << first << " " << y[first] << " vs " << f32_to_bf16(yf[first]);
+    }
+  EXPECT_GT(cases, 0);
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include <set>
 #include <string>
 
+#include "algo/microkernels/bf16-dwnchwc/bf16_dwnchwc.h"
 #include "algo/microkernels/f32-dwconv/f32_dwconv.h"
 #include "algo/microkernels/f32-dwnchwc/f32_dwnchwc.h"
 #include "algo/microkernels/f32-nchwc/f32_nchwc.h"
@@ -22,6 +23,7 @@ std::set<std::string> test_only_names() {
   std::set<std::string> names;
 #define X(name, isa, lanes, ...)
 #define T(name, isa, lanes, ...) names.insert(#name);
+#include "algo/microkernels/bf16-dwnchwc/bf16_dwnchwc.inc"
 #include "algo/microkernels/f32-dwconv/f32_dwconv.inc"
 #include "algo/microkernels/f32-dwnchwc/f32_dwnchwc.inc"
 #include "algo/microkernels/f32-nchwc/f32_nchwc.inc"
@@ -59,6 +61,7 @@ TEST(UkernelLists, ProductionTablesHaveNoTestOnlyRow) {
   expect_production(ukernel::f32_wino_ukernels(), test_only);
   expect_production(ukernel::f32_nchwc_ukernels(), test_only);
   expect_production(ukernel::f32_dwnchwc_ukernels(), test_only);
+  expect_production(ukernel::bf16_dwnchwc_ukernels(), test_only);
   expect_production(ukernel::f32_poolnchwc_ukernels(), test_only);
   for (Isa isa : kAllIsas) {
     for (int lanes : {8, 16})
@@ -72,6 +75,9 @@ TEST(UkernelLists, ProductionTablesHaveNoTestOnlyRow) {
       if (const ukernel::F32PoolNchwcUkernels* set = ukernel::f32_poolnchwc_for(isa, lanes)) {
         EXPECT_EQ(test_only.count(set->name), 0u) << isa_name(isa) << " lanes " << lanes;
       }
+    }
+    if (const ukernel::Bf16DwNchwcUkernels* set = ukernel::bf16_dwnchwc_for(isa)) {
+      EXPECT_EQ(test_only.count(set->name), 0u) << isa_name(isa);
     }
     EXPECT_EQ(test_only.count(ukernel::f32_spack_default(isa).name), 0u) << isa_name(isa);
     EXPECT_EQ(test_only.count(ukernel::f32_wino_default(isa).name), 0u) << isa_name(isa);
@@ -93,6 +99,7 @@ TEST(UkernelLists, TestOnlyTablesHoldExactlyTheTestOnlyRows) {
   for (const auto& u : ukernel::f32_wino_test_only_ukernels()) tabled.insert(u.name);
   for (const auto& u : ukernel::f32_nchwc_test_only_ukernels()) tabled.insert(u.name);
   for (const auto& u : ukernel::f32_dwnchwc_test_only_ukernels()) tabled.insert(u.name);
+  for (const auto& u : ukernel::bf16_dwnchwc_test_only_ukernels()) tabled.insert(u.name);
   for (const auto& u : ukernel::f32_poolnchwc_test_only_ukernels()) tabled.insert(u.name);
   EXPECT_EQ(tabled, test_only);
 }

@@ -112,12 +112,15 @@ enum class ConvCompute {
   kF32,         // f32 FMAs
   kInt8,        // 8-bit products, int32 accumulators, exact
   kEmulated,    // 16-bit storage widened to f32, f32 FMA, f32 accumulators
+  kF32On16Bit,  // 16-bit storage read and written by the kernel itself (widened and rounded
+                // in registers, no widening pass), f32 FMA: memory-bound layers
   kNativeFp16,  // AVX512-FP16 FMA, fp16 accumulators
   kNativeBf16,  // AVX512-BF16 vdpbf16ps, f32 accumulators
   kAmxBf16,     // AMX-BF16 tiles, f32 accumulators
   kAmxInt8,     // AMX-INT8 tiles, int32 accumulators, exact
 };
-// "f32", "int8", "emulated", "native-fp16", "native-bf16", "amx-bf16", "amx-int8".
+// "f32", "int8", "emulated", "f32-on-16bit", "native-fp16", "native-bf16", "amx-bf16",
+// "amx-int8".
 const char* conv_compute_name(ConvCompute c);
 
 struct ConvProblem {

@@ -73,6 +73,8 @@ const char* conv_compute_name(ConvCompute c) {
       return "int8";
     case ConvCompute::kEmulated:
       return "emulated";
+    case ConvCompute::kF32On16Bit:
+      return "f32-on-16bit";
     case ConvCompute::kNativeFp16:
       return "native-fp16";
     case ConvCompute::kNativeBf16:

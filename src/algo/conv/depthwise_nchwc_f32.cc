@@ -5,6 +5,10 @@
 //
 //   prepare: weights packed [C blocks][KH][KW][B] (zero past C), bias padded to whole
 //            blocks; per output row and column the range of taps inside the input.
+//   bf16:    the same conv on bf16 blocks (nchw16c holding bfloat16) runs these tiles with
+//            the activations read and written as bf16 (bf16-dwnchwc): no widening pass, the
+//            widened f32 twin's results bit for bit. Clamp epilogues fuse into the store;
+//            other activations run on each tile in f32, rounded once after.
 //   run:     threads split the (image, channel block, run of output rows) items. Each row
 //            runs in tiles of pw pixels. On rows of at most two tiles with a kernel width
 //            the set unrolls (3, 5: undilated) the edge tiles copy their row windows with
@@ -15,11 +19,14 @@
 #include <algorithm>
 #include <limits>
 #include <memory>
+#include <type_traits>
 #include <vector>
 
 #include "algo/conv/conv_impl.h"
 #include "algo/conv/depthwise_nchwc_f32.h"
+#include "algo/microkernels/bf16-dwnchwc/bf16_dwnchwc.h"
 #include "algo/microkernels/f32-dwnchwc/f32_dwnchwc.h"
+#include "algo/microkernels/h16-vcvt/h16_vcvt.h"
 #include "dlas/algo/conv.h"
 #include "dlas/core/aligned_vector.h"
 #include "dlas/core/error.h"
@@ -42,10 +49,45 @@ void tap_range(int64_t o, int64_t s, int64_t d, int64_t pad, int64_t k, int64_t 
   if (first > last) first = last;
 }
 
-class PreparedDwNchwc final : public PreparedF32Conv {
+// The kernel types per stored element: f32, or bf16 (uint16_t) with an f32-out twin per
+// tile for the activations run outside the kernel.
+template <class T>
+struct DwTypes;
+template <>
+struct DwTypes<float> {
+  using Args = ukernel::F32DwNchwcArgs;
+  using Fn = ukernel::F32DwNchwcFn;
+  using F32OutFn = ukernel::F32DwNchwcFn;
+  using Set = ukernel::F32DwNchwcUkernels;
+  using Base = PreparedF32Conv;
+  static F32OutFn f32_out(const Set& s, int px, int stride, int kw) {
+    return s.select(px, stride, kw);
+  }
+};
+template <>
+struct DwTypes<uint16_t> {
+  using Args = ukernel::Bf16DwNchwcArgs;
+  using Fn = ukernel::Bf16DwNchwcFn;
+  using F32OutFn = ukernel::Bf16DwNchwcF32OutFn;
+  using Set = ukernel::Bf16DwNchwcUkernels;
+  struct Base : PreparedH16Conv {
+    ConvCompute compute() const final { return ConvCompute::kF32On16Bit; }
+  };
+  static F32OutFn f32_out(const Set& s, int px, int stride, int kw) {
+    return s.select_f32_out(px, stride, kw);
+  }
+};
+
+template <class T>
+class PreparedDwNchwc final : public DwTypes<T>::Base {
+  using Args = typename DwTypes<T>::Args;
+  using Fn = typename DwTypes<T>::Fn;
+  using F32OutFn = typename DwTypes<T>::F32OutFn;
+  static constexpr bool kF32 = std::is_same_v<T, float>;
+
  public:
   PreparedDwNchwc(const ConvProblem& p, const float* w, const float* bias, const Knobs& kn, Isa isa,
-                  const ukernel::F32DwNchwcUkernels& set)
+                  const typename DwTypes<T>::Set& set)
       : p_(p), isa_(isa) {
     b_ = layout_block(p.y_layout);
     cb_ = ceil_div(p.c, b_);
@@ -56,8 +98,12 @@ class PreparedDwNchwc final : public PreparedF32Conv {
     const int kw = p.dil_w == 1 ? static_cast<int>(p.kw) : 0;
     for (int px = 1; px <= pw_; ++px) {
       kernels_[px - 1] = set.select(px, stride, kw);
-      if (!kernels_[px - 1]) kernels_[px - 1] = set.select(px, stride, 0);
-      DLAS_CHECK(kernels_[px - 1] != nullptr, ErrorKind::kInternal,
+      f32_out_[px - 1] = DwTypes<T>::f32_out(set, px, stride, kw);
+      if (!kernels_[px - 1]) {
+        kernels_[px - 1] = set.select(px, stride, 0);
+        f32_out_[px - 1] = DwTypes<T>::f32_out(set, px, stride, 0);
+      }
+      DLAS_CHECK(kernels_[px - 1] != nullptr && f32_out_[px - 1] != nullptr, ErrorKind::kInternal,
                  "depthwise (blocked): no kernel for ", px, " pixels");
     }
     // Rows of at most two tiles, with an undilated kernel width the set unrolls (select
@@ -68,7 +114,10 @@ class PreparedDwNchwc final : public PreparedF32Conv {
     // 1.0-1.64x).
     window_ = kw > 0 && set.select(1, stride, kw) != set.select(1, stride, 0) && ow_ <= 2 * pw_;
     edge_ = set.select(1, stride, 0);
-    DLAS_CHECK(edge_ != nullptr, ErrorKind::kInternal, "depthwise (blocked): no edge kernel");
+    edge_f32_out_ = DwTypes<T>::f32_out(set, 1, stride, 0);
+    DLAS_CHECK(edge_ != nullptr && edge_f32_out_ != nullptr, ErrorKind::kInternal,
+               "depthwise (blocked): no edge kernel");
+    if constexpr (!kF32) cvt_ = &ukernel::h16_vcvt_for(DType::kBF16, isa);
     rows_.resize(static_cast<size_t>(oh_));
     for (int64_t oy = 0; oy < oh_; ++oy)
       tap_range(oy, p.stride_h, p.dil_h, p.pad_t, p.kh, p.h, rows_[oy].first, rows_[oy].last);
@@ -88,19 +137,32 @@ class PreparedDwNchwc final : public PreparedF32Conv {
       for (int64_t t = 0; t < taps; ++t) w_[((c / b_) * taps + t) * b_ + c % b_] = w[c * taps + t];
     bias_.assign(static_cast<size_t>(cb_ * b_), 0.f);
     if (bias) std::copy(bias, bias + p.c, bias_.begin());
-    spatial_ = split_spatially(
-        oh_ * ow_, static_cast<int64_t>(sizeof(float)) * cb_ * b_ * (p.h * p.w + oh_ * ow_),
-        static_cast<int64_t>(sizeof(float) * w_.size()));
+    spatial_ = split_spatially(oh_ * ow_,
+                               static_cast<int64_t>(sizeof(T)) * cb_ * b_ * (p.h * p.w + oh_ * ow_),
+                               static_cast<int64_t>(sizeof(float) * w_.size()));
   }
 
   size_t workspace_bytes(int) const override { return 0; }
   size_t packed_bytes() const override { return (w_.size() + bias_.size()) * sizeof(float); }
 
-  void run_typed(const float* in, float* out, const float* residual, void*,
-                 ThreadPool& pool) const override {
+  void run_typed(const T* in, T* out, const T* residual, void*, ThreadPool& pool) const override {
     const Epilogue& e = p_.epilogue;
     const int64_t plane_in = p_.h * p_.w * b_, plane_out = oh_ * ow_ * b_;
-    ukernel::F32DwNchwcArgs base;
+    // bf16 with an activation other than a clamp: each tile in f32 on the stack, the
+    // activation, then rounded once (f32 runs it over the stored row).
+    const bool tile_act = !kF32 && !e.is_clamp();
+    auto tile = [&](Fn fn, F32OutFn f32_fn, int64_t px, const Args& a, const T* xt, const float* wt,
+                    T* yt) {
+      if (!tile_act) return fn(a, xt, wt, yt);
+      if constexpr (!kF32) {
+        alignas(64) float f[ukernel::kDwNchwcMaxPixels * 16];
+        const size_t n = static_cast<size_t>(px * b_);
+        f32_fn(a, xt, wt, f);
+        apply_epilogue(isa_, {e.act, e.p0, e.p1, false}, n, f, 0.f, nullptr);
+        cvt_->narrow(n, f, yt);
+      }
+    };
+    Args base;
     base.x_khs = static_cast<size_t>(p_.dil_h * p_.w * b_);
     base.x_kws = static_cast<size_t>(p_.dil_w * b_);
     base.x_ps = static_cast<size_t>(p_.stride_w * b_);
@@ -109,11 +171,11 @@ class PreparedDwNchwc final : public PreparedF32Conv {
     // Output row oy of plane (image * cb + block).
     auto row = [&](int64_t plane, int64_t oy) {
       const int64_t cb = plane % cb_;
-      const float* x = in + plane * plane_in;
-      float* yr = out + plane * plane_out + oy * ow_ * b_;
-      const float* rr = residual ? residual + plane * plane_out + oy * ow_ * b_ : nullptr;
+      const T* x = in + plane * plane_in;
+      T* yr = out + plane * plane_out + oy * ow_ * b_;
+      const T* rr = residual ? residual + plane * plane_out + oy * ow_ * b_ : nullptr;
       const float* wb = w_.data() + cb * p_.kh * p_.kw * b_;
-      ukernel::F32DwNchwcArgs a = base;
+      Args a = base;
       a.bias = bias_.data() + cb * b_;
       const int64_t ky0 = rows_[oy].first, ky1 = rows_[oy].last;
       const int64_t iy0 = oy * p_.stride_h + ky0 * p_.dil_h - p_.pad_t;
@@ -131,8 +193,8 @@ class PreparedDwNchwc final : public PreparedF32Conv {
           const int64_t q_hi = std::min<int64_t>(cols, p_.w - c0);
           a.q_lo = static_cast<int>(q_lo), a.q_hi = static_cast<int>(q_hi);
           a.r = rr ? rr + ox * b_ : nullptr;
-          const float* xt = a.kh > 0 && q_lo < q_hi ? x + (iy0 * p_.w + c0 + q_lo) * b_ : x;
-          kernels_[px - 1](a, xt, wb + ky0 * p_.kw * b_, yr + ox * b_);
+          const T* xt = a.kh > 0 && q_lo < q_hi ? x + (iy0 * p_.w + c0 + q_lo) * b_ : x;
+          tile(kernels_[px - 1], f32_out_[px - 1], px, a, xt, wb + ky0 * p_.kw * b_, yr + ox * b_);
           ox += px;
         }
       }
@@ -142,15 +204,17 @@ class PreparedDwNchwc final : public PreparedF32Conv {
         const int64_t kx0 = cols_[ox].first, kx1 = cols_[ox].last;
         a.kw = static_cast<size_t>(kx1 - kx0);
         a.r = rr ? rr + ox * b_ : nullptr;
-        const float* xt = x;
+        const T* xt = x;
         if (a.kh > 0 && a.kw > 0)
           xt = x + (iy0 * p_.w + ox * p_.stride_w + kx0 * p_.dil_w - p_.pad_l) * b_;
-        (interior ? kernels_[px - 1] : edge_)(a, xt, wb + (ky0 * p_.kw + kx0) * b_, yr + ox * b_);
+        tile(interior ? kernels_[px - 1] : edge_, interior ? f32_out_[px - 1] : edge_f32_out_, px,
+             a, xt, wb + (ky0 * p_.kw + kx0) * b_, yr + ox * b_);
         ox += px;
       }
-      if (!e.is_clamp())
-        apply_epilogue(isa_, {e.act, e.p0, e.p1, false}, static_cast<size_t>(ow_ * b_), yr, 0.f,
-                       nullptr);
+      if constexpr (kF32)
+        if (!e.is_clamp())
+          apply_epilogue(isa_, {e.act, e.p0, e.p1, false}, static_cast<size_t>(ow_ * b_), yr, 0.f,
+                         nullptr);
     };
     // Items of `chunk` consecutive output rows of one plane, about kItemsPerThread per
     // thread where there are enough rows, so the pool's per-item cost stays small.
@@ -178,9 +242,11 @@ class PreparedDwNchwc final : public PreparedF32Conv {
   ConvProblem p_;
   Isa isa_;
   int64_t b_ = 16, cb_ = 0, oh_ = 0, ow_ = 0, pw_ = 1, in_lo_ = 0, in_hi_ = 0;
-  std::vector<Range> rows_, cols_;  // taps inside the input per output row / column
-  ukernel::F32DwNchwcFn kernels_[ukernel::kDwNchwcMaxPixels] = {};  // interior tiles
-  ukernel::F32DwNchwcFn edge_ = nullptr;                            // one pixel, any taps along W
+  std::vector<Range> rows_, cols_;               // taps inside the input per output row / column
+  Fn kernels_[ukernel::kDwNchwcMaxPixels] = {};  // interior tiles
+  Fn edge_ = nullptr;                            // one pixel, any taps along W
+  F32OutFn f32_out_[ukernel::kDwNchwcMaxPixels] = {}, edge_f32_out_ = nullptr;  // bf16 only
+  const ukernel::H16Vcvt* cvt_ = nullptr;                                       // bf16 only
   bool window_ = false;  // kernels_ unroll the kernel width and skip padding columns
   bool spatial_ = true;  // split_spatially
   AlignedVector<float> w_, bias_;
@@ -225,7 +291,8 @@ class DepthwiseNchwcConv final : public ConvAlgorithm {
                " needs vectors of ", layout_block(p.y_layout), " floats, which the ", isa_name(isa),
                " path lacks");
     knob_space(p, isa).validate(knobs, "depthwise");
-    return std::make_unique<PreparedDwNchwc>(p, weights.f32_data(), weights.bias, knobs, isa, *set);
+    return std::make_unique<PreparedDwNchwc<float>>(p, weights.f32_data(), weights.bias, knobs, isa,
+                                                    *set);
   }
 
  private:
@@ -243,7 +310,30 @@ std::unique_ptr<PreparedConv> prepare_depthwise_nchwc(const ConvProblem& p, cons
   DLAS_CHECK(algo.supports(p) && set.lanes == layout_block(p.y_layout), ErrorKind::kUnsupported,
              "depthwise (blocked) with ", set.name, " does not support ", p.key());
   algo.knob_space(p, isa).validate(knobs, "depthwise");
-  return std::make_unique<PreparedDwNchwc>(p, w.f32_data(), w.bias, knobs, isa, set);
+  return std::make_unique<PreparedDwNchwc<float>>(p, w.f32_data(), w.bias, knobs, isa, set);
+}
+
+bool bf16_blocked_depthwise_applies(const ConvProblem& p, Isa isa) {
+  return p.w_type == DType::kBF16 && p.x_type == DType::kBF16 && p.y_type == DType::kBF16 &&
+         p.x_layout == Layout::kNchw16c && p.y_layout == Layout::kNchw16c && p.groups == p.c &&
+         p.k == p.c && ukernel::bf16_dwnchwc_for(isa) != nullptr;
+}
+
+std::unique_ptr<PreparedConv> prepare_bf16_blocked_depthwise(
+    const ConvProblem& p, const ConvWeights& w, const Knobs& knobs, Isa isa,
+    const ukernel::Bf16DwNchwcUkernels* set) {
+  if (!set) set = ukernel::bf16_dwnchwc_for(isa);
+  DLAS_CHECK(set != nullptr && p.w_type == DType::kBF16 && p.x_type == DType::kBF16 &&
+                 p.y_type == DType::kBF16 && p.x_layout == Layout::kNchw16c &&
+                 p.y_layout == Layout::kNchw16c && p.groups == p.c && p.k == p.c &&
+                 set->lanes == 16,
+             ErrorKind::kUnsupported, "bf16 depthwise on blocks does not support ", p.key(), " on ",
+             isa_name(isa));
+  depthwise_nchwc_conv_algorithm().knob_space(p.as_f32(), isa).validate(knobs, "depthwise");
+  // The f32 twin's weights: the bf16 ones widened exactly.
+  std::vector<float> wf(static_cast<size_t>(p.weight_count()));
+  ukernel::h16_vcvt_for(DType::kBF16, isa).widen(wf.size(), w.half_data(), wf.data());
+  return std::make_unique<PreparedDwNchwc<uint16_t>>(p, wf.data(), w.bias, knobs, isa, *set);
 }
 
 const ConvAlgorithm& depthwise_nchwc_conv_algorithm() {

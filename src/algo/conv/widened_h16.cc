@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "algo/conv/conv_impl.h"
+#include "algo/conv/depthwise_nchwc_f32.h"
 #include "algo/microkernels/h16-vblock/h16_vblock.h"
 #include "algo/microkernels/h16-vcvt/h16_vcvt.h"
 #include "dlas/algo/eltwise.h"
@@ -279,6 +280,11 @@ class WidenedHConvAlgorithm final : public ConvAlgorithm {
     if (twin_name_ == "direct" && hconv_detail::native_blocked_direct_applies(p, isa)) {
       knob_space(p, isa).validate(knobs, "bf16 direct " + p.key());
       return hconv_detail::prepare_native_blocked_direct(p, w, knobs, isa);
+    }
+    // bf16 depthwise on blocks: the blocked tiles read and write bf16 themselves.
+    if (twin_name_ == "depthwise" && bf16_blocked_depthwise_applies(p, isa)) {
+      knob_space(p, isa).validate(knobs, "bf16 depthwise " + p.key());
+      return prepare_bf16_blocked_depthwise(p, w, knobs, isa);
     }
     std::vector<float> wf(static_cast<size_t>(p.weight_count()));
     ukernel::h16_vcvt_for(p.w_type, isa).widen(wf.size(), w.half_data(), wf.data());

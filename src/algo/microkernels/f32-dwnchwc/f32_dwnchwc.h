@@ -23,7 +23,9 @@
 
 namespace dlas::ukernel {
 
-struct F32DwNchwcArgs {
+// R: the residual's stored element (float here; uint16_t for bf16 storage, bf16-dwnchwc).
+template <class R>
+struct DwNchwcArgs {
   size_t kh = 1, kw = 1;  // taps counted along H and W
   size_t x_khs = 0;       // floats between counted kernel rows (dil_h * w * lanes)
   size_t x_kws = 0;       // floats between kernel columns (dil_w * lanes)
@@ -35,9 +37,10 @@ struct F32DwNchwcArgs {
   // row). The defaults mean every column is inside.
   int q_lo = 0, q_hi = 1 << 30;
   const float* bias = nullptr;  // [lanes]
-  const float* r = nullptr;     // residual like y, or null
+  const R* r = nullptr;         // residual like y, or null
   float lo = 0.f, hi = 0.f;     // clamp bounds (+-inf when none)
 };
+using F32DwNchwcArgs = DwNchwcArgs<float>;
 
 using F32DwNchwcFn = void (*)(const F32DwNchwcArgs& a, const float* x, const float* w, float* y);
 

@@ -1,6 +1,8 @@
 // The blocked-layout depthwise tile kernel, written once over a GCC vector type V of W
-// lanes; each ISA TU instantiates it for every pixel count. Anonymous namespace: each TU
-// keeps its own copy, so the linker can never hand the AVX2 path an AVX-512 instantiation.
+// lanes and an IO policy (how the activations are stored: F32Io here; bf16 storage widened
+// and rounded in registers: bf16-dwnchwc); each ISA TU instantiates it for every pixel
+// count. Anonymous namespace: each TU keeps its own copy, so the linker can never hand the
+// AVX2 path an AVX-512 instantiation.
 #pragma once
 
 #include <cstddef>
@@ -13,12 +15,38 @@ namespace {
 using dlas::ukernel::F32DwNchwcArgs;
 using dlas::ukernel::F32DwNchwcFn;
 
+// Calls f(std::integral_constant<int, i>) for i in [0, N), each index a constant
+// expression (so arrays indexed by it stay in registers).
+template <int N, class F>
+__attribute__((always_inline)) inline void static_for(F&& f) {
+  [&]<int... I>(std::integer_sequence<int, I...>) { (f(std::integral_constant<int, I>{}), ...); }
+  (std::make_integer_sequence<int, N>{});
+}
+
+// f32 storage: input, residual and output are f32 vectors as stored.
+template <class V>
+struct F32Io {
+  // A load folds into its FMA: load per tap (no column held in a register).
+  static constexpr bool kLoadOncePerColumn = false;
+  using Args = F32DwNchwcArgs;
+  using X = float;  // input (and residual) element
+  using Y = float;  // output element
+  static V load(const float* p) {
+    V v;
+    __builtin_memcpy(&v, p, sizeof(V));
+    return v;
+  }
+  static void store(float* p, V v) { __builtin_memcpy(p, &v, sizeof(V)); }
+};
+
 // P accumulators, one weight vector and one input vector live in registers; S is the
 // stride along W (0: read from the arguments). KW > 0: the tile's taps along W are KW
 // undilated columns, constants for the unrolled loops; a tile at the row's edges reads its
 // window columns outside [q_lo, q_hi) (the padding) as zeros and keeps all P accumulators.
-template <class V, int W, int P, int S, int KW, bool EDGE>
-void dwnchwc_body(const F32DwNchwcArgs& a, const float* x, const float* w, float* y) {
+template <class V, int W, int P, int S, int KW, bool EDGE, class IO>
+void dwnchwc_body(const typename IO::Args& a, const typename IO::X* x, const float* w,
+                  typename IO::Y* y) {
+  using X = typename IO::X;
   V acc[P];
   {
     V b;
@@ -27,7 +55,7 @@ void dwnchwc_body(const F32DwNchwcArgs& a, const float* x, const float* w, float
   }
   const size_t ps = S ? static_cast<size_t>(S * W) : a.x_ps;
   for (size_t i = 0; i < a.kh; ++i) {
-    const float* xr = x + i * a.x_khs;
+    const X* xr = x + i * a.x_khs;
     const float* wr = w + i * a.w_khs;
     if constexpr (KW > 0) {
       // Tap j of pixel p reads window column p * S + j. Loops over taps, then pixels
@@ -37,82 +65,92 @@ void dwnchwc_body(const F32DwNchwcArgs& a, const float* x, const float* w, float
       // q_lo) first copies its row window into `win`, zeros outside [q_lo, q_hi) (the
       // padding).
       constexpr int kCols = (P - 1) * S + KW;
-      alignas(64) float win[EDGE ? kCols * W : 1];
-      const float* src = xr;
+      alignas(64) X win[EDGE ? kCols * W : 1];
+      const X* src = xr;
       if constexpr (EDGE) {
         for (int q = 0; q < kCols; ++q) {
-          V v = V{};
-          if (q >= a.q_lo && q < a.q_hi) __builtin_memcpy(&v, xr + (q - a.q_lo) * W, sizeof(V));
-          __builtin_memcpy(win + q * W, &v, sizeof(V));
+          if (q >= a.q_lo && q < a.q_hi)
+            __builtin_memcpy(win + q * W, xr + (q - a.q_lo) * W, W * sizeof(X));
+          else
+            __builtin_memset(win + q * W, 0, W * sizeof(X));  // +0.0 in f32 and bf16
         }
         src = win;
       }
-      for (int j = 0; j < KW; ++j) {
-        V wv;
-        __builtin_memcpy(&wv, wr + j * W, sizeof(V));
-        for (int p = 0; p < P; ++p) {
-          V xv;
-          __builtin_memcpy(&xv, src + (p * S + j) * W, sizeof(V));
-          acc[p] += xv * wv;
+      if constexpr (IO::kLoadOncePerColumn) {
+        // A load that converts costs more than its FMA: each window column is loaded
+        // once and feeds the (pixel, tap) pairs that read it, columns ascending, so each
+        // pixel still adds its taps in order j = 0..KW-1 (the f32 kernel's sums, bit for
+        // bit). Constant indices keep the accumulators in registers.
+        V wv[KW];
+        for (int j = 0; j < KW; ++j) __builtin_memcpy(&wv[j], wr + j * W, sizeof(V));
+        static_for<kCols>([&](auto qc) __attribute__((always_inline)) {
+          constexpr int q = decltype(qc)::value;
+          const V xv = IO::load(src + q * W);
+          static_for<KW>([&](auto jc) __attribute__((always_inline)) {
+            constexpr int j = decltype(jc)::value;
+            if constexpr (q - j >= 0 && (q - j) % S == 0 && (q - j) / S < P)
+              acc[(q - j) / S] += xv * wv[j];
+          });
+        });
+      } else {
+        for (int j = 0; j < KW; ++j) {
+          V wv;
+          __builtin_memcpy(&wv, wr + j * W, sizeof(V));
+          for (int p = 0; p < P; ++p) acc[p] += IO::load(src + (p * S + j) * W) * wv;
         }
       }
     } else {
       for (size_t j = 0; j < a.kw; ++j) {
-        const float* xt = xr + j * a.x_kws;
+        const X* xt = xr + j * a.x_kws;
         V wv;
         __builtin_memcpy(&wv, wr + j * W, sizeof(V));
-        for (int p = 0; p < P; ++p) {
-          V xv;
-          __builtin_memcpy(&xv, xt + p * ps, sizeof(V));
-          acc[p] += xv * wv;
-        }
+        for (int p = 0; p < P; ++p) acc[p] += IO::load(xt + p * ps) * wv;
       }
     }
   }
   const V lo = a.lo - V{}, hi = a.hi - V{};
   for (int p = 0; p < P; ++p) {
     V o = acc[p];
-    if (a.r) {
-      V r;
-      __builtin_memcpy(&r, a.r + p * W, sizeof(V));
-      o += r;
-    }
+    if (a.r) o += IO::load(a.r + p * W);
     o = o < lo ? lo : o;
     o = o > hi ? hi : o;
-    __builtin_memcpy(y + p * W, &o, sizeof(V));
+    IO::store(y + p * W, o);
   }
 }
 
 // An unrolled tile (KW > 0) whose window reaches into the padding runs the body that
 // tests its columns; interior tiles run the body without the tests.
-template <class V, int W, int P, int S, int KW>
-void dwnchwc_tile(const F32DwNchwcArgs& a, const float* x, const float* w, float* y) {
+template <class V, int W, int P, int S, int KW, class IO>
+void dwnchwc_tile(const typename IO::Args& a, const typename IO::X* x, const float* w,
+                  typename IO::Y* y) {
   if constexpr (KW > 0)
     if (a.q_lo > 0 || a.q_hi < (P - 1) * S + KW)
-      return dwnchwc_body<V, W, P, S, KW, true>(a, x, w, y);
-  dwnchwc_body<V, W, P, S, KW, false>(a, x, w, y);
+      return dwnchwc_body<V, W, P, S, KW, true, IO>(a, x, w, y);
+  dwnchwc_body<V, W, P, S, KW, false, IO>(a, x, w, y);
 }
 
-template <class V, int W, int S, int KW, int... Ps>
-F32DwNchwcFn dwnchwc_pick(int pixels, int max_pixels, std::integer_sequence<int, Ps...>) {
-  constexpr F32DwNchwcFn fns[] = {&dwnchwc_tile<V, W, Ps + 1, S, KW>...};
+template <class V, int W, int S, int KW, class IO, int... Ps>
+auto dwnchwc_pick(int pixels, int max_pixels, std::integer_sequence<int, Ps...>) {
+  using Fn =
+      void (*)(const typename IO::Args&, const typename IO::X*, const float*, typename IO::Y*);
+  constexpr Fn fns[] = {&dwnchwc_tile<V, W, Ps + 1, S, KW, IO>...};
   return pixels >= 1 && pixels <= max_pixels && pixels <= static_cast<int>(sizeof...(Ps))
              ? fns[pixels - 1]
              : nullptr;
 }
 
-template <class V, int W, int ACC>
-F32DwNchwcFn dwnchwc_select(int pixels, int stride, int kw) {
+template <class V, int W, int ACC, class IO = F32Io<V>>
+auto dwnchwc_select(int pixels, int stride, int kw) {
   constexpr int kMax =
       ACC < dlas::ukernel::kDwNchwcMaxPixels ? ACC : dlas::ukernel::kDwNchwcMaxPixels;
   using Seq = std::make_integer_sequence<int, kMax>;
-  if (stride == 1 && kw == 3) return dwnchwc_pick<V, W, 1, 3>(pixels, kMax, Seq{});
-  if (stride == 2 && kw == 3) return dwnchwc_pick<V, W, 2, 3>(pixels, kMax, Seq{});
-  if (stride == 1 && kw == 5) return dwnchwc_pick<V, W, 1, 5>(pixels, kMax, Seq{});
-  if (stride == 2 && kw == 5) return dwnchwc_pick<V, W, 2, 5>(pixels, kMax, Seq{});
-  if (stride == 1) return dwnchwc_pick<V, W, 1, 0>(pixels, kMax, Seq{});
-  if (stride == 2) return dwnchwc_pick<V, W, 2, 0>(pixels, kMax, Seq{});
-  return dwnchwc_pick<V, W, 0, 0>(pixels, kMax, Seq{});
+  if (stride == 1 && kw == 3) return dwnchwc_pick<V, W, 1, 3, IO>(pixels, kMax, Seq{});
+  if (stride == 2 && kw == 3) return dwnchwc_pick<V, W, 2, 3, IO>(pixels, kMax, Seq{});
+  if (stride == 1 && kw == 5) return dwnchwc_pick<V, W, 1, 5, IO>(pixels, kMax, Seq{});
+  if (stride == 2 && kw == 5) return dwnchwc_pick<V, W, 2, 5, IO>(pixels, kMax, Seq{});
+  if (stride == 1) return dwnchwc_pick<V, W, 1, 0, IO>(pixels, kMax, Seq{});
+  if (stride == 2) return dwnchwc_pick<V, W, 2, 0, IO>(pixels, kMax, Seq{});
+  return dwnchwc_pick<V, W, 0, 0, IO>(pixels, kMax, Seq{});
 }
 
 }  // namespace
