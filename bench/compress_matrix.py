@@ -11,9 +11,15 @@ step on emulated 16-bit arithmetic (widened to f32: everywhere on a CPU with no 
 on the steps without a native kernel elsewhere), is labelled in the table with the count: the
 first is a cliff to fix, the second the hardware's or the kernels' answer.
 
+The column `onednn` is the dense fp32 model on the oneDNN backend (`--backend onednn`), the
+yardstick of "int8 at most 0.5x oneDNN's fp32": with it, a second table gives every column's
+ratio to oneDNN's time. `--engine-args` adds engine flags to every dlas process (e.g.
+"--layout nchwc", to compare a layout's 16-bit plans).
+
 usage:
-  compress_matrix.py [--models M,..] [--compress dense,int8,..] [--threads 2] [--rounds 3]
-                     [--repeat 20] [--realtime] [--json out.json] [--dlas build/bin/dlas]
+  compress_matrix.py [--models M,..] [--compress dense,onednn,int8,..] [--threads 2]
+                     [--rounds 3] [--repeat 20] [--engine-args "..."] [--realtime]
+                     [--json out.json] [--dlas build/bin/dlas]
   compress_matrix.py --quick     resnet18-cifar and mobilenetv2-cifar, 1 round, 3 repeats
   compress_matrix.py --dry-run   print the interleaved schedule and exit
 Standard library only. Progress goes to stderr, the Markdown table to stdout.
@@ -21,6 +27,7 @@ Standard library only. Progress goes to stderr, the Markdown table to stdout.
 import argparse
 import json
 import os
+import shlex
 import statistics
 import subprocess
 import sys
@@ -43,9 +50,11 @@ def csv(s):
 
 
 def bench(a, model, compress):
+    what = ["--backend", "onednn"] if compress == "onednn" else ["--compress", compress]
     cmd = (["chrt", "-f", "10"] if a.realtime else []) + [
-        a.dlas, "bench", model, "--compress", compress, "--threads", str(a.threads),
-        "--repeat", str(a.repeat), "--warmup", "1", "--json", "--times"]
+        a.dlas, "bench", model, *what, "--threads", str(a.threads),
+        "--repeat", str(a.repeat), "--warmup", "1", "--json", "--times",
+        *shlex.split(a.engine_args)]
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=a.timeout)
     if p.returncode != 0:
         raise RuntimeError(f"{' '.join(cmd)}: exit {p.returncode}: {p.stderr.strip()[-400:]}")
@@ -85,6 +94,17 @@ def table(a, results):
                 notes.append(f"† {m} {c}: {r['label']}")
             cells.append(cell)
         lines.append(f"| {m} | " + " | ".join(cells) + " |")
+    if "onednn" in comps:
+        others = [c for c in comps if c != "onednn"]
+        lines += ["", "Ratio to oneDNN's dense fp32 in the same rounds (< 1: faster than oneDNN):",
+                  "", "| model | " + " | ".join(others) + " |", "|---|" + "---:|" * len(others)]
+        for m in a.models:
+            ref = results.get((m, "onednn"), {}).get("median_ms")
+            cells = []
+            for c in others:
+                t = results.get((m, c), {}).get("median_ms")
+                cells.append(f"{t / ref:.2f}×" if t and ref else "–")
+            lines.append(f"| {m} | " + " | ".join(cells) + " |")
     return "\n".join(lines + ([""] + sorted(set(notes)) if notes else []))
 
 
@@ -97,6 +117,8 @@ def main():
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--repeat", type=int, default=20)
     ap.add_argument("--timeout", type=int, default=900, help="seconds per dlas process")
+    ap.add_argument("--engine-args", default="",
+                    help="more engine flags for every dlas process, e.g. '--layout nchwc'")
     ap.add_argument("--realtime", action="store_true",
                     help="run every measured process under chrt -f 10 (root or CAP_SYS_NICE)")
     ap.add_argument("--dlas", default=os.path.join(ROOT, "build", "bin", "dlas"))
@@ -123,7 +145,7 @@ def main():
     info = {}
     for r, order in enumerate(schedule):
         for i, (m, c) in enumerate(order):
-            log(f"round {r + 1}/{a.rounds}, {i + 1}/{len(order)}: {m} --compress {c}")
+            log(f"round {r + 1}/{a.rounds}, {i + 1}/{len(order)}: {m} {c}")
             try:
                 j = bench(a, m, c)
             except (RuntimeError, subprocess.TimeoutExpired) as e:
@@ -143,6 +165,7 @@ def main():
     if a.json:
         with open(a.json + ".tmp", "w") as f:
             json.dump({"cpu": cpu, "threads": a.threads, "rounds": a.rounds, "repeat": a.repeat,
+                   "engine_args": a.engine_args,
                        "results": [{"model": m, "compress": c, **results[(m, c)]}
                                    for m, c in variants]}, f, indent=2)
         os.replace(a.json + ".tmp", a.json)

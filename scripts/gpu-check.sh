@@ -4,8 +4,11 @@
 # profiles, GPU tuning, pruned and batched models, and dlas against cuDNN and PyTorch on
 # CUDA (bench/gpu/compare_gpu.py). STEPS (default all, in this order) picks: hw, tests,
 # calibrate, compare, half, profile, tune, sparse, batch, study (studies/gpu.toml: CPU and
-# GPU rows in one store, and its report). The calibration writes this GPU's profile to the
-# cache, so the steps after it run the measured auto rule.
+# GPU rows in one store, and its report); and, only when named, cpu: the host CPU's figures
+# at 2 threads pinned to cores 2 and 3 (bench/compress_matrix.py: dense, oneDNN, int8, fp16,
+# bf16 on the zoo, then bf16 with --layout nchwc), the AVX-512/AMX numbers a GPU machine's
+# Sapphire Rapids host gives. The calibration writes this GPU's profile to the cache, so the
+# steps after it run the measured auto rule.
 #   scripts/gpu-check.sh [DIR] [OUT]
 # DIR: a build tree (build/) or a bundle from scripts/gpu-bundle.sh (its lib/ joins the
 # library path); OUT: where the logs go (default gpu-check-out/).
@@ -88,6 +91,16 @@ for args in "--device cuda" "--backend cudnn" "--device cuda --compress fp16" \
   "$dlas" bench resnet50 --batch 64 $args --repeat 10 --json | python3 -c 'import json,sys; j=json.load(sys.stdin); print(round(j["kernel_median_ms"],4), "ms kernels", round(j["kernel_gflops"]), "GFLOP/s")'
 done 2>&1 | tee "$out/batch.txt"
 "$dlas" profile resnet50 --device cuda --compress fp16 --batch 64 --repeat 5 > "$out/profile-resnet50-b64-fp16.txt" 2>&1
+fi
+if want cpu; then
+  PYTHONUNBUFFERED=1 taskset -c 2,3 python3 "$root/bench/compress_matrix.py" --dlas "$dlas" \
+    --compress dense,onednn,int8,fp16,bf16 --threads 2 --rounds ${ROUNDS:-2} --repeat 10 \
+    ${MODELS:+--models $MODELS} --json "$out/cpu-matrix.json" > "$out/cpu-matrix.txt" 2> "$out/cpu-matrix.log"
+  echo "cpu matrix: rc=$?"; cat "$out/cpu-matrix.txt"
+  PYTHONUNBUFFERED=1 taskset -c 2,3 python3 "$root/bench/compress_matrix.py" --dlas "$dlas" \
+    --compress dense,bf16 --engine-args "--layout nchwc" --threads 2 --rounds ${ROUNDS:-2} \
+    --repeat 10 ${MODELS:+--models $MODELS} > "$out/cpu-bf16-nchwc.txt" 2>> "$out/cpu-matrix.log"
+  echo "cpu bf16 on blocks: rc=$?"; cat "$out/cpu-bf16-nchwc.txt"
 fi
 if want study; then
   "$dlas" study run "$root/studies/gpu.toml" --db "$out/gpu-study.db" > "$out/study.txt" 2>&1
