@@ -113,7 +113,7 @@ enum class ConvCompute {
   kInt8,        // 8-bit products, int32 accumulators, exact
   kEmulated,    // 16-bit storage widened to f32, f32 FMA, f32 accumulators
   kF32On16Bit,  // 16-bit storage read and written by the kernel itself (widened and rounded
-                // in registers, no widening pass), f32 FMA: memory-bound layers
+                // in registers, no widening pass), f32 FMA
   kNativeFp16,  // AVX512-FP16 FMA, fp16 accumulators
   kNativeBf16,  // AVX512-BF16 vdpbf16ps, f32 accumulators
   kAmxBf16,     // AMX-BF16 tiles, f32 accumulators

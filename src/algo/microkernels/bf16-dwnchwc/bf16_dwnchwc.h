@@ -4,8 +4,9 @@
 // rounded in registers, so no pass widens the tensors around the layer. Arithmetic is f32
 // FMA on exactly widened inputs and f32 weights (the bf16 weights widened exactly), rounded
 // once to bf16 at the store (nearest even, NaNs quieted, as dlas::f32_to_bf16): the results
-// equal the widened f32 twin's bit for bit. Depthwise layers are memory-bound, so halving
-// their bytes is the gain; no bf16 dot-product unit is needed, only AVX-512.
+// equal the widened f32 twin's bit for bit. What it saves is the widening pass and, where
+// a layer is bound by its bytes, half of them; no bf16 dot-product unit is needed, only
+// AVX-512.
 //
 // Each set has two kernels per tile shape: bf16 out (the clamp epilogues, fused) and f32 out
 // (for activations the caller applies to the f32 tile before rounding it). One list:

@@ -68,11 +68,12 @@ void dwnchwc_body(const typename IO::Args& a, const typename IO::X* x, const flo
       alignas(64) X win[EDGE ? kCols * W : 1];
       const X* src = xr;
       if constexpr (EDGE) {
+        // One stored column as a vector of its own elements; zero is +0.0 in f32 and bf16.
+        typedef X Col __attribute__((vector_size(W * sizeof(X))));
         for (int q = 0; q < kCols; ++q) {
-          if (q >= a.q_lo && q < a.q_hi)
-            __builtin_memcpy(win + q * W, xr + (q - a.q_lo) * W, W * sizeof(X));
-          else
-            __builtin_memset(win + q * W, 0, W * sizeof(X));  // +0.0 in f32 and bf16
+          Col v = Col{};
+          if (q >= a.q_lo && q < a.q_hi) __builtin_memcpy(&v, xr + (q - a.q_lo) * W, sizeof(Col));
+          __builtin_memcpy(win + q * W, &v, sizeof(Col));
         }
         src = win;
       }
