@@ -48,3 +48,12 @@ struct Bf16Io {
 };
 
 }  // namespace
+
+// Defines name (bf16 out) and name_f32_out over the tile template for W lanes of vector V.
+#define DLAS_BF16_DWNCHWC_ENTRY(name, V, W)                                     \
+  Bf16DwNchwcFn name(int pixels, int stride, int kw) {                          \
+    return dwnchwc_select<V, W, W, Bf16Io<V, W, uint16_t>>(pixels, stride, kw); \
+  }                                                                             \
+  Bf16DwNchwcF32OutFn name##_f32_out(int pixels, int stride, int kw) {          \
+    return dwnchwc_select<V, W, W, Bf16Io<V, W, float>>(pixels, stride, kw);    \
+  }

@@ -8,11 +8,6 @@ namespace {
 typedef float v16f __attribute__((vector_size(64)));
 }  // namespace
 
-Bf16DwNchwcFn bf16_dwnchwc_x16__avx512(int pixels, int stride, int kw) {
-  return dwnchwc_select<v16f, 16, 16, Bf16Io<v16f, 16, uint16_t>>(pixels, stride, kw);
-}
-Bf16DwNchwcF32OutFn bf16_dwnchwc_x16__avx512_f32_out(int pixels, int stride, int kw) {
-  return dwnchwc_select<v16f, 16, 16, Bf16Io<v16f, 16, float>>(pixels, stride, kw);
-}
+DLAS_BF16_DWNCHWC_ENTRY(bf16_dwnchwc_x16__avx512, v16f, 16)
 
 }  // namespace dlas::ukernel
