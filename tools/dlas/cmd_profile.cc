@@ -210,12 +210,12 @@ void add_profile_command(CLI::App& app, Action& run) {
         order.resize(std::min<size_t>(order.size(), static_cast<size_t>(*top)));
       }
       std::printf("%s\n", variant.str().c_str());
-      std::printf("%-36s %-18s %-22s %-7s %12s %9s %8s %6s %6s  %s\n", "node", "op", "kernel",
+      std::printf("%-36s %-18s %-24s %-7s %12s %9s %8s %6s %6s  %s\n", "node", "op", "kernel",
                   "layout", "MACs", "ms", "GFLOP/s", "%peak", "share", "knobs");
       for (size_t i : order) {
         const auto& e = j["steps"][i];
         const std::string kernel = steps[i].kernel == "reference" ? "! reference" : steps[i].kernel;
-        std::printf("%-36.36s %-18.18s %-22.22s %-7s %12s %9.3f %8.1f %5.1f%% %5.1f%%  %s\n",
+        std::printf("%-36.36s %-18.18s %-24.24s %-7s %12s %9.3f %8.1f %5.1f%% %5.1f%%  %s\n",
                     steps[i].node.c_str(), steps[i].op.c_str(), kernel.c_str(),
                     layout_name(steps[i].layout), with_commas(steps[i].macs).c_str(),
                     e["ms"].get<double>(), e["gflops"].get<double>(), e["peak_pct"].get<double>(),
