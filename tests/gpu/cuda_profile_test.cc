@@ -1,5 +1,6 @@
 // The GPU's machine profile: calibration on this GPU, the file round trip, and the CUDA plan
-// following it (and still computing the model). Skipped where no CUDA device is visible.
+// following it (and still computing the model), skipped where no CUDA device is visible;
+// and, host-side, which algorithm and knobs the plan takes from a profile.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -61,6 +62,35 @@ TEST(CudaProfile, CalibratesEveryClassAndThePlanFollowsIt) {
   none.profile = "none";
   EXPECT_TRUE(CudaExecutor(g, none).profile_path().empty());
   std::filesystem::remove(path);
+}
+
+// Host-side, no GPU: the plan takes the class's algorithm from the profile, at its default
+// knobs for the layer; the measured knobs only on the very shape measured.
+TEST(CudaProfile, ChoiceTakesTheAlgorithmAndTheLayersOwnKnobs) {
+  cuda::ConvShape measured;  // a 1x1 projection on a 7x7 plane
+  measured.c = 256, measured.h = measured.w = 7, measured.k = 1024;
+  measured.oh = measured.ow = 7;
+  cuda::ConvShape longer = measured;  // the same class, an 8x longer reduction
+  longer.c = 2048;
+  ASSERT_EQ(cuda_shape_class(measured), cuda_shape_class(longer));
+  const cuda::ConvAlgorithm* gemm = cuda::find_conv_algorithm("gemm");
+  ASSERT_NE(gemm, nullptr);
+  const Knobs fitted = {{"bm", 128}, {"bn", 128}, {"bk", 8}, {"splits", 16}};
+  ASSERT_NE(gemm->default_knobs(longer), fitted);
+  CudaProfile p;
+  p.classes[cuda_shape_class(measured)] = {"gemm", fitted, 10.0, "gemm", 12.0, measured.str()};
+  const CudaProfileChoice on_measured = cuda_profile_choice(p, measured);
+  EXPECT_EQ(on_measured.algo, gemm);
+  EXPECT_EQ(on_measured.knobs, fitted);
+  const CudaProfileChoice on_longer = cuda_profile_choice(p, longer);
+  EXPECT_EQ(on_longer.algo, gemm);
+  EXPECT_EQ(on_longer.knobs, gemm->default_knobs(longer));
+  // A class the profile lacks, and a winner that does not run the shape: no choice.
+  cuda::ConvShape other = measured;
+  other.kh = other.kw = 3, other.pad_h = other.pad_w = 1;
+  EXPECT_EQ(cuda_profile_choice(p, other).algo, nullptr);
+  p.classes[cuda_shape_class(measured)].algo = "winograd";
+  EXPECT_EQ(cuda_profile_choice(p, measured).algo, nullptr);
 }
 
 }  // namespace

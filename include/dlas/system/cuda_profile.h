@@ -54,6 +54,17 @@ std::string default_cuda_profile_path(const std::string& gpu);
 std::shared_ptr<const CudaProfile> active_cuda_profile(const std::string& option,
                                                        const std::string& gpu);
 
+// The CUDA plan's measured rule for one conv: the algorithm of the shape's class in
+// `profile` when it runs the shape (else algo is null), at that algorithm's default knobs
+// for the shape; the class's measured knobs only when the shape is the one measured (a
+// class spans reductions of 10x and more, and knobs fitted to one shape, such as the
+// split-K count, starve another). Defined with the CUDA backend.
+struct CudaProfileChoice {
+  const cuda::ConvAlgorithm* algo = nullptr;
+  Knobs knobs;
+};
+CudaProfileChoice cuda_profile_choice(const CudaProfile& profile, const cuda::ConvShape& shape);
+
 struct CudaCalibrateRow {
   std::string shape_class, shape;
   int candidates = 0;

@@ -24,6 +24,26 @@
 
 namespace dlas {
 
+// On one H100 the class's measured knobs applied to every layer of the class made
+// densenet161 fp16 2x slower than the winner's own defaults (docs/decisions.md).
+CudaProfileChoice cuda_profile_choice(const CudaProfile& profile, const cuda::ConvShape& s) {
+  CudaProfileChoice c;
+  const auto it = profile.classes.find(cuda_shape_class(s));
+  const cuda::ConvAlgorithm* a =
+      it == profile.classes.end() ? nullptr : cuda::find_conv_algorithm(it->second.algo);
+  if (!a || !a->supports(s)) return c;
+  c.algo = a;
+  c.knobs = a->default_knobs(s);
+  if (it->second.shape == s.str()) {
+    try {
+      a->knob_space(s).validate(it->second.knobs, "profile");
+      c.knobs = it->second.knobs;
+    } catch (const Error&) {
+    }
+  }
+  return c;
+}
+
 namespace {
 
 // A step's runtime operand: a value of the arena (index) or a constant on the device.
@@ -413,24 +433,12 @@ struct CudaExecutor::Impl {
       bool from_profile = false;
       if (!a || !a->supports(s)) {
         a = &cuda::auto_conv_algorithm(s);
-        // The measured rule: this GPU's winner for the layer's class, at the knobs measured
-        // only on the very shape they were measured on. A class spans reductions of 10x and
-        // more, and knobs fitted to one shape (split-K count, tile) starve another: on one
-        // H100 they made densenet161 fp16 2x slower than the winner's own defaults.
+        // The measured rule: this GPU's winner for the layer's class (cuda_profile_choice).
         if (profile) {
-          const auto it = profile->classes.find(cuda_shape_class(s));
-          const cuda::ConvAlgorithm* p =
-              it == profile->classes.end() ? nullptr : cuda::find_conv_algorithm(it->second.algo);
-          if (p && p->supports(s)) {
-            a = p;
-            knobs = p->default_knobs(s);
-            if (it->second.shape == s.str()) {
-              try {
-                p->knob_space(s).validate(it->second.knobs, "profile");
-                knobs = it->second.knobs;
-              } catch (const Error&) {
-              }
-            }
+          CudaProfileChoice c = cuda_profile_choice(*profile, s);
+          if (c.algo) {
+            a = c.algo;
+            knobs = std::move(c.knobs);
             from_profile = true;
           }
         }
