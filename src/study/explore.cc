@@ -73,6 +73,19 @@ bool explore_dominates(double b_ms, int64_t b_bytes, double a_ms, int64_t a_byte
          b_bytes <= a_bytes && b_minus_a.low >= 0;
 }
 
+int explore_longer_pick(const std::vector<LongerCandidate>& levels, double max_drop,
+                        double target_ms, bool any_miss) {
+  const double near = std::max(2 * max_drop, max_drop + 0.5);
+  int best = -1;
+  for (size_t i = 0; i < levels.size(); ++i) {
+    const LongerCandidate& c = levels[i];
+    if (c.ms <= 0 || c.within_budget || c.drop <= max_drop) continue;
+    if (!any_miss && (c.drop > near || (target_ms > 0 && c.ms >= 0.9 * target_ms))) continue;
+    if (best < 0 || c.ms < levels[static_cast<size_t>(best)].ms) best = static_cast<int>(i);
+  }
+  return best;
+}
+
 std::vector<int64_t> explore_sample_sizes(int64_t n) {
   std::vector<int64_t> s;
   for (int64_t k = 500; k < n; k *= 2) s.push_back(k);
@@ -437,12 +450,8 @@ DifferenceBound Explorer::paired(const std::vector<uint8_t>& a, const std::vecto
 }
 
 double Explorer::group_latency(int group) const {
-  double best = -1;
-  for (const ExploreCandidate& c : r_.candidates)
-    if (c.group == r_.groups[static_cast<size_t>(group)].key && c.status == kStatusOk &&
-        c.schedule == "default" && (best < 0 || c.median_ms < best))
-      best = c.median_ms;
-  return best;
+  const int ci = fastest_of_group(group);
+  return ci < 0 ? -1 : r_.candidates[static_cast<size_t>(ci)].median_ms;
 }
 
 int64_t Explorer::group_size(int group) const {
@@ -660,24 +669,164 @@ void Explorer::finetune() {
     }
     std::vector<int> fresh;
     for (const SweepPoint& p : sw.points) {
-      const std::string model = (sw.dir / p.model).string();
-      for (const std::string& q : s.finetuned_quant) {
-        // Weight-pruned levels keep their zeros in the model; the spec keeps the sparse
-        // algorithms on. Channel-pruned levels are already smaller models.
-        std::string spec = method == PruneMethod::kWeight ? p.spec : "";
-        if (!q.empty()) spec += (spec.empty() ? "" : "+") + q;
-        if (spec.empty()) spec = "dense";
-        const std::string label = str(p.spec, " fine-tuned", q.empty() ? "" : "+" + q);
-        const int gi = add_group(label, model, spec, "fine-tuned");
-        const int ci = add_candidate(gi, "dlas", "auto", "auto", "default");
-        if (measure(ci))
-          fresh.push_back(gi);
-        else
-          r_.groups[static_cast<size_t>(gi)].state = "failed";
-      }
+      const std::vector<int> gs =
+          add_finetuned_groups(method, p.spec, (sw.dir / p.model).string(), " fine-tuned");
+      fresh.insert(fresh.end(), gs.begin(), gs.end());
     }
     race(fresh);
+    finetune_longer(method, sw, s.finetune_epochs / static_cast<double>(all.size()));
   }
+}
+
+// The deployments of one fine-tuned model (the level alone, +int8, ...), measured; the groups
+// that ran.
+std::vector<int> Explorer::add_finetuned_groups(PruneMethod method, const std::string& level_spec,
+                                                const std::string& model, const std::string& how) {
+  std::vector<int> ran;
+  for (const std::string& q : o_.space.finetuned_quant) {
+    // Weight-pruned levels keep their zeros in the model; the spec keeps the sparse
+    // algorithms on. Channel-pruned levels are already smaller models.
+    std::string spec = method == PruneMethod::kWeight ? level_spec : "";
+    if (!q.empty()) spec += (spec.empty() ? "" : "+") + q;
+    if (spec.empty()) spec = "dense";
+    const std::string label = str(level_spec, how, q.empty() ? "" : "+" + q);
+    const int gi = add_group(label, model, spec, "fine-tuned");
+    const int ci = add_candidate(gi, "dlas", "auto", "auto", "default");
+    if (measure(ci))
+      ran.push_back(gi);
+    else
+      r_.groups[static_cast<size_t>(gi)].state = "failed";
+  }
+  return ran;
+}
+
+// The fastest untuned deployment of a group; -1 when none ran.
+int Explorer::fastest_of_group(int group) const {
+  int best = -1;
+  for (size_t i = 0; i < r_.candidates.size(); ++i) {
+    const ExploreCandidate& c = r_.candidates[i];
+    if (c.group != r_.groups[static_cast<size_t>(group)].key || c.status != kStatusOk ||
+        c.schedule != "default")
+      continue;
+    if (best < 0 || c.median_ms < r_.candidates[static_cast<size_t>(best)].median_ms)
+      best = static_cast<int>(i);
+  }
+  return best;
+}
+
+// A level that missed the budget by little after its share of the sweep's epochs, yet would
+// be the fastest deployment, is fine-tuned as long again from its own fine-tuned weights
+// (channel levels: dlas train on the smaller model; weight levels: a one-level prune sweep of
+// the fine-tuned model at its own level, which keeps its zeros), once, and raced again.
+void Explorer::finetune_longer(PruneMethod method, const SweepResult& sw, double epochs) {
+  const ExploreSpace& s = o_.space;
+  if (s.finetune_longer == "never" || epochs <= 0) return;
+  std::vector<LongerCandidate> levels;
+  std::vector<std::pair<const SweepPoint*, int>> owner;  // the level and its fastest deployment
+  for (const SweepPoint& p : sw.points) {
+    const std::string model = (sw.dir / p.model).string();
+    for (size_t gi = 0; gi < r_.groups.size(); ++gi) {
+      const ExploreGroup& g = r_.groups[gi];
+      if (g.model_path != model || g.samples <= 0 || g.source != "fine-tuned") continue;
+      const int ci = fastest_of_group(static_cast<int>(gi));
+      if (ci < 0) continue;
+      LongerCandidate c;
+      c.ms = r_.candidates[static_cast<size_t>(ci)].median_ms;
+      c.drop = (g.drop_low + g.drop_high) / 2;
+      c.within_budget = within_budget(g);
+      levels.push_back(c);
+      owner.emplace_back(&p, ci);
+    }
+  }
+  const int rec = fastest_within_budget([](const ExploreCandidate&) { return true; });
+  const double target = rec >= 0 ? r_.candidates[static_cast<size_t>(rec)].median_ms : -1;
+  const int pick = explore_longer_pick(levels, o_.max_drop, target, s.finetune_longer == "always");
+  if (pick < 0) return;
+  const SweepPoint& p = *owner[static_cast<size_t>(pick)].first;
+  const int ci = owner[static_cast<size_t>(pick)].second;
+  const LongerCandidate& c = levels[static_cast<size_t>(pick)];
+  // A close call against the fastest deployment is timed again first, as for fine-tuning.
+  if (rec >= 0 && s.finetune_longer != "always" &&
+      !worth_finetuning(str(p.spec, " longer"), ci, rec))
+    return;
+  if (search_left() <= 0) {
+    r_.budget_reached = true;
+    return;
+  }
+  const fs::path dir = sw.dir / "longer";
+  const fs::path level_model = sw.dir / p.model;
+  std::string model;
+  std::vector<std::string> args;
+  if (method == PruneMethod::kChannel) {
+    model = (dir / p.model).string();
+    args = {o_.exe,
+            "train",
+            level_model.string(),
+            "--dataset",
+            o_.dataset,
+            "--epochs",
+            num(epochs),
+            "--lr",
+            "0.01",
+            "--schedule",
+            "cosine",
+            "--threads",
+            std::to_string(threads_),
+            "--test-limit",
+            "1000",
+            "-o",
+            model};
+  } else {
+    args = {o_.exe,
+            "prune-sweep",
+            level_model.string(),
+            "--dataset",
+            o_.dataset,
+            "--method",
+            "weight",
+            "--levels",
+            num(p.level),
+            "--epochs",
+            num(epochs),
+            "--threads",
+            std::to_string(threads_),
+            "--test-limit",
+            "1000",
+            "-o",
+            dir.string()};
+    if (fs::is_regular_file(dir / "sweep.json")) args.push_back("--resume");
+  }
+  for (std::string& a : o_.preprocess.to_args()) args.push_back(std::move(a));
+  const bool done =
+      method == PruneMethod::kChannel ? fs::is_regular_file(model) : sweep_done(dir.string(), 1);
+  if (!done) {
+    say(str("explore: ", p.spec, " fine-tuned missed the budget by ",
+            fixed(c.drop - o_.max_drop, 2), " points",
+            s.finetune_longer == "always"
+                ? ""
+                : str(" but would be the fastest deployment (", fixed(c.ms, 3), " ms)"),
+            ": fine-tuning it ", num(epochs), " epochs longer"));
+    fs::create_directories(dir);
+    const auto t = Clock::now();
+    const ChildOutcome out =
+        run_measuring_child(args, std::max(1.0, kFinetuneShare * search_left()), o_.lock_path);
+    finetune_s_ += std::chrono::duration<double>(Clock::now() - t).count();
+    if (out.status != kStatusOk) {
+      say(str("explore: fine-tuning ", p.spec, " longer stopped: ", out.reason));
+      return;
+    }
+  }
+  if (method == PruneMethod::kWeight) {
+    try {
+      const SweepResult longer = read_sweep(dir / "sweep.json");
+      DLAS_CHECK(!longer.points.empty(), ErrorKind::kRuntime, "no level in ", dir.string());
+      model = (longer.dir / longer.points[0].model).string();
+    } catch (const Error& e) {
+      say(str("explore: fine-tuning ", p.spec, " longer: ", e.what()));
+      return;
+    }
+  }
+  race(add_finetuned_groups(method, p.spec, model, " fine-tuned longer"));
 }
 
 // Whether a pruning level whose fastest one-shot deployment is `candidate` could beat the

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "dlas/data/dataset.h"
+#include "dlas/optimize/prune_sweep.h"
 #include "dlas/study/explore.h"
 #include "dlas/study/store.h"
 #include "dlas/system/variant.h"
@@ -81,6 +82,10 @@ class Explorer {
   std::string records_path(const ExploreCandidate& c) const;
   void finetune();
   bool worth_finetuning(const std::string& level, int candidate, int fastest);
+  std::vector<int> add_finetuned_groups(PruneMethod method, const std::string& level_spec,
+                                        const std::string& model, const std::string& how);
+  int fastest_of_group(int group) const;
+  void finetune_longer(PruneMethod method, const SweepResult& sw, double epochs);
   bool sweep_done(const std::string& dir, size_t levels) const;
   void store_accuracy();
   void compute_front();

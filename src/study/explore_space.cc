@@ -158,6 +158,11 @@ ExploreSpace read_explore_space(const std::string& path, ExploreSpace s) {
         const std::optional<bool> b = node.value<bool>();
         DLAS_CHECK(b.has_value(), ErrorKind::kInvalidInput, at, "expected true or false");
         s.finetune_all = *b;
+      } else if (tk == "explore" && k == "finetune_longer") {
+        const std::vector<std::string> v = strings(node, path, field);
+        DLAS_CHECK(v.size() == 1 && (v[0] == "near-miss" || v[0] == "always" || v[0] == "never"),
+                   ErrorKind::kInvalidInput, at, "expected \"near-miss\", \"always\" or \"never\"");
+        s.finetune_longer = v[0];
       } else if (tk == "explore" && k == "finetuned_quant") {
         s.finetuned_quant.clear();
         for (const std::string& q : strings(node, path, field)) {
@@ -182,7 +187,8 @@ ExploreSpace read_explore_space(const std::string& path, ExploreSpace s) {
              tk == "space" ? "unknown key; expected one of compress, conv_algo, layout, backend, "
                              "tuning"
                            : "unknown key; expected one of weight_levels, channel_levels, "
-                             "finetune_epochs, finetune_all, finetuned_quant, tune_top");
+                             "finetune_epochs, finetune_all, finetune_longer, finetuned_quant, "
+                             "tune_top");
       }
     }
   }

@@ -95,6 +95,28 @@ TEST(ExploreBound, DominanceNeedsFasterNoLargerAndConfidentlyAsAccurate) {
   EXPECT_FALSE(explore_dominates(-1, 100, 2.0, 100, sure));     // not measured
 }
 
+// The level fine-tuned longer: the fastest one that missed the budget by little and would be
+// the fastest deployment. Budget 0.5 points: "near" is a drop up to 1.0.
+TEST(ExploreBound, FineTuningLongerPicksTheFastestNearMiss) {
+  const LongerCandidate cp50{0.204, 0.77, false};  // resnet18-cifar's cp:0.5+int8 on Zen 4
+  const LongerCandidate cp25{0.328, 0.23, true};   // within the budget already
+  const LongerCandidate far{0.150, 3.0, false};    // far outside it
+  const LongerCandidate slow{0.320, 0.6, false};   // near, but not faster than the best
+  EXPECT_EQ(explore_longer_pick({cp25, cp50, far, slow}, 0.5, 0.328), 1);
+  EXPECT_EQ(explore_longer_pick({cp25, far, slow}, 0.5, 0.328), -1);
+  // "always": the fastest miss, however far and however fast.
+  EXPECT_EQ(explore_longer_pick({cp25, cp50, far, slow}, 0.5, 0.328, true), 2);
+  EXPECT_EQ(explore_longer_pick({cp25, slow}, 0.5, 0.3, true), 1);
+  EXPECT_EQ(explore_longer_pick({cp25}, 0.5, 0.3, true), -1);
+  // Nothing within the budget yet: any near miss, the fastest first.
+  EXPECT_EQ(explore_longer_pick({slow, cp50}, 0.5, -1), 1);
+  // A level within the budget, or one that was never timed, is not fine-tuned longer.
+  EXPECT_EQ(explore_longer_pick({cp25, LongerCandidate{-1, 0.7, false}}, 0.5, -1), -1);
+  // A budget of 0 points: "near" is up to half a point.
+  EXPECT_EQ(explore_longer_pick({LongerCandidate{0.1, 0.4, false}}, 0.0, 1.0), 0);
+  EXPECT_EQ(explore_longer_pick({LongerCandidate{0.1, 0.6, false}}, 0.0, 1.0), -1);
+}
+
 // --- the space
 // ------------------------------------------------------------------------------------
 
@@ -126,10 +148,14 @@ TEST(ExploreSpace, AFileReplacesTheListsItNamesAndNamesTheFaultyKey) {
   EXPECT_EQ(s.channel_levels, base.channel_levels);  // not named: the default's
   EXPECT_EQ(s.conv_algo, base.conv_algo);
   EXPECT_EQ(s.tune_top, 1);
+  EXPECT_EQ(s.finetune_longer, "near-miss");
+  std::ofstream(file) << "[explore]\nfinetune_longer = \"never\"\n";
+  EXPECT_EQ(read_explore_space(file, base).finetune_longer, "never");
   for (const auto& [text, where] : std::vector<std::pair<std::string, std::string>>{
            {"[space]\nmodels = [\"x\"]\n", ":2:10: space.models: unknown key"},
            {"[space]\ncompress = [\"wp:2\"]\n", "space.compress"},
            {"[explore]\nweight_levels = [0.9, 0.5]\n", "ascending"},
+           {"[explore]\nfinetune_longer = \"sometimes\"\n", "explore.finetune_longer"},
            {"[tuning]\nx = 1\n", "unknown table"}}) {
     std::ofstream(file) << text;
     try {

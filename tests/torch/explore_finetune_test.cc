@@ -59,5 +59,46 @@ TEST_F(ExploreFinetune, FineTunedLevelsJoinTheRace) {
   EXPECT_TRUE(raced) << r.err;
 }
 
+// A channel level outside the budget is fine-tuned longer (dlas train from its fine-tuned
+// weights) and raced again as its own model. The budget of 0 points and "always" make the
+// 75% channel-pruned level of the tiny CNN a miss whatever its fine-tuning reaches; the
+// level must still be faster than the best deployment, which the dense model is here.
+TEST_F(ExploreFinetune, AMissedLevelIsFineTunedLongerAndRacedAgain) {
+  export_onnx_file(test::nearest_mean_cnn(kData), path("m.onnx"));
+  std::ofstream(path("space.toml"))
+      << "[space]\ncompress = [\"fp16\"]\nconv_algo = [\"auto\"]\n"
+         "layout = [\"auto\"]\nbackend = [\"dlas\"]\n"
+         "tuning = \"untuned\"\n[explore]\n"
+         "weight_levels = []\nchannel_levels = [0.75]\n"
+         "finetune_epochs = 0.2\nfinetune_all = true\nfinetune_longer = \"always\"\n"
+         "finetuned_quant = [\"\"]\n";
+  const std::string out = path("out");
+  const test::CliResult r =
+      dlas(str("explore ", path("m.onnx"), " --dataset ", kData, " --max-drop 0 --threads 1 ",
+               "--space ", path("space.toml"), " --repeat 3 --rounds 1 -o ", out));
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto j = nlohmann::json::parse(slurp(out + "/explore.json"));
+  double drop = -1e9, longer = -1;
+  for (const auto& m : j["models"]) {
+    if (m["model"] == "cp:0.75 fine-tuned")  // the paired estimate of its drop, points
+      drop = (m["drop_interval_points"][0].get<double>() +
+              m["drop_interval_points"][1].get<double>()) /
+             2;
+    if (m["model"] == "cp:0.75 fine-tuned longer") {
+      EXPECT_GE(m["samples"].get<int64_t>(), 500);  // raced like any model
+      longer = m["accuracy"].get<double>();
+    }
+  }
+  ASSERT_GT(drop, -1e9) << r.err;
+  // Only a level that missed the budget is fine-tuned longer.
+  if (drop > 0) {
+    ASSERT_GE(longer, 0) << r.err;
+    EXPECT_TRUE(std::filesystem::exists(out + "/sweeps/channel/longer/channel-0.75.onnx"));
+    EXPECT_NE(r.err.find("epochs longer"), std::string::npos) << r.err;
+  } else {
+    EXPECT_LT(longer, 0) << r.err;
+  }
+}
+
 }  // namespace
 }  // namespace dlas

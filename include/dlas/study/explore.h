@@ -55,6 +55,11 @@ struct ExploreSpace {
   bool finetune_all = false;
   // Appended to every fine-tuned level: "" (the level alone), "int8", ...
   std::vector<std::string> finetuned_quant = {"", "int8"};
+  // Fine-tuning a level longer (once per method, as many epochs again, from its fine-tuned
+  // weights): "near-miss" the fastest level that missed the budget by little and would be
+  // the fastest deployment (explore_longer_pick); "always" the fastest fine-tuned level
+  // outside the budget, however far and however fast; "never".
+  std::string finetune_longer = "near-miss";
   std::string tuning = "tuned:10s";  // schedule of the short tune ("untuned": none)
   int tune_top = 3;                  // the fastest deployments within the budget it tunes
 };
@@ -66,8 +71,8 @@ struct ExploreSpace {
 ExploreSpace default_explore_space(bool can_finetune);
 // Narrows or widens the default with a TOML file in the study spec's syntax: [space] keys
 // compress, conv_algo, layout, backend, tuning (their lists replace the default's),
-// [explore] keys weight_levels, channel_levels, finetune_epochs, finetune_all, finetuned_quant,
-// tune_top.
+// [explore] keys weight_levels, channel_levels, finetune_epochs, finetune_all, finetune_longer,
+// finetuned_quant, tune_top.
 // kInvalidInput "FILE:LINE:COL: FIELD: why".
 ExploreSpace read_explore_space(const std::string& path, ExploreSpace base);
 
@@ -109,6 +114,21 @@ inline constexpr double kExploreZ = 3.29;
 // at least as accurate (b_minus_a: the paired bound of b's accuracy minus a's, low >= 0).
 bool explore_dominates(double b_ms, int64_t b_bytes, double a_ms, int64_t a_bytes,
                        const DifferenceBound& b_minus_a);
+
+// A fine-tuned pruning level as explore_longer_pick sees it: its fastest deployment's
+// latency, the estimated drop below the dense model (points) and whether it is already
+// within the budget.
+struct LongerCandidate {
+  double ms = -1;
+  double drop = 0;
+  bool within_budget = false;
+};
+// The level to fine-tune longer: the fastest one outside the budget that missed it by little
+// (its estimated drop at most max(2 * max_drop, max_drop + 0.5) points) and whose latency is
+// below 0.9 * target_ms, the fastest deployment within the budget so far (target_ms <= 0:
+// none yet, any latency); with `any_miss`, the fastest one outside the budget. -1 when none.
+int explore_longer_pick(const std::vector<LongerCandidate>& levels, double max_drop,
+                        double target_ms, bool any_miss = false);
 
 // The sample sizes of the race on a split of `n` images: 500, 1000, 2000, ... then n.
 std::vector<int64_t> explore_sample_sizes(int64_t n);
