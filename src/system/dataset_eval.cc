@@ -11,7 +11,8 @@ namespace dlas {
 VariantAccuracy evaluate_variant(const Graph& fp32, const CompressSpec& spec,
                                  const std::string& dataset, const data::Dataset& ds,
                                  const PlanOptions& options, int64_t limit,
-                                 const EvalProgress& progress) {
+                                 const EvalProgress& progress,
+                                 const DeployedOptions& deployed_options) {
   const data::DatasetInfo& info = ds.info();
   const Shape input = image_input_shape(fp32);
   // The preprocessing the graph carries (the CLI stores the flags' there), else the dataset's.
@@ -19,7 +20,9 @@ VariantAccuracy evaluate_variant(const Graph& fp32, const CompressSpec& spec,
   VariantAccuracy out;
   Graph compressed = fp32;
   out.compress = apply_compress_for_dataset(compressed, spec, dataset, &out.calibration);
-  Plan deployed(compressed, options);
+  PlanOptions deployed_with = options;
+  if (deployed_options) deployed_options(compressed, deployed_with);
+  Plan deployed(compressed, deployed_with);
   std::unique_ptr<Plan> reference;
   if (out.compress != "dense") reference = std::make_unique<Plan>(fp32, options);
   std::vector<Plan*> plans = {&deployed};
@@ -46,17 +49,20 @@ std::string accuracy_drop_warning(const CompressSpec& spec, const VariantAccurac
   if (q.type == QuantType::kInt8 && q.calibrator != Calibrator::kAuto) {
     QuantSpec a = q;
     a.calibrator = Calibrator::kAuto;
-    advice = "try --compress " + a.str() + " (int8:auto: per tensor the calibrator with the "
+    advice = "try --compress " + a.str() +
+             " (int8:auto: per tensor the calibrator with the "
              "smallest measured error)";
   } else if (q.type == QuantType::kInt8) {
-    advice = "dlas quantize --calib-data DATASET shows which tensors lose it; fp16 keeps fp32's "
-             "accuracy";
+    advice =
+        "dlas quantize --calib-data DATASET shows which tensors lose it; fp16 keeps fp32's "
+        "accuracy";
   } else {
     advice = q.type == QuantType::kBF16 ? "try fp16 (more mantissa bits)"
                                         : "try bf16 (a wider exponent range)";
   }
   char buf[160];
-  std::snprintf(buf, sizeof buf, "warning: %s loses %.2f points of top-1 against fp32 (%.2f%% -> %.2f%%); ",
+  std::snprintf(buf, sizeof buf,
+                "warning: %s loses %.2f points of top-1 against fp32 (%.2f%% -> %.2f%%); ",
                 r.compress.c_str(), fp32 - got, fp32, got);
   return buf + advice;
 }

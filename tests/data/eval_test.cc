@@ -4,10 +4,10 @@
 // `dlas quantize --calib-data DATASET`, and the random-input `dlas eval` still working.
 #include <nlohmann/json.hpp>
 
+#include "data/nearest_mean_model.h"
 #include "data_test_util.h"
 #include "dlas/model/onnx.h"
 #include "dlas/system/accuracy.h"
-#include "data/nearest_mean_model.h"
 #include "optimize/cli_test_util.h"
 
 namespace dlas::test {
@@ -108,6 +108,24 @@ TEST_F(EvalCli, DatasetModeOnOnnxZooAndCompressedVariants) {
   // The random-input mode is unchanged.
   const auto r = parse_json(dlas(str("eval ", model, " --compress int8 --samples 2 --json")));
   EXPECT_TRUE(r.contains("top1_agreement"));
+}
+
+// Tuning records name the compressed model's layers: `dlas eval --dataset --records` applies
+// them to the int8 model it deploys (explore's README reproduces a tuned recommendation's
+// accuracy so), and int8 answers do not depend on the kernels chosen.
+TEST_F(EvalCli, TuningRecordsApplyToTheDeployedModel) {
+  const std::string model = path("cnn.onnx");
+  export_onnx_file(nearest_mean_cnn(kData), model);
+  const CliResult t =
+      dlas(str("tune ", model, " --compress int8 --budget 12trials -o ", path("r.jsonl")));
+  ASSERT_EQ(t.code, 0) << t.err;
+  const std::string eval = str("eval ", model, " --dataset ", kData, " --compress int8 --batch 1");
+  const CliResult tuned = dlas(eval + " --records " + path("r.jsonl") + " --json");
+  ASSERT_EQ(tuned.code, 0) << tuned.err;
+  EXPECT_NE(tuned.err.find("records: "), std::string::npos) << tuned.err;
+  EXPECT_EQ(tuned.err.find("records: 0 of"), std::string::npos) << tuned.err;
+  const auto untuned = parse_json(dlas(eval + " --json"));
+  EXPECT_EQ(nlohmann::json::parse(tuned.out)["top1"], untuned["top1"]);
 }
 
 TEST_F(EvalCli, DataInfoAndQuantizeWithDatasetCalibration) {

@@ -53,6 +53,9 @@ std::string compress_name(const std::string& compress);
 // Applies --isa (process-wide) and builds the plan options; with --records, `graph` (the
 // model as it will be compiled) gets the records' per-layer choices (--layers wins).
 PlanOptions plan_options_from_args(const EngineArgs& args, const Graph* graph = nullptr);
+// The per-layer choices of the tuning records in `path` for `graph` (as compiled) added to
+// o.layers (a choice already there wins); one "records: ..." line on stderr.
+void apply_records_file(const Graph& graph, const std::string& path, PlanOptions& o);
 // A model compiled for a command (bench, profile, run): the executor and what it runs.
 struct CompiledModel {
   std::unique_ptr<Executor> executor;

@@ -60,8 +60,8 @@ Graph load_for_dataset(ModelArgs m, const data::DatasetInfo& info, int64_t batch
 
 void print_eval(const std::string& model, const DatasetEvalArgs& a, const VariantAccuracy& r,
                 int64_t batch, const std::string& note, const data::Preprocess& pre,
-                PreprocessSource source, const std::vector<std::string>& warnings,
-                double seconds, bool json) {
+                PreprocessSource source, const std::vector<std::string>& warnings, double seconds,
+                bool json) {
   if (json) {
     nlohmann::ordered_json j;
     j["model"] = model;
@@ -111,8 +111,8 @@ int run_dataset_eval(const ModelArgs& model, const EngineArgs& engine, const Dat
   DLAS_CHECK(a.limit >= 0, ErrorKind::kUsage, "--limit must be >= 0");
   const std::unique_ptr<data::Dataset> ds = data::open_dataset(a.dataset, split);
   std::string note;
-  Graph fp32 = load_for_dataset(model, ds->info(), a.batch_given ? model.batch : 100,
-                                a.preprocess, &note);
+  Graph fp32 =
+      load_for_dataset(model, ds->info(), a.batch_given ? model.batch : 100, a.preprocess, &note);
   // flags > the model's metadata > the dataset's default, carried by the graph from here on
   // (evaluation and int8 calibration follow it). A zoo model is built here: no warning.
   const ResolvedPreprocess pre =
@@ -132,8 +132,14 @@ int run_dataset_eval(const ModelArgs& model, const EngineArgs& engine, const Dat
     bar.update(done, total, bar.counts(done, total, "images") + top1, done == total);
     if (done == total) bar.finish(/*keep=*/true);
   };
-  const VariantAccuracy r = evaluate_variant(fp32, spec, a.dataset, *ds,
-                                             plan_options_from_args(engine), a.limit, progress);
+  // --records name the compressed model's layers: they apply once it is compressed.
+  EngineArgs untuned = engine;
+  untuned.records.clear();
+  const DeployedOptions with_records = [&](const Graph& deployed, PlanOptions& o) {
+    if (!engine.records.empty()) apply_records_file(deployed, engine.records, o);
+  };
+  const VariantAccuracy r = evaluate_variant(
+      fp32, spec, a.dataset, *ds, plan_options_from_args(untuned), a.limit, progress, with_records);
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   const std::string chance = chance_level_warning(r.deployed.top1_rate(), ds->info().classes);

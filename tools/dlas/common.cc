@@ -228,12 +228,16 @@ PlanOptions plan_options_from_args(const EngineArgs& a, const Graph* graph) {
   o.isa = active_isa();
   if (!a.records.empty() && a.device == "cpu") {  // GPU records: compile_from_args
     DLAS_CHECK(graph, ErrorKind::kUsage, "--records is not supported by this command");
-    const tune::AppliedRecords r = tune::apply_records(*graph, o, tune::read_records(a.records));
-    for (const auto& [node, choice] : r.layers) o.layers.emplace(node, choice);
-    std::fprintf(stderr, "records: %d of %d conv layers tuned from %s\n", r.matched_nodes,
-                 r.conv_nodes, a.records.c_str());
+    apply_records_file(*graph, a.records, o);
   }
   return o;
+}
+
+void apply_records_file(const Graph& graph, const std::string& path, PlanOptions& o) {
+  const tune::AppliedRecords r = tune::apply_records(graph, o, tune::read_records(path));
+  for (const auto& [node, choice] : r.layers) o.layers.emplace(node, choice);
+  std::fprintf(stderr, "records: %d of %d conv layers tuned from %s\n", r.matched_nodes,
+               r.conv_nodes, path.c_str());
 }
 
 CompiledModel compile_from_args(const Graph& graph, const ModelArgs& m, const EngineArgs& e,

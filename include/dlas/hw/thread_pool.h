@@ -5,6 +5,7 @@
 // the choice over OpenMP.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <memory>
 #include <type_traits>
@@ -34,6 +35,16 @@ class ThreadPool {
     }
     run_1d(n, &trampoline<Fn>, static_cast<void*>(&fn));
   }
+  // Calls fn(t, sync) once for each of the pool's threads, t in [0, threads()), all running
+  // at once; sync() returns when every thread has called it. Two phases of one layer where
+  // the second reads what every thread wrote in the first (a packed image, then its tiles)
+  // meet at a spin barrier inside one loop instead of ending one loop and starting another.
+  // Every thread must call sync() equally often.
+  template <class Fn>
+  void parallel_phases(Fn&& fn) {
+    SpinBarrier barrier(threads_);
+    parallel_for(static_cast<size_t>(threads_), [&](size_t t) { fn(t, [&] { barrier.wait(); }); });
+  }
   // Calls fn(i, j) for i in [0, n0), j in [0, n1).
   template <class Fn>
   void parallel_for_2d(size_t n0, size_t n1, Fn&& fn) {
@@ -50,6 +61,32 @@ class ThreadPool {
   static std::shared_ptr<ThreadPool> shared(int threads);
 
  private:
+  // The threads of one parallel_phases loop: pthreadpool gives each of n == threads items to
+  // its own thread, and a thread takes another's item only after finishing its own, so all
+  // n are in the loop at once and none waits for an item that no thread will run.
+  class SpinBarrier {
+   public:
+    explicit SpinBarrier(int n) : n_(n) {}
+    void wait() {
+      const int gen = gen_.load(std::memory_order_acquire);
+      if (arrived_.fetch_add(1, std::memory_order_acq_rel) + 1 == n_) {
+        arrived_.store(0, std::memory_order_relaxed);
+        gen_.fetch_add(1, std::memory_order_release);
+        return;
+      }
+      while (gen_.load(std::memory_order_acquire) == gen) relax();
+    }
+
+   private:
+    static void relax() {
+#if defined(__x86_64__) || defined(__i386__)
+      __builtin_ia32_pause();
+#endif
+    }
+    const int n_;
+    std::atomic<int> arrived_{0};
+    std::atomic<int> gen_{0};
+  };
   using Task = void (*)(void* ctx, size_t i);
   template <class Fn>
   static void trampoline(void* ctx, size_t i) {

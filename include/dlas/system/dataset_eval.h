@@ -4,6 +4,7 @@
 // in one pass over the data.
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <string>
 
@@ -31,10 +32,13 @@ std::string accuracy_drop_warning(const CompressSpec& spec, const VariantAccurac
 // too, with `options`, and scores them on the first `limit` records of `ds` (0: all),
 // preprocessed as the graph's metadata says (dlas/system/preprocess_meta.h), else with the
 // dataset's default, for the model's input. `progress` sees the deployed variant's running accuracy
-// after each batch.
+// after each batch. `deployed_options`, when given, adjusts the deployed plan's options for
+// the compressed graph (tuning records name its layers); the fp32 plan keeps `options`.
+using DeployedOptions = std::function<void(const Graph& compressed, PlanOptions& options)>;
 VariantAccuracy evaluate_variant(const Graph& fp32, const CompressSpec& spec,
                                  const std::string& dataset, const data::Dataset& ds,
                                  const PlanOptions& options, int64_t limit = 0,
-                                 const EvalProgress& progress = {});
+                                 const EvalProgress& progress = {},
+                                 const DeployedOptions& deployed_options = {});
 
 }  // namespace dlas

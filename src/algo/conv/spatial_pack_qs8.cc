@@ -42,16 +42,22 @@ using conv_detail::round_up;
 // shape as constants: fully unrolled byte moves. The run-time loops of the edge tiles cost
 // small-channel layers (resnet18-cifar's 64-channel 32x32 ones: 32-38% of the VNNI peak on
 // a Zen 4) about as much as the kernel itself.
+// The last VC block of a layer whose channel count is not a multiple of VC (24 channels in
+// blocks of 16, 48 in blocks of 32) moves its `nv` channels with the same unrolled pixel
+// loops (`part`), not the run-time loops of the edge tiles.
 struct TileMoves {
   void (*scatter)(const uint8_t* tile, uint8_t* y, int64_t ohw, int64_t ow);
   void (*gather)(const uint8_t* r, uint8_t* tile, int64_t ohw, int64_t ow);
+  void (*scatter_part)(const uint8_t* tile, uint8_t* y, int64_t ohw, int64_t ow, int nv);
+  void (*gather_part)(const uint8_t* r, uint8_t* tile, int64_t ohw, int64_t ow, int nv);
 };
 
-// kToNchw: tile [VH*VW][VC] -> NCHW (the output); else NCHW -> tile (the residual).
+// kToNchw: tile [VH*VW][VC] -> NCHW (the output); else NCHW -> tile (the residual). Channels
+// [0, nv).
 template <int VC, int VH, int VW, bool kToNchw>
-void move_tile(const uint8_t* from, uint8_t* to, int64_t ohw, int64_t ow) {
+inline void move_channels(const uint8_t* from, uint8_t* to, int64_t ohw, int64_t ow, int nv) {
 #pragma GCC unroll 64
-  for (int v = 0; v < VC; ++v)
+  for (int v = 0; v < nv; ++v)
 #pragma GCC unroll 4
     for (int a = 0; a < VH; ++a)
 #pragma GCC unroll 8
@@ -61,17 +67,33 @@ void move_tile(const uint8_t* from, uint8_t* to, int64_t ohw, int64_t ow) {
       }
 }
 
+template <int VC, int VH, int VW, bool kToNchw>
+void move_tile(const uint8_t* from, uint8_t* to, int64_t ohw, int64_t ow) {
+  move_channels<VC, VH, VW, kToNchw>(from, to, ohw, ow, VC);
+}
+
+template <int VC, int VH, int VW, bool kToNchw>
+void move_part(const uint8_t* from, uint8_t* to, int64_t ohw, int64_t ow, int nv) {
+  move_channels<VC, VH, VW, kToNchw>(from, to, ohw, ow, nv);
+}
+
+template <int VC, int VH, int VW>
+TileMoves tile_moves_for() {
+  return {&move_tile<VC, VH, VW, true>, &move_tile<VC, VH, VW, false>, &move_part<VC, VH, VW, true>,
+          &move_part<VC, VH, VW, false>};
+}
+
 template <int VC, int VH>
 TileMoves tile_moves_vw(int64_t vw) {
   switch (vw) {
     case 4:
-      return {&move_tile<VC, VH, 4, true>, &move_tile<VC, VH, 4, false>};
+      return tile_moves_for<VC, VH, 4>();
     case 7:
-      return {&move_tile<VC, VH, 7, true>, &move_tile<VC, VH, 7, false>};
+      return tile_moves_for<VC, VH, 7>();
     case 8:
-      return {&move_tile<VC, VH, 8, true>, &move_tile<VC, VH, 8, false>};
+      return tile_moves_for<VC, VH, 8>();
     default:
-      return {nullptr, nullptr};
+      return {};
   }
 }
 
@@ -102,7 +124,7 @@ TileMoves tile_moves(int64_t vc, int64_t vh, int64_t vw) {
     case 32:
       return tile_moves_vh<32>(vh, vw);
     default:
-      return {nullptr, nullptr};
+      return {};
   }
 }
 using qconv_detail::BlockedMode;
@@ -190,13 +212,13 @@ class PreparedBlockedQConv final : public qconv_detail::PreparedInt8Conv {
         if (mode_ == BlockedMode::kImage) {
           uint8_t* img = ws;
           uint8_t* scratch = ws + round_up(xbytes(), 64);
-          pool.parallel_for(static_cast<size_t>(threads), [&](size_t t) {
+          // Each thread packs its share of the channel groups, then computes its share of
+          // the tiles once all are packed: one loop with a barrier, not two loops.
+          pool.parallel_phases([&](size_t t, auto sync) {
             int64_t b, e;
             chunk_range(kq_, threads, static_cast<int64_t>(t), &b, &e);
             pack_window(x, n, g, -c.pad_t, -c.pad_l, b, e, img);
-          });
-          pool.parallel_for(static_cast<size_t>(threads), [&](size_t t) {
-            int64_t b, e;
+            sync();
             chunk_range(blocks_ * tiles_, threads, static_cast<int64_t>(t), &b, &e);
             uint8_t* out = scratch + static_cast<int64_t>(t) * 2 * tile_out;
             for (int64_t it = b; it < e; ++it) {
@@ -284,9 +306,14 @@ class PreparedBlockedQConv final : public qconv_detail::PreparedInt8Conv {
     const int64_t nw = ow_ - ox0 < vw_ ? ow_ - ox0 : vw_;
     const int64_t ohw = oh_ * ow_;
     const int64_t ybase = (n * c.k + k0) * ohw + oy0 * ow_ + ox0;
-    const bool whole = nk == vc_ && nh == vh_ && nw == vw_ && moves_.scatter;
+    // A whole tile of all VC channels, or of the last block's nk, moves by unrolled code.
+    const bool pixels = nh == vh_ && nw == vw_ && moves_.scatter;
+    const bool whole = pixels && nk == vc_;
+    const int part = static_cast<int>(nk);
     if (residual && whole) {
       moves_.gather(static_cast<const uint8_t*>(residual) + ybase, rtile, ohw, ow_);
+    } else if (residual && pixels) {
+      moves_.gather_part(static_cast<const uint8_t*>(residual) + ybase, rtile, ohw, ow_, part);
     } else if (residual) {
       const uint8_t* r = static_cast<const uint8_t*>(residual) + ybase;
       for (int64_t v = 0; v < nk; ++v)
@@ -315,6 +342,10 @@ class PreparedBlockedQConv final : public qconv_detail::PreparedInt8Conv {
       moves_.scatter(out, y, ohw, ow_);
       return;
     }
+    if (pixels) {
+      moves_.scatter_part(out, y, ohw, ow_, part);
+      return;
+    }
     for (int64_t v = 0; v < nk; ++v)
       for (int64_t a = 0; a < nh; ++a)
         for (int64_t b = 0; b < nw; ++b) y[v * ohw + a * ow_ + b] = out[(a * vw_ + b) * vc_ + v];
@@ -324,7 +355,7 @@ class PreparedBlockedQConv final : public qconv_detail::PreparedInt8Conv {
   BlockedMode mode_;
   const ukernel::QS8PackUkernels& pack_;
   ukernel::QS8SpackFn kernel_;
-  TileMoves moves_{nullptr, nullptr};
+  TileMoves moves_{};
   int64_t kr_, vc_, vh_, vw_, parallel_, kg_, cg_, oh_, ow_, kq_, blocks_, th_, tw_, tiles_;
   int64_t rows_, cols_, block_bytes_;
   uint8_t xzp_, flip_;
@@ -357,7 +388,11 @@ KnobSpace blocked_knob_space(BlockedMode mode) {
 Knobs blocked_default_knobs(const ConvProblem& p, Isa isa, BlockedMode mode) {
   const ukernel::QS8SpackUkernels& set = ukernel::qs8_spack_for(isa);
   const int64_t oh = p.oh(), ow = p.ow();
-  const int64_t vc = p.k_per_group() >= 2 * set.lanes ? 2 : 1;
+  // Two vectors unless that computes more padding lanes than one (48 channels: 64 lanes
+  // against 48).
+  const int64_t kg = p.k_per_group();
+  const int64_t vc =
+      kg >= 2 * set.lanes && round_up(kg, 2 * set.lanes) <= round_up(kg, set.lanes) ? 2 : 1;
   const int64_t vh = oh >= 2 ? 2 : 1, vw = 4;
   Knobs k = {{"vc", vc}, {"vh", vh}, {"vw", vw}};
   if (mode == BlockedMode::kTiles)
