@@ -70,6 +70,27 @@ uint32_t pool_flags() {
 }
 }  // namespace
 
+void ThreadPool::SpinBarrier::wait() {
+  const int gen = gen_.load(std::memory_order_acquire);
+  if (arrived_.fetch_add(1, std::memory_order_acq_rel) + 1 == n_) {
+    arrived_.store(0, std::memory_order_relaxed);
+    gen_.fetch_add(1, std::memory_order_release);
+    return;
+  }
+  // Spin, then yield: with more threads than free cores (several processes on two), the
+  // thread waited for may need this one's core.
+  constexpr int kSpins = 1 << 14;
+  for (int spins = 0; gen_.load(std::memory_order_acquire) == gen; ++spins) {
+    if (spins < kSpins) {
+#if defined(__x86_64__) || defined(__i386__)
+      __builtin_ia32_pause();
+#endif
+    } else {
+      std::this_thread::yield();
+    }
+  }
+}
+
 void ThreadPool::run_1d(size_t n, Task task, void* ctx) {
   Ctx c{task, ctx};
   pthreadpool_parallelize_1d(pool_, &call, &c, n, pool_flags());

@@ -413,8 +413,15 @@ bool Explorer::score_upto(int group, int64_t n, const ExploreCandidate* exact) {
         }
       }
       if (static_cast<int64_t>(got.size()) != end - begin) {
+        if (why.empty()) why = "scoring returned the wrong number of records";
+        if (exact) {
+          // One deployment's own scoring: it is not recommended (the caller), while its
+          // model's group keeps the state its race gave it.
+          say(str("explore: ", exact->label, ": scoring failed: ", why));
+          return false;
+        }
         g.state = "failed";
-        g.reason = why.empty() ? "scoring returned the wrong number of records" : why;
+        g.reason = why;
         say(str("explore: ", g.label, ": scoring failed: ", g.reason));
         return false;
       }

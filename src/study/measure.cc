@@ -94,8 +94,11 @@ LayerChoices tune_variant(const MeasureRequest& r, const Graph& g, const PlanOpt
   row.set("tuning_failures", int64_t{0});
   row.set("tuning_s", 0.0);
   if (tasks.empty()) {
-    // Nothing of this algorithm to tune (e.g. winograd on an int8 model: no int8 twin).
+    // Nothing of this algorithm to tune (e.g. winograd on an int8 model: no int8 twin). The
+    // records file still exists, empty, so what applies it (explore's scoring, README's
+    // reproduce command) runs the untuned choices instead of failing.
     row.set("tuning_stop", std::string("no-tasks"));
+    if (!r.records_out.empty()) tune::write_records(r.records_out, {});
     return {};
   }
   tune::TuneOptions t;

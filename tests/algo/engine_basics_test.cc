@@ -156,5 +156,28 @@ TEST(ThreadPool, EveryIndexRunsExactlyOnce) {
   }
 }
 
+// parallel_phases: every thread once, at once; after sync() each sees what all wrote before
+// it, round after round (4 threads on fewer cores: the waiting threads yield).
+TEST(ThreadPool, PhasesSeeEveryThreadsWritesAfterSync) {
+  for (int threads : {1, 2, 4}) {
+    ThreadPool pool(threads);
+    constexpr int kRounds = 200;
+    std::vector<int> slot(static_cast<size_t>(threads), -1);
+    std::atomic<int> bad{0}, calls{0};
+    pool.parallel_phases([&](size_t t, auto sync) {
+      calls++;
+      for (int r = 0; r < kRounds; ++r) {
+        slot[t] = r;
+        sync();
+        for (int u = 0; u < threads; ++u)
+          if (slot[static_cast<size_t>(u)] != r) bad++;
+        sync();  // nobody writes the next round before all have read this one
+      }
+    });
+    EXPECT_EQ(calls.load(), threads);
+    EXPECT_EQ(bad.load(), 0) << threads;
+  }
+}
+
 }  // namespace
 }  // namespace dlas

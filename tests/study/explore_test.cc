@@ -237,6 +237,33 @@ TEST_F(ExploreCli, RespectsTheBudgetDropsTheLossyModelAndItsReadmeReproduces) {
   EXPECT_GE(store.count(), 5);
 }
 
+// A tuned deployment whose algorithm has nothing to tune (winograd on an int8 model: no int8
+// twin) still leaves its records file, empty, for the scoring and the README that apply it.
+TEST_F(ExploreCli, ATuneWithNothingToTuneStillWritesItsRecordsFile) {
+  StudyPoint p;
+  p.model = p.model_path = path("m.onnx");
+  p.compress = "int8";
+  p.conv_algo = "winograd";
+  p.tuning = "tuned:4trials";
+  MeasureRequest req;
+  req.variant = resolve_variant(p, nullptr);
+  req.model_path = p.model_path;
+  req.repeat = 2;
+  req.records_out = path("r.jsonl");
+  const Row row = measure_variant(req);
+  EXPECT_EQ(row.text("tuning_stop"), "no-tasks");
+  ASSERT_TRUE(std::filesystem::exists(req.records_out));
+  EXPECT_EQ(std::filesystem::file_size(req.records_out), 0u);
+  // Applying it runs the untuned choices.
+  const ScoreChildArgs a{.model_path = p.model_path,
+                         .compress = "int8",
+                         .dataset = kData,
+                         .conv_algo = "winograd",
+                         .records = req.records_out,
+                         .end = 10};
+  EXPECT_NE(run_score_child(a).find("\"hits\""), std::string::npos);
+}
+
 TEST_F(ExploreCli, ResumesAfterSigkillWithoutMeasuringAgain) {
   const std::string out = path("out");
   const pid_t pid = ::fork();

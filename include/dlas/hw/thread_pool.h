@@ -67,22 +67,9 @@ class ThreadPool {
   class SpinBarrier {
    public:
     explicit SpinBarrier(int n) : n_(n) {}
-    void wait() {
-      const int gen = gen_.load(std::memory_order_acquire);
-      if (arrived_.fetch_add(1, std::memory_order_acq_rel) + 1 == n_) {
-        arrived_.store(0, std::memory_order_relaxed);
-        gen_.fetch_add(1, std::memory_order_release);
-        return;
-      }
-      while (gen_.load(std::memory_order_acquire) == gen) relax();
-    }
+    void wait();  // thread_pool.cc
 
    private:
-    static void relax() {
-#if defined(__x86_64__) || defined(__i386__)
-      __builtin_ia32_pause();
-#endif
-    }
     const int n_;
     std::atomic<int> arrived_{0};
     std::atomic<int> gen_{0};

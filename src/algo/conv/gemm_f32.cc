@@ -186,27 +186,26 @@ class PreparedGemmConv final : public PreparedF32Conv {
       }
       return;
     }
-    for (int64_t n = 0; n < p_.n; ++n)
-      for (int64_t g = 0; g < p_.groups; ++g)
-        for (int64_t nb = 0; nb < nblocks; ++nb) {
-          // Phase 1: pack all R rows of this pixel block, split over pixel panels.
-          const int64_t p0 = nb * nc_, ncols = ohw_ - p0 < nc_ ? ohw_ - p0 : nc_;
-          const int64_t npanels = div_up(ncols, pw_);
-          pool.parallel_for(static_cast<size_t>(threads), [&](size_t t) {
+    // Per pixel block, two phases in one loop (ThreadPool::parallel_phases): all R rows
+    // packed (split over pixel panels), then the output-channel panels (split over
+    // threads); the second barrier keeps the next block's pack off the one being read.
+    pool.parallel_phases([&](size_t t, auto sync) {
+      for (int64_t n = 0; n < p_.n; ++n)
+        for (int64_t g = 0; g < p_.groups; ++g)
+          for (int64_t nb = 0; nb < nblocks; ++nb) {
+            const int64_t p0 = nb * nc_, ncols = ohw_ - p0 < nc_ ? ohw_ - p0 : nc_;
             int64_t b, e;
-            conv_detail::chunk_range(npanels, threads, static_cast<int64_t>(t), &b, &e);
+            conv_detail::chunk_range(div_up(ncols, pw_), threads, static_cast<int64_t>(t), &b, &e);
             if (pixel_rows_)
               pack_pixel_rows(in, n, g, p0, ncols, 0, r_, b, e, ws);
             else
               pack_panels(in, n, g, p0, ncols, 0, r_, b, e, ws);
-          });
-          // Phase 2: output-channel panels split over threads.
-          pool.parallel_for(static_cast<size_t>(threads), [&](size_t t) {
-            int64_t b, e;
+            sync();
             conv_detail::chunk_range(panels_, threads, static_cast<int64_t>(t), &b, &e);
             if (b < e) run_block(n, g, p0, ncols, b, e, ws, true);
-          });
-        }
+            sync();
+          }
+    });
   }
 
  private:

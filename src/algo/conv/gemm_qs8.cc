@@ -139,23 +139,23 @@ class PreparedGemmQConv final : public qconv_detail::PreparedInt8Conv {
       }
       return;
     }
-    for (int64_t ng = 0; ng < images; ++ng)
-      for (int64_t nb = 0; nb < nblocks; ++nb) {
-        const int64_t n = ng / c.groups, g = ng % c.groups, p0 = nb * nc_;
-        const int64_t ncols = ohw_ - p0 < nc_ ? ohw_ - p0 : nc_;
-        // Phase 1: the shared block, split over reduction groups.
-        pool.parallel_for(static_cast<size_t>(threads), [&](size_t t) {
+    // Per block, two phases in one loop: the shared block packed (split over reduction
+    // groups), then the output-channel panels (split over threads); the second barrier
+    // keeps the next block's pack off the block still being read.
+    pool.parallel_phases([&](size_t t, auto sync) {
+      for (int64_t ng = 0; ng < images; ++ng)
+        for (int64_t nb = 0; nb < nblocks; ++nb) {
+          const int64_t n = ng / c.groups, g = ng % c.groups, p0 = nb * nc_;
+          const int64_t ncols = ohw_ - p0 < nc_ ? ohw_ - p0 : nc_;
           int64_t b, e;
           chunk_range(kq_, threads, static_cast<int64_t>(t), &b, &e);
           pack(x, n, g, p0, ncols, b, e, ws, rows_base + static_cast<int64_t>(t) * rows_bytes());
-        });
-        // Phase 2: output-channel panels split over threads.
-        pool.parallel_for(static_cast<size_t>(threads), [&](size_t t) {
-          int64_t b, e;
+          sync();
           chunk_range(panels_, threads, static_cast<int64_t>(t), &b, &e);
           if (b < e) compute(y, residual, n, g, p0, ncols, b, e, ws);
-        });
-      }
+          sync();
+        }
+    });
   }
 
  private:
