@@ -633,25 +633,8 @@ void Explorer::finetune() {
     for (double l : levels) lv += (lv.empty() ? "" : ",") + num(l);
     const double epochs =
         s.finetune_epochs * static_cast<double>(levels.size()) / static_cast<double>(all.size());
-    std::vector<std::string> args = {o_.exe,
-                                     "prune-sweep",
-                                     o_.model,
-                                     "--dataset",
-                                     o_.dataset,
-                                     "--method",
-                                     sweep_method_name(method),
-                                     "--levels",
-                                     lv,
-                                     "--epochs",
-                                     num(epochs),
-                                     "--threads",
-                                     std::to_string(threads_),
-                                     "--test-limit",
-                                     "1000",
-                                     "-o",
-                                     dir};
-    for (std::string& a : o_.preprocess.to_args()) args.push_back(std::move(a));
-    if (fs::is_regular_file(fs::path(dir) / "sweep.json")) args.push_back("--resume");
+    const std::vector<std::string> args =
+        prune_sweep_args(o_.model, sweep_method_name(method), lv, epochs, dir);
     if (fs::is_regular_file(fs::path(dir) / "sweep.json") && sweep_done(dir, levels.size())) {
       // finished before: nothing to run
     } else {
@@ -722,6 +705,34 @@ int Explorer::fastest_of_group(int group) const {
   return best;
 }
 
+// `dlas prune-sweep MODEL` over `levels` ("0.25,0.5") into dir, with the exploration's
+// dataset, threads and preprocessing; --resume where dir holds an interrupted sweep.
+std::vector<std::string> Explorer::prune_sweep_args(const std::string& model,
+                                                    const std::string& method,
+                                                    const std::string& levels, double epochs,
+                                                    const std::string& dir) const {
+  std::vector<std::string> args = {o_.exe,
+                                   "prune-sweep",
+                                   model,
+                                   "--dataset",
+                                   o_.dataset,
+                                   "--method",
+                                   method,
+                                   "--levels",
+                                   levels,
+                                   "--epochs",
+                                   num(epochs),
+                                   "--threads",
+                                   std::to_string(threads_),
+                                   "--test-limit",
+                                   "1000",
+                                   "-o",
+                                   dir};
+  for (std::string& a : o_.preprocess.to_args()) args.push_back(std::move(a));
+  if (fs::is_regular_file(fs::path(dir) / "sweep.json")) args.push_back("--resume");
+  return args;
+}
+
 // A level that missed the budget by little after its share of the sweep's epochs, yet would
 // be the fastest deployment, is fine-tuned as long again from its own fine-tuned weights
 // (channel levels: dlas train on the smaller model; weight levels: a one-level prune sweep of
@@ -784,27 +795,10 @@ void Explorer::finetune_longer(PruneMethod method, const SweepResult& sw, double
             "1000",
             "-o",
             model};
+    for (std::string& a : o_.preprocess.to_args()) args.push_back(std::move(a));
   } else {
-    args = {o_.exe,
-            "prune-sweep",
-            level_model.string(),
-            "--dataset",
-            o_.dataset,
-            "--method",
-            "weight",
-            "--levels",
-            num(p.level),
-            "--epochs",
-            num(epochs),
-            "--threads",
-            std::to_string(threads_),
-            "--test-limit",
-            "1000",
-            "-o",
-            dir.string()};
-    if (fs::is_regular_file(dir / "sweep.json")) args.push_back("--resume");
+    args = prune_sweep_args(level_model.string(), "weight", num(p.level), epochs, dir.string());
   }
-  for (std::string& a : o_.preprocess.to_args()) args.push_back(std::move(a));
   const bool done =
       method == PruneMethod::kChannel ? fs::is_regular_file(model) : sweep_done(dir.string(), 1);
   if (!done) {

@@ -86,6 +86,9 @@ class Explorer {
                                         const std::string& model, const std::string& how);
   int fastest_of_group(int group) const;
   void finetune_longer(PruneMethod method, const SweepResult& sw, double epochs);
+  std::vector<std::string> prune_sweep_args(const std::string& model, const std::string& method,
+                                            const std::string& levels, double epochs,
+                                            const std::string& dir) const;
   bool sweep_done(const std::string& dir, size_t levels) const;
   void store_accuracy();
   void compute_front();
