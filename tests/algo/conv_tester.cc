@@ -231,6 +231,26 @@ bool run(const PreparedConv& prepared, const ConvProblem& p, const ConvData& d, 
     }
     reorder(yb.data(), p.y_layout, elements<uint16_t>(y), Layout::kNchw, p.n, p.k, ohw,
             ThreadPool::serial());
+  } else if (p.is_int8()) {
+    // 8-bit blocks: padding lanes of the input and residual set to 77 (convs multiply them
+    // by zero weights); the output's real lanes all come back from the oracle's check.
+    auto to_layout8 = [&](const uint8_t* src, Layout l, int64_t c, int64_t hw) {
+      std::vector<uint8_t> out(static_cast<size_t>(layout_numel(p.n, c, hw, l)));
+      reorder(src, Layout::kNchw, out.data(), l, p.n, c, hw, ThreadPool::serial());
+      const int64_t cpad = blocked_channels(c, l);
+      for (int64_t img = 0; img < p.n; ++img)
+        for (int64_t ch = c; ch < cpad; ++ch)
+          for (int64_t px = 0; px < hw; ++px) out[layout_offset(l, cpad, hw, img, ch, px)] = 77;
+      return out;
+    };
+    const int64_t ohw = p.oh() * p.ow();
+    const std::vector<uint8_t> x = to_layout8(d.x.data(), p.x_layout, p.c, p.h * p.w);
+    std::vector<uint8_t> r;
+    if (p.epilogue.residual) r = to_layout8(d.r.data(), p.y_layout, p.k, ohw);
+    std::vector<uint8_t> yb(static_cast<size_t>(layout_numel(p.n, p.k, ohw, p.y_layout)),
+                            kGuardByte);
+    prepared.run(x.data(), yb.data(), r.empty() ? nullptr : r.data(), base, pool);
+    reorder(yb.data(), p.y_layout, y.data(), Layout::kNchw, p.n, p.k, ohw, ThreadPool::serial());
   } else {
     const int64_t ohw = p.oh() * p.ow();
     const std::vector<float> x = to_layout(elements<float>(d.x), p.x_layout, p.n, p.c, p.h * p.w);

@@ -395,9 +395,15 @@ TEST(Quantize, QLinearConvLowersOntoTheInt8Engine) {
   g.outputs = {"y"};
   g.infer();
   Plan plan(g, PlanOptions{});
-  ASSERT_EQ(plan.steps().size(), 1u);
-  EXPECT_EQ(plan.steps()[0].op, "QFusedConv");
-  EXPECT_NE(plan.steps()[0].kernel, "reference");
+  // One QFusedConv step (on AVX512-VNNI paths on 8-bit blocks, between two reorders).
+  int convs = 0;
+  for (const auto& s : plan.steps())
+    if (s.op == "QFusedConv") {
+      ++convs;
+      EXPECT_NE(s.kernel, "reference");
+    }
+  EXPECT_EQ(convs, 1);
+  EXPECT_EQ(plan.steps().size(), 1u + 2u * (plan.steps().size() > 1));
   Tensor x(DType::kU8, {1, 8, 9, 9});
   for (int64_t i = 0; i < x.numel(); ++i) x.data<uint8_t>()[i] = static_cast<uint8_t>(u8(rng));
   const auto y = plan.run({x});

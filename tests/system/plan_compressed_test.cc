@@ -1,8 +1,9 @@
 // Compressed zoo models stay on the fast path: every zoo model in int8, fp16 and bf16
 // compiles with no step on a reference kernel (the guard against a quantized variant
-// falling off a cliff), and the 16-bit plans -- 16-bit convs plus the ops that run their f32
+// falling off a cliff), the 16-bit plans -- 16-bit convs plus the ops that run their f32
 // step on widened copies, in NCHW and on 16-bit channel blocks -- agree with the reference
-// runtime on the same 16-bit graph.
+// runtime on the same 16-bit graph, and the int8 plans on 8-bit blocks equal the NCHW plan
+// bit for bit.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -67,8 +68,17 @@ TEST_P(CompressedZoo, NoReferenceStepAndHalfPlansMatchTheReference) {
     QuantSpec qs = parse_quant_spec(spec);
     qs.calib_samples = 2;
     quantize(g, qs);
-    // auto, and every layer that has a blocked 16-bit kernel on 16-bit blocks (nchwc: the
-    // layout pass keeps 16-bit activations in nchw16c on AVX-512 paths).
+    // int8 is exact on every path and layout: the NCHW plan is the yardstick of the others.
+    std::vector<Tensor> nchw_out;
+    const auto in = seeded_inputs(g);
+    if (qs.type == QuantType::kInt8) {
+      PlanOptions o;
+      o.threads = 2;
+      o.layout = LayoutMode::kNchw;
+      nchw_out = Plan(g, o).run(in);
+    }
+    // auto, and every layer that has a blocked 16-bit or int8 kernel on blocks (nchwc: the
+    // layout pass keeps 16-bit and int8 activations in nchw16c on AVX-512 paths).
     for (LayoutMode m : {LayoutMode::kAuto, LayoutMode::kNchwc}) {
       PlanOptions o;
       o.threads = 2;
@@ -76,12 +86,19 @@ TEST_P(CompressedZoo, NoReferenceStepAndHalfPlansMatchTheReference) {
       Plan plan(g, o);
       const std::string label = what + " " + layout_mode_name(m);
       EXPECT_EQ(reference_steps(plan), "") << label;
-      if (m == LayoutMode::kNchwc && qs.type != QuantType::kInt8 &&
-          native_blocked_layout(plan.isa()) == Layout::kNchw16c) {
+      if (m == LayoutMode::kNchwc && native_blocked_layout(plan.isa()) == Layout::kNchw16c) {
         int blocked_convs = 0;
         for (const StepInfo& s : plan.steps())
           blocked_convs += s.layout == Layout::kNchw16c && s.op.find("Conv") != std::string::npos;
         EXPECT_GT(blocked_convs, 0) << label;
+      }
+      if (qs.type == QuantType::kInt8) {
+        const auto got = plan.run(in);
+        ASSERT_EQ(got.size(), nchw_out.size()) << label;
+        for (size_t i = 0; i < got.size(); ++i)
+          for (int64_t j = 0; j < got[i].numel(); ++j)
+            ASSERT_EQ(got[i].get_as_double(j), nchw_out[i].get_as_double(j))
+                << label << " output " << i << " element " << j << " differs from the NCHW plan";
       }
       if (qs.type == QuantType::kF16)
         expect_half_plan_matches(g, plan, 1.0 / 1024, std::ldexp(1.0, -24), label);

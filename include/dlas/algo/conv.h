@@ -5,8 +5,9 @@
 // ones -- each publishing its knob space and untuned default, packing weights once
 // (prepare) and running with no allocation. Activations are NCHW or blocked NCHWc
 // (ConvProblem::x_layout / y_layout, dlas/algo/layout.h): f32 in nchw8c or nchw16c, f16 /
-// bf16 in nchw16c; an algorithm implements the blocked layouts in its own files
-// (<algo>_nchwc_f32.cc, <algo>_nchwc_h16.cc) and may pack into any layout internally.
+// bf16 in nchw16c, int8 (u8 / s8) in nchw16c; an algorithm implements the blocked layouts in
+// its own files (<algo>_nchwc_f32.cc, <algo>_nchwc_h16.cc, <algo>_nchwc_qs8.cc) and may pack
+// into any layout internally.
 //
 // Element types (ConvProblem::x_type / w_type / y_type):
 //   - f32: everything f32;
@@ -138,8 +139,8 @@ struct ConvProblem {
   DType x_type = DType::kF32, w_type = DType::kF32, y_type = DType::kF32;
   ConvQuant quant;  // meaningful for int8 problems only (x_type/y_type = quant.x/y.type)
   // Activation layouts of the input and of the output and residual. Blocked layouts are
-  // f32 (nchw8c, nchw16c) or 16-bit (nchw16c); a blocked output may take an NCHW input (a
-  // stem reading the model's image), otherwise both use the same block.
+  // f32 or int8 (nchw8c, nchw16c) or 16-bit (nchw16c); a blocked output may take an NCHW
+  // input (a stem reading the model's image), otherwise both use the same block.
   Layout x_layout = Layout::kNchw, y_layout = Layout::kNchw;
 
   // This problem with f16 or bf16 everywhere (kInvalidInput for other types).
@@ -176,8 +177,8 @@ struct ConvProblem {
   int32_t out_hi() const;
 
   // Throws kInvalidInput when inconsistent (non-positive sizes, groups not dividing, empty
-  // output, a type combination other than the three ConvTypes, a blocked layout on a type
-  // other than f32 or two different blocks). int8 also: activation a
+  // output, a type combination other than the three ConvTypes, a 16-bit layout other than
+  // nchw16c or two different blocks). int8 also: activation a
   // clamp, valid quant params, and a reduction short enough for int32 (C/g * KH * KW * 255 *
   // 128 < 2^30, leaving 2^30 for the bias: kUnsupported otherwise).
   void validate() const;
@@ -277,9 +278,10 @@ std::string conv_algorithm_names();
 // multiplies than direct). Thresholds sit just below the per-layer crossovers measured at
 // 2 threads, so the rule errs towards dense.
 //
-// int8: depthwise for depthwise convs; on KxK convs with >= 16 input channels per group
+// int8: depthwise for depthwise convs; on blocked activations direct (its vpdpbusd tiles on
+// blocks) for everything else; on NCHW, on KxK convs with >= 16 input channels per group
 // (groups 1) direct when stride 1, spatial-pack when strided -- except on the AMX path,
-// where gemm (AMX tiles) keeps every layer; gemm for everything else.
+// where direct's AMX implicit GEMM takes every conv it covers; gemm for everything else.
 //
 // 16-bit: the f32 rule's choice for half_choice_problem(p) where that is an f32 problem;
 // otherwise (bf16 on AVX512-BF16 and AMX paths) gemm runs the native arithmetic and takes

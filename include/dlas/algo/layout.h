@@ -70,6 +70,10 @@ void reorder(const float* src, Layout from, float* dst, Layout to, int64_t n, in
 void reorder(const uint16_t* src, Layout from, uint16_t* dst, Layout to, int64_t n, int64_t c,
              int64_t hw, ThreadPool& pool);
 
+// The same for 8-bit elements (u8 / s8; padding lanes are 0).
+void reorder(const uint8_t* src, Layout from, uint8_t* dst, Layout to, int64_t n, int64_t c,
+             int64_t hw, ThreadPool& pool);
+
 // A batch of 2-D transposes, dst[b][j][i] = src[b][i][j] for i < rows and j < cols, of
 // elements of `elem_bytes` bytes (2 or 4): the ONNX Transposes that swap two runs of axes
 // (channels first <-> channels last). In tiles that stay in L1, parallel over row tiles.

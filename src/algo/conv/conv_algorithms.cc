@@ -25,7 +25,8 @@ namespace dlas {
 namespace {
 
 // A list row: one algorithm, dispatching to the implementation for the problem's types and
-// layouts (blocked f32: the NCHWc implementation; blocked 16-bit: the 16-bit one).
+// layouts (blocked f32: the NCHWc implementation; blocked 16-bit and int8: the 16-bit and
+// int8 ones).
 class ConvAlgorithmRow final : public ConvAlgorithm {
  public:
   ConvAlgorithmRow(std::string_view name, std::array<const ConvAlgorithm*, kConvTypesCount> impls,
@@ -53,10 +54,9 @@ class ConvAlgorithmRow final : public ConvAlgorithm {
 
  private:
   const ConvAlgorithm* impl(const ConvProblem& p) const {
-    // Blocked 16-bit problems go to the 16-bit implementation, which takes the layouts it
-    // has kernels for.
-    if (p.is_blocked() && p.types() != ConvTypes::kHalf)
-      return p.types() == ConvTypes::kF32 ? nchwc_ : nullptr;
+    // Blocked 16-bit and int8 problems go to the 16-bit and int8 implementations, which
+    // take the layouts they have kernels for.
+    if (p.is_blocked() && p.types() == ConvTypes::kF32) return nchwc_;
     return impls_[static_cast<size_t>(p.types())];
   }
   const ConvAlgorithm& checked(const ConvProblem& p) const {
@@ -231,6 +231,8 @@ const char* sparse_f32_choice(const ConvProblem& p, const float* weights) {
 // from 8x8 up.
 const ConvAlgorithm* int8_choice(const ConvProblem& p, Isa isa) {
   if (const ConvAlgorithm* a = pick("depthwise", p)) return a;
+  // On blocks: direct's vpdpbusd tiles (direct_nchwc_qs8.cc) take every conv they cover.
+  if (p.is_blocked()) return pick("direct", p);
   if (qconv_detail::amx_direct_applies(p, isa)) return pick("direct", p);
   if (p.groups == 1 && p.kh * p.kw > 1 && p.c_per_group() >= 16)
     return pick(p.stride_h == 1 && p.stride_w == 1 ? "direct" : "spatial-pack", p);

@@ -70,28 +70,29 @@ bool split_spatially(int64_t out_pixels, int64_t activation_bytes, int64_t weigh
 
 // One image of `blocks` channel blocks of `lanes` elements each ([blocks][h][w][lanes]; lanes
 // 1: NCHW planes) copied into [blocks][hp][wp][lanes] at row pad_t and column pad_l, the
-// rest zeroed: the padded input the blocked direct kernels read. Parallel over bands of
-// rows, every block of a row on the thread whose band it is (see split_spatially).
+// rest set to `fill` (0; int8: the input's zero point): the padded input the blocked direct
+// kernels read. Parallel over bands of rows, every block of a row on the thread whose band it
+// is (see split_spatially).
 template <class T>
 void pad_blocked_image(const T* x, T* dst, int64_t blocks, int64_t lanes, int64_t h, int64_t w,
-                       int64_t hp, int64_t wp, int64_t pad_t, int64_t pad_l, ThreadPool& pool) {
+                       int64_t hp, int64_t wp, int64_t pad_t, int64_t pad_l, ThreadPool& pool,
+                       T fill = T(0)) {
   pool.parallel_for(static_cast<size_t>(hp), [&](size_t row) {
     const int64_t py = static_cast<int64_t>(row);
     for (int64_t cb = 0; cb < blocks; ++cb) {
       T* drow = dst + (cb * hp + py) * wp * lanes;
       const int64_t iy = py - pad_t;
       if (iy < 0 || iy >= h) {
-        std::memset(drow, 0, sizeof(T) * static_cast<size_t>(wp * lanes));
+        std::fill_n(drow, wp * lanes, fill);
         continue;
       }
       const int64_t left = std::min(pad_l, wp);
       const int64_t copy = std::max<int64_t>(0, std::min(w, wp - pad_l));
-      std::memset(drow, 0, sizeof(T) * static_cast<size_t>(left * lanes));
+      std::fill_n(drow, left * lanes, fill);
       std::memcpy(drow + left * lanes, x + (cb * h + iy) * w * lanes,
                   sizeof(T) * static_cast<size_t>(copy * lanes));
       const int64_t done = left + copy;
-      if (done < wp)
-        std::memset(drow + done * lanes, 0, sizeof(T) * static_cast<size_t>((wp - done) * lanes));
+      if (done < wp) std::fill_n(drow + done * lanes, (wp - done) * lanes, fill);
     }
   });
 }

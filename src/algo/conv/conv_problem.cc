@@ -208,10 +208,9 @@ void ConvProblem::validate() const {
       break;
   }
   if (is_blocked()) {
-    DLAS_CHECK(
-        types() == ConvTypes::kF32 || (types() == ConvTypes::kHalf && y_layout == Layout::kNchw16c),
-        ErrorKind::kUnsupported, "conv ", key(),
-        ": blocked layouts are f32 (nchw8c, nchw16c) and 16-bit (nchw16c) only");
+    DLAS_CHECK(types() != ConvTypes::kHalf || y_layout == Layout::kNchw16c, ErrorKind::kUnsupported,
+               "conv ", key(),
+               ": blocked layouts are f32 and int8 (nchw8c, nchw16c) and 16-bit (nchw16c)");
     DLAS_CHECK(!dlas::is_blocked(x_layout) || x_layout == y_layout, ErrorKind::kInvalidInput,
                "conv ", key(), ": a blocked input needs an output of the same block");
   }

@@ -10,7 +10,9 @@
 // Small planes take the channels-as-lanes kernels instead (microkernels/qs8-dwchan/
 // qs8_dwchan.h, knob lanes=1): a task is (image, block of `lanes` channels, band of output
 // rows), the rows transposed in and out of channel lanes, so a 4x4 plane costs a few
-// instructions per channel instead of a kernel call's setup.
+// instructions per channel instead of a kernel call's setup. Blocked activations (nchw16c /
+// nchw8c, the block the kernel's lanes) always run those kernels, with no transposes; on a
+// path whose lanes are not the block, the NCHW conv between reorders.
 #include <algorithm>
 #include <cstring>
 #include <memory>
@@ -142,6 +144,7 @@ class PreparedDwChanQConv final : public qconv_detail::PreparedInt8Conv {
     }
     set_geometry(g_, p);
     g_.lanes = uk.lanes;
+    g_.blocked = p.is_blocked();
     ukernel::qs8_dwchan_config(g_, kStagingBytes);
     bands_ = (g_.oh + g_.band - 1) / g_.band;
     buf_elems_ = round_up(ukernel::qs8_dwchan_buffer_elems(g_), 16);
@@ -172,11 +175,13 @@ class PreparedDwChanQConv final : public qconv_detail::PreparedInt8Conv {
         t.channels = static_cast<int>(std::min(L, c.c - c0));
         t.oy0 = band * g_.band;
         t.oy1 = std::min(g_.oh, t.oy0 + g_.band);
-        t.x = static_cast<const uint8_t*>(x) + (n * c.c + c0) * hw;
+        // A block's planes: L NCHW planes, or its [h][w][L] pixels.
+        const int64_t block = n * blocks_ + blk;
+        t.x = static_cast<const uint8_t*>(x) + (g_.blocked ? block * hw * L : (n * c.c + c0) * hw);
         t.w = wl_.data() + blk * taps * L;
         t.bias = bias_.data() + blk * L;
         t.m = mult_.data() + blk * L;
-        const int64_t yoff = (n * c.k + c0) * ohw;
+        const int64_t yoff = g_.blocked ? block * ohw * L : (n * c.k + c0) * ohw;
         t.residual = residual ? static_cast<const uint8_t*>(residual) + yoff : nullptr;
         t.y = static_cast<uint8_t*>(y) + yoff;
         uk_.fn(g_, t, base_);
@@ -201,18 +206,30 @@ bool is_depthwise(const ConvProblem& c) {
   return c.groups == c.c && c.groups > 1 && c.k % c.groups == 0;
 }
 
-// The channels-as-lanes kernel covers multiplier 1 and up to 64 taps.
+// The channels-as-lanes kernel covers multiplier 1 and up to 64 taps; on blocked
+// activations, only with lanes that are the block.
 const ukernel::QS8DwChanUkernel* chan_kernel(const ConvProblem& p, Isa isa) {
   if (p.k != p.c || p.kh * p.kw > 64) return nullptr;
-  return ukernel::qs8_dwchan_for(isa);
+  const ukernel::QS8DwChanUkernel* uk = ukernel::qs8_dwchan_for(isa);
+  if (uk && p.is_blocked() && uk->lanes != layout_block(p.y_layout)) return nullptr;
+  return uk;
+}
+
+// Blocked depthwise: multiplier 1, at most 64 taps, input and output in one block.
+bool blocked_supported(const ConvProblem& p) {
+  return is_depthwise(p) && p.k == p.c && p.kh * p.kw <= 64 && p.x_layout == p.y_layout &&
+         is_blocked(p.x_layout);
 }
 
 class DepthwiseQConvAlgorithm final : public ConvAlgorithm {
  public:
   std::string_view name() const override { return "depthwise"; }
-  bool supports(const ConvProblem& p) const override { return is_depthwise(p); }
+  bool supports(const ConvProblem& p) const override {
+    return p.is_blocked() ? blocked_supported(p) : is_depthwise(p);
+  }
   KnobSpace knob_space(const ConvProblem& p, Isa isa) const override {
     KnobSpace s;
+    if (p.is_blocked()) return s;  // channels as lanes: the block
     if (chan_kernel(p, isa))
       s.knobs.push_back({"lanes",
                          {0, 1},
@@ -222,7 +239,7 @@ class DepthwiseQConvAlgorithm final : public ConvAlgorithm {
     return s;
   }
   Knobs default_knobs(const ConvProblem& p, Isa isa) const override {
-    if (!chan_kernel(p, isa)) return {};
+    if (p.is_blocked() || !chan_kernel(p, isa)) return {};
     // Measured (dlas_bench_qconv, 1 thread, Sapphire Rapids-class): channels as lanes win
     // up to 28x28 input planes (1.1x at 28x28, 2-6x at 14x14 and below) and on 3x3 stride 2
     // at 56x56 (1.2x); pixels win at 56x56 otherwise (par to 1.3x) and at 112x112 (1.4-2.3x).
@@ -232,6 +249,16 @@ class DepthwiseQConvAlgorithm final : public ConvAlgorithm {
   }
   std::unique_ptr<PreparedConv> prepare(const ConvProblem& p, const ConvWeights& w,
                                         const Knobs& knobs, Isa isa) const override {
+    if (p.is_blocked()) {
+      p.validate();
+      DLAS_CHECK(blocked_supported(p), ErrorKind::kUnsupported,
+                 "int8 depthwise conv on blocks: ", p.key(),
+                 " is not depthwise with multiplier 1 and at most 64 taps");
+      knob_space(p, isa).validate(knobs, "int8 depthwise conv " + p.key());
+      if (const ukernel::QS8DwChanUkernel* uk = chan_kernel(p, isa))
+        return qconv_detail::prepare_depthwise_qconv_chan(p, w, *uk);
+      return qconv_detail::prepare_int8_via_nchw(p, w, isa);
+    }
     const auto it = knobs.find("lanes");
     if (it != knobs.end() && it->second == 1 && chan_kernel(p, isa)) {
       knob_space(p, isa).validate(knobs, "int8 depthwise conv " + p.key());
@@ -263,6 +290,9 @@ std::unique_ptr<PreparedConv> prepare_depthwise_qconv_chan(const ConvProblem& p,
   DLAS_CHECK(is_depthwise(p) && p.k == p.c && p.kh * p.kw <= 64, ErrorKind::kUnsupported,
              "int8 depthwise conv (channels as lanes): ", p.key(),
              " is not depthwise with multiplier 1 and at most 64 taps");
+  DLAS_CHECK(!p.is_blocked() || (p.x_layout == p.y_layout && layout_block(p.y_layout) == uk.lanes),
+             ErrorKind::kUnsupported, "int8 depthwise conv (channels as lanes): ", p.key(),
+             " is blocked by other than the kernel's ", uk.lanes, " lanes");
   return std::make_unique<PreparedDwChanQConv>(p, w.int8_data(), w.w_scale, w.bias_s32, uk);
 }
 

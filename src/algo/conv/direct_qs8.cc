@@ -202,7 +202,7 @@ bool amx_direct_applies(const ConvProblem& p, Isa isa) {
 
 const ConvAlgorithm& direct_qconv_algorithm() {
   static const conv_detail::AmxDirectAlgorithm algo(
-      qconv_detail::amx_direct_applies, qconv_detail::vector_direct_qconv_algorithm,
+      qconv_detail::amx_direct_applies, qconv_detail::vector_or_nchwc_direct_qconv_algorithm,
       [](const ConvProblem& p, const ConvWeights& w, const Knobs& knobs,
          Isa isa) -> std::unique_ptr<PreparedConv> {
         return std::make_unique<PreparedAmxDirectQConv>(p, w.int8_data(), w.w_scale, w.bias_s32,

@@ -264,7 +264,7 @@ std::vector<const QS8GemmUkernel*> candidates(Isa isa) {
 class GemmQConvAlgorithm final : public ConvAlgorithm {
  public:
   std::string_view name() const override { return "gemm"; }
-  bool supports(const ConvProblem&) const override { return true; }
+  bool supports(const ConvProblem& p) const override { return !p.is_blocked(); }
   KnobSpace knob_space(const ConvProblem&, Isa isa) const override {
     KnobSpace s;
     KnobSpec uk{"ukernel", {}, "microkernel:"};

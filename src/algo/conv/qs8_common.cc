@@ -7,6 +7,7 @@
 #include "algo/conv/qs8_common.h"
 #include "dlas/algo/qconv.h"
 #include "dlas/core/error.h"
+#include "dlas/hw/thread_pool.h"
 
 namespace dlas {
 
@@ -65,6 +66,8 @@ void reference_qconv(const ConvProblem& p, const void* x, const ConvWeights& wei
                             bias ? bias[k] : 0, residual, y, n, k);
 }
 
+const ConvAlgorithm& gemm_qconv_algorithm();  // gemm_qs8.cc
+
 namespace qconv_detail {
 
 ChannelTerms channel_terms(const ConvProblem& p, const int8_t* w, const float* w_scale,
@@ -83,6 +86,54 @@ ChannelTerms channel_terms(const ConvProblem& p, const int8_t* w, const float* w
     t.mult[k] = requant_multiplier(p.quant.x.scale, w_scale[k], p.quant.y.scale);
   }
   return t;
+}
+
+namespace {
+
+// A blocked int8 problem on its NCHW twin: input (and residual) reordered to NCHW in the
+// workspace, the NCHW conv, its output reordered back into the blocks.
+class PreparedInt8ViaNchw final : public PreparedInt8Conv {
+ public:
+  PreparedInt8ViaNchw(const ConvProblem& p, std::unique_ptr<PreparedConv> inner)
+      : p_(p), inner_(std::move(inner)) {}
+  size_t workspace_bytes(int threads) const override {
+    return align(x_bytes()) + 2 * align(y_bytes()) + inner_->workspace_bytes(threads);
+  }
+  size_t packed_bytes() const override { return inner_->packed_bytes(); }
+  ConvCompute compute() const override { return inner_->compute(); }
+  void run(const void* x, void* y, const void* residual, void* workspace,
+           ThreadPool& pool) const override {
+    uint8_t* xs = static_cast<uint8_t*>(workspace);
+    uint8_t* ys = xs + align(x_bytes());
+    uint8_t* rs = ys + align(y_bytes());
+    uint8_t* rest = rs + align(y_bytes());
+    const int64_t ohw = p_.oh() * p_.ow();
+    reorder(static_cast<const uint8_t*>(x), p_.x_layout, xs, Layout::kNchw, p_.n, p_.c, p_.h * p_.w,
+            pool);
+    if (residual)
+      reorder(static_cast<const uint8_t*>(residual), p_.y_layout, rs, Layout::kNchw, p_.n, p_.k,
+              ohw, pool);
+    inner_->run(xs, ys, residual ? rs : nullptr, rest, pool);
+    reorder(ys, Layout::kNchw, static_cast<uint8_t*>(y), p_.y_layout, p_.n, p_.k, ohw, pool);
+  }
+
+ private:
+  static size_t align(size_t b) { return (b + 63) / 64 * 64; }
+  size_t x_bytes() const { return static_cast<size_t>(p_.input_count()); }
+  size_t y_bytes() const { return static_cast<size_t>(p_.output_count()); }
+  ConvProblem p_;
+  std::unique_ptr<PreparedConv> inner_;
+};
+
+}  // namespace
+
+std::unique_ptr<PreparedConv> prepare_int8_via_nchw(const ConvProblem& p, const ConvWeights& w,
+                                                    Isa isa) {
+  ConvProblem q = p;
+  q.set_layouts(Layout::kNchw, Layout::kNchw);
+  const ConvAlgorithm& gemm = gemm_qconv_algorithm();
+  return std::make_unique<PreparedInt8ViaNchw>(p,
+                                               gemm.prepare(q, w, gemm.default_knobs(q, isa), isa));
 }
 
 ukernel::QS8GemmParams base_params(const ConvProblem& p) {

@@ -70,6 +70,13 @@ std::unique_ptr<PreparedConv> prepare_blocked_qconv(const ConvProblem& p, const 
 // The vector `direct` (spatial_pack_qs8.cc, kImage): the int8 `direct` on every problem its
 // AMX implicit GEMM does not take (direct_qs8.cc).
 const ConvAlgorithm& vector_direct_qconv_algorithm();
+// The int8 `direct` off AMX (direct_nchwc_qs8.cc): blocked problems on the qs8-nchwc kernels,
+// NCHW ones on the vector direct.
+const ConvAlgorithm& vector_or_nchwc_direct_qconv_algorithm();
+// A blocked int8 problem run as its NCHW twin (the `gemm` conv) between reorders of the input,
+// residual and output: the blocked algorithms on paths without their kernels.
+std::unique_ptr<PreparedConv> prepare_int8_via_nchw(const ConvProblem& p, const ConvWeights& w,
+                                                    Isa isa);
 // Whether the int8 `direct` conv runs its AMX implicit GEMM for p on path isa
 // (direct_qs8.cc): stride <= 2, no dilation, one group, C >= 16.
 bool amx_direct_applies(const ConvProblem& p, Isa isa);

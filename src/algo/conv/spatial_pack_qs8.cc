@@ -406,7 +406,8 @@ class BlockedQConvAlgorithm final : public ConvAlgorithm {
   std::string_view name() const override {
     return mode_ == BlockedMode::kTiles ? "spatial-pack" : "direct";
   }
-  bool supports(const ConvProblem&) const override { return true; }
+  // NCHW activations at the interface (the blocked int8 direct is direct_nchwc_qs8.cc).
+  bool supports(const ConvProblem& p) const override { return !p.is_blocked(); }
   KnobSpace knob_space(const ConvProblem&, Isa) const override { return blocked_knob_space(mode_); }
   Knobs default_knobs(const ConvProblem& p, Isa isa) const override {
     return blocked_default_knobs(p, isa, mode_);

@@ -159,4 +159,9 @@ void reorder(const uint16_t* src, Layout from, uint16_t* dst, Layout to, int64_t
   reorder_any(src, from, dst, to, n, c, hw, pool);
 }
 
+void reorder(const uint8_t* src, Layout from, uint8_t* dst, Layout to, int64_t n, int64_t c,
+             int64_t hw, ThreadPool& pool) {
+  reorder_any(src, from, dst, to, n, c, hw, pool);
+}
+
 }  // namespace dlas

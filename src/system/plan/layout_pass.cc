@@ -58,6 +58,17 @@ bool half_conv_runs_blocked(const ConvProblem& p, LayoutMode m, Isa isa) {
   return p.w_type == DType::kBF16 && isa < Isa::kAmx && bf16_blocks_native(isa);
 }
 
+// Under auto, int8 convs run on blocks where the path has the blocked int8 kernels (the
+// vpdpbusd tiles, AVX512-VNNI) below AMX (whose implicit GEMM runs NCHW), with u8 input;
+// measured in docs/benchmarks.md ("int8 on blocks").
+bool int8_conv_runs_blocked(const ConvProblem& p, LayoutMode m, Isa isa) {
+  if (!p.is_int8() || native_blocked_layout(isa) != Layout::kNchw16c || m == LayoutMode::kNchw)
+    return false;
+  if (m == LayoutMode::kNchwc) return true;
+  return p.quant.x.type == DType::kU8 && isa >= Isa::kAvx512Vnni && isa < Isa::kAmx &&
+         isa_supported(Isa::kAvx512Vnni);
+}
+
 namespace plan {
 
 size_t value_bytes(const Graph& g, const std::string& name, Layout l) {
@@ -74,7 +85,9 @@ namespace {
 // each side.
 constexpr int64_t kWinogradOverBlockedMinSide = 14;
 
-bool is_conv(const Node& n) { return n.op == "Conv" || n.op == "FusedConv"; }
+bool is_conv(const Node& n) {
+  return n.op == "Conv" || n.op == "FusedConv" || n.op == "QFusedConv";
+}
 
 bool any_blocked_support(const ConvProblem& p) {
   for (const ConvAlgorithm* a : conv_algorithms())
@@ -86,7 +99,14 @@ bool any_blocked_support(const ConvProblem& p) {
 bool conv_runs_blocked(const Graph& g, const Node& n, const PlanOptions& o, Isa isa, Layout L,
                        Layout x) {
   const std::optional<ConvNode> c = conv_node_of(g, n);
-  if (!c || c->problem.is_int8()) return false;
+  if (!c) return false;
+  // int8 convs: on 16-channel blocks only, where int8_conv_runs_blocked says so, never a stem
+  // (<= 4 input channels, one group: its image would fill a 16-channel block a quarter or
+  // less); then as f32 convs (choices, named algorithms, support).
+  if (c->problem.is_int8() &&
+      (L != Layout::kNchw16c || !int8_conv_runs_blocked(c->problem, o.layout, isa) ||
+       (c->problem.groups == 1 && c->problem.c <= 4)))
+    return false;
   // 16-bit convs: on 16-channel blocks only (the h16 block conversions), and only where
   // half_conv_runs_blocked says so; then as f32 convs (choices, named algorithms, support).
   if (c->problem.is_half() &&
@@ -120,7 +140,7 @@ bool conv_runs_blocked(const Graph& g, const Node& n, const PlanOptions& o, Isa 
     if (o.layout == LayoutMode::kAuto && a && a->supports(c->problem)) return false;
   }
   if (!any_blocked_support(blocked)) return false;
-  if (o.layout == LayoutMode::kNchwc || c->problem.is_half()) return true;
+  if (o.layout == LayoutMode::kNchwc || c->problem.is_half() || c->problem.is_int8()) return true;
   // auto: the layer stays NCHW where the NCHW rule picks an algorithm that beats the
   // blocked kernels -- a sparse one on pruned weights, or winograd on outputs of 14x14 and
   // more where the blocked layout has no winograd (a blocked input from an NCHW producer);

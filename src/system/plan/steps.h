@@ -120,15 +120,18 @@ class ReorderStep : public Step {
     c_ = s.size() > 1 ? s[1] : 1;
     hw_ = 1;
     for (size_t i = 2; i < s.size(); ++i) hw_ *= s[i];
-    half_ = dtype_size(g.value(r.from).dtype) == 2;  // f16 / bf16 values
+    bytes_ = dtype_size(g.value(r.from).dtype);  // 4: f32, 2: f16 / bf16, 1: u8 / s8
   }
   void bind(const Binder& b) override {
     x_ = b.value(r_.from);
     y_ = b.value(r_.to);
   }
   void run(ThreadPool& pool) override {
-    if (half_)
+    if (bytes_ == 2)
       reorder(static_cast<const uint16_t*>(x_), r_.from_layout, static_cast<uint16_t*>(y_),
+              r_.to_layout, n_, c_, hw_, pool);
+    else if (bytes_ == 1)
+      reorder(static_cast<const uint8_t*>(x_), r_.from_layout, static_cast<uint8_t*>(y_),
               r_.to_layout, n_, c_, hw_, pool);
     else
       reorder(static_cast<const float*>(x_), r_.from_layout, static_cast<float*>(y_), r_.to_layout,
@@ -139,7 +142,7 @@ class ReorderStep : public Step {
  private:
   LayoutPlan::Reorder r_;
   int64_t n_ = 1, c_ = 1, hw_ = 1;
-  bool half_ = false;
+  size_t bytes_ = 4;
   const void* x_ = nullptr;
   void* y_ = nullptr;
 };

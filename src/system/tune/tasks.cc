@@ -132,9 +132,10 @@ void add_tasks(const std::vector<const ConvAlgorithm*>& algos, const ConvNode& c
 
 // The node's problem on blocked layout L as the layout pass runs it (a stem, <= 4 channels
 // per group reading the NCHW image, keeps its input NCHW), when some algorithm has a
-// blocked kernel for it.
+// blocked kernel for it (16-bit and int8: nchw16c only).
 std::optional<ConvProblem> blocked_twin(const ConvProblem& p, bool reads_image, Layout L) {
-  if (!is_blocked(L) || p.is_int8() || (p.is_half() && L != Layout::kNchw16c)) return std::nullopt;
+  if (!is_blocked(L) || ((p.is_half() || p.is_int8()) && L != Layout::kNchw16c))
+    return std::nullopt;
   ConvProblem b = p;
   b.set_layouts(p.c_per_group() <= 4 && reads_image ? Layout::kNchw : L, L);
   for (const ConvAlgorithm* a : conv_algorithms())
@@ -166,10 +167,14 @@ std::vector<Task> extract_tasks(const Graph& graph, const PlanOptions& options,
     std::optional<ConvProblem> twin = options.layout == LayoutMode::kNchw
                                           ? std::nullopt
                                           : blocked_twin(c->problem, reads_image, L);
-    // A 16-bit layer is tuned on the one layout the plan runs it on (no NCHW alternative
-    // between blocked neighbours: the reorder costs are counted for f32 only).
-    if (c->problem.is_half()) {
-      if (twin && half_conv_runs_blocked(c->problem, options.layout, isa)) {
+    // A 16-bit or int8 layer is tuned on the one layout the plan runs it on (no NCHW
+    // alternative between blocked neighbours: the reorder costs are counted for f32 only).
+    if (c->problem.is_half() || c->problem.is_int8()) {
+      const bool blocked = c->problem.is_half()
+                               ? half_conv_runs_blocked(c->problem, options.layout, isa)
+                               : int8_conv_runs_blocked(c->problem, options.layout, isa) &&
+                                     !(c->problem.groups == 1 && c->problem.c <= 4);
+      if (twin && blocked) {
         add_tasks(conv_algorithms(), *c, *twin, Layout::kNchw, n.name, isa, threads, tasks, by_key,
                   weights, reads_image);
         continue;
@@ -395,7 +400,7 @@ class ConvMeasurer : public Measurer {
     const ConvProblem& p = t.problem;
     std::mt19937_64 rng(o_.seed);
     // Room for the layer's blocked layout too (whole blocks), which its tasks share.
-    const Layout L = p.is_int8() ? Layout::kNchw : native_blocked_layout(t.isa);
+    const Layout L = native_blocked_layout(t.isa);
     const size_t in_n = static_cast<size_t>(layout_numel(p.n, p.c, p.h * p.w, L));
     const size_t out_n = static_cast<size_t>(layout_numel(p.n, p.k, p.oh() * p.ow(), L));
     Buffers b;

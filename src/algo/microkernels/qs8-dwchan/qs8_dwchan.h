@@ -18,6 +18,9 @@
 // stored as `channels` rows of `tile` bytes in the output planes; a residual is read the
 // same way (transposed in).
 //
+// Blocked activations (QS8DwChanConfig::blocked) are staged and stored pixel by pixel, each
+// pixel's block one vector of lanes: no transposes.
+//
 // Arithmetic after the sum is qs8_gemm.h's store (QS8GemmParams: init / mult / residual are
 // per task here).
 #pragma once
@@ -38,6 +41,10 @@ struct QS8DwChanConfig {
   bool x_signed = false;
   int32_t x_zp = 0;
   int lanes = 16;  // channels per call: the kernel's lanes
+  // The activations are blocked (nchw8c / nchw16c with the block the kernel's lanes): a
+  // task's x, y and residual point at its block's [h][w][lanes] pixels, read and written
+  // without transposes.
+  bool blocked = false;
   // Derived.
   int64_t wp = 0;    // staged columns per row: (ow - 1) * sw + (kw - 1) * dw + 1
   int64_t band = 0;  // output rows per call (the last band may be shorter)

@@ -110,6 +110,18 @@ inline void qs8_dc_stage(const dlas::ukernel::QS8DwChanConfig& c,
     hdr[1 + r] = outside;
   }
   if (lo >= hi || c.pad_l >= wp) return;
+  if (c.blocked) {  // each pixel's block is one vector of lanes
+    const int64_t cols = c.pad_l + w <= wp ? w : wp - c.pad_l;
+    for (int64_t iy = lo; iy < hi; ++iy) {
+      const uint8_t* src = xb + iy * w * L;
+      int32_t* d = S + ((iy - iy0) * wp + c.pad_l) * L;
+      for (int64_t ix = 0; ix < cols; ++ix) {
+        const I v = qs8_load_bytes<P>(src + ix * L, c.x_signed);
+        std::memcpy(d + ix * L, &v, sizeof(I));
+      }
+    }
+    return;
+  }
   // Staged position of run pixel (iy, ix): row iy - iy0, column pad_l + ix; columns past wp
   // are never read (and not written: they would be the next row's padding).
   const bool whole_rows = c.pad_l + w <= wp;
@@ -192,7 +204,10 @@ inline void qs8_dc_band(const dlas::ukernel::QS8DwChanConfig& c,
     }
     // Requantize pixel by pixel (channels as lanes), then transpose to channel rows.
     QDcBytes res[16], pxb[16] = {}, out[16];
-    if (rb) {
+    if (rb && c.blocked) {
+      for (int i = 0; i < TP; ++i)
+        std::memcpy(&res[i], rb + (pix0 + p0 + (i < n ? i : n - 1)) * L, L);
+    } else if (rb) {
       QDcBytes rin[16];
       qs8_dc_gather(rb + pix0 + p0, ohw, t.channels, n, rend, rin);
       qs8_dc_transpose16(rin, res);
@@ -205,6 +220,10 @@ inline void qs8_dc_band(const dlas::ukernel::QS8DwChanConfig& c,
       f = f < vlo ? vlo : f;
       f = f > vhi ? vhi : f;
       qs8_store_low_bytes<P>(qs8_round<P>(f) + zp, reinterpret_cast<uint8_t*>(&pxb[i]));
+    }
+    if (c.blocked) {
+      for (int64_t i = 0; i < n; ++i) std::memcpy(yb + (pix0 + p0 + i) * L, &pxb[i], L);
+      continue;
     }
     qs8_dc_transpose16(pxb, out);
     uint8_t* y = yb + pix0 + p0;

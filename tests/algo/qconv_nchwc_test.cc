@@ -1,0 +1,89 @@
+// int8 convs on 8-bit channel blocks (nchw16c holding u8 / s8): the blocked `direct`
+// (qs8-nchwc vpdpbusd tiles) and `depthwise` (the channels-as-lanes kernels without
+// transposes), on every ISA level -- the kernels where the path has them, the NCHW conv
+// between reorders where it does not -- x generated problems x u8/s8 in/out x relu/clip/
+// residual x sampled knobs, at 2 threads, EXACTLY equal to reference_qconv. Padding lanes of
+// the blocked inputs hold 77, so a kernel that lets them reach a real lane fails.
+//   build/dlas_tests --gtest_filter='QConvNchwc*'
+#include <gtest/gtest.h>
+
+#include "algo/conv_tester.h"
+#include "algo/microkernels/qs8-nchwc/qs8_nchwc.h"
+#include "dlas/hw/isa.h"
+
+namespace dlas::test {
+namespace {
+
+class QConvNchwc : public ::testing::TestWithParam<Isa> {};
+
+// Every generated problem x int8 variant the algorithm supports on blocks, at its default
+// knobs and at one sampled point of its space.
+int run_blocked(const ConvAlgorithm& algo, Isa isa) {
+  uint32_t seed = 11;
+  int64_t idx = 0;
+  int tested = 0;
+  for (const ConvProblem& c : generated_conv_problems())
+    for (const QVariant& v : qconv_variants()) {
+      ConvTester t;
+      t.problem(c).int8(v).seed(seed++).layouts(Layout::kNchw16c, Layout::kNchw16c).threads(2);
+      const ConvProblem p = t.problem();
+      if (!algo.supports(p)) continue;
+      const KnobSpace space = algo.knob_space(p, isa);
+      std::vector<Knobs> more;
+      if (space.size() > 0) more.push_back(space.point((idx++ * 7919 + 13) % space.size()));
+      if (!t.test_points(algo, isa, more)) return tested;
+      ++tested;
+    }
+  return tested;
+}
+
+TEST_P(QConvNchwc, DirectOnBlocksEqualsTheOracle) {
+  const Isa isa = GetParam();
+  if (!isa_supported(isa)) GTEST_SKIP() << isa_name(isa) << " not supported here";
+  EXPECT_GT(run_blocked(*find_conv_algorithm("direct"), isa), 0);
+}
+
+TEST_P(QConvNchwc, DepthwiseOnBlocksEqualsTheOracle) {
+  const Isa isa = GetParam();
+  if (!isa_supported(isa)) GTEST_SKIP() << isa_name(isa) << " not supported here";
+  EXPECT_GT(run_blocked(*find_conv_algorithm("depthwise"), isa), 0);
+}
+
+// The longest reduction int32 allows, x at the top of u8, every weight -128: the tiles'
+// sums stay exact.
+TEST_P(QConvNchwc, ExtremeValuesDoNotOverflow) {
+  const Isa isa = GetParam();
+  if (!isa_supported(isa)) GTEST_SKIP() << isa_name(isa) << " not supported here";
+  EXPECT_TRUE(ConvTester()
+                  .extreme_int8(DType::kU8)
+                  .layouts(Layout::kNchw16c, Layout::kNchw16c)
+                  .threads(2)
+                  .test(*find_conv_algorithm("direct"), isa));
+}
+
+INSTANTIATE_TEST_SUITE_P(Isa, QConvNchwc, ::testing::ValuesIn(kAllIsas),
+                         [](const auto& info) { return isa_test_name(info.param); });
+
+// What the blocked int8 algorithms take: direct needs u8 input and one group; gemm and
+// spatial-pack have no blocked int8 implementation (a plan keeps their layers NCHW).
+TEST(QConvNchwcSupport, BlockedInt8ProblemsGoToDirectAndDepthwiseOnly) {
+  ConvProblem c;
+  c.c = c.k = 32, c.h = c.w = 8, c.kh = c.kw = 3, c.pad_t = c.pad_l = c.pad_b = c.pad_r = 1;
+  c.set_int8({0.1f, 3, DType::kU8}, {0.2f, 0, DType::kU8});
+  c.set_layouts(Layout::kNchw16c, Layout::kNchw16c);
+  EXPECT_TRUE(find_conv_algorithm("direct")->supports(c));
+  EXPECT_FALSE(find_conv_algorithm("gemm")->supports(c));
+  EXPECT_FALSE(find_conv_algorithm("spatial-pack")->supports(c));
+  EXPECT_FALSE(find_conv_algorithm("winograd")->supports(c));
+  EXPECT_EQ(auto_conv_algorithm(c, Isa::kAvx512Vnni).name(), "direct");
+  ConvProblem s8 = c;
+  s8.set_int8({0.1f, 0, DType::kS8}, {0.2f, 0, DType::kU8});
+  EXPECT_FALSE(find_conv_algorithm("direct")->supports(s8));
+  ConvProblem dw = c;
+  dw.groups = 32;
+  EXPECT_TRUE(find_conv_algorithm("depthwise")->supports(dw));
+  EXPECT_EQ(auto_conv_algorithm(dw, Isa::kAvx512Vnni).name(), "depthwise");
+}
+
+}  // namespace
+}  // namespace dlas::test
