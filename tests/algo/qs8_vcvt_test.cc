@@ -10,7 +10,10 @@
 #include <vector>
 
 #include "algo/microkernels/qs8-vcvt/qs8_vcvt.h"
+#include "dlas/algo/eltwise.h"
+#include "dlas/algo/layout.h"
 #include "dlas/hw/isa.h"
+#include "dlas/hw/thread_pool.h"
 
 namespace dlas {
 namespace {
@@ -30,9 +33,16 @@ TEST(QS8Vcvt, RowsMatchQuantizeLinearLiterally) {
   std::vector<float> x(1000);
   for (float& v : x) v = d(rng);
   // Exact ties (k + 0.5) * scale for scale 0.25, saturation, infinities, NaN, signed zero.
-  const float special[] = {0.125f, 0.375f, -0.125f, -0.375f, 1e9f, -1e9f,
+  const float special[] = {0.125f,
+                           0.375f,
+                           -0.125f,
+                           -0.375f,
+                           1e9f,
+                           -1e9f,
                            std::numeric_limits<float>::infinity(),
-                           -std::numeric_limits<float>::infinity(), std::nanf(""), -0.f};
+                           -std::numeric_limits<float>::infinity(),
+                           std::nanf(""),
+                           -0.f};
   for (size_t i = 0; i < std::size(special); ++i) x[i * 7] = special[i];
   int checked = 0;
   for (const auto& k : ukernel::qs8_vcvt_kernels()) {
@@ -62,6 +72,36 @@ TEST(QS8Vcvt, RowsMatchQuantizeLinearLiterally) {
     }
   }
   EXPECT_GE(checked, 1);
+}
+
+}  // namespace
+}  // namespace dlas
+
+namespace dlas {
+namespace {
+
+// QChannelScale on blocked activations (gate per lane of a channel block) equals the same
+// op on NCHW planes, byte for byte: 21 channels (a partial second block) of 7x7 pixels, two
+// images, runs split over two threads at arbitrary points.
+TEST(QS8Vcvt, BlockedChannelScaleEqualsThePlanarOne) {
+  const int64_t n = 2, c = 21, hw = 49, B = 16, cp = blocked_channels(c, Layout::kNchw16c);
+  std::mt19937 rng(9);
+  std::uniform_real_distribution<float> d(-3.f, 3.f);
+  std::vector<float> x(static_cast<size_t>(n * c * hw)), gate(static_cast<size_t>(n * c));
+  for (float& v : x) v = d(rng);
+  for (float& v : gate) v = d(rng);
+  ThreadPool pool(2);
+  std::vector<uint8_t> want(x.size());
+  scale_quantize_8bit(DType::kU8, 0.05f, 128, active_isa(), static_cast<size_t>(n * c),
+                      static_cast<size_t>(hw), x.data(), gate.data(), want.data(), pool);
+  std::vector<float> xb(static_cast<size_t>(n * cp * hw)), gb(static_cast<size_t>(n * cp));
+  reorder(x.data(), Layout::kNchw, xb.data(), Layout::kNchw16c, n, c, hw, pool);
+  reorder(gate.data(), Layout::kNchw, gb.data(), Layout::kNchw16c, n, c, 1, pool);
+  std::vector<uint8_t> yb(xb.size()), got(x.size());
+  scale_quantize_8bit(DType::kU8, 0.05f, 128, active_isa(), static_cast<size_t>(n * cp / B),
+                      static_cast<size_t>(hw * B), xb.data(), gb.data(), yb.data(), pool, B);
+  reorder(yb.data(), Layout::kNchw16c, got.data(), Layout::kNchw, n, c, hw, pool);
+  EXPECT_EQ(got, want);
 }
 
 }  // namespace

@@ -65,10 +65,12 @@ void dequantize_8bit(DType type, float scale, int32_t zero_point, Isa isa, size_
                      float* y, ThreadPool& pool);
 // quantize_8bit of x * gate[p] over `planes` planes of `plane` floats (QChannelScale: a
 // squeeze-and-excitation gate applied and quantized in one pass): each product is the f32 a
-// Mul stores, then quantized as above.
+// Mul stores, then quantized as above. lanes > 1: blocked activations (a plane is one
+// channel block's pixels of `lanes` channels each, plane a multiple of lanes), element j of
+// plane p scaled by gate[p * lanes + j % lanes] (the gate blocked too).
 void scale_quantize_8bit(DType type, float scale, int32_t zero_point, Isa isa, size_t planes,
-                         size_t plane, const float* x, const float* gate, void* y,
-                         ThreadPool& pool);
+                         size_t plane, const float* x, const float* gate, void* y, ThreadPool& pool,
+                         size_t lanes = 1);
 // y[i] = table[x[i]] over n bytes (a 256-byte table; QLookup), on microkernels/u8-lut.
 void lookup_8bit(const uint8_t* table, Isa isa, size_t n, const void* x, void* y, ThreadPool& pool);
 // y[i] = table[x[i]] over n bytes into floats (a 256-float table; QLookup).

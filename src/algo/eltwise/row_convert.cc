@@ -85,8 +85,8 @@ void quantize_8bit(DType type, float scale, int32_t zero_point, Isa isa, size_t 
 }
 
 void scale_quantize_8bit(DType type, float scale, int32_t zero_point, Isa isa, size_t planes,
-                         size_t plane, const float* x, const float* gate, void* y,
-                         ThreadPool& pool) {
+                         size_t plane, const float* x, const float* gate, void* y, ThreadPool& pool,
+                         size_t lanes) {
   constexpr size_t kChunk = 1024;  // products per quantize call, on the stack (L1)
   const ukernel::QS8CvtParams p{scale, zero_point, type == DType::kS8};
   const ukernel::QS8QuantizeFn quantize = ukernel::qs8_vcvt_for(isa).quantize;
@@ -96,8 +96,23 @@ void scale_quantize_8bit(DType type, float scale, int32_t zero_point, Isa isa, s
     for (size_t i = b; i < e;) {
       const size_t pl = i / plane;
       const size_t end = std::min({e, (pl + 1) * plane, i + kChunk});
-      const float g = gate[pl];
-      for (size_t j = i; j < end; ++j) prod[j - i] = x[j] * g;
+      if (lanes > 1) {
+        // Whole pixels (a vector of lanes) where the run is aligned to them.
+        const float* g = gate + pl * lanes;
+        for (size_t j = i; j < end;) {
+          const size_t l = j % lanes;
+          if (l == 0 && lanes == 16 && j + 16 <= end) {
+            for (size_t q = 0; q < 16; ++q) prod[j - i + q] = x[j + q] * g[q];
+            j += 16;
+          } else {
+            prod[j - i] = x[j] * g[l];
+            ++j;
+          }
+        }
+      } else {
+        const float g = gate[pl];
+        for (size_t j = i; j < end; ++j) prod[j - i] = x[j] * g;
+      }
       quantize(end - i, prod, p, out + i);
       i = end;
     }

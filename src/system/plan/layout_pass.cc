@@ -10,6 +10,9 @@
 //     (or a ChannelAffine of several inputs) of whole blocks run blocked when an input
 //     arrives blocked; so do f32 MaxPool,
 //     AveragePool and GlobalAveragePool (blocked pooling kernels, output in the same layout).
+//   - On 16-channel blocks, the 8-bit ops between int8 convs follow their inputs too:
+//     per-tensor QuantizeLinear / DequantizeLinear, QLookup and QChannelScale (its gate
+//     read blocked).
 //   - Every other op, and the graph's outputs, read NCHW.
 // A value is reordered at most once per layout, just before its first consumer that needs
 // it so; later consumers read the same copy.
@@ -283,6 +286,12 @@ LayoutPlan plan_layouts(Graph& g, const PlanOptions& o, Isa isa) {
                  blockable_type(g.value(n.inputs[0]).dtype, L)) {
         run = L;
         placed[0] = true;
+      } else if (x_now == L && L == Layout::kNchw16c && quantize_lowers_blocked(g, n, o, isa, L)) {
+        // 8-bit elementwise ops (per-tensor Q / DQ, byte tables) and the squeeze-and-
+        // excitation gate's QChannelScale (its gate read blocked) on blocks.
+        run = L;
+        placed[0] = true;
+        if (n.op == "QChannelScale") n.inputs[1] = need(i, n.inputs[1], L), placed[1] = true;
       } else if (x_now == L && pool_lowers_f32(g, n)) {
         run = L;
         placed[0] = true;

@@ -154,6 +154,11 @@ size_t value_bytes(const Graph& g, const std::string& name, Layout l);
 // Each returns nullptr when it does not handle the node.
 std::unique_ptr<Step> lower_conv(const LowerContext& ctx);      // f32, int8 and 16-bit convs
 std::unique_ptr<Step> lower_quantize(const LowerContext& ctx);  // Q / DQ per tensor, QLookup
+// Whether lower_quantize runs node n on its elementwise steps with its input in layout l
+// (per-tensor Q / DQ, QLookup, and QChannelScale on a [N,C,1,1] gate): the 8-bit ops that
+// can follow a blocked input.
+bool quantize_lowers_blocked(const Graph& g, const Node& n, const PlanOptions& o, Isa isa,
+                             Layout l);
 std::unique_ptr<Step> lower_fc(const LowerContext& ctx);
 std::unique_ptr<Step> lower_batchnorm(const LowerContext& ctx);
 std::unique_ptr<Step> lower_activation(const LowerContext& ctx);
