@@ -2,8 +2,8 @@
 // contract and its oracle. The same ConvProblem shapes, computed on 8-bit activations and
 // weights with int32 accumulation and the requantization to the output's 8-bit type fused
 // into the kernel, together with the ReLU / ReLU6 clamps and a residual add. Data is NCHW
-// at the interface (u8 or s8 elements); an algorithm may pack into a blocked layout
-// internally.
+// or 8-bit channel blocks (nchw16c) at the interface (u8 or s8 elements, ConvProblem's
+// layouts); an algorithm may pack into another layout internally.
 //
 // Quantization (QuantParams, ONNX QuantizeLinear convention): real = scale * (q - zero_point).
 // Weights are s8, symmetric (zero point 0), one scale per output channel; activations are
@@ -30,6 +30,11 @@
 #include "dlas/algo/conv.h"
 
 namespace dlas {
+
+// Whether path isa runs int8 convs natively on 8-bit channel blocks (nchw16c): the
+// qs8-nchwc vpdpbusd tiles, AVX512-VNNI and above, on a CPU that has them. Elsewhere a
+// blocked int8 problem runs its NCHW twin between reorders (the layout pass does not block).
+bool int8_blocks_native(Isa isa);
 
 // The integer oracle: the arithmetic above, literally (scalar loops, no packing), for an
 // int8 problem (validated).

@@ -58,8 +58,8 @@ LayoutMode parse_layout_mode(std::string_view name);
 // implementation for it: under nchwc on AVX-512 paths; under auto for bf16 where it runs
 // natively on blocks, below AMX (the layout pass; the tuner tunes such layers blocked).
 bool half_conv_runs_blocked(const ConvProblem& p, LayoutMode m, Isa isa);
-// The same for an int8 conv on 8-bit blocks (nchw16c): under nchwc on AVX-512 paths; under
-// auto with u8 input on AVX512-VNNI paths below AMX (the vpdpbusd tiles on blocks). Stems
+// The same for an int8 conv on 8-bit blocks (nchw16c), on paths with the blocked int8
+// kernels (AVX512-VNNI and above): under nchwc; under auto with u8 input below AMX. Stems
 // (<= 4 input channels, one group) stay NCHW in every mode (the layout pass).
 bool int8_conv_runs_blocked(const ConvProblem& p, LayoutMode m, Isa isa);
 

@@ -11,8 +11,11 @@
 // qs8_dwchan.h, knob lanes=1): a task is (image, block of `lanes` channels, band of output
 // rows), the rows transposed in and out of channel lanes, so a 4x4 plane costs a few
 // instructions per channel instead of a kernel call's setup. Blocked activations (nchw16c /
-// nchw8c, the block the kernel's lanes) always run those kernels, with no transposes; on a
-// path whose lanes are not the block, the NCHW conv between reorders.
+// nchw8c, the block the kernel's lanes) run those kernels with no transposes -- or, with u8
+// input on 16-channel blocks (stride <= 2, no dilation, rows of <= 8 taps, AVX512-VNNI), the
+// quad kernels (microkernels/qs8-dwquad/qs8_dwquad.h): a staged row of each channel's
+// four-pixel byte quads, three or four taps per vpdpbusd. On a path whose lanes are not the
+// block, the NCHW conv between reorders.
 #include <algorithm>
 #include <cstring>
 #include <memory>
@@ -22,6 +25,7 @@
 #include "algo/conv/qs8_common.h"
 #include "algo/microkernels/qs8-dwchan/qs8_dwchan.h"
 #include "algo/microkernels/qs8-dwconv/qs8_dwconv.h"
+#include "algo/microkernels/qs8-dwquad/qs8_dwquad.h"
 #include "dlas/core/error.h"
 #include "dlas/hw/thread_pool.h"
 
@@ -202,6 +206,87 @@ class PreparedDwChanQConv final : public qconv_detail::PreparedInt8Conv {
   ukernel::QS8GemmParams base_;
 };
 
+// On 8-bit blocks with u8 input: the quad kernels (qs8-dwquad), three or four taps per
+// vpdpbusd.
+class PreparedDwQuadQConv final : public qconv_detail::PreparedInt8Conv {
+ public:
+  PreparedDwQuadQConv(const ConvProblem& p, const int8_t* w, const float* w_scale,
+                      const int32_t* bias, const ukernel::QS8DwQuadUkernel& uk)
+      : p_(p), uk_(uk) {
+    const ConvProblem& c = p;
+    constexpr int64_t L = 16;
+    blocks_ = (c.c + L - 1) / L;
+    g_.h = c.h, g_.w = c.w, g_.pad_t = c.pad_t, g_.pad_l = c.pad_l, g_.oh = c.oh(), g_.ow = c.ow();
+    g_.kh = static_cast<int>(c.kh), g_.kw = static_cast<int>(c.kw);
+    g_.sh = static_cast<int>(c.stride_h), g_.sw = static_cast<int>(c.stride_w);
+    g_.x_zp = c.quant.x.zero_point;
+    ukernel::qs8_dwquad_config(g_, kStagingBytes);
+    bands_ = (g_.oh + g_.band - 1) / g_.band;
+    buf_bytes_ = round_up(ukernel::qs8_dwquad_buffer_bytes(g_), 64);
+    const qconv_detail::ChannelTerms terms = qconv_detail::channel_terms(p, w, w_scale, bias);
+    // Per block: weights [kh][nq][16 lanes][4 taps] (0 past kw and C), init, mult.
+    const int64_t nq = g_.nq, taps = c.kh * c.kw;
+    wq_.assign(static_cast<size_t>(blocks_ * c.kh * nq * L), 0);
+    init_.assign(static_cast<size_t>(blocks_ * L), 0);
+    mult_.assign(static_cast<size_t>(blocks_ * L), 0.f);
+    for (int64_t k = 0; k < c.k; ++k) {
+      const int64_t b = k / L, l = k % L;
+      for (int64_t ky = 0; ky < c.kh; ++ky)
+        for (int64_t kx = 0; kx < c.kw; ++kx) {
+          uint8_t* dst = reinterpret_cast<uint8_t*>(
+              &wq_[static_cast<size_t>(((b * c.kh + ky) * nq + kx / 4) * L + l)]);
+          dst[kx % 4] = static_cast<uint8_t>(w[k * taps + ky * c.kw + kx]);
+        }
+      init_[static_cast<size_t>(k)] = terms.init[static_cast<size_t>(k)];
+      mult_[static_cast<size_t>(k)] = terms.mult[static_cast<size_t>(k)];
+    }
+    base_ = qconv_detail::base_params(p);
+  }
+  size_t workspace_bytes(int threads) const override {
+    return static_cast<size_t>(threads * buf_bytes_);
+  }
+  size_t packed_bytes() const override {
+    return (wq_.size() + init_.size()) * sizeof(int32_t) + mult_.size() * sizeof(float);
+  }
+  void run(const void* x, void* y, const void* residual, void* workspace,
+           ThreadPool& pool) const override {
+    const ConvProblem& c = p_;
+    constexpr int64_t L = 16;
+    const int64_t threads = pool.threads(), items = c.n * blocks_ * bands_;
+    const int64_t ohw = c.oh() * c.ow(), hw = c.h * c.w, wblock = c.kh * g_.nq * L;
+    pool.parallel_for(static_cast<size_t>(threads), [&](size_t th) {
+      int64_t b, e;
+      chunk_range(items, threads, static_cast<int64_t>(th), &b, &e);
+      ukernel::QS8DwQuadTask t{};
+      t.buf = static_cast<uint8_t*>(workspace) + static_cast<int64_t>(th) * buf_bytes_;
+      for (int64_t it = b; it < e; ++it) {
+        const int64_t band = it % bands_, block = it / bands_;  // block: image * blocks_ + blk
+        const int64_t blk = block % blocks_;
+        t.oy0 = band * g_.band;
+        t.oy1 = std::min(g_.oh, t.oy0 + g_.band);
+        t.x = static_cast<const uint8_t*>(x) + block * hw * L;
+        t.w = wq_.data() + blk * wblock;
+        t.bias = init_.data() + blk * L;
+        t.m = mult_.data() + blk * L;
+        t.residual = residual ? static_cast<const uint8_t*>(residual) + block * ohw * L : nullptr;
+        t.y = static_cast<uint8_t*>(y) + block * ohw * L;
+        uk_.fn(g_, t, base_);
+      }
+    });
+  }
+
+ private:
+  // A band's quad rows: L2-resident, as the channels-as-lanes staging.
+  static constexpr int64_t kStagingBytes = 96 * 1024;
+  ConvProblem p_;
+  const ukernel::QS8DwQuadUkernel& uk_;
+  ukernel::QS8DwQuadConfig g_;
+  int64_t blocks_ = 0, bands_ = 0, buf_bytes_ = 0;
+  std::vector<int32_t> wq_, init_;
+  std::vector<float> mult_;
+  ukernel::QS8GemmParams base_;
+};
+
 bool is_depthwise(const ConvProblem& c) {
   return c.groups == c.c && c.groups > 1 && c.k % c.groups == 0;
 }
@@ -213,6 +298,16 @@ const ukernel::QS8DwChanUkernel* chan_kernel(const ConvProblem& p, Isa isa) {
   const ukernel::QS8DwChanUkernel* uk = ukernel::qs8_dwchan_for(isa);
   if (uk && p.is_blocked() && uk->lanes != layout_block(p.y_layout)) return nullptr;
   return uk;
+}
+
+// The quad kernels: u8 input on 16-channel blocks, stride 1 or 2, no dilation, rows of at
+// most 8 taps, on a path that has them.
+const ukernel::QS8DwQuadUkernel* quad_kernel(const ConvProblem& p, Isa isa) {
+  if (p.k != p.c || p.quant.x.type != DType::kU8 || p.x_layout != Layout::kNchw16c ||
+      p.y_layout != Layout::kNchw16c ||
+      !ukernel::qs8_dwquad_covers(p.kw, p.stride_h, p.stride_w, p.dil_h, p.dil_w))
+    return nullptr;
+  return ukernel::qs8_dwquad_for(isa);
 }
 
 // Blocked depthwise: multiplier 1, at most 64 taps, input and output in one block.
@@ -255,6 +350,8 @@ class DepthwiseQConvAlgorithm final : public ConvAlgorithm {
                  "int8 depthwise conv on blocks: ", p.key(),
                  " is not depthwise with multiplier 1 and at most 64 taps");
       knob_space(p, isa).validate(knobs, "int8 depthwise conv " + p.key());
+      if (const ukernel::QS8DwQuadUkernel* uk = quad_kernel(p, isa))
+        return std::make_unique<PreparedDwQuadQConv>(p, w.int8_data(), w.w_scale, w.bias_s32, *uk);
       if (const ukernel::QS8DwChanUkernel* uk = chan_kernel(p, isa))
         return qconv_detail::prepare_depthwise_qconv_chan(p, w, *uk);
       return qconv_detail::prepare_int8_via_nchw(p, w, isa);

@@ -244,6 +244,8 @@ class DirectQConvByLayout final : public ConvAlgorithm {
 
 }  // namespace
 
+bool int8_blocks_native(Isa isa) { return ukernel::qs8_nchwc_for(isa) != nullptr; }
+
 namespace qconv_detail {
 const ConvAlgorithm& vector_or_nchwc_direct_qconv_algorithm() {
   static const DirectQConvByLayout algo;

@@ -22,6 +22,7 @@
 #include "dlas/algo/conv.h"
 #include "dlas/algo/hconv.h"
 #include "dlas/algo/machine_profile.h"
+#include "dlas/algo/qconv.h"
 #include "dlas/core/error.h"
 #include "dlas/hw/thread_pool.h"
 #include "dlas/system/conv_shapes.h"
@@ -61,15 +62,15 @@ bool half_conv_runs_blocked(const ConvProblem& p, LayoutMode m, Isa isa) {
   return p.w_type == DType::kBF16 && isa < Isa::kAmx && bf16_blocks_native(isa);
 }
 
-// Under auto, int8 convs run on blocks where the path has the blocked int8 kernels (the
-// vpdpbusd tiles, AVX512-VNNI) below AMX (whose implicit GEMM runs NCHW), with u8 input;
+// int8 convs run on blocks only where the path has the blocked int8 kernels (the vpdpbusd
+// tiles, AVX512-VNNI); under auto with u8 input, below AMX (whose implicit GEMM runs NCHW);
 // measured in docs/benchmarks.md ("int8 on blocks").
 bool int8_conv_runs_blocked(const ConvProblem& p, LayoutMode m, Isa isa) {
-  if (!p.is_int8() || native_blocked_layout(isa) != Layout::kNchw16c || m == LayoutMode::kNchw)
+  if (!p.is_int8() || native_blocked_layout(isa) != Layout::kNchw16c || m == LayoutMode::kNchw ||
+      !int8_blocks_native(isa))
     return false;
   if (m == LayoutMode::kNchwc) return true;
-  return p.quant.x.type == DType::kU8 && isa >= Isa::kAvx512Vnni && isa < Isa::kAmx &&
-         isa_supported(Isa::kAvx512Vnni);
+  return p.quant.x.type == DType::kU8 && isa < Isa::kAmx;
 }
 
 namespace plan {
