@@ -99,16 +99,12 @@ void scale_quantize_8bit(DType type, float scale, int32_t zero_point, Isa isa, s
       if (lanes > 1) {
         // Whole pixels (a vector of lanes) where the run is aligned to them.
         const float* g = gate + pl * lanes;
-        for (size_t j = i; j < end;) {
-          const size_t l = j % lanes;
-          if (l == 0 && lanes == 16 && j + 16 <= end) {
+        size_t j = i, l = i % lanes;
+        for (; j < end && l != 0; ++j, l = l + 1 == lanes ? 0 : l + 1) prod[j - i] = x[j] * g[l];
+        if (lanes == 16)
+          for (; j + 16 <= end; j += 16)
             for (size_t q = 0; q < 16; ++q) prod[j - i + q] = x[j + q] * g[q];
-            j += 16;
-          } else {
-            prod[j - i] = x[j] * g[l];
-            ++j;
-          }
-        }
+        for (; j < end; ++j, l = l + 1 == lanes ? 0 : l + 1) prod[j - i] = x[j] * g[l];
       } else {
         const float g = gate[pl];
         for (size_t j = i; j < end; ++j) prod[j - i] = x[j] * g;
