@@ -37,10 +37,7 @@ constexpr int64_t kActivateFloats = 2048;
 // Pixel counts the `pw` knob offers (each capped at the tile's register budget).
 constexpr const auto& kPixelChoices = kBlockedTilePixels;
 
-bool flat_1x1(const ConvProblem& p) {
-  return p.kh == 1 && p.kw == 1 && p.stride_h == 1 && p.stride_w == 1 && p.pad_t == 0 &&
-         p.pad_l == 0 && p.pad_b == 0 && p.pad_r == 0;
-}
+bool flat_1x1(const ConvProblem& p) { return blocked_flat_1x1(p); }
 
 // Whether tiles of whole rows (the `ph` knob) apply: a blocked input, several rows of a
 // width the row kernels have (nchwc_row_cols), not a flat 1x1 (one long row already).
@@ -75,14 +72,9 @@ class PreparedDirectNchwc final : public PreparedF32Conv {
     const bool sub_block = p.groups > 1 && p.c / p.groups < b_;
     const int64_t cg = sub_block ? ocb_ : p.groups, ocb_g = ocb_ / cg, cbx_g = cbx_ / cg;
     nv_ = std::min<int64_t>(kn.at("nv"), ocb_g);
-    oh_ = p.oh(), ow_ = p.ow();
-    flat_ = flat_1x1(p);
-    rows_ = flat_ ? 1 : oh_;
-    cols_ = flat_ ? oh_ * ow_ : ow_;
-    padded_ = !flat_ && (p.pad_t || p.pad_l || p.pad_b || p.pad_r);
-    hp_ = padded_ ? (oh_ - 1) * p.stride_h + (p.kh - 1) * p.dil_h + 1 : p.h;
-    wp_ = padded_ ? (ow_ - 1) * p.stride_w + (p.kw - 1) * p.dil_w + 1 : p.w;
-    if (flat_) wp_ = p.h * p.w, hp_ = 1;
+    const BlockedRowGeometry geo(p);
+    oh_ = geo.oh, ow_ = geo.ow, rows_ = geo.rows, cols_ = geo.cols, hp_ = geo.hp, wp_ = geo.wp;
+    flat_ = geo.flat, padded_ = geo.padded;
     cbg_ = cbx_g;
     for (int64_t g = 0; g < cg; ++g)
       for (int64_t j = 0; j < ocb_g; j += nv_)
@@ -180,60 +172,44 @@ class PreparedDirectNchwc final : public PreparedF32Conv {
         run_row_tiles(base, x, y, r, pool);
         continue;
       }
-      // Items of `chunk` consecutive tiles of one row and block group, so a small tile's
-      // work is not dwarfed by the pool's per-item cost (a 1x1 on 16 input channels: 128
-      // FMAs a tile): about kItemsPerThread items per thread where there is work for them.
-      const int64_t units = groups_ * rows_ * tiles_;
-      // (mobilenetv2's 1x1 layers, dlas_bench_conv, Zen 3, 2 threads, 3 interleaved
-      // rounds on a noisy VM: 16 items per thread ran a median 0.88x of one tile per item,
-      // 4 per thread 1.0x, 64 0.9x; the block groups innermost on the flat 1x1, reusing
-      // the input chunk across groups, 0.92x.)
-      const int64_t chunk = std::clamp<int64_t>(
-          units / (static_cast<int64_t>(pool.threads()) * kItemsPerThread), 1, tiles_);
-      const int64_t chunks = ceil_div(tiles_, chunk);
-      // Split spatially: (row, run of tiles) outermost, every block group of it on one
-      // thread; by channels: block groups outermost (split_spatially).
-      pool.parallel_for(static_cast<size_t>(groups_ * rows_ * chunks), [&](size_t item) {
-        const int64_t i = static_cast<int64_t>(item);
-        const BlockGroup& bg =
-            bgroups_[static_cast<size_t>(spatial_ ? i % groups_ : i / (rows_ * chunks))];
-        const int64_t rc = spatial_ ? i / groups_ : i % (rows_ * chunks);
-        const int64_t row = rc / chunks, t0 = rc % chunks * chunk;
-        const int64_t nvg = bg.blocks;
-        ukernel::F32NchwcArgs a = base;
-        a.bias = bias_.data() + bg.first_block * b_;
-        const int64_t t1 = std::min(tiles_, t0 + chunk);
-        const int64_t y0 = bg.first_block * oh_ * ow_ * b_ + row * cols_ * b_;
-        const float* xg = x + bg.x_block * hp_ * wp_ * ib_;
-        // An activation the kernels do not fuse runs over each block's run of stored
-        // pixels, a few KiB at a time while they are still in L1 (once per tile, its
-        // call cost made SiLU dearer than the conv on efficientnetb0's expansions).
-        int64_t pending = t0 * pw_;
-        auto activate = [&](int64_t c1) {
-          const Epilogue act{e.act, e.p0, e.p1, false};
-          for (int64_t v = 0; v < nvg; ++v)
-            apply_epilogue(isa_, act, static_cast<size_t>((c1 - pending) * b_),
-                           y + y0 + pending * b_ + v * oh_ * ow_ * b_, 0.f, nullptr);
-          pending = c1;
-        };
-        // Runs of full tiles in one kernel call each (as many as fill kActivateFloats when
-        // an activation follows), the row's last, narrower tile in a call of its own.
-        const int64_t full = cols_ / pw_;  // tiles of pw pixels in a row
-        const int64_t run =
-            e.is_clamp() ? t1 - t0 : std::max<int64_t>(1, kActivateFloats / (pw_ * nvg * b_));
-        for (int64_t t = t0; t < t1;) {
-          const int64_t c0 = t * pw_;
-          const int64_t n = t < full ? std::min({run, t1 - t, full - t}) : 1;
-          const int64_t px = t < full ? pw_ : cols_ - c0;
-          const int64_t y_off = y0 + c0 * b_;
-          a.r = r ? r + y_off : nullptr;
-          a.tiles = static_cast<size_t>(n);
-          const float* xt = xg + ((row * sh) * wp_ + c0 * sw) * ib_;
-          kernel(nvg, px)(a, xt, w_.data() + bg.w_offset, y + y_off);
-          t += n;
-          if (!e.is_clamp()) activate(std::min(cols_, t * pw_));
-        }
-      });
+      for_each_tile_run(
+          pool, groups_, rows_, tiles_, spatial_,
+          [&](int64_t g, int64_t row, int64_t t0, int64_t t1) {
+            const BlockGroup& bg = bgroups_[static_cast<size_t>(g)];
+            const int64_t nvg = bg.blocks;
+            ukernel::F32NchwcArgs a = base;
+            a.bias = bias_.data() + bg.first_block * b_;
+            const int64_t y0 = bg.first_block * oh_ * ow_ * b_ + row * cols_ * b_;
+            const float* xg = x + bg.x_block * hp_ * wp_ * ib_;
+            // An activation the kernels do not fuse runs over each block's run of stored
+            // pixels, a few KiB at a time while they are still in L1 (once per tile, its
+            // call cost made SiLU dearer than the conv on efficientnetb0's expansions).
+            int64_t pending = t0 * pw_;
+            auto activate = [&](int64_t c1) {
+              const Epilogue act{e.act, e.p0, e.p1, false};
+              for (int64_t v = 0; v < nvg; ++v)
+                apply_epilogue(isa_, act, static_cast<size_t>((c1 - pending) * b_),
+                               y + y0 + pending * b_ + v * oh_ * ow_ * b_, 0.f, nullptr);
+              pending = c1;
+            };
+            // Runs of full tiles in one kernel call each (as many as fill kActivateFloats when
+            // an activation follows), the row's last, narrower tile in a call of its own.
+            const int64_t full = cols_ / pw_;  // tiles of pw pixels in a row
+            const int64_t run =
+                e.is_clamp() ? t1 - t0 : std::max<int64_t>(1, kActivateFloats / (pw_ * nvg * b_));
+            for (int64_t t = t0; t < t1;) {
+              const int64_t c0 = t * pw_;
+              const int64_t n = t < full ? std::min({run, t1 - t, full - t}) : 1;
+              const int64_t px = t < full ? pw_ : cols_ - c0;
+              const int64_t y_off = y0 + c0 * b_;
+              a.r = r ? r + y_off : nullptr;
+              a.tiles = static_cast<size_t>(n);
+              const float* xt = xg + ((row * sh) * wp_ + c0 * sw) * ib_;
+              kernel(nvg, px)(a, xt, w_.data() + bg.w_offset, y + y_off);
+              t += n;
+              if (!e.is_clamp()) activate(std::min(cols_, t * pw_));
+            }
+          });
     }
   }
 

@@ -33,10 +33,7 @@ namespace {
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 constexpr int64_t kB = 16;  // channels per block
 
-bool flat_1x1(const ConvProblem& p) {
-  return p.kh == 1 && p.kw == 1 && p.stride_h == 1 && p.stride_w == 1 && p.pad_t == 0 &&
-         p.pad_l == 0 && p.pad_b == 0 && p.pad_r == 0;
-}
+bool flat_1x1(const ConvProblem& p) { return blocked_flat_1x1(p); }
 
 class PreparedDirectNchwcBf16 final : public PreparedH16Conv {
  public:
@@ -47,14 +44,9 @@ class PreparedDirectNchwcBf16 final : public PreparedH16Conv {
     ocb_ = ceil_div(p.k, kB);
     nv_ =
         std::clamp<int64_t>(kn.at("nv"), 1, std::min<int64_t>(ocb_, ukernel::kBf16NchwcMaxBlocks));
-    oh_ = p.oh(), ow_ = p.ow();
-    flat_ = flat_1x1(p);
-    rows_ = flat_ ? 1 : oh_;
-    cols_ = flat_ ? oh_ * ow_ : ow_;
-    padded_ = !flat_ && (p.pad_t || p.pad_l || p.pad_b || p.pad_r);
-    hp_ = padded_ ? (oh_ - 1) * p.stride_h + (p.kh - 1) * p.dil_h + 1 : p.h;
-    wp_ = padded_ ? (ow_ - 1) * p.stride_w + (p.kw - 1) * p.dil_w + 1 : p.w;
-    if (flat_) wp_ = p.h * p.w, hp_ = 1;
+    const BlockedRowGeometry geo(p);
+    oh_ = geo.oh, ow_ = geo.ow, rows_ = geo.rows, cols_ = geo.cols, hp_ = geo.hp, wp_ = geo.wp;
+    flat_ = geo.flat, padded_ = geo.padded;
     for (int64_t j = 0; j < ocb_; j += nv_) bgroups_.push_back({j, std::min(nv_, ocb_ - j), 0});
     groups_ = static_cast<int64_t>(bgroups_.size());
     const int stride = flat_ ? 1 : static_cast<int>(p.stride_w);
@@ -129,48 +121,39 @@ class PreparedDirectNchwcBf16 final : public PreparedH16Conv {
       }
       uint16_t* y = out + img * out_img;
       const uint16_t* r = residual ? residual + img * out_img : nullptr;
-      // Items of `chunk` consecutive tiles of one row and block group (as the f32 kernel).
-      const int64_t units = groups_ * rows_ * tiles_;
-      const int64_t chunk = std::clamp<int64_t>(
-          units / (static_cast<int64_t>(pool.threads()) * kItemsPerThread), 1, tiles_);
-      const int64_t chunks = ceil_div(tiles_, chunk);
       const int64_t full = cols_ / pw_;
-      pool.parallel_for(static_cast<size_t>(groups_ * rows_ * chunks), [&](size_t item) {
-        const int64_t i = static_cast<int64_t>(item);
-        // Split spatially or by channels as the f32 twin (split_spatially).
-        const BlockGroup& bg =
-            bgroups_[static_cast<size_t>(spatial_ ? i % groups_ : i / (rows_ * chunks))];
-        const int64_t rc = spatial_ ? i / groups_ : i % (rows_ * chunks);
-        const int64_t row = rc / chunks, t0 = rc % chunks * chunk;
-        const int64_t t1 = std::min(tiles_, t0 + chunk);
-        ukernel::Bf16NchwcArgs a = base;
-        a.bias = bias_.data() + bg.first_block * kB;
-        const int64_t y0 = bg.first_block * oh_ * ow_ * kB + row * cols_ * kB;
-        // An activation the kernels do not fuse: runs of tiles stored in f32 on the stack
-        // (at most kActivateFloats), activated and rounded once into the blocks.
-        alignas(64) float scratch[kActivateFloats];
-        const int64_t run =
-            clamp ? t1 - t0 : std::max<int64_t>(1, kActivateFloats / (pw_ * bg.blocks * kB));
-        for (int64_t t = t0; t < t1;) {
-          const int64_t c0 = t * pw_;
-          const int64_t n = t < full ? std::min({run, t1 - t, full - t}) : 1;
-          const int64_t px = t < full ? pw_ : cols_ - c0;
-          const int64_t y_off = y0 + c0 * kB;
-          a.r = r ? r + y_off : nullptr;
-          a.tiles = static_cast<size_t>(n);
-          const int64_t len = n * px * kB;  // elements of one block the run writes
-          if (!clamp) a.yf = scratch, a.yf_cbs = static_cast<size_t>(len);
-          const uint16_t* xt = x + ((row * sh) * wp_ + c0 * sw) * kB;
-          kernel(bg.blocks, px)(a, xt, w_.data() + bg.w_offset, y + y_off);
-          if (!clamp)
-            for (int64_t v = 0; v < bg.blocks; ++v) {
-              float* f = scratch + v * len;
-              apply_epilogue(isa_, act, static_cast<size_t>(len), f, 0.f, nullptr);
-              cvt_->narrow(static_cast<size_t>(len), f, y + y_off + v * oh_ * ow_ * kB);
+      for_each_tile_run(
+          pool, groups_, rows_, tiles_, spatial_,
+          [&](int64_t g, int64_t row, int64_t t0, int64_t t1) {
+            const BlockGroup& bg = bgroups_[static_cast<size_t>(g)];
+            ukernel::Bf16NchwcArgs a = base;
+            a.bias = bias_.data() + bg.first_block * kB;
+            const int64_t y0 = bg.first_block * oh_ * ow_ * kB + row * cols_ * kB;
+            // An activation the kernels do not fuse: runs of tiles stored in f32 on the stack
+            // (at most kActivateFloats), activated and rounded once into the blocks.
+            alignas(64) float scratch[kActivateFloats];
+            const int64_t run =
+                clamp ? t1 - t0 : std::max<int64_t>(1, kActivateFloats / (pw_ * bg.blocks * kB));
+            for (int64_t t = t0; t < t1;) {
+              const int64_t c0 = t * pw_;
+              const int64_t n = t < full ? std::min({run, t1 - t, full - t}) : 1;
+              const int64_t px = t < full ? pw_ : cols_ - c0;
+              const int64_t y_off = y0 + c0 * kB;
+              a.r = r ? r + y_off : nullptr;
+              a.tiles = static_cast<size_t>(n);
+              const int64_t len = n * px * kB;  // elements of one block the run writes
+              if (!clamp) a.yf = scratch, a.yf_cbs = static_cast<size_t>(len);
+              const uint16_t* xt = x + ((row * sh) * wp_ + c0 * sw) * kB;
+              kernel(bg.blocks, px)(a, xt, w_.data() + bg.w_offset, y + y_off);
+              if (!clamp)
+                for (int64_t v = 0; v < bg.blocks; ++v) {
+                  float* f = scratch + v * len;
+                  apply_epilogue(isa_, act, static_cast<size_t>(len), f, 0.f, nullptr);
+                  cvt_->narrow(static_cast<size_t>(len), f, y + y_off + v * oh_ * ow_ * kB);
+                }
+              t += n;
             }
-          t += n;
-        }
-      });
+          });
     }
   }
 
