@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "dlas/algo/qconv.h"
 #include "dlas/model/zoo.h"
 #include "dlas/optimize/compress_spec.h"
 #include "dlas/system/compress.h"
@@ -86,7 +87,9 @@ TEST_P(CompressedZoo, NoReferenceStepAndHalfPlansMatchTheReference) {
       Plan plan(g, o);
       const std::string label = what + " " + layout_mode_name(m);
       EXPECT_EQ(reference_steps(plan), "") << label;
-      if (m == LayoutMode::kNchwc && native_blocked_layout(plan.isa()) == Layout::kNchw16c) {
+      // (int8 only where the path has the blocked int8 kernels: AVX512-VNNI and above.)
+      if (m == LayoutMode::kNchwc && native_blocked_layout(plan.isa()) == Layout::kNchw16c &&
+          (qs.type != QuantType::kInt8 || int8_blocks_native(plan.isa()))) {
         int blocked_convs = 0;
         for (const StepInfo& s : plan.steps())
           blocked_convs += s.layout == Layout::kNchw16c && s.op.find("Conv") != std::string::npos;
