@@ -3,9 +3,14 @@
 #include <immintrin.h>
 
 #include <cstring>
-#include <utility>
 
 #include "algo/microkernels/bf16-nchwc/bf16_nchwc.h"
+#include "algo/microkernels/blocked_tile_select.h"
+
+// GCC 12 reports the AVX-512 intrinsics' own "undefined" source operand (__Y = __Y in
+// avx512fintrin.h) as uninitialized once they are inlined here; it is never read.
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 
 namespace dlas::ukernel {
 namespace {
@@ -79,42 +84,21 @@ void tile(const Bf16NchwcArgs& a, const uint16_t* x, const uint16_t* w, uint16_t
   }
 }
 
-template <int NV, int P, int S>
-constexpr Bf16NchwcFn entry() {
-  if constexpr (P * NV <= 24 && P * NV + NV + 1 <= 32)
-    return &tile<NV, P, S>;
-  else
-    return nullptr;
-}
-
-template <int NV, int S, int... Ps>
-Bf16NchwcFn pick(int pixels, std::integer_sequence<int, Ps...>) {
-  constexpr Bf16NchwcFn fns[] = {entry<NV, Ps + 1, S>()...};
-  return pixels >= 1 && pixels <= static_cast<int>(sizeof...(Ps)) ? fns[pixels - 1] : nullptr;
-}
-
-template <int NV>
-Bf16NchwcFn select_nv(int pixels, int stride) {
-  using Seq = std::make_integer_sequence<int, kBf16NchwcMaxPixels>;
-  if (stride == 1) return pick<NV, 1>(pixels, Seq{});
-  if (stride == 2) return pick<NV, 2>(pixels, Seq{});
-  return nullptr;
-}
+// The tiles that fit the registers: P * NV accumulators, NV weight vectors and a broadcast.
+struct Tiles {
+  template <int NV, int P, int S>
+  static constexpr Bf16NchwcFn get() {
+    if constexpr (P * NV <= 24 && P * NV + NV + 1 <= 32)
+      return &tile<NV, P, S>;
+    else
+      return nullptr;
+  }
+};
 
 }  // namespace
 
 Bf16NchwcFn bf16_nchwc_x16__avx512bf16(int blocks, int pixels, int stride) {
-  switch (blocks) {
-    case 1:
-      return select_nv<1>(pixels, stride);
-    case 2:
-      return select_nv<2>(pixels, stride);
-    case 3:
-      return select_nv<3>(pixels, stride);
-    case 4:
-      return select_nv<4>(pixels, stride);
-  }
-  return nullptr;
+  return select_blocked_tile<Bf16NchwcFn, kBf16NchwcMaxPixels, Tiles>(blocks, pixels, stride);
 }
 
 }  // namespace dlas::ukernel

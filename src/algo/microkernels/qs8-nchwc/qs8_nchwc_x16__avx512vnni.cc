@@ -4,9 +4,14 @@
 #include <immintrin.h>
 
 #include <cstring>
-#include <utility>
 
+#include "algo/microkernels/blocked_tile_select.h"
 #include "algo/microkernels/qs8-nchwc/qs8_nchwc.h"
+
+// GCC 12 reports the AVX-512 intrinsics' own "undefined" source operand (__Y = __Y in
+// avx512fintrin.h) as uninitialized once they are inlined here; it is never read.
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 
 namespace dlas::ukernel {
 namespace {
@@ -80,42 +85,21 @@ void tile(const QS8NchwcArgs& a, const QS8GemmParams& prm, const uint8_t* x, con
   }
 }
 
-template <int NV, int P, int S>
-constexpr QS8NchwcFn entry() {
-  if constexpr (P * NV <= 24 && P * NV + NV + 1 <= 32)
-    return &tile<NV, P, S>;
-  else
-    return nullptr;
-}
-
-template <int NV, int S, int... Ps>
-QS8NchwcFn pick(int pixels, std::integer_sequence<int, Ps...>) {
-  constexpr QS8NchwcFn fns[] = {entry<NV, Ps + 1, S>()...};
-  return pixels >= 1 && pixels <= static_cast<int>(sizeof...(Ps)) ? fns[pixels - 1] : nullptr;
-}
-
-template <int NV>
-QS8NchwcFn select_nv(int pixels, int stride) {
-  using Seq = std::make_integer_sequence<int, kQS8NchwcMaxPixels>;
-  if (stride == 1) return pick<NV, 1>(pixels, Seq{});
-  if (stride == 2) return pick<NV, 2>(pixels, Seq{});
-  return nullptr;
-}
+// The tiles that fit the registers: P * NV accumulators, NV weight vectors and a broadcast.
+struct Tiles {
+  template <int NV, int P, int S>
+  static constexpr QS8NchwcFn get() {
+    if constexpr (P * NV <= 24 && P * NV + NV + 1 <= 32)
+      return &tile<NV, P, S>;
+    else
+      return nullptr;
+  }
+};
 
 }  // namespace
 
 QS8NchwcFn qs8_nchwc_x16__avx512vnni(int blocks, int pixels, int stride) {
-  switch (blocks) {
-    case 1:
-      return select_nv<1>(pixels, stride);
-    case 2:
-      return select_nv<2>(pixels, stride);
-    case 3:
-      return select_nv<3>(pixels, stride);
-    case 4:
-      return select_nv<4>(pixels, stride);
-  }
-  return nullptr;
+  return select_blocked_tile<QS8NchwcFn, kQS8NchwcMaxPixels, Tiles>(blocks, pixels, stride);
 }
 
 }  // namespace dlas::ukernel
