@@ -180,15 +180,16 @@ std::vector<double> tolerances(const ConvProblem& p, const ConvData& d,
   return tol;
 }
 
-// An NCHW f32 tensor in layout l, the padding lanes of a blocked one set to a finite
-// non-zero value (3) that no kernel may let into a real lane.
-std::vector<float> to_layout(const float* src, Layout l, int64_t n, int64_t c, int64_t hw) {
-  std::vector<float> out(static_cast<size_t>(layout_numel(n, c, hw, l)));
+// An NCHW tensor (f32, 16-bit bit patterns or bytes) in layout l, the padding lanes of a
+// blocked one set to `pad`, a finite non-zero value that no kernel may let into a real lane.
+template <class T>
+std::vector<T> to_layout(const T* src, Layout l, int64_t n, int64_t c, int64_t hw, T pad) {
+  std::vector<T> out(static_cast<size_t>(layout_numel(n, c, hw, l)));
   reorder(src, Layout::kNchw, out.data(), l, n, c, hw, ThreadPool::serial());
   const int64_t cpad = blocked_channels(c, l);
   for (int64_t img = 0; img < n; ++img)
     for (int64_t ch = c; ch < cpad; ++ch)
-      for (int64_t px = 0; px < hw; ++px) out[layout_offset(l, cpad, hw, img, ch, px)] = 3.f;
+      for (int64_t px = 0; px < hw; ++px) out[layout_offset(l, cpad, hw, img, ch, px)] = pad;
   return out;
 }
 
@@ -205,20 +206,12 @@ bool run(const PreparedConv& prepared, const ConvProblem& p, const ConvData& d, 
   } else if (p.is_half()) {
     // 16-bit blocks: the same reorders on the bit patterns, padding lanes set to 3.
     const uint16_t three = p.x_type == DType::kBF16 ? f32_to_bf16(3.f) : f32_to_f16(3.f);
-    auto to_layout16 = [&](const uint16_t* src, Layout l, int64_t c, int64_t hw) {
-      std::vector<uint16_t> out(static_cast<size_t>(layout_numel(p.n, c, hw, l)));
-      reorder(src, Layout::kNchw, out.data(), l, p.n, c, hw, ThreadPool::serial());
-      const int64_t cpad = blocked_channels(c, l);
-      for (int64_t img = 0; img < p.n; ++img)
-        for (int64_t ch = c; ch < cpad; ++ch)
-          for (int64_t px = 0; px < hw; ++px) out[layout_offset(l, cpad, hw, img, ch, px)] = three;
-      return out;
-    };
     const int64_t ohw = p.oh() * p.ow();
     const std::vector<uint16_t> x =
-        to_layout16(elements<uint16_t>(d.x), p.x_layout, p.c, p.h * p.w);
+        to_layout(elements<uint16_t>(d.x), p.x_layout, p.n, p.c, p.h * p.w, three);
     std::vector<uint16_t> r;
-    if (p.epilogue.residual) r = to_layout16(elements<uint16_t>(d.r), p.y_layout, p.k, ohw);
+    if (p.epilogue.residual)
+      r = to_layout(elements<uint16_t>(d.r), p.y_layout, p.n, p.k, ohw, three);
     std::vector<uint16_t> yb(static_cast<size_t>(layout_numel(p.n, p.k, ohw, p.y_layout)),
                              uint16_t{0xffff});  // NaN: every real lane must be written
     prepared.run(x.data(), yb.data(), r.empty() ? nullptr : r.data(), base, pool);
@@ -234,28 +227,21 @@ bool run(const PreparedConv& prepared, const ConvProblem& p, const ConvData& d, 
   } else if (p.is_int8()) {
     // 8-bit blocks: padding lanes of the input and residual set to 77 (convs multiply them
     // by zero weights); the output's real lanes all come back from the oracle's check.
-    auto to_layout8 = [&](const uint8_t* src, Layout l, int64_t c, int64_t hw) {
-      std::vector<uint8_t> out(static_cast<size_t>(layout_numel(p.n, c, hw, l)));
-      reorder(src, Layout::kNchw, out.data(), l, p.n, c, hw, ThreadPool::serial());
-      const int64_t cpad = blocked_channels(c, l);
-      for (int64_t img = 0; img < p.n; ++img)
-        for (int64_t ch = c; ch < cpad; ++ch)
-          for (int64_t px = 0; px < hw; ++px) out[layout_offset(l, cpad, hw, img, ch, px)] = 77;
-      return out;
-    };
     const int64_t ohw = p.oh() * p.ow();
-    const std::vector<uint8_t> x = to_layout8(d.x.data(), p.x_layout, p.c, p.h * p.w);
+    const std::vector<uint8_t> x =
+        to_layout(d.x.data(), p.x_layout, p.n, p.c, p.h * p.w, uint8_t{77});
     std::vector<uint8_t> r;
-    if (p.epilogue.residual) r = to_layout8(d.r.data(), p.y_layout, p.k, ohw);
+    if (p.epilogue.residual) r = to_layout(d.r.data(), p.y_layout, p.n, p.k, ohw, uint8_t{77});
     std::vector<uint8_t> yb(static_cast<size_t>(layout_numel(p.n, p.k, ohw, p.y_layout)),
                             kGuardByte);
     prepared.run(x.data(), yb.data(), r.empty() ? nullptr : r.data(), base, pool);
     reorder(yb.data(), p.y_layout, y.data(), Layout::kNchw, p.n, p.k, ohw, ThreadPool::serial());
   } else {
     const int64_t ohw = p.oh() * p.ow();
-    const std::vector<float> x = to_layout(elements<float>(d.x), p.x_layout, p.n, p.c, p.h * p.w);
+    const std::vector<float> x =
+        to_layout(elements<float>(d.x), p.x_layout, p.n, p.c, p.h * p.w, 3.f);
     std::vector<float> r;
-    if (p.epilogue.residual) r = to_layout(elements<float>(d.r), p.y_layout, p.n, p.k, ohw);
+    if (p.epilogue.residual) r = to_layout(elements<float>(d.r), p.y_layout, p.n, p.k, ohw, 3.f);
     std::vector<float> yb(static_cast<size_t>(layout_numel(p.n, p.k, ohw, p.y_layout)), -1.f);
     prepared.run(x.data(), yb.data(), r.empty() ? nullptr : r.data(), base, pool);
     for (size_t i = 0; i < yb.size(); ++i)
