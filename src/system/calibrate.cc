@@ -1,5 +1,6 @@
-// Calibration: times every dense candidate per shape class with the tuner's conv measurer
-// (its protocol: warm-up, runs per repeat grown to a minimum duration, median of repeats).
+// Calibration: times every dense candidate per shape class, f32 and int8, with the tuner's
+// conv measurer (its protocol: warm-up, runs per repeat grown to a minimum duration, median
+// of repeats).
 #include "dlas/system/calibrate.h"
 
 #include <algorithm>
@@ -9,6 +10,7 @@
 #include <set>
 
 #include "dlas/algo/layout.h"
+#include "dlas/algo/qconv.h"
 #include "dlas/core/error.h"
 #include "dlas/hw/cpu.h"
 #include "dlas/hw/thread_pool.h"
@@ -91,8 +93,18 @@ constexpr const char* kShapes[] = {
 std::shared_ptr<tune::TaskWeights> random_weights(const ConvProblem& p) {
   auto w = std::make_shared<tune::TaskWeights>();
   std::mt19937 rng(7);
+  const auto n = static_cast<size_t>(p.weight_count());
+  if (p.is_int8()) {
+    // s8 weights with per-channel scales and an s32 bias, as quantization writes them.
+    std::uniform_int_distribution<int> d(-127, 127);
+    w->data.resize(n);
+    for (uint8_t& b : w->data) b = static_cast<uint8_t>(static_cast<int8_t>(d(rng)));
+    w->w_scale.assign(static_cast<size_t>(p.k), 0.01f);
+    if (p.has_bias) w->bias_s32.assign(static_cast<size_t>(p.k), 100);
+    return w;
+  }
   std::normal_distribution<float> d(0.f, 0.1f);
-  std::vector<float> v(static_cast<size_t>(p.weight_count()));
+  std::vector<float> v(n);
   for (float& x : v) x = d(rng);
   w->data.resize(v.size() * sizeof(float));
   std::memcpy(w->data.data(), v.data(), w->data.size());
@@ -114,14 +126,16 @@ std::vector<Knobs> knob_points(const KnobSpace& space, const Knobs& defaults, in
 
 // The reorders that running blocked problem p's layer in NCHW costs between blocked
 // neighbours: its input to NCHW (none for a stem, whose input is the NCHW image) and its
-// output back to the blocked layout; the median of `repeat` timings, microseconds.
+// output back to the blocked layout, on T-sized values (f32, or int8's bytes); the median of
+// `repeat` timings, microseconds.
+template <class T>
 double reorder_us(const ConvProblem& p, ThreadPool& pool, int repeat) {
   const Layout L = p.y_layout;
   const int64_t x_hw = p.h * p.w, y_hw = p.oh() * p.ow();
-  std::vector<float> xb(static_cast<size_t>(layout_numel(p.n, p.c, x_hw, L)), 1.f);
-  std::vector<float> xn(static_cast<size_t>(p.n * p.c * x_hw));
-  std::vector<float> yn(static_cast<size_t>(p.n * p.k * y_hw), 1.f);
-  std::vector<float> yb(static_cast<size_t>(layout_numel(p.n, p.k, y_hw, L)));
+  std::vector<T> xb(static_cast<size_t>(layout_numel(p.n, p.c, x_hw, L)), T(1));
+  std::vector<T> xn(static_cast<size_t>(p.n * p.c * x_hw));
+  std::vector<T> yn(static_cast<size_t>(p.n * p.k * y_hw), T(1));
+  std::vector<T> yb(static_cast<size_t>(layout_numel(p.n, p.k, y_hw, L)));
   auto once = [&] {
     if (is_blocked(p.x_layout))
       reorder(xb.data(), L, xn.data(), Layout::kNchw, p.n, p.c, x_hw, pool);
@@ -144,6 +158,33 @@ double reorder_us(const ConvProblem& p, ThreadPool& pool, int repeat) {
   }
   std::nth_element(t.begin(), t.begin() + t.size() / 2, t.end());
   return t[t.size() / 2];
+}
+
+// The int8 twin of f32 calibration shape p: u8 input and output (the activations after a
+// ReLU), s8 weights.
+ConvProblem int8_twin(const ConvProblem& p) {
+  ConvProblem q = p;
+  q.set_int8({0.05f, 0, DType::kU8}, {0.1f, 0, DType::kU8});
+  return q;
+}
+
+// The layouts `base` (NCHW) is measured in on `isa`: NCHW, and the blocked layout L where a
+// kernel can hold its channels -- f32: blocked buffers hold whole blocks, so only channel
+// counts the block divides (a stem reads its NCHW image); int8: nchw16c bytes on the paths
+// with the blocked int8 kernels, u8 input, never a stem (the layout pass keeps those NCHW).
+std::vector<ConvProblem> layout_variants(const ConvProblem& base, Isa isa, Layout L) {
+  std::vector<ConvProblem> out{base};
+  if (!is_blocked(L)) return out;
+  const bool stem = base.groups == 1 && base.c <= 4;
+  if (base.is_int8() && (stem || L != Layout::kNchw16c || !int8_blocks_native(isa) ||
+                         base.quant.x.type != DType::kU8))
+    return out;
+  ConvProblem b = base;
+  b.set_layouts(stem ? Layout::kNchw : L, L);
+  if ((b.x_layout == Layout::kNchw || base.c % layout_block(L) == 0) &&
+      base.k % layout_block(L) == 0)
+    out.push_back(b);
+  return out;
 }
 
 }  // namespace
@@ -169,8 +210,20 @@ CalibrateResult calibrate(const CalibrateOptions& o) {
   r.profile.isa = o.isa;
   r.profile.threads = o.threads;
   r.profile.source = "dlas hw --calibrate";
-  const std::vector<ConvProblem> shapes = o.shapes.empty() ? calibration_shapes() : o.shapes;
   const Layout L = native_blocked_layout(o.isa);
+  // The f32 shapes, then (with int8) their int8 twins.
+  std::vector<ConvProblem> shapes;
+  for (ConvProblem p : o.shapes.empty() ? calibration_shapes() : o.shapes) {
+    p.set_layouts(Layout::kNchw, Layout::kNchw);
+    p.validate();
+    DLAS_CHECK(p.types() == ConvTypes::kF32, ErrorKind::kInvalidInput,
+               "calibrate: shapes must be f32 (", p.key(), ")");
+    shapes.push_back(p);
+  }
+  if (o.int8) {
+    const size_t n = shapes.size();
+    for (size_t i = 0; i < n; ++i) shapes.push_back(int8_twin(shapes[i]));
+  }
 
   tune::MeasureOptions mo;
   mo.repeat = o.repeat;
@@ -182,12 +235,8 @@ CalibrateResult calibrate(const CalibrateOptions& o) {
   const std::shared_ptr<ThreadPool> pool = ThreadPool::shared(o.threads);
   std::set<std::string> done;
   int index = 0;
-  for (ConvProblem base : shapes) {
+  for (const ConvProblem& base : shapes) {
     ++index;
-    base.set_layouts(Layout::kNchw, Layout::kNchw);
-    base.validate();
-    DLAS_CHECK(base.types() == ConvTypes::kF32, ErrorKind::kInvalidInput,
-               "calibrate: shapes must be f32 (", base.key(), ")");
     const std::string cls = conv_shape_class(base);
     if (!done.insert(cls).second) continue;
     const auto row_t0 = std::chrono::steady_clock::now();
@@ -200,19 +249,7 @@ CalibrateResult calibrate(const CalibrateOptions& o) {
     const ConvAlgorithm& rule = auto_conv_algorithm(base, o.isa);
     row.rule_algo = std::string(rule.name());
 
-    std::vector<ConvProblem> variants{base};
-    if (is_blocked(L)) {
-      ConvProblem b = base;
-      // Stems read the image as it is (docs/engine.md "Data layouts"); a depthwise conv
-      // reads the blocked output of the layer before it.
-      const bool stem = base.groups == 1 && base.c <= 4;
-      b.set_layouts(stem ? Layout::kNchw : L, L);
-      // Blocked buffers hold whole blocks: only channel counts the block divides (or a stem's
-      // NCHW input) are measured blocked.
-      if ((b.x_layout == Layout::kNchw || base.c % layout_block(L) == 0) &&
-          base.k % layout_block(L) == 0)
-        variants.push_back(b);
-    }
+    const std::vector<ConvProblem> variants = layout_variants(base, o.isa, L);
     MachineProfile::Choice best_nchw, best_blocked;
     for (const ConvProblem& p : variants) {
       for (const ConvAlgorithm* a : conv_algorithms()) {
@@ -254,7 +291,8 @@ CalibrateResult calibrate(const CalibrateOptions& o) {
     }
     if (row.candidates > 0 && !best_nchw.algo.empty() && !best_blocked.algo.empty()) {
       row.best.other = is_blocked(row.best.layout) ? best_nchw : best_blocked;
-      row.best.reorder_us = reorder_us(variants.back(), *pool, o.repeat);
+      row.best.reorder_us = base.is_int8() ? reorder_us<uint8_t>(variants.back(), *pool, o.repeat)
+                                           : reorder_us<float>(variants.back(), *pool, o.repeat);
     }
     row.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - row_t0).count();
     if (row.candidates > 0) {

@@ -146,7 +146,8 @@ TEST_F(StudyCalibrate, MissingProfilesAreCalibratedOnceBeforeTheVariants) {
   EXPECT_EQ(m.cpu, cpu_info().model_name);
   EXPECT_EQ(m.isa, isa);
   EXPECT_EQ(m.threads, 2);
-  EXPECT_EQ(m.entries.size(), 1u);
+  ASSERT_EQ(m.entries.size(), 2u);  // the shape and its int8 twin
+  EXPECT_EQ(m.entries[1].shape_class, "int8-" + m.entries[0].shape_class);
   // Each dlas row names its profile; oneDNN rows have none.
   auto r = rows("r.db");
   ASSERT_EQ(r.size(), 4u);

@@ -12,10 +12,12 @@
 #include <set>
 
 #include "dlas/algo/machine_profile.h"
+#include "dlas/algo/qconv.h"
 #include "dlas/core/error.h"
 #include "dlas/core/file.h"
 #include "dlas/hw/cpu.h"
 #include "dlas/system/calibrate.h"
+#include "dlas/system/compress.h"
 #include "dlas/system/plan.h"
 
 namespace dlas {
@@ -84,6 +86,33 @@ const StepInfo& conv_step(const Plan& plan) {
   throw std::runtime_error("no conv step");
 }
 
+const StepInfo& qconv_step(const Plan& plan) {
+  for (const StepInfo& s : plan.steps())
+    if (s.op == "QFusedConv" && s.node.find("conv2") == std::string::npos) return s;
+  std::string ops;
+  for (const StepInfo& s : plan.steps()) ops += " " + s.op + ":" + s.kernel;
+  throw std::runtime_error("no int8 conv step among" + ops);
+}
+
+// One 3x3 conv, 16 -> 16 channels on 16x16 (the classes "dense-3x3-s1-o16-c64-k64" and
+// "int8-dense-3x3-s1-o16-c64-k64"), quantized to int8 with u8 activations.
+Graph one_int8_conv() {
+  Graph g = one_conv(16, 16, 16, 3);
+  // A ReLU and a 1x1 conv after it, so its output is an activation the quantizer keeps in
+  // 8 bits (the graph's output stays f32).
+  g.nodes[0].outputs = {"c"};
+  g.nodes.push_back(Node{"relu", "Relu", {"c"}, {"r"}, {}});
+  Tensor w2(DType::kF32, {16, 16, 1, 1});
+  for (int64_t i = 0; i < w2.numel(); ++i) w2.data<float>()[i] = 0.01f * static_cast<float>(i % 7);
+  g.initializers.emplace("w2", std::move(w2));
+  g.nodes.push_back(Node{"conv2", "Conv", {"r", "w2"}, {"y"}, {}});
+  g.infer();
+  QuantSpec spec;
+  spec.calib_samples = 2;
+  quantize(g, spec);
+  return g;
+}
+
 TEST(ConvShapeClass, IsCoarse) {
   EXPECT_EQ(conv_shape_class(problem("c64_h56_w56_k64_3x3_s1x1_p1x1x1x1_d1x1_g1")),
             "dense-3x3-s1-obig-c64-k64");
@@ -109,6 +138,9 @@ TEST(ConvShapeClass, IsCoarse) {
   p.n = 4;
   p.epilogue.act = Activation::kRelu;
   EXPECT_EQ(conv_shape_class(p), "dense-3x3-s1-obig-c64-k64");
+  // int8 convs have classes of their own.
+  p.set_int8({0.1f, 0, DType::kU8}, {0.2f, 0, DType::kU8});
+  EXPECT_EQ(conv_shape_class(p), "int8-dense-3x3-s1-obig-c64-k64");
   EXPECT_EQ(cpu_slug("AMD EPYC 9B14 96-Core Processor"), "amd-epyc-9b14-96-core-processor");
   EXPECT_EQ(cpu_slug("  "), "unknown-cpu");
 }
@@ -358,6 +390,7 @@ TEST_F(MachineProfileTest, CalibrationOnTinyShapesDrivesThePlan) {
   c.threads = 1;
   c.repeat = 2;
   c.extra_knob_points = 1;
+  c.int8 = false;
   c.shapes = {problem("c16_h8_w8_k16_3x3_s1x1_p1x1x1x1_d1x1_g1"),
               problem("c16_h8_w8_k32_1x1_s1x1_p0x0x0x0_d1x1_g1"),
               problem("c32_h8_w8_k32_3x3_s1x1_p1x1x1x1_d1x1_g1")};  // same class: skipped
@@ -382,6 +415,94 @@ TEST_F(MachineProfileTest, CalibrationOnTinyShapesDrivesThePlan) {
   const Plan plan(one_conv(16, 16, 8, 3), o);
   EXPECT_EQ(conv_step(plan).kernel, e.algo);
   EXPECT_EQ(conv_step(plan).layout, e.layout);
+}
+
+// A profile's int8 entries pick an int8 conv's algorithm and, under auto, whether it runs on
+// 8-bit blocks: blocked where the path has the int8 block kernels and the entry's blocked
+// candidate wins, counting the reorders an NCHW layer costs. f32 entries never apply to it.
+TEST_F(MachineProfileTest, Int8EntriesDriveTheInt8Convs) {
+  const Graph g = one_int8_conv();
+  const Isa isa = active_isa();
+  const bool blocks = int8_blocks_native(isa) && native_blocked_layout(isa) == Layout::kNchw16c;
+  PlanOptions o;
+  o.threads = 1;
+  o.profile = "none";
+  const StepInfo rule = qconv_step(Plan(g, o));
+  MachineProfile m = here();
+  m.entries.push_back({"dense-3x3-s1-o16-c64-k64", "gemm", Layout::kNchw, {}, 1});
+  m.save(path("f32.json"));
+  o.profile = path("f32.json");
+  EXPECT_EQ(qconv_step(Plan(g, o)).kernel, rule.kernel);
+  EXPECT_EQ(qconv_step(Plan(g, o)).layout, rule.layout);
+
+  // NCHW spatial-pack ahead of blocked direct by more than the reorders: NCHW.
+  using Choice = MachineProfile::Choice;
+  m.entries.push_back({"int8-dense-3x3-s1-o16-c64-k64",
+                       "spatial-pack",
+                       Layout::kNchw,
+                       {},
+                       10,
+                       Choice{"direct", Layout::kNchw16c, {}, 20},
+                       2});
+  m.save(path("int8.json"));
+  o.profile = path("int8.json");
+  EXPECT_EQ(qconv_step(Plan(g, o)).kernel, "spatial-pack");
+  EXPECT_EQ(qconv_step(Plan(g, o)).layout, Layout::kNchw);
+  if (!blocks) return;
+  // Ahead by less than the reorders: blocked, on the blocked candidate.
+  m.entries.back() = {"int8-dense-3x3-s1-o16-c64-k64",
+                      "gemm",
+                      Layout::kNchw,
+                      {},
+                      10,
+                      Choice{"direct", Layout::kNchw16c, {{"nv", 1}, {"pw", 8}}, 11},
+                      2};
+  m.save(path("int8.json"));
+  const Plan blocked(g, o);
+  EXPECT_EQ(qconv_step(blocked).kernel, "direct");
+  EXPECT_EQ(qconv_step(blocked).layout, Layout::kNchw16c);
+  EXPECT_EQ(qconv_step(blocked).knobs, "nv=1,pw=8");
+  // --layout nchw keeps it NCHW, on the entry's NCHW candidate.
+  o.layout = LayoutMode::kNchw;
+  EXPECT_EQ(qconv_step(Plan(g, o)).kernel, "gemm");
+  EXPECT_EQ(qconv_step(Plan(g, o)).layout, Layout::kNchw);
+}
+
+// With int8 on, the calibration measures each shape's int8 twin after the f32 shapes, as a
+// class of its own, and a plan of the int8 conv follows that entry.
+TEST_F(MachineProfileTest, CalibrationMeasuresTheInt8Twins) {
+  CalibrateOptions c;
+  c.isa = active_isa();
+  c.threads = 1;
+  c.repeat = 2;
+  c.extra_knob_points = 1;
+  c.shapes = {problem("c16_h16_w16_k16_3x3_s1x1_p1x1x1x1_d1x1_g1")};
+  std::vector<std::string> seen;
+  c.progress = [&](int, int total, const std::string& cls) {
+    EXPECT_EQ(total, 2);
+    seen.push_back(cls);
+  };
+  const CalibrateResult r = calibrate(c);
+  EXPECT_EQ(seen, (std::vector<std::string>{"dense-3x3-s1-o16-c64-k64",
+                                            "int8-dense-3x3-s1-o16-c64-k64"}));
+  ASSERT_EQ(r.profile.entries.size(), 2u);
+  const MachineProfile::Entry& e = r.profile.entries[1];
+  EXPECT_EQ(e.shape_class, "int8-dense-3x3-s1-o16-c64-k64");
+  EXPECT_GT(r.rows[1].candidates, 1);
+  // Blocked candidates exactly where the path has the int8 block kernels.
+  const Isa isa = active_isa();
+  const bool blocks = int8_blocks_native(isa) && native_blocked_layout(isa) == Layout::kNchw16c;
+  EXPECT_EQ(e.other.has_value(), blocks);
+  if (e.other) EXPECT_GT(e.reorder_us, 0);
+  r.profile.save(path("calibrated.json"));
+
+  PlanOptions o;
+  o.threads = 1;
+  o.profile = path("calibrated.json");
+  const Plan plan(one_int8_conv(), o);
+  const Layout y = blocks && e.blocked_wins() ? Layout::kNchw16c : Layout::kNchw;
+  EXPECT_EQ(qconv_step(plan).layout, y);
+  EXPECT_EQ(qconv_step(plan).kernel, e.for_layout(y).algo);
 }
 
 class ProfileCli : public MachineProfileTest {

@@ -63,11 +63,11 @@ int run_calibrate(int threads_arg, const std::string& out_arg, bool json) {
   std::printf("calibrated %s, %s, %d thread%s in %.1f s (times: median of repeats, us)\n",
               r.profile.cpu.c_str(), isa_name(r.profile.isa), r.profile.threads,
               r.profile.threads == 1 ? "" : "s", r.seconds);
-  std::printf("%-26s %-13s %-8s %10s %-13s %10s  %s\n", "class", "best", "layout", "us",
+  std::printf("%-32s %-13s %-8s %10s %-13s %10s  %s\n", "class", "best", "layout", "us",
               "rule (nchw)", "us", "knobs");
   for (const CalibrateRow& row : r.rows) {
     const std::string rule_us = row.rule_us > 0 ? str(static_cast<int64_t>(row.rule_us)) : "-";
-    std::printf("%-26s %-13s %-8s %10.1f %-13s %10s  %s\n", row.shape_class.c_str(),
+    std::printf("%-32s %-13s %-8s %10.1f %-13s %10s  %s\n", row.shape_class.c_str(),
                 row.best.algo.c_str(), layout_name(row.best.layout), row.best.us,
                 row.rule_algo.c_str(), rule_us.c_str(), knobs_to_string(row.best.knobs).c_str());
   }

@@ -27,14 +27,15 @@
 
 namespace dlas {
 
-// The coarse class of an f32 conv that a profile keys on:
-//   "<kind>-<kh>x<kw>-s<stride>[-d<dilation>]-o<side>[-c<channels>][-k<outputs>]"
+// The coarse class of an f32 or int8 conv that a profile keys on:
+//   "[int8-]<kind>-<kh>x<kw>-s<stride>[-d<dilation>]-o<side>[-c<channels>][-k<outputs>]"
 // kind: "dw" (depthwise), "stem" (<= 4 input channels per group, groups 1), "group" (other
 // grouped convs) or "dense"; stride "1", "2" or "<sh>x<sw>" when they differ; side: the
 // larger output side bucketed to 2, 4, 8, 16, 32 or "big" (> 32); channels (not for stems):
 // the input channels bucketed to 64, 256 or "big" (> 256); outputs (dense and group only): the
 // output channels, bucketed the same way. Batch, padding and the epilogue do not enter. E.g.
-// "dense-3x3-s1-o16-c256-k64", "dw-3x3-s2-obig-c64", "stem-7x7-s2-obig".
+// "dense-3x3-s1-o16-c256-k64", "dw-3x3-s2-obig-c64", "stem-7x7-s2-obig"; an int8 conv's
+// class carries the prefix "int8-" ("int8-dense-1x1-s1-o8-c256-k64").
 std::string conv_shape_class(const ConvProblem& p);
 
 struct MachineProfile {
@@ -74,7 +75,7 @@ struct MachineProfile {
 
   // The entry for p's class, else the entry of the same class with the nearest output-channel
   // bucket (ties: the larger) or with none (a file written before classes had one); nullptr
-  // when none of these exists or p is not f32.
+  // when none of these exists or p is a 16-bit problem (those take their f32 twin's entry).
   const Entry* lookup(const ConvProblem& p) const;
   // The profile's algorithm for p (in p's layouts) on `isa` where the auto rule picked
   // `rule`: nullptr when there is no entry, the rule picked a sparse algorithm (a profile

@@ -106,7 +106,8 @@ struct RunOptions {
   bool dry_run = false;   // plan only: nothing measured, the store not created
   std::string lock_path;  // empty: $DLAS_MEASURE_LOCK or /tmp/dlas-measure.lock
   // [study] calibrate: what measures a missing machine profile; empty: dlas::calibrate (the
-  // built-in shapes, about 45 s a profile). Tests pass one over a tiny shape list.
+  // built-in shapes and their int8 twins, under a minute a profile). Tests pass one over a
+  // tiny shape list.
   std::function<CalibrateResult(const CalibrateOptions&)> calibrate;
 };
 

@@ -1,7 +1,8 @@
 // Calibration (DLAS layer 5): measures every dense conv algorithm, in NCHW and in the ISA's
 // blocked layout, at its default knobs and a few other knob points, on one representative
-// f32 shape per shape class (conv_shape_class), and keeps the fastest per class as a
-// MachineProfile (dlas/algo/machine_profile.h). `dlas hw --calibrate` runs it.
+// f32 shape per shape class (conv_shape_class) and on its int8 twin (u8 activations, s8
+// weights; an "int8-" class), and keeps the fastest per class as a MachineProfile
+// (dlas/algo/machine_profile.h). `dlas hw --calibrate` runs it.
 #pragma once
 
 #include <functional>
@@ -22,7 +23,10 @@ struct CalibrateOptions {
   std::vector<ConvProblem> shapes;
   int extra_knob_points = 3;  // besides the default: points spread over the knob space
   int repeat = 5;             // timed repeats per candidate (the median counts)
-  // Called after each shape: (done, total, its class).
+  // Also measure each shape's int8 twin (u8 input and output, s8 weights), after the f32
+  // shapes: the int8 rule's classes.
+  bool int8 = true;
+  // Called after each shape (f32 shapes, then their int8 twins): (done, total, its class).
   std::function<void(int, int, const std::string&)> progress;
 };
 
@@ -43,7 +47,7 @@ struct CalibrateResult {
   double seconds = 0;
 };
 
-// The built-in list: 53 f32 shapes of the zoo models (bench/shapes), one per class.
+// The built-in list: 60 f32 shapes of the zoo models (bench/shapes), one per class.
 std::vector<ConvProblem> calibration_shapes();
 
 // Runs the calibration. Throws kInvalidInput on bad options.

@@ -24,6 +24,8 @@
 
 namespace dlas {
 
+struct MachineProfile;  // dlas/algo/machine_profile.h
+
 // One layer's algorithm and knobs (knobs empty: the algorithm's default point), and the
 // activation layout it was chosen on ("nchw", "nchw8c", "nchw16c"; empty: not said). Under
 // --layout auto a blocked choice runs blocked and an "nchw" one NCHW; under nchwc a layer
@@ -59,9 +61,12 @@ LayoutMode parse_layout_mode(std::string_view name);
 // natively on blocks, below AMX (the layout pass; the tuner tunes such layers blocked).
 bool half_conv_runs_blocked(const ConvProblem& p, LayoutMode m, Isa isa);
 // The same for an int8 conv on 8-bit blocks (nchw16c), on paths with the blocked int8
-// kernels (AVX512-VNNI and above): under nchwc; under auto with u8 input below AMX. Stems
-// (<= 4 input channels, one group) stay NCHW in every mode (the layout pass).
-bool int8_conv_runs_blocked(const ConvProblem& p, LayoutMode m, Isa isa);
+// kernels (AVX512-VNNI and above): under nchwc; under auto with u8 input where `profile`
+// (the plan's machine profile, may be null) has an int8 entry for the class whose blocked
+// candidate wins, and without an entry below AMX. Stems (<= 4 input channels, one group)
+// stay NCHW in every mode (the layout pass).
+bool int8_conv_runs_blocked(const ConvProblem& p, LayoutMode m, Isa isa,
+                            const MachineProfile* profile = nullptr);
 
 struct PlanOptions {
   // An algorithm name (conv_algorithm_names()) or "auto". Layers the named

@@ -95,7 +95,8 @@ std::string conv_shape_class(const ConvProblem& p) {
   // (densenet161's 192->48 3x3 convs run direct 1.8x faster than Winograd at 14x14, where
   // 256->256 runs Winograd faster; Sapphire Rapids-class, 2 threads).
   if (kind == "dense" || kind == "group") s += "-k" + channel_bucket(p.k);
-  return s;
+  // int8 convs run other kernels than f32 ones, with other crossovers: a class of their own.
+  return p.is_int8() ? "int8-" + s : s;
 }
 
 bool MachineProfile::Entry::blocked_wins() const {
@@ -110,7 +111,7 @@ MachineProfile::Choice MachineProfile::Entry::for_layout(Layout y) const {
 }
 
 const MachineProfile::Entry* MachineProfile::lookup(const ConvProblem& p) const {
-  if (p.types() != ConvTypes::kF32) return nullptr;
+  if (p.types() == ConvTypes::kHalf) return nullptr;
   const std::string cls = conv_shape_class(p);
   for (const Entry& e : entries)
     if (e.shape_class == cls) return &e;

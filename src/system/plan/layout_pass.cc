@@ -63,14 +63,19 @@ bool half_conv_runs_blocked(const ConvProblem& p, LayoutMode m, Isa isa) {
 }
 
 // int8 convs run on blocks only where the path has the blocked int8 kernels (the vpdpbusd
-// tiles, AVX512-VNNI); under auto with u8 input, below AMX (whose implicit GEMM runs NCHW);
-// measured in docs/benchmarks.md ("int8 on blocks").
-bool int8_conv_runs_blocked(const ConvProblem& p, LayoutMode m, Isa isa) {
+// tiles, AVX512-VNNI); under auto with u8 input where the machine profile's int8 entry for
+// the class says blocks win (counting the reorders), else below AMX (whose implicit GEMM
+// runs NCHW); measured in docs/benchmarks.md ("int8 on blocks").
+bool int8_conv_runs_blocked(const ConvProblem& p, LayoutMode m, Isa isa,
+                            const MachineProfile* profile) {
   if (!p.is_int8() || native_blocked_layout(isa) != Layout::kNchw16c || m == LayoutMode::kNchw ||
       !int8_blocks_native(isa))
     return false;
   if (m == LayoutMode::kNchwc) return true;
-  return p.quant.x.type == DType::kU8 && isa < Isa::kAmx;
+  if (p.quant.x.type != DType::kU8) return false;
+  if (profile)
+    if (const MachineProfile::Entry* e = profile->lookup(p)) return e->blocked_wins();
+  return isa < Isa::kAmx;
 }
 
 namespace plan {
@@ -108,8 +113,11 @@ bool conv_runs_blocked(const Graph& g, const Node& n, const PlanOptions& o, Isa 
   // (<= 4 input channels, one group: its image would fill a 16-channel block a quarter or
   // less); then as f32 convs (choices, named algorithms, support).
   if (c->problem.is_int8() &&
-      (L != Layout::kNchw16c || !int8_conv_runs_blocked(c->problem, o.layout, isa) ||
-       (c->problem.groups == 1 && c->problem.c <= 4)))
+      (L != Layout::kNchw16c || (c->problem.groups == 1 && c->problem.c <= 4) ||
+       !int8_conv_runs_blocked(
+           c->problem, o.layout, isa,
+           active_machine_profile(o.profile, isa, ThreadPool::shared(o.threads)->threads())
+               .profile.get())))
     return false;
   // 16-bit convs: on 16-channel blocks only (the h16 block conversions), and only where
   // half_conv_runs_blocked says so; then as f32 convs (choices, named algorithms, support).

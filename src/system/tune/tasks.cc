@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "dlas/algo/layout.h"
+#include "dlas/algo/machine_profile.h"
 #include "dlas/core/dtype.h"
 #include "dlas/core/error.h"
 #include "dlas/hw/thread_pool.h"
@@ -152,6 +153,9 @@ std::vector<Task> extract_tasks(const Graph& graph, const PlanOptions& options,
   const Isa isa = options.isa.value_or(active_isa());
   const int threads = resolve_threads(options.threads);
   const Layout L = native_blocked_layout(isa);
+  // The plan's machine profile: its int8 entries say which int8 layers run blocked.
+  const std::shared_ptr<const MachineProfile> profile =
+      active_machine_profile(options.profile, isa, threads).profile;
   std::vector<Task> tasks;
   std::map<std::string, size_t> by_key;
   for (const Node& n : g.nodes) {
@@ -170,10 +174,11 @@ std::vector<Task> extract_tasks(const Graph& graph, const PlanOptions& options,
     // A 16-bit or int8 layer is tuned on the one layout the plan runs it on (no NCHW
     // alternative between blocked neighbours: the reorder costs are counted for f32 only).
     if (c->problem.is_half() || c->problem.is_int8()) {
-      const bool blocked = c->problem.is_half()
-                               ? half_conv_runs_blocked(c->problem, options.layout, isa)
-                               : int8_conv_runs_blocked(c->problem, options.layout, isa) &&
-                                     !(c->problem.groups == 1 && c->problem.c <= 4);
+      const bool blocked =
+          c->problem.is_half()
+              ? half_conv_runs_blocked(c->problem, options.layout, isa)
+              : !(c->problem.groups == 1 && c->problem.c <= 4) &&
+                    int8_conv_runs_blocked(c->problem, options.layout, isa, profile.get());
       if (twin && blocked) {
         add_tasks(conv_algorithms(), *c, *twin, Layout::kNchw, n.name, isa, threads, tasks, by_key,
                   weights, reads_image);
