@@ -384,12 +384,19 @@ TEST_F(MachineProfileTest, PlanFollowsTheProfile) {
   EXPECT_EQ(conv_step(Plan(g, o)).kernel, "winograd");
 }
 
-TEST_F(MachineProfileTest, CalibrationOnTinyShapesDrivesThePlan) {
+// A quick calibration on this machine's path: 1 thread, 2 repeats, 1 knob point besides the
+// default.
+CalibrateOptions quick_calibration() {
   CalibrateOptions c;
   c.isa = active_isa();
   c.threads = 1;
   c.repeat = 2;
   c.extra_knob_points = 1;
+  return c;
+}
+
+TEST_F(MachineProfileTest, CalibrationOnTinyShapesDrivesThePlan) {
+  CalibrateOptions c = quick_calibration();
   c.int8 = false;
   c.shapes = {problem("c16_h8_w8_k16_3x3_s1x1_p1x1x1x1_d1x1_g1"),
               problem("c16_h8_w8_k32_1x1_s1x1_p0x0x0x0_d1x1_g1"),
@@ -471,11 +478,7 @@ TEST_F(MachineProfileTest, Int8EntriesDriveTheInt8Convs) {
 // With int8 on, the calibration measures each shape's int8 twin after the f32 shapes, as a
 // class of its own, and a plan of the int8 conv follows that entry.
 TEST_F(MachineProfileTest, CalibrationMeasuresTheInt8Twins) {
-  CalibrateOptions c;
-  c.isa = active_isa();
-  c.threads = 1;
-  c.repeat = 2;
-  c.extra_knob_points = 1;
+  CalibrateOptions c = quick_calibration();
   c.shapes = {problem("c16_h16_w16_k16_3x3_s1x1_p1x1x1x1_d1x1_g1")};
   std::vector<std::string> seen;
   c.progress = [&](int, int total, const std::string& cls) {
