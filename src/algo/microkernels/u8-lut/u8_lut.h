@@ -1,9 +1,10 @@
 // Table lookup of bytes, y[i] = table[x[i]], into bytes or floats (QLookup: a
 // DequantizeLinear -> pointwise float ops [-> QuantizeLinear] chain as its 256 results). One
-// list: u8-lut/u8_lut.inc; each ISA in its own TU. The byte kernel needs AVX512-VBMI
-// (vpermi2b: a 128-byte table per instruction), checked at run time on the AVX-512 paths (a
-// scalar loop took 26% of efficientnetb0's int8 time on a Zen 4); the float kernel gathers
-// (vgatherdps) from the 1 KiB table.
+// list: u8-lut/u8_lut.inc; each ISA in its own TU. The byte kernels: AVX2 (16 vpshufb over the
+// table's 16-byte rows, also the AVX-512 paths' kernel on CPUs without VBMI) and
+// AVX512-VBMI (vpermi2b: a 128-byte table per instruction), checked at run time on the
+// AVX-512 paths (a scalar loop took 26% of efficientnetb0's int8 time on a Zen 4); the float
+// kernel gathers (vgatherdps) from the 1 KiB table.
 #pragma once
 
 #include <cstddef>
