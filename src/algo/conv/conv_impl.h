@@ -146,6 +146,20 @@ void for_each_tile_run(ThreadPool& pool, int64_t groups, int64_t rows, int64_t t
   });
 }
 
+// Splits tiles [t0, t1) of one row of `cols` pixels, in tiles of `pw`, into kernel calls: runs
+// of at most `run` full tiles in one call each, the row's last, narrower tile in a call of its
+// own. fn(c0, n, px): the call's first pixel, its tiles and the pixels of each.
+template <class Fn>
+void for_each_tile_call(int64_t t0, int64_t t1, int64_t cols, int64_t pw, int64_t run, Fn&& fn) {
+  const int64_t full = cols / pw;  // tiles of pw pixels in a row
+  for (int64_t t = t0; t < t1;) {
+    const int64_t c0 = t * pw;
+    const int64_t n = t < full ? std::min({run, t1 - t, full - t}) : 1;
+    fn(c0, n, t < full ? pw : cols - c0);
+    t += n;
+  }
+}
+
 // A prepared conv whose input, output and residual are all of element type T.
 template <class T>
 class TypedPreparedConv : public PreparedConv {

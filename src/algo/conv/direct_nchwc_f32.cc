@@ -194,21 +194,16 @@ class PreparedDirectNchwc final : public PreparedF32Conv {
             };
             // Runs of full tiles in one kernel call each (as many as fill kActivateFloats when
             // an activation follows), the row's last, narrower tile in a call of its own.
-            const int64_t full = cols_ / pw_;  // tiles of pw pixels in a row
             const int64_t run =
                 e.is_clamp() ? t1 - t0 : std::max<int64_t>(1, kActivateFloats / (pw_ * nvg * b_));
-            for (int64_t t = t0; t < t1;) {
-              const int64_t c0 = t * pw_;
-              const int64_t n = t < full ? std::min({run, t1 - t, full - t}) : 1;
-              const int64_t px = t < full ? pw_ : cols_ - c0;
+            for_each_tile_call(t0, t1, cols_, pw_, run, [&](int64_t c0, int64_t n, int64_t px) {
               const int64_t y_off = y0 + c0 * b_;
               a.r = r ? r + y_off : nullptr;
               a.tiles = static_cast<size_t>(n);
               const float* xt = xg + ((row * sh) * wp_ + c0 * sw) * ib_;
               kernel(nvg, px)(a, xt, w_.data() + bg.w_offset, y + y_off);
-              t += n;
-              if (!e.is_clamp()) activate(std::min(cols_, t * pw_));
-            }
+              if (!e.is_clamp()) activate(std::min(cols_, c0 + n * pw_));
+            });
           });
     }
   }

@@ -121,7 +121,6 @@ class PreparedDirectNchwcBf16 final : public PreparedH16Conv {
       }
       uint16_t* y = out + img * out_img;
       const uint16_t* r = residual ? residual + img * out_img : nullptr;
-      const int64_t full = cols_ / pw_;
       for_each_tile_run(
           pool, groups_, rows_, tiles_, spatial_,
           [&](int64_t g, int64_t row, int64_t t0, int64_t t1) {
@@ -134,10 +133,7 @@ class PreparedDirectNchwcBf16 final : public PreparedH16Conv {
             alignas(64) float scratch[kActivateFloats];
             const int64_t run =
                 clamp ? t1 - t0 : std::max<int64_t>(1, kActivateFloats / (pw_ * bg.blocks * kB));
-            for (int64_t t = t0; t < t1;) {
-              const int64_t c0 = t * pw_;
-              const int64_t n = t < full ? std::min({run, t1 - t, full - t}) : 1;
-              const int64_t px = t < full ? pw_ : cols_ - c0;
+            for_each_tile_call(t0, t1, cols_, pw_, run, [&](int64_t c0, int64_t n, int64_t px) {
               const int64_t y_off = y0 + c0 * kB;
               a.r = r ? r + y_off : nullptr;
               a.tiles = static_cast<size_t>(n);
@@ -151,8 +147,7 @@ class PreparedDirectNchwcBf16 final : public PreparedH16Conv {
                   apply_epilogue(isa_, act, static_cast<size_t>(len), f, 0.f, nullptr);
                   cvt_->narrow(static_cast<size_t>(len), f, y + y_off + v * oh_ * ow_ * kB);
                 }
-              t += n;
-            }
+            });
           });
     }
   }

@@ -129,26 +129,22 @@ class PreparedDirectNchwcQs8 final : public qconv_detail::PreparedInt8Conv {
       }
       uint8_t* y = out + img * out_img;
       const uint8_t* r = residual ? residual + img * out_img : nullptr;
-      const int64_t full = cols_ / pw_;
-      for_each_tile_run(pool, groups_, rows_, tiles_, spatial_,
-                        [&](int64_t g, int64_t row, int64_t t0, int64_t t1) {
-                          const BlockGroup& bg = bgroups_[static_cast<size_t>(g)];
-                          ukernel::QS8NchwcArgs a = base;
-                          a.init = init_.data() + bg.first_block * kB;
-                          a.mult = mult_.data() + bg.first_block * kB;
-                          const int64_t y0 = bg.first_block * oh_ * ow_ * kB + row * cols_ * kB;
-                          for (int64_t t = t0; t < t1;) {
-                            const int64_t c0 = t * pw_;
-                            const int64_t n = t < full ? std::min(t1 - t, full - t) : 1;
-                            const int64_t px = t < full ? pw_ : cols_ - c0;
-                            const int64_t y_off = y0 + c0 * kB;
-                            a.r = r ? r + y_off : nullptr;
-                            a.tiles = static_cast<size_t>(n);
-                            const uint8_t* xt = x + ((row * sh) * wp_ + c0 * sw) * kB;
-                            kernel(bg.blocks, px)(a, base_, xt, w_.data() + bg.w_offset, y + y_off);
-                            t += n;
-                          }
-                        });
+      for_each_tile_run(
+          pool, groups_, rows_, tiles_, spatial_,
+          [&](int64_t g, int64_t row, int64_t t0, int64_t t1) {
+            const BlockGroup& bg = bgroups_[static_cast<size_t>(g)];
+            ukernel::QS8NchwcArgs a = base;
+            a.init = init_.data() + bg.first_block * kB;
+            a.mult = mult_.data() + bg.first_block * kB;
+            const int64_t y0 = bg.first_block * oh_ * ow_ * kB + row * cols_ * kB;
+            for_each_tile_call(t0, t1, cols_, pw_, t1 - t0, [&](int64_t c0, int64_t n, int64_t px) {
+              const int64_t y_off = y0 + c0 * kB;
+              a.r = r ? r + y_off : nullptr;
+              a.tiles = static_cast<size_t>(n);
+              const uint8_t* xt = x + ((row * sh) * wp_ + c0 * sw) * kB;
+              kernel(bg.blocks, px)(a, base_, xt, w_.data() + bg.w_offset, y + y_off);
+            });
+          });
     }
   }
 
