@@ -170,14 +170,13 @@ ConvProblem int8_twin(const ConvProblem& p) {
 
 // The layouts `base` (NCHW) is measured in on `isa`: NCHW, and the blocked layout L where a
 // kernel can hold its channels -- f32: blocked buffers hold whole blocks, so only channel
-// counts the block divides (a stem reads its NCHW image); int8: nchw16c bytes on the paths
-// with the blocked int8 kernels, u8 input, never a stem (the layout pass keeps those NCHW).
+// counts the block divides (a stem reads its NCHW image); int8: 8-bit blocks on the paths
+// with the blocked int8 kernels on L, u8 input, never a stem (the layout pass keeps those NCHW).
 std::vector<ConvProblem> layout_variants(const ConvProblem& base, Isa isa, Layout L) {
   std::vector<ConvProblem> out{base};
   if (!is_blocked(L)) return out;
   const bool stem = base.groups == 1 && base.c <= 4;
-  if (base.is_int8() && (stem || L != Layout::kNchw16c || !int8_blocks_native(isa) ||
-                         base.quant.x.type != DType::kU8))
+  if (base.is_int8() && (stem || L != int8_blocked_layout(isa) || base.quant.x.type != DType::kU8))
     return out;
   ConvProblem b = base;
   b.set_layouts(stem ? Layout::kNchw : L, L);

@@ -1,7 +1,8 @@
-// int8 convs on 8-bit channel blocks (nchw16c holding u8 / s8): the blocked `direct`
-// (qs8-nchwc vpdpbusd tiles) and `depthwise` (the channels-as-lanes kernels without
-// transposes), on every ISA level -- the kernels where the path has them, the NCHW conv
-// between reorders where it does not -- x generated problems x u8/s8 in/out x relu/clip/
+// int8 convs on 8-bit channel blocks (nchw16c and nchw8c holding u8 / s8): the blocked
+// `direct` (qs8-nchwc tiles: vpdpbusd on 16-channel blocks, vpmaddwd on the widened 8-channel
+// ones) and `depthwise` (the channels-as-lanes kernels without transposes), on every ISA
+// level and both block sizes -- the kernels where the path has them for the block, the NCHW
+// conv between reorders where it does not -- x generated problems x u8/s8 in/out x relu/clip/
 // residual x sampled knobs, at 2 threads, EXACTLY equal to reference_qconv. Padding lanes of
 // the blocked inputs hold 77, so a kernel that lets them reach a real lane fails.
 //   build/dlas_tests --gtest_filter='QConvNchwc*'
@@ -18,24 +19,25 @@ namespace {
 
 class QConvNchwc : public ::testing::TestWithParam<Isa> {};
 
-// Every generated problem x int8 variant the algorithm supports on blocks, at its default
-// knobs and at one sampled point of its space.
+// Every generated problem x int8 variant the algorithm supports on blocks of both sizes, at
+// its default knobs and at one sampled point of its space.
 int run_blocked(const ConvAlgorithm& algo, Isa isa) {
   uint32_t seed = 11;
   int64_t idx = 0;
   int tested = 0;
-  for (const ConvProblem& c : generated_conv_problems())
-    for (const QVariant& v : qconv_variants()) {
-      ConvTester t;
-      t.problem(c).int8(v).seed(seed++).layouts(Layout::kNchw16c, Layout::kNchw16c).threads(2);
-      const ConvProblem p = t.problem();
-      if (!algo.supports(p)) continue;
-      const KnobSpace space = algo.knob_space(p, isa);
-      std::vector<Knobs> more;
-      if (space.size() > 0) more.push_back(space.point((idx++ * 7919 + 13) % space.size()));
-      if (!t.test_points(algo, isa, more)) return tested;
-      ++tested;
-    }
+  for (Layout l : {Layout::kNchw16c, Layout::kNchw8c})
+    for (const ConvProblem& c : generated_conv_problems())
+      for (const QVariant& v : qconv_variants()) {
+        ConvTester t;
+        t.problem(c).int8(v).seed(seed++).layouts(l, l).threads(2);
+        const ConvProblem p = t.problem();
+        if (!algo.supports(p)) continue;
+        const KnobSpace space = algo.knob_space(p, isa);
+        std::vector<Knobs> more;
+        if (space.size() > 0) more.push_back(space.point((idx++ * 7919 + 13) % space.size()));
+        if (!t.test_points(algo, isa, more)) return tested;
+        ++tested;
+      }
   return tested;
 }
 
@@ -56,11 +58,13 @@ TEST_P(QConvNchwc, DepthwiseOnBlocksEqualsTheOracle) {
 TEST_P(QConvNchwc, ExtremeValuesDoNotOverflow) {
   const Isa isa = GetParam();
   if (!isa_supported(isa)) GTEST_SKIP() << isa_name(isa) << " not supported here";
-  EXPECT_TRUE(ConvTester()
-                  .extreme_int8(DType::kU8)
-                  .layouts(Layout::kNchw16c, Layout::kNchw16c)
-                  .threads(2)
-                  .test(*find_conv_algorithm("direct"), isa));
+  for (Layout l : {Layout::kNchw16c, Layout::kNchw8c})
+    EXPECT_TRUE(ConvTester()
+                    .extreme_int8(DType::kU8)
+                    .layouts(l, l)
+                    .threads(2)
+                    .test(*find_conv_algorithm("direct"), isa))
+        << layout_name(l);
 }
 
 INSTANTIATE_TEST_SUITE_P(Isa, QConvNchwc, ::testing::ValuesIn(kAllIsas),

@@ -31,10 +31,13 @@
 
 namespace dlas {
 
-// Whether path isa runs int8 convs natively on 8-bit channel blocks (nchw16c): the
-// qs8-nchwc vpdpbusd tiles, AVX512-VNNI and above, on a CPU that has them. Elsewhere a
+// Whether path isa runs int8 convs natively on 8-bit channel blocks of its native blocked
+// layout: the qs8-nchwc vpdpbusd tiles on nchw16c (AVX512-VNNI and above) or vpmaddwd tiles
+// on nchw8c (AVX2), on a CPU that has them. Elsewhere (AVX-512 without VNNI, scalar) a
 // blocked int8 problem runs its NCHW twin between reorders (the layout pass does not block).
 bool int8_blocks_native(Isa isa);
+// The layout of those blocks (nchw16c or nchw8c), or kNchw where the path has none.
+Layout int8_blocked_layout(Isa isa);
 
 // The integer oracle: the arithmetic above, literally (scalar loops, no packing), for an
 // int8 problem (validated).

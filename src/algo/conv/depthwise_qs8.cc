@@ -127,8 +127,8 @@ class PreparedDwChanQConv final : public qconv_detail::PreparedInt8Conv {
     const int64_t L = uk.lanes, taps = c.kh * c.kw;
     blocks_ = (c.c + L - 1) / L;
     const qconv_detail::ChannelTerms terms = qconv_detail::channel_terms(p, w, w_scale, nullptr);
-    // Per block: weights [taps][L] (the tap's weight in the lane's low half), bias, mult.
-    wl_.assign(static_cast<size_t>(blocks_ * taps * L), 0);
+    // Per block: weights [taps][L] (floats), bias, mult.
+    wl_.assign(static_cast<size_t>(blocks_ * taps * L), 0.f);
     bias_.assign(static_cast<size_t>(blocks_ * L), 0);
     mult_.assign(static_cast<size_t>(blocks_ * L), 0.f);
     // The kernel stages x as stored and pads with x's zero point: the bias absorbs
@@ -138,8 +138,7 @@ class PreparedDwChanQConv final : public qconv_detail::PreparedInt8Conv {
       const int64_t b = k / L, l = k % L;
       int64_t sum = 0;
       for (int64_t t = 0; t < taps; ++t) {
-        wl_[static_cast<size_t>((b * taps + t) * L + l)] =
-            static_cast<uint16_t>(static_cast<int16_t>(w[k * taps + t]));
+        wl_[static_cast<size_t>((b * taps + t) * L + l)] = static_cast<float>(w[k * taps + t]);
         sum += w[k * taps + t];
       }
       bias_[static_cast<size_t>(k)] = static_cast<int32_t>(
@@ -158,7 +157,7 @@ class PreparedDwChanQConv final : public qconv_detail::PreparedInt8Conv {
     return static_cast<size_t>(threads * buf_elems_) * sizeof(int32_t);
   }
   size_t packed_bytes() const override {
-    return wl_.size() * sizeof(int32_t) + bias_.size() * 4 + mult_.size() * 4;
+    return wl_.size() * sizeof(float) + bias_.size() * 4 + mult_.size() * 4;
   }
   void run(const void* x, void* y, const void* residual, void* workspace,
            ThreadPool& pool) const override {
@@ -200,7 +199,8 @@ class PreparedDwChanQConv final : public qconv_detail::PreparedInt8Conv {
   ConvProblem p_;
   const ukernel::QS8DwChanUkernel& uk_;
   int64_t blocks_ = 0, bands_ = 0, buf_elems_ = 0;
-  std::vector<int32_t> wl_, bias_;
+  std::vector<float> wl_;
+  std::vector<int32_t> bias_;
   std::vector<float> mult_;
   ukernel::QS8DwChanConfig g_;
   ukernel::QS8GemmParams base_;

@@ -1,20 +1,25 @@
-// int8 `direct` on 8-bit channel blocks (nchw16c holding u8): vpdpbusd register tiles (the
+// int8 `direct` on 8-bit channel blocks (nchw16c or nchw8c holding u8): register tiles (the
 // qs8-nchwc microkernels) over output pixels x output-channel blocks, the f32 blocked direct
-// kernel's design with quads of input channels per step. The activations stay 8-bit and
-// blocked from layer to layer (no packing, no reorder); each pixel's channel quad is one
-// dword of its block, broadcast straight from the input, and the requantization (+ residual
-// + clamp) is fused into the store.
+// kernel's design with groups of input channels per step. The activations stay 8-bit and
+// blocked from layer to layer; the requantization (+ residual + clamp) is fused into the
+// store. Two kernel designs (qs8_nchwc.h):
+//   - AVX512-VNNI, nchw16c: vpdpbusd on quads; each pixel's channel quad is one dword of its
+//     block, broadcast straight from the input (no packing).
+//   - AVX2, nchw8c: vpmaddwd on s16 pairs; the input is first widened to int16 (with its
+//     padding) in the workspace, one pass over the input per image, and each pixel's
+//     channel pair is one dword of the widened block.
 //
-//   prepare: weights packed per group of nv output blocks as [C blocks][KH][KW][4 quads][nv]
-//            [16 lanes][4] (zero past C and K); per output channel init = bias - x_zp *
-//            sum(w) and the requantization multiplier, padded to whole blocks (0).
-//   run, per image: a padded input is copied into the workspace with the borders holding
-//            x's zero point; threads split the (block group, output row, run of tiles)
-//            items. A 1x1 stride-1 unpadded conv is a blocked GEMM: its rows are one run of
-//            H*W pixels.
-// Applies to int8 convs with u8 input, a blocked input and output, one group and stride along
-// W of 1 or 2 (any stride for a 1x1 unpadded conv at stride 1). On a path without the
-// kernels (below AVX512-VNNI) the same problems run the NCHW int8 conv between reorders.
+//   prepare: weights packed per group of nv output blocks as [C blocks][KH][KW][groups][nv]
+//            [lanes][4 bytes: kr channels] (zero past C and K); per output channel init =
+//            bias - x_zp * sum(w) and the requantization multiplier, padded to whole blocks.
+//   run, per image: a padded (and, on AVX2, widened) input is written into the workspace
+//            with the borders holding x's zero point; threads split the (block group,
+//            output row, run of tiles) items. A 1x1 stride-1 unpadded conv is a blocked
+//            GEMM: its rows are one run of H*W pixels.
+// Applies to int8 convs with u8 input, input and output in the set's blocks, one group and
+// stride along W of 1 or 2 (any stride for a 1x1 unpadded conv at stride 1). On a path
+// without the kernels (scalar, AVX-512 without VNNI) or blocks other than the set's, the same
+// problems run the NCHW int8 conv between reorders.
 // Knobs: nv (output blocks per tile) and pw (pixels per tile).
 #include <algorithm>
 #include <cstring>
@@ -32,20 +37,51 @@ namespace dlas {
 namespace {
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
-constexpr int64_t kB = 16;  // channels per block
 
 bool flat_1x1(const ConvProblem& p) { return blocked_flat_1x1(p); }
 
 bool blocked_direct_supports(const ConvProblem& p) {
-  return p.is_int8() && p.x_layout == Layout::kNchw16c && p.y_layout == Layout::kNchw16c &&
+  return p.is_int8() && is_blocked(p.x_layout) && p.y_layout == p.x_layout &&
          p.quant.x.type == DType::kU8 && p.groups == 1 && (flat_1x1(p) || p.stride_w <= 2);
+}
+
+// The kernel set runs the problem's blocks.
+bool set_runs(const ukernel::QS8NchwcUkernels* set, const ConvProblem& p) {
+  return set && set->lanes == layout_block(p.y_layout);
+}
+
+// The padded input, u8 -> int16 (the AVX2 pair kernels' input), rows split over the pool:
+// the blocked image's pixels (lanes bytes each) into [blocks][hp][wp][lanes] s16, x's zero
+// point in the borders.
+void widen_padded_image(const uint8_t* x, int16_t* dst, int64_t blocks, int64_t lanes, int64_t h,
+                        int64_t w, int64_t hp, int64_t wp, int64_t pad_t, int64_t pad_l,
+                        ThreadPool& pool, int16_t fill) {
+  pool.parallel_for(static_cast<size_t>(hp), [&](size_t row) {
+    const int64_t py = static_cast<int64_t>(row);
+    for (int64_t cb = 0; cb < blocks; ++cb) {
+      int16_t* drow = dst + (cb * hp + py) * wp * lanes;
+      const int64_t iy = py - pad_t;
+      if (iy < 0 || iy >= h) {
+        std::fill_n(drow, wp * lanes, fill);
+        continue;
+      }
+      const int64_t left = std::min(pad_l, wp);
+      const int64_t copy = std::max<int64_t>(0, std::min(w, wp - pad_l));
+      std::fill_n(drow, left * lanes, fill);
+      const uint8_t* src = x + (cb * h + iy) * w * lanes;
+      int16_t* d = drow + left * lanes;
+      for (int64_t i = 0; i < copy * lanes; ++i) d[i] = src[i];
+      const int64_t done = left + copy;
+      if (done < wp) std::fill_n(drow + done * lanes, (wp - done) * lanes, fill);
+    }
+  });
 }
 
 class PreparedDirectNchwcQs8 final : public qconv_detail::PreparedInt8Conv {
  public:
   PreparedDirectNchwcQs8(const ConvProblem& p, const ConvWeights& cw, const Knobs& kn,
                          const ukernel::QS8NchwcUkernels& set)
-      : p_(p) {
+      : p_(p), kB(set.lanes), kr_(set.kr) {
     const int8_t* w = cw.int8_data();
     cbx_ = ceil_div(p.c, kB);
     ocb_ = ceil_div(p.k, kB);
@@ -66,24 +102,31 @@ class PreparedDirectNchwcQs8 final : public qconv_detail::PreparedInt8Conv {
       DLAS_CHECK(kernel(bg.blocks, pw_) && kernel(bg.blocks, last), ErrorKind::kInternal,
                  "direct (int8 blocks): no kernel for ", bg.blocks, " blocks x ", pw_, " pixels");
     }
-    // Weights: per block group [cbx][kh][kw][4 quads][blocks][16][4].
-    const int64_t taps = p.kh * p.kw;
+    // Weights: per block group [cbx][kh][kw][kB / kr groups][blocks][kB][4 bytes]; a group's
+    // 4 bytes are kr = 4 s8 weights or kr = 2 sign-extended s16 ones.
+    const int64_t taps = p.kh * p.kw, ng = kB / kr_;
     int64_t offset = 0;
     for (BlockGroup& bg : bgroups_)
-      bg.w_offset = offset, offset += cbx_ * taps * kB * bg.blocks * kB;
+      bg.w_offset = offset, offset += cbx_ * taps * ng * bg.blocks * kB * 4;
     w_.assign(static_cast<size_t>(offset), 0);
     for (const BlockGroup& bg : bgroups_) {
       int8_t* wg = w_.data() + bg.w_offset;
       for (int64_t cb = 0; cb < cbx_; ++cb)
         for (int64_t t = 0; t < taps; ++t)
-          for (int64_t q = 0; q < kB / 4; ++q)
+          for (int64_t q = 0; q < ng; ++q)
             for (int64_t v = 0; v < bg.blocks; ++v)
               for (int64_t l = 0; l < kB; ++l)
-                for (int64_t e = 0; e < 4; ++e) {
-                  const int64_t oc = (bg.first_block + v) * kB + l, ic = cb * kB + 4 * q + e;
-                  if (oc < p.k && ic < p.c)
-                    wg[((((cb * taps + t) * (kB / 4) + q) * bg.blocks + v) * kB + l) * 4 + e] =
-                        w[(oc * p.c + ic) * taps + t];
+                for (int64_t e = 0; e < kr_; ++e) {
+                  const int64_t oc = (bg.first_block + v) * kB + l, ic = cb * kB + kr_ * q + e;
+                  if (oc >= p.k || ic >= p.c) continue;
+                  const int8_t wv = w[(oc * p.c + ic) * taps + t];
+                  int8_t* dst = wg + ((((cb * taps + t) * ng + q) * bg.blocks + v) * kB + l) * 4;
+                  if (kr_ == 4) {
+                    dst[e] = wv;
+                  } else {
+                    const int16_t s = wv;
+                    std::memcpy(dst + 2 * e, &s, 2);
+                  }
                 }
     }
     const qconv_detail::ChannelTerms terms =
@@ -98,7 +141,7 @@ class PreparedDirectNchwcQs8 final : public qconv_detail::PreparedInt8Conv {
   }
 
   size_t workspace_bytes(int) const override {
-    return padded_ ? static_cast<size_t>(cbx_ * hp_ * wp_ * kB) : 0;
+    return staged() ? static_cast<size_t>(cbx_ * hp_ * wp_ * kB * in_bytes()) : 0;
   }
   size_t packed_bytes() const override {
     return w_.size() + init_.size() * sizeof(int32_t) + mult_.size() * sizeof(float);
@@ -111,18 +154,24 @@ class PreparedDirectNchwcQs8 final : public qconv_detail::PreparedInt8Conv {
     const uint8_t* residual = static_cast<const uint8_t*>(res_v);
     const int64_t in_img = cbx_ * kB * p_.h * p_.w;
     const int64_t out_img = ocb_ * kB * oh_ * ow_;
+    const int64_t xb = in_bytes() * kB;  // bytes of a pixel's block in the kernel's input
     ukernel::QS8NchwcArgs base;
     base.cb = static_cast<size_t>(cbx_);
     base.kh = static_cast<size_t>(p_.kh), base.kw = static_cast<size_t>(p_.kw);
-    base.x_cbs = static_cast<size_t>(hp_ * wp_ * kB);
-    base.x_khs = static_cast<size_t>(p_.dil_h * wp_ * kB);
-    base.x_kws = static_cast<size_t>(p_.dil_w * kB);
+    base.x_cbs = static_cast<size_t>(hp_ * wp_ * xb);
+    base.x_khs = static_cast<size_t>(p_.dil_h * wp_ * xb);
+    base.x_kws = static_cast<size_t>(p_.dil_w * xb);
     base.y_cbs = static_cast<size_t>(oh_ * ow_ * kB);
     const int64_t sh = flat_ ? 1 : p_.stride_h, sw = flat_ ? 1 : p_.stride_w;
     const uint8_t xzp = static_cast<uint8_t>(p_.quant.x.zero_point);
     for (int64_t img = 0; img < p_.n; ++img) {
       const uint8_t* x = in + img * in_img;
-      if (padded_) {
+      if (kr_ == 2) {
+        // Unpadded, the image is the staged geometry (a flat 1x1's one row of H*W pixels).
+        widen_padded_image(x, static_cast<int16_t*>(workspace), cbx_, kB, padded_ ? p_.h : hp_,
+                           padded_ ? p_.w : wp_, hp_, wp_, p_.pad_t, p_.pad_l, pool, xzp);
+        x = static_cast<const uint8_t*>(workspace);
+      } else if (padded_) {
         pad_blocked_image(x, static_cast<uint8_t*>(workspace), cbx_, kB, p_.h, p_.w, hp_, wp_,
                           p_.pad_t, p_.pad_l, pool, xzp);
         x = static_cast<const uint8_t*>(workspace);
@@ -141,7 +190,7 @@ class PreparedDirectNchwcQs8 final : public qconv_detail::PreparedInt8Conv {
               const int64_t y_off = y0 + c0 * kB;
               a.r = r ? r + y_off : nullptr;
               a.tiles = static_cast<size_t>(n);
-              const uint8_t* xt = x + ((row * sh) * wp_ + c0 * sw) * kB;
+              const uint8_t* xt = x + ((row * sh) * wp_ + c0 * sw) * xb;
               kernel(bg.blocks, px)(a, base_, xt, w_.data() + bg.w_offset, y + y_off);
             });
           });
@@ -150,11 +199,16 @@ class PreparedDirectNchwcQs8 final : public qconv_detail::PreparedInt8Conv {
 
  private:
   ukernel::QS8NchwcFn kernel(int64_t nv, int64_t px) const { return kernels_[nv - 1][px - 1]; }
+  // Bytes per input channel the kernels read: 1 (u8), or 2 (the widened s16 copy).
+  int64_t in_bytes() const { return kr_ == 2 ? 2 : 1; }
+  // Whether the kernels read a copy of the input in the workspace.
+  bool staged() const { return padded_ || kr_ == 2; }
 
   struct BlockGroup {
     int64_t first_block, blocks, w_offset;
   };
   ConvProblem p_;
+  int64_t kB, kr_;  // channels per block, input channels per 4-byte group (qs8_nchwc.h)
   int64_t cbx_ = 0, ocb_ = 0, nv_ = 1, pw_ = 1, oh_ = 0, ow_ = 0;
   int64_t rows_ = 0, cols_ = 0, hp_ = 0, wp_ = 0, groups_ = 0, tiles_ = 0;
   bool flat_ = false, padded_ = false, spatial_ = false;
@@ -169,7 +223,7 @@ class PreparedDirectNchwcQs8 final : public qconv_detail::PreparedInt8Conv {
 // The untuned tile: as the f32 blocked default (most_fmas_per_load), the widest tile within
 // the registers spread evenly over a row's tiles, scored by dot products per load.
 Knobs default_tile(const ConvProblem& p, const ukernel::QS8NchwcUkernels& set) {
-  const int64_t ocb = ceil_div(p.k, kB);
+  const int64_t ocb = ceil_div(p.k, set.lanes);
   const int64_t cols = flat_1x1(p) ? p.oh() * p.ow() : p.ow();
   const auto [nv, pw] = most_fmas_per_load(ocb, cols, ukernel::kQS8NchwcMaxBlocks,
                                            [&](int v) { return set.max_pixels(v); });
@@ -188,11 +242,12 @@ class DirectQConvByLayout final : public ConvAlgorithm {
   KnobSpace knob_space(const ConvProblem& p, Isa isa) const override {
     if (!p.is_blocked()) return nchw().knob_space(p, isa);
     KnobSpace s;
-    if (!ukernel::qs8_nchwc_for(isa)) return s;
+    if (!set_runs(ukernel::qs8_nchwc_for(isa), p)) return s;
     std::vector<int64_t> nvs, pws;
     for (int64_t v = 1; v <= ukernel::kQS8NchwcMaxBlocks; ++v) nvs.push_back(v);
     for (int64_t v : kBlockedTilePixels) pws.push_back(v);
-    s.knobs.push_back({"nv", nvs, "output-channel blocks (16 channels each) per register tile"});
+    s.knobs.push_back(
+        {"nv", nvs, "output-channel blocks (one vector of channels each) per register tile"});
     s.knobs.push_back(
         {"pw", pws, "output pixels along a row per register tile (capped by the registers)"});
     return s;
@@ -200,7 +255,7 @@ class DirectQConvByLayout final : public ConvAlgorithm {
   Knobs default_knobs(const ConvProblem& p, Isa isa) const override {
     if (!p.is_blocked()) return nchw().default_knobs(p, isa);
     const ukernel::QS8NchwcUkernels* set = ukernel::qs8_nchwc_for(isa);
-    return set ? default_tile(p, *set) : Knobs{};
+    return set_runs(set, p) ? default_tile(p, *set) : Knobs{};
   }
   std::unique_ptr<PreparedConv> prepare(const ConvProblem& p, const ConvWeights& w,
                                         const Knobs& knobs, Isa isa) const override {
@@ -210,7 +265,7 @@ class DirectQConvByLayout final : public ConvAlgorithm {
                "int8 direct on blocks does not support ", p.key());
     knob_space(p, isa).validate(knobs, "int8 direct conv " + p.key());
     const ukernel::QS8NchwcUkernels* set = ukernel::qs8_nchwc_for(isa);
-    if (!set) return qconv_detail::prepare_int8_via_nchw(p, w, isa);
+    if (!set_runs(set, p)) return qconv_detail::prepare_int8_via_nchw(p, w, isa);
     Knobs k = default_tile(p, *set);
     for (const auto& [name, v] : knobs) k[name] = v;
     return std::make_unique<PreparedDirectNchwcQs8>(p, w, k, *set);
@@ -223,6 +278,11 @@ class DirectQConvByLayout final : public ConvAlgorithm {
 }  // namespace
 
 bool int8_blocks_native(Isa isa) { return ukernel::qs8_nchwc_for(isa) != nullptr; }
+
+Layout int8_blocked_layout(Isa isa) {
+  const ukernel::QS8NchwcUkernels* set = ukernel::qs8_nchwc_for(isa);
+  return !set ? Layout::kNchw : set->lanes == 8 ? Layout::kNchw8c : Layout::kNchw16c;
+}
 
 namespace qconv_detail {
 const ConvAlgorithm& vector_or_nchwc_direct_qconv_algorithm() {

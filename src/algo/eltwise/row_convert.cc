@@ -104,6 +104,9 @@ void scale_quantize_8bit(DType type, float scale, int32_t zero_point, Isa isa, s
         if (lanes == 16)
           for (; j + 16 <= end; j += 16)
             for (size_t q = 0; q < 16; ++q) prod[j - i + q] = x[j + q] * g[q];
+        else if (lanes == 8)
+          for (; j + 8 <= end; j += 8)
+            for (size_t q = 0; q < 8; ++q) prod[j - i + q] = x[j + q] * g[q];
         for (; j < end; ++j, l = l + 1 == lanes ? 0 : l + 1) prod[j - i] = x[j] * g[l];
       } else {
         const float g = gate[pl];

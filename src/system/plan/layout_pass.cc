@@ -10,9 +10,9 @@
 //     (or a ChannelAffine of several inputs) of whole blocks run blocked when an input
 //     arrives blocked; so do f32 MaxPool,
 //     AveragePool and GlobalAveragePool (blocked pooling kernels, output in the same layout).
-//   - On 16-channel blocks, the 8-bit ops between int8 convs follow their inputs too:
-//     per-tensor QuantizeLinear / DequantizeLinear, QLookup and QChannelScale (its gate
-//     read blocked).
+//   - On 16-channel blocks, and on the 8-channel blocks of a path whose int8 convs run on
+//     them (AVX2), the 8-bit ops between int8 convs follow their inputs too: per-tensor
+//     QuantizeLinear / DequantizeLinear, QLookup and QChannelScale (its gate read blocked).
 //   - Every other op, and the graph's outputs, read NCHW.
 // A value is reordered at most once per layout, just before its first consumer that needs
 // it so; later consumers read the same copy.
@@ -62,15 +62,14 @@ bool half_conv_runs_blocked(const ConvProblem& p, LayoutMode m, Isa isa) {
   return p.w_type == DType::kBF16 && isa < Isa::kAmx && bf16_blocks_native(isa);
 }
 
-// int8 convs run on blocks only where the path has the blocked int8 kernels (the vpdpbusd
-// tiles, AVX512-VNNI); under auto with u8 input where the machine profile's int8 entry for
-// the class says blocks win (counting the reorders), else below AMX (whose implicit GEMM
-// runs NCHW); measured in docs/benchmarks.md ("int8 on blocks").
+// int8 convs run on blocks only where the path has the blocked int8 kernels on its native
+// blocks (the vpdpbusd tiles on nchw16c, AVX512-VNNI; the vpmaddwd tiles on nchw8c, AVX2);
+// under auto with u8 input where the machine profile's int8 entry for the class says blocks
+// win (counting the reorders), else below AMX (whose implicit GEMM runs NCHW); measured in
+// docs/benchmarks.md ("int8 on blocks").
 bool int8_conv_runs_blocked(const ConvProblem& p, LayoutMode m, Isa isa,
                             const MachineProfile* profile) {
-  if (!p.is_int8() || native_blocked_layout(isa) != Layout::kNchw16c || m == LayoutMode::kNchw ||
-      !int8_blocks_native(isa))
-    return false;
+  if (!p.is_int8() || m == LayoutMode::kNchw || !int8_blocks_native(isa)) return false;
   if (m == LayoutMode::kNchwc) return true;
   if (p.quant.x.type != DType::kU8) return false;
   if (profile)
@@ -109,11 +108,11 @@ bool conv_runs_blocked(const Graph& g, const Node& n, const PlanOptions& o, Isa 
                        Layout x) {
   const std::optional<ConvNode> c = conv_node_of(g, n);
   if (!c) return false;
-  // int8 convs: on 16-channel blocks only, where int8_conv_runs_blocked says so, never a stem
-  // (<= 4 input channels, one group: its image would fill a 16-channel block a quarter or
-  // less); then as f32 convs (choices, named algorithms, support).
+  // int8 convs: on the path's int8 blocks only, where int8_conv_runs_blocked says so, never
+  // a stem (<= 4 input channels, one group: its image would fill a block half or less); then
+  // as f32 convs (choices, named algorithms, support).
   if (c->problem.is_int8() &&
-      (L != Layout::kNchw16c || (c->problem.groups == 1 && c->problem.c <= 4) ||
+      (L != int8_blocked_layout(isa) || (c->problem.groups == 1 && c->problem.c <= 4) ||
        !int8_conv_runs_blocked(
            c->problem, o.layout, isa,
            active_machine_profile(o.profile, isa, ThreadPool::shared(o.threads)->threads())
@@ -295,7 +294,8 @@ LayoutPlan plan_layouts(Graph& g, const PlanOptions& o, Isa isa) {
                  blockable_type(g.value(n.inputs[0]).dtype, L)) {
         run = L;
         placed[0] = true;
-      } else if (x_now == L && L == Layout::kNchw16c && quantize_lowers_blocked(g, n, o, isa, L)) {
+      } else if (x_now == L && (L == Layout::kNchw16c || L == int8_blocked_layout(isa)) &&
+                 quantize_lowers_blocked(g, n, o, isa, L)) {
         // 8-bit elementwise ops (per-tensor Q / DQ, byte tables) and the squeeze-and-
         // excitation gate's QChannelScale (its gate read blocked) on blocks.
         run = L;

@@ -12,6 +12,7 @@
 
 #include "dlas/algo/layout.h"
 #include "dlas/algo/machine_profile.h"
+#include "dlas/algo/qconv.h"
 #include "dlas/core/dtype.h"
 #include "dlas/core/error.h"
 #include "dlas/hw/thread_pool.h"
@@ -133,9 +134,10 @@ void add_tasks(const std::vector<const ConvAlgorithm*>& algos, const ConvNode& c
 
 // The node's problem on blocked layout L as the layout pass runs it (a stem, <= 4 channels
 // per group reading the NCHW image, keeps its input NCHW), when some algorithm has a
-// blocked kernel for it (16-bit and int8: nchw16c only).
-std::optional<ConvProblem> blocked_twin(const ConvProblem& p, bool reads_image, Layout L) {
-  if (!is_blocked(L) || ((p.is_half() || p.is_int8()) && L != Layout::kNchw16c))
+// blocked kernel for it (16-bit: nchw16c only; int8: the path's int8 blocks).
+std::optional<ConvProblem> blocked_twin(const ConvProblem& p, bool reads_image, Layout L, Isa isa) {
+  if (!is_blocked(L) || (p.is_half() && L != Layout::kNchw16c) ||
+      (p.is_int8() && L != int8_blocked_layout(isa)))
     return std::nullopt;
   ConvProblem b = p;
   b.set_layouts(p.c_per_group() <= 4 && reads_image ? Layout::kNchw : L, L);
@@ -170,7 +172,7 @@ std::vector<Task> extract_tasks(const Graph& graph, const PlanOptions& options,
     for (const ValueInfo& in : g.inputs) reads_image |= in.name == n.inputs[0];
     std::optional<ConvProblem> twin = options.layout == LayoutMode::kNchw
                                           ? std::nullopt
-                                          : blocked_twin(c->problem, reads_image, L);
+                                          : blocked_twin(c->problem, reads_image, L, isa);
     // A 16-bit or int8 layer is tuned on the one layout the plan runs it on (no NCHW
     // alternative between blocked neighbours: the reorder costs are counted for f32 only).
     if (c->problem.is_half() || c->problem.is_int8()) {

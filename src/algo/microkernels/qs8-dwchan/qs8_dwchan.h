@@ -5,15 +5,16 @@
 //
 // Staging. The band's input rows are transposed, 16 pixels at a time (a 16 x 16 byte
 // transpose of the channel rows; the rows of a plane are one run of pixels), into a buffer S
-// of int32 lanes: S[r][pc][lane] = x[c0 + lane][iy0 + r][pc - pad_l] (zero- or
-// sign-extended), x_zp in the padding, where pc runs over the padded columns some tap reads.
+// of float lanes: S[r][pc][lane] = x[c0 + lane][iy0 + r][pc - pad_l] (the byte's value),
+// x_zp in the padding, where pc runs over the padded columns some tap reads.
 // The zero point is folded into the bias (bias - x_zp * sum(w)): padding then contributes
 // w * x_zp, which the fold cancels, as for any input pixel.
 //
 // Arithmetic. One tile is up to `tile` consecutive output pixels of the band (crossing rows:
-// a 4x4 plane is one tile), one accumulator vector per pixel: acc = bias + sum over taps of
-// vpmaddwd(S[..], (w, 0)) -- the pair's high half multiplies 0, so one instruction is one
-// exact product per lane and sums stay exact (|x - x_zp| <= 255, |w| <= 128). The tile is
+// a 4x4 plane is one tile), one accumulator vector per pixel: acc = sum over taps of
+// S[..] * w in float, one FMA per tap, then bias + (int32) acc. The float sum is exact:
+// every product and partial sum is an integer of magnitude at most 64 taps x 255 x 128 <
+// 2^24 (an FMA per tap where the integer route took vpmaddwd + vpaddd). The tile is
 // requantized per pixel (the channel's multiplier per lane), transposed back 16 x 16 and
 // stored as `channels` rows of `tile` bytes in the output planes; a residual is read the
 // same way (transposed in).
@@ -70,7 +71,7 @@ struct QS8DwChanTask {
   const void* x;         // the block's first input plane, u8 or s8 (c.x_signed)
   int channels;          // 1 .. lanes
   int64_t oy0, oy1;      // output rows of the band
-  const int32_t* w;      // [kh * kw][lanes]: the tap's weight in each lane's low half, 0 high
+  const float* w;        // [kh * kw][lanes]: the tap's weight per lane
   const int32_t* bias;   // [lanes]: bias - x_zp * (the channel's sum of weights)
   const float* m;        // [lanes] requant multipliers
   const void* residual;  // null, or the block's first residual plane (type p.r_signed)

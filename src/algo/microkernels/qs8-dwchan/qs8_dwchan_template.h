@@ -1,6 +1,6 @@
 // The channels-as-lanes int8 depthwise kernel (qs8_dwchan.h) written once over GCC vector
-// types and qs8_gemm_template.h's pair policy P (P::dot = vpmaddwd + add, or vpdpwssd), so
-// each ISA's TU instantiates it with its intrinsics and the tests instantiate the 16-lane
+// types and qs8_gemm_template.h's policy P (P::fma for the taps, exact on integers; its byte
+// moves and rounding for the store), so each ISA's TU instantiates it with its intrinsics and the tests instantiate the 16-lane
 // kernel with exact scalar models of the instructions on AVX2 (tests/algo/qs8_logic.h).
 // Anonymous namespace: internal linkage per TU.
 #pragma once
@@ -84,15 +84,16 @@ inline void qs8_dc_gather(const uint8_t* src, int64_t stride, int nrows, int64_t
 template <class P>
 inline void qs8_dc_stage(const dlas::ukernel::QS8DwChanConfig& c,
                          const dlas::ukernel::QS8DwChanTask& t, int64_t iy0, int64_t nrows,
-                         int32_t* S) {
+                         float* S) {
   constexpr int L = P::kLanes;
   typedef typename QVec<L>::i32 I;
   const int64_t hw = c.h * c.w, wp = c.wp, w = c.w;
   const uint8_t* xb = static_cast<const uint8_t*>(t.x);
   const uint8_t* end = xb + (t.channels - 1) * hw + hw;
-  const I zp = I{} + c.x_zp;
-  auto fill = [&](int32_t* dst, int64_t pixels) {
-    for (int64_t i = 0; i < pixels; ++i) std::memcpy(dst + i * L, &zp, sizeof(I));
+  typedef typename QVec<L>::f32 F;
+  const F zp = F{} + static_cast<float>(c.x_zp);
+  auto fill = [&](float* dst, int64_t pixels) {
+    for (int64_t i = 0; i < pixels; ++i) std::memcpy(dst + i * L, &zp, sizeof(F));
   };
   // Padding holds x_zp: written once per buffer (header word 0), never overwritten; rows
   // outside the input are refilled unless the header says they still hold only x_zp.
@@ -114,10 +115,10 @@ inline void qs8_dc_stage(const dlas::ukernel::QS8DwChanConfig& c,
     const int64_t cols = c.pad_l + w <= wp ? w : wp - c.pad_l;
     for (int64_t iy = lo; iy < hi; ++iy) {
       const uint8_t* src = xb + iy * w * L;
-      int32_t* d = S + ((iy - iy0) * wp + c.pad_l) * L;
+      float* d = S + ((iy - iy0) * wp + c.pad_l) * L;
       for (int64_t ix = 0; ix < cols; ++ix) {
-        const I v = qs8_load_bytes<P>(src + ix * L, c.x_signed);
-        std::memcpy(d + ix * L, &v, sizeof(I));
+        const F v = __builtin_convertvector(qs8_load_bytes<P>(src + ix * L, c.x_signed), F);
+        std::memcpy(d + ix * L, &v, sizeof(F));
       }
     }
     return;
@@ -125,7 +126,7 @@ inline void qs8_dc_stage(const dlas::ukernel::QS8DwChanConfig& c,
   // Staged position of run pixel (iy, ix): row iy - iy0, column pad_l + ix; columns past wp
   // are never read (and not written: they would be the next row's padding).
   const bool whole_rows = c.pad_l + w <= wp;
-  int32_t* dst = S + ((lo - iy0) * wp + c.pad_l) * L;
+  float* dst = S + ((lo - iy0) * wp + c.pad_l) * L;
   const int64_t gap = (wp - w) * L;
   int64_t ix = 0;
   for (int64_t f = lo * w; f < hi * w; f += 16) {
@@ -135,8 +136,8 @@ inline void qs8_dc_stage(const dlas::ukernel::QS8DwChanConfig& c,
     qs8_dc_transpose16(in, px);
     for (int64_t j = 0; j < n; ++j) {
       if (whole_rows || c.pad_l + ix < wp) {
-        const I v = qs8_load_bytes<P>(&px[j], c.x_signed);
-        std::memcpy(dst, &v, sizeof(I));
+        const F v = __builtin_convertvector(qs8_load_bytes<P>(&px[j], c.x_signed), F);
+        std::memcpy(dst, &v, sizeof(F));
       }
       dst += L;
       if (++ix == w) ix = 0, dst += gap;
@@ -156,7 +157,7 @@ inline void qs8_dc_band(const dlas::ukernel::QS8DwChanConfig& c,
   const int64_t wp = c.wp, ow = c.ow, ohw = c.oh * c.ow;
   const int64_t iy0 = t.oy0 * c.sh - c.pad_t;
   const int64_t nrows = (t.oy1 - t.oy0 - 1) * c.sh + (c.kh - 1) * c.dh + 1;
-  int32_t* S = t.buf + dlas::ukernel::qs8_dwchan_header_elems(c);
+  float* S = reinterpret_cast<float*>(t.buf + dlas::ukernel::qs8_dwchan_header_elems(c));
   qs8_dc_stage<P>(c, t, iy0, nrows, S);
 
   const int taps = KT ? KT : c.kh * c.kw;
@@ -187,19 +188,21 @@ inline void qs8_dc_band(const dlas::ukernel::QS8DwChanConfig& c,
       rx += TP;
       if (rx >= ow) ry += rx / ow, rx %= ow;
     }
-    I acc[TP];
+    // The taps' sum in float, exact: every product and partial sum is an integer below 2^24
+    // (at most 64 taps of |x| <= 255 times |w| <= 128), then the int32 bias.
+    F acc[TP];
 #pragma GCC unroll 16
-    for (int i = 0; i < TP; ++i) acc[i] = vb;
+    for (int i = 0; i < TP; ++i) acc[i] = F{};
 #pragma GCC unroll 25
     for (int k = 0; k < taps; ++k) {
-      I wv;  // from memory each tap: 16 accumulators already fill half the registers
-      std::memcpy(&wv, t.w + k * L, sizeof(I));
-      const int32_t* s = S + toff[k];
+      F wv;  // from memory each tap: 16 accumulators already fill half the registers
+      std::memcpy(&wv, t.w + k * L, sizeof(F));
+      const float* s = S + toff[k];
 #pragma GCC unroll 16
       for (int i = 0; i < TP; ++i) {
-        I xv;
-        std::memcpy(&xv, s + off[i], sizeof(I));
-        acc[i] = P::dot(acc[i], xv, wv);
+        F xv;
+        std::memcpy(&xv, s + off[i], sizeof(F));
+        acc[i] = P::fma(xv, wv, acc[i]);
       }
     }
     // Requantize pixel by pixel (channels as lanes), then transpose to channel rows.
@@ -216,7 +219,8 @@ inline void qs8_dc_band(const dlas::ukernel::QS8DwChanConfig& c,
     for (int i = 0; i < TP; ++i) {
       F tr = F{};
       if (rb) tr = __builtin_convertvector(qs8_load_bytes<P>(&res[i], p.r_signed) - rzp, F) * rm;
-      F f = P::fma(__builtin_convertvector(acc[i], F), vm, tr);
+      const I sum = __builtin_convertvector(acc[i], I) + vb;
+      F f = P::fma(__builtin_convertvector(sum, F), vm, tr);
       f = f < vlo ? vlo : f;
       f = f > vhi ? vhi : f;
       qs8_store_low_bytes<P>(qs8_round<P>(f) + zp, reinterpret_cast<uint8_t*>(&pxb[i]));

@@ -1,10 +1,15 @@
-// int8 direct convolution microkernels on 8-bit channel blocks (nchw16c holding u8,
-// dlas/algo/layout.h): the f32-nchwc register tile (P pixels along an output row x NV
-// output-channel blocks of 16 lanes) with int32 accumulators and vpdpbusd for the
-// multiply-adds. Per reduction step (a quad of input channels of one kernel tap) one weight
-// vector per block is loaded -- 16 output lanes x the quad's 4 s8 weights -- and each of the
-// P pixels' channel quad (one dword of its 16-byte block) is broadcast and dot-accumulated
-// into it:
+// int8 direct convolution microkernels on 8-bit channel blocks (nchw16c or nchw8c holding
+// u8, dlas/algo/layout.h): the f32-nchwc register tile (P pixels along an output row x NV
+// output-channel blocks) with int32 accumulators. Two designs, one per row of the list:
+//   - kr = 4 (AVX512-VNNI, 16-channel blocks): vpdpbusd on quads, described below.
+//   - kr = 2 (AVX2, 8-channel blocks): the driver widens the (padded) input to int16 first,
+//     so that a pixel's block is 8 x s16 = 16 bytes holding four channel pairs; the weights
+//     are s16 pairs ([..][4 pairs][NV][8 lanes][2 x s16]) and each step is vpmaddwd +
+//     vpaddd on one pair (exact: a pair sums two products of at most 255 * 128).
+// In both, a pixel's block in x is 16 bytes of four 4-byte groups. For kr = 4: Per reduction step
+// (a quad of input channels of one kernel tap) one weight vector per block is loaded -- 16 output
+// lanes x the quad's 4 s8 weights -- and each of the P pixels' channel quad (one dword of its
+// 16-byte block) is broadcast and dot-accumulated into it:
 //
 //   acc[v][p][l] = init[v*16 + l] +
 //       sum_{cb < a.cb, i < kh, j < kw, q < 4, e < 4}
@@ -16,9 +21,9 @@
 // sum(w) cancels it, as for every pixel), S the stride along W; y and r at the tile's first
 // pixel of its first output block, blocks y_cbs bytes apart, pixels 16 apart. The store is
 // qconv.h's requantization step for step (qs8_gemm.h's QS8GemmParams: mult per lane, the
-// residual, the clamp, round to nearest even, the zero point), one 16-byte store per pixel
-// and block. A call runs a.tiles tiles along the row, P pixels apart. One list:
-// qs8_nchwc.inc.
+// residual, the clamp, round to nearest even, the zero point), one store of `lanes` bytes
+// per pixel and block (y pixels `lanes` bytes apart). A call runs a.tiles tiles along the row, P
+// pixels apart. One list: qs8_nchwc.inc.
 #pragma once
 
 #include <cstddef>
@@ -52,6 +57,8 @@ inline constexpr int kQS8NchwcMaxPixels = 24;
 struct QS8NchwcUkernels {
   const char* name;  // "qs8_nchwc_x16__avx512vnni"
   Isa isa;
+  int lanes;         // channels per block: the blocked layout the set runs (16 or 8)
+  int kr;            // input channels per 4-byte group: 4 (u8 quads) or 2 (s16 pairs, widened)
   int accumulators;  // pixels * blocks of a tile must not exceed it
   int registers;     // the vector register file
   // nullptr for a shape the set does not instantiate (blocks past kQS8NchwcMaxBlocks,
@@ -67,13 +74,15 @@ struct QS8NchwcUkernels {
   }
 };
 
-// The set the ISA path can run (AVX512-VNNI and above, on a CPU that has it), or nullptr.
+// The set the ISA path can run whose blocks are the path's native blocked layout
+// (nchw16c on AVX512-VNNI and above, nchw8c on AVX2), on a CPU that has it; nullptr on the
+// AVX-512 paths without VNNI and on scalar.
 const QS8NchwcUkernels* qs8_nchwc_for(Isa isa);
 
 }  // namespace dlas::ukernel
 
 namespace dlas::ukernel {
-#define X(name, isa, acc, regs) QS8NchwcFn name(int blocks, int pixels, int stride);
+#define X(name, isa, lanes, kr, acc, regs) QS8NchwcFn name(int blocks, int pixels, int stride);
 #include "algo/microkernels/qs8-nchwc/qs8_nchwc.inc"
 #undef X
 }  // namespace dlas::ukernel
