@@ -430,7 +430,7 @@ TEST_F(MachineProfileTest, CalibrationOnTinyShapesDrivesThePlan) {
 TEST_F(MachineProfileTest, Int8EntriesDriveTheInt8Convs) {
   const Graph g = one_int8_conv();
   const Isa isa = active_isa();
-  const bool blocks = int8_blocks_native(isa) && native_blocked_layout(isa) == Layout::kNchw16c;
+  const bool blocks = int8_blocks_native(isa);
   PlanOptions o;
   o.threads = 1;
   o.profile = "none";
@@ -494,7 +494,7 @@ TEST_F(MachineProfileTest, CalibrationMeasuresTheInt8Twins) {
   EXPECT_GT(r.rows[1].candidates, 1);
   // Blocked candidates exactly where the path has the int8 block kernels.
   const Isa isa = active_isa();
-  const bool blocks = int8_blocks_native(isa) && native_blocked_layout(isa) == Layout::kNchw16c;
+  const bool blocks = int8_blocks_native(isa);
   EXPECT_EQ(e.other.has_value(), blocks);
   if (e.other) EXPECT_GT(e.reorder_us, 0);
   r.profile.save(path("calibrated.json"));

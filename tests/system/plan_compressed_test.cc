@@ -87,7 +87,8 @@ TEST_P(CompressedZoo, NoReferenceStepAndHalfPlansMatchTheReference) {
       Plan plan(g, o);
       const std::string label = what + " " + layout_mode_name(m);
       EXPECT_EQ(reference_steps(plan), "") << label;
-      // (int8 only where the path has the blocked int8 kernels: AVX512-VNNI and above.)
+      // (int8 only where the path has the blocked int8 kernels: AVX512-VNNI and above here;
+      // the AVX2 path's nchw8c ones in the test below.)
       if (m == LayoutMode::kNchwc && native_blocked_layout(plan.isa()) == Layout::kNchw16c &&
           (qs.type != QuantType::kInt8 || int8_blocks_native(plan.isa()))) {
         int blocked_convs = 0;
@@ -108,6 +109,40 @@ TEST_P(CompressedZoo, NoReferenceStepAndHalfPlansMatchTheReference) {
       if (qs.type == QuantType::kBF16)
         expect_half_plan_matches(g, plan, 1.0 / 128, std::ldexp(1.0, -133), label);
     }
+  }
+}
+
+// The AVX2 path keeps int8 activations in nchw8c bytes (the vpmaddwd tiles and the
+// channels-as-lanes depthwise on blocks): under auto and nchwc its plans block int8 convs and
+// equal the NCHW plan of the same path exactly.
+TEST_P(CompressedZoo, Int8OnAvx2BlocksEqualsTheNchwPlan) {
+  if (!isa_supported(Isa::kAvx2)) GTEST_SKIP() << "avx2 not supported here";
+  Graph g = tiny_zoo_model(GetParam());
+  QuantSpec qs = parse_quant_spec("int8");
+  qs.calib_samples = 2;
+  quantize(g, qs);
+  const auto in = seeded_inputs(g);
+  PlanOptions o;
+  o.threads = 2;
+  o.isa = Isa::kAvx2;
+  o.profile = "none";
+  o.layout = LayoutMode::kNchw;
+  const std::vector<Tensor> want = Plan(g, o).run(in);
+  for (LayoutMode m : {LayoutMode::kAuto, LayoutMode::kNchwc}) {
+    o.layout = m;
+    Plan plan(g, o);
+    const std::string label = GetParam() + " " + layout_mode_name(m);
+    EXPECT_EQ(reference_steps(plan), "") << label;
+    int blocked_convs = 0;
+    for (const StepInfo& s : plan.steps())
+      blocked_convs += s.layout == Layout::kNchw8c && s.op == "QFusedConv";
+    EXPECT_GT(blocked_convs, 0) << label;
+    const auto got = plan.run(in);
+    ASSERT_EQ(got.size(), want.size()) << label;
+    for (size_t i = 0; i < got.size(); ++i)
+      for (int64_t j = 0; j < got[i].numel(); ++j)
+        ASSERT_EQ(got[i].get_as_double(j), want[i].get_as_double(j))
+            << label << " output " << i << " element " << j << " differs from the NCHW plan";
   }
 }
 

@@ -1,8 +1,8 @@
 // The channels-as-lanes int8 depthwise kernel (qs8_dwchan.h) written once over GCC vector
 // types and qs8_gemm_template.h's policy P (P::fma for the taps, exact on integers; its byte
-// moves and rounding for the store), so each ISA's TU instantiates it with its intrinsics and the tests instantiate the 16-lane
-// kernel with exact scalar models of the instructions on AVX2 (tests/algo/qs8_logic.h).
-// Anonymous namespace: internal linkage per TU.
+// moves and rounding for the store), so each ISA's TU instantiates it with its intrinsics and the
+// tests instantiate the 16-lane kernel with exact scalar models of the instructions on AVX2
+// (tests/algo/qs8_logic.h). Anonymous namespace: internal linkage per TU.
 #pragma once
 
 #include <cstdint>
