@@ -50,12 +50,24 @@ bool set_runs(const ukernel::QS8NchwcUkernels* set, const ConvProblem& p) {
   return set && set->lanes == layout_block(p.y_layout);
 }
 
-// The padded input, u8 -> int16 (the AVX2 pair kernels' input), rows split over the pool:
-// the blocked image's pixels (lanes bytes each) into [blocks][hp][wp][lanes] s16, x's zero
-// point in the borders.
-void widen_padded_image(const uint8_t* x, int16_t* dst, int64_t blocks, int64_t lanes, int64_t h,
-                        int64_t w, int64_t hp, int64_t wp, int64_t pad_t, int64_t pad_l,
-                        ThreadPool& pool, int16_t fill) {
+// The kernels' input as int16 (the AVX2 pair kernels'): the blocked image's pixels (lanes
+// bytes each) into [blocks][hp][wp][lanes] s16, x's zero point in the borders of a padded
+// image; an unpadded one is one contiguous run, split evenly over the pool.
+void widen_image(const uint8_t* x, int16_t* dst, int64_t blocks, int64_t lanes, int64_t h,
+                 int64_t w, int64_t hp, int64_t wp, int64_t pad_t, int64_t pad_l, bool padded,
+                 ThreadPool& pool, int16_t fill) {
+  auto widen = [](const uint8_t* __restrict src, int16_t* __restrict d, int64_t n) {
+    for (int64_t i = 0; i < n; ++i) d[i] = src[i];
+  };
+  if (!padded) {
+    const int64_t n = blocks * hp * wp * lanes, parts = 4 * static_cast<int64_t>(pool.threads());
+    const int64_t step = (n / parts + 63) / 64 * 64;
+    pool.parallel_for(static_cast<size_t>((n + step - 1) / step), [&](size_t part) {
+      const int64_t b = static_cast<int64_t>(part) * step;
+      widen(x + b, dst + b, std::min(step, n - b));
+    });
+    return;
+  }
   pool.parallel_for(static_cast<size_t>(hp), [&](size_t row) {
     const int64_t py = static_cast<int64_t>(row);
     for (int64_t cb = 0; cb < blocks; ++cb) {
@@ -68,9 +80,7 @@ void widen_padded_image(const uint8_t* x, int16_t* dst, int64_t blocks, int64_t 
       const int64_t left = std::min(pad_l, wp);
       const int64_t copy = std::max<int64_t>(0, std::min(w, wp - pad_l));
       std::fill_n(drow, left * lanes, fill);
-      const uint8_t* src = x + (cb * h + iy) * w * lanes;
-      int16_t* d = drow + left * lanes;
-      for (int64_t i = 0; i < copy * lanes; ++i) d[i] = src[i];
+      widen(x + (cb * h + iy) * w * lanes, drow + left * lanes, copy * lanes);
       const int64_t done = left + copy;
       if (done < wp) std::fill_n(drow + done * lanes, (wp - done) * lanes, fill);
     }
@@ -167,9 +177,8 @@ class PreparedDirectNchwcQs8 final : public qconv_detail::PreparedInt8Conv {
     for (int64_t img = 0; img < p_.n; ++img) {
       const uint8_t* x = in + img * in_img;
       if (kr_ == 2) {
-        // Unpadded, the image is the staged geometry (a flat 1x1's one row of H*W pixels).
-        widen_padded_image(x, static_cast<int16_t*>(workspace), cbx_, kB, padded_ ? p_.h : hp_,
-                           padded_ ? p_.w : wp_, hp_, wp_, p_.pad_t, p_.pad_l, pool, xzp);
+        widen_image(x, static_cast<int16_t*>(workspace), cbx_, kB, p_.h, p_.w, hp_, wp_, p_.pad_t,
+                    p_.pad_l, padded_, pool, xzp);
         x = static_cast<const uint8_t*>(workspace);
       } else if (padded_) {
         pad_blocked_image(x, static_cast<uint8_t*>(workspace), cbx_, kB, p_.h, p_.w, hp_, wp_,

@@ -48,7 +48,6 @@ inline void store_low_bytes(__m256i v, uint8_t* dst) {
 template <int NV, int P, int S>
 void tile(const QS8NchwcArgs& a, const QS8GemmParams& prm, const uint8_t* x, const int8_t* w,
           uint8_t* y) {
-  const bool one_tap = a.kh == 1 && a.kw == 1;
   const uint8_t* r = a.r;
   const __m256 vlo = _mm256_set1_ps(prm.vlo), vhi = _mm256_set1_ps(prm.vhi);
   const __m256 rm = _mm256_set1_ps(prm.rm);
@@ -59,19 +58,19 @@ void tile(const QS8NchwcArgs& a, const QS8GemmParams& prm, const uint8_t* x, con
       const __m256i b = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a.init + v * 8));
       for (int p = 0; p < P; ++p) acc[p][v] = b;
     }
+    // One loop over (input block, tap): the accumulators stay in registers across it (GCC
+    // spilled them at the joins of nested loops and a 1x1 branch).
     const int8_t* wt = w;
-    for (size_t cb = 0; cb < a.cb; ++cb) {
-      const uint8_t* xc = x + cb * a.x_cbs;
-      if (one_tap) {
-        pair_steps<NV, P, S>(acc, xc, wt);
-        wt += 4 * NV * 32;
-        continue;
+    const uint8_t* xc = x;
+    const size_t steps = a.cb * a.kh * a.kw;
+    size_t i = 0, j = 0;
+    for (size_t st = 0; st < steps; ++st) {
+      pair_steps<NV, P, S>(acc, xc + i * a.x_khs + j * a.x_kws, wt);
+      wt += 4 * NV * 32;
+      if (++j == a.kw) {
+        j = 0;
+        if (++i == a.kh) i = 0, xc += a.x_cbs;
       }
-      for (size_t i = 0; i < a.kh; ++i)
-        for (size_t j = 0; j < a.kw; ++j) {
-          pair_steps<NV, P, S>(acc, xc + i * a.x_khs + j * a.x_kws, wt);
-          wt += 4 * NV * 32;
-        }
     }
     // qconv.h steps 3-5: fmaf(acc, m, t), the clamp, round to nearest even, + y_zp.
     for (int v = 0; v < NV; ++v) {
