@@ -62,6 +62,16 @@ void expect_half_plan_matches(const Graph& g, Plan& plan, double ulp, double tin
   }
 }
 
+// int8 plans: every output element equal to the NCHW plan's.
+void expect_same_outputs(const std::vector<Tensor>& got, const std::vector<Tensor>& want,
+                         const std::string& label) {
+  ASSERT_EQ(got.size(), want.size()) << label;
+  for (size_t i = 0; i < got.size(); ++i)
+    for (int64_t j = 0; j < got[i].numel(); ++j)
+      ASSERT_EQ(got[i].get_as_double(j), want[i].get_as_double(j))
+          << label << " output " << i << " element " << j << " differs from the NCHW plan";
+}
+
 TEST_P(CompressedZoo, NoReferenceStepAndHalfPlansMatchTheReference) {
   for (const char* spec : {"int8", "fp16", "bf16"}) {
     const std::string what = GetParam() + " " + spec;
@@ -96,14 +106,7 @@ TEST_P(CompressedZoo, NoReferenceStepAndHalfPlansMatchTheReference) {
           blocked_convs += s.layout == Layout::kNchw16c && s.op.find("Conv") != std::string::npos;
         EXPECT_GT(blocked_convs, 0) << label;
       }
-      if (qs.type == QuantType::kInt8) {
-        const auto got = plan.run(in);
-        ASSERT_EQ(got.size(), nchw_out.size()) << label;
-        for (size_t i = 0; i < got.size(); ++i)
-          for (int64_t j = 0; j < got[i].numel(); ++j)
-            ASSERT_EQ(got[i].get_as_double(j), nchw_out[i].get_as_double(j))
-                << label << " output " << i << " element " << j << " differs from the NCHW plan";
-      }
+      if (qs.type == QuantType::kInt8) expect_same_outputs(plan.run(in), nchw_out, label);
       if (qs.type == QuantType::kF16)
         expect_half_plan_matches(g, plan, 1.0 / 1024, std::ldexp(1.0, -24), label);
       if (qs.type == QuantType::kBF16)
@@ -137,12 +140,7 @@ TEST_P(CompressedZoo, Int8OnAvx2BlocksEqualsTheNchwPlan) {
     for (const StepInfo& s : plan.steps())
       blocked_convs += s.layout == Layout::kNchw8c && s.op == "QFusedConv";
     EXPECT_GT(blocked_convs, 0) << label;
-    const auto got = plan.run(in);
-    ASSERT_EQ(got.size(), want.size()) << label;
-    for (size_t i = 0; i < got.size(); ++i)
-      for (int64_t j = 0; j < got[i].numel(); ++j)
-        ASSERT_EQ(got[i].get_as_double(j), want[i].get_as_double(j))
-            << label << " output " << i << " element " << j << " differs from the NCHW plan";
+    expect_same_outputs(plan.run(in), want, label);
   }
 }
 

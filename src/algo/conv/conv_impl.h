@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <cstring>
 #include <memory>
+#include <type_traits>
 #include <utility>
 
 #include "dlas/algo/conv.h"
@@ -72,9 +73,10 @@ bool split_spatially(int64_t out_pixels, int64_t activation_bytes, int64_t weigh
 // 1: NCHW planes) copied into [blocks][hp][wp][lanes] at row pad_t and column pad_l, the
 // rest set to `fill` (0; int8: the input's zero point): the padded input the blocked direct
 // kernels read. Parallel over bands of rows, every block of a row on the thread whose band it
-// is (see split_spatially).
-template <class T>
-void pad_blocked_image(const T* x, T* dst, int64_t blocks, int64_t lanes, int64_t h, int64_t w,
+// is (see split_spatially). S -> T converts each element (u8 -> int16: the AVX2 int8 kernels'
+// widened input).
+template <class S, class T>
+void pad_blocked_image(const S* x, T* dst, int64_t blocks, int64_t lanes, int64_t h, int64_t w,
                        int64_t hp, int64_t wp, int64_t pad_t, int64_t pad_l, ThreadPool& pool,
                        T fill = T(0)) {
   pool.parallel_for(static_cast<size_t>(hp), [&](size_t row) {
@@ -89,8 +91,13 @@ void pad_blocked_image(const T* x, T* dst, int64_t blocks, int64_t lanes, int64_
       const int64_t left = std::min(pad_l, wp);
       const int64_t copy = std::max<int64_t>(0, std::min(w, wp - pad_l));
       std::fill_n(drow, left * lanes, fill);
-      std::memcpy(drow + left * lanes, x + (cb * h + iy) * w * lanes,
-                  sizeof(T) * static_cast<size_t>(copy * lanes));
+      const S* src = x + (cb * h + iy) * w * lanes;
+      if constexpr (std::is_same_v<S, T>) {
+        std::memcpy(drow + left * lanes, src, sizeof(T) * static_cast<size_t>(copy * lanes));
+      } else {
+        T* __restrict d = drow + left * lanes;
+        for (int64_t i = 0; i < copy * lanes; ++i) d[i] = static_cast<T>(src[i]);
+      }
       const int64_t done = left + copy;
       if (done < wp) std::fill_n(drow + done * lanes, (wp - done) * lanes, fill);
     }

@@ -56,35 +56,18 @@ bool set_runs(const ukernel::QS8NchwcUkernels* set, const ConvProblem& p) {
 void widen_image(const uint8_t* x, int16_t* dst, int64_t blocks, int64_t lanes, int64_t h,
                  int64_t w, int64_t hp, int64_t wp, int64_t pad_t, int64_t pad_l, bool padded,
                  ThreadPool& pool, int16_t fill) {
-  auto widen = [](const uint8_t* __restrict src, int16_t* __restrict d, int64_t n) {
-    for (int64_t i = 0; i < n; ++i) d[i] = src[i];
-  };
   if (!padded) {
     const int64_t n = blocks * hp * wp * lanes, parts = 4 * static_cast<int64_t>(pool.threads());
-    const int64_t step = (n / parts + 63) / 64 * 64;
+    const int64_t step = std::max<int64_t>(64, (n / parts + 63) / 64 * 64);
     pool.parallel_for(static_cast<size_t>((n + step - 1) / step), [&](size_t part) {
-      const int64_t b = static_cast<int64_t>(part) * step;
-      widen(x + b, dst + b, std::min(step, n - b));
+      const int64_t b = static_cast<int64_t>(part) * step, e = std::min(n, b + step);
+      const uint8_t* __restrict src = x;
+      int16_t* __restrict d = dst;
+      for (int64_t i = b; i < e; ++i) d[i] = src[i];
     });
     return;
   }
-  pool.parallel_for(static_cast<size_t>(hp), [&](size_t row) {
-    const int64_t py = static_cast<int64_t>(row);
-    for (int64_t cb = 0; cb < blocks; ++cb) {
-      int16_t* drow = dst + (cb * hp + py) * wp * lanes;
-      const int64_t iy = py - pad_t;
-      if (iy < 0 || iy >= h) {
-        std::fill_n(drow, wp * lanes, fill);
-        continue;
-      }
-      const int64_t left = std::min(pad_l, wp);
-      const int64_t copy = std::max<int64_t>(0, std::min(w, wp - pad_l));
-      std::fill_n(drow, left * lanes, fill);
-      widen(x + (cb * h + iy) * w * lanes, drow + left * lanes, copy * lanes);
-      const int64_t done = left + copy;
-      if (done < wp) std::fill_n(drow + done * lanes, (wp - done) * lanes, fill);
-    }
-  });
+  pad_blocked_image(x, dst, blocks, lanes, h, w, hp, wp, pad_t, pad_l, pool, fill);
 }
 
 class PreparedDirectNchwcQs8 final : public qconv_detail::PreparedInt8Conv {
