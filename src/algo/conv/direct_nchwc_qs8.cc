@@ -74,10 +74,10 @@ class PreparedDirectNchwcQs8 final : public qconv_detail::PreparedInt8Conv {
  public:
   PreparedDirectNchwcQs8(const ConvProblem& p, const ConvWeights& cw, const Knobs& kn,
                          const ukernel::QS8NchwcUkernels& set)
-      : p_(p), kB(set.lanes), kr_(set.kr) {
+      : p_(p), lanes_(set.lanes), kr_(set.kr) {
     const int8_t* w = cw.int8_data();
-    cbx_ = ceil_div(p.c, kB);
-    ocb_ = ceil_div(p.k, kB);
+    cbx_ = ceil_div(p.c, lanes_);
+    ocb_ = ceil_div(p.k, lanes_);
     nv_ = std::clamp<int64_t>(kn.at("nv"), 1, std::min<int64_t>(ocb_, ukernel::kQS8NchwcMaxBlocks));
     const BlockedRowGeometry geo(p);
     oh_ = geo.oh, ow_ = geo.ow, rows_ = geo.rows, cols_ = geo.cols, hp_ = geo.hp, wp_ = geo.wp;
@@ -95,12 +95,12 @@ class PreparedDirectNchwcQs8 final : public qconv_detail::PreparedInt8Conv {
       DLAS_CHECK(kernel(bg.blocks, pw_) && kernel(bg.blocks, last), ErrorKind::kInternal,
                  "direct (int8 blocks): no kernel for ", bg.blocks, " blocks x ", pw_, " pixels");
     }
-    // Weights: per block group [cbx][kh][kw][kB / kr groups][blocks][kB][4 bytes]; a group's
-    // 4 bytes are kr = 4 s8 weights or kr = 2 sign-extended s16 ones.
-    const int64_t taps = p.kh * p.kw, ng = kB / kr_;
+    // Weights: per block group [cbx][kh][kw][lanes_ / kr groups][blocks][lanes_][4 bytes]; a
+    // group's 4 bytes are kr = 4 s8 weights or kr = 2 sign-extended s16 ones.
+    const int64_t taps = p.kh * p.kw, ng = lanes_ / kr_;
     int64_t offset = 0;
     for (BlockGroup& bg : bgroups_)
-      bg.w_offset = offset, offset += cbx_ * taps * ng * bg.blocks * kB * 4;
+      bg.w_offset = offset, offset += cbx_ * taps * ng * bg.blocks * lanes_ * 4;
     w_.assign(static_cast<size_t>(offset), 0);
     for (const BlockGroup& bg : bgroups_) {
       int8_t* wg = w_.data() + bg.w_offset;
@@ -108,12 +108,14 @@ class PreparedDirectNchwcQs8 final : public qconv_detail::PreparedInt8Conv {
         for (int64_t t = 0; t < taps; ++t)
           for (int64_t q = 0; q < ng; ++q)
             for (int64_t v = 0; v < bg.blocks; ++v)
-              for (int64_t l = 0; l < kB; ++l)
+              for (int64_t l = 0; l < lanes_; ++l)
                 for (int64_t e = 0; e < kr_; ++e) {
-                  const int64_t oc = (bg.first_block + v) * kB + l, ic = cb * kB + kr_ * q + e;
+                  const int64_t oc = (bg.first_block + v) * lanes_ + l,
+                                ic = cb * lanes_ + kr_ * q + e;
                   if (oc >= p.k || ic >= p.c) continue;
                   const int8_t wv = w[(oc * p.c + ic) * taps + t];
-                  int8_t* dst = wg + ((((cb * taps + t) * ng + q) * bg.blocks + v) * kB + l) * 4;
+                  int8_t* dst =
+                      wg + ((((cb * taps + t) * ng + q) * bg.blocks + v) * lanes_ + l) * 4;
                   if (kr_ == 4) {
                     dst[e] = wv;
                   } else {
@@ -124,17 +126,17 @@ class PreparedDirectNchwcQs8 final : public qconv_detail::PreparedInt8Conv {
     }
     const qconv_detail::ChannelTerms terms =
         qconv_detail::channel_terms(p, w, cw.w_scale, cw.bias_s32);
-    init_.assign(static_cast<size_t>(ocb_ * kB), 0);
-    mult_.assign(static_cast<size_t>(ocb_ * kB), 0.f);
+    init_.assign(static_cast<size_t>(ocb_ * lanes_), 0);
+    mult_.assign(static_cast<size_t>(ocb_ * lanes_), 0.f);
     std::copy(terms.init.begin(), terms.init.end(), init_.begin());
     std::copy(terms.mult.begin(), terms.mult.end(), mult_.begin());
     base_ = qconv_detail::base_params(p);
-    spatial_ = split_spatially(oh_ * ow_, kB * (cbx_ * p.h * p.w + ocb_ * oh_ * ow_),
+    spatial_ = split_spatially(oh_ * ow_, lanes_ * (cbx_ * p.h * p.w + ocb_ * oh_ * ow_),
                                static_cast<int64_t>(w_.size()));
   }
 
   size_t workspace_bytes(int) const override {
-    return staged() ? static_cast<size_t>(cbx_ * hp_ * wp_ * kB * in_bytes()) : 0;
+    return staged() ? static_cast<size_t>(cbx_ * hp_ * wp_ * lanes_ * in_bytes()) : 0;
   }
   size_t packed_bytes() const override {
     return w_.size() + init_.size() * sizeof(int32_t) + mult_.size() * sizeof(float);
@@ -145,26 +147,26 @@ class PreparedDirectNchwcQs8 final : public qconv_detail::PreparedInt8Conv {
     const uint8_t* in = static_cast<const uint8_t*>(in_v);
     uint8_t* out = static_cast<uint8_t*>(out_v);
     const uint8_t* residual = static_cast<const uint8_t*>(res_v);
-    const int64_t in_img = cbx_ * kB * p_.h * p_.w;
-    const int64_t out_img = ocb_ * kB * oh_ * ow_;
-    const int64_t xb = in_bytes() * kB;  // bytes of a pixel's block in the kernel's input
+    const int64_t in_img = cbx_ * lanes_ * p_.h * p_.w;
+    const int64_t out_img = ocb_ * lanes_ * oh_ * ow_;
+    const int64_t xb = in_bytes() * lanes_;  // bytes of a pixel's block in the kernel's input
     ukernel::QS8NchwcArgs base;
     base.cb = static_cast<size_t>(cbx_);
     base.kh = static_cast<size_t>(p_.kh), base.kw = static_cast<size_t>(p_.kw);
     base.x_cbs = static_cast<size_t>(hp_ * wp_ * xb);
     base.x_khs = static_cast<size_t>(p_.dil_h * wp_ * xb);
     base.x_kws = static_cast<size_t>(p_.dil_w * xb);
-    base.y_cbs = static_cast<size_t>(oh_ * ow_ * kB);
+    base.y_cbs = static_cast<size_t>(oh_ * ow_ * lanes_);
     const int64_t sh = flat_ ? 1 : p_.stride_h, sw = flat_ ? 1 : p_.stride_w;
     const uint8_t xzp = static_cast<uint8_t>(p_.quant.x.zero_point);
     for (int64_t img = 0; img < p_.n; ++img) {
       const uint8_t* x = in + img * in_img;
       if (kr_ == 2) {
-        widen_image(x, static_cast<int16_t*>(workspace), cbx_, kB, p_.h, p_.w, hp_, wp_, p_.pad_t,
-                    p_.pad_l, padded_, pool, xzp);
+        widen_image(x, static_cast<int16_t*>(workspace), cbx_, lanes_, p_.h, p_.w, hp_, wp_,
+                    p_.pad_t, p_.pad_l, padded_, pool, xzp);
         x = static_cast<const uint8_t*>(workspace);
       } else if (padded_) {
-        pad_blocked_image(x, static_cast<uint8_t*>(workspace), cbx_, kB, p_.h, p_.w, hp_, wp_,
+        pad_blocked_image(x, static_cast<uint8_t*>(workspace), cbx_, lanes_, p_.h, p_.w, hp_, wp_,
                           p_.pad_t, p_.pad_l, pool, xzp);
         x = static_cast<const uint8_t*>(workspace);
       }
@@ -175,11 +177,11 @@ class PreparedDirectNchwcQs8 final : public qconv_detail::PreparedInt8Conv {
           [&](int64_t g, int64_t row, int64_t t0, int64_t t1) {
             const BlockGroup& bg = bgroups_[static_cast<size_t>(g)];
             ukernel::QS8NchwcArgs a = base;
-            a.init = init_.data() + bg.first_block * kB;
-            a.mult = mult_.data() + bg.first_block * kB;
-            const int64_t y0 = bg.first_block * oh_ * ow_ * kB + row * cols_ * kB;
+            a.init = init_.data() + bg.first_block * lanes_;
+            a.mult = mult_.data() + bg.first_block * lanes_;
+            const int64_t y0 = bg.first_block * oh_ * ow_ * lanes_ + row * cols_ * lanes_;
             for_each_tile_call(t0, t1, cols_, pw_, t1 - t0, [&](int64_t c0, int64_t n, int64_t px) {
-              const int64_t y_off = y0 + c0 * kB;
+              const int64_t y_off = y0 + c0 * lanes_;
               a.r = r ? r + y_off : nullptr;
               a.tiles = static_cast<size_t>(n);
               const uint8_t* xt = x + ((row * sh) * wp_ + c0 * sw) * xb;
@@ -200,7 +202,7 @@ class PreparedDirectNchwcQs8 final : public qconv_detail::PreparedInt8Conv {
     int64_t first_block, blocks, w_offset;
   };
   ConvProblem p_;
-  int64_t kB, kr_;  // channels per block, input channels per 4-byte group (qs8_nchwc.h)
+  int64_t lanes_, kr_;  // channels per block, input channels per 4-byte group (qs8_nchwc.h)
   int64_t cbx_ = 0, ocb_ = 0, nv_ = 1, pw_ = 1, oh_ = 0, ow_ = 0;
   int64_t rows_ = 0, cols_ = 0, hp_ = 0, wp_ = 0, groups_ = 0, tiles_ = 0;
   bool flat_ = false, padded_ = false, spatial_ = false;
