@@ -94,13 +94,12 @@ void tile(const QS8NchwcArgs& a, const QS8GemmParams& prm, const uint8_t* x, con
   }
 }
 
-// The tiles that fit the 16 ymm registers: P * NV accumulators (at most 12), NV weight
-// vectors, a broadcast and a product (vpmaddwd has no accumulating form): the list's 12 and
-// 15.
+// The tiles of the list's row: P * NV accumulators (at most 9), NV weight vectors, a
+// broadcast and a product (vpmaddwd has no accumulating form) in the 16 ymm registers.
 struct Tiles {
   template <int NV, int P, int S>
   static constexpr QS8NchwcFn get() {
-    if constexpr (P * NV <= 12 && P * NV + NV + 1 <= 15)
+    if constexpr (P * NV <= 9 && P * NV + NV + 1 <= 15)
       return &tile<NV, P, S>;
     else
       return nullptr;
