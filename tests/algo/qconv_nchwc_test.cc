@@ -8,8 +8,11 @@
 //   build/dlas_tests --gtest_filter='QConvNchwc*'
 #include <gtest/gtest.h>
 
+#include <utility>
+
 #include "algo/conv_tester.h"
 #include "algo/microkernels/qs8-nchwc/qs8_nchwc.h"
+#include "algo/microkernels/qs8-wino/qs8_wino.h"
 #include "dlas/algo/layout.h"
 #include "dlas/hw/isa.h"
 #include "dlas/hw/thread_pool.h"
@@ -47,6 +50,14 @@ TEST_P(QConvNchwc, DirectOnBlocksEqualsTheOracle) {
   EXPECT_GT(run_blocked(*find_conv_algorithm("direct"), isa), 0);
 }
 
+// The exact int8 Winograd F(2x2, 3x3) on 8-channel blocks (qs8-wino): the AVX2 transforms
+// and pair tiles where the path has AVX2, the NCHW conv between reorders below it.
+TEST_P(QConvNchwc, WinogradOnBlocksEqualsTheOracle) {
+  const Isa isa = GetParam();
+  if (!isa_supported(isa)) GTEST_SKIP() << isa_name(isa) << " not supported here";
+  EXPECT_GT(run_blocked(*find_conv_algorithm("winograd"), isa), 0);
+}
+
 TEST_P(QConvNchwc, DepthwiseOnBlocksEqualsTheOracle) {
   const Isa isa = GetParam();
   if (!isa_supported(isa)) GTEST_SKIP() << isa_name(isa) << " not supported here";
@@ -65,6 +76,46 @@ TEST_P(QConvNchwc, ExtremeValuesDoNotOverflow) {
                     .threads(2)
                     .test(*find_conv_algorithm("direct"), isa))
         << layout_name(l);
+  // Winograd's transformed sums are 4x the conv's: its longest exact reduction.
+  ConvProblem c;
+  c.c = ukernel::kQS8WinoMaxChannels, c.k = 8, c.h = c.w = 5, c.kh = c.kw = 3;
+  c.pad_t = c.pad_l = c.pad_b = c.pad_r = 1;
+  c.has_bias = true;
+  EXPECT_TRUE(ConvTester()
+                  .extreme_int8(DType::kU8)
+                  .problem(c)
+                  .layouts(Layout::kNchw8c, Layout::kNchw8c)
+                  .threads(2)
+                  .test(*find_conv_algorithm("winograd"), isa));
+  c.c += 1;
+  c.set_int8({0.1f, 3, DType::kU8}, {0.2f, 0, DType::kU8});
+  c.set_layouts(Layout::kNchw8c, Layout::kNchw8c);
+  EXPECT_FALSE(find_conv_algorithm("winograd")->supports(c));
+}
+
+// The int8 winograd's two thread splits -- bands of tiles from kSpatialSplitPixels output
+// pixels up (13x11), blocks of tiles split over channels below (9x7) -- with several tile
+// blocks, edge tiles of one row and one column, partial channel blocks (21 in, 19 out),
+// every int8 variant, relu and a residual.
+TEST(QConvNchwcWinograd, BandsAndBlocksOfTilesEqualTheOracle) {
+  if (!isa_supported(Isa::kAvx2)) GTEST_SKIP() << "avx2 not supported here";
+  const ConvAlgorithm& algo = *find_conv_algorithm("winograd");
+  uint32_t seed = 5;
+  int tested = 0;
+  for (const auto& [h, w] : {std::pair<int64_t, int64_t>{9, 7}, {13, 11}})
+    for (const QVariant& v : qconv_variants())
+      for (bool res : {false, true}) {
+        ConvTester t;
+        t.channels(21, 19).input(h, w).kernel(3, 3).pad(1).bias(true).residual(res);
+        t.activation(Activation::kRelu).int8(v).seed(seed++).threads(2);
+        t.layouts(Layout::kNchw8c, Layout::kNchw8c);
+        if (!algo.supports(t.problem())) continue;
+        const std::vector<Knobs> more = {{{"tile_block", 8}, {"nv", 2}, {"pw", 3}},
+                                         {{"tile_block", 16}, {"nv", 1}, {"pw", 5}}};
+        EXPECT_TRUE(t.test_points(algo, Isa::kAvx2, more)) << h << "x" << w;
+        ++tested;
+      }
+  EXPECT_GT(tested, 0);
 }
 
 INSTANTIATE_TEST_SUITE_P(Isa, QConvNchwc, ::testing::ValuesIn(kAllIsas),
@@ -82,6 +133,12 @@ TEST(QConvNchwcSupport, BlockedInt8ProblemsGoToDirectAndDepthwiseOnly) {
   EXPECT_FALSE(find_conv_algorithm("spatial-pack")->supports(c));
   EXPECT_FALSE(find_conv_algorithm("winograd")->supports(c));
   EXPECT_EQ(auto_conv_algorithm(c, Isa::kAvx512Vnni).name(), "direct");
+  // Winograd on the AVX2 path's 8-channel blocks: 3x3, stride 1, u8 input.
+  ConvProblem w8 = c;
+  w8.set_layouts(Layout::kNchw8c, Layout::kNchw8c);
+  EXPECT_TRUE(find_conv_algorithm("winograd")->supports(w8));
+  w8.stride_h = w8.stride_w = 2;
+  EXPECT_FALSE(find_conv_algorithm("winograd")->supports(w8));
   ConvProblem s8 = c;
   s8.set_int8({0.1f, 0, DType::kS8}, {0.2f, 0, DType::kU8});
   EXPECT_FALSE(find_conv_algorithm("direct")->supports(s8));

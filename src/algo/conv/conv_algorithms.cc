@@ -231,8 +231,18 @@ const char* sparse_f32_choice(const ConvProblem& p, const float* weights) {
 // from 8x8 up.
 const ConvAlgorithm* int8_choice(const ConvProblem& p, Isa isa) {
   if (const ConvAlgorithm* a = pick("depthwise", p)) return a;
-  // On blocks: direct's vpdpbusd tiles (direct_nchwc_qs8.cc) take every conv they cover.
-  if (p.is_blocked()) return pick("direct", p);
+  // On blocks: direct's tiles (direct_nchwc_qs8.cc) take every conv they cover, but the
+  // 3x3 stride-1 convs on the AVX2 path's 8-channel blocks with outputs of at least 4x4,
+  // which run the exact int8 winograd (winograd_qs8.cc). Measured on the AVX2 path on a
+  // Zen 4 (2 threads, `dlas profile MODEL --compress int8 --isa avx2 --conv-algo C`):
+  // winograd took 0.55-0.87x of direct's time on every such layer of resnet18-cifar,
+  // vgg16-cifar and resnet50 (4x4 to 56x56 outputs, 64 to 512 channels), and 1.8-1.9x on
+  // vgg16-cifar's 2x2 ones (one tile, 16/9 x the weights to stream).
+  if (p.is_blocked()) {
+    if (p.kh == 3 && p.kw == 3 && p.stride_h == 1 && p.stride_w == 1 && p.oh() >= 4 && p.ow() >= 4)
+      if (const ConvAlgorithm* a = pick("winograd", p)) return a;
+    return pick("direct", p);
+  }
   if (qconv_detail::amx_direct_applies(p, isa)) return pick("direct", p);
   if (p.groups == 1 && p.kh * p.kw > 1 && p.c_per_group() >= 16)
     return pick(p.stride_h == 1 && p.stride_w == 1 ? "direct" : "spatial-pack", p);

@@ -68,6 +68,9 @@ std::pair<int64_t, int64_t> most_fmas_per_load(int64_t blocks, int64_t cols, int
 // channels on any plane. DLAS_SPLIT=spatial|channels forces one for experiments.
 constexpr int64_t kSpatialSplitPixels = 100;
 bool split_spatially(int64_t out_pixels, int64_t activation_bytes, int64_t weight_bytes);
+// The plane rule alone (and DLAS_SPLIT), for a layer whose weights each thread reads from
+// cache anyway (the int8 winograd's, winograd_qs8.cc).
+inline bool split_spatially(int64_t out_pixels) { return split_spatially(out_pixels, 1, 0); }
 
 // One image of `blocks` channel blocks of `lanes` elements each ([blocks][h][w][lanes]; lanes
 // 1: NCHW planes) copied into [blocks][hp][wp][lanes] at row pad_t and column pad_l, the

@@ -40,7 +40,7 @@ struct QS8NchwcArgs {
   size_t x_cbs = 0;               // bytes between input channel blocks
   size_t x_khs = 0;               // bytes between kernel rows (dil_h * padded row)
   size_t x_kws = 0;               // bytes between kernel columns (dil_w * 16)
-  size_t y_cbs = 0;               // bytes between output channel blocks
+  size_t y_cbs = 0;               // elements of y between output channel blocks
   size_t tiles = 1;               // tiles run, P pixels apart along the row
   const int32_t* init = nullptr;  // [NV * 16] of this tile's blocks
   const float* mult = nullptr;    // [NV * 16]
@@ -49,6 +49,12 @@ struct QS8NchwcArgs {
 
 using QS8NchwcFn = void (*)(const QS8NchwcArgs& a, const QS8GemmParams& p, const uint8_t* x,
                             const int8_t* w, uint8_t* y);
+
+// The same tile without the store: the int32 sums themselves (a.init may be null: zero), y
+// blocks a.y_cbs int32 apart, pixels 8 apart. The AVX2 set has it, for stride 1 (qs8-wino's
+// GEMM over transformed points).
+using QS8NchwcRawFn = void (*)(const QS8NchwcArgs& a, const uint8_t* x, const int8_t* w,
+                               int32_t* y);
 
 inline constexpr int kQS8NchwcMaxBlocks = 4;
 inline constexpr int kQS8NchwcMaxPixels = 24;
@@ -85,4 +91,5 @@ namespace dlas::ukernel {
 #define X(name, isa, lanes, kr, acc, regs) QS8NchwcFn name(int blocks, int pixels, int stride);
 #include "algo/microkernels/qs8-nchwc/qs8_nchwc.inc"
 #undef X
+QS8NchwcRawFn qs8_nchwc_x8__avx2_raw(int blocks, int pixels);
 }  // namespace dlas::ukernel

@@ -8,6 +8,7 @@
 
 #include "algo/microkernels/blocked_tile_select.h"
 #include "algo/microkernels/qs8-nchwc/qs8_nchwc.h"
+#include "algo/microkernels/qs8-nchwc/qs8_requant8_avx2.h"
 
 namespace dlas::ukernel {
 namespace {
@@ -36,56 +37,59 @@ template <int NV, int P, int S>
   }
 }
 
-// Each int32 lane's low byte, in lane order, to 8 bytes at dst.
-inline void store_low_bytes(__m256i v, uint8_t* dst) {
-  const __m256i lo = _mm256_shuffle_epi8(
-      v, _mm256_setr_epi8(0, 4, 8, 12, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, 0, 4, 8, 12,
-                          -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1));
-  const __m256i two = _mm256_permutevar8x32_epi32(lo, _mm256_setr_epi32(0, 4, 0, 0, 0, 0, 0, 0));
-  _mm_storel_epi64(reinterpret_cast<__m128i*>(dst), _mm256_castsi256_si128(two));
+// The tile's sums: init (per lane of each block, or zero) + every (input block, tap) step.
+// One loop over (input block, tap): the accumulators stay in registers across it (GCC
+// spilled them at the joins of nested loops and a 1x1 branch).
+template <int NV, int P, int S>
+[[gnu::always_inline]] inline void accumulate(__m256i (&acc)[P][NV], const QS8NchwcArgs& a,
+                                              const uint8_t* x, const int8_t* w) {
+  for (int v = 0; v < NV; ++v) {
+    const __m256i b = a.init ? _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a.init + v * 8))
+                             : _mm256_setzero_si256();
+    for (int p = 0; p < P; ++p) acc[p][v] = b;
+  }
+  const int8_t* wt = w;
+  const uint8_t* xc = x;
+  const size_t steps = a.cb * a.kh * a.kw;
+  size_t i = 0, j = 0;
+  for (size_t st = 0; st < steps; ++st) {
+    pair_steps<NV, P, S>(acc, xc + i * a.x_khs + j * a.x_kws, wt);
+    wt += 4 * NV * 32;
+    if (++j == a.kw) {
+      j = 0;
+      if (++i == a.kh) i = 0, xc += a.x_cbs;
+    }
+  }
+}
+
+// The sums alone, as int32 (y: blocks a.y_cbs int32 apart, pixels 8 apart).
+template <int NV, int P, int S>
+void raw_tile(const QS8NchwcArgs& a, const uint8_t* x, const int8_t* w, int32_t* y) {
+  for (size_t t = 0; t < a.tiles; ++t) {
+    __m256i acc[P][NV];
+    accumulate<NV, P, S>(acc, a, x, w);
+    for (int v = 0; v < NV; ++v)
+      for (int p = 0; p < P; ++p)
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(y + v * a.y_cbs + p * 8), acc[p][v]);
+    x += P * S * 16;
+    y += P * 8;
+  }
 }
 
 template <int NV, int P, int S>
 void tile(const QS8NchwcArgs& a, const QS8GemmParams& prm, const uint8_t* x, const int8_t* w,
           uint8_t* y) {
   const uint8_t* r = a.r;
-  const __m256 vlo = _mm256_set1_ps(prm.vlo), vhi = _mm256_set1_ps(prm.vhi);
-  const __m256 rm = _mm256_set1_ps(prm.rm);
-  const __m256i yzp = _mm256_set1_epi32(prm.y_zp), rzp = _mm256_set1_epi32(prm.r_zp);
+  const Requant8Avx2 rq(prm);
   for (size_t t = 0; t < a.tiles; ++t) {
     __m256i acc[P][NV];
-    for (int v = 0; v < NV; ++v) {
-      const __m256i b = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a.init + v * 8));
-      for (int p = 0; p < P; ++p) acc[p][v] = b;
-    }
-    // One loop over (input block, tap): the accumulators stay in registers across it (GCC
-    // spilled them at the joins of nested loops and a 1x1 branch).
-    const int8_t* wt = w;
-    const uint8_t* xc = x;
-    const size_t steps = a.cb * a.kh * a.kw;
-    size_t i = 0, j = 0;
-    for (size_t st = 0; st < steps; ++st) {
-      pair_steps<NV, P, S>(acc, xc + i * a.x_khs + j * a.x_kws, wt);
-      wt += 4 * NV * 32;
-      if (++j == a.kw) {
-        j = 0;
-        if (++i == a.kh) i = 0, xc += a.x_cbs;
-      }
-    }
+    accumulate<NV, P, S>(acc, a, x, w);
     // qconv.h steps 3-5: fmaf(acc, m, t), the clamp, round to nearest even, + y_zp.
     for (int v = 0; v < NV; ++v) {
       const __m256 m = _mm256_loadu_ps(a.mult + v * 8);
       for (int p = 0; p < P; ++p) {
         const size_t at = v * a.y_cbs + p * 8;
-        __m256 tr = _mm256_setzero_ps();
-        if (r) {
-          const __m128i rb = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(r + at));
-          const __m256i ri = prm.r_signed ? _mm256_cvtepi8_epi32(rb) : _mm256_cvtepu8_epi32(rb);
-          tr = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_sub_epi32(ri, rzp)), rm);
-        }
-        __m256 f = _mm256_fmadd_ps(_mm256_cvtepi32_ps(acc[p][v]), m, tr);
-        f = _mm256_min_ps(_mm256_max_ps(f, vlo), vhi);
-        store_low_bytes(_mm256_add_epi32(_mm256_cvtps_epi32(f), yzp), y + at);
+        rq.store(acc[p][v], m, r ? r + at : nullptr, y + at);
       }
     }
     x += P * S * 16;
@@ -96,11 +100,21 @@ void tile(const QS8NchwcArgs& a, const QS8GemmParams& prm, const uint8_t* x, con
 
 // The tiles of the list's row: P * NV accumulators (at most 9), NV weight vectors, a
 // broadcast and a product (vpmaddwd has no accumulating form) in the 16 ymm registers.
+constexpr bool fits(int nv, int p) { return p * nv <= 9 && p * nv + nv + 1 <= 15; }
 struct Tiles {
   template <int NV, int P, int S>
   static constexpr QS8NchwcFn get() {
-    if constexpr (P * NV <= 9 && P * NV + NV + 1 <= 15)
+    if constexpr (fits(NV, P))
       return &tile<NV, P, S>;
+    else
+      return nullptr;
+  }
+};
+struct RawTiles {
+  template <int NV, int P, int S>
+  static constexpr QS8NchwcRawFn get() {
+    if constexpr (fits(NV, P) && S == 1)
+      return &raw_tile<NV, P, S>;
     else
       return nullptr;
   }
@@ -110,6 +124,10 @@ struct Tiles {
 
 QS8NchwcFn qs8_nchwc_x8__avx2(int blocks, int pixels, int stride) {
   return select_blocked_tile<QS8NchwcFn, kQS8NchwcMaxPixels, Tiles>(blocks, pixels, stride);
+}
+
+QS8NchwcRawFn qs8_nchwc_x8__avx2_raw(int blocks, int pixels) {
+  return select_blocked_tile<QS8NchwcRawFn, kQS8NchwcMaxPixels, RawTiles>(blocks, pixels, 1);
 }
 
 }  // namespace dlas::ukernel
