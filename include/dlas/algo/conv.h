@@ -5,7 +5,7 @@
 // ones -- each publishing its knob space and untuned default, packing weights once
 // (prepare) and running with no allocation. Activations are NCHW or blocked NCHWc
 // (ConvProblem::x_layout / y_layout, dlas/algo/layout.h): f32 in nchw8c or nchw16c, f16 /
-// bf16 in nchw16c, int8 (u8 / s8) in nchw16c; an algorithm implements the blocked layouts in
+// bf16 in nchw16c, int8 (u8 / s8) in nchw16c or nchw8c; an algorithm implements the blocked layouts in
 // its own files (<algo>_nchwc_f32.cc, <algo>_nchwc_h16.cc, <algo>_nchwc_qs8.cc) and may pack
 // into any layout internally.
 //
@@ -278,8 +278,9 @@ std::string conv_algorithm_names();
 // multiplies than direct). Thresholds sit just below the per-layer crossovers measured at
 // 2 threads, so the rule errs towards dense.
 //
-// int8: depthwise for depthwise convs; on blocked activations direct (its vpdpbusd tiles on
-// blocks) for everything else; on NCHW, on KxK convs with >= 16 input channels per group
+// int8: depthwise for depthwise convs; on blocked activations winograd for 3x3 stride-1
+// convs with outputs of at least 4x4 where it runs (the AVX2 path's 8-channel blocks), direct
+// (its tiles on blocks) for everything else; on NCHW, on KxK convs with >= 16 input channels per group
 // (groups 1) direct when stride 1, spatial-pack when strided -- except on the AMX path,
 // where direct's AMX implicit GEMM takes every conv it covers; gemm for everything else.
 //
