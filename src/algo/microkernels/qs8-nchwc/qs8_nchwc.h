@@ -59,6 +59,16 @@ using QS8NchwcRawFn = void (*)(const QS8NchwcArgs& a, const uint8_t* x, const in
 inline constexpr int kQS8NchwcMaxBlocks = 4;
 inline constexpr int kQS8NchwcMaxPixels = 24;
 
+// The widest tile of `blocks` output blocks within a budget of accumulators and registers
+// (a weight vector per block and one broadcast besides the accumulators).
+inline int qs8_tile_max_pixels(int blocks, int accumulators, int registers) {
+  int p = 0;
+  while (p < kQS8NchwcMaxPixels && (p + 1) * blocks <= accumulators &&
+         (p + 1) * blocks + blocks + 1 <= registers)
+    ++p;
+  return p;
+}
+
 // One ISA's kernel set.
 struct QS8NchwcUkernels {
   const char* name;  // "qs8_nchwc_x16__avx512vnni"
@@ -71,13 +81,7 @@ struct QS8NchwcUkernels {
   // pixels past the register budget, stride other than 1 or 2).
   QS8NchwcFn (*select)(int blocks, int pixels, int stride);
 
-  int max_pixels(int blocks) const {
-    int p = 0;
-    while (p < kQS8NchwcMaxPixels && (p + 1) * blocks <= accumulators &&
-           (p + 1) * blocks + blocks + 1 <= registers)
-      ++p;
-    return p;
-  }
+  int max_pixels(int blocks) const { return qs8_tile_max_pixels(blocks, accumulators, registers); }
 };
 
 // The set the ISA path can run whose blocks are the path's native blocked layout

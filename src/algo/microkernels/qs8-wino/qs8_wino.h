@@ -58,13 +58,7 @@ struct QS8WinoUkernels {
   QS8WinoOutputFn output;
   QS8NchwcRawFn (*gemm)(int blocks, int pixels);  // M's tiles (qs8_nchwc.h, raw)
   int accumulators, registers;                    // the GEMM tiles' budget
-  int max_pixels(int blocks) const {
-    int p = 0;
-    while (p < kQS8NchwcMaxPixels && (p + 1) * blocks <= accumulators &&
-           (p + 1) * blocks + blocks + 1 <= registers)
-      ++p;
-    return p;
-  }
+  int max_pixels(int blocks) const { return qs8_tile_max_pixels(blocks, accumulators, registers); }
 };
 
 // The set for `lanes`-channel blocks the ISA path can run on this CPU, or nullptr.
