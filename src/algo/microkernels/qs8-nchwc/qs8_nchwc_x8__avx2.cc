@@ -1,7 +1,8 @@
 // AVX2 blocked int8 direct kernels: nchw8c u8 activations, read through a copy widened to
 // int16 (each pixel's block 8 x s16 = 16 bytes, four channel pairs), one ymm of int32
 // accumulators per output-channel block and pixel, vpmaddwd + vpaddd per input-channel pair
-// (qs8_nchwc.h). Exact: a pair sums two products of at most 255 * 128.
+// (qs8_nchwc.h). Exact: a pair sums two products of at most 255 * 128. The same tiles
+// without the requantizing store (raw int32 sums, stride 1) are the int8 winograd's GEMM.
 #include <immintrin.h>
 
 #include <cstring>
