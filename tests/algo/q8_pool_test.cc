@@ -1,5 +1,6 @@
 // The 8-bit MaxPool (int8 graphs) against a literal window loop, u8 and s8, padded, strided,
-// ceil-mode and 1-thread / 2-thread runs.
+// ceil-mode and 1-thread / 2-thread runs, rows of one window row and rows too wide for the
+// separable form.
 #include <gtest/gtest.h>
 
 #include <random>
@@ -55,6 +56,8 @@ TEST(Q8MaxPool, EqualsTheWindowMax) {
   add(8, 8, 2, 2, 0);  // VGG pool
   add(7, 5, 3, 1, 1);
   add(5, 9, 2, 3, 1);
+  add(1, 9, 3, 2, 1);     // one window row inside the image
+  add(3, 2100, 3, 2, 1);  // rows wider than the separable form's stack row
   for (const PoolProblem& p : ps)
     for (bool ceil_mode : {false, true})
       for (int threads : {1, 2}) {
