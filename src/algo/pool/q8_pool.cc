@@ -1,7 +1,7 @@
-// 8-bit MaxPool (q8_pool.h): threads over planes; per output row the max of its window rows,
-// then the horizontal windows, the interior without bounds checks (the int8 ResNet stem's 3x3 / 2
-// pool was a reference step, which widens the whole tensor to f32: a third of int8 resnet50's
-// time).
+// 8-bit MaxPool (q8_pool.h) on the stored bytes, threads over planes: per output row the max
+// of its window rows, then one pass per horizontal tap, each interior output reading its
+// window's start (edges bounds-checked). Without it the int8 ResNet stem pool ran on the
+// reference kernel, widening the whole tensor to f32.
 #include <algorithm>
 
 #include "dlas/algo/pool.h"
