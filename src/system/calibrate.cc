@@ -6,8 +6,10 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <map>
 #include <random>
 #include <set>
+#include <tuple>
 
 #include "dlas/algo/layout.h"
 #include "dlas/algo/qconv.h"
@@ -65,7 +67,7 @@ constexpr const char* kShapes[] = {
     "c256_h8_w8_k256_3x3_s2x2_p1x1x1x1_d1x1_g256",
     "c512_h4_w4_k512_3x3_s2x2_p1x1x1x1_d1x1_g512",
     "c64_h16_w16_k128_3x3_s1x1_p1x1x1x1_d1x1_g1",
-    "c128_h8_w8_k256_3x3_s1x1_p1x1x1x1_d1x1_g1",
+    "c256_h8_w8_k256_3x3_s1x1_p1x1x1x1_d1x1_g1",  // resnet18-cifar x3, vgg16-cifar x2
     "c256_h4_w4_k512_3x3_s1x1_p1x1x1x1_d1x1_g1",
     "c512_h4_w4_k512_3x3_s1x1_p1x1x1x1_d1x1_g1",
     "c512_h2_w2_k512_3x3_s1x1_p1x1x1x1_d1x1_g1",
@@ -186,6 +188,106 @@ std::vector<ConvProblem> layout_variants(const ConvProblem& base, Isa isa, Layou
   return out;
 }
 
+double since_seconds(std::chrono::steady_clock::time_point t) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+}
+
+// A task the survey ran, with the fastest of its points (us, and as the task's defaults:
+// where the search starts) and its row in the result.
+struct Surveyed {
+  tune::Task task;
+  double us = 0;
+  size_t row = 0;
+};
+
+// The search stage: the tuner (evolutionary search ranked by its cost model, Trimmer's cold
+// filter, survey rounds until the budget or phi) over each class's leading tasks -- per
+// layout family its fastest algorithm, and the runner-up when within kSearchLead of it: a
+// survey of a few points can rank an algorithm with a large knob space (Winograd's tile and
+// register blocks) behind one it beats once tuned. Each row then takes the fastest point
+// measured, per family, by either stage.
+constexpr double kSearchLead = 2.5;
+
+// At most this many prepared copies per candidate (tune::MeasureOptions::max_copies): the
+// layers whose weights decide between algorithms, the large ones, reach the reuse distance
+// with a few; small ones, cheap from any cache, are not worth hundreds of weight packs.
+constexpr int kMaxCopies = 8;
+
+void search(CalibrateResult& r, std::vector<Surveyed>& survey, const CalibrateOptions& o,
+            double seconds, const tune::MeasureOptions& mo) {
+  std::stable_sort(survey.begin(), survey.end(), [](const Surveyed& a, const Surveyed& b) {
+    return std::make_tuple(a.row, is_blocked(a.task.problem.y_layout), a.us) <
+           std::make_tuple(b.row, is_blocked(b.task.problem.y_layout), b.us);
+  });
+  std::vector<tune::Task> tasks;
+  std::map<std::string, size_t> row_of;  // task key -> row
+  for (size_t i = 0; i < survey.size();) {
+    size_t j = i;
+    const bool blocked = is_blocked(survey[i].task.problem.y_layout);
+    while (j < survey.size() && survey[j].row == survey[i].row &&
+           is_blocked(survey[j].task.problem.y_layout) == blocked)
+      ++j;
+    for (size_t k = i; k < j && k < i + 2; ++k)
+      if (k == i || survey[k].us <= kSearchLead * survey[i].us) {
+        row_of[survey[k].task.key] = survey[k].row;
+        tasks.push_back(survey[k].task);
+      }
+    i = j;
+  }
+  tune::TuneOptions to;
+  // The confirmation after the search re-times each class's finalists: about a fifth of the
+  // stage on the zoo's classes, kept inside `seconds`.
+  to.budget_seconds = 0.8 * seconds;
+  to.confirm_rounds = 3;
+  to.timeout_seconds = mo.timeout_seconds;
+  const auto t0 = std::chrono::steady_clock::now();
+  to.on_round = [&](const tune::CurvePoint& p, int round) {
+    if (o.search_progress) o.search_progress(p.seconds, seconds, p.trials, round);
+  };
+  const auto measurer = tune::make_conv_measurer(mo);
+  const tune::TuneReport rep = tune::tune(tasks, *measurer, to);
+  r.search_trials = rep.trials;
+  r.search_seconds = since_seconds(t0);
+  r.search_stop = rep.stop_reason;
+  for (const tune::Record& rec : rep.records) {
+    auto it = row_of.find(rec.task);
+    if (it != row_of.end()) ++r.rows[it->second].searched;
+  }
+  // Per row and family, the fastest point either stage measured.
+  for (const tune::Record& rec : tune::best_records(rep.records)) {
+    auto it = row_of.find(rec.task);
+    if (it == row_of.end() || !rec.ok()) continue;
+    const tune::Task* t = nullptr;
+    for (const tune::Task& x : tasks)
+      if (x.key == rec.task) t = &x;
+    CalibrateRow& row = r.rows[it->second];
+    const MachineProfile::Choice c{t->algo, t->problem.y_layout, rec.knobs, rec.cost() * 1e6};
+    MachineProfile::Entry& e = row.best;
+    if (is_blocked(c.layout) == is_blocked(e.layout)) {
+      if (c.us < e.us) {
+        e.algo = c.algo;
+        e.knobs = c.knobs;
+        e.us = c.us;
+      }
+    } else if (e.other && c.us < e.other->us) {
+      e.other = c;
+    }
+  }
+  // Where the other family now leads, it becomes the entry's best.
+  for (size_t i = 0; i < r.rows.size(); ++i) {
+    MachineProfile::Entry& e = r.rows[i].best;
+    if (e.other && e.other->us < e.us) {
+      const MachineProfile::Choice was = e.best();
+      e.algo = e.other->algo;
+      e.layout = e.other->layout;
+      e.knobs = e.other->knobs;
+      e.us = e.other->us;
+      e.other = was;
+    }
+    r.profile.entries[i] = e;
+  }
+}
+
 }  // namespace
 
 std::vector<ConvProblem> calibration_shapes() {
@@ -229,10 +331,17 @@ CalibrateResult calibrate(const CalibrateOptions& o) {
   mo.warmup = 1;
   mo.min_repeat_seconds = 1e-3;
   mo.timeout_seconds = 2.0;
+  mo.reuse_bytes = o.reuse_bytes;
+  if (mo.reuse_bytes < 0) {
+    const uint64_t llc = cpu_info().l3_bytes ? cpu_info().l3_bytes : cpu_info().l2_bytes;
+    mo.reuse_bytes = 2.0 * (llc ? static_cast<double>(llc) : 32.0 * (1 << 20));
+  }
+  mo.max_copies = kMaxCopies;
 
   // The measurers' pool (ThreadPool::shared), kept for the whole calibration.
   const std::shared_ptr<ThreadPool> pool = ThreadPool::shared(o.threads);
   std::set<std::string> done;
+  std::vector<Surveyed> survey;
   int index = 0;
   for (const ConvProblem& base : shapes) {
     ++index;
@@ -250,6 +359,7 @@ CalibrateResult calibrate(const CalibrateOptions& o) {
 
     const std::vector<ConvProblem> variants = layout_variants(base, o.isa, L);
     MachineProfile::Choice best_nchw, best_blocked;
+    std::vector<Surveyed> surveyed;  // this class's tasks that ran, with their best
     for (const ConvProblem& p : variants) {
       for (const ConvAlgorithm* a : conv_algorithms()) {
         if (!a->supports(p)) continue;
@@ -265,6 +375,8 @@ CalibrateResult calibrate(const CalibrateOptions& o) {
         t.nodes = {"calibrate"};
         t.weights = weights;
         const std::vector<Knobs> points = knob_points(t.space, t.defaults, o.extra_knob_points);
+        double task_us = -1;
+        Knobs task_best;
         for (size_t i = 0; i < points.size(); ++i) {
           // A candidate whose first run takes 10x the best so far (and 20 ms) will not win: it
           // stops there (the measurer's timeout), so bad knob points cost one run.
@@ -276,6 +388,7 @@ CalibrateResult calibrate(const CalibrateOptions& o) {
           if (!m.ok()) continue;
           ++row.candidates;
           const double us = m.cost() * 1e6;
+          if (task_us < 0 || us < task_us) task_us = us, task_best = points[i];
           if (i == 0 && a == &rule && p.y_layout == Layout::kNchw) row.rule_us = us;
           MachineProfile::Choice& fam = is_blocked(p.y_layout) ? best_blocked : best_nchw;
           if (fam.algo.empty() || us < fam.us) fam = {t.algo, p.y_layout, points[i], us};
@@ -286,6 +399,10 @@ CalibrateResult calibrate(const CalibrateOptions& o) {
             row.best.us = us;
           }
         }
+        if (task_us > 0) {
+          t.defaults = task_best;  // the search starts from the survey's best point
+          surveyed.push_back({std::move(t), task_us, 0});
+        }
       }
     }
     if (row.candidates > 0 && !best_nchw.algo.empty() && !best_blocked.algo.empty()) {
@@ -294,12 +411,22 @@ CalibrateResult calibrate(const CalibrateOptions& o) {
                                            : reorder_us<float>(variants.back(), *pool, o.repeat);
     }
     row.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - row_t0).count();
+    row.survey_us = row.best.us;
     if (row.candidates > 0) {
+      for (Surveyed& c : surveyed) {
+        c.row = r.rows.size();
+        c.task.layer = cls;  // one layer per class: the search compares its tasks
+        survey.push_back(std::move(c));
+      }
       r.profile.entries.push_back(row.best);
       r.rows.push_back(std::move(row));
     }
     if (o.progress) o.progress(index, static_cast<int>(shapes.size()), cls);
   }
+  double search_budget = o.search_seconds;
+  if (o.budget_seconds > 0)
+    search_budget = std::min(search_budget, o.budget_seconds - since_seconds(t0));
+  if (search_budget >= 1 && !survey.empty()) search(r, survey, o, search_budget, mo);
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return r;
 }

@@ -88,6 +88,7 @@ class StudyCalibrate : public TempDirTest {
       small.shapes = {ConvProblem::from_key("c16_h8_w8_k16_3x3_s1x1_p1x1x1x1_d1x1_g1")};
       small.repeat = 1;
       small.extra_knob_points = 0;
+      small.search_seconds = 0;
       return calibrate(small);
     };
     return o;

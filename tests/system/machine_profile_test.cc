@@ -392,6 +392,7 @@ CalibrateOptions quick_calibration() {
   c.threads = 1;
   c.repeat = 2;
   c.extra_knob_points = 1;
+  c.search_seconds = 0;
   return c;
 }
 
@@ -422,6 +423,55 @@ TEST_F(MachineProfileTest, CalibrationOnTinyShapesDrivesThePlan) {
   const Plan plan(one_conv(16, 16, 8, 3), o);
   EXPECT_EQ(conv_step(plan).kernel, e.algo);
   EXPECT_EQ(conv_step(plan).layout, e.layout);
+}
+
+// The search stage tunes each class's leading candidates after the survey: it measures more
+// points per class, and each entry is the fastest point of either stage, one of the
+// measured algorithm's valid knob points. A budget already spent leaves the survey alone.
+TEST_F(MachineProfileTest, CalibrationSearchRefinesTheSurvey) {
+  CalibrateOptions c = quick_calibration();
+  c.int8 = false;
+  c.search_seconds = 2;
+  c.budget_seconds = 0;
+  c.shapes = {problem("c16_h8_w8_k16_3x3_s1x1_p1x1x1x1_d1x1_g1"),
+              problem("c32_h8_w8_k16_1x1_s1x1_p0x0x0x0_d1x1_g1")};
+  int rounds = 0;
+  c.search_progress = [&](double, double budget, int64_t, int) {
+    ++rounds;
+    EXPECT_DOUBLE_EQ(budget, 2);
+  };
+  const CalibrateResult r = calibrate(c);
+  ASSERT_EQ(r.rows.size(), 2u);
+  EXPECT_GT(r.search_trials, 0);
+  EXPECT_GT(rounds, 0);
+  EXPECT_FALSE(r.search_stop.empty());
+  for (size_t i = 0; i < r.rows.size(); ++i) {
+    const CalibrateRow& row = r.rows[i];
+    EXPECT_GT(row.searched, 0) << row.shape_class;
+    EXPECT_GT(row.best.us, 0) << row.shape_class;
+    EXPECT_LE(row.best.us, row.survey_us) << row.shape_class;
+    if (row.best.other) EXPECT_NE(is_blocked(row.best.layout), is_blocked(row.best.other->layout));
+    if (row.best.other) EXPECT_LE(row.best.us, row.best.other->us) << row.shape_class;
+    EXPECT_EQ(r.profile.entries[i].algo, row.best.algo);
+    EXPECT_EQ(r.profile.entries[i].knobs, row.best.knobs);
+    // The entry's knobs are a point of its algorithm's space for the measured shape.
+    ConvProblem p = ConvProblem::from_key(row.shape);
+    if (is_blocked(row.best.layout))
+      p.set_layouts(p.c <= 4 ? Layout::kNchw : row.best.layout, row.best.layout);
+    const ConvAlgorithm* a = find_conv_algorithm(row.best.algo);
+    ASSERT_NE(a, nullptr);
+    EXPECT_NO_THROW(a->knob_space(p, c.isa).validate(row.best.knobs, row.shape_class));
+  }
+
+  c.budget_seconds = 1e-3;  // spent before the search starts
+  rounds = 0;
+  const CalibrateResult survey_only = calibrate(c);
+  EXPECT_EQ(survey_only.search_trials, 0);
+  EXPECT_EQ(rounds, 0);
+  for (const CalibrateRow& row : survey_only.rows) {
+    EXPECT_EQ(row.searched, 0);
+    EXPECT_EQ(row.best.us, row.survey_us);
+  }
 }
 
 // A profile's int8 entries pick an int8 conv's algorithm and, under auto, whether it runs on

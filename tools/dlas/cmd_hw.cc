@@ -21,16 +21,22 @@ namespace dlas::cli {
 namespace {
 
 // `dlas hw --calibrate`: measures the machine profile and writes it.
-int run_calibrate(int threads_arg, const std::string& out_arg, bool json) {
+int run_calibrate(int threads_arg, double search_seconds, const std::string& out_arg, bool json) {
   CalibrateOptions o;
   o.isa = active_isa();
   o.threads = ThreadPool::shared(threads_arg)->threads();
+  o.search_seconds = search_seconds;
   const std::string out = out_arg.empty() ? default_profile_path(o.isa, o.threads) : out_arg;
   DLAS_CHECK(!out.empty(), ErrorKind::kUsage,
              "--calibrate: no cache folder (set XDG_CACHE_HOME or HOME, or pass --profile FILE)");
   Progress bar({.tty = progress_tty(json), .label = "calibrate", .line_seconds = 5});
   o.progress = [&](int done, int total, const std::string& cls) {
     bar.update(done, total, bar.counts(done, total, "shapes") + ", " + cls, done == total);
+  };
+  o.search_progress = [&](double seconds, double budget, int64_t trials, int round) {
+    bar.update(static_cast<int64_t>(seconds * 1000), static_cast<int64_t>(budget * 1000),
+               str("search: round ", round, ", ", trials, " candidates, ",
+                   static_cast<int>(seconds), " of at most ", static_cast<int>(budget), " s"));
   };
   const CalibrateResult r = calibrate(o);
   bar.finish(/*keep=*/!bar.tty());
@@ -42,6 +48,8 @@ int run_calibrate(int threads_arg, const std::string& out_arg, bool json) {
     j["isa"] = isa_name(r.profile.isa);
     j["threads"] = r.profile.threads;
     j["seconds"] = r.seconds;
+    j["search"] = {
+        {"trials", r.search_trials}, {"seconds", r.search_seconds}, {"stop", r.search_stop}};
     j["rows"] = nlohmann::json::array();
     for (const CalibrateRow& row : r.rows) {
       nlohmann::ordered_json e;
@@ -55,6 +63,7 @@ int run_calibrate(int threads_arg, const std::string& out_arg, bool json) {
       e["rule_algo"] = row.rule_algo;
       e["rule_us"] = row.rule_us > 0 ? nlohmann::json(row.rule_us) : nlohmann::json();
       e["seconds"] = row.seconds;
+      e["searched"] = row.searched;
       j["rows"].push_back(e);
     }
     std::cout << j.dump(2) << "\n";
@@ -63,6 +72,10 @@ int run_calibrate(int threads_arg, const std::string& out_arg, bool json) {
   std::printf("calibrated %s, %s, %d thread%s in %.1f s (times: median of repeats, us)\n",
               r.profile.cpu.c_str(), isa_name(r.profile.isa), r.profile.threads,
               r.profile.threads == 1 ? "" : "s", r.seconds);
+  if (o.search_seconds > 0)
+    std::printf("search: %lld candidates in %.1f s (stopped: %s)\n",
+                static_cast<long long>(r.search_trials), r.search_seconds,
+                r.search_stop.empty() ? "-" : r.search_stop.c_str());
   std::printf("%-32s %-13s %-8s %10s %-13s %10s  %s\n", "class", "best", "layout", "us",
               "rule (nchw)", "us", "knobs");
   for (const CalibrateRow& row : r.rows) {
@@ -196,6 +209,7 @@ void add_hw_command(CLI::App& app, Action& run) {
   auto threads = std::make_shared<int>(1);
   auto profile = std::make_shared<std::string>();
   auto device = std::make_shared<std::string>("cpu");
+  auto search = std::make_shared<double>(CalibrateOptions{}.search_seconds);
   cmd->add_option("--device", *device,
                   "--calibrate: cpu (the CPU's machine profile) or cuda[:N] (the GPU's: the best "
                   "CUDA conv algorithm per shape class, docs/gpu.md)")
@@ -207,6 +221,11 @@ void add_hw_command(CLI::App& app, Action& run) {
   cmd->add_option("--threads", *threads, "--calibrate: worker threads (0: one per logical CPU)")
       ->default_val(1)
       ->check(CLI::Range(0, 1024));
+  cmd->add_option("--search-seconds", *search,
+                  "--calibrate: after the survey of every algorithm, search the leading "
+                  "candidates' knobs for at most this long (0: the survey only)")
+      ->default_val(CalibrateOptions{}.search_seconds)
+      ->check(CLI::Range(0.0, 3600.0));
   cmd->add_option("--profile", *profile,
                   "--calibrate: write the profile here (default: the calibration cache, "
                   "$XDG_CACHE_HOME/dlas or ~/.cache/dlas)");
@@ -215,14 +234,16 @@ void add_hw_command(CLI::App& app, Action& run) {
                 "low-precision units (VNNI, AVX512-BF16/FP16, AMX; 1 and all threads) and memory "
                 "bandwidth (about 2-3 s), and per GPU the fp32, fp16 and tensor-core (fp16 GEMM) "
                 "TFLOP/s and copy bandwidth (about 1-2 s each)");
-  cmd->callback([&run, json, with_peak, calib, threads, profile, device] {
-    run = [json, with_peak, calib, threads, profile, device] {
-      DLAS_CHECK(*calib || (profile->empty() && *threads == 1 && *device == "cpu"),
-                 ErrorKind::kUsage, "--threads, --profile and --device go with --calibrate");
+  cmd->callback([&run, json, with_peak, calib, threads, profile, device, search] {
+    run = [json, with_peak, calib, threads, profile, device, search] {
+      DLAS_CHECK(*calib || (profile->empty() && *threads == 1 && *device == "cpu" &&
+                            *search == CalibrateOptions{}.search_seconds),
+                 ErrorKind::kUsage,
+                 "--threads, --profile, --device and --search-seconds go with --calibrate");
       if (*calib && *device != "cpu") return run_calibrate_cuda(*device, *profile, *json);
       DLAS_CHECK(!*calib || !*with_peak, ErrorKind::kUsage,
                  "--calibrate and --peak are separate runs");
-      if (*calib) return run_calibrate(*threads, *profile, *json);
+      if (*calib) return run_calibrate(*threads, *search, *profile, *json);
       const CpuInfo& c = cpu_info();
       const PeakInfo* pk = *with_peak ? &peak() : nullptr;
       const std::vector<GpuInfo>& gpus = list_gpus();
