@@ -62,6 +62,12 @@ CpuInfo detect() {
   const bool os_avx512 = os_avx && (xcr0 & 0xe0) == 0xe0;
   const bool os_amx = (xcr0 & 0x60000) == 0x60000;
   const Regs l1 = cpuid(1, 0), l7 = cpuid(7, 0), l7s1 = cpuid(7, 1);
+  if (l1.a) {
+    info.family = (l1.a >> 8) & 0xf;
+    info.model = (l1.a >> 4) & 0xf;
+    if (info.family == 0xf) info.family += (l1.a >> 20) & 0xff;
+    if (info.family == 6 || info.family >= 0xf) info.model += ((l1.a >> 16) & 0xf) << 4;
+  }
   CpuFeatures& f = info.features;
   f.sse42 = l1.c & (1u << 20);
   f.avx = os_avx && (l1.c & (1u << 28));
@@ -114,6 +120,11 @@ std::vector<std::pair<std::string, bool>> CpuInfo::feature_list() const {
           {"amx_tile", f.amx_tile},
           {"amx_int8", f.amx_int8},
           {"amx_bf16", f.amx_bf16}};
+}
+
+std::string CpuInfo::signature() const {
+  if (family == 0) return "";
+  return "family " + std::to_string(family) + " model " + std::to_string(model);
 }
 
 const CpuInfo& cpu_info() {

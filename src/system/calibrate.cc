@@ -308,6 +308,7 @@ CalibrateResult calibrate(const CalibrateOptions& o) {
   const auto t0 = std::chrono::steady_clock::now();
   CalibrateResult r;
   r.profile.cpu = cpu_info().model_name;
+  r.profile.cpuid = cpu_info().signature();
   r.profile.isa = o.isa;
   r.profile.threads = o.threads;
   r.profile.source = "dlas hw --calibrate";

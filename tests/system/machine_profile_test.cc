@@ -52,6 +52,7 @@ class MachineProfileTest : public ::testing::Test {
   static MachineProfile here(int threads = 1) {
     MachineProfile m;
     m.cpu = cpu_info().model_name;
+    m.cpuid = cpu_info().signature();
     m.isa = active_isa();
     m.threads = threads;
     m.source = "test";
@@ -287,15 +288,17 @@ TEST_F(MachineProfileTest, ValidationIsStrict) {
 
 TEST_F(MachineProfileTest, MismatchedOrCorruptProfilesAreIgnoredWithOneWarning) {
   const Isa isa = active_isa();
-  MachineProfile cpu = here(), other_isa = here(), threads = here(3);
+  MachineProfile cpu = here(), other_isa = here(), threads = here(3), uarch = here();
   cpu.cpu = "Some Other CPU";
   other_isa.isa = isa == Isa::kScalar ? Isa::kAvx2 : Isa::kScalar;
+  uarch.cpuid = "family 1 model 1";  // the same model name on another microarchitecture
   cpu.save(path("cpu.json"));
   other_isa.save(path("isa.json"));
   threads.save(path("threads.json"));
+  uarch.save(path("uarch.json"));
   write_file_atomic(path("corrupt.json"), std::string("{\"format\": \"dlas-machine-prof"));
   const ActiveProfile builtin = builtin_machine_profile(isa, 1);
-  for (const char* name : {"cpu.json", "isa.json", "threads.json", "corrupt.json"}) {
+  for (const char* name : {"cpu.json", "isa.json", "threads.json", "uarch.json", "corrupt.json"}) {
     testing::internal::CaptureStderr();
     const ActiveProfile a = active_machine_profile(path(name), isa, 1);
     const ActiveProfile again = active_machine_profile(path(name), isa, 1);
@@ -307,13 +310,20 @@ TEST_F(MachineProfileTest, MismatchedOrCorruptProfilesAreIgnoredWithOneWarning) 
     EXPECT_EQ(count_lines(err), 1) << name << ": " << err;
     EXPECT_NE(err.find(name), std::string::npos) << err;
   }
-  // The matching one is used, silently; "none" and an explicit missing file.
+  // The matching one is used, silently, and so is one written before profiles carried the
+  // cpuid signature; "none" and an explicit missing file.
   here().save(path("ok.json"));
+  MachineProfile unsigned_profile = here();
+  unsigned_profile.cpuid.clear();
+  unsigned_profile.save(path("unsigned.json"));
   testing::internal::CaptureStderr();
   const ActiveProfile ok = active_machine_profile(path("ok.json"), isa, 1);
+  const ActiveProfile old = active_machine_profile(path("unsigned.json"), isa, 1);
   EXPECT_EQ(testing::internal::GetCapturedStderr(), "");
   ASSERT_NE(ok.profile, nullptr);
   EXPECT_EQ(ok.path, path("ok.json"));
+  ASSERT_NE(old.profile, nullptr);
+  EXPECT_EQ(old.path, path("unsigned.json"));
   EXPECT_EQ(active_machine_profile("none", isa, 1).profile, nullptr);
   EXPECT_EQ(active_machine_profile("builtin", isa, 1).path, builtin.path);
   EXPECT_THROW(active_machine_profile(path("missing.json"), isa, 1), Error);
@@ -323,6 +333,56 @@ TEST_F(MachineProfileTest, MismatchedOrCorruptProfilesAreIgnoredWithOneWarning) 
   setenv("DLAS_PROFILE", "none", 1);
   EXPECT_EQ(env.path, path("ok.json"));
   EXPECT_EQ(active_machine_profile("", isa, 1).profile, nullptr);
+}
+
+// A profile fits this CPU by model name and, where it has one, cpuid signature; the
+// signature round-trips through the file and is left out when empty.
+TEST_F(MachineProfileTest, CpuMatchUsesTheNameAndTheSignature) {
+  MachineProfile m = here();
+  EXPECT_EQ(cpu_match(m), cpu_info().signature().empty() ? 1 : 2);
+  EXPECT_EQ(MachineProfile::from_json(m.to_json()).cpuid, m.cpuid);
+  m.cpuid.clear();
+  EXPECT_EQ(cpu_match(m), 1);
+  EXPECT_EQ(nlohmann::json::parse(m.to_json()).count("cpuid"), 0u);
+  m.cpuid = "family 1 model 1";
+  EXPECT_EQ(cpu_match(m), 0);
+  m = here();
+  m.cpu = "Some Other CPU";
+  EXPECT_EQ(cpu_match(m), 0);
+  auto j = nlohmann::json::parse(here().to_json());
+  j["cpuid"] = 7;
+  EXPECT_THROW(MachineProfile::from_json(j.dump()), Error);
+}
+
+// The calibration cache names its files by model name and cpuid signature, so CPUs that share
+// a generic name keep apart; a file named by the model name alone (written before) is still
+// read where the signed one is missing.
+TEST_F(MachineProfileTest, CacheFilesCarryTheSignatureAndOldNamesStillLoad) {
+  const Isa isa = active_isa();
+  if (base_isa(isa) == Isa::kScalar) GTEST_SKIP() << "no profiles on the scalar path";
+  const char* was = std::getenv("XDG_CACHE_HOME");
+  const std::string saved = was ? was : "";
+  setenv("XDG_CACHE_HOME", dir_.c_str(), 1);
+  setenv("DLAS_PROFILE", "", 1);
+  const std::string signed_path = default_profile_path(isa, 1);
+  const std::string slug = cpu_slug(cpu_info().model_name + " " + cpu_info().signature());
+  EXPECT_NE(signed_path.find("profile-" + slug + "-"), std::string::npos) << signed_path;
+  fs::create_directories(dir_ / "dlas");
+  const std::string legacy =
+      (dir_ / "dlas" /
+       ("profile-" + cpu_slug(cpu_info().model_name) + "-" + isa_name(isa) + "-t1.json"))
+          .string();
+  here().save(legacy);
+  const ActiveProfile a = active_machine_profile("", isa, 1);
+  here().save(signed_path);
+  const ActiveProfile b = active_machine_profile("", isa, 1);
+  if (was)
+    setenv("XDG_CACHE_HOME", saved.c_str(), 1);
+  else
+    unsetenv("XDG_CACHE_HOME");
+  setenv("DLAS_PROFILE", "none", 1);
+  if (!cpu_info().signature().empty()) EXPECT_EQ(a.path, legacy);
+  EXPECT_EQ(b.path, signed_path);
 }
 
 // The tables shipped in the binary: valid, an AVX2 and an AVX-512 one at least; the choice follows

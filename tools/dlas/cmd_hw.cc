@@ -253,6 +253,8 @@ void add_hw_command(CLI::App& app, Action& run) {
       if (*json) {
         nlohmann::json j = {{"vendor", c.vendor},
                             {"model", c.model_name},
+                            {"family", c.family},
+                            {"cpu_model", c.model},
                             {"packages", c.packages},
                             {"cores", c.cores},
                             {"logical_processors", c.logical_processors},
@@ -288,7 +290,9 @@ void add_hw_command(CLI::App& app, Action& run) {
         std::cout << j.dump(2) << "\n";
         return 0;
       }
-      std::printf("cpu      %s (%s)\n", c.model_name.c_str(), c.vendor.c_str());
+      const std::string sig = c.signature();
+      std::printf("cpu      %s (%s%s%s)\n", c.model_name.c_str(), c.vendor.c_str(),
+                  sig.empty() ? "" : ", ", sig.c_str());
       std::printf("cores    %u (%u logical, %u package%s)\n", c.cores, c.logical_processors,
                   c.packages, c.packages == 1 ? "" : "s");
       std::printf("caches   L1d %llu KiB, L2 %llu KiB, L3 %llu KiB\n",

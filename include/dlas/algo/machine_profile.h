@@ -67,7 +67,8 @@ struct MachineProfile {
     // The candidate in p's output layout family (blocked or NCHW), else the fastest.
     Choice for_layout(Layout y) const;
   };
-  std::string cpu;  // CpuInfo::model_name
+  std::string cpu;    // CpuInfo::model_name
+  std::string cpuid;  // CpuInfo::signature() ("family 26 model 2"); "" in older files
   Isa isa = Isa::kScalar;
   int threads = 1;
   std::string source;          // what made it ("dlas hw --calibrate")
@@ -95,14 +96,20 @@ struct MachineProfile {
   void save(const std::string& path) const;
 };
 
+// How well profile m fits this machine's CPU: 2 when its model name and cpuid signature
+// match, 1 when the name matches and m has no signature (a file written before profiles
+// carried one), 0 otherwise -- a different name, or the same name on another
+// microarchitecture (a generic "AMD EPYC" of another family or model).
+int cpu_match(const MachineProfile& m);
+
 // "AMD EPYC 9B14" -> "amd-epyc-9b14": lowercase letters and digits, runs of anything else
 // one '-'; "unknown-cpu" when nothing is left.
 std::string cpu_slug(const std::string& model_name);
 // The calibration cache folder: $XDG_CACHE_HOME/dlas, else $HOME/.cache/dlas; empty when
 // neither variable is set.
 std::string calibration_cache_dir();
-// <calibration_cache_dir()>/profile-<cpu-slug>-<isa>-t<threads>.json; empty without a cache
-// folder.
+// <calibration_cache_dir()>/profile-<cpu-slug>-<isa>-t<threads>.json, the slug of the model
+// name and cpuid signature ("amd-epyc-family-26-model-2"); empty without a cache folder.
 std::string default_profile_path(Isa isa, int threads);
 
 struct ActiveProfile {

@@ -21,6 +21,12 @@ struct CpuFeatures {
 struct CpuInfo {
   std::string vendor;      // "Intel", "AMD", ...
   std::string model_name;  // e.g. "AMD EPYC 7B13"
+  // cpuid's display family and model (leaf 1, extended fields folded in; 0: unknown). Virtual
+  // machines often report a generic model name ("AMD EPYC" for Zen 3, Zen 4 and Zen 5 alike):
+  // these tell such CPUs apart.
+  uint32_t family = 0, model = 0;
+  // "family 26 model 2" (hexadecimal in vendor documents: 1Ah/02h); "" when unknown.
+  std::string signature() const;
   uint32_t packages = 0, cores = 0, logical_processors = 0;
   uint64_t l1d_bytes = 0, l2_bytes = 0, l3_bytes = 0;  // per instance (L3: shared)
   CpuFeatures features;

@@ -162,8 +162,11 @@ const ConvAlgorithm* MachineProfile::choose(const ConvProblem& p, Isa isa_path,
 }
 
 std::string MachineProfile::to_json() const {
-  nlohmann::ordered_json j = {{"format", kFormat},    {"version", kVersion}, {"cpu", cpu},
-                              {"isa", isa_name(isa)}, {"threads", threads},  {"source", source}};
+  nlohmann::ordered_json j = {{"format", kFormat}, {"version", kVersion}, {"cpu", cpu}};
+  if (!cpuid.empty()) j["cpuid"] = cpuid;
+  j["isa"] = isa_name(isa);
+  j["threads"] = threads;
+  j["source"] = source;
   nlohmann::ordered_json es = nlohmann::ordered_json::array();
   auto knobs_json = [](const Knobs& knobs) {
     nlohmann::ordered_json k = nlohmann::ordered_json::object();
@@ -200,6 +203,7 @@ MachineProfile MachineProfile::from_json(std::string_view text, std::string_view
              ": unsupported \"version\" (expected 1 to ", kVersion, ")");
   MachineProfile m;
   m.cpu = field(j, "cpu", json::value_t::string, w).get<std::string>();
+  if (j.contains("cpuid")) m.cpuid = field(j, "cpuid", json::value_t::string, w).get<std::string>();
   try {
     m.isa = parse_isa(field(j, "isa", json::value_t::string, w).get<std::string>());
   } catch (const Error&) {
@@ -271,13 +275,21 @@ std::string calibration_cache_dir() {
   return "";
 }
 
-std::string default_profile_path(Isa isa, int threads) {
+namespace {
+// The cache file of (isa, threads) for CPU `id` (a model name, with its signature or not).
+std::string cache_profile_path(const std::string& id, Isa isa, int threads) {
   const std::string cache = calibration_cache_dir();
   if (cache.empty()) return "";
   const std::filesystem::path dir = cache;
-  return (dir / ("profile-" + cpu_slug(cpu_info().model_name) + "-" + isa_name(isa) + "-t" +
-                 std::to_string(threads) + ".json"))
+  return (dir / ("profile-" + cpu_slug(id) + "-" + isa_name(isa) + "-t" + std::to_string(threads) +
+                 ".json"))
       .string();
+}
+}  // namespace
+
+std::string default_profile_path(Isa isa, int threads) {
+  const CpuInfo& c = cpu_info();
+  return cache_profile_path(c.model_name + " " + c.signature(), isa, threads);
 }
 
 const std::vector<BuiltinProfile>& builtin_machine_profiles() {
@@ -293,12 +305,18 @@ const std::vector<BuiltinProfile>& builtin_machine_profiles() {
   return tables;
 }
 
+int cpu_match(const MachineProfile& m) {
+  const CpuInfo& c = cpu_info();
+  if (m.cpu != c.model_name) return 0;
+  if (m.cpuid.empty()) return 1;
+  return m.cpuid == c.signature() ? 2 : 0;
+}
+
 ActiveProfile builtin_machine_profile(Isa isa, int threads) {
   if (base_isa(isa) == Isa::kScalar) return {};
-  const std::string cpu = cpu_info().model_name;
   const BuiltinProfile* best = nullptr;
   auto rank = [&](const BuiltinProfile& b) {
-    return std::make_tuple(b.profile->cpu == cpu ? 0 : 1, std::abs(b.profile->threads - threads),
+    return std::make_tuple(-cpu_match(*b.profile), std::abs(b.profile->threads - threads),
                            b.profile->threads);
   };
   for (const BuiltinProfile& b : builtin_machine_profiles())
@@ -317,7 +335,16 @@ ActiveProfile active_machine_profile(const std::string& option, Isa isa, int thr
   if (path == "none") return {};
   if (path == "builtin") return builtin_machine_profile(isa, threads);
   const bool from_default = path.empty();
-  if (from_default) path = default_profile_path(isa, threads);
+  if (from_default) {
+    path = default_profile_path(isa, threads);
+    // A calibration written before the file names carried the cpuid signature (its CPU is
+    // checked below like any profile's).
+    const std::string legacy = cache_profile_path(cpu_info().model_name, isa, threads);
+    std::error_code ec;
+    if (!path.empty() && !std::filesystem::exists(path, ec) &&
+        std::filesystem::is_regular_file(legacy, ec))
+      path = legacy;
+  }
   if (path.empty()) return builtin_machine_profile(isa, threads);
 
   // The file's version: (exists, size, mtime); a change re-reads it.
@@ -351,9 +378,12 @@ ActiveProfile active_machine_profile(const std::string& option, Isa isa, int thr
   } else {
     try {
       auto m = std::make_shared<MachineProfile>(MachineProfile::load(path));
-      const std::string cpu = cpu_info().model_name;
-      if (m->cpu != cpu)
-        warning = "profile " + path + " is for CPU '" + m->cpu + "', not '" + cpu + "'";
+      auto name = [](const std::string& model, const std::string& id) {
+        return id.empty() ? model : model + " (" + id + ")";
+      };
+      if (cpu_match(*m) == 0)
+        warning = "profile " + path + " is for CPU '" + name(m->cpu, m->cpuid) + "', not '" +
+                  name(cpu_info().model_name, cpu_info().signature()) + "'";
       else if (m->isa != isa)
         warning = "profile " + path + " is for ISA " + isa_name(m->isa) + ", not " + isa_name(isa);
       else if (m->threads != threads)
