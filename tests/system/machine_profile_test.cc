@@ -385,6 +385,37 @@ TEST_F(MachineProfileTest, CacheFilesCarryTheSignatureAndOldNamesStillLoad) {
   EXPECT_EQ(b.path, signed_path);
 }
 
+// Choosing among built-in tables: the one of this CPU (name and signature) first, then one
+// matching by name alone; a table signed for another microarchitecture of the same name never
+// serves this one, the unsigned tables serve every CPU, and the thread count breaks ties.
+TEST_F(MachineProfileTest, BuiltinChoiceFollowsTheCpuThenTheThreads) {
+  const Isa isa = active_isa();
+  if (base_isa(isa) == Isa::kScalar) GTEST_SKIP() << "no tables on the scalar path";
+  auto table = [&](const std::string& name, const std::string& cpu, const std::string& cpuid,
+                   int threads) {
+    MachineProfile m = here(threads);
+    m.cpu = cpu;
+    m.cpuid = cpuid;
+    return BuiltinProfile{name, std::make_shared<const MachineProfile>(m)};
+  };
+  const std::string cpu = cpu_info().model_name, sig = cpu_info().signature();
+  const BuiltinProfile generic = table("a-generic", "Other CPU", "", 2),
+                       other_uarch = table("b-other-uarch", cpu, "family 1 model 1", 2),
+                       by_name = table("c-by-name", cpu, "", 4),
+                       mine = table("d-mine", cpu, sig, 8);
+  auto pick = [&](std::vector<BuiltinProfile> tables, int threads) {
+    const BuiltinProfile* b = pick_builtin_profile(tables, isa, threads);
+    return b ? b->name : std::string("none");
+  };
+  if (!sig.empty()) EXPECT_EQ(pick({generic, other_uarch, by_name, mine}, 2), "d-mine");
+  EXPECT_EQ(pick({generic, other_uarch, by_name}, 2), "c-by-name");
+  EXPECT_EQ(pick({generic, other_uarch}, 2), "a-generic");
+  EXPECT_EQ(pick({other_uarch}, 2), "none");
+  EXPECT_EQ(pick({generic, table("e-generic", "Other CPU", "", 1)}, 1), "e-generic");
+  EXPECT_EQ(pick({generic}, 2), "a-generic");
+  EXPECT_EQ(pick_builtin_profile({generic}, Isa::kScalar, 2), nullptr);
+}
+
 // The tables shipped in the binary: valid, an AVX2 and an AVX-512 one at least; the choice follows
 // the ISA path's f32 kernels (a path without a table of its base gets none).
 TEST(BuiltinProfiles, CoverTheVectorPathsAndAreChosenByIsa) {

@@ -127,10 +127,15 @@ struct BuiltinProfile {
 };
 const std::vector<BuiltinProfile>& builtin_machine_profiles();
 // The built-in table for a machine without a profile of its own: among the tables whose ISA
-// path runs the same f32 kernels as `isa` (base_isa), the one measured on this CPU model if
-// any, then the one with the nearest thread count (ties: fewer threads), then the first by
-// name. Empty (no profile) for the scalar path or when no table fits.
+// path runs the same f32 kernels as `isa` (base_isa), the one measured on this CPU (cpu_match:
+// name and signature, then name alone) if any, then the one with the nearest thread count
+// (ties: fewer threads), then the first by name. A table that records a cpuid signature
+// serves only that CPU; the tables without one serve every other. Empty (no profile) for the
+// scalar path or when no table fits.
 ActiveProfile builtin_machine_profile(Isa isa, int threads);
+// The same choice among `tables` (tests).
+const BuiltinProfile* pick_builtin_profile(const std::vector<BuiltinProfile>& tables, Isa isa,
+                                           int threads);
 
 // The profile a plan uses on (isa, threads). `option` is PlanOptions::profile: a path,
 // "builtin" (the built-in table, ignoring the cache), "none" (the hand-written rule only) or

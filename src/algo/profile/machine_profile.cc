@@ -312,15 +312,24 @@ int cpu_match(const MachineProfile& m) {
   return m.cpuid == c.signature() ? 2 : 0;
 }
 
-ActiveProfile builtin_machine_profile(Isa isa, int threads) {
-  if (base_isa(isa) == Isa::kScalar) return {};
+const BuiltinProfile* pick_builtin_profile(const std::vector<BuiltinProfile>& tables, Isa isa,
+                                           int threads) {
+  if (base_isa(isa) == Isa::kScalar) return nullptr;
   const BuiltinProfile* best = nullptr;
   auto rank = [&](const BuiltinProfile& b) {
     return std::make_tuple(-cpu_match(*b.profile), std::abs(b.profile->threads - threads),
                            b.profile->threads);
   };
-  for (const BuiltinProfile& b : builtin_machine_profiles())
-    if (base_isa(b.profile->isa) == base_isa(isa) && (!best || rank(b) < rank(*best))) best = &b;
+  for (const BuiltinProfile& b : tables) {
+    if (base_isa(b.profile->isa) != base_isa(isa)) continue;
+    if (!b.profile->cpuid.empty() && cpu_match(*b.profile) == 0) continue;  // another CPU's
+    if (!best || rank(b) < rank(*best)) best = &b;
+  }
+  return best;
+}
+
+ActiveProfile builtin_machine_profile(Isa isa, int threads) {
+  const BuiltinProfile* best = pick_builtin_profile(builtin_machine_profiles(), isa, threads);
   if (!best) return {};
   return {best->profile, "builtin:" + best->name};
 }
