@@ -13,6 +13,7 @@
 #include <set>
 
 #include "dlas/core/npy.h"
+#include "dlas/hw/cpu.h"
 
 namespace dlas {
 namespace {
@@ -101,7 +102,17 @@ TEST_F(Cli, HwJsonListsFeatures) {
   EXPECT_GE(j["cores"].get<int>(), 1);
   EXPECT_TRUE(j["features"].contains("avx2"));
   EXPECT_TRUE(j["features"].contains("amx_int8"));
+  EXPECT_EQ(j["family"].get<uint32_t>(), cpu_info().family);
+  EXPECT_EQ(j["cpu_model"].get<uint32_t>(), cpu_info().model);
   EXPECT_EQ(dlas("hw").code, 0);
+  // --search-seconds: the CPU calibration's option, in range.
+  for (const char* bad :
+       {"hw --search-seconds 5", "hw --calibrate --device cuda --search-seconds 5",
+        "hw --calibrate --search-seconds -1"}) {
+    const Result e = dlas(bad);
+    EXPECT_EQ(e.code, 2) << bad;
+    EXPECT_NE(e.err.find("--search-seconds"), std::string::npos) << bad << ": " << e.err;
+  }
 }
 
 TEST_F(Cli, InfoJsonHasParamsAndMacs) {

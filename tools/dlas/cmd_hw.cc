@@ -240,6 +240,8 @@ void add_hw_command(CLI::App& app, Action& run) {
                             *search == CalibrateOptions{}.search_seconds),
                  ErrorKind::kUsage,
                  "--threads, --profile, --device and --search-seconds go with --calibrate");
+      DLAS_CHECK(*device == "cpu" || *search == CalibrateOptions{}.search_seconds,
+                 ErrorKind::kUsage, "--search-seconds goes with the CPU's --calibrate");
       if (*calib && *device != "cpu") return run_calibrate_cuda(*device, *profile, *json);
       DLAS_CHECK(!*calib || !*with_peak, ErrorKind::kUsage,
                  "--calibrate and --peak are separate runs");
