@@ -43,6 +43,7 @@ struct F32NchwcArgs {
   const float* bias = nullptr;  // [NV * lanes] of this tile's blocks
   const float* r = nullptr;     // residual like y, or null
   float lo = 0.f, hi = 0.f;     // clamp bounds (+-inf when none)
+  size_t w_pf = 0;              // weights prefetched this many floats ahead, per tap (0: none)
 };
 
 using F32NchwcFn = void (*)(const F32NchwcArgs& a, const float* x, const float* w, float* y);
