@@ -67,7 +67,8 @@ constexpr const char* kShapes[] = {
     "c256_h8_w8_k256_3x3_s2x2_p1x1x1x1_d1x1_g256",
     "c512_h4_w4_k512_3x3_s2x2_p1x1x1x1_d1x1_g512",
     "c64_h16_w16_k128_3x3_s1x1_p1x1x1x1_d1x1_g1",
-    "c256_h8_w8_k256_3x3_s1x1_p1x1x1x1_d1x1_g1",  // resnet18-cifar x3, vgg16-cifar x2
+    "c128_h16_w16_k128_3x3_s1x1_p1x1x1x1_d1x1_g1",  // resnet18-cifar x3, vgg16-cifar
+    "c256_h8_w8_k256_3x3_s1x1_p1x1x1x1_d1x1_g1",    // resnet18-cifar x3, vgg16-cifar x2
     "c256_h4_w4_k512_3x3_s1x1_p1x1x1x1_d1x1_g1",
     "c512_h4_w4_k512_3x3_s1x1_p1x1x1x1_d1x1_g1",
     "c512_h2_w2_k512_3x3_s1x1_p1x1x1x1_d1x1_g1",

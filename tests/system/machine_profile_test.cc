@@ -118,7 +118,19 @@ TEST(ConvShapeClass, IsCoarse) {
   EXPECT_EQ(conv_shape_class(problem("c64_h56_w56_k64_3x3_s1x1_p1x1x1x1_d1x1_g1")),
             "dense-3x3-s1-obig-c64-k64");
   EXPECT_EQ(conv_shape_class(problem("c256_h14_w14_k256_3x3_s1x1_p1x1x1x1_d1x1_g1")),
+            "dense-3x3-s1-o16r-c256-k256");
+  // F(4x4, 3x3) tiles 16 and 8 exactly, 14 and 7 with a ragged edge: dense stride-1 3x3
+  // classes tell them apart; other kinds, strides and sizes do not.
+  EXPECT_EQ(conv_shape_class(problem("c128_h16_w16_k128_3x3_s1x1_p1x1x1x1_d1x1_g1")),
             "dense-3x3-s1-o16-c256-k256");
+  EXPECT_EQ(conv_shape_class(problem("c512_h7_w7_k512_3x3_s1x1_p1x1x1x1_d1x1_g1")),
+            "dense-3x3-s1-o8r-cbig-kbig");
+  EXPECT_EQ(conv_shape_class(problem("c256_h14_w14_k256_1x1_s1x1_p0x0x0x0_d1x1_g1")),
+            "dense-1x1-s1-o16-c256-k256");
+  EXPECT_EQ(conv_shape_class(problem("c256_h14_w14_k256_3x3_s1x1_p1x1x1x1_d1x1_g256")),
+            "dw-3x3-s1-o16-c256");
+  EXPECT_EQ(conv_shape_class(problem("c512_h3_w3_k512_3x3_s1x1_p1x1x1x1_d1x1_g1")),
+            "dense-3x3-s1-o4-cbig-kbig");
   EXPECT_EQ(conv_shape_class(problem("c512_h14_w14_k512_3x3_s2x2_p1x1x1x1_d1x1_g1")),
             "dense-3x3-s2-o8-cbig-kbig");
   EXPECT_EQ(conv_shape_class(problem("c144_h56_w56_k144_3x3_s2x2_p1x1x1x1_d1x1_g144")),
@@ -132,7 +144,7 @@ TEST(ConvShapeClass, IsCoarse) {
   EXPECT_EQ(conv_shape_class(problem("c512_h4_w4_k512_3x3_s1x1_p1x1x1x1_d1x1_g1")),
             "dense-3x3-s1-o4-cbig-kbig");
   // Output channels enter dense and grouped classes only.
-  EXPECT_EQ(conv_shape_class(problem("c192_h14_w14_k48_3x3_s1x1_p1x1x1x1_d1x1_g1")),
+  EXPECT_EQ(conv_shape_class(problem("c192_h16_w16_k48_3x3_s1x1_p1x1x1x1_d1x1_g1")),
             "dense-3x3-s1-o16-c256-k64");
   // Batch, padding and the epilogue do not enter.
   ConvProblem p = problem("c64_h56_w56_k64_3x3_s1x1_p1x1x1x1_d1x1_g1");
@@ -187,6 +199,26 @@ TEST_F(MachineProfileTest, LookupFallsBackToTheNearestOutputChannelBucket) {
   old.entries.push_back({"dense-3x3-s1-o16-c256", "winograd", Layout::kNchw, {}, 1});
   EXPECT_EQ(algo_for(old, "c192_h14_w14_k48_3x3_s1x1_p1x1x1x1_d1x1_g1"), "winograd");
   EXPECT_EQ(algo_for(old, "c192_h14_w14_k512_3x3_s1x1_p1x1x1x1_d1x1_g1"), "winograd");
+}
+
+// A ragged plane's class takes its own entry where the profile has one, else its even
+// twin's (a profile written before the split), before the hand-written rule.
+TEST_F(MachineProfileTest, RaggedPlanesFallBackToTheirEvenTwin) {
+  auto algo_for = [](const MachineProfile& p, const char* key) {
+    const MachineProfile::Entry* e = p.lookup(problem(key));
+    return e ? e->algo : std::string("none");
+  };
+  MachineProfile m = here(2);
+  m.entries.push_back({"dense-3x3-s1-o16-c256-k256", "winograd", Layout::kNchw16c, {}, 1});
+  EXPECT_EQ(algo_for(m, "c256_h14_w14_k256_3x3_s1x1_p1x1x1x1_d1x1_g1"), "winograd");
+  EXPECT_EQ(algo_for(m, "c128_h16_w16_k128_3x3_s1x1_p1x1x1x1_d1x1_g1"), "winograd");
+  m.entries.push_back({"dense-3x3-s1-o16r-c256-k256", "direct", Layout::kNchw16c, {}, 1});
+  EXPECT_EQ(algo_for(m, "c256_h14_w14_k256_3x3_s1x1_p1x1x1x1_d1x1_g1"), "direct");
+  EXPECT_EQ(algo_for(m, "c128_h16_w16_k128_3x3_s1x1_p1x1x1x1_d1x1_g1"), "winograd");
+  // The even class never takes the ragged one's entry.
+  MachineProfile r = here(2);
+  r.entries.push_back({"dense-3x3-s1-o16r-c256-k256", "direct", Layout::kNchw16c, {}, 1});
+  EXPECT_EQ(algo_for(r, "c128_h16_w16_k128_3x3_s1x1_p1x1x1x1_d1x1_g1"), "none");
 }
 
 // The other layout's best and the reorder cost round-trip and decide the layout: NCHW keeps

@@ -33,7 +33,9 @@ namespace dlas {
 // grouped convs) or "dense"; stride "1", "2" or "<sh>x<sw>" when they differ; side: the
 // larger output side bucketed to 2, 4, 8, 16, 32 or "big" (> 32); channels (not for stems):
 // the input channels bucketed to 64, 256 or "big" (> 256); outputs (dense and group only): the
-// output channels, bucketed the same way. Batch, padding and the epilogue do not enter. E.g.
+// output channels, bucketed the same way. A dense stride-1 3x3 conv on a plane of 5-16 that
+// F(4x4, 3x3) tiles with a ragged edge (a side not a multiple of 4: 7, 14) has the side
+// marked "r" ("o16r"). Batch, padding and the epilogue do not enter. E.g.
 // "dense-3x3-s1-o16-c256-k64", "dw-3x3-s2-obig-c64", "stem-7x7-s2-obig"; an int8 conv's
 // class carries the prefix "int8-" ("int8-dense-1x1-s1-o8-c256-k64").
 std::string conv_shape_class(const ConvProblem& p);
@@ -75,9 +77,12 @@ struct MachineProfile {
   std::vector<Entry> entries;  // one per class
 
   // The entry for p's class, else the entry of the same class with the nearest output-channel
-  // bucket (ties: the larger) or with none (a file written before classes had one); nullptr
+  // bucket (ties: the larger) or with none (a file written before classes had one); for a
+  // ragged class ("o16r") with none of these, the same for its even twin ("o16"); nullptr
   // when none of these exists or p is a 16-bit problem (those take their f32 twin's entry).
   const Entry* lookup(const ConvProblem& p) const;
+  // lookup() of one class name, without the ragged-to-even step.
+  const Entry* lookup_class(const std::string& cls) const;
   // The profile's algorithm for p (in p's layouts) on `isa` where the auto rule picked
   // `rule`: nullptr when there is no entry, the rule picked a sparse algorithm (a profile
   // measures dense weights), or the entry's algorithm is unknown or does not support p.
