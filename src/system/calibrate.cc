@@ -237,7 +237,7 @@ void search(CalibrateResult& r, std::vector<Surveyed>& survey, const CalibrateOp
   }
   tune::TuneOptions to;
   // The confirmation after the search re-times each class's finalists in 2 rounds: 5-7 s on
-  // the zoo's 120 classes at 2 threads whatever the search took, kept inside `seconds` (at
+  // the zoo's 122 classes at 2 threads whatever the search took, kept inside `seconds` (at
   // 0.8 and 3 rounds, the AVX2 path's calibration took 60.0 s on a Zen 5).
   to.budget_seconds = 0.6 * seconds;
   to.confirm_rounds = 2;
