@@ -59,9 +59,9 @@ constexpr int64_t kMinSubBlockGroup = 4;
 // kernels then prefetch each tap's weights kWeightPrefetchFloats ahead; the hardware
 // prefetchers alone left the FMAs waiting. Measured with weights cold (DLAS_BENCH_COLD=1
 // build/dlas_bench_conv, 2 threads, AMD EPYC Zen 5): 512->512 3x3 at 4x4 440 -> 224 us,
-// at 2x2 163 -> 106 us, 1024->1024 1x1 at 2x2 99 -> 51 us; 4, 8 and 16 KiB ahead took
-// 208, 202 and 199 us on the first. On 14x14 and larger planes, whose weights stay in
-// cache across a block group's tiles, the prefetches cost 5-12%, so they are off there.
+// at 2x2 163 -> 106 us, 1024->1024 1x1 at 2x2 99 -> 51 us; 2, 4, 8, 16 and 32 KiB ahead
+// took 284, 241, 208, 202 and 199 us on the first. On 14x14 and larger planes, whose weights stay
+// in cache across a block group's tiles, the prefetches cost 5-12%, so they are off there.
 constexpr int64_t kStreamPixels = 64;
 constexpr int64_t kWeightPrefetchFloats = 4096;
 
