@@ -40,6 +40,10 @@ std::vector<ConvProblem> problems() {
   // flat 1x1 (900 pixels) and a padded 3x3 on 23x23.
   out.push_back(ConvProblem::from_key("c16_h30_w30_k24_1x1_s1x1_p0x0x0x0_d1x1_g1"));
   out.push_back(ConvProblem::from_key("c8_h23_w23_k40_3x3_s1x1_p1x1x1x1_d1x1_g1"));
+  // 1x1 convs whose input ends half way into a block of 16 (the kernels skip its padding
+  // lanes), flat and strided.
+  out.push_back(ConvProblem::from_key("c24_h9_w9_k40_1x1_s1x1_p0x0x0x0_d1x1_g1"));
+  out.push_back(ConvProblem::from_key("c40_h9_w9_k24_1x1_s2x2_p0x0x0x0_d1x1_g1"));
   return out;
 }
 

@@ -44,6 +44,8 @@ struct F32NchwcArgs {
   const float* r = nullptr;     // residual like y, or null
   float lo = 0.f, hi = 0.f;     // clamp bounds (+-inf when none)
   size_t w_pf = 0;              // weights prefetched this many floats ahead, per tap (0: none)
+  bool half_last = false;       // 1x1 (kh = kw = 1), IB = lanes: the last input block holds
+                                // lanes / 2 channels, its other lane steps are skipped
 };
 
 using F32NchwcFn = void (*)(const F32NchwcArgs& a, const float* x, const float* w, float* y);

@@ -13,15 +13,15 @@ namespace {
 using dlas::ukernel::F32NchwcArgs;
 using dlas::ukernel::F32NchwcFn;
 
-// The IB lane steps of one tap: per step NV weight vectors, each pixel broadcast into
-// them, fully unrolled. (Unrolled by 1, 2 or 4, GCC spilled accumulators of the
-// 12-accumulator tiles on AVX2: a third of the FLOP/s.) R rows of P pixels, xrs floats
-// apart (R = 1: one row, xrs unused).
-template <class V, int W, int NV, int P, int IB, int S, int R>
+// The first NC of the IB lane steps of one tap (NC = IB: all): per step NV weight vectors,
+// each pixel broadcast into them, fully unrolled. (Unrolled by 1, 2 or 4, GCC spilled
+// accumulators of the 12-accumulator tiles on AVX2: a third of the FLOP/s.) R rows of P
+// pixels, xrs floats apart (R = 1: one row, xrs unused).
+template <class V, int W, int NV, int P, int IB, int S, int R, int NC = IB>
 [[gnu::always_inline]] inline void nchwc_lane_steps(V (&acc)[R * P][NV], const float* xt,
                                                     size_t xrs, const float* wc) {
 #pragma GCC unroll 16
-  for (int c = 0; c < IB; ++c) {
+  for (int c = 0; c < NC; ++c) {
     V wv[NV];
     for (int v = 0; v < NV; ++v) __builtin_memcpy(&wv[v], wc + (c * NV + v) * W, sizeof(V));
     for (int q = 0; q < R; ++q) {
@@ -65,11 +65,15 @@ void nchwc_tile(const F32NchwcArgs& a, const float* x, const float* w, float* y)
     const float* wt = w;
     const size_t pf = a.w_pf;
     if (one_tap) {
-      for (size_t cb = 0; cb < a.cb; ++cb) {
+      const size_t full = a.cb - (a.half_last ? 1 : 0);
+      for (size_t cb = 0; cb < full; ++cb) {
         if (pf) nchwc_prefetch<IB * NV * W>(wt + pf);
         nchwc_lane_steps<V, W, NV, P, IB, S, R>(acc, x + cb * a.x_cbs, a.x_rs, wt);
         wt += IB * NV * W;
       }
+      if constexpr (IB % 2 == 0)
+        if (a.half_last)
+          nchwc_lane_steps<V, W, NV, P, IB, S, R, IB / 2>(acc, x + full * a.x_cbs, a.x_rs, wt);
     } else {
       for (size_t cb = 0; cb < a.cb; ++cb) {
         const float* xc = x + cb * a.x_cbs;
