@@ -7,6 +7,7 @@
 //   build/dlas_bench_threadpool --benchmark_repetitions=5 --benchmark_report_aggregates_only
 #include <benchmark/benchmark.h>
 #include <omp.h>
+#include <pthreadpool.h>
 
 #include <algorithm>
 #include <vector>
@@ -51,6 +52,27 @@ void BM_ThreadPool(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations() * items);
 }
 
+// Debian's pthreadpool directly, as the engine's pool ran before the team: the same
+// denormal flag, work stealing per item.
+void BM_Pthreadpool(benchmark::State& state) {
+  const int items = static_cast<int>(state.range(0)), iters = static_cast<int>(state.range(1));
+  pthreadpool_t pool = pthreadpool_create(kThreads);
+  struct Ctx {
+    int iters;
+  } ctx{iters};
+  for (auto _ : state) {
+    pthreadpool_parallelize_1d(
+        pool,
+        [](void* c, size_t i) {
+          g_out[i] = work(static_cast<Ctx*>(c)->iters, static_cast<float>(i));
+        },
+        &ctx, static_cast<size_t>(items), PTHREADPOOL_FLAG_DISABLE_DENORMALS);
+    benchmark::ClobberMemory();
+  }
+  pthreadpool_destroy(pool);
+  state.SetItemsProcessed(state.iterations() * items);
+}
+
 void BM_OpenMP(benchmark::State& state) {
   const int items = static_cast<int>(state.range(0)), iters = static_cast<int>(state.range(1));
   omp_set_num_threads(kThreads);
@@ -87,6 +109,7 @@ void shapes(benchmark::internal::Benchmark* b) {
 
 BENCHMARK(BM_Serial)->Apply(shapes);
 BENCHMARK(BM_ThreadPool)->Apply(shapes)->UseRealTime();
+BENCHMARK(BM_Pthreadpool)->Apply(shapes)->UseRealTime();
 BENCHMARK(BM_OpenMP)->Apply(shapes)->UseRealTime();
 BENCHMARK(BM_OpenMPDynamic)->Apply(shapes)->UseRealTime();
 

@@ -1,8 +1,10 @@
-// The engine's thread pool (DLAS layer 6: hardware threads): a thin wrapper over pthreadpool
-// (Debian's libpthreadpool, the pool XNNPACK uses). Workers spin briefly before
-// sleeping, so back-to-back parallel loops of one inference cost microseconds,
-// not a futex wake-up each. README "Threading" records the measurement behind
-// the choice over OpenMP.
+// The engine's thread pool (DLAS layer 6: hardware threads). A team of threads - 1 workers
+// and the calling thread runs each parallel loop: static shares with work stealing, one
+// cache line to post a loop and one per worker to mark it done, so a loop costs about a
+// cache-line round trip between cores. Workers spin for a while before they sleep, so the
+// back-to-back loops of one inference never pay a futex wake-up. DLAS_POOL=pthreadpool runs
+// the loops on Debian's pthreadpool instead (the pool XNNPACK uses), for comparison;
+// docs/engine.md "Threading" and docs/decisions.md record the measurements.
 #pragma once
 
 #include <atomic>
@@ -61,7 +63,7 @@ class ThreadPool {
   static std::shared_ptr<ThreadPool> shared(int threads);
 
  private:
-  // The threads of one parallel_phases loop: pthreadpool gives each of n == threads items to
+  // The threads of one parallel_phases loop: the pool gives each of n == threads items to
   // its own thread, and a thread takes another's item only after finishing its own, so all
   // n are in the loop at once and none waits for an item that no thread will run.
   class SpinBarrier {
@@ -81,8 +83,10 @@ class ThreadPool {
   }
   void run_1d(size_t n, Task task, void* ctx);
 
+  struct Team;  // thread_pool.cc: the workers, the posted loop, each thread's range
   int threads_ = 1;
-  pthreadpool* pool_ = nullptr;
+  std::unique_ptr<Team> team_;
+  pthreadpool* pool_ = nullptr;  // DLAS_POOL=pthreadpool: Debian's pool instead of the team
 };
 
 }  // namespace dlas
