@@ -1,10 +1,11 @@
-// Fork/join overhead of the engine's thread pool (dlas::ThreadPool over pthreadpool) vs
-// OpenMP (`#pragma omp parallel for`, libgomp) on the small parallel loops an inference
-// issues per layer: 64 or 4096 items of no work, ~50 ns or ~1 us each, on 2 threads.
-// Serial runs of the same loops give the work itself, so per-call overhead is
-// time(parallel) - time(serial) / threads.
+// Fork/join overhead of the engine's thread pool (dlas::ThreadPool, its own thread team) vs
+// Debian's pthreadpool and OpenMP (`#pragma omp parallel for`, libgomp) on the small
+// parallel loops an inference issues per layer: 64 or 4096 items of no work, ~25 ns or
+// ~0.8 us each (Zen 5), on 2 threads. Serial runs of the same loops give the work itself,
+// so per-call overhead is time(parallel) - time(serial) / threads. Interleave the
+// repetitions: the host's thread placement drifts over a run.
 //
-//   build/dlas_bench_threadpool --benchmark_repetitions=5 --benchmark_report_aggregates_only
+//   build/dlas_bench_threadpool --benchmark_repetitions=6 --benchmark_enable_random_interleaving=true
 #include <benchmark/benchmark.h>
 #include <omp.h>
 #include <pthreadpool.h>
