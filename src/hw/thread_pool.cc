@@ -7,6 +7,7 @@
 #include <map>
 #include <mutex>
 #include <string>
+#include <system_error>
 #include <thread>
 #include <vector>
 
@@ -24,10 +25,11 @@ namespace dlas {
 // (generation, next item, end), takes items from its front and, when its share is done,
 // steals from the back of the others'. A worker marks the generation done in its own line;
 // the caller waits for those marks. So a loop costs the caller about one cache-line round
-// trip to each worker and back, where pthreadpool's posting, per-thread range set-up and
-// completion count cost two to three times that (docs/decisions.md, "one team").
+// trip to each worker and back; pthreadpool's posting, per-thread range set-up and
+// completion count cost more where the round trip is short (docs/decisions.md, "The
+// engine's own thread team, not pthreadpool").
 struct ThreadPool::Team {
-  static constexpr int kItemBits = 24;  // items per loop below 2^24 (larger loops: pthreadpool)
+  static constexpr int kItemBits = 24;  // a share counts items below 2^24 (larger loops: runs)
   static constexpr uint64_t kItemMask = (uint64_t{1} << kItemBits) - 1;
 
   struct alignas(64) Loop {
@@ -53,6 +55,7 @@ struct ThreadPool::Team {
   }
   void work(int t, uint32_t gen);
   void worker(int t);
+  void stop();  // ends and joins the workers
 
   const int threads;
   const int64_t spin_ns;  // how long an idle worker spins before it sleeps
@@ -108,10 +111,17 @@ ThreadPool::Team::Team(int n)
       shares(new Share[n]),
       done(new Done[n]) {
   workers.reserve(static_cast<size_t>(n - 1));
-  for (int t = 1; t < n; ++t) workers.emplace_back([this, t] { worker(t); });
+  try {
+    for (int t = 1; t < n; ++t) workers.emplace_back([this, t] { worker(t); });
+  } catch (const std::system_error& e) {
+    stop();
+    fail(ErrorKind::kRuntime, "could not start a pool of ", n, " threads: ", e.what());
+  }
 }
 
-ThreadPool::Team::~Team() {
+ThreadPool::Team::~Team() { stop(); }
+
+void ThreadPool::Team::stop() {
   loop.stop = true;
   loop.gen.fetch_add(1, std::memory_order_seq_cst);
   loop.gen.notify_all();
