@@ -106,13 +106,12 @@ class PreparedDwNchwc final : public DwTypes<T>::Base {
       DLAS_CHECK(kernels_[px - 1] != nullptr && f32_out_[px - 1] != nullptr, ErrorKind::kInternal,
                  "depthwise (blocked): no kernel for ", px, " pixels");
     }
-    // Rows of at most two tiles, with an undilated kernel width the set unrolls (select
-    // falls back to the kw = 0 kernel for other widths), run every tile through those
-    // kernels, the edge tiles copying their row windows with the padding zeroed. On
-    // longer rows the copies cost more than the few one-pixel edge columns (dlas_bench_conv,
-    // Zen 3, 2 threads: 7x7 and 14x14 planes 0.57-1.0x the time, 28x28 and larger
-    // 1.0-1.64x).
-    window_ = kw > 0 && set.select(1, stride, kw) != set.select(1, stride, 0) && ow_ <= 2 * pw_;
+    // With an undilated kernel width the set unrolls (select falls back to the kw = 0
+    // kernel for other widths), every tile runs those kernels, the edge tiles skipping the
+    // padding columns (compiled out for "same" paddings), so no pixel runs alone. (When edge
+    // tiles copied their windows, rows of more than two tiles ran one-pixel edge columns
+    // instead.)
+    window_ = kw > 0 && set.select(1, stride, kw) != set.select(1, stride, 0);
     edge_ = set.select(1, stride, 0);
     edge_f32_out_ = DwTypes<T>::f32_out(set, 1, stride, 0);
     DLAS_CHECK(edge_ != nullptr && edge_f32_out_ != nullptr, ErrorKind::kInternal,
@@ -185,8 +184,11 @@ class PreparedDwNchwc final : public DwTypes<T>::Base {
         // padding as zeros, so edge pixels keep a tile's accumulators (one pixel at a time
         // they ran latency-bound: efficientnetb0's 5x5 layers on 14x14, 2.4x oneDNN's time).
         a.kw = static_cast<size_t>(p_.kw);
-        for (int64_t ox = 0; ox < ow_;) {
-          const int64_t px = std::min(pw_, ow_ - ox);
+        // The row in ceil(ow / pw) tiles of near-equal width: no narrow last tile, whose
+        // few accumulators would wait on the FMA latency.
+        const int64_t tiles = ceil_div(ow_, pw_), narrow = ow_ / tiles, wide = ow_ % tiles;
+        for (int64_t ox = 0, t = 0; ox < ow_; ++t) {
+          const int64_t px = narrow + (t < wide ? 1 : 0);
           const int64_t c0 = ox * p_.stride_w - p_.pad_l;  // input column of window column 0
           const int64_t cols = (px - 1) * p_.stride_w + p_.kw;
           const int64_t q_lo = std::max<int64_t>(0, -c0);

@@ -24,6 +24,15 @@ struct Bf16Io {
   using i32 = typename Bf16Lanes<W>::i32;
   // Widening costs two instructions per load: each window column is loaded once.
   static constexpr bool kLoadOncePerColumn = true;
+  // Edge tiles of "same" paddings run bodies compiled for their padding columns in the
+  // production AVX-512 set's bf16-out kernels; the f32-out ones (activations other than a
+  // clamp) and the test-only AVX2 set copy their windows, which keeps their TUs' build time
+  // (the compiled edges triple a set's bodies).
+#ifdef __AVX512F__
+  static constexpr bool kCompiledEdges = sizeof(Out) == 2;
+#else
+  static constexpr bool kCompiledEdges = false;
+#endif
   using Args = dlas::ukernel::Bf16DwNchwcArgs;
   using X = uint16_t;
   using Y = Out;
