@@ -7,6 +7,7 @@
 
 #include <array>
 #include <cstddef>
+#include <type_traits>
 #include <utility>
 
 #include "algo/microkernels/f32-dwnchwc/f32_dwnchwc.h"
@@ -129,14 +130,24 @@ void dwnchwc_body(const typename IO::Args& a, const typename IO::X* x, const flo
       }
     }
   }
+  // The residual pointer read once, and tested once: re-read after each store (which may
+  // alias `a`, as far as the compiler knows), it kept the accumulators on the stack.
   const V lo = a.lo - V{}, hi = a.hi - V{};
-  for (int p = 0; p < P; ++p) {
-    V o = acc[p];
-    if (a.r) o += IO::load(a.r + p * W);
-    o = o < lo ? lo : o;
-    o = o > hi ? hi : o;
-    IO::store(y + p * W, o);
-  }
+  const auto* const r = a.r;
+  auto store = [&](auto with_residual) __attribute__((always_inline)) {
+    static_for<P>([&](auto pc) __attribute__((always_inline)) {
+      constexpr int p = decltype(pc)::value;
+      V o = acc[p];
+      if constexpr (decltype(with_residual)::value) o += IO::load(r + p * W);
+      o = o < lo ? lo : o;
+      o = o > hi ? hi : o;
+      IO::store(y + p * W, o);
+    });
+  };
+  if (r)
+    store(std::true_type{});
+  else
+    store(std::false_type{});
 }
 
 // An unrolled tile (KW > 0) whose window reaches into the padding runs the body compiled
