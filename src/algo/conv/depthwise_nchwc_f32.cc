@@ -180,9 +180,9 @@ class PreparedDwNchwc final : public DwTypes<T>::Base {
       const int64_t iy0 = oy * p_.stride_h + ky0 * p_.dil_h - p_.pad_t;
       a.kh = static_cast<size_t>(ky1 - ky0);
       if (window_) {
-        // Every tile takes pw pixels; the edge tiles read their window columns in the
-        // padding as zeros, so edge pixels keep a tile's accumulators (one pixel at a time
-        // they ran latency-bound: efficientnetb0's 5x5 layers on 14x14, 2.4x oneDNN's time).
+        // Every tile takes up to pw pixels; the edge tiles skip their window columns in the
+        // padding, so edge pixels keep a tile's accumulators (one pixel at a time they ran
+        // latency-bound: efficientnetb0's 5x5 layers on 14x14, 2.4x oneDNN's time).
         a.kw = static_cast<size_t>(p_.kw);
         // The row in ceil(ow / pw) tiles of near-equal width: no narrow last tile, whose
         // few accumulators would wait on the FMA latency.
