@@ -33,15 +33,21 @@ class PreparedFullyConnected {
   // x: [m][k], y: [m][n], residual: [m][n] or null (must be given iff epilogue.residual).
   void run(int64_t m, const float* x, float* y, const float* residual, void* workspace,
            ThreadPool& pool) const;
-  size_t packed_bytes() const { return wpack_.size() * sizeof(float); }
+  size_t packed_bytes() const { return (wpack_.size() + wnarrow_.size()) * sizeof(float); }
 
  private:
+  // The packed GEMV / GEMM kernels over y (bias and residual already in it).
+  void run_packed(int64_t m, const float* x, float* y, void* workspace, ThreadPool& pool,
+                  float cmin, float cmax) const;
   int64_t k_, n_, panel_, npanels_;
   Isa isa_;
   Epilogue epilogue_;
   const ukernel::F32GemmUkernel* gemv_;  // 1 x NR (or the ISA default where none)
   const ukernel::F32GemmUkernel* gemm_;  // MR x NR, the ISA default
   std::vector<float> wpack_, bias_;
+  // Outputs far narrower than the GEMV kernel's NR (a 10-class classifier against 128
+  // columns): up to kGemvRows rows run as dot products over W kept [n][k].
+  std::vector<float> wnarrow_;
   std::vector<int64_t> row_off_;  // kk * panel_
 };
 
