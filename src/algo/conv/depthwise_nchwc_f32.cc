@@ -129,6 +129,23 @@ class PreparedDwNchwc final : public DwTypes<T>::Base {
       if (full) in_hi_ = ox + 1;
     }
     if (in_lo_ == ow_) in_hi_ = ow_;
+    if (window_) {
+      // The row in ceil(ow / pw) tiles of near-equal width: no narrow last tile, whose few
+      // accumulators would wait on the FMA latency. The same for every row: laid out once.
+      const int64_t tiles = ceil_div(ow_, pw_), narrow = ow_ / tiles, wide = ow_ % tiles;
+      for (int64_t ox = 0, t = 0; ox < ow_; ++t) {
+        const int64_t px = narrow + (t < wide ? 1 : 0);
+        const int64_t c0 = ox * p.stride_w - p.pad_l;  // input column of window column 0
+        const int64_t cols = (px - 1) * p.stride_w + p.kw;
+        WindowTile wt;
+        wt.ox = ox, wt.px = px;
+        wt.q_lo = static_cast<int>(std::max<int64_t>(0, -c0));
+        wt.q_hi = static_cast<int>(std::min<int64_t>(cols, p.w - c0));
+        wt.x_col = c0 + wt.q_lo;
+        wtiles_.push_back(wt);
+        ox += px;
+      }
+    }
     // Weights [cb][kh][kw][b], bias [cb][b].
     const int64_t taps = p.kh * p.kw;
     w_.assign(static_cast<size_t>(cb_ * taps * b_), 0.f);
@@ -184,20 +201,13 @@ class PreparedDwNchwc final : public DwTypes<T>::Base {
         // padding, so edge pixels keep a tile's accumulators (one pixel at a time they ran
         // latency-bound: efficientnetb0's 5x5 layers on 14x14, 2.4x oneDNN's time).
         a.kw = static_cast<size_t>(p_.kw);
-        // The row in ceil(ow / pw) tiles of near-equal width: no narrow last tile, whose
-        // few accumulators would wait on the FMA latency.
-        const int64_t tiles = ceil_div(ow_, pw_), narrow = ow_ / tiles, wide = ow_ % tiles;
-        for (int64_t ox = 0, t = 0; ox < ow_; ++t) {
-          const int64_t px = narrow + (t < wide ? 1 : 0);
-          const int64_t c0 = ox * p_.stride_w - p_.pad_l;  // input column of window column 0
-          const int64_t cols = (px - 1) * p_.stride_w + p_.kw;
-          const int64_t q_lo = std::max<int64_t>(0, -c0);
-          const int64_t q_hi = std::min<int64_t>(cols, p_.w - c0);
-          a.q_lo = static_cast<int>(q_lo), a.q_hi = static_cast<int>(q_hi);
-          a.r = rr ? rr + ox * b_ : nullptr;
-          const T* xt = a.kh > 0 && q_lo < q_hi ? x + (iy0 * p_.w + c0 + q_lo) * b_ : x;
-          tile(kernels_[px - 1], f32_out_[px - 1], px, a, xt, wb + ky0 * p_.kw * b_, yr + ox * b_);
-          ox += px;
+        const T* xrow = x + iy0 * p_.w * b_;
+        const float* wrow = wb + ky0 * p_.kw * b_;
+        for (const WindowTile& t : wtiles_) {
+          a.q_lo = t.q_lo, a.q_hi = t.q_hi;
+          a.r = rr ? rr + t.ox * b_ : nullptr;
+          const T* xt = a.kh > 0 && t.q_lo < t.q_hi ? xrow + t.x_col * b_ : x;
+          tile(kernels_[t.px - 1], f32_out_[t.px - 1], t.px, a, xt, wrow, yr + t.ox * b_);
         }
       }
       for (int64_t ox = window_ ? ow_ : 0; ox < ow_;) {
@@ -250,6 +260,13 @@ class PreparedDwNchwc final : public DwTypes<T>::Base {
   F32OutFn f32_out_[ukernel::kDwNchwcMaxPixels] = {}, edge_f32_out_ = nullptr;  // bf16 only
   const ukernel::H16Vcvt* cvt_ = nullptr;                                       // bf16 only
   bool window_ = false;  // kernels_ unroll the kernel width and skip padding columns
+  // window_: a row's tiles (first pixel and width, window columns inside the input, the
+  // input column of the first inside one).
+  struct WindowTile {
+    int64_t ox = 0, px = 0, x_col = 0;
+    int q_lo = 0, q_hi = 0;
+  };
+  std::vector<WindowTile> wtiles_;
   bool spatial_ = true;  // split_spatially
   AlignedVector<float> w_, bias_;
 };
