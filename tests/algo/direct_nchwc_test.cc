@@ -116,6 +116,49 @@ TEST(DirectNchwcConv, RejectsMismatchedBlocksAndIsa) {
                Error);
 }
 
+// A machine profile's class knobs on a layer whose output blocks nv does not divide: the
+// last block group's tile would hold fewer than 8 accumulators, so the blocks per tile
+// become a divisor of the layer's blocks (pw kept, or raised where the blocks drop).
+TEST(DirectNchwcConv, ClassKnobsFitRaggedBlockGroups) {
+  auto fit = [](const char* key, Layout l, Isa isa, Knobs k) {
+    ConvProblem p = ConvProblem::from_key(key);
+    p.set_layouts(l, l);
+    Knobs f = algo().fit_class_knobs(p, isa, k);
+    algo().knob_space(p, isa).validate(f, "fitted");
+    return f;
+  };
+  const char* k24 = "c144_h32_w32_k24_1x1_s1x1_p0x0x0x0_d1x1_g1";
+  // 24 channels on 8 lanes: 3 blocks, groups of 2 and 1 at nv = 2 (4 accumulators).
+  Knobs f = fit(k24, Layout::kNchw8c, Isa::kAvx2, {{"nv", 2}, {"pw", 4}});
+  EXPECT_EQ(f.at("nv"), 3);
+  EXPECT_EQ(f.at("pw"), 4);
+  // The last group's tile already holds 8 accumulators: as given.
+  f = fit(k24, Layout::kNchw8c, Isa::kAvx2, {{"nv", 2}, {"pw", 8}});
+  EXPECT_EQ(f.at("nv"), 2);
+  // Whole groups: as given.
+  f = fit("c144_h32_w32_k32_1x1_s1x1_p0x0x0x0_d1x1_g1", Layout::kNchw8c, Isa::kAvx2,
+          {{"nv", 2}, {"pw", 4}});
+  EXPECT_EQ(f.at("nv"), 2);
+  EXPECT_EQ(f.at("pw"), 4);
+  // 144 channels on 16 lanes: 9 blocks, groups of 4, 4 and 1 at nv = 4 (6 accumulators):
+  // 3 blocks, the pixels raised to keep 24 accumulators.
+  f = fit("c24_h8_w8_k144_1x1_s1x1_p0x0x0x0_d1x1_g1", Layout::kNchw16c, Isa::kAvx512,
+          {{"nv", 4}, {"pw", 6}});
+  EXPECT_EQ(f.at("nv"), 3);
+  EXPECT_EQ(f.at("pw"), 8);
+  // Whole-row tiles are left alone.
+  f = fit("c64_h4_w4_k144_3x3_s1x1_p1x1x1x1_d1x1_g1", Layout::kNchw16c, Isa::kAvx512,
+          {{"nv", 4}, {"pw", 2}, {"ph", 2}});
+  EXPECT_EQ(f.at("nv"), 4);
+  // The fitted tile computes the conv.
+  for (const auto& [u, isa] : kernel_sets()) {
+    if (u->lanes != 8) continue;
+    ConvProblem p = ConvProblem::from_key(k24);
+    p.set_layouts(Layout::kNchw8c, Layout::kNchw8c);
+    run_set(p, *u, isa, algo().fit_class_knobs(p, isa, {{"nv", 2}, {"pw", 4}}), 2);
+  }
+}
+
 TEST(DirectNchwcConv, DefaultKnobsEveryKernelSetBothInputLayouts) {
   int tested = 0;
   for (const auto& [u, isa] : kernel_sets())

@@ -5,8 +5,8 @@
 // ones -- each publishing its knob space and untuned default, packing weights once
 // (prepare) and running with no allocation. Activations are NCHW or blocked NCHWc
 // (ConvProblem::x_layout / y_layout, dlas/algo/layout.h): f32 in nchw8c or nchw16c, f16 /
-// bf16 in nchw16c, int8 (u8 / s8) in nchw16c or nchw8c; an algorithm implements the blocked layouts in
-// its own files (<algo>_nchwc_f32.cc, <algo>_nchwc_h16.cc, <algo>_nchwc_qs8.cc) and may pack
+// bf16 in nchw16c, int8 (u8 / s8) in nchw16c or nchw8c; an algorithm implements the blocked layouts
+// in its own files (<algo>_nchwc_f32.cc, <algo>_nchwc_h16.cc, <algo>_nchwc_qs8.cc) and may pack
 // into any layout internally.
 //
 // Element types (ConvProblem::x_type / w_type / y_type):
@@ -240,6 +240,13 @@ class ConvAlgorithm {
   // Knobs for this problem on this ISA. The default point is in the space.
   virtual KnobSpace knob_space(const ConvProblem& p, Isa isa) const = 0;
   virtual Knobs default_knobs(const ConvProblem& p, Isa isa) const = 0;
+  // A machine profile's knobs, chosen on its shape class's calibration shape, fitted to p
+  // (the result must be in knob_space(p, isa)). Knobs from tuning records and --layers are
+  // run as given. Default: as they are.
+  virtual Knobs fit_class_knobs(const ConvProblem& p, Isa isa, Knobs knobs) const {
+    (void)p, (void)isa;
+    return knobs;
+  }
   // Validates knobs (kInvalidInput naming the knob); throws kUnsupported when
   // !supports(p).
   virtual std::unique_ptr<PreparedConv> prepare(const ConvProblem& p, const ConvWeights& weights,
@@ -280,9 +287,9 @@ std::string conv_algorithm_names();
 //
 // int8: depthwise for depthwise convs; on blocked activations winograd for 3x3 stride-1
 // convs with outputs of at least 4x4 where it runs (the AVX2 path's 8-channel blocks), direct
-// (its tiles on blocks) for everything else; on NCHW, on KxK convs with >= 16 input channels per group
-// (groups 1) direct when stride 1, spatial-pack when strided -- except on the AMX path,
-// where direct's AMX implicit GEMM takes every conv it covers; gemm for everything else.
+// (its tiles on blocks) for everything else; on NCHW, on KxK convs with >= 16 input channels per
+// group (groups 1) direct when stride 1, spatial-pack when strided -- except on the AMX path, where
+// direct's AMX implicit GEMM takes every conv it covers; gemm for everything else.
 //
 // 16-bit: the f32 rule's choice for half_choice_problem(p) where that is an f32 problem;
 // otherwise (bf16 on AVX512-BF16 and AMX paths) gemm runs the native arithmetic and takes

@@ -46,6 +46,9 @@ class ConvAlgorithmRow final : public ConvAlgorithm {
   Knobs default_knobs(const ConvProblem& p, Isa isa) const override {
     return checked(p).default_knobs(p, isa);
   }
+  Knobs fit_class_knobs(const ConvProblem& p, Isa isa, Knobs knobs) const override {
+    return checked(p).fit_class_knobs(p, isa, std::move(knobs));
+  }
   std::unique_ptr<PreparedConv> prepare(const ConvProblem& p, const ConvWeights& w,
                                         const Knobs& knobs, Isa isa) const override {
     p.validate();

@@ -174,6 +174,13 @@ const ConvAlgorithm* MachineProfile::choose(const ConvProblem& p, Isa isa_path,
   } catch (const Error&) {
     knobs = defaults;
   }
+  // Fitted to the layer (a class spans shapes); a fit outside the space is not taken.
+  Knobs fitted = a->fit_class_knobs(p, isa_path, knobs);
+  try {
+    a->knob_space(p, isa_path).validate(fitted, e->shape_class);
+    knobs = std::move(fitted);
+  } catch (const Error&) {
+  }
   return a;
 }
 
