@@ -183,30 +183,96 @@ TEST(PlanReduce, MeanOverTrailingAxesRunsOnTheFastPool) {
   }
 }
 
-// Transposes that swap two runs of axes (ConvNeXt's NCHW <-> NHWC permutes, a 2-D
-// transpose, one with axes of extent 1) run on the fast transpose, bit for bit the
-// reference's; a permutation of three runs stays on the reference kernel.
-TEST(PlanTranspose, SwapsOfTwoAxisRunsRunOnTheFastKernel) {
+// The data-movement ops run as fast box copies on every element type -- f32, bf16 and u8
+// behind Casts -- bit for bit the reference's: Transposes (ConvNeXt's NCHW <-> NHWC permutes,
+// a 2-D transpose, axes of extent 1, a ShuffleNet channel shuffle, a permutation of three
+// runs, the identity), Slices (a channel range, strided and reversed axes, an empty one) and
+// constant Pads (zero and non-zero values, every axis); a Pad that crops (negative pads) or
+// reflects stays on the reference kernel.
+TEST(PlanMovement, TransposeSliceAndPadAreFastBoxCopiesOfAnyType) {
+  auto ints = [](std::vector<int64_t> v) {
+    return Tensor::from_vector<int64_t>({static_cast<int64_t>(v.size())}, v);
+  };
+  auto transpose = [](std::vector<int64_t> perm) {
+    Node n{"op", "Transpose", {"x"}, {"y"}, {}};
+    n.attrs["perm"] = perm;
+    return n;
+  };
   struct Case {
+    std::string what;
+    Node node;
     Shape x;
-    std::vector<int64_t> perm;
+    std::map<std::string, Tensor> constants;  // 16-bit / 8-bit ones cast per type
     std::string kernel;
   };
-  const Case cases[] = {{{2, 24, 7, 9}, {0, 2, 3, 1}, "fast"},
-                        {{2, 7, 9, 24}, {0, 3, 1, 2}, "fast"},
-                        {{37, 70}, {1, 0}, "fast"},
-                        {{5, 6, 33}, {2, 0, 1}, "fast"},
-                        {{1, 40, 1, 35}, {0, 3, 2, 1}, "fast"},
-                        {{3, 4, 5, 6}, {0, 3, 2, 1}, "reference"}};
-  for (const Case& c : cases) {
-    std::string what = "perm";
-    for (int64_t a : c.perm) what += " " + std::to_string(a);
-    Node n{"t", "Transpose", {"x"}, {"y"}, {}};
-    n.attrs["perm"] = c.perm;
-    const auto [got, want] = compiled_and_reference(graph_of(n, c.x), c.kernel, what);
-    ASSERT_EQ(got.shape(), want.shape()) << what;
-    EXPECT_EQ(std::memcmp(got.raw(), want.raw(), want.nbytes()), 0) << what;
-  }
+  std::vector<Case> cases = {
+      {"nchw->nhwc", transpose({0, 2, 3, 1}), {2, 24, 7, 9}, {}, "fast"},
+      {"nhwc->nchw", transpose({0, 3, 1, 2}), {2, 7, 9, 24}, {}, "fast"},
+      {"2-D", transpose({1, 0}), {37, 70}, {}, "fast"},
+      {"3-D", transpose({2, 0, 1}), {5, 6, 33}, {}, "fast"},
+      {"extent-1 axes", transpose({0, 3, 2, 1}), {1, 40, 1, 35}, {}, "fast"},
+      {"channel shuffle", transpose({0, 2, 1, 3, 4}), {2, 2, 6, 5, 7}, {}, "fast"},
+      {"three runs", transpose({0, 3, 2, 1}), {3, 4, 5, 6}, {}, "fast"},
+      {"identity", transpose({0, 1, 2, 3}), {2, 3, 4, 5}, {}, "fast"},
+      {"channel slice",
+       {"op", "Slice", {"x", "s", "e", "a"}, {"y"}, {}},
+       {2, 12, 5, 7},
+       {{"s", ints({3})}, {"e", ints({9})}, {"a", ints({1})}},
+       "fast"},
+      {"strided and reversed slice",
+       {"op", "Slice", {"x", "s", "e", "a", "t"}, {"y"}, {}},
+       {2, 3, 9, 8},
+       {{"s", ints({1, 6})}, {"e", ints({100, -100})}, {"a", ints({2, -1})}, {"t", ints({3, -2})}},
+       "fast"},
+      {"empty slice",
+       {"op", "Slice", {"x", "s", "e"}, {"y"}, {}},
+       {4, 5},
+       {{"s", ints({2})}, {"e", ints({2})}},
+       "fast"},
+      {"zero pad",
+       {"op", "Pad", {"x", "p"}, {"y"}, {}},
+       {2, 3, 5, 7},
+       {{"p", ints({0, 0, 1, 2, 0, 0, 2, 1})}},
+       "fast"},
+      {"valued pad on every axis",
+       {"op", "Pad", {"x", "p", "v"}, {"y"}, {}},
+       {2, 3, 5, 7},
+       {{"p", ints({1, 2, 0, 3, 0, 1, 1, 0})}, {"v", Tensor::scalar_f32(1.5f)}},
+       "fast"},
+      {"cropping pad",
+       {"op", "Pad", {"x", "p"}, {"y"}, {}},
+       {2, 3, 5, 7},
+       {{"p", ints({0, 0, -1, 2, 0, 0, 2, -1})}},
+       "reference"},
+  };
+  Node reflect{"op", "Pad", {"x", "p"}, {"y"}, {}};
+  reflect.attrs["mode"] = std::string("reflect");
+  cases.push_back(
+      {"reflect pad", reflect, {1, 2, 5, 7}, {{"p", ints({0, 0, 1, 2, 0, 0, 2, 1})}}, "reference"});
+  for (const DType t : {DType::kF32, DType::kBF16, DType::kU8})
+    for (const Case& c : cases) {
+      const std::string what = c.what + " " + dtype_name(t);
+      Graph g;
+      g.inputs.push_back({"xf", DType::kF32, c.x});
+      Node in{"in", "Cast", {"xf"}, {"x"}, {}};
+      in.attrs["to"] = static_cast<int64_t>(dtype_to_onnx(t));
+      Node out{"out", "Cast", {"y"}, {"yf"}, {}};
+      out.attrs["to"] = static_cast<int64_t>(dtype_to_onnx(DType::kF32));
+      g.nodes = {in, c.node, out};
+      for (const auto& [name, v] : c.constants)
+        g.initializers.emplace(name, v.dtype() == DType::kF32 ? v.cast(t) : v);
+      g.outputs = {"yf"};
+      g.infer();
+      PlanOptions o;
+      o.threads = 2;
+      Plan plan(g, o);
+      for (const StepInfo& s : plan.steps())
+        if (s.node == "op") EXPECT_EQ(s.kernel, c.kernel) << what;
+      const std::vector<Tensor> x = seeded_inputs(g);
+      const Tensor got = plan.run(x)[0], want = ReferenceExecutor(g).run(x)[0];
+      ASSERT_EQ(got.shape(), want.shape()) << what;
+      EXPECT_EQ(std::memcmp(got.raw(), want.raw(), want.nbytes()), 0) << what;
+    }
 }
 
 TEST(PlanPasses, ResNet18CifarFusesEveryBatchNormResidualAndRelu) {
@@ -229,12 +295,71 @@ TEST(PlanPasses, OptLevelsSwitchPassesOff) {
   }
 }
 
-TEST(PlanPasses, EfficientNetSiluAndHardSwishFuse) {
+TEST(PlanPasses, EfficientNetSiluFuses) {
   Graph g = build_zoo_model("efficientnetb0", {.image_size = 64});
   optimize_graph(g, 3);
   int silu = 0;
   for (const Node& n : g.nodes) silu += n.attr_string("activation", "") == "silu";
   EXPECT_GT(silu, 30);
+}
+
+// HardSwish as exporters write it below opset 14 (MobileNetV3): y = conv(x), z = y *
+// HardSigmoid(y) with alpha 1/6 and beta 1/2, the Mul's operands in either order, fuses into
+// the conv as "hardswish" and matches the reference; a HardSigmoid with other constants, or
+// one whose output is read elsewhere too, stays.
+TEST(PlanPasses, HardSigmoidTimesItsInputFusesAsHardSwish) {
+  struct Case {
+    float alpha;
+    bool gate_first, gate_read_twice;
+    bool fuses;
+  };
+  const Case cases[] = {{1.f / 6.f, false, false, true},
+                        {1.f / 6.f, true, false, true},
+                        {0.2f, false, false, false},
+                        {1.f / 6.f, false, true, false}};
+  std::mt19937 rng(7);
+  std::normal_distribution<float> dist(0.f, 0.5f);
+  for (const Case& c : cases) {
+    const std::string what = "alpha " + std::to_string(c.alpha) +
+                             (c.gate_first ? ", gate first" : "") +
+                             (c.gate_read_twice ? ", gate read twice" : "");
+    Graph g;
+    g.inputs.push_back({"x", DType::kF32, {1, 8, 10, 10}});
+    std::vector<float> w(16 * 8 * 9), b(16);
+    for (float& v : w) v = dist(rng);
+    for (float& v : b) v = dist(rng);
+    g.initializers.emplace("w", Tensor::from_vector<float>({16, 8, 3, 3}, w));
+    g.initializers.emplace("b", Tensor::from_vector<float>({16}, b));
+    Node conv{"conv", "Conv", {"x", "w", "b"}, {"y"}, {}};
+    conv.attrs["pads"] = std::vector<int64_t>{1, 1, 1, 1};
+    Node gate{"gate", "HardSigmoid", {"y"}, {"s"}, {}};
+    gate.attrs["alpha"] = c.alpha;
+    gate.attrs["beta"] = 0.5f;
+    g.nodes = {conv, gate};
+    g.nodes.push_back(
+        {"mul",
+         "Mul",
+         c.gate_first ? std::vector<std::string>{"s", "y"} : std::vector<std::string>{"y", "s"},
+         {"z"},
+         {}});
+    g.outputs = {"z"};
+    if (c.gate_read_twice) {
+      g.nodes.push_back({"relu", "Relu", {"s"}, {"r"}, {}});
+      g.outputs.push_back("r");
+    }
+    g.infer();
+    Graph opt = g;
+    optimize_graph(opt, 3);
+    int hardswish = 0;
+    for (const Node& n : opt.nodes) hardswish += n.attr_string("activation", "") == "hardswish";
+    EXPECT_EQ(hardswish, c.fuses ? 1 : 0) << what;
+    EXPECT_EQ(opt.nodes.size(), c.fuses ? 1u : g.nodes.size()) << what;
+    PlanOptions o;
+    o.threads = 2;
+    Plan plan(g, o);
+    const auto in = seeded_inputs(g);
+    expect_close(g, plan.run(in), ReferenceExecutor(g).run(in), what);
+  }
 }
 
 TEST(MemoryPlan, LiveBuffersNeverOverlapAndReuseSavesMemory) {

@@ -286,7 +286,21 @@ ConvProblem half_choice_problem(const ConvProblem& p, Isa isa) {
       ukernel::h16_gemm_ukernels_for(p.w_type, isa).empty() || (p.w_type == DType::kF16 && blocks);
   if (!widened) return p;
   ConvProblem q = p.as_f32();
-  if (blocks) q.set_layouts(Layout::kNchw16c, Layout::kNchw16c);
+  if (!blocks) return q;
+  // The layouts the widened twin runs (as WidenedHConvAlgorithm picks them): a stem's input
+  // stays NCHW, and a conv no blocked algorithm supports (an 11x11 or 4x4 stride-4 stem) runs
+  // NCHW.
+  auto supported = [](const ConvProblem& b) {
+    for (const ConvAlgorithm* a : conv_algorithms())
+      if (a->supports(b)) return true;
+    return false;
+  };
+  for (const Layout x : {Layout::kNchw, Layout::kNchw16c}) {
+    if (x == Layout::kNchw && p.c >= 16) continue;
+    ConvProblem b = q;
+    b.set_layouts(x, Layout::kNchw16c);
+    if (supported(b)) return b;
+  }
   return q;
 }
 

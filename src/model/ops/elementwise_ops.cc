@@ -73,12 +73,13 @@ void infer_broadcast_f32(InferContext& ctx) {
   ctx.set_output(0, ctx.dtype(0), broadcast_inputs(ctx));
 }
 
-// Pow: base and exponent are f32, s32 or s64, independently; the output has the base's type.
+// Pow: base and exponent are f32, f16, bf16, s32 or s64, independently; the output has the
+// base's type.
 void infer_pow(InferContext& ctx) {
   for (int i = 0; i < 2; ++i) {
     const DType t = ctx.dtype(i);
-    if (t != DType::kF32 && t != DType::kS32 && t != DType::kS64)
-      unsupported_dtype(ctx, i, "f32, s32 and s64");
+    if (!is_float(t) && t != DType::kS32 && t != DType::kS64)
+      unsupported_dtype(ctx, i, "f32, f16, bf16, s32 and s64");
   }
   ctx.set_output(0, ctx.dtype(0), broadcast_inputs(ctx));
 }

@@ -1,7 +1,18 @@
 #include "dlas/system/passes.h"
 #include "system/passes/pass_util.h"
 
+#include <cmath>
+
 namespace dlas {
+namespace {
+
+// HardSigmoid(x) with HardSwish's constants: x * HardSigmoid(x) is then HardSwish(x).
+bool is_hardswish_gate(const Node& n) {
+  return n.op == "HardSigmoid" && std::fabs(n.attr_float("alpha", 0.2f) - 1.f / 6.f) < 1e-7f &&
+         n.attr_float("beta", 0.5f) == 0.5f;
+}
+
+}  // namespace
 
 int fuse_activation(Graph& graph) {
   auto uses = passes::use_counts(graph);
@@ -22,14 +33,16 @@ int fuse_activation(Graph& graph) {
     size_t extra_dead = graph.nodes.size();
     if (uses[y] == 1) {
       if (!passes::activation_of(graph, act, name, params)) continue;
-    } else if (uses[y] == 2 && act.op == "Sigmoid" && uses[act.outputs[0]] == 1) {
-      // SiLU as exported: s = Sigmoid(y); z = Mul(y, s) (either operand order).
+    } else if (uses[y] == 2 && uses[act.outputs[0]] == 1 &&
+               (act.op == "Sigmoid" || is_hardswish_gate(act))) {
+      // SiLU as exported: s = Sigmoid(y); z = Mul(y, s) (either operand order). HardSwish as
+      // exported below opset 14: s = HardSigmoid(y, alpha 1/6, beta 1/2); z = Mul(y, s).
       for (size_t mi = 0; mi < graph.nodes.size(); ++mi) {
         const Node& mul = graph.nodes[mi];
         if (mul.op != "Mul" || mul.inputs.size() != 2 || dead[mi]) continue;
         if ((mul.inputs[0] == y && mul.inputs[1] == act.outputs[0]) ||
             (mul.inputs[1] == y && mul.inputs[0] == act.outputs[0])) {
-          name = "silu";
+          name = act.op == "Sigmoid" ? "silu" : "hardswish";
           new_output = mul.outputs[0];
           extra_dead = mi;
           break;

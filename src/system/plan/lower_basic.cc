@@ -1,6 +1,7 @@
 // Fast steps for the simple ops around convolutions: standalone BatchNorm and ChannelAffine
 // (per-channel affines), activations, Add/Sub/Mul/Div with CNN broadcasts, and the
 // view ops (copies).
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -48,6 +49,32 @@ class EltwiseStep : public Step {
   Isa isa_;
   size_t n_;
   const float *x_ = nullptr, *r_ = nullptr;
+  float* y_ = nullptr;
+};
+
+// y = sqrt(x) (a decomposed LayerNorm's standard deviation), elementwise in parallel chunks.
+class SqrtStep : public Step {
+ public:
+  SqrtStep(const Graph& g, const Node& n, Layout layout)
+      : x_name_(n.inputs[0]),
+        y_name_(n.outputs[0]),
+        n_(value_bytes(g, n.outputs[0], layout) / sizeof(float)) {}
+  void bind(const Binder& b) override {
+    x_ = static_cast<const float*>(b.value(x_name_));
+    y_ = static_cast<float*>(b.value(y_name_));
+  }
+  void run(ThreadPool& pool) override {
+    pool.parallel_for((n_ + kChunk - 1) / kChunk, [&](size_t t) {
+      const size_t lo = t * kChunk, hi = std::min(n_, lo + kChunk);
+      for (size_t i = lo; i < hi; ++i) y_[i] = std::sqrt(x_[i]);
+    });
+  }
+  std::string kernel() const override { return "fast"; }
+
+ private:
+  std::string x_name_, y_name_;
+  size_t n_;
+  const float* x_ = nullptr;
   float* y_ = nullptr;
 };
 
@@ -303,31 +330,6 @@ class CopyStep : public Step {
   void* y_ = nullptr;
 };
 
-// A Transpose that swaps two runs of axes: a batch of 2-D transposes.
-class TransposeStep : public Step {
- public:
-  TransposeStep(const Node& n, size_t elem, int64_t batch, int64_t rows, int64_t cols)
-      : x_name_(n.inputs[0]),
-        y_name_(n.outputs[0]),
-        elem_(elem),
-        batch_(batch),
-        rows_(rows),
-        cols_(cols) {}
-  void bind(const Binder& b) override {
-    x_ = b.value(x_name_);
-    y_ = b.value(y_name_);
-  }
-  void run(ThreadPool& pool) override { transpose_2d(x_, y_, elem_, batch_, rows_, cols_, pool); }
-  std::string kernel() const override { return "fast"; }
-
- private:
-  std::string x_name_, y_name_;
-  size_t elem_;
-  int64_t batch_, rows_, cols_;
-  const void* x_ = nullptr;
-  void* y_ = nullptr;
-};
-
 }  // namespace
 
 // BatchNormalization with constant statistics, and ChannelAffine(x0, ..., scale, shift).
@@ -377,6 +379,7 @@ std::unique_ptr<Step> lower_activation(const LowerContext& ctx) {
   const Node& n = ctx.node;
   const Graph& g = ctx.graph;
   if (n.inputs.empty() || n.outputs.size() != 1 || !is_f32(g, n.inputs[0])) return nullptr;
+  if (n.op == "Sqrt") return std::make_unique<SqrtStep>(g, n, ctx.y_layout);
   Epilogue e;
   if (n.op == "Relu") {
     e.act = Activation::kRelu;
@@ -466,56 +469,6 @@ std::unique_ptr<Step> lower_concat(const LowerContext& ctx) {
     bytes.push_back(value_bytes(g, in, ctx.y_layout) / static_cast<size_t>(y.shape[0]));
   }
   return std::make_unique<ConcatStep>(n, std::move(bytes), y.shape[0]);
-}
-
-// Transpose of 2- or 4-byte elements whose permutation, once axes of extent 1 are dropped and
-// axes that stay neighbours are merged, swaps two runs of axes behind an optional leading
-// run that stays in place (NCHW <-> NHWC: [N][C][HW] <-> [N][HW][C]). Others stay on the
-// reference kernel.
-std::unique_ptr<Step> lower_transpose(const LowerContext& ctx) {
-  const Node& n = ctx.node;
-  const Graph& g = ctx.graph;
-  if (n.op != "Transpose" || n.inputs.size() != 1 || n.outputs.size() != 1 ||
-      is_blocked(ctx.y_layout))
-    return nullptr;
-  const ValueInfo& x = g.value(n.inputs[0]);
-  const size_t elem = dtype_size(x.dtype);
-  if ((elem != 2 && elem != 4) || g.value(n.outputs[0]).dtype != x.dtype) return nullptr;
-  const int64_t r = static_cast<int64_t>(x.shape.size());
-  std::vector<int64_t> perm = n.attr_ints("perm", {});
-  if (perm.empty())
-    for (int64_t i = r - 1; i >= 0; --i) perm.push_back(i);
-  if (static_cast<int64_t>(perm.size()) != r) return nullptr;
-  // The permutation over the axes of extent > 1, renumbered.
-  std::vector<int64_t> kept, ext;
-  std::vector<int64_t> index(static_cast<size_t>(r), -1);
-  for (int64_t a = 0; a < r; ++a)
-    if (x.shape[static_cast<size_t>(a)] > 1) {
-      index[static_cast<size_t>(a)] = static_cast<int64_t>(ext.size());
-      ext.push_back(x.shape[static_cast<size_t>(a)]);
-    }
-  for (int64_t p : perm) {
-    if (p < 0 || p >= r) return nullptr;
-    if (index[static_cast<size_t>(p)] >= 0) kept.push_back(index[static_cast<size_t>(p)]);
-  }
-  // Runs of input axes that stay neighbours in the output, in output order.
-  std::vector<std::pair<int64_t, int64_t>> runs;  // (first input axis, extent product)
-  for (size_t k = 0; k < kept.size(); ++k) {
-    const int64_t e = ext[static_cast<size_t>(kept[k])];
-    if (k > 0 && kept[k] == kept[k - 1] + 1)
-      runs.back().second *= e;
-    else
-      runs.push_back({kept[k], e});
-  }
-  int64_t batch = 1, rows = 0, cols = 0;
-  if (runs.size() == 2 && runs[0].first > runs[1].first) {
-    rows = runs[1].second, cols = runs[0].second;
-  } else if (runs.size() == 3 && runs[0].first == 0 && runs[1].first > runs[2].first) {
-    batch = runs[0].second, rows = runs[2].second, cols = runs[1].second;
-  } else {
-    return nullptr;  // a copy (the planner's views cover it) or a permutation of 3+ runs
-  }
-  return std::make_unique<TransposeStep>(n, elem, batch, rows, cols);
 }
 
 std::unique_ptr<Step> lower_copy(const LowerContext& ctx) {

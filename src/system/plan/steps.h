@@ -169,7 +169,10 @@ std::unique_ptr<Step> lower_pool(const LowerContext& ctx);
 bool pool_lowers_f32(const Graph& g, const Node& n);
 std::unique_ptr<Step> lower_concat(const LowerContext& ctx);  // channel Concat, any layout
 std::unique_ptr<Step> lower_copy(const LowerContext& ctx);
+// Data movement on NCHW values of any type (lower_movement.cc): box copies.
 std::unique_ptr<Step> lower_transpose(const LowerContext& ctx);
+std::unique_ptr<Step> lower_slice(const LowerContext& ctx);
+std::unique_ptr<Step> lower_pad(const LowerContext& ctx);
 // 16-bit floats (lower_h16.cc): Cast to and from f32; any other op on a 16-bit tensor run on
 // its f32 step over widened copies ("<kernel>[widened]").
 // The BinaryOp of an ONNX op name (Add, Sub, Mul, Div), or nullptr.
