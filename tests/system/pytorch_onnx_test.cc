@@ -1,7 +1,8 @@
 // External truth: ONNX files exported by PyTorch itself (torch.onnx.export of torchvision
 // CNNs with random weights and randomised BatchNorm statistics) must load with
 // dlas::load_model and run on the reference runtime with outputs matching PyTorch's eager
-// outputs. scripts/export_torchvision.py writes the models, inputs and outputs under the
+// outputs, and compile in every compression with no step on a reference kernel.
+// scripts/export_torchvision.py writes the models, inputs and outputs under the
 // build folder (cached; re-exported only when the script or the torch version changes).
 // Skips when Debian's python3-torch / python3-torchvision are not installed.
 #include <gtest/gtest.h>
@@ -18,8 +19,11 @@
 #include <vector>
 
 #include "dlas/core/npy.h"
+#include "dlas/optimize/compress_spec.h"
+#include "dlas/system/compress.h"
 #include "dlas/system/executor.h"
 #include "dlas/system/loader.h"
+#include "dlas/system/plan.h"
 
 namespace dlas {
 namespace {
@@ -149,6 +153,38 @@ TEST_P(PytorchOnnx, MatchesPytorch) {
   EXPECT_GT(scale, 0.0);
   EXPECT_LE(err, 1e-4 * scale) << name << " vs PyTorch float64";
   EXPECT_LE(vs_torch, 2e-4 * scale) << name << " vs PyTorch fp32";
+}
+
+// Every export compiles dense and in every compression the engine offers (int8, fp16, bf16)
+// with no step on a reference kernel: the unseen models' ops (channel shuffles and splits,
+// explicit pads, decomposed LayerNorms and GELUs, HardSwish, large-stride stems) have fast
+// paths in every type, as the zoo's do (plan_compressed_test).
+TEST_P(PytorchOnnx, EveryCompressionCompilesWithoutReferenceSteps) {
+  if (!skip_reason_.empty()) GTEST_SKIP() << skip_reason_;
+  const std::string& name = GetParam();
+  const fs::path base = artifacts_dir() / name;
+  std::ifstream stamp_file(base.string() + ".json");
+  ASSERT_TRUE(stamp_file) << "export script wrote no record for " << name;
+  if (nlohmann::json::parse(stamp_file).value("status", "") != "ok")
+    GTEST_SKIP() << "PyTorch could not export " << name;
+  // VGG's ops are the zoo's vgg16-cifar's; its 500 MB of classifier weights would cost the
+  // suite 15 s.
+  if (name == "vgg11") GTEST_SKIP() << "vgg11's ops are covered by the zoo's VGG";
+  for (const char* spec : {"dense", "int8", "fp16", "bf16"}) {
+    Graph g = load_model(base.string() + ".onnx");
+    if (std::string(spec) != "dense") {
+      QuantSpec qs = parse_quant_spec(spec);
+      qs.calib_samples = 1;
+      quantize(g, qs);
+    }
+    PlanOptions o;
+    o.threads = 2;
+    const Plan plan(g, o);
+    std::string reference;
+    for (const StepInfo& st : plan.steps())
+      if (st.kernel == "reference") reference += " " + st.node + " (" + st.op + ")";
+    EXPECT_EQ(reference, "") << name << " " << spec;
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Torchvision, PytorchOnnx, ::testing::ValuesIn(architectures()),
