@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <random>
 
 #include "dlas/algo/qconv.h"
 #include "dlas/model/zoo.h"
@@ -190,6 +191,67 @@ TEST(HalfBinary, NativeStepsMatchTheReferenceBitForBit) {
       }
       EXPECT_EQ(bad, 0) << dtype_name(t) << " " << hw << "x" << hw;
     }
+}
+
+// A squeeze-and-excitation block on 16-bit channel blocks: the global average of a blocked
+// 16-bit activation and every binary op of it with its [N,C,1,1] gate, in both operand
+// orders, run on the blocks (no reorder around them), on channels that are not whole blocks
+// and planes longer and shorter than the binary step's chunk, within the 16-bit plan
+// tolerance of the reference runtime on the same graph.
+TEST(HalfBinary, SqueezeAndExcitationRunsOnSixteenBitBlocks) {
+  if (native_blocked_layout(active_isa()) != Layout::kNchw16c)
+    GTEST_SKIP() << "no 16-bit blocks on this ISA path";
+  std::mt19937 rng(11);
+  // Small weights keep the conv's outputs within a few units, so the Sigmoid's values (the
+  // divisors of Div) stay well away from zero.
+  std::normal_distribution<float> dist(0.f, 0.05f);
+  for (const char* spec : {"bf16", "fp16"})
+    for (int64_t hw : {9, 60})
+      for (const char* op : {"Add", "Sub", "Mul", "Div"})
+        for (bool gate_first : {false, true}) {
+          const std::string what = std::string(spec) + " " + op + " " + std::to_string(hw) + "x" +
+                                   std::to_string(hw) + (gate_first ? " gate first" : "");
+          Graph g;
+          g.inputs.push_back({"x", DType::kF32, {2, 20, hw, hw}});
+          std::vector<float> w(40 * 20 * 9), b(40);
+          for (float& v : w) v = dist(rng);
+          for (float& v : b) v = dist(rng);
+          g.initializers.emplace("w", Tensor::from_vector<float>({40, 20, 3, 3}, w));
+          g.initializers.emplace("b", Tensor::from_vector<float>({40}, b));
+          Node conv{"conv", "Conv", {"x", "w", "b"}, {"c"}, {}};
+          conv.attrs["pads"] = std::vector<int64_t>{1, 1, 1, 1};
+          g.nodes = {
+              conv,
+              {"act", "Sigmoid", {"c"}, {"a"}, {}},
+              {"pool", "GlobalAveragePool", {"a"}, {"p"}, {}},
+              {"gate", "Sigmoid", {"p"}, {"s"}, {}},
+              {"scale",
+               op,
+               gate_first ? std::vector<std::string>{"s", "a"} : std::vector<std::string>{"a", "s"},
+               {"y"},
+               {}}};
+          g.outputs = {"y"};
+          g.infer();
+          QuantSpec qs = parse_quant_spec(spec);
+          quantize(g, qs);
+          PlanOptions o;
+          o.threads = 2;
+          o.layout = LayoutMode::kNchwc;
+          Plan plan(g, o);
+          int reorders = 0;
+          for (const StepInfo& st : plan.steps()) {
+            reorders += st.op == "Reorder";
+            if (st.node == "pool" || st.node == "scale") {
+              EXPECT_EQ(st.layout, Layout::kNchw16c) << what << " " << st.node;
+              EXPECT_EQ(st.kernel, "fast") << what << " " << st.node;
+            }
+          }
+          EXPECT_EQ(reorders, 2) << what;  // the input into blocks, the output back
+          if (qs.type == QuantType::kF16)
+            expect_half_plan_matches(g, plan, 1.0 / 1024, std::ldexp(1.0, -24), what);
+          else
+            expect_half_plan_matches(g, plan, 1.0 / 128, std::ldexp(1.0, -133), what);
+        }
 }
 
 }  // namespace

@@ -50,10 +50,13 @@ void narrow_h16(DType type, Isa isa, size_t n, const float* x, uint16_t* y, Thre
 // both operands full (per_channel false), or one full and the other one value per plane
 // (per_channel: an [N,C,1,1] scale of an [N,C,H,W] tensor; scale_first: it is a). Streamed
 // through per-thread f32 chunks: widened, the f32 op, narrowed once -- the f32 op's value
-// rounded once to the type. Parallel over the pool. y may alias the full operand.
+// rounded once to the type. Parallel over the pool. y may alias the full operand. lanes > 1
+// (per_channel only): blocked planes (a channel block's pixels of `lanes` channels each, hw a
+// multiple of lanes) scaled by a vector of `lanes` values per plane, element j of plane p by
+// scale[p * lanes + j % lanes] (the scale blocked too).
 void binary_h16(DType type, Isa isa, BinaryOp op, bool per_channel, bool scale_first,
                 int64_t planes, int64_t hw, const uint16_t* a, const uint16_t* b, uint16_t* y,
-                ThreadPool& pool);
+                ThreadPool& pool, int64_t lanes = 1);
 
 // Per-tensor 8-bit quantization (type kU8 or kS8) of rows, split over the pool, bit-exact
 // with ONNX QuantizeLinear / DequantizeLinear as the reference kernels compute them:

@@ -64,6 +64,10 @@ void average_pool_h16(DType type, Isa isa, const PoolProblem& p, bool count_incl
                       const uint16_t* x, uint16_t* y, ThreadPool& pool);
 void global_average_pool_h16(DType type, Isa isa, int64_t planes, int64_t hw, const uint16_t* x,
                              uint16_t* y, ThreadPool& pool);
+// The global average on 16-bit blocks (blocked layout l, as the f32 blocked pools above):
+// the blocked f32 pool on each block plane widened, each mean rounded once to the type.
+void global_average_pool_h16(DType type, Isa isa, Layout l, int64_t n, int64_t c, int64_t hw,
+                             const uint16_t* x, uint16_t* y, ThreadPool& pool);
 
 // MaxPool on 8-bit (u8 / s8) NCHW values, for int8 graphs (the max of quantized values is
 // the quantized max: scale > 0). Every window must hold a tap inside the input (pads smaller

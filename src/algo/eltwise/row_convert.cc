@@ -2,6 +2,7 @@
 // (h16-vcvt) and 16-bit binary ops streamed through them (f32-vbinary in between), and
 // per-tensor 8-bit quantization (qs8-vcvt).
 #include <algorithm>
+#include <cstring>
 
 #include "algo/microkernels/f32-vbinary/f32_vbinary.h"
 #include "algo/microkernels/h16-vcvt/h16_vcvt.h"
@@ -43,7 +44,7 @@ void narrow_h16(DType type, Isa isa, size_t n, const float* x, uint16_t* y, Thre
 
 void binary_h16(DType type, Isa isa, BinaryOp op, bool per_channel, bool scale_first,
                 int64_t planes, int64_t hw, const uint16_t* a, const uint16_t* b, uint16_t* y,
-                ThreadPool& pool) {
+                ThreadPool& pool, int64_t lanes) {
   constexpr int64_t kChunk = 2048;  // f32 elements per operand chunk, on the stack
   const ukernel::H16Vcvt& cvt = ukernel::h16_vcvt_for(type, isa);
   const ukernel::F32VBinaryKernels& k = ukernel::f32_vbinary_for(isa);
@@ -52,13 +53,29 @@ void binary_h16(DType type, Isa isa, BinaryOp op, bool per_channel, bool scale_f
   const int64_t threads = std::min<int64_t>(pool.threads(), std::max<int64_t>(1, tasks));
   pool.parallel_for(static_cast<size_t>(threads), [&](size_t t) {
     alignas(64) float fa[kChunk], fb[kChunk];
+    int64_t tiled = -1;  // lanes > 1: the plane whose scale vector fb holds, repeated
     const int64_t t0 = tasks * static_cast<int64_t>(t) / threads;
     const int64_t t1 = tasks * (static_cast<int64_t>(t) + 1) / threads;
     for (int64_t task = t0; task < t1; ++task) {
       const int64_t q = task / chunks, i0 = task % chunks * kChunk;
       const size_t n = static_cast<size_t>(std::min(kChunk, hw - i0));
       const int64_t off = q * hw + i0;
-      if (!per_channel) {
+      if (per_channel && lanes > 1) {
+        // A blocked plane's pixels against its scale vector (kChunk is whole pixels).
+        const uint16_t* scale = scale_first ? a : b;
+        if (tiled != q) {
+          cvt.widen(static_cast<size_t>(lanes), scale + q * lanes, fb);
+          const int64_t fill = std::min(kChunk, hw);
+          for (int64_t i = lanes; i < fill; i += lanes)
+            std::memcpy(fb + i, fb, static_cast<size_t>(lanes) * sizeof(float));
+          tiled = q;
+        }
+        cvt.widen(n, (scale_first ? b : a) + off, fa);
+        if (scale_first)
+          k.vv[o](n, fb, fa, fa);
+        else
+          k.vv[o](n, fa, fb, fa);
+      } else if (!per_channel) {
         cvt.widen(n, a + off, fa);
         cvt.widen(n, b + off, fb);
         k.vv[o](n, fa, fb, fa);

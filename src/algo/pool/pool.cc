@@ -177,4 +177,29 @@ void global_average_pool_h16(DType type, Isa isa, int64_t planes, int64_t hw, co
   });
 }
 
+void global_average_pool_h16(DType type, Isa isa, Layout l, int64_t n, int64_t c, int64_t hw,
+                             const uint16_t* x, uint16_t* y, ThreadPool& pool) {
+  DLAS_CHECK(n > 0 && c > 0 && hw > 0, ErrorKind::kInvalidInput,
+             "global_average_pool: sizes must be positive");
+  const ukernel::F32PoolNchwcUkernels* k =
+      is_blocked(l) ? ukernel::f32_poolnchwc_for(isa, static_cast<int>(layout_block(l))) : nullptr;
+  DLAS_CHECK(k != nullptr, ErrorKind::kUnsupported, "16-bit global average pooling on ",
+             layout_name(l), " needs vectors of its block, which the ", isa_name(isa),
+             " path lacks");
+  const auto& cvt = ukernel::h16_vcvt_for(type, isa);
+  const int64_t b = k->lanes, planes = n * ((c + b - 1) / b), in = hw * b;
+  // Block planes in batches of about 16 KB widened, as the NCHW twin above.
+  const int64_t batch = std::max<int64_t>(1, 4096 / in);
+  for_planes(pool, planes, [&](int64_t first, int64_t end) {
+    float* xf = h16_scratch(0, static_cast<size_t>(std::min(batch, end - first) * in));
+    float* yf = h16_scratch(1, static_cast<size_t>(std::min(batch, end - first) * b));
+    for (int64_t q = first; q < end; q += batch) {
+      const int64_t m = std::min(batch, end - q);
+      cvt.widen(static_cast<size_t>(m * in), x + q * in, xf);
+      k->gavg_planes(m, hw, xf, yf);
+      cvt.narrow(static_cast<size_t>(m * b), yf, y + q * b);
+    }
+  });
+}
+
 }  // namespace dlas

@@ -185,8 +185,8 @@ bool blockable_type(DType t, Layout L) {
   return t == DType::kF32 || ((t == DType::kF16 || t == DType::kBF16) && L == Layout::kNchw16c);
 }
 
-// Two non-constant f32 4-D activations of one shape, or one of them [N,C,1,1] against
-// [N,C,H,W] (a squeeze-and-excitation scale); 16-bit ones of one shape.
+// Two non-constant 4-D activations of one type L can hold and one shape, or one of them
+// [N,C,1,1] against [N,C,H,W] (a squeeze-and-excitation scale).
 bool is_binary_neutral(const Graph& g, const Node& n, Layout L) {
   if (n.op != "Add" && n.op != "Sub" && n.op != "Mul" && n.op != "Div") return false;
   if (n.inputs.size() != 2 || n.outputs.size() != 1) return false;
@@ -197,7 +197,6 @@ bool is_binary_neutral(const Graph& g, const Node& n, Layout L) {
   const Shape& a = g.value(n.inputs[0]).shape;
   const Shape& b = g.value(n.inputs[1]).shape;
   if (a == b) return true;
-  if (g.value(n.inputs[0]).dtype != DType::kF32) return false;
   auto per_channel_of = [](const Shape& s, const Shape& full) {
     return s[0] == full[0] && s[1] == full[1] && s[2] == 1 && s[3] == 1;
   };
@@ -301,7 +300,7 @@ LayoutPlan plan_layouts(Graph& g, const PlanOptions& o, Isa isa) {
         run = L;
         placed[0] = true;
         if (n.op == "QChannelScale") n.inputs[1] = need(i, n.inputs[1], L), placed[1] = true;
-      } else if (x_now == L && pool_lowers_f32(g, n)) {
+      } else if (x_now == L && pool_lowers_blocked(g, n, L)) {
         run = L;
         placed[0] = true;
       } else if (is_batchnorm_neutral(g, n) && x_now == L) {

@@ -128,7 +128,7 @@ class H16BinaryStep : public Step {
   // planes: N*C (per-channel) or 1 (same shape); hw: elements per plane; scale_first: the
   // per-channel operand is the first.
   H16BinaryStep(const Node& n, BinaryOp op, DType type, bool per_channel, bool scale_first,
-                int64_t planes, int64_t hw, Isa isa)
+                int64_t planes, int64_t hw, Isa isa, int64_t lanes = 1)
       : a_name_(n.inputs[0]),
         b_name_(n.inputs[1]),
         y_name_(n.outputs[0]),
@@ -138,6 +138,7 @@ class H16BinaryStep : public Step {
         scale_first_(scale_first),
         planes_(planes),
         hw_(hw),
+        lanes_(lanes),
         isa_(isa) {}
   void bind(const Binder& b) override {
     a_ = static_cast<const uint16_t*>(b.value(a_name_));
@@ -145,7 +146,8 @@ class H16BinaryStep : public Step {
     y_ = static_cast<uint16_t*>(b.value(y_name_));
   }
   void run(ThreadPool& pool) override {
-    binary_h16(type_, isa_, op_, per_channel_, scale_first_, planes_, hw_, a_, b_, y_, pool);
+    binary_h16(type_, isa_, op_, per_channel_, scale_first_, planes_, hw_, a_, b_, y_, pool,
+               lanes_);
   }
   std::string kernel() const override { return "fast"; }
 
@@ -154,7 +156,7 @@ class H16BinaryStep : public Step {
   BinaryOp op_;
   DType type_;
   bool per_channel_, scale_first_;
-  int64_t planes_, hw_;
+  int64_t planes_, hw_, lanes_;  // lanes > 1: blocked planes, one scale vector each
   Isa isa_;
   const uint16_t* a_ = nullptr;
   const uint16_t* b_ = nullptr;
@@ -260,13 +262,25 @@ std::unique_ptr<Step> lower_h16_binary(const LowerContext& ctx) {
   const ValueInfo& y = g.value(n.outputs[0]);
   if (!is_half(a.dtype) || b.dtype != a.dtype || y.dtype != a.dtype) return nullptr;
   if (is_blocked(ctx.x_layout) || is_blocked(ctx.y_layout)) {
-    // Same-shape operands on one block layout: elementwise over the stored elements.
-    if (ctx.x_layout != ctx.y_layout || a.shape != b.shape || a.shape.size() < 2) return nullptr;
-    int64_t hw = 1;
-    for (size_t i = 2; i < a.shape.size(); ++i) hw *= a.shape[i];
-    return std::make_unique<H16BinaryStep>(n, *op, a.dtype, false, false, 1,
-                                           layout_numel(a.shape[0], a.shape[1], hw, ctx.y_layout),
-                                           ctx.isa);
+    // Same-shape operands on one block layout: elementwise over the stored elements; an
+    // [N,C,1,1] scale of an [N,C,H,W] operand: per lane of each block plane.
+    if (ctx.x_layout != ctx.y_layout || a.shape.size() < 2) return nullptr;
+    if (a.shape == b.shape) {
+      int64_t hw = 1;
+      for (size_t i = 2; i < a.shape.size(); ++i) hw *= a.shape[i];
+      return std::make_unique<H16BinaryStep>(n, *op, a.dtype, false, false, 1,
+                                             layout_numel(a.shape[0], a.shape[1], hw, ctx.y_layout),
+                                             ctx.isa);
+    }
+    if (a.shape.size() != 4 || b.shape.size() != 4) return nullptr;
+    const bool a_full = a.shape[2] * a.shape[3] > b.shape[2] * b.shape[3];
+    const Shape& full = a_full ? a.shape : b.shape;
+    const Shape& scale = a_full ? b.shape : a.shape;
+    if (scale != Shape{full[0], full[1], 1, 1} || y.shape != full) return nullptr;
+    const int64_t lanes = layout_block(ctx.y_layout);
+    return std::make_unique<H16BinaryStep>(
+        n, *op, a.dtype, true, !a_full, full[0] * (blocked_channels(full[1], ctx.y_layout) / lanes),
+        full[2] * full[3] * lanes, ctx.isa, lanes);
   }
   if (a.shape == b.shape)
     return std::make_unique<H16BinaryStep>(n, *op, a.dtype, false, false, 1, shape_numel(a.shape),

@@ -1,7 +1,8 @@
 // MaxPool / AveragePool (2-D, f32, explicit pads), GlobalAveragePool and ReduceMean over
 // trailing axes -> fast pooling, also on fp16 / bf16 values (NCHW; the *_h16 pools); MaxPool on u8
 // / s8 values (int8 graphs) -> the 8-bit max pool. The f32 pools run on the node's layout: NCHW or
-// blocked (the layout pass blocks exactly pool_lowers_f32's nodes).
+// blocked, and the 16-bit global average on 16-bit blocks too (the layout pass blocks exactly
+// pool_lowers_blocked's nodes).
 #include "dlas/algo/pool.h"
 #include "system/plan/steps.h"
 
@@ -26,9 +27,11 @@ class PoolStep : public Step {
     y_ = static_cast<float*>(b.value(y_name_));
   }
   void run(ThreadPool& pool) override {
-    if (type_ != DType::kF32) {  // 16-bit, NCHW
+    if (type_ != DType::kF32) {  // 16-bit: NCHW, or the global average on blocks
       const auto* x = reinterpret_cast<const uint16_t*>(x_);
       auto* y = reinterpret_cast<uint16_t*>(y_);
+      if (is_blocked(layout_))
+        return global_average_pool_h16(type_, isa_, layout_, p_.n, p_.c, p_.h * p_.w, x, y, pool);
       switch (kind_) {
         case Kind::kMax:
           return max_pool_h16(type_, isa_, p_, x, y, pool);
@@ -60,7 +63,7 @@ class PoolStep : public Step {
   std::string kernel() const override { return "fast"; }
 
  private:
-  DType type_;  // of x and y: kF32, or kF16 / kBF16 (NCHW)
+  DType type_;  // of x and y: kF32, or kF16 / kBF16 (NCHW; blocked: global average only)
   std::string x_name_, y_name_;
   Kind kind_;
   PoolProblem p_;
@@ -105,6 +108,16 @@ bool pool_attrs(const Node& n, PoolProblem& p) {
 }
 
 }  // namespace
+
+bool pool_lowers_blocked(const Graph& g, const Node& n, Layout l) {
+  if (pool_lowers_f32(g, n)) return true;
+  if (n.op != "GlobalAveragePool" || l != Layout::kNchw16c || n.inputs.empty() ||
+      n.outputs.size() != 1)
+    return false;
+  const ValueInfo& x = g.value(n.inputs[0]);
+  return (x.dtype == DType::kF16 || x.dtype == DType::kBF16) &&
+         g.value(n.outputs[0]).dtype == x.dtype && x.shape.size() == 4;
+}
 
 bool pool_lowers_f32(const Graph& g, const Node& n) {
   const bool global = n.op == "GlobalAveragePool";
@@ -169,7 +182,7 @@ std::unique_ptr<Step> lower_pool(const LowerContext& ctx) {
   const bool q8 = n.op == "MaxPool" && (xt == DType::kU8 || xt == DType::kS8) &&
                   g.value(n.outputs[0]).dtype == xt;
   const bool h16 = (xt == DType::kF16 || xt == DType::kBF16) && g.value(n.outputs[0]).dtype == xt &&
-                   !is_blocked(ctx.y_layout);
+                   (!is_blocked(ctx.y_layout) || (global && ctx.y_layout == Layout::kNchw16c));
   if (!is_f32(g, n.inputs[0]) && !q8 && !h16) return nullptr;
   const DType type = h16 ? xt : DType::kF32;
   const Shape& x = g.value(n.inputs[0]).shape;

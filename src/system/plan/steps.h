@@ -167,6 +167,9 @@ std::unique_ptr<Step> lower_pool(const LowerContext& ctx);
 // Whether lower_pool runs node n as f32 MaxPool / AveragePool / GlobalAveragePool (2-D,
 // explicit pads): exactly the pools that can run on a blocked layout.
 bool pool_lowers_f32(const Graph& g, const Node& n);
+// ... or, on blocked layout l, a 16-bit GlobalAveragePool (nchw16c: the 16-bit blocks): the
+// pools the layout pass runs blocked.
+bool pool_lowers_blocked(const Graph& g, const Node& n, Layout l);
 std::unique_ptr<Step> lower_concat(const LowerContext& ctx);  // channel Concat, any layout
 std::unique_ptr<Step> lower_copy(const LowerContext& ctx);
 // Data movement on NCHW values of any type (lower_movement.cc): box copies.

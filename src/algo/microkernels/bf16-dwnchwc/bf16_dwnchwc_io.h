@@ -25,11 +25,11 @@ struct Bf16Io {
   // Widening costs two instructions per load: each window column is loaded once.
   static constexpr bool kLoadOncePerColumn = true;
   // Edge tiles of "same" paddings run bodies compiled for their padding columns in the
-  // production AVX-512 set's bf16-out kernels; the f32-out ones (activations other than a
-  // clamp) and the test-only AVX2 set copy their windows, which keeps their TUs' build time
-  // (the compiled edges triple a set's bodies).
+  // production AVX-512 set, bf16-out and f32-out (activations other than a clamp: SiLU,
+  // HardSwish) alike; the test-only AVX2 set copies its windows, which keeps its TU's build
+  // time (the compiled edges triple a set's bodies).
 #ifdef __AVX512F__
-  static constexpr bool kCompiledEdges = sizeof(Out) == 2;
+  static constexpr bool kCompiledEdges = true;
 #else
   static constexpr bool kCompiledEdges = false;
 #endif
