@@ -303,6 +303,63 @@ TEST(PlanPasses, EfficientNetSiluFuses) {
   EXPECT_GT(silu, 30);
 }
 
+// A constant zero Pad of H and W folds into the AveragePool (counting the padding, as the
+// pool averaged the padded zeros) or the Conv that reads it, which then pads itself; a Pad
+// with a non-zero value, one of the channel axis, one before a MaxPool (whose padding is
+// -inf, not zero) or one read twice stays. Either way the plan matches the reference.
+TEST(PlanPasses, ZeroSpatialPadFoldsIntoTheAveragePoolOrConvReadingIt) {
+  struct Case {
+    std::string what, consumer;
+    std::vector<int64_t> pads;
+    float value;
+    bool read_twice, folds;
+  };
+  const Case cases[] = {
+      {"pad -> avgpool", "AveragePool", {0, 0, 1, 1, 0, 0, 1, 1}, 0.f, false, true},
+      {"asymmetric pad -> conv", "Conv", {0, 0, 2, 0, 0, 0, 1, 3}, 0.f, false, true},
+      {"valued pad -> avgpool", "AveragePool", {0, 0, 1, 1, 0, 0, 1, 1}, 0.5f, false, false},
+      {"channel pad -> conv", "Conv", {0, 1, 1, 1, 0, 0, 1, 1}, 0.f, false, false},
+      {"pad -> maxpool", "MaxPool", {0, 0, 1, 1, 0, 0, 1, 1}, 0.f, false, false},
+      {"pad read twice", "AveragePool", {0, 0, 1, 1, 0, 0, 1, 1}, 0.f, true, false},
+  };
+  std::mt19937 rng(5);
+  std::normal_distribution<float> dist(0.f, 0.5f);
+  for (const Case& c : cases) {
+    Graph g;
+    g.inputs.push_back({"x", DType::kF32, {1, 8, 9, 9}});
+    g.initializers.emplace("pads", Tensor::from_vector<int64_t>({8}, c.pads));
+    g.initializers.emplace("value", Tensor::scalar_f32(c.value));
+    g.nodes.push_back({"pad", "Pad", {"x", "pads", "value"}, {"p"}, {}});
+    Node consumer{"consumer", c.consumer, {"p"}, {"y"}, {}};
+    if (c.consumer == "Conv") {
+      const int64_t in = c.pads[1] ? 9 : 8;
+      std::vector<float> w(static_cast<size_t>(16 * in * 9));
+      for (float& v : w) v = dist(rng);
+      g.initializers.emplace("w", Tensor::from_vector<float>({16, in, 3, 3}, w));
+      consumer.inputs.push_back("w");
+    } else {
+      consumer.attrs["kernel_shape"] = std::vector<int64_t>{3, 3};
+    }
+    g.nodes.push_back(consumer);
+    g.outputs = {"y"};
+    if (c.read_twice) {
+      g.nodes.push_back({"relu", "Relu", {"p"}, {"r"}, {}});
+      g.outputs.push_back("r");
+    }
+    g.infer();
+    Graph opt = g;
+    optimize_graph(opt, 2);
+    int pads = 0;
+    for (const Node& n : opt.nodes) pads += n.op == "Pad";
+    EXPECT_EQ(pads, c.folds ? 0 : 1) << c.what;
+    PlanOptions o;
+    o.threads = 2;
+    Plan plan(g, o);
+    const auto in = seeded_inputs(g);
+    expect_close(g, plan.run(in), ReferenceExecutor(g).run(in), c.what);
+  }
+}
+
 // HardSwish as exporters write it below opset 14 (MobileNetV3): y = conv(x), z = y *
 // HardSigmoid(y) with alpha 1/6 and beta 1/2, the Mul's operands in either order, fuses into
 // the conv as "hardswish" and matches the reference; a HardSigmoid with other constants, or

@@ -22,6 +22,12 @@ void eliminate_dead_code(Graph& graph);
 // input instead (not where the output is a graph output). Returns the count.
 int eliminate_identity(Graph& graph);
 
+// A constant zero Pad of H and W (non-negative) read only by a Conv / FusedConv or an
+// AveragePool (no auto_pad, no ceil_mode; one that counts its padding, or has none) becomes
+// that node's padding; the pool then counts it (count_include_pad 1), as it averaged the
+// padded zeros. Returns the number folded.
+int fold_pad(Graph& graph);
+
 // Folds BatchNormalization into the Conv feeding it (when the Conv output has no
 // other use and the statistics are constant): W' = W * s, B' = (B - mean) * s + beta
 // with s = gamma / sqrt(var + eps), computed in double. Returns the number folded.
@@ -31,10 +37,10 @@ int fold_batchnorm(Graph& graph);
 // FusedConv with residual input r (the op computes act(conv + B + r)). Returns the count.
 int fuse_residual_add(Graph& graph);
 
-// Relu, Clip (constant bounds), Sigmoid, HardSigmoid, HardSwish and the exported SiLU
-// pattern Mul(y, Sigmoid(y)) after a Conv/FusedConv without activation become its
-// `activation`. Run after fuse_residual_add (the activation applies after the residual,
-// as in ResNet's relu(conv + identity)). Returns the count.
+// Relu, Clip (constant bounds), Sigmoid, HardSigmoid, HardSwish and the exported SiLU and
+// HardSwish patterns Mul(y, Sigmoid(y)) and Mul(y, HardSigmoid(y)) (alpha 1/6, beta 1/2) after a
+// Conv/FusedConv without activation become its `activation`. Run after fuse_residual_add (the
+// activation applies after the residual, as in ResNet's relu(conv + identity)). Returns the count.
 int fuse_activation(Graph& graph);
 
 // Quantized graphs (QDQ, as dlas quantize writes them, or imported): a (Fused)Conv reading
