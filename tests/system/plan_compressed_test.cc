@@ -193,6 +193,65 @@ TEST(HalfBinary, NativeStepsMatchTheReferenceBitForBit) {
     }
 }
 
+// The other 16-bit elementwise ops of unseen models run natively too (not on widened
+// copies): a constant vector along the trailing axis (a channels-last bias) and a constant
+// scalar, either side; a per-row value of the leading axes (a channels-last LayerNorm's mean
+// and deviation); Relu and Clip (bounds stored in the 16-bit type) -- all bit for bit the
+// reference's, the f32 op rounded once; and Sigmoid within one unit in the last place of
+// the type (the vector exp against the reference's).
+TEST(HalfBinary, ConstantsRowValuesAndActivationsRunNatively) {
+  for (DType t : {DType::kBF16, DType::kF16}) {
+    const int64_t to = t == DType::kBF16 ? 16 : 10;
+    Graph g;
+    g.inputs.push_back({"xf", DType::kF32, {2, 5, 6, 40}});
+    g.inputs.push_back({"sf", DType::kF32, {2, 5, 6, 1}});
+    for (const char* v : {"x", "s"}) {
+      Node cast{std::string("cast_") + v, "Cast", {std::string(v) + "f"}, {v}, {}};
+      cast.attrs["to"] = to;
+      g.nodes.push_back(cast);
+    }
+    std::vector<float> bias(40);
+    for (size_t i = 0; i < bias.size(); ++i) bias[i] = 0.1f * static_cast<float>(i) - 2.f;
+    g.initializers.emplace("bias", Tensor::from_vector<float>({40}, bias).cast(t));
+    g.initializers.emplace("half", Tensor::scalar_f32(0.5f).cast(t));
+    g.initializers.emplace("lo", Tensor::scalar_f32(-0.75f).cast(t));
+    g.initializers.emplace("hi", Tensor::scalar_f32(1.25f).cast(t));
+    g.nodes.push_back({"m1", "Add", {"x", "bias"}, {"a"}, {}});
+    g.nodes.push_back({"m2", "Mul", {"half", "a"}, {"b"}, {}});
+    g.nodes.push_back({"m3", "Sub", {"b", "s"}, {"c"}, {}});
+    g.nodes.push_back({"m4", "Relu", {"s"}, {"r"}, {}});
+    g.nodes.push_back({"m5", "Add", {"r", "half"}, {"d"}, {}});
+    g.nodes.push_back({"m6", "Div", {"c", "d"}, {"e"}, {}});
+    g.nodes.push_back({"m7", "Clip", {"e", "lo", "hi"}, {"f"}, {}});
+    g.nodes.push_back({"m8", "Sigmoid", {"e"}, {"sg"}, {}});
+    for (const char* v : {"f", "sg"}) {
+      Node back{std::string("back_") + v, "Cast", {v}, {std::string(v) + "32"}, {}};
+      back.attrs["to"] = int64_t{1};
+      g.nodes.push_back(back);
+    }
+    g.outputs = {"f32", "sg32"};
+    g.infer();
+    PlanOptions o;
+    o.threads = 2;
+    Plan plan(g, o);
+    for (const StepInfo& st : plan.steps())
+      if (st.op != "Cast") EXPECT_EQ(st.kernel, "fast") << dtype_name(t) << " " << st.node;
+    const auto in = seeded_inputs(g);
+    const auto want = ReferenceExecutor(g).run(in);
+    const auto got = plan.run(in);
+    ASSERT_EQ(got.size(), 2u);
+    const double ulp = t == DType::kBF16 ? 1.0 / 128 : 1.0 / 1024;
+    int64_t bad = 0, far = 0;
+    for (int64_t j = 0; j < want[0].numel(); ++j) {
+      bad += want[0].get_as_double(j) != got[0].get_as_double(j);
+      const double w = want[1].get_as_double(j), v = got[1].get_as_double(j);
+      far += std::fabs(w - v) > ulp * std::fabs(w);
+    }
+    EXPECT_EQ(bad, 0) << dtype_name(t);
+    EXPECT_EQ(far, 0) << dtype_name(t);
+  }
+}
+
 // A squeeze-and-excitation block on 16-bit channel blocks: the global average of a blocked
 // 16-bit activation and every binary op of it with its [N,C,1,1] gate, in both operand
 // orders, run on the blocks (no reorder around them), on channels that are not whole blocks

@@ -51,12 +51,19 @@ void narrow_h16(DType type, Isa isa, size_t n, const float* x, uint16_t* y, Thre
 // (per_channel: an [N,C,1,1] scale of an [N,C,H,W] tensor; scale_first: it is a). Streamed
 // through per-thread f32 chunks: widened, the f32 op, narrowed once -- the f32 op's value
 // rounded once to the type. Parallel over the pool. y may alias the full operand. lanes > 1
-// (per_channel only): blocked planes (a channel block's pixels of `lanes` channels each, hw a
-// multiple of lanes) scaled by a vector of `lanes` values per plane, element j of plane p by
-// scale[p * lanes + j % lanes] (the scale blocked too).
+// (per_channel only, at most 2048): each plane's scale is a vector of `lanes` values, element
+// j of plane p taking scale[p * lanes + j % lanes], hw a multiple of lanes -- blocked planes
+// (a channel block's pixels, the scale blocked too), or one plane and a constant along the
+// trailing axes (a bias of channels-last activations).
 void binary_h16(DType type, Isa isa, BinaryOp op, bool per_channel, bool scale_first,
                 int64_t planes, int64_t hw, const uint16_t* a, const uint16_t* b, uint16_t* y,
                 ThreadPool& pool, int64_t lanes = 1);
+
+// y[i] = act(x[i]) for i < n on 16-bit floats (type kF16 or kBF16): per-thread f32 chunks on
+// the stack, widened, apply_epilogue's kernels, narrowed -- the f32 activation's value
+// rounded once, each element crossing memory once at 16 bits. y may equal x.
+void unary_h16(DType type, Isa isa, Activation act, float p0, float p1, size_t n, const uint16_t* x,
+               uint16_t* y, ThreadPool& pool);
 
 // Per-tensor 8-bit quantization (type kU8 or kS8) of rows, split over the pool, bit-exact
 // with ONNX QuantizeLinear / DequantizeLinear as the reference kernels compute them:

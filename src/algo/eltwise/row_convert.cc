@@ -9,6 +9,7 @@
 #include "algo/microkernels/qs8-vcvt/qs8_vcvt.h"
 #include "algo/microkernels/u8-lut/u8_lut.h"
 #include "dlas/algo/eltwise.h"
+#include "dlas/core/error.h"
 #include "dlas/hw/thread_pool.h"
 
 namespace dlas {
@@ -46,10 +47,13 @@ void binary_h16(DType type, Isa isa, BinaryOp op, bool per_channel, bool scale_f
                 int64_t planes, int64_t hw, const uint16_t* a, const uint16_t* b, uint16_t* y,
                 ThreadPool& pool, int64_t lanes) {
   constexpr int64_t kChunk = 2048;  // f32 elements per operand chunk, on the stack
+  DLAS_CHECK(lanes >= 1 && lanes <= kChunk && hw % lanes == 0, ErrorKind::kInternal,
+             "binary_h16: ", lanes, " lanes for planes of ", hw);
   const ukernel::H16Vcvt& cvt = ukernel::h16_vcvt_for(type, isa);
   const ukernel::F32VBinaryKernels& k = ukernel::f32_vbinary_for(isa);
   const int o = static_cast<int>(op);
-  const int64_t chunks = (hw + kChunk - 1) / kChunk, tasks = planes * chunks;
+  const int64_t chunk = kChunk / lanes * lanes;  // whole scale vectors
+  const int64_t chunks = (hw + chunk - 1) / chunk, tasks = planes * chunks;
   const int64_t threads = std::min<int64_t>(pool.threads(), std::max<int64_t>(1, tasks));
   pool.parallel_for(static_cast<size_t>(threads), [&](size_t t) {
     alignas(64) float fa[kChunk], fb[kChunk];
@@ -57,15 +61,15 @@ void binary_h16(DType type, Isa isa, BinaryOp op, bool per_channel, bool scale_f
     const int64_t t0 = tasks * static_cast<int64_t>(t) / threads;
     const int64_t t1 = tasks * (static_cast<int64_t>(t) + 1) / threads;
     for (int64_t task = t0; task < t1; ++task) {
-      const int64_t q = task / chunks, i0 = task % chunks * kChunk;
-      const size_t n = static_cast<size_t>(std::min(kChunk, hw - i0));
+      const int64_t q = task / chunks, i0 = task % chunks * chunk;
+      const size_t n = static_cast<size_t>(std::min(chunk, hw - i0));
       const int64_t off = q * hw + i0;
       if (per_channel && lanes > 1) {
-        // A blocked plane's pixels against its scale vector (kChunk is whole pixels).
+        // A plane's elements against its scale vector (a chunk is whole vectors).
         const uint16_t* scale = scale_first ? a : b;
         if (tiled != q) {
           cvt.widen(static_cast<size_t>(lanes), scale + q * lanes, fb);
-          const int64_t fill = std::min(kChunk, hw);
+          const int64_t fill = std::min(chunk, hw);
           for (int64_t i = lanes; i < fill; i += lanes)
             std::memcpy(fb + i, fb, static_cast<size_t>(lanes) * sizeof(float));
           tiled = q;
@@ -89,6 +93,22 @@ void binary_h16(DType type, Isa isa, BinaryOp op, bool per_channel, bool scale_f
         k.vs[o](n, fa, fb, fa);
       }
       cvt.narrow(n, fa, y + off);
+    }
+  });
+}
+
+void unary_h16(DType type, Isa isa, Activation act, float p0, float p1, size_t n, const uint16_t* x,
+               uint16_t* y, ThreadPool& pool) {
+  constexpr size_t kChunk = 2048;  // f32 elements per chunk, on the stack
+  const ukernel::H16Vcvt& cvt = ukernel::h16_vcvt_for(type, isa);
+  const Epilogue e{act, p0, p1, false};
+  split_rows(pool, n, [&](size_t b, size_t end) {
+    alignas(64) float f[kChunk];
+    for (size_t i = b; i < end; i += kChunk) {
+      const size_t m = std::min(kChunk, end - i);
+      cvt.widen(m, x + i, f);
+      apply_epilogue(isa, e, m, f, 0.f, nullptr);
+      cvt.narrow(m, f, y + i);
     }
   });
 }

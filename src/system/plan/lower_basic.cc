@@ -375,12 +375,8 @@ std::unique_ptr<Step> lower_batchnorm(const LowerContext& ctx) {
                                              Epilogue{}, ctx.isa, ctx.y_layout);
 }
 
-std::unique_ptr<Step> lower_activation(const LowerContext& ctx) {
-  const Node& n = ctx.node;
-  const Graph& g = ctx.graph;
-  if (n.inputs.empty() || n.outputs.size() != 1 || !is_f32(g, n.inputs[0])) return nullptr;
-  if (n.op == "Sqrt") return std::make_unique<SqrtStep>(g, n, ctx.y_layout);
-  Epilogue e;
+bool activation_epilogue(const Graph& g, const Node& n, Epilogue& e) {
+  e = Epilogue{};
   if (n.op == "Relu") {
     e.act = Activation::kRelu;
   } else if (n.op == "Sigmoid") {
@@ -398,12 +394,22 @@ std::unique_ptr<Step> lower_activation(const LowerContext& ctx) {
     for (int i : {1, 2}) {
       if (n.inputs.size() <= size_t(i) || n.inputs[i].empty()) continue;
       const Tensor* t = g.constant(n.inputs[i]);
-      if (!t || t->dtype() != DType::kF32 || t->numel() != 1) return nullptr;
-      (i == 1 ? e.p0 : e.p1) = t->data<float>()[0];
+      if (!t || !is_float(t->dtype()) || t->numel() != 1) return false;
+      (i == 1 ? e.p0 : e.p1) = t->cast(DType::kF32).data<float>()[0];
     }
   } else {
-    return nullptr;
+    return false;
   }
+  return true;
+}
+
+std::unique_ptr<Step> lower_activation(const LowerContext& ctx) {
+  const Node& n = ctx.node;
+  const Graph& g = ctx.graph;
+  if (n.inputs.empty() || n.outputs.size() != 1 || !is_f32(g, n.inputs[0])) return nullptr;
+  if (n.op == "Sqrt") return std::make_unique<SqrtStep>(g, n, ctx.y_layout);
+  Epilogue e;
+  if (!activation_epilogue(g, n, e)) return nullptr;
   return std::make_unique<EltwiseStep>(g, n, e, ctx.isa, ctx.y_layout);
 }
 

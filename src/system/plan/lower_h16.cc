@@ -163,6 +163,32 @@ class H16BinaryStep : public Step {
   uint16_t* y_ = nullptr;
 };
 
+// An activation (Relu, Sigmoid, HardSwish, Erf, HardSigmoid, Clip) of a 16-bit value, in any
+// layout (elementwise over the stored elements): unary_h16's per-thread f32 chunks, each
+// element crossing memory once at 16 bits, the f32 activation's value rounded once.
+class H16UnaryStep : public Step {
+ public:
+  H16UnaryStep(const Node& n, DType type, Epilogue e, size_t elems, Isa isa)
+      : x_name_(n.inputs[0]), y_name_(n.outputs[0]), type_(type), e_(e), n_(elems), isa_(isa) {}
+  void bind(const Binder& b) override {
+    x_ = static_cast<const uint16_t*>(b.value(x_name_));
+    y_ = static_cast<uint16_t*>(b.value(y_name_));
+  }
+  void run(ThreadPool& pool) override {
+    unary_h16(type_, isa_, e_.act, e_.p0, e_.p1, n_, x_, y_, pool);
+  }
+  std::string kernel() const override { return "fast"; }
+
+ private:
+  std::string x_name_, y_name_;
+  DType type_;
+  Epilogue e_;
+  size_t n_;
+  Isa isa_;
+  const uint16_t* x_ = nullptr;
+  uint16_t* y_ = nullptr;
+};
+
 }  // namespace
 
 std::unique_ptr<Step> lower_cast(const LowerContext& ctx) {
@@ -256,11 +282,29 @@ std::unique_ptr<Step> lower_h16_binary(const LowerContext& ctx) {
   const BinaryOp* op = binary_op_of(n.op);
   if (!op || n.inputs.size() != 2 || n.outputs.size() != 1) return nullptr;
   for (const std::string& in : n.inputs)
-    if (g.constant(in) || !g.has_value(in)) return nullptr;
+    if (!g.has_value(in) && !g.constant(in)) return nullptr;
   const ValueInfo& a = g.value(n.inputs[0]);
   const ValueInfo& b = g.value(n.inputs[1]);
   const ValueInfo& y = g.value(n.outputs[0]);
   if (!is_half(a.dtype) || b.dtype != a.dtype || y.dtype != a.dtype) return nullptr;
+  const bool a_const = g.constant(n.inputs[0]) != nullptr;
+  const bool b_const = g.constant(n.inputs[1]) != nullptr;
+  if (a_const && b_const) return nullptr;
+  if (a_const || b_const) {
+    // One constant operand, NCHW: a scalar, or a vector along the trailing axes of the other
+    // (a channels-last bias or scale, its leading axes 1), streamed as one plane.
+    if (is_blocked(ctx.x_layout) || is_blocked(ctx.y_layout)) return nullptr;
+    const Shape& full = a_const ? b.shape : a.shape;
+    Shape c = a_const ? a.shape : b.shape;
+    if (y.shape != full) return nullptr;
+    const int64_t lanes = shape_numel(c);
+    while (!c.empty() && c.front() == 1) c.erase(c.begin());
+    if (c.size() > full.size() || !std::equal(c.begin(), c.end(), full.end() - c.size()) ||
+        lanes > 2048 || lanes < 1)
+      return nullptr;
+    return std::make_unique<H16BinaryStep>(n, *op, a.dtype, true, a_const, 1, shape_numel(full),
+                                           ctx.isa, lanes);
+  }
   if (is_blocked(ctx.x_layout) || is_blocked(ctx.y_layout)) {
     // Same-shape operands on one block layout: elementwise over the stored elements; an
     // [N,C,1,1] scale of an [N,C,H,W] operand: per lane of each block plane.
@@ -285,13 +329,36 @@ std::unique_ptr<Step> lower_h16_binary(const LowerContext& ctx) {
   if (a.shape == b.shape)
     return std::make_unique<H16BinaryStep>(n, *op, a.dtype, false, false, 1, shape_numel(a.shape),
                                            ctx.isa);
-  if (a.shape.size() != 4 || b.shape.size() != 4) return nullptr;
-  const bool a_full = a.shape[2] * a.shape[3] > b.shape[2] * b.shape[3];
+  // One value per plane: the smaller operand is the full one's leading axes with its
+  // trailing ones 1 (an [N,C,1,1] squeeze-and-excitation scale of [N,C,H,W], a
+  // channels-last LayerNorm's [N,H,W,1] mean or deviation of [N,H,W,C]).
+  if (a.shape.size() != b.shape.size()) return nullptr;
+  const bool a_full = shape_numel(a.shape) > shape_numel(b.shape);
   const Shape& full = a_full ? a.shape : b.shape;
   const Shape& scale = a_full ? b.shape : a.shape;
-  if (scale != Shape{full[0], full[1], 1, 1} || y.shape != full) return nullptr;
-  return std::make_unique<H16BinaryStep>(n, *op, a.dtype, true, !a_full, full[0] * full[1],
-                                         full[2] * full[3], ctx.isa);
+  if (y.shape != full) return nullptr;
+  size_t lead = 0;
+  while (lead < full.size() && scale[lead] == full[lead]) ++lead;
+  for (size_t i = lead; i < full.size(); ++i)
+    if (scale[i] != 1) return nullptr;
+  const int64_t planes = shape_numel(scale);
+  if (planes < 1) return nullptr;
+  return std::make_unique<H16BinaryStep>(n, *op, a.dtype, true, !a_full, planes,
+                                         shape_numel(full) / planes, ctx.isa);
+}
+
+std::unique_ptr<Step> lower_h16_unary(const LowerContext& ctx) {
+  const Node& n = ctx.node;
+  const Graph& g = ctx.graph;
+  if (n.inputs.empty() || n.outputs.size() != 1 || g.constant(n.inputs[0]) ||
+      !g.has_value(n.inputs[0]) || ctx.x_layout != ctx.y_layout)
+    return nullptr;
+  const DType t = g.value(n.inputs[0]).dtype;
+  if (!is_half(t) || g.value(n.outputs[0]).dtype != t) return nullptr;
+  Epilogue e;
+  if (!activation_epilogue(g, n, e)) return nullptr;
+  return std::make_unique<H16UnaryStep>(n, t, e, value_bytes(g, n.outputs[0], ctx.y_layout) / 2,
+                                        ctx.isa);
 }
 
 }  // namespace dlas::plan

@@ -24,12 +24,13 @@ namespace {
 // step through widened copies, and the reference lowering takes the rest.
 using Lowering = std::unique_ptr<Step> (*)(const plan::LowerContext&);
 constexpr Lowering kLowerings[] = {
-    plan::lower_conv,       plan::lower_quantize,   plan::lower_fc,      plan::lower_batchnorm,
-    plan::lower_activation, plan::lower_binary,     plan::lower_pool,    plan::lower_concat,
-    plan::lower_copy,       plan::lower_transpose,  plan::lower_slice,   plan::lower_pad,
-    plan::lower_cast,       plan::lower_h16_binary, plan::lower_widened, plan::lower_reference,
+    plan::lower_conv,       plan::lower_quantize,   plan::lower_fc,        plan::lower_batchnorm,
+    plan::lower_activation, plan::lower_binary,     plan::lower_pool,      plan::lower_concat,
+    plan::lower_copy,       plan::lower_transpose,  plan::lower_slice,     plan::lower_pad,
+    plan::lower_cast,       plan::lower_h16_binary, plan::lower_h16_unary, plan::lower_widened,
+    plan::lower_reference,
 };
-constexpr size_t kNativeLowerings = 14;  // the ones before lower_widened
+constexpr size_t kNativeLowerings = 15;  // the ones before lower_widened
 
 struct AlignedBuffer {
   void* p = nullptr;

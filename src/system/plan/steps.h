@@ -162,6 +162,9 @@ bool quantize_lowers_blocked(const Graph& g, const Node& n, const PlanOptions& o
 std::unique_ptr<Step> lower_fc(const LowerContext& ctx);
 std::unique_ptr<Step> lower_batchnorm(const LowerContext& ctx);
 std::unique_ptr<Step> lower_activation(const LowerContext& ctx);
+// The Epilogue of activation node n (Relu, Sigmoid, HardSwish, Erf, HardSigmoid, Clip with
+// constant scalar bounds of any float type); false for any other node.
+bool activation_epilogue(const Graph& g, const Node& n, Epilogue& e);
 std::unique_ptr<Step> lower_binary(const LowerContext& ctx);
 std::unique_ptr<Step> lower_pool(const LowerContext& ctx);
 // Whether lower_pool runs node n as f32 MaxPool / AveragePool / GlobalAveragePool (2-D,
@@ -182,6 +185,7 @@ std::unique_ptr<Step> lower_pad(const LowerContext& ctx);
 const BinaryOp* binary_op_of(const std::string& op);
 std::unique_ptr<Step> lower_cast(const LowerContext& ctx);
 std::unique_ptr<Step> lower_h16_binary(const LowerContext& ctx);
+std::unique_ptr<Step> lower_h16_unary(const LowerContext& ctx);
 std::unique_ptr<Step> lower_widened(const LowerContext& ctx);
 // The native lowerings of plan.cc's list (all before lower_widened), in order.
 std::unique_ptr<Step> lower_native(const LowerContext& ctx);
