@@ -10,6 +10,7 @@
 #include <cmath>
 #include <random>
 
+#include "dlas/algo/fully_connected.h"
 #include "dlas/algo/qconv.h"
 #include "dlas/model/zoo.h"
 #include "dlas/optimize/compress_spec.h"
@@ -249,6 +250,69 @@ TEST(HalfBinary, ConstantsRowValuesAndActivationsRunNatively) {
     }
     EXPECT_EQ(bad, 0) << dtype_name(t);
     EXPECT_EQ(far, 0) << dtype_name(t);
+  }
+}
+
+// Linear layers in bf16 on the native bf16 GEMM tiles where the path has them: a MatMul of
+// channels-last activations (rows not a multiple of the tile's, an odd reduction length,
+// columns over several panels with a ragged last one) and a Gemm with transB and a bias --
+// each output the f32 sum of the bf16 products rounded once, so within one bf16 unit of
+// the reference's (which sums in another order) -- while a batch-1 classifier keeps the
+// widened f32 kernels.
+TEST(HalfFc, LinearLayersRunOnTheNativeBf16Tiles) {
+  if (!PreparedFullyConnectedBf16::available(active_isa()))
+    GTEST_SKIP() << "no bf16 dot products on this ISA path";
+  std::mt19937 rng(3);
+  std::normal_distribution<float> dist(0.f, 1.f);
+  struct Case {
+    std::string what, op;
+    Shape x, w;
+    bool trans_b, bias;
+    std::string kernel;
+  };
+  const Case cases[] = {
+      {"MatMul channels-last", "MatMul", {1, 5, 7, 23}, {23, 70}, false, false, "fc[native-bf16]"},
+      {"Gemm transB bias", "Gemm", {31, 64}, {40, 64}, true, true, "fc[native-bf16]"},
+      {"batch-1 classifier", "Gemm", {1, 64}, {64, 10}, false, true, "fc[widened]"},
+  };
+  for (const Case& c : cases) {
+    Graph g;
+    g.inputs.push_back({"x", DType::kF32, c.x});
+    std::vector<float> w(static_cast<size_t>(shape_numel(c.w)));
+    for (float& v : w) v = dist(rng);
+    g.initializers.emplace("w", Tensor::from_vector<float>(c.w, w));
+    Node n{"fc", c.op, {"x", "w"}, {"y"}, {}};
+    if (c.trans_b) n.attrs["transB"] = int64_t{1};
+    if (c.bias) {
+      const int64_t cols = c.trans_b ? c.w[0] : c.w[1];
+      std::vector<float> b(static_cast<size_t>(cols));
+      for (float& v : b) v = dist(rng);
+      g.initializers.emplace("b", Tensor::from_vector<float>({cols}, b));
+      n.inputs.push_back("b");
+    }
+    g.nodes = {n};
+    g.outputs = {"y"};
+    g.infer();
+    quantize(g, parse_quant_spec("bf16"));
+    PlanOptions o;
+    o.threads = 2;
+    Plan plan(g, o);
+    for (const StepInfo& st : plan.steps())
+      if (st.node == "fc") EXPECT_EQ(st.kernel, c.kernel) << c.what;
+    const auto in = seeded_inputs(g);
+    const Tensor want = ReferenceExecutor(g).run(in)[0], got = plan.run(in)[0];
+    ASSERT_EQ(got.shape(), want.shape()) << c.what;
+    // One bf16 unit of the value, plus the f32 sums' rounding against the output's scale
+    // (sums near zero cancel).
+    double scale = 0;
+    for (int64_t j = 0; j < want.numel(); ++j)
+      scale = std::max(scale, std::fabs(want.get_as_double(j)));
+    int64_t far = 0;
+    for (int64_t j = 0; j < want.numel(); ++j) {
+      const double wv = want.get_as_double(j), gv = got.get_as_double(j);
+      far += std::fabs(wv - gv) > std::fabs(wv) / 128 + 1e-5 * scale;
+    }
+    EXPECT_EQ(far, 0) << c.what;
   }
 }
 

@@ -51,4 +51,31 @@ class PreparedFullyConnected {
   std::vector<int64_t> row_off_;  // kk * panel_
 };
 
+// The same layer on bf16 values, natively where the path has bf16 dot products (AVX512-BF16
+// and above): y[M][N] = x[M][K] W (+ bias) with x and y bf16, W packed once into the bf16
+// GEMM microkernels' NR-column pair panels (kept bf16), the rows of x packed per MR-row block
+// at run time, each output rounded once from f32. For layers of many rows (a Linear layer
+// on channels-last activations); the caller keeps a batch-1 classifier on the f32 kernels.
+class PreparedFullyConnectedBf16 {
+ public:
+  // Whether `isa` has a native bf16 GEMM microkernel for it.
+  static bool available(Isa isa);
+  // w: bf16 bit patterns, [n][k] when w_is_nk else [k][n]; bias: [n] f32 or null.
+  PreparedFullyConnectedBf16(int64_t k, int64_t n, const uint16_t* w, bool w_is_nk,
+                             const float* bias, Isa isa);
+  // Rows below which the caller should prefer the widened f32 kernels (one tile's rows).
+  static int64_t min_rows(Isa isa);
+  // x: [m][k], y: [m][n] (bf16). Scratch: thread-local.
+  void run(int64_t m, const uint16_t* x, uint16_t* y, ThreadPool& pool) const;
+  size_t packed_bytes() const { return wpack_.size() * sizeof(uint16_t); }
+  const char* ukernel_name() const;
+
+ private:
+  int64_t k_, kpad_, n_, npanels_;
+  Isa isa_;
+  const void* uk_;  // ukernel::H16GemmUkernel
+  std::vector<uint16_t> wpack_;
+  std::vector<float> bias_;
+};
+
 }  // namespace dlas

@@ -1,7 +1,8 @@
 // Gemm (alpha = beta = 1, transA = 0, constant B, bias C of shape [N] / [1,N]) and
 // MatMul of a [..., M, K] input with a constant [K,N] matrix -> the packed FC kernel, the
 // input's leading dimensions folded into the rows (a Linear layer on channels-last
-// activations, as ConvNeXt's and the transformers' blocks apply it).
+// activations, as ConvNeXt's and the transformers' blocks apply it); in bf16 on the native
+// bf16 kernel where the path has one and the rows fill a tile.
 #include "dlas/algo/fully_connected.h"
 #include "system/plan/steps.h"
 
@@ -31,17 +32,43 @@ class FcStep : public Step {
   void* ws_ = nullptr;
 };
 
+class FcBf16Step : public Step {
+ public:
+  FcBf16Step(const Node& n, int64_t m, std::unique_ptr<PreparedFullyConnectedBf16> fc)
+      : x_name_(n.inputs[0]), y_name_(n.outputs[0]), m_(m), fc_(std::move(fc)) {}
+  void bind(const Binder& b) override {
+    x_ = static_cast<const uint16_t*>(b.value(x_name_));
+    y_ = static_cast<uint16_t*>(b.value(y_name_));
+  }
+  void run(ThreadPool& pool) override { fc_->run(m_, x_, y_, pool); }
+  size_t packed_bytes() const override { return fc_->packed_bytes(); }
+  std::string kernel() const override { return "fc[native-bf16]"; }
+  std::string compute() const override { return conv_compute_name(ConvCompute::kNativeBf16); }
+
+ private:
+  std::string x_name_, y_name_;
+  int64_t m_;
+  std::unique_ptr<PreparedFullyConnectedBf16> fc_;
+  const uint16_t* x_ = nullptr;
+  uint16_t* y_ = nullptr;
+};
+
 }  // namespace
 
 std::unique_ptr<Step> lower_fc(const LowerContext& ctx) {
   const Node& n = ctx.node;
   const Graph& g = ctx.graph;
-  if ((n.op != "Gemm" && n.op != "MatMul") || n.inputs.size() < 2 || !is_f32(g, n.inputs[0]))
+  if ((n.op != "Gemm" && n.op != "MatMul") || n.inputs.size() < 2 || n.outputs.size() != 1 ||
+      g.constant(n.inputs[0]) || !g.has_value(n.inputs[0]))
     return nullptr;
+  // f32, or bf16 throughout (x, W, y) where the path has bf16 dot products.
+  const DType t = g.value(n.inputs[0]).dtype;
+  const bool bf16 = t == DType::kBF16 && g.value(n.outputs[0]).dtype == t &&
+                    !is_blocked(ctx.y_layout) && PreparedFullyConnectedBf16::available(ctx.isa);
+  if (t != DType::kF32 && !bf16) return nullptr;
   const Shape& x = g.value(n.inputs[0]).shape;
   const Tensor* w = g.constant(n.inputs[1]);
-  if (x.size() < 2 || (n.op == "Gemm" && x.size() != 2) || !w || w->dtype() != DType::kF32 ||
-      w->rank() != 2)
+  if (x.size() < 2 || (n.op == "Gemm" && x.size() != 2) || !w || w->dtype() != t || w->rank() != 2)
     return nullptr;
   int64_t rows = 1;  // every dimension but the last (row-major: [rows][k])
   for (size_t i = 0; i + 1 < x.size(); ++i) {
@@ -50,21 +77,31 @@ std::unique_ptr<Step> lower_fc(const LowerContext& ctx) {
   }
   bool w_is_nk = false;
   const float* bias = nullptr;
+  Tensor bias_f32;
   if (n.op == "Gemm") {
     if (n.attr_int("transA", 0) != 0 || n.attr_float("alpha", 1.f) != 1.f) return nullptr;
     w_is_nk = n.attr_int("transB", 0) != 0;
     if (n.inputs.size() > 2 && !n.inputs[2].empty()) {
       const Tensor* c = g.constant(n.inputs[2]);
       const int64_t cols = w_is_nk ? w->dim(0) : w->dim(1);
-      if (!c || c->dtype() != DType::kF32 || c->numel() != cols || n.attr_float("beta", 1.f) != 1.f)
+      if (!c || c->dtype() != t || c->numel() != cols || n.attr_float("beta", 1.f) != 1.f)
         return nullptr;
       if (c->rank() == 2 && c->dim(0) != 1) return nullptr;
-      bias = c->data<float>();
+      bias_f32 = c->cast(DType::kF32);
+      bias = bias_f32.data<float>();
     }
   }
   const int64_t k = w_is_nk ? w->dim(1) : w->dim(0);
   const int64_t cols = w_is_nk ? w->dim(0) : w->dim(1);
   if (x.back() != k || rows < 1) return nullptr;
+  if (bf16) {
+    // Fewer rows than one tile (a batch-1 classifier): the f32 kernels' GEMV, widened.
+    if (rows < PreparedFullyConnectedBf16::min_rows(ctx.isa)) return nullptr;
+    return std::make_unique<FcBf16Step>(
+        n, rows,
+        std::make_unique<PreparedFullyConnectedBf16>(
+            k, cols, static_cast<const uint16_t*>(w->raw()), w_is_nk, bias, ctx.isa));
+  }
   auto fc = std::make_unique<PreparedFullyConnected>(k, cols, w->data<float>(), w_is_nk, bias,
                                                      Epilogue{}, ctx.isa);
   return std::make_unique<FcStep>(n, rows, std::move(fc));
