@@ -78,21 +78,26 @@ void PreparedFullyConnectedBf16::run(int64_t m, const uint16_t* x, uint16_t* y,
     const int64_t r0 = mb * mr, rows = std::min(mr, m - r0);
     const int64_t p0 = npanels_ * g / groups, p1 = npanels_ * (g + 1) / groups;
     static thread_local std::vector<uint16_t> apanel;
-    static thread_local std::vector<float> ctile;
+    static thread_local std::vector<float> crows;
     apanel.assign(static_cast<size_t>(mr * kpad_), 0);
-    if (ctile.size() < static_cast<size_t>(mr * nr)) ctile.resize(static_cast<size_t>(mr * nr));
+    // The block's f32 sums for the item's columns, row-major: each row gets its bias and is
+    // rounded in one pass over its columns, not once per panel.
+    const int64_t c_begin = p0 * nr, c_end = std::min(p1 * nr, n_), width = p1 * nr - c_begin;
+    if (crows.size() < static_cast<size_t>(mr * width))
+      crows.resize(static_cast<size_t>(mr * width));
     uk.pack(static_cast<size_t>(mr), static_cast<size_t>(rows), static_cast<size_t>(k_),
             x + r0 * k_, static_cast<size_t>(k_), apanel.data());
     for (int64_t p = p0; p < p1; ++p) {
       const int64_t c0 = p * nr, cols = std::min(nr, n_ - c0);
       uk.fn(static_cast<size_t>(rows), static_cast<size_t>(cols), static_cast<size_t>(kpad_),
-            apanel.data(), wpack_.data() + p * nr * kpad_, 0, ctile.data(), static_cast<size_t>(nr),
-            false);
-      for (int64_t i = 0; i < rows; ++i) {
-        float* c = ctile.data() + i * nr;
-        for (int64_t j = 0; j < cols; ++j) c[j] += bias_[static_cast<size_t>(c0 + j)];
-        cvt.narrow(static_cast<size_t>(cols), c, y + (r0 + i) * n_ + c0);
-      }
+            apanel.data(), wpack_.data() + p * nr * kpad_, 0, crows.data() + (c0 - c_begin),
+            static_cast<size_t>(width), false);
+    }
+    const float* bias = bias_.data() + c_begin;
+    for (int64_t i = 0; i < rows; ++i) {
+      float* c = crows.data() + i * width;
+      for (int64_t j = 0; j < c_end - c_begin; ++j) c[j] += bias[j];
+      cvt.narrow(static_cast<size_t>(c_end - c_begin), c, y + (r0 + i) * n_ + c_begin);
     }
   });
 }
