@@ -453,6 +453,38 @@ TEST(PlanMemory, ArenaIsSmallerThanAllActivations) {
   EXPECT_GT(m.packed_weight_bytes, 0);
 }
 
+// View ops share their input's buffer: a channel shuffle's Reshapes, a Flatten, a view of
+// a value read again after it and a view that is a graph output cost no activation memory
+// and no copy, and the plan still matches the reference.
+TEST(PlanMemory, ViewsShareTheirInputsBuffer) {
+  Graph g;
+  g.inputs.push_back({"x", DType::kF32, {1, 12, 5, 5}});
+  g.initializers.emplace("s5", Tensor::from_vector<int64_t>({5}, {1, 2, 6, 5, 5}));
+  g.initializers.emplace("s4", Tensor::from_vector<int64_t>({4}, {1, 12, 5, 5}));
+  Node t{"t", "Transpose", {"r1"}, {"t1"}, {}};
+  t.attrs["perm"] = std::vector<int64_t>{0, 2, 1, 3, 4};
+  g.nodes = {{"a", "Relu", {"x"}, {"a1"}, {}},
+             {"r", "Reshape", {"a1", "s5"}, {"r1"}, {}},
+             t,
+             {"r2", "Reshape", {"t1", "s4"}, {"r2o"}, {}},
+             {"b", "Neg", {"r2o"}, {"b1"}, {}},
+             {"late", "Add", {"b1", "a1"}, {"c1"}, {}},  // a1 read after its view
+             {"f", "Flatten", {"c1"}, {"y"}, {}}};
+  g.outputs = {"y", "r2o"};
+  g.infer();
+  PlanOptions o;
+  o.threads = 2;
+  o.layout = LayoutMode::kNchw;
+  Plan plan(g, o);
+  // Buffers: x, a1 (r1 shares it), t1 (r2o shares it), b1, c1 (y shares it).
+  EXPECT_EQ(plan.memory().unplanned_bytes, 5 * 12 * 25 * 4);
+  const auto in = seeded_inputs(g);
+  const auto got = plan.run(in), want = ReferenceExecutor(g).run(in);
+  ASSERT_EQ(got.size(), 2u);
+  for (size_t i = 0; i < 2; ++i)
+    EXPECT_EQ(std::memcmp(got[i].raw(), want[i].raw(), want[i].nbytes()), 0) << "output " << i;
+}
+
 TEST(PlanChoices, BadLayerChoicesAreClearErrors) {
   const Graph g = build_zoo_model("resnet18-cifar");
   auto expect_error = [&](const LayerChoices& layers, const std::string& fragment) {

@@ -477,12 +477,17 @@ std::unique_ptr<Step> lower_concat(const LowerContext& ctx) {
   return std::make_unique<ConcatStep>(n, std::move(bytes), y.shape[0]);
 }
 
-std::unique_ptr<Step> lower_copy(const LowerContext& ctx) {
-  const Node& n = ctx.node;
+bool is_view_op(const std::string& op) {
   static const char* kViews[] = {"Reshape",   "Flatten",  "Squeeze",
                                  "Unsqueeze", "Identity", "Dropout"};
-  bool view = false;
-  for (const char* v : kViews) view |= n.op == v;
+  for (const char* v : kViews)
+    if (op == v) return true;
+  return false;
+}
+
+std::unique_ptr<Step> lower_copy(const LowerContext& ctx) {
+  const Node& n = ctx.node;
+  const bool view = is_view_op(n.op);
   if (!view || n.outputs.size() != 1 || n.inputs.empty()) return nullptr;
   const ValueInfo& y = ctx.graph.value(n.outputs[0]);
   return std::make_unique<CopyStep>(

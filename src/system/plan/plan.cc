@@ -163,6 +163,7 @@ Plan::Plan(Graph graph, const PlanOptions& options) : impl_(std::make_unique<Imp
 
   // 1. Decide layouts, then lower every node, each preceded by the reorders it needs.
   plan::LayoutPlan lp = plan::plan_layouts(m.graph, options, m.isa);
+  std::unordered_map<std::string, std::string> alias;  // view output -> the buffer it shares
   size_t workspace = 0;
   std::vector<std::pair<std::vector<std::string>, std::vector<std::string>>> io;  // per step
   auto add_reorders = [&](const std::vector<plan::LayoutPlan::Reorder>& list) {
@@ -187,6 +188,14 @@ Plan::Plan(Graph graph, const PlanOptions& options) : impl_(std::make_unique<Imp
       if ((step = lower(ctx))) break;
     DLAS_CHECK(!is_blocked(ctx.y_layout) || step->kernel() != "reference", ErrorKind::kInternal,
                n.label(), ": the layout pass made it blocked but no blocked kernel took it");
+    // A view op (Reshape, Flatten, ...) on an NCHW activation: its output shares the input's
+    // buffer (the copy step then does nothing).
+    if (plan::is_view_op(n.op) && step->kernel() == "fast" && !n.inputs.empty() &&
+        n.outputs.size() == 1 && !g.constant(n.inputs[0]) && g.has_value(n.inputs[0]) &&
+        ctx.x_layout == Layout::kNchw && ctx.y_layout == Layout::kNchw &&
+        plan::value_bytes(g, n.inputs[0], Layout::kNchw) ==
+            plan::value_bytes(g, n.outputs[0], Layout::kNchw))
+      alias[n.outputs[0]] = alias.count(n.inputs[0]) ? alias[n.inputs[0]] : n.inputs[0];
     workspace = std::max(workspace, step->workspace_bytes(threads));
     m.memory.packed_weight_bytes += static_cast<int64_t>(step->packed_bytes());
     m.infos.push_back({n.name, n.op, step->kernel(), step->knobs(), g.node_macs(g.nodes[i]),
@@ -200,8 +209,10 @@ Plan::Plan(Graph graph, const PlanOptions& options) : impl_(std::make_unique<Imp
   std::vector<std::string> names;
   std::vector<BufferLifetime> life;
   std::unordered_map<std::string, size_t> index;
-  auto touch = [&](const std::string& name, int step) {
-    if (name.empty() || g.constant(name)) return;
+  auto touch = [&](const std::string& value, int step) {
+    if (value.empty() || g.constant(value)) return;
+    auto a = alias.find(value);
+    const std::string& name = a == alias.end() ? value : a->second;
     auto [it, fresh] = index.emplace(name, names.size());
     if (fresh) {
       names.push_back(name);
@@ -229,6 +240,7 @@ Plan::Plan(Graph graph, const PlanOptions& options) : impl_(std::make_unique<Imp
   m.workspace = std::make_unique<AlignedBuffer>(std::max<size_t>(workspace, 64));
   for (size_t i = 0; i < names.size(); ++i)
     m.addr[names[i]] = static_cast<char*>(m.arena->p) + mp.offsets[i];
+  for (const auto& [view, base] : alias) m.addr[view] = m.addr.at(base);
   plan::Binder binder;
   binder.workspace = m.workspace->p;
   binder.value = [&m](const std::string& name) -> void* {

@@ -175,6 +175,10 @@ bool pool_lowers_f32(const Graph& g, const Node& n);
 bool pool_lowers_blocked(const Graph& g, const Node& n, Layout l);
 std::unique_ptr<Step> lower_concat(const LowerContext& ctx);  // channel Concat, any layout
 std::unique_ptr<Step> lower_copy(const LowerContext& ctx);
+// The ops whose output is their first input's bytes (Reshape, Flatten, Squeeze, Unsqueeze,
+// Identity, Dropout at inference): lower_copy's; the plan lets an NCHW one's output share
+// its input's buffer.
+bool is_view_op(const std::string& op);
 // Data movement on NCHW values of any type (lower_movement.cc): box copies.
 std::unique_ptr<Step> lower_transpose(const LowerContext& ctx);
 std::unique_ptr<Step> lower_slice(const LowerContext& ctx);
