@@ -360,6 +360,53 @@ TEST(PlanPasses, ZeroSpatialPadFoldsIntoTheAveragePoolOrConvReadingIt) {
   }
 }
 
+// Kernel taps that only ever read a conv's zero padding are dropped: a 3x3 conv on a 1x1
+// plane becomes 1x1, a 1x3 one on a one-pixel row too, a strided 3x3 on a 2x2 plane loses
+// its first row and column of taps, a 3x3 on a 2x2 plane keeps all nine; the output shape
+// and values stay the reference's.
+TEST(PlanPasses, TapsThatReadOnlyPaddingAreTrimmed) {
+  struct Case {
+    std::string what;
+    Shape x;
+    int64_t kh, kw, stride;
+    std::vector<int64_t> pads;
+    std::vector<int64_t> kernel_after;
+  };
+  const Case cases[] = {
+      {"3x3 on 1x1", {1, 24, 1, 1}, 3, 3, 1, {1, 1, 1, 1}, {1, 1}},
+      {"1x3 on 1x1", {1, 24, 1, 1}, 1, 3, 1, {0, 1, 0, 1}, {1, 1}},
+      {"strided 3x3 on 2x2", {1, 24, 2, 2}, 3, 3, 2, {1, 1, 1, 1}, {2, 2}},
+      {"3x3 on 2x2", {1, 24, 2, 2}, 3, 3, 1, {1, 1, 1, 1}, {3, 3}},
+  };
+  std::mt19937 rng(9);
+  std::normal_distribution<float> dist(0.f, 0.5f);
+  for (const Case& c : cases) {
+    Graph g;
+    g.inputs.push_back({"x", DType::kF32, c.x});
+    std::vector<float> w(static_cast<size_t>(32 * 24 * c.kh * c.kw));
+    for (float& v : w) v = dist(rng);
+    g.initializers.emplace("w", Tensor::from_vector<float>({32, 24, c.kh, c.kw}, w));
+    Node conv{"conv", "Conv", {"x", "w"}, {"y"}, {}};
+    conv.attrs["pads"] = c.pads;
+    conv.attrs["strides"] = std::vector<int64_t>{c.stride, c.stride};
+    g.nodes = {conv};
+    g.outputs = {"y"};
+    g.infer();
+    Graph opt = g;
+    optimize_graph(opt, 2);
+    ASSERT_EQ(opt.nodes.size(), 1u) << c.what;
+    const Shape& wt = opt.value(opt.nodes[0].inputs[1]).shape;
+    EXPECT_EQ((std::vector<int64_t>{wt[2], wt[3]}), c.kernel_after) << c.what;
+    EXPECT_EQ(opt.value("y").shape, g.value("y").shape) << c.what;
+    EXPECT_EQ(opt.initializers.size(), 1u) << c.what;  // the untrimmed weights dropped
+    PlanOptions o;
+    o.threads = 2;
+    Plan plan(g, o);
+    const auto in = seeded_inputs(g);
+    expect_close(g, plan.run(in), ReferenceExecutor(g).run(in), c.what);
+  }
+}
+
 // HardSwish as exporters write it below opset 14 (MobileNetV3): y = conv(x), z = y *
 // HardSigmoid(y) with alpha 1/6 and beta 1/2, the Mul's operands in either order, fuses into
 // the conv as "hardswish" and matches the reference; a HardSigmoid with other constants, or

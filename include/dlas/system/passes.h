@@ -28,6 +28,11 @@ int eliminate_identity(Graph& graph);
 // padded zeros. Returns the number folded.
 int fold_pad(Graph& graph);
 
+// Drops the kernel taps of a Conv / FusedConv (constant weights, undilated) that read only
+// its zero padding at every output position -- a 3x3 conv on a 1x1 plane becomes a 1x1
+// conv -- shrinking its pads so the output is unchanged. Returns the number trimmed.
+int trim_conv_taps(Graph& graph);
+
 // Folds BatchNormalization into the Conv feeding it (when the Conv output has no
 // other use and the statistics are constant): W' = W * s, B' = (B - mean) * s + beta
 // with s = gamma / sqrt(var + eps), computed in double. Returns the number folded.

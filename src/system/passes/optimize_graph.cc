@@ -46,6 +46,7 @@ const std::vector<GraphPass>& graph_passes() {
        nullptr},
       {"eliminate_identity", 1, eliminate_identity, nullptr},
       {"fold_pad", 2, fold_pad, nullptr},
+      {"trim_conv_taps", 2, trim_conv_taps, nullptr},
       {"fold_batchnorm", 2, fold_batchnorm, &PassReport::batchnorms_folded},
       {"fuse_residual_add", 3, fuse_residual_add, &PassReport::residuals_fused},
       {"fuse_activation", 3, fuse_activation, &PassReport::activations_fused},
