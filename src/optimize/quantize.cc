@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <limits>
 #include <set>
+#include <thread>
 #include <unordered_map>
 
 #include "dlas/core/error.h"
@@ -92,39 +93,49 @@ double calibrate_threshold(const std::vector<double>& hist, double bw, Calibrato
           first = std::max(first, b + 1);
           break;
         }
+      // KL(P || Q) of every candidate i from prefix sums over the bins: with ps the total
+      // mass and qs the mass of the first i bins, each level l of Q holds q_l = mass_l / nz_l
+      // on its nz_l nonzero bins, so
+      //   KL = sum_j p_j/ps * log(p_j/ps / (q_j/qs))
+      //      = (sum_j p_j log p_j - sum_l log(q_l) * P_l) / ps + log(qs / ps)
+      // (P_l the mass of P on level l's nonzero bins) over the bins P and Q share, plus the
+      // last bin's clipped tail where Q has nothing (a mass Q cannot represent, as 1e-12).
+      // One log per level instead of one per bin; the counts are integers, so the prefix
+      // sums are exact.
+      std::vector<double> mass(static_cast<size_t>(bins) + 1, 0.0), plogp(mass.size(), 0.0);
+      std::vector<int> nonzero(mass.size(), 0);
+      for (int j = 0; j < bins; ++j) {
+        mass[j + 1] = mass[j] + h[j];
+        plogp[j + 1] = plogp[j] + (h[j] > 0 ? h[j] * std::log(h[j]) : 0.0);
+        nonzero[j + 1] = nonzero[j] + (h[j] != 0);
+      }
+      const double ps = mass[bins];
       double best_kl = std::numeric_limits<double>::infinity();
       int best = bins;
-      std::vector<double> p, q;
       for (int i = first; i <= bins; ++i) {
-        // P: the first i bins, the clipped tail folded into the last one.
-        p.assign(h.begin(), h.begin() + i);
-        double tail = 0;
-        for (int j = i; j < bins; ++j) tail += h[j];
-        p[i - 1] += tail;
-        // Q: the first i bins merged into kEntropyLevels levels, each level's mass spread
-        // evenly over the bins that were nonzero in it.
-        q.assign(static_cast<size_t>(i), 0.0);
+        const double qs = mass[i];
+        if (ps <= 0 || qs <= 0) continue;
+        const double last = h[i - 1], tail = ps - mass[i];
+        const double last_p = last + tail;
+        // sum over the first i - 1 bins of p_j log p_j, the last bin's apart.
+        double sum = plogp[i - 1];
         const double per = static_cast<double>(i) / kEntropyLevels;
+        double last_q = 0;
         for (int l = 0; l < kEntropyLevels; ++l) {
           const int start = static_cast<int>(std::floor(l * per));
           const int end = l == kEntropyLevels - 1 ? i : static_cast<int>(std::floor((l + 1) * per));
-          double mass = 0;
-          int nonzero = 0;
-          for (int j = start; j < end; ++j) {
-            mass += h[j];
-            nonzero += h[j] != 0;
-          }
-          for (int j = start; j < end; ++j)
-            if (h[j] != 0) q[j] = mass / nonzero;
+          const int nz = nonzero[end] - nonzero[start];
+          if (nz == 0) continue;
+          const double level_mass = mass[end] - mass[start];
+          const double log_q = std::log(level_mass / nz);
+          // P on this level's nonzero bins: its mass, the last bin counted below.
+          sum -= log_q * (end == i ? level_mass - last : level_mass);
+          if (end == i) last_q = level_mass / nz;
         }
-        double ps = 0, qs = 0;
-        for (int j = 0; j < i; ++j) ps += p[j], qs += q[j];
-        if (ps <= 0 || qs <= 0) continue;
-        double kl = 0;
-        for (int j = 0; j < i; ++j) {
-          if (p[j] == 0) continue;
-          const double pj = p[j] / ps;
-          const double qj = q[j] > 0 ? q[j] / qs : 1e-12;  // a mass Q cannot represent
+        double kl = sum / ps + std::log(qs / ps) * ((ps - last_p) / ps);
+        if (last_p > 0) {
+          const double pj = last_p / ps;
+          const double qj = last > 0 ? last_q / qs : 1e-12;
           kl += pj * std::log(pj / qj);
         }
         if (kl < best_kl) best_kl = kl, best = i;
@@ -132,7 +143,34 @@ double calibrate_threshold(const std::vector<double>& hist, double bw, Calibrato
       return std::min(full, (best + 0.5) * bw);
     }
     case Calibrator::kMse: {
+      // The error of clip t = i * bw: every bin above it clipped to t, (center - t)^2 per
+      // value, every bin below rounded, step^2 / 12 per value (step = t / levels).
       double best_err = std::numeric_limits<double>::infinity(), best_t = full;
+      bool counts = true;  // whole counts: the tail sums below are exact integers
+      for (double h : hist) counts &= h >= 0 && h < 9007199254740992.0 && h == std::floor(h);
+      if (counts) {
+        // With centers (j + 1/2) * bw, the clipped part is bw^2 / 4 * sum_{j >= i} h_j
+        // (2j + 1 - 2i)^2 = bw^2 / 4 * (S2 - 4i S1 + 4i^2 S0) over the suffix sums S_k of
+        // h_j (2j + 1)^k, in 128-bit integers: O(bins) and exact where summing floats is not.
+        using u128 = unsigned __int128;
+        u128 s0 = 0, s1 = 0, s2 = 0;
+        std::vector<double> below(static_cast<size_t>(bins) + 1, 0.0);  // sum of h_j, j < i
+        for (int j = 0; j < bins; ++j) below[j + 1] = below[j] + hist[j];
+        std::vector<double> err(static_cast<size_t>(bins) + 1, 0.0);
+        for (int i = bins; i >= 1; --i) {
+          if (i < bins) {
+            const u128 h = static_cast<u128>(hist[i]), c = static_cast<u128>(2 * i + 1);
+            s0 += h, s1 += h * c, s2 += h * c * c;
+          }
+          const u128 ii = static_cast<u128>(i);
+          const u128 tail = s2 + 4 * ii * ii * s0 - 4 * ii * s1;
+          const double t = i * bw, step = t / levels;
+          err[i] = bw * bw / 4 * static_cast<double>(tail) + below[i] * step * step / 12.0;
+        }
+        for (int i = 1; i <= bins; ++i)
+          if (err[i] < best_err) best_err = err[i], best_t = i * bw;
+        return best_t;
+      }
       for (int i = 1; i <= bins; ++i) {
         const double t = i * bw, step = t / levels;
         double err = 0;
@@ -420,22 +458,31 @@ RangeCandidate calibrated_range(const TensorStats& s, const QuantSpec& spec, Cal
 
 std::vector<std::vector<RangeCandidate>> range_candidates(const Graph& g, const QuantSpec& spec,
                                                           const QuantTargets& sel,
-                                                          const std::vector<TensorStats>& stats) {
+                                                          const std::vector<TensorStats>& stats,
+                                                          int threads) {
   std::vector<std::vector<RangeCandidate>> out;
   if (spec.calibrator == Calibrator::kNone) return out;
   const std::vector<std::string> calibrated = sel.calibrated();
   DLAS_CHECK(stats.size() == calibrated.size(), ErrorKind::kInternal, "calibration statistics for ",
              stats.size(), " tensors, expected ", calibrated.size());
-  for (size_t i = 0; i < calibrated.size(); ++i) {
-    const bool nonneg = sel.nonnegative.count(calibrated[i]) != 0;
-    const bool model_input = std::any_of(g.inputs.begin(), g.inputs.end(), [&](const ValueInfo& v) {
-      return v.name == calibrated[i];
-    });
-    std::vector<RangeCandidate> c;
-    for (Calibrator k : kAutoCalibrators)
-      c.push_back(calibrated_range(stats[i], spec, k, nonneg, model_input));
-    out.push_back(std::move(c));
-  }
+  out.resize(calibrated.size());
+  // Each tensor's candidates apart, tensor i on thread i % threads.
+  auto tensors = [&](size_t first, size_t step) {
+    for (size_t i = first; i < calibrated.size(); i += step) {
+      const bool nonneg = sel.nonnegative.count(calibrated[i]) != 0;
+      const bool model_input =
+          std::any_of(g.inputs.begin(), g.inputs.end(),
+                      [&](const ValueInfo& v) { return v.name == calibrated[i]; });
+      for (Calibrator k : kAutoCalibrators)
+        out[i].push_back(calibrated_range(stats[i], spec, k, nonneg, model_input));
+    }
+  };
+  const size_t n = static_cast<size_t>(std::clamp<size_t>(
+      static_cast<size_t>(std::max(threads, 1)), 1, std::max<size_t>(calibrated.size(), 1)));
+  std::vector<std::thread> workers;
+  for (size_t t = 1; t < n; ++t) workers.emplace_back(tensors, t, n);
+  tensors(0, n);
+  for (std::thread& t : workers) t.join();
   return out;
 }
 
@@ -475,16 +522,18 @@ QuantReport quantize_int8(Graph& g, const QuantSpec& spec, const QuantTargets& s
       chosen = *best;
     } else {
       chosen.calibrator = spec.calibrator;
-      const auto it = std::find_if(qt.candidates.begin(), qt.candidates.end(),
-                                   [&](const RangeCandidate& c) { return c.calibrator == spec.calibrator; });
-      chosen = it != qt.candidates.end()
-                   ? *it
-                   : calibrated_range(spec.calibrator == Calibrator::kNone ? TensorStats{} : stats[i],
-                                      spec, spec.calibrator, nonneg, model_input);
+      const auto it =
+          std::find_if(qt.candidates.begin(), qt.candidates.end(),
+                       [&](const RangeCandidate& c) { return c.calibrator == spec.calibrator; });
+      chosen =
+          it != qt.candidates.end()
+              ? *it
+              : calibrated_range(spec.calibrator == Calibrator::kNone ? TensorStats{} : stats[i],
+                                 spec, spec.calibrator, nonneg, model_input);
     }
     // Whatever the calibrator, a model input's range is its observed one: say so.
     qt.calibrator = model_input && spec.calibrator != Calibrator::kNone ? Calibrator::kMinMax
-                                                                          : chosen.calibrator;
+                                                                        : chosen.calibrator;
     qt.error = chosen.error;
     qt.lo = chosen.lo;
     qt.hi = chosen.hi;

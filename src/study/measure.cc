@@ -233,7 +233,7 @@ PreparedModel prepare_model(const MeasureRequest& r, Row& row) {
     if (m.test_set)
       apply_compress_for_dataset(g, qs, v.dataset);
     else
-      apply_compress_spec(g, qs);
+      apply_compress_spec(g, qs, v.threads);
   }
   return m;
 }

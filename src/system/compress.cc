@@ -5,15 +5,21 @@
 
 #include <algorithm>
 #include <cmath>
+#include <exception>
 #include <filesystem>
+#include <limits>
 #include <optional>
 #include <random>
 #include <set>
+#include <thread>
 #include <unordered_map>
 
+#include "dlas/algo/eltwise.h"
 #include "dlas/core/error.h"
 #include "dlas/core/npy.h"
 #include "dlas/data/dataset.h"
+#include "dlas/hw/isa.h"
+#include "dlas/hw/thread_pool.h"
 #include "dlas/system/passes.h"
 #include "dlas/system/plan.h"
 #include "dlas/system/preprocess_meta.h"
@@ -86,70 +92,204 @@ std::vector<std::vector<Tensor>> calibration_inputs(const Graph& g, const QuantS
   return samples;
 }
 
-std::vector<TensorStats> calibrate(const Graph& folded, const std::vector<std::string>& taps,
-                                   const std::vector<std::vector<Tensor>>& samples,
-                                   bool histograms) {
-  Graph g = folded;
-  const size_t first_tap = g.outputs.size();
-  for (const std::string& t : taps) g.outputs.push_back(t);
-  PlanOptions o;  // one thread: calibration is short, and spinning workers cost more when
-                  // the machine is shared
-  Plan plan(std::move(g), o);
-  std::vector<Tensor> out = plan.make_outputs();
-  std::vector<TensorStats> stats(taps.size());
-  for (const auto& in : samples) {
-    plan.run_into(in, out);
+namespace {
+
+// At most this much memory goes to the calibration's worker plans (each holds the tapped
+// model and, while the errors are measured, a copy of its Conv / Gemm layers).
+constexpr size_t kCalibrationMemory = size_t{4} << 30;
+
+// Workers for a calibration over `samples` samples: `threads` (<= 0: one per logical CPU),
+// no more than samples, and no more than fit kCalibrationMemory at two copies of the
+// weights each.
+int calibration_workers(const Graph& g, int threads, size_t samples) {
+  if (threads <= 0) threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  size_t weights = 0;
+  for (const auto& [name, t] : g.initializers) weights += t.nbytes();
+  const size_t fit = std::max<size_t>(1, kCalibrationMemory / std::max<size_t>(1, 2 * weights));
+  return static_cast<int>(
+      std::max<size_t>(1, std::min({static_cast<size_t>(threads), samples, fit})));
+}
+
+// Calls fn(w) for w in [0, workers), each on its own thread (w = 0 on the caller's), and
+// rethrows the first worker's error once all are done.
+template <class Fn>
+void on_workers(int workers, Fn&& fn) {
+  std::vector<std::exception_ptr> errors(static_cast<size_t>(workers));
+  auto body = [&](int w) {
+    try {
+      fn(w);
+    } catch (...) {
+      errors[static_cast<size_t>(w)] = std::current_exception();
+    }
+  };
+  std::vector<std::thread> threads;
+  for (int w = 1; w < workers; ++w) threads.emplace_back(body, w);
+  body(0);
+  for (std::thread& t : threads) t.join();
+  for (const std::exception_ptr& e : errors)
+    if (e) std::rethrow_exception(e);
+}
+
+// The fp32 graph with tensors tapped as extra outputs, compiled once per worker on the
+// worker's thread, each plan on one thread: a one-thread plan's algorithm choices, so the
+// values, and every statistic taken from them, are the same whatever the worker count.
+class TappedModel {
+ public:
+  TappedModel(const Graph& folded, const std::vector<std::string>& taps, int workers)
+      : graph_(folded),
+        first_tap_(folded.outputs.size()),
+        plans_(static_cast<size_t>(workers)),
+        outputs_(plans_.size()) {
     for (size_t i = 0; i < taps.size(); ++i) {
-      const Tensor& t = out[first_tap + i];
-      const float* d = t.data<float>();
-      for (int64_t j = 0; j < t.numel(); ++j)
-        if (std::isfinite(d[j]))
-          stats[i].min = std::min(stats[i].min, d[j]), stats[i].max = std::max(stats[i].max, d[j]);
+      tap_of_.emplace(taps[i], first_tap_ + i);
+      graph_.outputs.push_back(taps[i]);
     }
   }
+  int workers() const { return static_cast<int>(plans_.size()); }
+  // The output index of a tapped tensor.
+  size_t tap(const std::string& name) const { return tap_of_.at(name); }
+  size_t first_tap() const { return first_tap_; }
+
+  // Runs every worker w on its thread: w's plan (compiled on first use) on samples w, w + W,
+  // ... below n, then fn(w, s, outputs) for each.
+  template <class Fn>
+  void run(const std::vector<std::vector<Tensor>>& samples, size_t n, Fn&& fn) {
+    on_workers(workers(), [&](int w) {
+      std::optional<Plan>& plan = plans_[static_cast<size_t>(w)];
+      std::vector<Tensor>& out = outputs_[static_cast<size_t>(w)];
+      if (!plan) {
+        // One thread: calibration's values must not depend on the worker count, and spinning
+        // workers cost more than they save when the machine is shared.
+        plan.emplace(Graph(graph_), PlanOptions{});
+        out = plan->make_outputs();
+      }
+      for (size_t s = static_cast<size_t>(w); s < n; s += plans_.size()) {
+        plan->run_into(samples[s], out);
+        fn(w, s, static_cast<const std::vector<Tensor>&>(out));
+      }
+    });
+  }
+
+ private:
+  Graph graph_;
+  size_t first_tap_;
+  std::unordered_map<std::string, size_t> tap_of_;
+  std::vector<std::optional<Plan>> plans_;
+  std::vector<std::vector<Tensor>> outputs_;
+};
+
+// Folds the finite values of d[0, n) into [lo, hi] (NaN and infinities skipped).
+void add_finite_range(const float* d, int64_t n, float& lo, float& hi) {
+  constexpr float inf = std::numeric_limits<float>::infinity();
+  float l = lo, h = hi;
+  for (int64_t j = 0; j < n; ++j) {
+    const float v = d[j];
+    l = v < l && v > -inf ? v : l;
+    h = v > h && v < inf ? v : h;
+  }
+  lo = l, hi = h;
+}
+
+// Adds the finite values of d[0, n) to a histogram of |x| with bins of width 1 / inv, the
+// last bin open-ended, and counts the exact zeros.
+void add_to_histogram(const float* d, int64_t n, double inv, uint64_t* counts, uint64_t& zeros) {
+  constexpr float inf = std::numeric_limits<float>::infinity();
+  uint64_t z = 0;
+  for (int64_t j = 0; j < n; ++j) {
+    const float a = std::abs(d[j]);
+    if (!(a < inf)) continue;  // NaN, infinities
+    z += a == 0.f;
+    const int b = std::min(kCalibrationBins - 1, static_cast<int>(a * inv));
+    ++counts[b];
+  }
+  zeros += z;
+}
+
+// x -> dequantize(quantize(x)) as the engine's QuantizeLinear / DequantizeLinear compute it
+// (round half to even, saturate; the ISA's vector kernels), in chunks through a byte buffer.
+void fake_quantize(const float* x, float* y, int64_t n, const QuantParams& q) {
+  constexpr int64_t kChunk = 4096;
+  alignas(64) uint8_t bytes[kChunk];
+  const Isa isa = active_isa();
+  for (int64_t i = 0; i < n; i += kChunk) {
+    const size_t m = static_cast<size_t>(std::min(kChunk, n - i));
+    quantize_8bit(q.type, q.scale, q.zero_point, isa, m, x + i, bytes, ThreadPool::serial());
+    dequantize_8bit(q.type, q.scale, q.zero_point, isa, m, bytes, y + i, ThreadPool::serial());
+  }
+}
+
+// The sum of squares of x[0, n), and of (fake_quantize(x) - x) under q.
+double sum_squares(const float* x, int64_t n) {
+  double s = 0;
+  for (int64_t i = 0; i < n; ++i) s += static_cast<double>(x[i]) * x[i];
+  return s;
+}
+double squared_difference(const float* a, const float* b, int64_t n) {
+  double e = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    const double d = static_cast<double>(b[i]) - a[i];
+    e += d * d;
+  }
+  return e;
+}
+
+// The range, and with `histograms` the histogram of |x| (bins up to the largest |x|), of
+// every tapped tensor `taps[i]` over the samples.
+std::vector<TensorStats> tensor_stats(TappedModel& model, const std::vector<std::string>& taps,
+                                      const std::vector<std::vector<Tensor>>& samples,
+                                      bool histograms) {
+  const size_t workers = static_cast<size_t>(model.workers());
+  std::vector<size_t> index;
+  for (const std::string& t : taps) index.push_back(model.tap(t));
+  // Per worker, merged after: min / max and integer counts merge exactly in any order.
+  std::vector<std::vector<TensorStats>> part(workers, std::vector<TensorStats>(taps.size()));
+  model.run(samples, samples.size(), [&](int w, size_t, const std::vector<Tensor>& out) {
+    for (size_t i = 0; i < taps.size(); ++i) {
+      const Tensor& t = out[index[i]];
+      TensorStats& s = part[static_cast<size_t>(w)][i];
+      add_finite_range(t.data<float>(), t.numel(), s.min, s.max);
+    }
+  });
+  std::vector<TensorStats> stats(taps.size());
+  for (const auto& p : part)
+    for (size_t i = 0; i < taps.size(); ++i) {
+      stats[i].min = std::min(stats[i].min, p[i].min);
+      stats[i].max = std::max(stats[i].max, p[i].max);
+    }
   if (!histograms) return stats;
   for (TensorStats& s : stats) {
     const double a = std::max(std::abs(s.min), std::abs(s.max));
     s.bin_width = a > 0 ? a / kCalibrationBins : 1.0;
-    s.hist.assign(kCalibrationBins, 0.0);
   }
-  for (const auto& in : samples) {
-    plan.run_into(in, out);
+  std::vector<std::vector<uint64_t>> counts(
+      workers, std::vector<uint64_t>(taps.size() * kCalibrationBins, 0));
+  std::vector<std::vector<uint64_t>> zeros(workers, std::vector<uint64_t>(taps.size(), 0));
+  model.run(samples, samples.size(), [&](int w, size_t, const std::vector<Tensor>& out) {
+    const size_t wi = static_cast<size_t>(w);
     for (size_t i = 0; i < taps.size(); ++i) {
-      const Tensor& t = out[first_tap + i];
-      const float* d = t.data<float>();
-      TensorStats& s = stats[i];
-      const double inv = 1.0 / s.bin_width;
-      for (int64_t j = 0; j < t.numel(); ++j) {
-        if (!std::isfinite(d[j])) continue;
-        s.zeros += d[j] == 0.f;
-        const int b = std::min(kCalibrationBins - 1, static_cast<int>(std::abs(d[j]) * inv));
-        s.hist[static_cast<size_t>(b)] += 1;
-      }
+      const Tensor& t = out[index[i]];
+      add_to_histogram(t.data<float>(), t.numel(), 1.0 / stats[i].bin_width,
+                       counts[wi].data() + i * kCalibrationBins, zeros[wi][i]);
     }
+  });
+  for (size_t i = 0; i < taps.size(); ++i) {
+    TensorStats& s = stats[i];
+    s.hist.assign(kCalibrationBins, 0.0);
+    uint64_t z = 0;
+    for (size_t w = 0; w < workers; ++w) {
+      for (int b = 0; b < kCalibrationBins; ++b)
+        s.hist[static_cast<size_t>(b)] +=
+            static_cast<double>(counts[w][i * kCalibrationBins + static_cast<size_t>(b)]);
+      z += zeros[w][i];
+    }
+    s.zeros = static_cast<double>(z);
   }
   return stats;
 }
 
-namespace {
-
-// x -> dequantize(quantize(x)) as the QDQ pair computes it (round half to even, saturate).
-void fake_quantize(const float* x, float* y, int64_t n, const QuantParams& q) {
-  const float inv = 1.f / q.scale;
-  const float qmin = q.type == DType::kU8 ? 0.f : -128.f;
-  const float qmax = q.type == DType::kU8 ? 255.f : 127.f;
-  const float zp = static_cast<float>(q.zero_point);
-  for (int64_t i = 0; i < n; ++i) {
-    const float v = std::clamp(std::nearbyint(x[i] * inv) + zp, qmin, qmax);
-    y[i] = (v - zp) * q.scale;
-  }
-}
-
-}  // namespace
-
-void measure_range_errors(const Graph& folded, const QuantTargets& targets,
-                          const std::vector<std::vector<Tensor>>& samples,
-                          std::vector<std::vector<RangeCandidate>>& candidates, DType activations) {
+void range_errors(TappedModel& model, const Graph& folded, const QuantTargets& targets,
+                  const std::vector<std::vector<Tensor>>& samples,
+                  std::vector<std::vector<RangeCandidate>>& candidates, DType activations) {
   const std::vector<std::string> calibrated = targets.calibrated();
   DLAS_CHECK(candidates.size() == calibrated.size(), ErrorKind::kInternal, "range candidates for ",
              candidates.size(), " tensors, expected ", calibrated.size());
@@ -174,8 +314,8 @@ void measure_range_errors(const Graph& folded, const QuantTargets& targets,
   // candidate on their fake-quantized values, it gives each tensor's output error.
   Graph layers;
   layers.name = "calibration_layers";
-  std::vector<std::string> layer_inputs;   // quantized tensors read by some layer
-  std::vector<size_t> output_tensor;       // layers.outputs[j] -> calibrated index
+  std::vector<std::string> layer_inputs;  // quantized tensors read by some layer
+  std::vector<size_t> output_tensor;      // layers.outputs[j] -> calibrated index
   std::set<std::string> have_input;
   for (const Node& n : folded.nodes) {
     if ((n.op != "Conv" && n.op != "Gemm") || n.inputs.empty() || !index.count(n.inputs[0]))
@@ -200,83 +340,89 @@ void measure_range_errors(const Graph& folded, const QuantTargets& targets,
   }
   std::set<size_t> fed;
   for (size_t t : output_tensor) fed.insert(t);
+  if (!layers.nodes.empty()) layers.infer();
 
-  // The full model with every quantized tensor tapped.
-  Graph tapped = folded;
-  const size_t first_tap = tapped.outputs.size();
-  for (const std::string& t : targets.tensors) tapped.outputs.push_back(t);
-  PlanOptions o;  // one thread, as calibrate()
-  Plan model(std::move(tapped), o);
-  std::vector<Tensor> model_out = model.make_outputs();
-  std::optional<Plan> layer_plan;
-  std::vector<Tensor> ref_out, q_out, q_in;
-  if (!layers.nodes.empty()) {
-    layers.infer();
-    layer_plan.emplace(std::move(layers), o);
-    ref_out = layer_plan->make_outputs();
-    q_out = layer_plan->make_outputs();
-  }
-  std::unordered_map<std::string, size_t> tap_of;
-  for (size_t i = 0; i < targets.tensors.size(); ++i) tap_of[targets.tensors[i]] = first_tap + i;
-
-  std::vector<std::vector<double>> err(calibrated.size(), std::vector<double>(k_count, 0.0));
-  std::vector<double> ref(calibrated.size(), 0.0);
+  // Per sample, summed in sample order after: the same sums whatever the worker count.
   const size_t n_samples = std::min(samples.size(), kErrorSamples);
-  std::vector<float> buf;
-  for (size_t s = 0; s < n_samples; ++s) {
-    model.run_into(samples[s], model_out);
+  std::vector<std::vector<double>> sample_ref(n_samples), sample_err(n_samples);
+  struct Scratch {
+    std::optional<Plan> layer_plan;
+    std::vector<Tensor> ref_out, q_out, q_in, ref_in;
+    std::vector<float> buf;
+  };
+  std::vector<Scratch> scratch(static_cast<size_t>(model.workers()));
+  model.run(samples, n_samples, [&](int w, size_t s, const std::vector<Tensor>& model_out) {
+    Scratch& sc = scratch[static_cast<size_t>(w)];
+    std::vector<double>& ref = sample_ref[s];
+    std::vector<double>& err = sample_err[s];  // [i * k_count + k]
+    ref.assign(calibrated.size(), 0.0);
+    err.assign(calibrated.size() * k_count, 0.0);
     // Tensors that feed no layer: the error of the tensor itself.
     for (size_t i = 0; i < calibrated.size(); ++i) {
       if (fed.count(i)) continue;
-      const Tensor& x = model_out[tap_of.at(calibrated[i])];
+      const Tensor& x = model_out[model.tap(calibrated[i])];
       const float* xd = x.data<float>();
-      buf.resize(static_cast<size_t>(x.numel()));
-      for (int64_t j = 0; j < x.numel(); ++j) ref[i] += static_cast<double>(xd[j]) * xd[j];
+      sc.buf.resize(static_cast<size_t>(x.numel()));
+      ref[i] += sum_squares(xd, x.numel());
       for (size_t k = 0; k < k_count; ++k) {
-        fake_quantize(xd, buf.data(), x.numel(), params[i][k]);
-        double e = 0;
-        for (int64_t j = 0; j < x.numel(); ++j) {
-          const double d = static_cast<double>(buf[j]) - xd[j];
-          e += d * d;
-        }
-        err[i][k] += e;
+        fake_quantize(xd, sc.buf.data(), x.numel(), params[i][k]);
+        err[i * k_count + k] += squared_difference(xd, sc.buf.data(), x.numel());
       }
     }
-    if (!layer_plan) continue;
-    std::vector<Tensor> ref_in;
-    for (const std::string& v : layer_inputs) ref_in.push_back(model_out[tap_of.at(v)]);
-    layer_plan->run_into(ref_in, ref_out);
-    for (size_t j = 0; j < ref_out.size(); ++j) {
-      const float* y = ref_out[j].data<float>();
-      double r = 0;
-      for (int64_t e = 0; e < ref_out[j].numel(); ++e) r += static_cast<double>(y[e]) * y[e];
-      ref[output_tensor[j]] += r;
+    if (layers.nodes.empty()) return;
+    if (!sc.layer_plan) {
+      sc.layer_plan.emplace(Graph(layers), PlanOptions{});  // one thread, as the model
+      sc.ref_out = sc.layer_plan->make_outputs();
+      sc.q_out = sc.layer_plan->make_outputs();
     }
-    if (q_in.empty())
-      for (const Tensor& t : ref_in) q_in.emplace_back(t.dtype(), t.shape());
+    sc.ref_in.clear();
+    for (const std::string& v : layer_inputs) sc.ref_in.push_back(model_out[model.tap(v)]);
+    sc.layer_plan->run_into(sc.ref_in, sc.ref_out);
+    for (size_t j = 0; j < sc.ref_out.size(); ++j)
+      ref[output_tensor[j]] += sum_squares(sc.ref_out[j].data<float>(), sc.ref_out[j].numel());
+    if (sc.q_in.empty())
+      for (const Tensor& t : sc.ref_in) sc.q_in.emplace_back(t.dtype(), t.shape());
     for (size_t k = 0; k < k_count; ++k) {
       for (size_t v = 0; v < layer_inputs.size(); ++v)
-        fake_quantize(ref_in[v].data<float>(), q_in[v].data<float>(), ref_in[v].numel(),
+        fake_quantize(sc.ref_in[v].data<float>(), sc.q_in[v].data<float>(), sc.ref_in[v].numel(),
                       params[index.at(layer_inputs[v])][k]);
-      layer_plan->run_into(q_in, q_out);
-      for (size_t j = 0; j < q_out.size(); ++j) {
-        const float* a = ref_out[j].data<float>();
-        const float* b = q_out[j].data<float>();
-        double e = 0;
-        for (int64_t m = 0; m < q_out[j].numel(); ++m) {
-          const double d = static_cast<double>(b[m]) - a[m];
-          e += d * d;
-        }
-        err[output_tensor[j]][k] += e;
-      }
+      sc.layer_plan->run_into(sc.q_in, sc.q_out);
+      for (size_t j = 0; j < sc.q_out.size(); ++j)
+        err[output_tensor[j] * k_count + k] += squared_difference(
+            sc.ref_out[j].data<float>(), sc.q_out[j].data<float>(), sc.q_out[j].numel());
     }
+  });
+  std::vector<double> ref(calibrated.size(), 0.0), err(calibrated.size() * k_count, 0.0);
+  for (size_t s = 0; s < n_samples; ++s) {
+    for (size_t i = 0; i < ref.size(); ++i) ref[i] += sample_ref[s][i];
+    for (size_t i = 0; i < err.size(); ++i) err[i] += sample_err[s][i];
   }
   for (size_t i = 0; i < calibrated.size(); ++i)
-    for (size_t k = 0; k < k_count; ++k)
-      candidates[i][k].error = ref[i] > 0 ? std::sqrt(err[i][k] / ref[i]) : (err[i][k] > 0 ? 1.0 : 0.0);
+    for (size_t k = 0; k < k_count; ++k) {
+      const double e = err[i * k_count + k];
+      candidates[i][k].error = ref[i] > 0 ? std::sqrt(e / ref[i]) : (e > 0 ? 1.0 : 0.0);
+    }
 }
 
-QuantReport quantize(Graph& graph, const QuantSpec& spec) {
+}  // namespace
+
+std::vector<TensorStats> calibrate(const Graph& folded, const std::vector<std::string>& taps,
+                                   const std::vector<std::vector<Tensor>>& samples, bool histograms,
+                                   int threads) {
+  TappedModel model(folded, taps, calibration_workers(folded, threads, samples.size()));
+  return tensor_stats(model, taps, samples, histograms);
+}
+
+void measure_range_errors(const Graph& folded, const QuantTargets& targets,
+                          const std::vector<std::vector<Tensor>>& samples,
+                          std::vector<std::vector<RangeCandidate>>& candidates, DType activations,
+                          int threads) {
+  TappedModel model(folded, targets.tensors,
+                    calibration_workers(folded, threads, std::min(samples.size(), kErrorSamples)));
+  range_errors(model, folded, targets, samples, candidates, activations);
+}
+
+QuantReport quantize(Graph& graph, const QuantSpec& spec, int threads) {
   // BatchNormalization folded into the convs (standard Conv nodes stay Conv: opt-level 2).
   optimize_graph(graph, 2);
   if (spec.type != QuantType::kInt8) return convert_half(graph, spec);
@@ -288,20 +434,23 @@ QuantReport quantize(Graph& graph, const QuantSpec& spec) {
   if (spec.calibrator != Calibrator::kNone && !calibrated.empty()) {
     const auto inputs = calibration_inputs(graph, spec);
     samples = static_cast<int>(inputs.size());
-    stats = calibrate(graph, calibrated, inputs, /*histograms=*/true);
+    // One compiled model (per worker) for the statistics and the errors: every quantized
+    // tensor tapped.
+    TappedModel model(graph, targets.tensors, calibration_workers(graph, threads, inputs.size()));
+    stats = tensor_stats(model, calibrated, inputs, /*histograms=*/true);
     // Every data calibrator's range, each with its measured error: int8:auto picks by them,
     // and the report shows where another calibrator would have done better.
-    candidates = range_candidates(graph, spec, targets, stats);
-    measure_range_errors(graph, targets, inputs, candidates, spec.activations);
+    candidates = range_candidates(graph, spec, targets, stats, model.workers());
+    range_errors(model, graph, targets, inputs, candidates, spec.activations);
   }
   QuantReport r = quantize_int8(graph, spec, targets, stats, candidates);
   r.samples = samples;
   return r;
 }
 
-std::string apply_compress_spec(Graph& graph, const CompressSpec& spec) {
+std::string apply_compress_spec(Graph& graph, const CompressSpec& spec, int threads) {
   if (spec.prune) prune(graph, *spec.prune);
-  if (spec.quant) quantize(graph, *spec.quant);
+  if (spec.quant) quantize(graph, *spec.quant, threads);
   return spec.str();
 }
 

@@ -12,6 +12,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
+#include <limits>
 #include <map>
 #include <random>
 #include <set>
@@ -184,6 +185,98 @@ TEST(Calibrators, EntropyIgnoresDominantBins) {
   // A spike above the KL optimum (ReLU6's saturation, say) stays inside the range.
   const Hist hi = abs_histogram(smooth_with_spikes(4.0f));
   EXPECT_GE(calibrate_threshold(hi.h, hi.bw, Calibrator::kEntropy, 0, 255), 4.0);
+}
+
+// The thresholds as the definitions compute them, one sum per candidate: the oracles of the
+// prefix-sum searches in calibrate_threshold. kl_threshold takes a histogram without spikes
+// (the entropy rule's spike handling leaves it as it is) and 128 levels.
+double kl_threshold(const std::vector<double>& h, double bw) {
+  const int bins = static_cast<int>(h.size());
+  double best_kl = std::numeric_limits<double>::infinity();
+  int best = bins;
+  for (int i = 128; i <= bins; ++i) {
+    std::vector<double> p(h.begin(), h.begin() + i), q(static_cast<size_t>(i), 0.0);
+    for (int j = i; j < bins; ++j) p[i - 1] += h[j];
+    const double per = i / 128.0;
+    for (int l = 0; l < 128; ++l) {
+      const int start = static_cast<int>(std::floor(l * per));
+      const int end = l == 127 ? i : static_cast<int>(std::floor((l + 1) * per));
+      double mass = 0;
+      int nonzero = 0;
+      for (int j = start; j < end; ++j) mass += h[j], nonzero += h[j] != 0;
+      for (int j = start; j < end; ++j)
+        if (h[j] != 0) q[j] = mass / nonzero;
+    }
+    double ps = 0, qs = 0;
+    for (int j = 0; j < i; ++j) ps += p[j], qs += q[j];
+    if (ps <= 0 || qs <= 0) continue;
+    double kl = 0;
+    for (int j = 0; j < i; ++j)
+      if (p[j] != 0) kl += p[j] / ps * std::log(p[j] / ps / (q[j] > 0 ? q[j] / qs : 1e-12));
+    if (kl < best_kl) best_kl = kl, best = i;
+  }
+  return std::min(bins * bw, (best + 0.5) * bw);
+}
+
+double mse_threshold(const std::vector<double>& h, double bw, int levels) {
+  const int bins = static_cast<int>(h.size());
+  double best_err = std::numeric_limits<double>::infinity(), best_t = bins * bw;
+  for (int i = 1; i <= bins; ++i) {
+    const double t = i * bw, step = t / levels;
+    double err = 0;
+    for (int j = 0; j < bins; ++j) {
+      const double c = (j + 0.5) * bw;
+      err += h[j] * (c > t ? (c - t) * (c - t) : step * step / 12.0);
+    }
+    if (err < best_err) best_err = err, best_t = t;
+  }
+  return best_t;
+}
+
+// Histograms of the shapes calibration sees, none with a spike: a Gaussian with an outlier,
+// a ReLU output (|N(0, 1)| without its zeros, as the entropy rule gets it), a uniform range,
+// an exponential, a Gaussian under a flat tail, and a ragged one with every third bin empty
+// (entropy candidates whose last bin is empty, their clipped tail folded into it).
+std::vector<Hist> calibration_histograms() {
+  std::vector<Hist> out = {abs_histogram(gaussian_with_outlier())};
+  std::mt19937_64 rng(5);
+  std::normal_distribution<float> normal(0.f, 1.f);
+  std::exponential_distribution<float> expo(1.f);
+  std::vector<float> relu, uniform, exponential;
+  for (int i = 0; i < 50000; ++i)
+    if (const float v = normal(rng); v > 0) relu.push_back(v * 3.f);
+  for (int i = 0; i < 20000; ++i) uniform.push_back(static_cast<float>(i) / 19999.f);
+  for (int i = 0; i < 50000; ++i) exponential.push_back(expo(rng));
+  out.push_back(abs_histogram(relu));
+  out.push_back(abs_histogram(uniform));
+  out.push_back(abs_histogram(exponential));
+  // A Gaussian core under a flat tail: candidates fold a large mass into their last bin.
+  std::vector<float> flat_tail;
+  std::uniform_real_distribution<float> wide(0.f, 20.f);
+  for (int i = 0; i < 40000; ++i)
+    flat_tail.push_back(i % 10 < 6 ? std::abs(normal(rng)) : wide(rng));
+  out.push_back(abs_histogram(flat_tail));
+  Hist ragged{std::vector<double>(2048, 0.0), 0.01};
+  std::uniform_int_distribution<int> count(20, 40);
+  for (int j = 0; j < 2048; ++j) ragged.h[static_cast<size_t>(j)] = j % 3 == 1 ? 0 : count(rng);
+  out.push_back(ragged);
+  return out;
+}
+
+TEST(Calibrators, EntropyAndMseSearchesMatchTheirDefinitions) {
+  for (const Hist& h : calibration_histograms()) {
+    // (The relu histogram's zeros are real values here: the rule is called on what it gets.)
+    EXPECT_EQ(calibrate_threshold(h.h, h.bw, Calibrator::kEntropy, 0, 127),
+              kl_threshold(h.h, h.bw));
+    for (int levels : {127, 255})
+      EXPECT_EQ(calibrate_threshold(h.h, h.bw, Calibrator::kMse, 0, levels),
+                mse_threshold(h.h, h.bw, levels));
+  }
+  // Fractional counts take the direct sums: the same threshold.
+  Hist h = calibration_histograms()[3];
+  for (double& v : h.h) v *= 0.37;
+  EXPECT_EQ(calibrate_threshold(h.h, h.bw, Calibrator::kMse, 0, 127),
+            mse_threshold(h.h, h.bw, 127));
 }
 
 TEST(Calibrators, MseClipsAGaussianWithAnOutlier) {
@@ -572,6 +665,43 @@ TEST(Quantize, MeasuredErrorSeesClipping) {
     EXPECT_LT(cands[i][0].error, 0.05) << targets.calibrated()[i];
     EXPECT_GT(cands[i][1].error, 0.2) << targets.calibrated()[i];
   }
+}
+
+// The statistics and the measured errors do not depend on the calibration's worker count:
+// each worker runs a one-thread plan, counts merge exactly and each sample's sums are added
+// in sample order.
+TEST(Quantize, CalibrationIsTheSameOnAnyNumberOfWorkers) {
+  Graph g = small_resnet();
+  optimize_graph(g, 2);
+  const QuantTargets targets = quant_targets(g);
+  QuantSpec spec;
+  spec.calib_samples = 5;
+  const auto inputs = calibration_inputs(g, spec);
+  const std::vector<TensorStats> one = calibrate(g, targets.calibrated(), inputs, true, 1);
+  const std::vector<TensorStats> three = calibrate(g, targets.calibrated(), inputs, true, 3);
+  ASSERT_EQ(one.size(), three.size());
+  for (size_t i = 0; i < one.size(); ++i) {
+    EXPECT_EQ(one[i].min, three[i].min);
+    EXPECT_EQ(one[i].max, three[i].max);
+    EXPECT_EQ(one[i].zeros, three[i].zeros);
+    EXPECT_EQ(one[i].hist, three[i].hist) << targets.calibrated()[i];
+    double counted = 0;
+    for (double c : one[i].hist) counted += c;
+    // Every value of every sample is in the histogram once.
+    EXPECT_EQ(counted, 5.0 * shape_numel(g.value(targets.calibrated()[i]).shape));
+  }
+  auto cands_one = range_candidates(g, spec, targets, one, 1);
+  auto cands_three = range_candidates(g, spec, targets, three, 3);
+  measure_range_errors(g, targets, inputs, cands_one, DType::kU8, 1);
+  measure_range_errors(g, targets, inputs, cands_three, DType::kU8, 3);
+  ASSERT_EQ(cands_one.size(), cands_three.size());
+  for (size_t i = 0; i < cands_one.size(); ++i)
+    for (size_t k = 0; k < cands_one[i].size(); ++k) {
+      EXPECT_EQ(cands_one[i][k].lo, cands_three[i][k].lo);
+      EXPECT_EQ(cands_one[i][k].hi, cands_three[i][k].hi);
+      EXPECT_EQ(cands_one[i][k].error, cands_three[i][k].error);
+      EXPECT_GE(cands_one[i][k].error, 0.0);
+    }
 }
 
 TEST(Quantize, WarningsNameABetterChoiceOnOneLine) {

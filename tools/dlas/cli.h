@@ -45,9 +45,10 @@ struct EngineArgs {
 void add_engine_args(CLI::App& cmd, EngineArgs& args);
 // Parses a --compress value (errors name the flag) and applies it to the graph (pruning
 // before compiling). Returns the canonical spec ("dense" when nothing is applied); the
-// pruning report goes to *report when given (left alone for "dense").
-std::string apply_compress(Graph& graph, const std::string& compress,
-                           PruneReport* report = nullptr);
+// pruning report goes to *report when given (left alone for "dense"). int8 calibrates on up
+// to `threads` workers (the engine's --threads; <= 0: one per logical CPU).
+std::string apply_compress(Graph& graph, const std::string& compress, PruneReport* report = nullptr,
+                           int threads = 0);
 // The canonical form of a --compress value ("dense", "wp:0.9", ...); errors name the flag.
 std::string compress_name(const std::string& compress);
 // Applies --isa (process-wide) and builds the plan options; with --records, `graph` (the

@@ -160,7 +160,7 @@ void add_bench_command(CLI::App& app, Action& run) {
     run = [model, engine, b] {
       compress_name(engine->compress);  // a bad spec fails before the model loads
       Graph g = load_model_from_args(*model);
-      apply_compress(g, engine->compress);
+      apply_compress(g, engine->compress, nullptr, engine->threads);
       // The measured thing: the compiled plan, or another backend on the same graph.
       const CompiledModel c = compile_from_args(g, *model, *engine, b->backend);
       LatencyOptions lo;

@@ -55,7 +55,7 @@ void add_eval_command(CLI::App& app, Action& run) {
       const std::string spec = compress_name(engine->compress);  // fails before loading
       const Graph fp32 = load_model_from_args(*model);
       Graph compressed = fp32;
-      apply_compress(compressed, engine->compress);
+      apply_compress(compressed, engine->compress, nullptr, engine->threads);
       const PlanOptions o = plan_options_from_args(*engine, &compressed);
       const OutputError e = measure_output_error(fp32, compressed, *samples, *seed, o);
       if (*json) {

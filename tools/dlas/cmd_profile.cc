@@ -146,7 +146,7 @@ void add_profile_command(CLI::App& app, Action& run) {
     run = [model, engine, repeat, json, top, backend] {
       compress_name(engine->compress);  // a bad spec fails before the model loads
       Graph g = load_model_from_args(*model);
-      apply_compress(g, engine->compress);
+      apply_compress(g, engine->compress, nullptr, engine->threads);
       const CompiledModel c = compile_from_args(g, *model, *engine, *backend);
       const Variant& variant = c.variant;
       if (auto* cuda = dynamic_cast<CudaExecutor*>(c.executor.get()))

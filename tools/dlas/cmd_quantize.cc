@@ -23,6 +23,7 @@ struct QuantizeArgs {
   double percentile = 99.99;
   std::string calib_data = "random";
   int calib_samples = 32;
+  int threads = 0;
   std::string activations = "u8";
   uint64_t calib_seed = 0;
   std::string output;
@@ -92,9 +93,15 @@ void add_quantize_command(CLI::App& app, Action& run) {
                   "int8 activations: u8 (asymmetric, default) or s8 (symmetric)")
       ->default_val("u8")
       ->check(CLI::IsMember({"u8", "s8"}));
+  cmd->add_option("--threads", a->threads,
+                  "calibration workers, each running the model on one thread (default 0: one per "
+                  "logical CPU); the result does not depend on it")
+      ->default_val(0)
+      ->check(CLI::Range(0, 1024));
   add_preprocess_args(*cmd, a->preprocess);
   cmd->add_option("-o,--output", a->output, "output .onnx path")->required();
-  cmd->add_flag("--json", a->json, "print one JSON object with the per-tensor ranges, errors and per-layer scales");
+  cmd->add_flag("--json", a->json,
+                "print one JSON object with the per-tensor ranges, errors and per-layer scales");
   cmd->callback([&run, model, a] {
     run = [model, a] {
       const QuantSpec spec = spec_from_args(*a);  // bad flags fail before the model loads
@@ -110,7 +117,7 @@ void add_quantize_command(CLI::App& app, Action& run) {
       if (dataset && spec.type == QuantType::kInt8 && spec.calibrator != Calibrator::kNone)
         apply_preprocess_args(g, data::open_dataset(spec.calib_data, data::Split::kTrain)->info(),
                               a->preprocess, model->model);
-      const QuantReport r = quantize(g, spec);
+      const QuantReport r = quantize(g, spec, a->threads);
       export_onnx_file(g, a->output);  // written to a temporary name and renamed
       if (a->json) {
         nlohmann::ordered_json j;
@@ -118,12 +125,14 @@ void add_quantize_command(CLI::App& app, Action& run) {
         j["output"] = a->output;
         j.update(quant_report_json(r));
         std::cout << j.dump(2) << "\n";
-        if (const std::string w = quant_warning(r); !w.empty()) std::fprintf(stderr, "%s\n", w.c_str());
+        if (const std::string w = quant_warning(r); !w.empty())
+          std::fprintf(stderr, "%s\n", w.c_str());
         return 0;
       }
       print_quant_report(r);
       std::printf("wrote %s\n", a->output.c_str());
-      if (const std::string w = quant_warning(r); !w.empty()) std::fprintf(stderr, "%s\n", w.c_str());
+      if (const std::string w = quant_warning(r); !w.empty())
+        std::fprintf(stderr, "%s\n", w.c_str());
       return 0;
     };
   });

@@ -81,7 +81,7 @@ void add_run_command(CLI::App& app, Action& run) {
       }
       compress_name(engine->compress);  // a bad spec fails before the model loads
       Graph g = load_model_from_args(*args);
-      apply_compress(g, engine->compress);
+      apply_compress(g, engine->compress, nullptr, engine->threads);
       DLAS_CHECK(inputs->empty() || inputs->size() == g.inputs.size(), ErrorKind::kUsage,
                  "--input given ", inputs->size(), " time(s), the model has ", g.inputs.size(),
                  " input(s)");

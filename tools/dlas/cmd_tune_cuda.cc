@@ -39,7 +39,7 @@ int run_cuda_tune(const ModelArgs& model, const EngineArgs& engine, const TuneAr
              "--compress ", engine.compress,
              ": int8 variants run on the CPU only (the GPU runs f32, fp16 and bf16 models)");
   Graph g = load_model_from_args(model);
-  apply_compress(g, engine.compress);
+  apply_compress(g, engine.compress, nullptr, engine.threads);
   const std::string hardware = tune::cuda_hardware_id(o.device);
   std::fprintf(stderr, "tune: %s on cuda:%d (%s), budget %s, patience %d\n", model.model.c_str(),
                o.device, hardware.c_str(), a.budget.c_str(), o.patience);

@@ -66,7 +66,7 @@ int run_tune(const ModelArgs& model, const EngineArgs& engine, const TuneArgs& a
   TuneRun t;
   t.compress = compress_name(engine.compress);
   Graph g = load_model_from_args(model);
-  apply_compress(g, engine.compress);
+  apply_compress(g, engine.compress, nullptr, engine.threads);
   const PlanOptions po = plan_options_from_args(engine, &g);
   t.tasks = tune::extract_tasks(g, po);
   DLAS_CHECK(!t.tasks.empty(), ErrorKind::kUnsupported, model.model,

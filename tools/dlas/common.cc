@@ -189,17 +189,18 @@ std::string compress_name(const std::string& compress) {
   return parse_compress_flag(compress).str();
 }
 
-std::string apply_compress(Graph& graph, const std::string& compress, PruneReport* report) {
+std::string apply_compress(Graph& graph, const std::string& compress, PruneReport* report,
+                           int threads) {
   const CompressSpec spec = parse_compress_flag(compress);
   if (spec.prune && report) {
     // Prune here to keep the report, then apply the rest (quantization) alone.
     *report = prune(graph, *spec.prune);
     CompressSpec rest = spec;
     rest.prune.reset();
-    apply_compress_spec(graph, rest);
+    apply_compress_spec(graph, rest, threads);
     return spec.str();
   }
-  return apply_compress_spec(graph, spec);
+  return apply_compress_spec(graph, spec, threads);
 }
 
 PlanOptions plan_options_from_args(const EngineArgs& a, const Graph* graph) {

@@ -73,10 +73,10 @@ struct QuantTensor {
   float lo = 0, hi = 0;    // the calibrated range
   QuantParams q;
   Calibrator calibrator = Calibrator::kNone;  // whose range it got (auto: the one it chose)
-  double error = -1;        // that range's RangeCandidate::error (-1: not measured)
-  std::string shares;       // a MaxPool output: the tensor whose parameters it shares
-  std::vector<std::string> feeds;            // the Conv / Gemm nodes reading it
-  std::vector<RangeCandidate> candidates;    // every data calibrator's range and error
+  double error = -1;               // that range's RangeCandidate::error (-1: not measured)
+  std::string shares;              // a MaxPool output: the tensor whose parameters it shares
+  std::vector<std::string> feeds;  // the Conv / Gemm nodes reading it
+  std::vector<RangeCandidate> candidates;  // every data calibrator's range and error
   // The smallest candidate error (-1 when none was measured).
   double best_error() const;
 };
@@ -132,11 +132,13 @@ RangeCandidate calibrated_range(const TensorStats& stats, const QuantSpec& spec,
                                 bool nonnegative, bool model_input);
 
 // Per calibrated tensor (targets.calibrated()[i]), the range of every calibrator of
-// kAutoCalibrators, errors unmeasured; empty with Calibrator::kNone.
+// kAutoCalibrators, errors unmeasured; empty with Calibrator::kNone. The tensors spread over
+// `threads` threads (the results do not depend on it).
 std::vector<std::vector<RangeCandidate>> range_candidates(const Graph& folded,
                                                           const QuantSpec& spec,
                                                           const QuantTargets& targets,
-                                                          const std::vector<TensorStats>& stats);
+                                                          const std::vector<TensorStats>& stats,
+                                                          int threads = 1);
 
 // The int8 QDQ rewrite of `folded` (see above) in place: stats[i] describes
 // targets.calibrated()[i] (ignored with Calibrator::kNone). `candidates` (from

@@ -28,30 +28,37 @@ struct PlanOptions;
 std::vector<std::vector<Tensor>> calibration_inputs(const Graph& graph, const QuantSpec& spec);
 
 // Runs the fp32 `folded` graph over the samples with every tensor of `taps` tapped as an
-// output, on one thread; returns one TensorStats per tap (histograms only when asked).
+// output; returns one TensorStats per tap (histograms only when asked). The samples spread
+// over up to `threads` workers (<= 0: one per logical CPU; fewer where their plans would not
+// fit the calibration's memory), each running a one-thread plan, so the statistics are the
+// same whatever the count.
 std::vector<TensorStats> calibrate(const Graph& folded, const std::vector<std::string>& taps,
-                                   const std::vector<std::vector<Tensor>>& samples,
-                                   bool histograms);
+                                   const std::vector<std::vector<Tensor>>& samples, bool histograms,
+                                   int threads = 1);
 
 // Measures every candidate range's error (RangeCandidate::error, dlas/optimize/quantize.h) on
 // the first kErrorSamples samples: the fp32 `folded` graph runs with every quantized tensor
 // tapped, and a copy of the Conv / Gemm layers reading them runs once on those values and
 // once per candidate index on their fake-quantized (quantize-dequantize) values; a tensor
-// that feeds no layer is compared with its own fake-quantized copy. One thread.
+// that feeds no layer is compared with its own fake-quantized copy. Workers as calibrate()'s;
+// each sample's sums are added in sample order, so the errors do not depend on their count.
 // candidates[i] belongs to targets.calibrated()[i] (range_candidates' shape).
 constexpr size_t kErrorSamples = 8;
 void measure_range_errors(const Graph& folded, const QuantTargets& targets,
                           const std::vector<std::vector<Tensor>>& samples,
-                          std::vector<std::vector<RangeCandidate>>& candidates, DType activations);
+                          std::vector<std::vector<RangeCandidate>>& candidates, DType activations,
+                          int threads = 1);
 
 // Quantizes an inferred fp32 graph in place (BatchNormalization folded into the convs first,
 // then calibrated, then rewritten) and leaves it inferred. kInvalidInput for bad calibration
 // data (naming the file), kUnsupported when the graph has no float input to calibrate with.
-QuantReport quantize(Graph& graph, const QuantSpec& spec);
+// The calibration runs on up to `threads` workers (<= 0: one per logical CPU); the result
+// does not depend on their number.
+QuantReport quantize(Graph& graph, const QuantSpec& spec, int threads = 0);
 
 // Applies a --compress value: prunes, then quantizes (random calibration unless the spec
-// says otherwise). Returns the canonical spec.
-std::string apply_compress_spec(Graph& graph, const CompressSpec& spec);
+// says otherwise; calibration workers as quantize()'s). Returns the canonical spec.
+std::string apply_compress_spec(Graph& graph, const CompressSpec& spec, int threads = 0);
 
 // Output error of a compressed model against its fp32 original, both compiled with
 // `options`, on `samples` random N(0, 1) inputs (seeds seed, seed + 1, ...; the
