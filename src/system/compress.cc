@@ -4,6 +4,7 @@
 #include "dlas/system/compress.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <exception>
 #include <filesystem>
@@ -94,6 +95,10 @@ std::vector<std::vector<Tensor>> calibration_inputs(const Graph& g, const QuantS
 
 namespace {
 
+// Progress units of one error-measurement sample: the tapped model once, the layers' copy
+// once on the f32 values and once per candidate (about the model's cost each).
+constexpr int64_t kErrorSampleUnits = 6;
+
 // At most this much memory goes to the calibration's worker plans (each holds the tapped
 // model and, while the errors are measured, a copy of its Conv / Gemm layers).
 constexpr size_t kCalibrationMemory = size_t{4} << 30;
@@ -146,14 +151,20 @@ class TappedModel {
     }
   }
   int workers() const { return static_cast<int>(plans_.size()); }
+  // Reports each run's samples to `progress` (may be null or empty) as units of `total`.
+  void report_to(const CalibrationProgress* progress, int64_t total) {
+    progress_ = progress && *progress ? progress : nullptr;
+    total_ = total;
+  }
   // The output index of a tapped tensor.
   size_t tap(const std::string& name) const { return tap_of_.at(name); }
   size_t first_tap() const { return first_tap_; }
 
   // Runs every worker w on its thread: w's plan (compiled on first use) on samples w, w + W,
-  // ... below n, then fn(w, s, outputs) for each.
+  // ... below n, then fn(w, s, outputs) for each; each sample counts `units` of progress,
+  // reported from the calling thread (worker 0's) and once more at the end.
   template <class Fn>
-  void run(const std::vector<std::vector<Tensor>>& samples, size_t n, Fn&& fn) {
+  void run(const std::vector<std::vector<Tensor>>& samples, size_t n, Fn&& fn, int64_t units = 1) {
     on_workers(workers(), [&](int w) {
       std::optional<Plan>& plan = plans_[static_cast<size_t>(w)];
       std::vector<Tensor>& out = outputs_[static_cast<size_t>(w)];
@@ -166,8 +177,11 @@ class TappedModel {
       for (size_t s = static_cast<size_t>(w); s < n; s += plans_.size()) {
         plan->run_into(samples[s], out);
         fn(w, s, static_cast<const std::vector<Tensor>&>(out));
+        const int64_t done = done_ += units;
+        if (w == 0 && progress_) (*progress_)(done, total_);
       }
     });
+    if (progress_) (*progress_)(done_, total_);
   }
 
  private:
@@ -176,6 +190,9 @@ class TappedModel {
   std::unordered_map<std::string, size_t> tap_of_;
   std::vector<std::optional<Plan>> plans_;
   std::vector<std::vector<Tensor>> outputs_;
+  const CalibrationProgress* progress_ = nullptr;
+  int64_t total_ = 0;
+  std::atomic<int64_t> done_{0};
 };
 
 // Folds the finite values of d[0, n) into [lo, hi] (NaN and infinities skipped).
@@ -351,47 +368,50 @@ void range_errors(TappedModel& model, const Graph& folded, const QuantTargets& t
     std::vector<float> buf;
   };
   std::vector<Scratch> scratch(static_cast<size_t>(model.workers()));
-  model.run(samples, n_samples, [&](int w, size_t s, const std::vector<Tensor>& model_out) {
-    Scratch& sc = scratch[static_cast<size_t>(w)];
-    std::vector<double>& ref = sample_ref[s];
-    std::vector<double>& err = sample_err[s];  // [i * k_count + k]
-    ref.assign(calibrated.size(), 0.0);
-    err.assign(calibrated.size() * k_count, 0.0);
-    // Tensors that feed no layer: the error of the tensor itself.
-    for (size_t i = 0; i < calibrated.size(); ++i) {
-      if (fed.count(i)) continue;
-      const Tensor& x = model_out[model.tap(calibrated[i])];
-      const float* xd = x.data<float>();
-      sc.buf.resize(static_cast<size_t>(x.numel()));
-      ref[i] += sum_squares(xd, x.numel());
-      for (size_t k = 0; k < k_count; ++k) {
-        fake_quantize(xd, sc.buf.data(), x.numel(), params[i][k]);
-        err[i * k_count + k] += squared_difference(xd, sc.buf.data(), x.numel());
-      }
-    }
-    if (layers.nodes.empty()) return;
-    if (!sc.layer_plan) {
-      sc.layer_plan.emplace(Graph(layers), PlanOptions{});  // one thread, as the model
-      sc.ref_out = sc.layer_plan->make_outputs();
-      sc.q_out = sc.layer_plan->make_outputs();
-    }
-    sc.ref_in.clear();
-    for (const std::string& v : layer_inputs) sc.ref_in.push_back(model_out[model.tap(v)]);
-    sc.layer_plan->run_into(sc.ref_in, sc.ref_out);
-    for (size_t j = 0; j < sc.ref_out.size(); ++j)
-      ref[output_tensor[j]] += sum_squares(sc.ref_out[j].data<float>(), sc.ref_out[j].numel());
-    if (sc.q_in.empty())
-      for (const Tensor& t : sc.ref_in) sc.q_in.emplace_back(t.dtype(), t.shape());
-    for (size_t k = 0; k < k_count; ++k) {
-      for (size_t v = 0; v < layer_inputs.size(); ++v)
-        fake_quantize(sc.ref_in[v].data<float>(), sc.q_in[v].data<float>(), sc.ref_in[v].numel(),
-                      params[index.at(layer_inputs[v])][k]);
-      sc.layer_plan->run_into(sc.q_in, sc.q_out);
-      for (size_t j = 0; j < sc.q_out.size(); ++j)
-        err[output_tensor[j] * k_count + k] += squared_difference(
-            sc.ref_out[j].data<float>(), sc.q_out[j].data<float>(), sc.q_out[j].numel());
-    }
-  });
+  model.run(
+      samples, n_samples,
+      [&](int w, size_t s, const std::vector<Tensor>& model_out) {
+        Scratch& sc = scratch[static_cast<size_t>(w)];
+        std::vector<double>& ref = sample_ref[s];
+        std::vector<double>& err = sample_err[s];  // [i * k_count + k]
+        ref.assign(calibrated.size(), 0.0);
+        err.assign(calibrated.size() * k_count, 0.0);
+        // Tensors that feed no layer: the error of the tensor itself.
+        for (size_t i = 0; i < calibrated.size(); ++i) {
+          if (fed.count(i)) continue;
+          const Tensor& x = model_out[model.tap(calibrated[i])];
+          const float* xd = x.data<float>();
+          sc.buf.resize(static_cast<size_t>(x.numel()));
+          ref[i] += sum_squares(xd, x.numel());
+          for (size_t k = 0; k < k_count; ++k) {
+            fake_quantize(xd, sc.buf.data(), x.numel(), params[i][k]);
+            err[i * k_count + k] += squared_difference(xd, sc.buf.data(), x.numel());
+          }
+        }
+        if (layers.nodes.empty()) return;
+        if (!sc.layer_plan) {
+          sc.layer_plan.emplace(Graph(layers), PlanOptions{});  // one thread, as the model
+          sc.ref_out = sc.layer_plan->make_outputs();
+          sc.q_out = sc.layer_plan->make_outputs();
+        }
+        sc.ref_in.clear();
+        for (const std::string& v : layer_inputs) sc.ref_in.push_back(model_out[model.tap(v)]);
+        sc.layer_plan->run_into(sc.ref_in, sc.ref_out);
+        for (size_t j = 0; j < sc.ref_out.size(); ++j)
+          ref[output_tensor[j]] += sum_squares(sc.ref_out[j].data<float>(), sc.ref_out[j].numel());
+        if (sc.q_in.empty())
+          for (const Tensor& t : sc.ref_in) sc.q_in.emplace_back(t.dtype(), t.shape());
+        for (size_t k = 0; k < k_count; ++k) {
+          for (size_t v = 0; v < layer_inputs.size(); ++v)
+            fake_quantize(sc.ref_in[v].data<float>(), sc.q_in[v].data<float>(),
+                          sc.ref_in[v].numel(), params[index.at(layer_inputs[v])][k]);
+          sc.layer_plan->run_into(sc.q_in, sc.q_out);
+          for (size_t j = 0; j < sc.q_out.size(); ++j)
+            err[output_tensor[j] * k_count + k] += squared_difference(
+                sc.ref_out[j].data<float>(), sc.q_out[j].data<float>(), sc.q_out[j].numel());
+        }
+      },
+      kErrorSampleUnits);
   std::vector<double> ref(calibrated.size(), 0.0), err(calibrated.size() * k_count, 0.0);
   for (size_t s = 0; s < n_samples; ++s) {
     for (size_t i = 0; i < ref.size(); ++i) ref[i] += sample_ref[s][i];
@@ -422,7 +442,8 @@ void measure_range_errors(const Graph& folded, const QuantTargets& targets,
   range_errors(model, folded, targets, samples, candidates, activations);
 }
 
-QuantReport quantize(Graph& graph, const QuantSpec& spec, int threads) {
+QuantReport quantize(Graph& graph, const QuantSpec& spec, int threads,
+                     const CalibrationProgress& progress) {
   // BatchNormalization folded into the convs (standard Conv nodes stay Conv: opt-level 2).
   optimize_graph(graph, 2);
   if (spec.type != QuantType::kInt8) return convert_half(graph, spec);
@@ -437,6 +458,9 @@ QuantReport quantize(Graph& graph, const QuantSpec& spec, int threads) {
     // One compiled model (per worker) for the statistics and the errors: every quantized
     // tensor tapped.
     TappedModel model(graph, targets.tensors, calibration_workers(graph, threads, inputs.size()));
+    model.report_to(&progress, static_cast<int64_t>(2 * inputs.size()) +
+                                   kErrorSampleUnits * static_cast<int64_t>(
+                                                           std::min(inputs.size(), kErrorSamples)));
     stats = tensor_stats(model, calibrated, inputs, /*histograms=*/true);
     // Every data calibrator's range, each with its measured error: int8:auto picks by them,
     // and the report shows where another calibrator would have done better.
@@ -448,9 +472,10 @@ QuantReport quantize(Graph& graph, const QuantSpec& spec, int threads) {
   return r;
 }
 
-std::string apply_compress_spec(Graph& graph, const CompressSpec& spec, int threads) {
+std::string apply_compress_spec(Graph& graph, const CompressSpec& spec, int threads,
+                                const CalibrationProgress& progress) {
   if (spec.prune) prune(graph, *spec.prune);
-  if (spec.quant) quantize(graph, *spec.quant, threads);
+  if (spec.quant) quantize(graph, *spec.quant, threads, progress);
   return spec.str();
 }
 

@@ -4,10 +4,12 @@
 #include <filesystem>
 #include <iostream>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "cli.h"
 #include "cmd_compress.h"
 #include "dlas/core/file.h"
+#include "dlas/core/progress.h"
 #include "dlas/data/dataset.h"
 #include "dlas/model/onnx.h"
 #include "dlas/optimize/quantize.h"
@@ -117,7 +119,19 @@ void add_quantize_command(CLI::App& app, Action& run) {
       if (dataset && spec.type == QuantType::kInt8 && spec.calibrator != Calibrator::kNone)
         apply_preprocess_args(g, data::open_dataset(spec.calib_data, data::Split::kTrain)->info(),
                               a->preprocess, model->model);
-      const QuantReport r = quantize(g, spec, a->threads);
+      std::optional<Progress> bar;
+      CalibrationProgress progress;
+      if (spec.type == QuantType::kInt8 && spec.calibrator != Calibrator::kNone) {
+        bar.emplace(Progress::Options{.tty = progress_tty(a->json),
+                                      .label = "calibrate",
+                                      .line_fraction = 0,
+                                      .line_seconds = 10});
+        progress = [&bar](int64_t done, int64_t total) {
+          bar->update(done, total, bar->counts(done, total, "runs"), done == total && bar->tty());
+        };
+      }
+      const QuantReport r = quantize(g, spec, a->threads, progress);
+      if (bar) bar->finish(/*keep=*/false);
       export_onnx_file(g, a->output);  // written to a temporary name and renamed
       if (a->json) {
         nlohmann::ordered_json j;

@@ -15,6 +15,7 @@
 #include "cli.h"
 #include "dlas/algo/conv.h"
 #include "dlas/algo/machine_profile.h"
+#include "dlas/core/progress.h"
 #include "dlas/hw/gpu.h"
 #include "dlas/hw/isa.h"
 #include "dlas/optimize/prune.h"
@@ -192,15 +193,31 @@ std::string compress_name(const std::string& compress) {
 std::string apply_compress(Graph& graph, const std::string& compress, PruneReport* report,
                            int threads) {
   const CompressSpec spec = parse_compress_flag(compress);
+  // int8 calibration runs the model dozens of times: a bar on a terminal, and a line every
+  // 10 s in a log (nothing for a short one).
+  std::optional<Progress> bar;
+  CalibrationProgress progress;
+  if (spec.quant && spec.quant->type == QuantType::kInt8 &&
+      spec.quant->calibrator != Calibrator::kNone) {
+    bar.emplace(Progress::Options{
+        .tty = progress_tty(), .label = "calibrate", .line_fraction = 0, .line_seconds = 10});
+    progress = [&bar](int64_t done, int64_t total) {
+      bar->update(done, total, bar->counts(done, total, "runs"), done == total && bar->tty());
+    };
+  }
+  std::string applied;
   if (spec.prune && report) {
     // Prune here to keep the report, then apply the rest (quantization) alone.
     *report = prune(graph, *spec.prune);
     CompressSpec rest = spec;
     rest.prune.reset();
-    apply_compress_spec(graph, rest, threads);
-    return spec.str();
+    apply_compress_spec(graph, rest, threads, progress);
+    applied = spec.str();
+  } else {
+    applied = apply_compress_spec(graph, spec, threads, progress);
   }
-  return apply_compress_spec(graph, spec, threads);
+  if (bar) bar->finish(/*keep=*/false);
+  return applied;
 }
 
 PlanOptions plan_options_from_args(const EngineArgs& a, const Graph* graph) {

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -53,12 +54,17 @@ void measure_range_errors(const Graph& folded, const QuantTargets& targets,
 // then calibrated, then rewritten) and leaves it inferred. kInvalidInput for bad calibration
 // data (naming the file), kUnsupported when the graph has no float input to calibrate with.
 // The calibration runs on up to `threads` workers (<= 0: one per logical CPU); the result
-// does not depend on their number.
-QuantReport quantize(Graph& graph, const QuantSpec& spec, int threads = 0);
+// does not depend on their number. `progress`, when set, is called on the calling thread with
+// the work done and its total (samples through the model; an error-measurement sample
+// counts as several).
+using CalibrationProgress = std::function<void(int64_t done, int64_t total)>;
+QuantReport quantize(Graph& graph, const QuantSpec& spec, int threads = 0,
+                     const CalibrationProgress& progress = {});
 
 // Applies a --compress value: prunes, then quantizes (random calibration unless the spec
 // says otherwise; calibration workers as quantize()'s). Returns the canonical spec.
-std::string apply_compress_spec(Graph& graph, const CompressSpec& spec, int threads = 0);
+std::string apply_compress_spec(Graph& graph, const CompressSpec& spec, int threads = 0,
+                                const CalibrationProgress& progress = {});
 
 // Output error of a compressed model against its fp32 original, both compiled with
 // `options`, on `samples` random N(0, 1) inputs (seeds seed, seed + 1, ...; the
