@@ -20,6 +20,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <vector>
 
 #include "dlas/algo/conv.h"
@@ -40,6 +41,18 @@ using H16GemmPackFn = void (*)(size_t mr, size_t m, size_t r, const uint16_t* a,
 template <int KP>
 void h16_gemm_pack_a(size_t mr, size_t m, size_t r, const uint16_t* a, size_t ldw,
                      uint16_t* panel) {
+  if constexpr (KP == 2) {
+    // Pairs as 32-bit words: a transpose of m rows x r/2 words into r/2 rows of MR words
+    // (the fully-connected layers pack every row block of x per call).
+    const size_t pairs = r / 2;
+    for (size_t q = 0; q < pairs; ++q) {
+      uint16_t* dst = panel + q * mr * 2;
+      for (size_t i = 0; i < m; ++i) std::memcpy(dst + 2 * i, a + i * ldw + 2 * q, 4);
+    }
+    if (r % 2 != 0)
+      for (size_t i = 0; i < m; ++i) panel[pairs * mr * 2 + 2 * i] = a[i * ldw + r - 1];
+    return;
+  }
   for (size_t i = 0; i < m; ++i)
     for (size_t rr = 0; rr < r; ++rr)
       panel[(rr / KP) * mr * KP + i * KP + rr % KP] = a[i * ldw + rr];
