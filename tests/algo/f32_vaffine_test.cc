@@ -33,7 +33,7 @@ class F32VAffineTest : public ::testing::TestWithParam<AffineCase> {
 TEST_P(F32VAffineTest, EveryActivationLaneCountAndTail) {
   const Activation acts[] = {Activation::kNone,      Activation::kRelu, Activation::kClip,
                              Activation::kSigmoid,   Activation::kSilu, Activation::kHardSigmoid,
-                             Activation::kHardSwish, Activation::kErf};
+                             Activation::kHardSwish, Activation::kErf,  Activation::kGelu};
   const double eps = std::numeric_limits<float>::epsilon();
   for (Activation act : acts)
     for (size_t lanes : {1, 4, 8, 16})
@@ -45,7 +45,9 @@ TEST_P(F32VAffineTest, EveryActivationLaneCountAndTail) {
         for (float& v : x) v = d(rng);
         for (float& v : s) v = d(rng);
         for (float& v : t) v = d(rng);
-        const float p0 = act == Activation::kHardSigmoid ? 0.2f : -1.f;
+        const float p0 = act == Activation::kHardSigmoid ? 0.2f
+                         : act == Activation::kGelu      ? static_cast<float>(std::sqrt(2.0))
+                                                         : -1.f;
         const float p1 = act == Activation::kHardSigmoid ? 0.5f : 1.5f;
         std::vector<float> want(n + 1, 7.f), got(n + 1, 7.f);
         ukernel::f32_vaffine__scalar(pixels, lanes, x.data(), s.data(), t.data(), want.data(), act,
@@ -55,7 +57,8 @@ TEST_P(F32VAffineTest, EveryActivationLaneCountAndTail) {
         for (size_t i = 0; i <= n; ++i) {
           const double pre = std::fabs(x[i] * s[i % lanes]) + std::fabs(t[i % lanes]);
           const double tol = 8 * eps * std::fabs(want[i]) + 8 * eps * pre +
-                             (act == Activation::kErf ? 1.5e-7 : 0.0) + 1e-37;
+                             (act == Activation::kErf ? 1.5e-7 : 0.0) +
+                             (act == Activation::kGelu ? 1.5e-7 * pre : 0.0) + 1e-37;
           const bool ok = i == n ? got[i] == 7.f : std::fabs(double(got[i]) - want[i]) <= tol;
           if (!ok && bad++ < 3)
             ADD_FAILURE() << GetParam().label << " " << activation_name(act) << " lanes=" << lanes

@@ -40,7 +40,7 @@ class F32VEpilogueTest : public ::testing::TestWithParam<EpiCase> {
 
 const Activation kActs[] = {Activation::kNone,      Activation::kRelu, Activation::kClip,
                             Activation::kSigmoid,   Activation::kSilu, Activation::kHardSigmoid,
-                            Activation::kHardSwish, Activation::kErf};
+                            Activation::kHardSwish, Activation::kErf,  Activation::kGelu};
 
 bool check(const EpiCase& c, Activation act, size_t n, bool residual, float scale, uint32_t seed) {
   std::mt19937 rng(seed);
@@ -48,7 +48,10 @@ bool check(const EpiCase& c, Activation act, size_t n, bool residual, float scal
   std::vector<float> y(n + 1), r(n + 1);
   for (float& v : y) v = dist(rng);
   for (float& v : r) v = dist(rng);
-  const float bias = 0.25f, p0 = act == Activation::kHardSigmoid ? 0.2f : -1.5f,
+  const float bias = 0.25f,
+              p0 = act == Activation::kHardSigmoid ? 0.2f
+                   : act == Activation::kGelu      ? static_cast<float>(std::sqrt(2.0))
+                                                   : -1.5f,
               p1 = act == Activation::kHardSigmoid ? 0.5f : 2.f;
   std::vector<float> want = y, got = y;
   ukernel::f32_vepilogue__scalar(n, want.data(), bias, residual ? r.data() : nullptr, act, p0, p1);
@@ -69,7 +72,8 @@ bool check(const EpiCase& c, Activation act, size_t n, bool residual, float scal
     const bool fma = act == Activation::kHardSigmoid || act == Activation::kHardSwish;
     // erf: the vector kernel's approximation (f32vec_erf) is within 1.5e-7 absolute.
     const double tol = 8 * eps * std::fabs(want[i]) + (fma ? 8 * eps * pre : 0.0) +
-                       (act == Activation::kErf ? 1.5e-7 : 0.0) + 1e-37;
+                       (act == Activation::kErf ? 1.5e-7 : 0.0) +
+                       (act == Activation::kGelu ? 1.5e-7 * pre : 0.0) + 1e-37;
     const bool ok = i == n ? got[i] == y[i]  // past the end: untouched
                            : std::fabs((double)got[i] - want[i]) <= tol;
     if (!ok && bad++ < 3)

@@ -466,6 +466,97 @@ TEST(PlanPasses, HardSigmoidTimesItsInputFusesAsHardSwish) {
   }
 }
 
+// Elementwise results against the reference: the vector erf is within 1.5e-7 of erf, so a
+// GELU output is within that much times |x|, plus rounding.
+void expect_elementwise_close(const std::vector<Tensor>& got, const std::vector<Tensor>& want,
+                              const std::string& what) {
+  ASSERT_EQ(got.size(), want.size()) << what;
+  for (size_t o = 0; o < got.size(); ++o)
+    for (int64_t i = 0; i < got[o].numel(); ++i) {
+      const float a = got[o].data<float>()[i], b = want[o].data<float>()[i];
+      ASSERT_LE(std::fabs(a - b), 1e-6f * (1.f + std::fabs(b)))
+          << what << " output " << o << "[" << i << "]";
+    }
+}
+
+// GELU as PyTorch exports it before opset 20: Mul(Mul(x, Add(Erf(Div(x, sqrt 2)), 1)), 0.5),
+// operands in either order, fuses into one Gelu node whose plan equals the unfused plan bit
+// for bit (the same f32 operations in the same order) and the reference; another divisor,
+// or an intermediate read elsewhere, stays. An ONNX Gelu node runs the same kernel; its tanh
+// approximation is refused with one error.
+TEST(PlanPasses, DecomposedGeluFusesIntoOneGeluStep) {
+  struct Case {
+    float divisor;
+    bool swapped, intermediate_read_twice;
+    bool fuses;
+  };
+  const float sqrt2 = static_cast<float>(std::sqrt(2.0));
+  const Case cases[] = {{sqrt2, false, false, true},
+                        {sqrt2, true, false, true},
+                        {1.5f, false, false, false},
+                        {sqrt2, false, true, false}};
+  for (const Case& c : cases) {
+    const std::string what = "divisor " + std::to_string(c.divisor) +
+                             (c.swapped ? ", operands swapped" : "") +
+                             (c.intermediate_read_twice ? ", erf read twice" : "");
+    Graph g;
+    g.inputs.push_back({"x", DType::kF32, {1, 6, 7, 40}});
+    g.initializers.emplace("c", Tensor::scalar_f32(c.divisor));
+    g.initializers.emplace("one", Tensor::scalar_f32(1.f));
+    g.initializers.emplace("half", Tensor::scalar_f32(0.5f));
+    auto pair = [&](const std::string& a, const std::string& b) {
+      return c.swapped ? std::vector<std::string>{b, a} : std::vector<std::string>{a, b};
+    };
+    g.nodes = {{"div", "Div", {"x", "c"}, {"d"}, {}},
+               {"erf", "Erf", {"d"}, {"e"}, {}},
+               {"add", "Add", pair("e", "one"), {"a"}, {}},
+               {"mul", "Mul", pair("x", "a"), {"m"}, {}},
+               {"half", "Mul", pair("m", "half"), {"y"}, {}}};
+    g.outputs = {"y"};
+    if (c.intermediate_read_twice) {
+      g.nodes.push_back({"relu", "Relu", {"e"}, {"r"}, {}});
+      g.outputs.push_back("r");
+    }
+    g.infer();
+    Graph opt = g;
+    optimize_graph(opt, 3);
+    int gelus = 0;
+    for (const Node& n : opt.nodes) gelus += n.op == "Gelu";
+    EXPECT_EQ(gelus, c.fuses ? 1 : 0) << what;
+    EXPECT_EQ(opt.nodes.size(), c.fuses ? 1u : g.nodes.size()) << what;
+    PlanOptions o;
+    o.threads = 2;
+    Plan fused(g, o);
+    o.opt_level = 2;
+    Plan unfused(g, o);
+    const auto in = seeded_inputs(g);
+    const std::vector<Tensor> y = fused.run(in), y2 = unfused.run(in);
+    EXPECT_EQ(std::memcmp(y[0].raw(), y2[0].raw(), y[0].nbytes()), 0) << what;
+    for (const StepInfo& st : fused.steps()) EXPECT_NE(st.kernel, "reference") << what;
+    expect_elementwise_close(y, ReferenceExecutor(g).run(in), what);
+  }
+  Graph g;
+  g.inputs.push_back({"x", DType::kF32, {3, 50}});
+  g.nodes = {{"gelu", "Gelu", {"x"}, {"y"}, {}}};
+  g.outputs = {"y"};
+  g.infer();
+  PlanOptions o;
+  o.threads = 2;
+  Plan plan(g, o);
+  ASSERT_EQ(plan.steps().size(), 1u);
+  EXPECT_EQ(plan.steps()[0].kernel, "fast");
+  const auto in = seeded_inputs(g);
+  expect_elementwise_close(plan.run(in), ReferenceExecutor(g).run(in), "onnx Gelu");
+  g.nodes[0].attrs["approximate"] = std::string("tanh");
+  try {
+    g.infer();
+    ADD_FAILURE() << "Gelu tanh accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kUnsupported);
+    EXPECT_NE(std::string(e.what()).find("approximate"), std::string::npos) << e.what();
+  }
+}
+
 TEST(MemoryPlan, LiveBuffersNeverOverlapAndReuseSavesMemory) {
   std::mt19937 rng(3);
   for (int trial = 0; trial < 50; ++trial) {

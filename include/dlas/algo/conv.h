@@ -48,6 +48,8 @@ enum class Activation : int {
   kHardSigmoid,  // max(0, min(1, p0 * x + p1))  (ONNX alpha, beta)
   kHardSwish,    // x * max(0, min(1, x / 6 + 1/2))
   kErf,          // erf(x): the ONNX Erf of a decomposed GELU, 0.5 x (1 + erf(x / sqrt 2))
+  kGelu,         // (x * (erf(x / p0) + 1)) * 0.5 with p0 = sqrt 2: ONNX Gelu, and the
+                 // decomposed one fused (fuse_gelu), in its operations' order
 };
 const char* activation_name(Activation a);
 // Inverse of activation_name (the FusedConv `activation` attribute); throws kInvalidInput.

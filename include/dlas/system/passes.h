@@ -42,6 +42,11 @@ int fold_batchnorm(Graph& graph);
 // FusedConv with residual input r (the op computes act(conv + B + r)). Returns the count.
 int fuse_residual_add(Graph& graph);
 
+// A decomposed GELU, Mul(Mul(x, Add(Erf(Div(x, sqrt 2)), 1)), 0.5) in any operand order of the
+// Add and Muls (sqrt 2 as stored in x's type), every intermediate read once, becomes one ONNX
+// Gelu node. Returns the number fused.
+int fuse_gelu(Graph& graph);
+
 // Relu, Clip (constant bounds), Sigmoid, HardSigmoid, HardSwish and the exported SiLU and
 // HardSwish patterns Mul(y, Sigmoid(y)) and Mul(y, HardSigmoid(y)) (alpha 1/6, beta 1/2) after a
 // Conv/FusedConv without activation become its `activation`. Run after fuse_residual_add (the

@@ -30,14 +30,16 @@ const char* activation_name(Activation a) {
       return "hardswish";
     case Activation::kErf:
       return "erf";
+    case Activation::kGelu:
+      return "gelu";
   }
   return "?";
 }
 
 Activation parse_activation(std::string_view name) {
-  for (Activation a :
-       {Activation::kNone, Activation::kRelu, Activation::kClip, Activation::kSigmoid,
-        Activation::kSilu, Activation::kHardSigmoid, Activation::kHardSwish, Activation::kErf})
+  for (Activation a : {Activation::kNone, Activation::kRelu, Activation::kClip,
+                       Activation::kSigmoid, Activation::kSilu, Activation::kHardSigmoid,
+                       Activation::kHardSwish, Activation::kErf, Activation::kGelu})
     if (name == activation_name(a)) return a;
   fail(ErrorKind::kInvalidInput, "unknown activation '", name, "'");
 }

@@ -39,6 +39,8 @@ __device__ __forceinline__ float activate(float v, int act, float p0, float p1) 
       return v * fminf(fmaxf(v * (1.f / 6.f) + 0.5f, 0.f), 1.f);
     case static_cast<int>(Activation::kErf):
       return erff(v);
+    case static_cast<int>(Activation::kGelu):
+      return (v * (erff(v / p0) + 1.f)) * 0.5f;
     default:
       return v;
   }

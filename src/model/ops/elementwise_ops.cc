@@ -54,6 +54,15 @@ void infer_unary_f32(InferContext& ctx) {
   ctx.set_output(0, ctx.dtype(0), ctx.shape(0));
 }
 
+// Gelu (opset 20): the exact form; the tanh approximation is not implemented.
+void infer_gelu(InferContext& ctx) {
+  const std::string approximate = ctx.node().attr_string("approximate", "none");
+  if (approximate != "none")
+    fail(ErrorKind::kUnsupported, ctx.node().label(), ": Gelu approximate='", approximate,
+         "' is not supported (only 'none')");
+  infer_unary_f32(ctx);
+}
+
 void infer_unary_arith(InferContext& ctx) {
   require_arith(ctx, 0);
   ctx.set_output(0, ctx.dtype(0), ctx.shape(0));
@@ -133,6 +142,7 @@ void append_elementwise_ops(std::vector<OpSchema>& t) {
     t.push_back({op, 1, 1, 1, 1, infer_unary_f32});
   for (const char* op : {"Sinh", "Cosh", "Asin", "Acos", "Asinh", "Acosh", "Atanh", "Shrink"})
     t.push_back({op, 1, 1, 1, 1, infer_unary_f32});
+  t.push_back({"Gelu", 1, 1, 1, 1, infer_gelu});
   t.push_back({"Neg", 1, 1, 1, 1, infer_unary_arith});
   t.push_back({"Abs", 1, 1, 1, 1, infer_unary_arith});
   // Clip bounds and Pow exponents are constants, not trainable parameters (param_count).

@@ -385,6 +385,9 @@ bool activation_epilogue(const Graph& g, const Node& n, Epilogue& e) {
     e.act = Activation::kHardSwish;
   } else if (n.op == "Erf") {
     e.act = Activation::kErf;
+  } else if (n.op == "Gelu") {
+    e.act = Activation::kGelu;
+    e.p0 = static_cast<float>(std::sqrt(2.0));
   } else if (n.op == "HardSigmoid") {
     e.act = Activation::kHardSigmoid;
     e.p0 = n.attr_float("alpha", 0.2f), e.p1 = n.attr_float("beta", 0.5f);

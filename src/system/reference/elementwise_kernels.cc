@@ -89,6 +89,13 @@ struct Mish {
   explicit Mish(const Node&) {}
   float operator()(float x) const { return static_cast<float>(x * std::tanh(Softplus::eval(x))); }
 };
+// ONNX Gelu (approximate "none"; the loader rejects "tanh"): 0.5 x (1 + erf(x / sqrt 2)).
+struct Gelu {
+  explicit Gelu(const Node&) {}
+  float operator()(float x) const {
+    return static_cast<float>(0.5 * x * (1.0 + std::erf(x / std::sqrt(2.0))));
+  }
+};
 struct Softsign {
   explicit Softsign(const Node&) {}
   float operator()(float x) const { return x / (1.0f + std::fabs(x)); }
@@ -536,6 +543,7 @@ void append_elementwise_kernels(std::vector<KernelEntry>& t) {
   t.push_back({"Sqrt", half_as_f32<unary_f32<MathFn<sqrt_d>>>});
   t.push_back({"Tanh", half_as_f32<unary_f32<MathFn<tanh_d>>>});
   t.push_back({"Erf", half_as_f32<unary_f32<MathFn<erf_d>>>});
+  t.push_back({"Gelu", half_as_f32<unary_f32<Gelu>>});
   t.push_back({"Floor", half_as_f32<unary_f32<MathFn<floor_d>>>});
   t.push_back({"Ceil", half_as_f32<unary_f32<MathFn<ceil_d>>>});
   t.push_back({"Sin", half_as_f32<unary_f32<MathFn<sin_d>>>});

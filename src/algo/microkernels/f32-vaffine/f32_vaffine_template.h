@@ -59,6 +59,8 @@ inline void f32_vaffine_vec(size_t pixels, size_t lanes, const float* x, const f
       return f32_vaffine_act<L, Activation::kHardSwish>(n, x, s, t, y, p0, p1);
     case Activation::kErf:
       return f32_vaffine_act<L, Activation::kErf>(n, x, s, t, y, p0, p1);
+    case Activation::kGelu:
+      return f32_vaffine_act<L, Activation::kGelu>(n, x, s, t, y, p0, p1);
   }
 }
 

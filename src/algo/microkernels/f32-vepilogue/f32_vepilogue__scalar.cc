@@ -40,6 +40,10 @@ void f32_vepilogue__scalar(size_t n, float* y, float bias, const float* residual
         v = std::erf(v);
         break;
       }
+      case Activation::kGelu: {
+        v = (v * (std::erf(v / p0) + 1.f)) * 0.5f;
+        break;
+      }
     }
     y[i] = v;
   }

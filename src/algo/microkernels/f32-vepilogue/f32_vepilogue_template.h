@@ -127,6 +127,8 @@ inline typename F32Vec<L>::type f32vec_activate(typename F32Vec<L>::type v, floa
     v = v * t;
   } else if constexpr (A == Activation::kErf) {
     v = f32vec_erf<L>(v);
+  } else if constexpr (A == Activation::kGelu) {
+    v = (v * (f32vec_erf<L>(v / f32vec_splat<L>(p0)) + one)) * f32vec_splat<L>(0.5f);
   }
   return v;
 }
@@ -177,6 +179,8 @@ inline void f32_vepilogue_vec(size_t n, float* y, float bias, const float* resid
       return f32_vepilogue_act<L, Activation::kHardSwish>(n, y, bias, residual, p0, p1);
     case Activation::kErf:
       return f32_vepilogue_act<L, Activation::kErf>(n, y, bias, residual, p0, p1);
+    case Activation::kGelu:
+      return f32_vepilogue_act<L, Activation::kGelu>(n, y, bias, residual, p0, p1);
   }
 }
 
