@@ -645,13 +645,26 @@ TEST(Quantize, AutoPicksTheSmallestErrorPerTensor) {
 // The measured error is the relative error of the outputs of the layers a tensor feeds: a
 // range clipped to a hundredth of the observed one destroys them, the observed one barely
 // changes them.
-TEST(Quantize, MeasuredErrorSeesClipping) {
+// small_resnet() folded, its quantized tensors and `samples` random calibration inputs.
+struct Calibration {
   Graph g = small_resnet();
-  optimize_graph(g, 2);
-  const QuantTargets targets = quant_targets(g);
+  QuantTargets targets;
   QuantSpec spec;
-  spec.calib_samples = 2;
-  const auto inputs = calibration_inputs(g, spec);
+  std::vector<std::vector<Tensor>> inputs;
+  explicit Calibration(int samples) {
+    optimize_graph(g, 2);
+    targets = quant_targets(g);
+    spec.calib_samples = samples;
+    inputs = calibration_inputs(g, spec);
+  }
+};
+
+TEST(Quantize, MeasuredErrorSeesClipping) {
+  const Calibration cal(2);
+  const Graph& g = cal.g;
+  const QuantTargets& targets = cal.targets;
+  const QuantSpec& spec = cal.spec;
+  const auto& inputs = cal.inputs;
   const std::vector<TensorStats> stats = calibrate(g, targets.calibrated(), inputs, true);
   auto cands = range_candidates(g, spec, targets, stats);
   for (auto& c : cands) {
@@ -671,12 +684,11 @@ TEST(Quantize, MeasuredErrorSeesClipping) {
 // each worker runs a one-thread plan, counts merge exactly and each sample's sums are added
 // in sample order.
 TEST(Quantize, CalibrationIsTheSameOnAnyNumberOfWorkers) {
-  Graph g = small_resnet();
-  optimize_graph(g, 2);
-  const QuantTargets targets = quant_targets(g);
-  QuantSpec spec;
-  spec.calib_samples = 5;
-  const auto inputs = calibration_inputs(g, spec);
+  const Calibration cal(5);
+  const Graph& g = cal.g;
+  const QuantTargets& targets = cal.targets;
+  const QuantSpec& spec = cal.spec;
+  const auto& inputs = cal.inputs;
   const std::vector<TensorStats> one = calibrate(g, targets.calibrated(), inputs, true, 1);
   const std::vector<TensorStats> three = calibrate(g, targets.calibrated(), inputs, true, 3);
   ASSERT_EQ(one.size(), three.size());
