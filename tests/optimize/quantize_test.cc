@@ -661,10 +661,7 @@ struct Calibration {
 
 TEST(Quantize, MeasuredErrorSeesClipping) {
   const Calibration cal(2);
-  const Graph& g = cal.g;
-  const QuantTargets& targets = cal.targets;
-  const QuantSpec& spec = cal.spec;
-  const auto& inputs = cal.inputs;
+  const auto& [g, targets, spec, inputs] = cal;
   const std::vector<TensorStats> stats = calibrate(g, targets.calibrated(), inputs, true);
   auto cands = range_candidates(g, spec, targets, stats);
   for (auto& c : cands) {
@@ -685,10 +682,7 @@ TEST(Quantize, MeasuredErrorSeesClipping) {
 // in sample order.
 TEST(Quantize, CalibrationIsTheSameOnAnyNumberOfWorkers) {
   const Calibration cal(5);
-  const Graph& g = cal.g;
-  const QuantTargets& targets = cal.targets;
-  const QuantSpec& spec = cal.spec;
-  const auto& inputs = cal.inputs;
+  const auto& [g, targets, spec, inputs] = cal;
   const std::vector<TensorStats> one = calibrate(g, targets.calibrated(), inputs, true, 1);
   const std::vector<TensorStats> three = calibrate(g, targets.calibrated(), inputs, true, 3);
   ASSERT_EQ(one.size(), three.size());

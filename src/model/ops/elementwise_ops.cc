@@ -54,7 +54,8 @@ void infer_unary_f32(InferContext& ctx) {
   ctx.set_output(0, ctx.dtype(0), ctx.shape(0));
 }
 
-// Gelu (opset 20): the exact form; the tanh approximation is not implemented.
+// Gelu (opset 20): the exact form; a model asking for the tanh approximation is refused
+// (kUnsupported, one line) rather than run with the other formula.
 void infer_gelu(InferContext& ctx) {
   const std::string approximate = ctx.node().attr_string("approximate", "none");
   if (approximate != "none")
