@@ -158,7 +158,6 @@ class TappedModel {
   }
   // The output index of a tapped tensor.
   size_t tap(const std::string& name) const { return tap_of_.at(name); }
-  size_t first_tap() const { return first_tap_; }
 
   // Runs every worker w on its thread: w's plan (compiled on first use) on samples w, w + W,
   // ... below n, then fn(w, s, outputs) for each; each sample counts `units` of progress,
