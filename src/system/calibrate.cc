@@ -22,7 +22,8 @@ namespace dlas {
 namespace {
 
 // Layer shapes of the zoo models (bench/shapes/*.txt), one per class, on 224x224 and 32x32
-// inputs; every channel count a multiple of 16 but the stems' inputs.
+// inputs.
+// clang-format off
 constexpr const char* kShapes[] = {
     // stems
     "c3_h224_w224_k64_7x7_s2x2_p3x3x3x3_d1x1_g1",  // resnet50
@@ -91,7 +92,42 @@ constexpr const char* kShapes[] = {
     "c192_h7_w7_k48_3x3_s1x1_p1x1x1x1_d1x1_g1",
     "c288_h56_w56_k192_1x1_s1x1_p0x0x0x0_d1x1_g1",
     "c1056_h7_w7_k192_1x1_s1x1_p0x0x0x0_d1x1_g1",
+    // the classes no shape above reaches, each at its costliest zoo layer: 1x1 convs by
+    // plane, input and output channels; depthwise 3x3 on 4x4 planes and 5x5; the
+    // squeeze-and-excitation convs on 1x1 planes
+    "c128_h16_w16_k128_1x1_s1x1_p0x0x0x0_d1x1_g1",  // mobilenetv1-cifar layers.2.conv2
+    "c192_h16_w16_k32_1x1_s1x1_p0x0x0x0_d1x1_g1",  // mobilenetv2-cifar layers.4.conv3
+    "c64_h14_w14_k384_1x1_s1x1_p0x0x0x0_d1x1_g1",  // mobilenetv2 features.8.conv.0.0
+    "c384_h14_w14_k64_1x1_s1x1_p0x0x0x0_d1x1_g1",  // mobilenetv2 features.8.conv.2
+    "c2112_h14_w14_k1056_1x1_s1x1_p0x0x0x0_d1x1_g1",  // densenet161 features.transition3.conv
+    "c240_h1_w1_k10_1x1_s1x1_p0x0x0x0_d1x1_g1",  // efficientnetb0 features.3.1.block.2.fc1
+    "c10_h1_w1_k240_1x1_s1x1_p0x0x0x0_d1x1_g1",  // efficientnetb0 features.3.1.block.2.fc2
+    "c32_h1_w1_k8_1x1_s1x1_p0x0x0x0_d1x1_g1",  // efficientnetb0 features.1.0.block.1.fc1
+    "c48_h1_w1_k1152_1x1_s1x1_p0x0x0x0_d1x1_g1",  // efficientnetb0 features.6.1.block.2.fc2
+    "c1152_h1_w1_k48_1x1_s1x1_p0x0x0x0_d1x1_g1",  // efficientnetb0 features.6.1.block.2.fc1
+    "c240_h28_w28_k192_1x1_s1x1_p0x0x0x0_d1x1_g1",  // densenet161
+    "c192_h28_w28_k32_1x1_s1x1_p0x0x0x0_d1x1_g1",  // mobilenetv2 features.5.conv.2
+    "c32_h32_w32_k64_1x1_s1x1_p0x0x0x0_d1x1_g1",  // mobilenetv1-cifar layers.0.conv2
+    "c768_h28_w28_k384_1x1_s1x1_p0x0x0x0_d1x1_g1",  // densenet161 features.transition2.conv
+    "c960_h4_w4_k160_1x1_s1x1_p0x0x0x0_d1x1_g1",  // mobilenetv2-cifar layers.14.conv3
+    "c512_h4_w4_k512_1x1_s1x1_p0x0x0x0_d1x1_g1",  // mobilenetv1-cifar layers.6.conv2
+    "c192_h8_w8_k64_1x1_s1x1_p0x0x0x0_d1x1_g1",  // mobilenetv2-cifar layers.6.conv3
+    "c192_h7_w7_k1152_1x1_s1x1_p0x0x0x0_d1x1_g1",  // efficientnetb0 features.6.1.block.0.0
+    "c64_h8_w8_k96_1x1_s1x1_p0x0x0x0_d1x1_g1",  // mobilenetv2-cifar layers.10.shortcut.0
+    "c384_h8_w8_k64_1x1_s1x1_p0x0x0x0_d1x1_g1",  // mobilenetv2-cifar layers.7.conv3
+    "c240_h56_w56_k192_1x1_s1x1_p0x0x0x0_d1x1_g1",  // densenet161
+    "c64_h56_w56_k64_1x1_s1x1_p0x0x0x0_d1x1_g1",  // resnet50 layer1.0.conv1
+    "c512_h28_w28_k1024_1x1_s2x2_p0x0x0x0_d1x1_g1",  // resnet50 layer3.0.downsample.0
+    "c960_h4_w4_k960_3x3_s1x1_p1x1x1x1_d1x1_g960",  // mobilenetv2-cifar layers.14.conv2
+    "c576_h8_w8_k576_3x3_s2x2_p1x1x1x1_d1x1_g576",  // mobilenetv2-cifar layers.13.conv2
+    "c672_h14_w14_k672_5x5_s1x1_p2x2x2x2_d1x1_g672",  // efficientnetb0 features.5.1.block.1.0
+    "c240_h28_w28_k240_5x5_s1x1_p2x2x2x2_d1x1_g240",  // efficientnetb0 features.3.1.block.1.0
+    "c1152_h7_w7_k1152_5x5_s1x1_p2x2x2x2_d1x1_g1152",  // efficientnetb0 features.6.1.block.1.0
+    "c144_h56_w56_k144_5x5_s2x2_p2x2x2x2_d1x1_g144",  // efficientnetb0 features.3.0.block.1.0
+    "c672_h14_w14_k672_5x5_s2x2_p2x2x2x2_d1x1_g672",  // efficientnetb0 features.6.0.block.1.0
+    "c4_h1_w1_k96_1x1_s1x1_p0x0x0x0_d1x1_g1",  // efficientnetb0 features.2.0.block.2.fc2
 };
+// clang-format on
 
 std::shared_ptr<tune::TaskWeights> random_weights(const ConvProblem& p) {
   auto w = std::make_shared<tune::TaskWeights>();
@@ -113,18 +149,6 @@ std::shared_ptr<tune::TaskWeights> random_weights(const ConvProblem& p) {
   std::memcpy(w->data.data(), v.data(), w->data.size());
   if (p.has_bias) w->bias.assign(static_cast<size_t>(p.k), 0.01f);
   return w;
-}
-
-// The default point and up to `extra` others spread over the space.
-std::vector<Knobs> knob_points(const KnobSpace& space, const Knobs& defaults, int extra) {
-  std::vector<Knobs> out{defaults};
-  const int64_t n = space.size();
-  for (int i = 1; i <= extra && n > 1; ++i) {
-    const int64_t at = std::min<int64_t>(n - 1, n * i / (extra + 1));
-    Knobs k = space.point(at);
-    if (std::find(out.begin(), out.end(), k) == out.end()) out.push_back(std::move(k));
-  }
-  return out;
 }
 
 // The reorders that running blocked problem p's layer in NCHW costs between blocked
@@ -377,7 +401,7 @@ CalibrateResult calibrate(const CalibrateOptions& o) {
         t.defaults = a->default_knobs(p, o.isa);
         t.nodes = {"calibrate"};
         t.weights = weights;
-        const std::vector<Knobs> points = knob_points(t.space, t.defaults, o.extra_knob_points);
+        const std::vector<Knobs> points = a->survey_knobs(p, o.isa, o.extra_knob_points);
         double task_us = -1;
         Knobs task_best;
         for (size_t i = 0; i < points.size(); ++i) {

@@ -2,6 +2,9 @@
 // Conv, through the ConvTester's layouts (input reordered in, output reordered back).
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <set>
+
 #include "algo/conv/direct_nchwc_f32.h"
 #include "algo/conv_tester.h"
 #include "dlas/core/error.h"
@@ -157,6 +160,68 @@ TEST(DirectNchwcConv, ClassKnobsFitRaggedBlockGroups) {
     p.set_layouts(Layout::kNchw8c, Layout::kNchw8c);
     run_set(p, *u, isa, algo().fit_class_knobs(p, isa, {{"nv", 2}, {"pw", 4}}), 2);
   }
+}
+
+// A class's pw on a row of another length: as many tiles as before, all equally wide (the
+// narrowest knob value that keeps their count), so no ragged last tile of a pixel or two.
+TEST(DirectNchwcConv, ClassKnobsSpreadPixelsEvenly) {
+  auto fit = [](const char* key, Knobs k) {
+    ConvProblem p = ConvProblem::from_key(key);
+    p.set_layouts(Layout::kNchw16c, Layout::kNchw16c);
+    Knobs f = algo().fit_class_knobs(p, Isa::kAvx512, k);
+    algo().knob_space(p, Isa::kAvx512).validate(f, "fitted");
+    return f;
+  };
+  const char* k7 = "c160_h7_w7_k960_1x1_s1x1_p0x0x0x0_d1x1_g1";  // one row of 49 pixels
+  EXPECT_EQ(fit(k7, {{"nv", 2}, {"pw", 8}}).at("pw"), 7);        // 6 x 8 + 1 -> 7 x 7
+  EXPECT_EQ(fit(k7, {{"nv", 2}, {"pw", 10}}).at("pw"), 10);      // 4 x 10 + 9: as given
+  EXPECT_EQ(fit(k7, {{"nv", 3}, {"pw", 6}}).at("pw"), 6);        // nine tiles at any width 6
+  // A pw past nv's registers counts as the tile the kernel runs (nv = 3: 8 pixels).
+  EXPECT_EQ(fit(k7, {{"nv", 3}, {"pw", 24}}).at("pw"), 7);
+  // 32-pixel rows of a 3x3 conv: 10, 10, 10, 2 -> four tiles of 8.
+  EXPECT_EQ(fit("c16_h32_w32_k32_3x3_s1x1_p1x1x1x1_d1x1_g1", {{"nv", 2}, {"pw", 10}}).at("pw"), 8);
+  // Rows no wider than pw, and whole-row tiles, are left alone.
+  EXPECT_EQ(fit("c512_h2_w2_k512_1x1_s1x1_p0x0x0x0_d1x1_g1", {{"nv", 2}, {"pw", 8}}).at("pw"), 8);
+  Knobs rows = fit("c64_h7_w7_k64_3x3_s1x1_p1x1x1x1_d1x1_g1", {{"nv", 1}, {"pw", 3}, {"ph", 2}});
+  EXPECT_EQ(rows.at("pw"), 3);
+  EXPECT_EQ(rows.at("ph"), 2);
+  // The spread tile computes the conv (on the sets the engine runs: fitting reads them).
+  for (const auto& [u, isa] : kernel_sets()) {
+    if (ukernel::f32_nchwc_for(isa, u->lanes) != u) continue;
+    ConvProblem p = ConvProblem::from_key("c32_h7_w7_k48_1x1_s1x1_p0x0x0x0_d1x1_g1");
+    const Layout l = u->lanes == 16 ? Layout::kNchw16c : Layout::kNchw8c;
+    p.set_layouts(l, l);
+    const Knobs f = algo().fit_class_knobs(p, isa, {{"nv", 2}, {"pw", 8}});
+    EXPECT_EQ(f.at("pw"), u->lanes == 16 ? 7 : 6) << u->name;  // 8 lanes: 6 pixels fit nv = 2
+    run_set(p, *u, isa, f, 2);
+  }
+}
+
+// The calibration's survey measures each register-tile family of a one-row conv: the
+// default first, then per block count the widest tile its registers hold, pixels spread
+// evenly; every point in the space, none twice. Planes of whole-row tiles keep the
+// generic spread over the space.
+TEST(DirectNchwcConv, SurveyMeasuresEveryTileFamily) {
+  ConvProblem p = ConvProblem::from_key("c512_h4_w4_k512_1x1_s1x1_p0x0x0x0_d1x1_g1");
+  p.set_layouts(Layout::kNchw16c, Layout::kNchw16c);
+  const std::vector<Knobs> points = algo().survey_knobs(p, Isa::kAvx512, 3);
+  ASSERT_EQ(points.size(), 4u);
+  EXPECT_EQ(points.front(), algo().default_knobs(p, Isa::kAvx512));
+  std::set<int64_t> blocks;
+  for (size_t i = 0; i < points.size(); ++i) {
+    algo().knob_space(p, Isa::kAvx512).validate(points[i], "survey");
+    blocks.insert(points[i].at("nv"));
+    for (size_t j = 0; j < i; ++j) EXPECT_NE(points[i], points[j]);
+  }
+  EXPECT_EQ(blocks, (std::set<int64_t>{1, 2, 3, 4}));
+  // 16 pixels in two tiles of 8 at nv = 2 (12 pixels fit its registers).
+  EXPECT_NE(std::find(points.begin(), points.end(), Knobs{{"nv", 2}, {"pw", 8}}), points.end());
+  // At most `extra` points besides the default.
+  EXPECT_EQ(algo().survey_knobs(p, Isa::kAvx512, 1).size(), 2u);
+  ConvProblem rows = ConvProblem::from_key("c512_h4_w4_k512_3x3_s1x1_p1x1x1x1_d1x1_g1");
+  rows.set_layouts(Layout::kNchw16c, Layout::kNchw16c);
+  EXPECT_EQ(algo().survey_knobs(rows, Isa::kAvx512, 3),
+            algo().ConvAlgorithm::survey_knobs(rows, Isa::kAvx512, 3));
 }
 
 TEST(DirectNchwcConv, DefaultKnobsEveryKernelSetBothInputLayouts) {

@@ -16,8 +16,10 @@
 #include "dlas/core/error.h"
 #include "dlas/core/file.h"
 #include "dlas/hw/cpu.h"
+#include "dlas/model/zoo.h"
 #include "dlas/system/calibrate.h"
 #include "dlas/system/compress.h"
+#include "dlas/system/conv_shapes.h"
 #include "dlas/system/plan.h"
 
 namespace dlas {
@@ -156,6 +158,19 @@ TEST(ConvShapeClass, IsCoarse) {
   EXPECT_EQ(conv_shape_class(p), "int8-dense-3x3-s1-obig-c64-k64");
   EXPECT_EQ(cpu_slug("AMD EPYC 9B14 96-Core Processor"), "amd-epyc-9b14-96-core-processor");
   EXPECT_EQ(cpu_slug("  "), "unknown-cpu");
+}
+
+// The calibration measures a shape of every class the zoo models' convs fall in, so no
+// zoo layer is left to the hand-written rule by a calibrated profile; each shape opens a
+// class of its own (a second shape of a class would be skipped).
+TEST(CalibrationShapes, CoverEveryZooClassOnce) {
+  std::set<std::string> calibrated;
+  for (const ConvProblem& p : calibration_shapes())
+    EXPECT_TRUE(calibrated.insert(conv_shape_class(p)).second) << p.key();
+  for (const ZooEntry& e : zoo_models())
+    for (const ConvLayer& l : conv_layers(build_zoo_model(e.name)))
+      EXPECT_TRUE(calibrated.count(conv_shape_class(l.problem)))
+          << e.name << " " << l.node << ": " << conv_shape_class(l.problem);
 }
 
 TEST_F(MachineProfileTest, RoundTripAndLookup) {

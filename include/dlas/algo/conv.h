@@ -249,6 +249,12 @@ class ConvAlgorithm {
     (void)p, (void)isa;
     return knobs;
   }
+  // The knob points a survey (the machine calibration's) measures on p: the default first,
+  // then up to `extra` others. Default: points spread evenly over the space (mixed-radix
+  // order). An algorithm whose space holds a few families of different shape (register
+  // tiles of 1..4 output blocks) names one point per family instead, so the survey
+  // measures each family and not arbitrary corners of the space.
+  virtual std::vector<Knobs> survey_knobs(const ConvProblem& p, Isa isa, int extra) const;
   // Validates knobs (kInvalidInput naming the knob); throws kUnsupported when
   // !supports(p).
   virtual std::unique_ptr<PreparedConv> prepare(const ConvProblem& p, const ConvWeights& weights,

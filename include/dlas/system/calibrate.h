@@ -66,7 +66,7 @@ struct CalibrateResult {
   std::string search_stop;  // why it stopped: "seconds", "phi", "exhausted", ...
 };
 
-// The built-in list: 61 f32 shapes of the zoo models (bench/shapes), one per class.
+// The built-in list: 92 f32 shapes of the zoo models (bench/shapes), one per class.
 std::vector<ConvProblem> calibration_shapes();
 
 // Runs the calibration. Throws kInvalidInput on bad options.

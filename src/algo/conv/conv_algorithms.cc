@@ -1,5 +1,6 @@
 // The one list of convolution algorithms (conv_algorithms.inc, sparse_conv_algorithms.inc)
 // and the documented `auto` rule, for every element type.
+#include <algorithm>
 #include <array>
 #include <string>
 
@@ -48,6 +49,9 @@ class ConvAlgorithmRow final : public ConvAlgorithm {
   }
   Knobs fit_class_knobs(const ConvProblem& p, Isa isa, Knobs knobs) const override {
     return checked(p).fit_class_knobs(p, isa, std::move(knobs));
+  }
+  std::vector<Knobs> survey_knobs(const ConvProblem& p, Isa isa, int extra) const override {
+    return checked(p).survey_knobs(p, isa, extra);
   }
   std::unique_ptr<PreparedConv> prepare(const ConvProblem& p, const ConvWeights& w,
                                         const Knobs& knobs, Isa isa) const override {
@@ -106,6 +110,18 @@ class NoConvImpl final : public ConvAlgorithm {
   }
 };
 }  // namespace
+
+std::vector<Knobs> ConvAlgorithm::survey_knobs(const ConvProblem& p, Isa isa, int extra) const {
+  const KnobSpace space = knob_space(p, isa);
+  std::vector<Knobs> out{default_knobs(p, isa)};
+  const int64_t n = space.size();
+  for (int i = 1; i <= extra && n > 1; ++i) {
+    const int64_t at = std::min<int64_t>(n - 1, n * i / (extra + 1));
+    Knobs k = space.point(at);
+    if (std::find(out.begin(), out.end(), k) == out.end()) out.push_back(std::move(k));
+  }
+  return out;
+}
 
 const ConvAlgorithm& no_conv_impl() {
   static const NoConvImpl none;

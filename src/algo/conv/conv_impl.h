@@ -24,6 +24,17 @@ constexpr int64_t kItemsPerThread = 16;
 // winograd's GEMM).
 inline constexpr int64_t kBlockedTilePixels[] = {2, 3, 4, 5, 6, 7, 8, 10, 12, 14, 16, 24};
 
+// The widest tile of at most `cap` pixels that spreads `cols` evenly over its tiles (as
+// few tiles as cap allows, equally wide), rounded down to a `pw` knob value.
+inline int64_t even_tile_pixels(int64_t cols, int64_t cap) {
+  auto ceil_div = [](int64_t a, int64_t b) { return (a + b - 1) / b; };
+  const int64_t px = ceil_div(cols, ceil_div(cols, std::max<int64_t>(cap, 1)));
+  int64_t pw = kBlockedTilePixels[0];
+  for (int64_t v : kBlockedTilePixels)
+    if (v <= px) pw = v;
+  return pw;
+}
+
 // The untuned register tile of the blocked kernels: among nv = 1..max_nv output blocks (at
 // most `blocks`), each with the widest tile of at most cap(nv) pixels spread evenly over
 // `cols`, the one with the most FMAs per load (nv * px / (nv + px)), counting only the real
@@ -42,10 +53,7 @@ std::pair<int64_t, int64_t> most_fmas_per_load(int64_t blocks, int64_t cols, int
     const double score = used * static_cast<double>(nv * px) / static_cast<double>(nv + px);
     if (score > best + 1e-9) best = score, best_nv = nv, best_px = px;
   }
-  int64_t pw = kBlockedTilePixels[0];
-  for (int64_t v : kBlockedTilePixels)
-    if (v <= best_px) pw = v;
-  return {best_nv, pw};
+  return {best_nv, even_tile_pixels(best_px, best_px)};
 }
 
 // How a blocked kernel splits an image's work over threads. The pool gives each thread one

@@ -319,6 +319,29 @@ class DirectNchwcConv final : public ConvAlgorithm {
     return s;
   }
 
+  // A class's pw on a row of another length: the same number of tiles, spread evenly (the
+  // narrowest knob value at least cols / tiles). pw = 8, chosen on a 64-pixel plane, left
+  // a 7x7 1x1's 49-pixel row six tiles of 8 and one of 1; now seven of 7. Row tiles
+  // (ph > 1) and rows no wider than pw are left alone.
+  static Knobs spread_pixels(const ConvProblem& p, const ukernel::F32NchwcUkernels& set,
+                             Knobs knobs) {
+    auto nv_it = knobs.find("nv"), pw_it = knobs.find("pw"), ph_it = knobs.find("ph");
+    if (nv_it == knobs.end() || pw_it == knobs.end() || (ph_it != knobs.end() && ph_it->second > 1))
+      return knobs;
+    const int64_t cols = flat_1x1(p) ? p.oh() * p.ow() : p.ow();
+    // The pixels a tile runs: the knob within nv's registers (as the kernel caps it).
+    const int64_t nv = std::min(nv_it->second, blocks_per_group(p));
+    const int64_t pw = std::min<int64_t>(pw_it->second, set.max_pixels(static_cast<int>(nv)));
+    if (cols <= pw) return knobs;
+    const int64_t px = ceil_div(cols, ceil_div(cols, pw));
+    for (int64_t v : kPixelChoices)
+      if (v >= px) {
+        pw_it->second = std::min(v, pw);
+        break;
+      }
+    return knobs;
+  }
+
   // A class's nv and pw on a layer whose output blocks nv does not divide: the last block
   // group would run fewer blocks with the same pixels (24 channels on 8 lanes at nv = 2:
   // groups of 2 and 1 block, the second tile 4 accumulators, waiting on the FMA latency),
@@ -340,7 +363,7 @@ class DirectNchwcConv final : public ConvAlgorithm {
     const int64_t pw = std::min(pw_it->second, cols);
     // Only where the last group's tile holds fewer than 8 accumulators: two FMA pipes of
     // 4 cycles' latency need 8 in flight.
-    if (nv >= ocb || ocb % nv == 0 || (ocb % nv) * pw >= 8) return knobs;
+    if (nv >= ocb || ocb % nv == 0 || (ocb % nv) * pw >= 8) return spread_pixels(p, *set, knobs);
     int64_t best_v = 0, best_pw = 0;
     for (int v : ukernel::kNchwcBlocks) {
       if (v < 2 || v > ocb || ocb % v != 0) continue;
@@ -353,10 +376,34 @@ class DirectNchwcConv final : public ConvAlgorithm {
       if (q == 0 || 4 * v * q < 3 * nv * pw) continue;
       best_v = v, best_pw = q;
     }
-    if (best_v == 0) return knobs;
-    nv_it->second = best_v;
-    pw_it->second = best_pw;
-    return knobs;
+    if (best_v != 0) nv_it->second = best_v, pw_it->second = best_pw;
+    return spread_pixels(p, *set, knobs);
+  }
+
+  // The survey's points where tiles run along one row (flat 1x1 convs, rows wider than the
+  // row tiles take): the default, then per block count (4, 3, 2, 1) the widest tile its
+  // register budget holds, pixels spread evenly over the row. (Planes of whole-row tiles
+  // keep the generic spread over nv x pw x ph.) The default's
+  // FMAs-per-load model takes 4-block tiles on every 1x1 conv of 4x4 to 8x8 planes, where
+  // 2-block tiles of 8 or 10 pixels ran up to 29% faster, 7% in the geometric mean over the
+  // mobile models' and resnet50's 30 such layers (build/dlas_bench_conv, weights warm, AMD
+  // EPYC Zen 5, 2 threads): which tile family wins is the machine's to measure.
+  std::vector<Knobs> survey_knobs(const ConvProblem& p, Isa isa, int extra) const override {
+    const ukernel::F32NchwcUkernels* set = kernels_for(p, isa);
+    if (!set || row_tiles(p)) return ConvAlgorithm::survey_knobs(p, isa, extra);
+    std::vector<Knobs> out{default_knobs(p, isa)};
+    const int64_t ocb = blocks_per_group(p);
+    const int64_t cols = flat_1x1(p) ? p.oh() * p.ow() : p.ow();
+    for (size_t i = std::size(ukernel::kNchwcBlocks); i-- > 0;) {
+      const int nv = ukernel::kNchwcBlocks[i];
+      if (nv > ocb) continue;
+      if (static_cast<int>(out.size()) > extra) break;
+      const int64_t cap = std::min(set->max_pixels(nv), set->default_accumulators / nv);
+      if (cap < 1) continue;
+      Knobs k{{"nv", nv}, {"pw", even_tile_pixels(cols, cap)}};
+      if (std::find(out.begin(), out.end(), k) == out.end()) out.push_back(std::move(k));
+    }
+    return out;
   }
 
   // The tile with the most FMAs per load (nv * pw / (nv + pw)) among the register budgets,
