@@ -371,6 +371,10 @@ CalibrateResult calibrate(const CalibrateOptions& o) {
   std::vector<Surveyed> survey;
   int index = 0;
   for (const ConvProblem& base : shapes) {
+    if (o.budget_seconds > 0 && since_seconds(t0) >= o.budget_seconds) {
+      r.skipped_shapes = static_cast<int>(shapes.size()) - index;
+      break;
+    }
     ++index;
     const std::string cls = conv_shape_class(base);
     if (!done.insert(cls).second) continue;

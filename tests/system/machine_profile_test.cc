@@ -563,6 +563,25 @@ TEST_F(MachineProfileTest, CalibrationOnTinyShapesDrivesThePlan) {
   EXPECT_EQ(conv_step(plan).layout, e.layout);
 }
 
+// A machine slow enough to spend the whole budget in the survey stops surveying there: the
+// shapes left get no entry (their classes fall back to the nearest entry or the rule), and
+// the result counts them.
+TEST_F(MachineProfileTest, CalibrationStopsSurveyingAtTheBudget) {
+  CalibrateOptions c = quick_calibration();
+  c.shapes = {problem("c16_h8_w8_k16_3x3_s1x1_p1x1x1x1_d1x1_g1"),
+              problem("c16_h8_w8_k32_1x1_s1x1_p0x0x0x0_d1x1_g1")};
+  c.budget_seconds = 1e-9;
+  CalibrateResult r = calibrate(c);
+  EXPECT_TRUE(r.rows.empty());
+  EXPECT_TRUE(r.profile.entries.empty());
+  EXPECT_EQ(r.skipped_shapes, 4);  // two f32 shapes and their int8 twins
+  c.int8 = false;
+  c.budget_seconds = 0;
+  r = calibrate(c);
+  EXPECT_EQ(r.skipped_shapes, 0);
+  EXPECT_EQ(r.rows.size(), 2u);
+}
+
 // The search stage tunes each class's leading candidates after the survey: it measures more
 // points per class, and each entry is the fastest point of either stage, one of the
 // measured algorithm's valid knob points. A budget already spent leaves the survey alone.

@@ -50,6 +50,7 @@ int run_calibrate(int threads_arg, double search_seconds, const std::string& out
     j["seconds"] = r.seconds;
     j["search"] = {
         {"trials", r.search_trials}, {"seconds", r.search_seconds}, {"stop", r.search_stop}};
+    j["skipped_shapes"] = r.skipped_shapes;
     j["rows"] = nlohmann::json::array();
     for (const CalibrateRow& row : r.rows) {
       nlohmann::ordered_json e;
@@ -76,6 +77,11 @@ int run_calibrate(int threads_arg, double search_seconds, const std::string& out
     std::printf("search: %lld candidates in %.1f s (stopped: %s)\n",
                 static_cast<long long>(r.search_trials), r.search_seconds,
                 r.search_stop.empty() ? "-" : r.search_stop.c_str());
+  if (r.skipped_shapes > 0)
+    std::printf(
+        "budget spent in the survey: %d shapes left unmeasured (their classes take the "
+        "nearest entry or the built-in rule)\n",
+        r.skipped_shapes);
   std::printf("%-32s %-13s %-8s %10s %-13s %10s  %s\n", "class", "best", "layout", "us",
               "rule (nchw)", "us", "knobs");
   for (const CalibrateRow& row : r.rows) {

@@ -36,7 +36,8 @@ struct CalibrateOptions {
   // at most this long (it stops earlier when its gains flatten; 0: the survey only).
   double search_seconds = 30;
   // The whole calibration's budget: the search stage ends once the calibration has taken
-  // this long, whatever is left of search_seconds (0: no limit).
+  // this long, whatever is left of search_seconds, and on a machine slow enough to spend it
+  // in the survey, the shapes not yet surveyed are skipped (0: no limit).
   double budget_seconds = 55;
   // Called after each shape (f32 shapes, then their int8 twins): (done, total, its class).
   std::function<void(int, int, const std::string&)> progress;
@@ -64,6 +65,7 @@ struct CalibrateResult {
   int64_t search_trials = 0;  // the search stage's candidates
   double search_seconds = 0;
   std::string search_stop;  // why it stopped: "seconds", "phi", "exhausted", ...
+  int skipped_shapes = 0;   // shapes left unsurveyed when the budget ran out (no entry)
 };
 
 // The built-in list: 92 f32 shapes of the zoo models (bench/shapes), one per class.
