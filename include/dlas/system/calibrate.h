@@ -68,7 +68,8 @@ struct CalibrateResult {
   int skipped_shapes = 0;   // shapes left unsurveyed when the budget ran out (no entry)
 };
 
-// The built-in list: 92 f32 shapes of the zoo models (bench/shapes), one per class.
+// The built-in list: 86 f32 shapes of the zoo models (bench/shapes), one per class of
+// every zoo conv but those on 1x1 planes.
 std::vector<ConvProblem> calibration_shapes();
 
 // Runs the calibration. Throws kInvalidInput on bad options.
