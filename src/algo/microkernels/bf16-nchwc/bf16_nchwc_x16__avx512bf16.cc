@@ -24,6 +24,7 @@ template <int NV, int P, int S>
   for (int q = 0; q < 8; ++q) {
     __m512i wv[NV];
     for (int v = 0; v < NV; ++v) wv[v] = _mm512_loadu_si512(wt + (q * NV + v) * 32);
+#pragma GCC unroll 32  // whatever P: GCC fully unrolls at most 16 iterations by itself
     for (int p = 0; p < P; ++p) {
       int32_t pair;
       std::memcpy(&pair, xt + p * S * 16 + 2 * q, sizeof pair);
@@ -43,6 +44,7 @@ void tile(const Bf16NchwcArgs& a, const uint16_t* x, const uint16_t* w, uint16_t
     __m512 acc[P][NV];
     for (int v = 0; v < NV; ++v) {
       const __m512 b = _mm512_loadu_ps(a.bias + v * 16);
+#pragma GCC unroll 32
       for (int p = 0; p < P; ++p) acc[p][v] = b;
     }
     const uint16_t* wt = w;
@@ -61,6 +63,7 @@ void tile(const Bf16NchwcArgs& a, const uint16_t* x, const uint16_t* w, uint16_t
     }
     const __m512 lo = _mm512_set1_ps(a.lo), hi = _mm512_set1_ps(a.hi);
     for (int v = 0; v < NV; ++v)
+#pragma GCC unroll 32
       for (int p = 0; p < P; ++p) {
         const size_t at = v * a.y_cbs + p * 16;
         __m512 o = acc[p][v];

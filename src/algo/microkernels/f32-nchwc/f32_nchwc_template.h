@@ -26,6 +26,10 @@ template <class V, int W, int NV, int P, int IB, int S, int R, int NC = IB>
     for (int v = 0; v < NV; ++v) __builtin_memcpy(&wv[v], wc + (c * NV + v) * W, sizeof(V));
     for (int q = 0; q < R; ++q) {
       const float* xq = xt + q * xrs;
+      // Unrolled whatever P: GCC unrolls loops of at most 16 iterations completely by
+      // itself, and left the 20- and 24-pixel tiles' accumulators in memory (1 block x 24
+      // pixels ran a 32->32 32x32 1x1 conv in 12.0 us against 5.6 at 16; AMD EPYC Zen 5).
+#pragma GCC unroll 32
       for (int p = 0; p < P; ++p) {
         const V xv = xq[p * S * IB + c] - V{};  // broadcast (x - 0 folds; 0 + x does not)
         for (int v = 0; v < NV; ++v) acc[q * P + p][v] += xv * wv[v];
@@ -60,6 +64,7 @@ void nchwc_tile(const F32NchwcArgs& a, const float* x, const float* w, float* y)
     for (int v = 0; v < NV; ++v) {
       V b;
       __builtin_memcpy(&b, a.bias + v * W, sizeof(V));
+#pragma GCC unroll 32
       for (int p = 0; p < R * P; ++p) acc[p][v] = b;
     }
     const float* wt = w;
@@ -90,6 +95,7 @@ void nchwc_tile(const F32NchwcArgs& a, const float* x, const float* w, float* y)
     const V lo = a.lo - V{}, hi = a.hi - V{};
     for (int v = 0; v < NV; ++v)
       for (int q = 0; q < R; ++q)
+#pragma GCC unroll 32
         for (int p = 0; p < P; ++p) {
           const size_t at = v * a.y_cbs + q * a.y_rs + p * W;
           V o = acc[q * P + p][v];

@@ -25,6 +25,7 @@ template <int NV, int P, int S>
   for (int q = 0; q < 4; ++q) {
     __m512i wv[NV];
     for (int v = 0; v < NV; ++v) wv[v] = _mm512_load_si512(wt + (q * NV + v) * 64);
+#pragma GCC unroll 32  // whatever P: GCC fully unrolls at most 16 iterations by itself
     for (int p = 0; p < P; ++p) {
       int32_t quad;
       std::memcpy(&quad, xt + p * S * 16 + 4 * q, sizeof quad);
@@ -46,6 +47,7 @@ void tile(const QS8NchwcArgs& a, const QS8GemmParams& prm, const uint8_t* x, con
     __m512i acc[P][NV];
     for (int v = 0; v < NV; ++v) {
       const __m512i b = _mm512_loadu_si512(a.init + v * 16);
+#pragma GCC unroll 32
       for (int p = 0; p < P; ++p) acc[p][v] = b;
     }
     const int8_t* wt = w;
@@ -65,6 +67,7 @@ void tile(const QS8NchwcArgs& a, const QS8GemmParams& prm, const uint8_t* x, con
     // qconv.h steps 3-5: fmaf(acc, m, t), the clamp, round to nearest even, + y_zp.
     for (int v = 0; v < NV; ++v) {
       const __m512 m = _mm512_loadu_ps(a.mult + v * 16);
+#pragma GCC unroll 32
       for (int p = 0; p < P; ++p) {
         const size_t at = v * a.y_cbs + p * 16;
         __m512 tr = _mm512_setzero_ps();

@@ -24,6 +24,7 @@ template <int NV, int P, int S>
     __m256i wv[NV];
     for (int v = 0; v < NV; ++v)
       wv[v] = _mm256_load_si256(reinterpret_cast<const __m256i*>(wt + (q * NV + v) * 32));
+#pragma GCC unroll 32  // whatever P: GCC fully unrolls at most 16 iterations by itself
     for (int p = 0; p < P; ++p) {
       int32_t pair;
       std::memcpy(&pair, xt + p * S * 16 + 4 * q, sizeof pair);
@@ -47,6 +48,7 @@ template <int NV, int P, int S>
   for (int v = 0; v < NV; ++v) {
     const __m256i b = a.init ? _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a.init + v * 8))
                              : _mm256_setzero_si256();
+#pragma GCC unroll 32
     for (int p = 0; p < P; ++p) acc[p][v] = b;
   }
   const int8_t* wt = w;
@@ -70,6 +72,7 @@ void raw_tile(const QS8NchwcArgs& a, const uint8_t* x, const int8_t* w, int32_t*
     __m256i acc[P][NV];
     accumulate<NV, P, S>(acc, a, x, w);
     for (int v = 0; v < NV; ++v)
+#pragma GCC unroll 32
       for (int p = 0; p < P; ++p)
         _mm256_storeu_si256(reinterpret_cast<__m256i*>(y + v * a.y_cbs + p * 8), acc[p][v]);
     x += P * S * 16;
@@ -88,6 +91,7 @@ void tile(const QS8NchwcArgs& a, const QS8GemmParams& prm, const uint8_t* x, con
     // qconv.h steps 3-5: fmaf(acc, m, t), the clamp, round to nearest even, + y_zp.
     for (int v = 0; v < NV; ++v) {
       const __m256 m = _mm256_loadu_ps(a.mult + v * 8);
+#pragma GCC unroll 32
       for (int p = 0; p < P; ++p) {
         const size_t at = v * a.y_cbs + p * 8;
         rq.store(acc[p][v], m, r ? r + at : nullptr, y + at);
