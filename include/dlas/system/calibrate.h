@@ -22,7 +22,7 @@ struct CalibrateOptions {
   // The shapes measured, one per class (a later shape of a class already measured is
   // skipped); empty: calibration_shapes().
   std::vector<ConvProblem> shapes;
-  int extra_knob_points = 3;  // besides the default: points spread over the knob space
+  int extra_knob_points = 3;  // besides the default (ConvAlgorithm::survey_knobs picks them)
   int repeat = 3;             // timed repeats per candidate (the median counts)
   // The cache state candidates are timed in (tune::MeasureOptions::reuse_bytes): prepared
   // copies whose packed weights together exceed this many bytes, run in turn, so weights

@@ -28,7 +28,8 @@ template <class V, int W, int NV, int P, int IB, int S, int R, int NC = IB>
       const float* xq = xt + q * xrs;
       // Unrolled whatever P: GCC unrolls loops of at most 16 iterations completely by
       // itself, and left the 20- and 24-pixel tiles' accumulators in memory (1 block x 24
-      // pixels ran a 32->32 32x32 1x1 conv in 12.0 us against 5.6 at 16; AMD EPYC Zen 5).
+      // pixels ran a 32->32 32x32 1x1 conv in 12.0 us against 5.6 at 16; AMD EPYC Zen 5, 2
+      // threads).
 #pragma GCC unroll 32
       for (int p = 0; p < P; ++p) {
         const V xv = xq[p * S * IB + c] - V{};  // broadcast (x - 0 folds; 0 + x does not)
