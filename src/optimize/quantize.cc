@@ -220,7 +220,7 @@ bool quantizable_layer(const Graph& g, const Node& n) {
     const Tensor* w = g.constant(n.inputs[1]);
     return w && w->dtype() == DType::kF32 && g.value(n.inputs[0]).dtype == DType::kF32;
   }
-  if (n.op == "Gemm") {
+  if (n.op == "Gemm" || n.op == "MatMul") {  // a Linear layer: constant [K][N] or [N][K]
     const Tensor* b = g.constant(n.inputs[1]);
     return b && b->dtype() == DType::kF32 && b->rank() == 2 && !g.constant(n.inputs[0]) &&
            g.value(n.inputs[0]).dtype == DType::kF32;
@@ -354,7 +354,7 @@ std::string add_dq_node(Graph& g, const std::string& base, const std::string& q,
   return dq.outputs[0];
 }
 
-// Weights of one Conv / Gemm: symmetric per output channel s8 (zero point 0); the bias s32
+// Weights of one Conv / Gemm / MatMul: symmetric per output channel s8 (zero point 0); the bias s32
 // at x_scale * w_scale.
 QuantLayer quantize_weights(Graph& g, Node& n, float x_scale) {
   QuantLayer l;
@@ -362,8 +362,9 @@ QuantLayer quantize_weights(Graph& g, Node& n, float x_scale) {
   l.op = n.op;
   l.input = n.inputs[0];
   const Tensor w = *g.constant(n.inputs[1]);
-  // Channel axis: Conv weights [K][...]; Gemm B [N][K] with transB, [K][N] without.
-  const int64_t axis = n.op == "Gemm" && n.attr_int("transB", 0) == 0 ? 1 : 0;
+  // Channel axis: Conv weights [K][...]; Gemm B [N][K] with transB, [K][N] without (and
+  // MatMul's).
+  const int64_t axis = n.op == "MatMul" || (n.op == "Gemm" && n.attr_int("transB", 0) == 0) ? 1 : 0;
   const int64_t k = w.dim(static_cast<int>(axis));
   const int64_t inner = axis == 0 ? w.numel() / k : 1;
   const int64_t outer_stride = axis == 0 ? 0 : k;  // Gemm [K][N]: channel = i % N

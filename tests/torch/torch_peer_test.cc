@@ -612,10 +612,17 @@ TEST(TorchPeer, MapsEveryDlasOp) {
   // The quantized ops are checked against dlas's integer oracle (reference_qconv) and the
   // ONNX node conformance cases instead; the libtorch peer is the fp32 reference and does
   // not map them. Every other op must be mapped.
-  const std::set<std::string> quantized = {
-      "QuantizeLinear", "DequantizeLinear", "DynamicQuantizeLinear", "QLinearConv",
-      "ConvInteger",    "QLinearMatMul",    "MatMulInteger",         "QFusedConv",
-      "QLookup",        "QChannelScale"};
+  const std::set<std::string> quantized = {"QuantizeLinear",
+                                           "DequantizeLinear",
+                                           "DynamicQuantizeLinear",
+                                           "QLinearConv",
+                                           "ConvInteger",
+                                           "QLinearMatMul",
+                                           "MatMulInteger",
+                                           "QFusedConv",
+                                           "QLookup",
+                                           "QChannelScale",
+                                           "QFc"};
   for (const OpSchema& schema : all_op_schemas()) {
     if (quantized.count(schema.op)) continue;
     EXPECT_TRUE(std::binary_search(mapped.begin(), mapped.end(), std::string(schema.op)))

@@ -78,4 +78,43 @@ class PreparedFullyConnectedBf16 {
   std::vector<float> bias_;
 };
 
+// The same layer on int8 values (a QDQ-quantized Linear / Gemm), f32 out:
+//   y[m][j] = fmaf((float)acc[m][j], x_scale * w_scale[j], bias[j]), clamped to [lo, hi]
+//   acc[m][j] = sum_kk (x[m][kk] - x_zero_point) * w[kk][j]            (int32, exact)
+// with x u8 or s8 (per tensor) and w s8, symmetric per output column. The int8 GEMM tiles
+// run with x as the broadcast operand (MR rows, read in place where the path allows, else
+// packed per row block) and W as the vector operand (NR-column panels of 4-byte reduction
+// groups, packed once), so the vector lanes run over the output columns; the zero-point
+// correction folds into one int32 per column. Bit-exact against that formula on every path.
+class PreparedFullyConnectedQs8 {
+ public:
+  // Whether `isa` (or a path below it that this CPU runs) has an int8 FC microkernel.
+  static bool available(Isa isa);
+  // w: s8, [n][k] when w_is_nk else [k][n]; w_scale: [n] (> 0); bias: [n] f32 or null;
+  // lo/hi: the fused clamp (-inf/+inf for none, 0/+inf for Relu).
+  PreparedFullyConnectedQs8(int64_t k, int64_t n, const int8_t* w, bool w_is_nk,
+                            const float* w_scale, const float* bias, float x_scale,
+                            int32_t x_zero_point, bool x_signed, float lo, float hi, Isa isa);
+  int64_t k() const { return k_; }
+  int64_t n() const { return n_; }
+  // Scratch bytes run() needs for m rows on `threads` threads (64-byte aligned by the caller).
+  size_t workspace_bytes(int64_t m, int threads) const;
+  // x: [m][k] of u8 / s8 (as constructed), y: [m][n] f32.
+  void run(int64_t m, const void* x, float* y, void* workspace, ThreadPool& pool) const;
+  size_t packed_bytes() const;
+  const char* ukernel_name() const;
+
+ private:
+  int64_t k_, n_, kq_, npanels_;
+  Isa isa_;
+  const void* uk_;   // ukernel::QS8FcUkernel: the path's default tile
+  const void* uk1_;  // its MR = 1 tile (same NR and layout) for a few rows, or null
+  bool x_signed_;
+  uint8_t x_zp_stored_;  // the padding byte of a packed row (the zero point, as stored)
+  float lo_, hi_;
+  std::vector<uint8_t> wpack_;
+  std::vector<int32_t> init_;  // per column, padded to whole panels
+  std::vector<float> mult_, bias_;
+};
+
 }  // namespace dlas

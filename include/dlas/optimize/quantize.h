@@ -1,14 +1,15 @@
 // Post-training quantization (DLAS layer 3): int8 with calibration, fp16 and bf16.
 //
-// int8 writes a standard ONNX QDQ graph: every activation feeding a Conv or Gemm, and the
-// end of every conv block (the conv output after its folded BatchNormalization, residual
-// Add and Relu/Clip), passes through QuantizeLinear -> DequantizeLinear (per tensor, u8
-// asymmetric or s8 symmetric); Conv/Gemm weights are s8 initializers quantized
-// symmetrically per output channel (zero point 0, scale max|w| / 127) read through a
-// per-axis DequantizeLinear, biases s32 initializers at scale x_scale * w_scale[k]. ONNX
-// Runtime and TensorRT-style tools read it as is; the dlas engine lowers it onto fused int8
-// convolutions (fuse_quantized_conv in dlas/system/passes.h). MaxPool outputs share their
-// input's parameters, so a MaxPool runs on the 8-bit values directly.
+// int8 writes a standard ONNX QDQ graph: every activation feeding a Conv, a Gemm or a
+// MatMul with constant [K][N] weights (a Linear layer), and the end of every conv block (the
+// conv output after its folded BatchNormalization, residual Add and Relu/Clip), passes
+// through QuantizeLinear -> DequantizeLinear (per tensor, u8 asymmetric or s8 symmetric);
+// Conv/Gemm/MatMul weights are s8 initializers quantized symmetrically per output channel
+// (zero point 0, scale max|w| / 127) read through a per-axis DequantizeLinear, biases s32
+// initializers at scale x_scale * w_scale[k]. ONNX Runtime and TensorRT-style tools read it
+// as is; the dlas engine lowers it onto fused int8 convolutions and Linear layers
+// (fuse_quantized_conv, fuse_quantized_fc in dlas/system/passes.h). MaxPool outputs share
+// their input's parameters, so a MaxPool runs on the 8-bit values directly.
 //
 // Calibration (dlas/system/compress.h: it runs the engine) runs the fp32 model (compiled
 // with dlas::Plan, every quantized tensor tapped as an output) over calibration inputs -- `random`:

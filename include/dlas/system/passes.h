@@ -64,6 +64,14 @@ int fuse_activation(Graph& graph);
 // (float ops in between). Run after fuse_activation. Returns the number of QFusedConvs made.
 int fuse_quantized_conv(Graph& graph);
 
+// Quantized Linear layers: a MatMul (or Gemm with transA = 0, alpha = beta = 1) reading a
+// per-tensor DequantizeLinear'd 8-bit activation and constant s8 weights with per-column
+// scales (zero point 0), with its bias (Gemm's C, or a constant Add of the output columns
+// after a MatMul) and a Relu / Clip that nothing else reads, becomes one QFc: the exact int8
+// product with an f32 output (dlas/algo/fully_connected.h's PreparedFullyConnectedQs8). Run
+// after fuse_quantized_conv. Returns the number of QFcs made.
+int fuse_quantized_fc(Graph& graph);
+
 // A per-tensor QuantizeLinear whose input is computed from one per-tensor DequantizeLinear'd
 // 8-bit activation by pointwise float ops (Sigmoid, Mul, Clip, HardSwish, ... with constant
 // scalar operands) that nothing else reads becomes one QLookup: a 256-entry table of the
@@ -92,7 +100,7 @@ int fold_dequantize(Graph& graph);
 // What optimize_graph did, for reports.
 struct PassReport {
   int batchnorms_folded = 0, residuals_fused = 0, activations_fused = 0;
-  int qconvs_fused = 0, lookups_fused = 0, affines_fused = 0;
+  int qconvs_fused = 0, qfcs_fused = 0, lookups_fused = 0, affines_fused = 0;
   int nodes_before = 0, nodes_after = 0;
 };
 
@@ -108,7 +116,8 @@ struct GraphPass {
 // The pass list, in the order the passes run: 1 constant folding + dead-code elimination
 // (and memory reuse in the plan); 2 + BatchNorm folding; 3 + residual and activation fusion,
 // the remaining BatchNorms as channel affines (fuse_channel_affine), then int8 conv fusion
-// (fuse_quantized_conv), lookup fusion (fuse_quantized_lookup) and gated quantization
+// (fuse_quantized_conv), int8 Linear fusion (fuse_quantized_fc), lookup fusion
+// (fuse_quantized_lookup) and gated quantization
 // (fuse_channel_scale_quantize); 1 + last, folding the
 // dequantization of weights no int8 op uses. Level 0 runs nothing.
 const std::vector<GraphPass>& graph_passes();

@@ -753,7 +753,8 @@ void infer_dropout(InferContext& ctx) {
 // Quantized ops (ONNX opset 10/13 forms): QuantizeLinear, DequantizeLinear,
 // DynamicQuantizeLinear, QLinearConv, ConvInteger, QLinearMatMul, MatMulInteger, and the
 // dlas-internal QFusedConv (made by fuse_quantized_conv: an int8 conv with the
-// requantization, ReLU/Clip and residual add of include/dlas/algo/qconv.h fused).
+// requantization, ReLU/Clip and residual add of include/dlas/algo/qconv.h fused) and QFc
+// (made by fuse_quantized_fc: an int8 Linear layer with an f32 output).
 // ---------------------------------------------------------------------------
 
 bool is_8bit(DType t) { return t == DType::kU8 || t == DType::kS8; }
@@ -917,6 +918,40 @@ void infer_qfused_conv(InferContext& ctx) {
   ctx.set_output(0, *yt, y);
 }
 
+// QFc(x, w, [B]): dlas-internal (made by fuse_quantized_fc: a QDQ-quantized Linear layer).
+// x u8/s8 [..., K] (per tensor: x_scale, x_zero_point), w s8 [K][N] ([N][K] with trans_b = 1),
+// symmetric with w_scale (floats, N or 1), B f32 [N]; Y f32 [..., N] =
+// act(fmaf(acc, x_scale * w_scale[n], B[n])), acc the exact int32 sum of
+// (x - x_zero_point) * w; `activation` none / relu / clip with `activation_params`.
+void infer_qfc(InferContext& ctx) {
+  require_8bit(ctx, 0, "x");
+  ctx.check(ctx.dtype(1) == DType::kS8, "w must be s8, got ", dtype_name(ctx.dtype(1)));
+  const Shape& x = ctx.shape(0);
+  const Shape& w = ctx.shape(1);
+  ctx.check(x.size() >= 1, "x must have rank >= 1");
+  ctx.check(w.size() == 2, "w ", shape_str(w), " must have rank 2");
+  const bool tb = ctx.node().attr_int("trans_b", 0) != 0;
+  const int64_t k = tb ? w[1] : w[0], n = tb ? w[0] : w[1];
+  ctx.check(x.back() == k, "x ", shape_str(x), " and w ", shape_str(w),
+            " disagree on the reduction length");
+  if (ctx.has_input(2)) {
+    ctx.check(ctx.dtype(2) == DType::kF32, "B must be f32, got ", dtype_name(ctx.dtype(2)));
+    ctx.check(shape_numel(ctx.shape(2)) == n, "B ", shape_str(ctx.shape(2)), " must have ", n,
+              " elements");
+  }
+  const std::string act = ctx.node().attr_string("activation", "none");
+  ctx.check(act == "none" || act == "relu" || act == "clip", "activation '", act,
+            "' is not none, relu or clip");
+  ctx.check(ctx.node().attr_floats("activation_params", {}).size() == (act == "clip" ? 2u : 0u),
+            "activation '", act, "' has the wrong number of activation_params");
+  const size_t ws = ctx.node().attr_floats("w_scale", {}).size();
+  ctx.check(ws == 1 || static_cast<int64_t>(ws) == n, "w_scale has ", ws, " values, expected 1 or ",
+            n);
+  Shape y = x;
+  y.back() = n;
+  ctx.set_output(0, DType::kF32, y);
+}
+
 // ChannelAffine(X0, ..., Xn-1, scale, shift): dlas-internal (made by fuse_channel_affine from
 // Concat -> BatchNormalization -> activation): Y = act(concat(X0, ..., Xn-1 along axis 1) *
 // scale[c] + shift[c]), X of one float type (f32, f16 or bf16; Y has it) and rank >= 2,
@@ -998,6 +1033,7 @@ void append_nn_ops(std::vector<OpSchema>& table) {
   table.push_back({"QLinearMatMul", 8, 8, 1, 1, infer_qlinear_matmul, qlinear_matmul_macs});
   table.push_back({"MatMulInteger", 2, 4, 1, 1, infer_matmul_integer, matmul_macs});
   table.push_back({"QFusedConv", 2, 4, 1, 1, infer_qfused_conv, conv_macs});
+  table.push_back({"QFc", 2, 3, 1, 1, infer_qfc, matmul_macs});
   table.push_back({"QLookup", 2, 2, 1, 1, infer_qlookup});
   table.push_back({"QChannelScale", 3, 4, 1, 1, infer_qchannel_scale});
   table.push_back(

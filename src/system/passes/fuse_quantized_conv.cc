@@ -5,76 +5,16 @@
 
 #include "dlas/system/passes.h"
 #include "system/passes/pass_util.h"
+#include "system/passes/quant_pattern.h"
 #include "system/reference/quant_kernels.h"
 
 namespace dlas {
 namespace {
 
-bool is_8bit(DType t) { return t == DType::kU8 || t == DType::kS8; }
-
-// Per-tensor parameters of a QuantizeLinear / DequantizeLinear node with constant scale and
-// zero point; `type` is the 8-bit type of its quantized side.
-std::optional<QuantParams> per_tensor(const Graph& g, const Node& n, DType type) {
-  if (!is_8bit(type) || n.inputs.size() < 2) return std::nullopt;
-  const Tensor* s = g.constant(n.inputs[1]);
-  if (!s || s->dtype() != DType::kF32 || s->numel() != 1) return std::nullopt;
-  QuantParams q;
-  q.type = type;
-  q.scale = s->data<float>()[0];
-  if (n.inputs.size() > 2 && !n.inputs[2].empty()) {
-    const Tensor* z = g.constant(n.inputs[2]);
-    if (!z || z->numel() != 1) return std::nullopt;
-    q.zero_point = static_cast<int32_t>(z->get_as_int64(0));
-  }
-  if (!(std::isfinite(q.scale) && q.scale > 0)) return std::nullopt;
-  return q;
-}
-
-struct Dq {
-  const Node* node = nullptr;
-  std::string q;  // the 8-bit value
-  QuantParams p;
-};
-
-// The DequantizeLinear producing `value` when it is per tensor on an 8-bit runtime value.
-std::optional<Dq> dq_activation(const Graph& g, const std::unordered_map<std::string, size_t>& prod,
-                                const std::string& value) {
-  auto it = prod.find(value);
-  if (it == prod.end()) return std::nullopt;
-  const Node& n = g.nodes[it->second];
-  if (n.op != "DequantizeLinear" || g.constant(n.inputs[0])) return std::nullopt;
-  const auto p = per_tensor(g, n, g.value(n.inputs[0]).dtype);
-  if (!p) return std::nullopt;
-  return Dq{&n, n.inputs[0], *p};
-}
-
-// Constant s8 weights [K][...] with per-channel (axis 0) or per-tensor scales, zero points 0.
-bool dq_weights(const Graph& g, const std::unordered_map<std::string, size_t>& prod,
-                const std::string& value, std::string& wq, std::vector<float>& scales) {
-  auto it = prod.find(value);
-  if (it == prod.end()) return false;
-  const Node& n = g.nodes[it->second];
-  if (n.op != "DequantizeLinear") return false;
-  const Tensor* w = g.constant(n.inputs[0]);
-  const Tensor* s = g.constant(n.inputs[1]);
-  if (!w || !s || w->dtype() != DType::kS8 || w->rank() != 4 || s->dtype() != DType::kF32)
-    return false;
-  const int64_t k = w->dim(0);
-  if (s->numel() != 1 && (s->numel() != k || n.attr_int("axis", 1) != 0)) return false;
-  if (n.inputs.size() > 2 && !n.inputs[2].empty()) {
-    const Tensor* z = g.constant(n.inputs[2]);
-    if (!z) return false;
-    for (int64_t i = 0; i < z->numel(); ++i)
-      if (z->get_as_int64(i) != 0) return false;
-  }
-  scales.assign(static_cast<size_t>(k), 0.f);
-  for (int64_t i = 0; i < k; ++i) {
-    scales[i] = s->data<float>()[s->numel() == 1 ? 0 : i];
-    if (!(std::isfinite(scales[i]) && scales[i] > 0)) return false;
-  }
-  wq = n.inputs[0];
-  return true;
-}
+using passes::Dq;
+using passes::dq_activation;
+using passes::dq_weights;
+using passes::per_tensor;
 
 // The bias as s32 at x_scale * w_scale[k]: a DequantizeLinear of constant s32 (or an f32
 // constant), re-expressed at that scale (exact when it already is, as dlas quantize writes it).
@@ -186,7 +126,7 @@ int fuse_quantized_conv(Graph& graph) {
       const auto x = dq_activation(g, prod, conv.inputs[0]);
       std::string wq;
       std::vector<float> ws;
-      if (!x || !dq_weights(g, prod, conv.inputs[1], wq, ws)) continue;
+      if (!x || !dq_weights(g, prod, conv.inputs[1], 4, 0, wq, ws)) continue;
       std::optional<Tensor> bias;
       if (conv.inputs.size() > 2 && !conv.inputs[2].empty()) {
         bias = int_bias(g, prod, conv.inputs[2], x->p.scale, ws);

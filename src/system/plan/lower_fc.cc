@@ -2,9 +2,11 @@
 // MatMul of a [..., M, K] input with a constant [K,N] matrix -> the packed FC kernel, the
 // input's leading dimensions folded into the rows (a Linear layer on channels-last
 // activations, as ConvNeXt's and the transformers' blocks apply it); in bf16 on the native
-// bf16 kernel where the path has one and the rows fill a tile.
+// bf16 kernel where the path has one and the rows fill a tile. QFc (an int8 Linear layer,
+// made by fuse_quantized_fc) -> the int8 FC kernel, f32 out.
 #include "dlas/algo/fully_connected.h"
 #include "system/plan/steps.h"
+#include "system/reference/quant_kernels.h"
 
 namespace dlas::plan {
 namespace {
@@ -53,11 +55,56 @@ class FcBf16Step : public Step {
   uint16_t* y_ = nullptr;
 };
 
+class QFcStep : public Step {
+ public:
+  QFcStep(const Node& n, int64_t m, std::unique_ptr<PreparedFullyConnectedQs8> fc)
+      : x_name_(n.inputs[0]), y_name_(n.outputs[0]), m_(m), fc_(std::move(fc)) {}
+  void bind(const Binder& b) override {
+    x_ = b.value(x_name_);
+    y_ = static_cast<float*>(b.value(y_name_));
+    ws_ = b.workspace;
+  }
+  void run(ThreadPool& pool) override { fc_->run(m_, x_, y_, ws_, pool); }
+  size_t workspace_bytes(int threads) const override { return fc_->workspace_bytes(m_, threads); }
+  size_t packed_bytes() const override { return fc_->packed_bytes(); }
+  std::string kernel() const override { return "fc"; }
+  std::string compute() const override { return conv_compute_name(ConvCompute::kInt8); }
+
+ private:
+  std::string x_name_, y_name_;
+  int64_t m_;
+  std::unique_ptr<PreparedFullyConnectedQs8> fc_;
+  const void* x_ = nullptr;
+  float* y_ = nullptr;
+  void* ws_ = nullptr;
+};
+
+// QFc with constant weights (and bias) on plain rows.
+std::unique_ptr<Step> lower_qfc(const LowerContext& ctx) {
+  const Node& n = ctx.node;
+  const Graph& g = ctx.graph;
+  const Tensor* w = g.constant(n.inputs[1]);
+  const Tensor* b = n.inputs.size() > 2 && !n.inputs[2].empty() ? g.constant(n.inputs[2]) : nullptr;
+  if (!w || (n.inputs.size() > 2 && !n.inputs[2].empty() && !b) || is_blocked(ctx.x_layout) ||
+      !PreparedFullyConnectedQs8::available(ctx.isa))
+    return nullptr;
+  const reference::QFcParams q = reference::qfc_params(n, w->shape());
+  const ValueInfo& x = g.value(n.inputs[0]);
+  if (q.k < 1) return nullptr;
+  const int64_t rows = shape_numel(x.shape) / q.k;
+  return std::make_unique<QFcStep>(
+      n, rows,
+      std::make_unique<PreparedFullyConnectedQs8>(
+          q.k, q.n, w->data<int8_t>(), q.trans_b, q.w_scale.data(), b ? b->data<float>() : nullptr,
+          q.x_scale, q.x_zero_point, x.dtype == DType::kS8, q.lo, q.hi, ctx.isa));
+}
+
 }  // namespace
 
 std::unique_ptr<Step> lower_fc(const LowerContext& ctx) {
   const Node& n = ctx.node;
   const Graph& g = ctx.graph;
+  if (n.op == "QFc") return lower_qfc(ctx);
   if ((n.op != "Gemm" && n.op != "MatMul") || n.inputs.size() < 2 || n.outputs.size() != 1 ||
       g.constant(n.inputs[0]) || !g.has_value(n.inputs[0]))
     return nullptr;

@@ -274,6 +274,30 @@ void qfused_conv(const Node& node, const Tensors& in, Tensors& out) {
                   has_res ? in[3].raw() : nullptr, out[0].raw());
 }
 
+// QFc: the exact int32 sum, then one fused multiply-add per element in f32 and the clamp,
+// as PreparedFullyConnectedQs8 computes it.
+void qfc(const Node& node, const Tensors& in, Tensors& out) {
+  const Tensor &x = in[0], &w = in[1];
+  const QFcParams q = qfc_params(node, w.shape());
+  const float* bias = in.size() > 2 && in[2].defined() ? in[2].data<float>() : nullptr;
+  const int64_t rows = x.numel() / q.k;
+  const int8_t* wd = w.data<int8_t>();
+  float* y = out[0].data<float>();
+  std::vector<int32_t> row(static_cast<size_t>(q.k));
+  for (int64_t r = 0; r < rows; ++r) {
+    for (int64_t kk = 0; kk < q.k; ++kk)
+      row[kk] = static_cast<int32_t>(x.get_as_int64(r * q.k + kk)) - q.x_zero_point;
+    for (int64_t j = 0; j < q.n; ++j) {
+      int32_t acc = 0;
+      for (int64_t kk = 0; kk < q.k; ++kk)
+        acc += row[kk] * (q.trans_b ? wd[j * q.k + kk] : wd[kk * q.n + j]);
+      const float v =
+          std::fmaf(static_cast<float>(acc), q.x_scale * q.w_scale[j], bias ? bias[j] : 0.f);
+      y[r * q.n + j] = std::min(std::max(v, q.lo), q.hi);
+    }
+  }
+}
+
 }  // namespace
 
 ConvProblem qfused_conv_shape(const Node& node, const Shape& x, const Shape& w, bool has_bias,
@@ -314,6 +338,23 @@ std::vector<float> qfused_conv_w_scales(const Node& node, int64_t k) {
   return s;
 }
 
+QFcParams qfc_params(const Node& node, const Shape& w) {
+  QFcParams q;
+  DLAS_CHECK(w.size() == 2, ErrorKind::kInvalidInput, node.label(), ": w must have rank 2");
+  q.trans_b = node.attr_int("trans_b", 0) != 0;
+  q.k = q.trans_b ? w[1] : w[0];
+  q.n = q.trans_b ? w[0] : w[1];
+  q.x_scale = node.attr_float("x_scale", 1.f);
+  q.x_zero_point = static_cast<int32_t>(node.attr_int("x_zero_point", 0));
+  q.w_scale = qfused_conv_w_scales(node, q.n);
+  constexpr float kInf = std::numeric_limits<float>::infinity();
+  const std::string act = node.attr_string("activation", "none");
+  const std::vector<float> ap = node.attr_floats("activation_params", {});
+  q.lo = act == "relu" ? 0.f : act == "clip" && ap.size() == 2 ? ap[0] : -kInf;
+  q.hi = act == "clip" && ap.size() == 2 ? ap[1] : kInf;
+  return q;
+}
+
 // QLookup: y[i] = table[x[i]] (the byte as unsigned; a byte or f32 table).
 void qlookup(const Node&, const std::vector<Tensor>& in, std::vector<Tensor>& out) {
   const uint8_t* x = static_cast<const uint8_t*>(in[0].raw());
@@ -348,6 +389,7 @@ void append_quant_kernels(std::vector<KernelEntry>& table) {
   table.push_back({"QLinearConv", qlinear_conv});
   table.push_back({"ConvInteger", conv_integer});
   table.push_back({"QLinearMatMul", qlinear_matmul});
+  table.push_back({"QFc", qfc});
   table.push_back({"MatMulInteger", matmul_integer});
   table.push_back({"QFusedConv", qfused_conv});
   table.push_back({"QLookup", qlookup});
