@@ -16,8 +16,10 @@
 //            with the borders holding x's zero point; threads split the (block group,
 //            output row, run of tiles) items. A 1x1 stride-1 unpadded conv is a blocked
 //            GEMM: its rows are one run of H*W pixels.
-// Applies to int8 convs with u8 input, input and output in the set's blocks, one group and
-// stride along W of 1 or 2 (any stride for a 1x1 unpadded conv at stride 1). On a path
+// Applies to int8 convs with u8 input, input and output in the set's blocks, one group or
+// groups of whole blocks (in and out: RegNet's 16-channel groups on 16 or 8 lanes; a block
+// group then reduces over its conv group's input blocks only) and stride along W of 1 or 2
+// (any stride for a 1x1 unpadded conv at stride 1). On a path
 // without the kernels (scalar, AVX-512 without VNNI) or blocks other than the set's, the same
 // problems run the NCHW int8 conv between reorders.
 // Knobs: nv (output blocks per tile) and pw (pixels per tile).
@@ -40,9 +42,15 @@ int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 bool flat_1x1(const ConvProblem& p) { return blocked_flat_1x1(p); }
 
+// Groups of whole blocks, input and output (one group counts).
+bool whole_block_groups(const ConvProblem& p) {
+  const int64_t b = layout_block(p.y_layout);
+  return p.groups == 1 || ((p.c / p.groups) % b == 0 && (p.k / p.groups) % b == 0);
+}
+
 bool blocked_direct_supports(const ConvProblem& p) {
   return p.is_int8() && is_blocked(p.x_layout) && p.y_layout == p.x_layout &&
-         p.quant.x.type == DType::kU8 && p.groups == 1 && (flat_1x1(p) || p.stride_w <= 2);
+         p.quant.x.type == DType::kU8 && whole_block_groups(p) && (flat_1x1(p) || p.stride_w <= 2);
 }
 
 // The kernel set runs the problem's blocks.
@@ -78,11 +86,18 @@ class PreparedDirectNchwcQs8 final : public qconv_detail::PreparedInt8Conv {
     const int8_t* w = cw.int8_data();
     cbx_ = ceil_div(p.c, lanes_);
     ocb_ = ceil_div(p.k, lanes_);
-    nv_ = std::clamp<int64_t>(kn.at("nv"), 1, std::min<int64_t>(ocb_, ukernel::kQS8NchwcMaxBlocks));
+    // A conv group's blocks: all of them with one group, else (whole blocks, supports()) a
+    // block group never spans two conv groups and reduces over its group's input blocks.
+    const int64_t ocb_g = ocb_ / p.groups;
+    cbg_ = cbx_ / p.groups;
+    nv_ =
+        std::clamp<int64_t>(kn.at("nv"), 1, std::min<int64_t>(ocb_g, ukernel::kQS8NchwcMaxBlocks));
     const BlockedRowGeometry geo(p);
     oh_ = geo.oh, ow_ = geo.ow, rows_ = geo.rows, cols_ = geo.cols, hp_ = geo.hp, wp_ = geo.wp;
     flat_ = geo.flat, padded_ = geo.padded;
-    for (int64_t j = 0; j < ocb_; j += nv_) bgroups_.push_back({j, std::min(nv_, ocb_ - j), 0});
+    for (int64_t g = 0; g < p.groups; ++g)
+      for (int64_t j = 0; j < ocb_g; j += nv_)
+        bgroups_.push_back({g * ocb_g + j, std::min(nv_, ocb_g - j), g * cbg_, 0});
     groups_ = static_cast<int64_t>(bgroups_.size());
     const int stride = flat_ ? 1 : static_cast<int>(p.stride_w);
     pw_ = std::min<int64_t>({kn.at("pw"), set.max_pixels(static_cast<int>(nv_)), cols_});
@@ -95,25 +110,26 @@ class PreparedDirectNchwcQs8 final : public qconv_detail::PreparedInt8Conv {
       DLAS_CHECK(kernel(bg.blocks, pw_) && kernel(bg.blocks, last), ErrorKind::kInternal,
                  "direct (int8 blocks): no kernel for ", bg.blocks, " blocks x ", pw_, " pixels");
     }
-    // Weights: per block group [cbx][kh][kw][lanes_ / kr groups][blocks][lanes_][4 bytes]; a
-    // group's 4 bytes are kr = 4 s8 weights or kr = 2 sign-extended s16 ones.
-    const int64_t taps = p.kh * p.kw, ng = lanes_ / kr_;
+    // Weights: per block group [cbg][kh][kw][lanes_ / kr groups][blocks][lanes_][4 bytes]
+    // over its conv group's input blocks; a group's 4 bytes are kr = 4 s8 weights or kr = 2
+    // sign-extended s16 ones.
+    const int64_t taps = p.kh * p.kw, ng = lanes_ / kr_, cpg = p.c / p.groups;
     int64_t offset = 0;
     for (BlockGroup& bg : bgroups_)
-      bg.w_offset = offset, offset += cbx_ * taps * ng * bg.blocks * lanes_ * 4;
+      bg.w_offset = offset, offset += cbg_ * taps * ng * bg.blocks * lanes_ * 4;
     w_.assign(static_cast<size_t>(offset), 0);
     for (const BlockGroup& bg : bgroups_) {
       int8_t* wg = w_.data() + bg.w_offset;
-      for (int64_t cb = 0; cb < cbx_; ++cb)
+      for (int64_t cb = 0; cb < cbg_; ++cb)
         for (int64_t t = 0; t < taps; ++t)
           for (int64_t q = 0; q < ng; ++q)
             for (int64_t v = 0; v < bg.blocks; ++v)
               for (int64_t l = 0; l < lanes_; ++l)
                 for (int64_t e = 0; e < kr_; ++e) {
                   const int64_t oc = (bg.first_block + v) * lanes_ + l,
-                                ic = cb * lanes_ + kr_ * q + e;
-                  if (oc >= p.k || ic >= p.c) continue;
-                  const int8_t wv = w[(oc * p.c + ic) * taps + t];
+                                ic = cb * lanes_ + kr_ * q + e;  // within oc's conv group
+                  if (oc >= p.k || ic >= cpg) continue;
+                  const int8_t wv = w[(oc * cpg + ic) * taps + t];
                   int8_t* dst =
                       wg + ((((cb * taps + t) * ng + q) * bg.blocks + v) * lanes_ + l) * 4;
                   if (kr_ == 4) {
@@ -151,7 +167,7 @@ class PreparedDirectNchwcQs8 final : public qconv_detail::PreparedInt8Conv {
     const int64_t out_img = ocb_ * lanes_ * oh_ * ow_;
     const int64_t xb = in_bytes() * lanes_;  // bytes of a pixel's block in the kernel's input
     ukernel::QS8NchwcArgs base;
-    base.cb = static_cast<size_t>(cbx_);
+    base.cb = static_cast<size_t>(cbg_);
     base.kh = static_cast<size_t>(p_.kh), base.kw = static_cast<size_t>(p_.kw);
     base.x_cbs = static_cast<size_t>(hp_ * wp_ * xb);
     base.x_khs = static_cast<size_t>(p_.dil_h * wp_ * xb);
@@ -184,7 +200,7 @@ class PreparedDirectNchwcQs8 final : public qconv_detail::PreparedInt8Conv {
               const int64_t y_off = y0 + c0 * lanes_;
               a.r = r ? r + y_off : nullptr;
               a.tiles = static_cast<size_t>(n);
-              const uint8_t* xt = x + ((row * sh) * wp_ + c0 * sw) * xb;
+              const uint8_t* xt = x + (bg.x_block * hp_ * wp_ + (row * sh) * wp_ + c0 * sw) * xb;
               kernel(bg.blocks, px)(a, base_, xt, w_.data() + bg.w_offset, y + y_off);
             });
           });
@@ -199,11 +215,11 @@ class PreparedDirectNchwcQs8 final : public qconv_detail::PreparedInt8Conv {
   bool staged() const { return padded_ || kr_ == 2; }
 
   struct BlockGroup {
-    int64_t first_block, blocks, w_offset;
+    int64_t first_block, blocks, x_block, w_offset;  // x_block: its conv group's first input block
   };
   ConvProblem p_;
   int64_t lanes_, kr_;  // channels per block, input channels per 4-byte group (qs8_nchwc.h)
-  int64_t cbx_ = 0, ocb_ = 0, nv_ = 1, pw_ = 1, oh_ = 0, ow_ = 0;
+  int64_t cbx_ = 0, cbg_ = 0, ocb_ = 0, nv_ = 1, pw_ = 1, oh_ = 0, ow_ = 0;
   int64_t rows_ = 0, cols_ = 0, hp_ = 0, wp_ = 0, groups_ = 0, tiles_ = 0;
   bool flat_ = false, padded_ = false, spatial_ = false;
   ukernel::QS8NchwcFn kernels_[ukernel::kQS8NchwcMaxBlocks][ukernel::kQS8NchwcMaxPixels] = {};
@@ -217,7 +233,7 @@ class PreparedDirectNchwcQs8 final : public qconv_detail::PreparedInt8Conv {
 // The untuned tile: as the f32 blocked default (most_fmas_per_load), the widest tile within
 // the registers spread evenly over a row's tiles, scored by dot products per load.
 Knobs default_tile(const ConvProblem& p, const ukernel::QS8NchwcUkernels& set) {
-  const int64_t ocb = ceil_div(p.k, set.lanes);
+  const int64_t ocb = ceil_div(p.k, set.lanes) / p.groups;  // per conv group
   const int64_t cols = flat_1x1(p) ? p.oh() * p.ow() : p.ow();
   const auto [nv, pw] = most_fmas_per_load(ocb, cols, ukernel::kQS8NchwcMaxBlocks,
                                            [&](int v) { return set.max_pixels(v); });
