@@ -36,6 +36,7 @@ std::vector<ConvProblem> generated_conv_problems() {
   add(1, 64, 64, 4, 4, 3, 3, 1, 1, 1, 1);    // small spatial (ResNet-18 CIFAR late layers)
   add(1, 64, 96, 9, 10, 3, 3, 1, 1, 1, 2);   // groups of whole 16- and 8-channel blocks (RegNet)
   add(1, 32, 32, 10, 9, 3, 3, 2, 1, 1, 2);   // the same at stride 2
+  add(1, 32, 32, 9, 9, 3, 3, 1, 1, 1, 4);    // 8-channel groups (regnet_y): within a 16-lane block
   add(1, 5, 7, 6, 18, 3, 1, 1, 0, 1, 1);     // non-square kernel
   // clang-format on
   out.back().pad_l = out.back().pad_r = 0, out.back().pad_t = 1, out.back().pad_b = 2;

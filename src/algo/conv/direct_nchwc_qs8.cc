@@ -16,9 +16,11 @@
 //            with the borders holding x's zero point; threads split the (block group,
 //            output row, run of tiles) items. A 1x1 stride-1 unpadded conv is a blocked
 //            GEMM: its rows are one run of H*W pixels.
-// Applies to int8 convs with u8 input, input and output in the set's blocks, one group or
+// Applies to int8 convs with u8 input, input and output in the set's blocks, one group,
 // groups of whole blocks (in and out: RegNet's 16-channel groups on 16 or 8 lanes; a block
-// group then reduces over its conv group's input blocks only) and stride along W of 1 or 2
+// group then reduces over its conv group's input blocks only) or of 4 or more channels
+// dividing a block (regnet_y's 8-channel groups on 16 lanes: one block group per block,
+// zero weights across groups), and stride along W of 1 or 2
 // (any stride for a 1x1 unpadded conv at stride 1). On a path
 // without the kernels (scalar, AVX-512 without VNNI) or blocks other than the set's, the same
 // problems run the NCHW int8 conv between reorders.
@@ -42,15 +44,27 @@ int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 bool flat_1x1(const ConvProblem& p) { return blocked_flat_1x1(p); }
 
-// Groups of whole blocks, input and output (one group counts).
-bool whole_block_groups(const ConvProblem& p) {
+// The narrowest conv group a block reduces several of at once (as the f32 blocked direct:
+// a block of b lanes then spends b / group dot products per useful one).
+constexpr int64_t kMinSubBlockGroup = 4;
+
+// Conv groups narrower than a block: as many channels in as out, several whole groups per
+// block. Output block j then reads input block j only.
+bool sub_block_groups(const ConvProblem& p) {
+  const int64_t b = layout_block(p.y_layout), cpg = p.c / p.groups;
+  return p.groups > 1 && p.c == p.k && cpg >= kMinSubBlockGroup && cpg < b && b % cpg == 0;
+}
+
+// One group, groups of whole blocks (in and out), or groups narrower than a block.
+bool supported_groups(const ConvProblem& p) {
   const int64_t b = layout_block(p.y_layout);
-  return p.groups == 1 || ((p.c / p.groups) % b == 0 && (p.k / p.groups) % b == 0);
+  return p.groups == 1 || ((p.c / p.groups) % b == 0 && (p.k / p.groups) % b == 0) ||
+         sub_block_groups(p);
 }
 
 bool blocked_direct_supports(const ConvProblem& p) {
   return p.is_int8() && is_blocked(p.x_layout) && p.y_layout == p.x_layout &&
-         p.quant.x.type == DType::kU8 && whole_block_groups(p) && (flat_1x1(p) || p.stride_w <= 2);
+         p.quant.x.type == DType::kU8 && supported_groups(p) && (flat_1x1(p) || p.stride_w <= 2);
 }
 
 // The kernel set runs the problem's blocks.
@@ -86,16 +100,17 @@ class PreparedDirectNchwcQs8 final : public qconv_detail::PreparedInt8Conv {
     const int8_t* w = cw.int8_data();
     cbx_ = ceil_div(p.c, lanes_);
     ocb_ = ceil_div(p.k, lanes_);
-    // A conv group's blocks: all of them with one group, else (whole blocks, supports()) a
-    // block group never spans two conv groups and reduces over its group's input blocks.
-    const int64_t ocb_g = ocb_ / p.groups;
-    cbg_ = cbx_ / p.groups;
+    // A conv group's blocks: all of them with one group, else a block group never spans two
+    // conv groups and reduces over its group's input blocks; groups narrower than a block
+    // run as one group per block (its lanes of other conv groups meet zero weights).
+    const int64_t cg = sub_block_groups(p) ? ocb_ : p.groups, ocb_g = ocb_ / cg;
+    cbg_ = cbx_ / cg;
     nv_ =
         std::clamp<int64_t>(kn.at("nv"), 1, std::min<int64_t>(ocb_g, ukernel::kQS8NchwcMaxBlocks));
     const BlockedRowGeometry geo(p);
     oh_ = geo.oh, ow_ = geo.ow, rows_ = geo.rows, cols_ = geo.cols, hp_ = geo.hp, wp_ = geo.wp;
     flat_ = geo.flat, padded_ = geo.padded;
-    for (int64_t g = 0; g < p.groups; ++g)
+    for (int64_t g = 0; g < cg; ++g)
       for (int64_t j = 0; j < ocb_g; j += nv_)
         bgroups_.push_back({g * ocb_g + j, std::min(nv_, ocb_g - j), g * cbg_, 0});
     groups_ = static_cast<int64_t>(bgroups_.size());
@@ -113,7 +128,7 @@ class PreparedDirectNchwcQs8 final : public qconv_detail::PreparedInt8Conv {
     // Weights: per block group [cbg][kh][kw][lanes_ / kr groups][blocks][lanes_][4 bytes]
     // over its conv group's input blocks; a group's 4 bytes are kr = 4 s8 weights or kr = 2
     // sign-extended s16 ones.
-    const int64_t taps = p.kh * p.kw, ng = lanes_ / kr_, cpg = p.c / p.groups;
+    const int64_t taps = p.kh * p.kw, ng = lanes_ / kr_, cpg = p.c / p.groups, kpg = p.k / p.groups;
     int64_t offset = 0;
     for (BlockGroup& bg : bgroups_)
       bg.w_offset = offset, offset += cbg_ * taps * ng * bg.blocks * lanes_ * 4;
@@ -127,9 +142,10 @@ class PreparedDirectNchwcQs8 final : public qconv_detail::PreparedInt8Conv {
               for (int64_t l = 0; l < lanes_; ++l)
                 for (int64_t e = 0; e < kr_; ++e) {
                   const int64_t oc = (bg.first_block + v) * lanes_ + l,
-                                ic = cb * lanes_ + kr_ * q + e;  // within oc's conv group
-                  if (oc >= p.k || ic >= cpg) continue;
-                  const int8_t wv = w[(oc * cpg + ic) * taps + t];
+                                ic = (bg.x_block + cb) * lanes_ + kr_ * q + e,
+                                local = ic - oc / kpg * cpg;  // within oc's conv group
+                  if (oc >= p.k || ic >= p.c || local < 0 || local >= cpg) continue;
+                  const int8_t wv = w[(oc * cpg + local) * taps + t];
                   int8_t* dst =
                       wg + ((((cb * taps + t) * ng + q) * bg.blocks + v) * lanes_ + l) * 4;
                   if (kr_ == 4) {
@@ -233,7 +249,8 @@ class PreparedDirectNchwcQs8 final : public qconv_detail::PreparedInt8Conv {
 // The untuned tile: as the f32 blocked default (most_fmas_per_load), the widest tile within
 // the registers spread evenly over a row's tiles, scored by dot products per load.
 Knobs default_tile(const ConvProblem& p, const ukernel::QS8NchwcUkernels& set) {
-  const int64_t ocb = ceil_div(p.k, set.lanes) / p.groups;  // per conv group
+  const int64_t ocb =
+      sub_block_groups(p) ? 1 : ceil_div(p.k, set.lanes) / p.groups;  // per conv group
   const int64_t cols = flat_1x1(p) ? p.oh() * p.ow() : p.ow();
   const auto [nv, pw] = most_fmas_per_load(ocb, cols, ukernel::kQS8NchwcMaxBlocks,
                                            [&](int v) { return set.max_pixels(v); });
