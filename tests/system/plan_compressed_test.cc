@@ -263,7 +263,6 @@ TEST(HalfFc, LinearLayersRunOnTheNativeBf16Tiles) {
   if (!PreparedFullyConnectedBf16::available(active_isa()))
     GTEST_SKIP() << "no bf16 dot products on this ISA path";
   std::mt19937 rng(3);
-  std::normal_distribution<float> dist(0.f, 1.f);
   struct Case {
     std::string what, op;
     Shape x, w;
@@ -276,23 +275,7 @@ TEST(HalfFc, LinearLayersRunOnTheNativeBf16Tiles) {
       {"batch-1 classifier", "Gemm", {1, 64}, {64, 10}, false, true, "fc[widened]"},
   };
   for (const Case& c : cases) {
-    Graph g;
-    g.inputs.push_back({"x", DType::kF32, c.x});
-    std::vector<float> w(static_cast<size_t>(shape_numel(c.w)));
-    for (float& v : w) v = dist(rng);
-    g.initializers.emplace("w", Tensor::from_vector<float>(c.w, w));
-    Node n{"fc", c.op, {"x", "w"}, {"y"}, {}};
-    if (c.trans_b) n.attrs["transB"] = int64_t{1};
-    if (c.bias) {
-      const int64_t cols = c.trans_b ? c.w[0] : c.w[1];
-      std::vector<float> b(static_cast<size_t>(cols));
-      for (float& v : b) v = dist(rng);
-      g.initializers.emplace("b", Tensor::from_vector<float>({cols}, b));
-      n.inputs.push_back("b");
-    }
-    g.nodes = {n};
-    g.outputs = {"y"};
-    g.infer();
+    Graph g = linear_layer_graph(c.op, c.x, c.w, c.trans_b, c.bias, false, rng);
     quantize(g, parse_quant_spec("bf16"));
     PlanOptions o;
     o.threads = 2;

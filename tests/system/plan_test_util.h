@@ -64,6 +64,39 @@ inline double model_tolerance(const Graph& g, double scale) {
          std::max(1.0, scale);
 }
 
+// One Linear layer as an f32 graph x -> y: a MatMul (w [K][N]) or a Gemm (w [K][N], [N][K]
+// with trans_b), random N(0, 1) weights from rng; with `bias` a random [N] bias, Gemm's C
+// or the Add an exporter writes after a MatMul (node "add"), then a Relu (node "relu") with
+// `relu`. The layer's node is "fc".
+inline Graph linear_layer_graph(const std::string& op, const Shape& x, const Shape& w, bool trans_b,
+                                bool bias, bool relu, std::mt19937& rng) {
+  std::normal_distribution<float> dist(0.f, 1.f);
+  Graph g;
+  g.inputs.push_back({"x", DType::kF32, x});
+  std::vector<float> wv(static_cast<size_t>(shape_numel(w)));
+  for (float& v : wv) v = dist(rng);
+  g.initializers.emplace("w", Tensor::from_vector<float>(w, wv));
+  Node n{"fc", op, {"x", "w"}, {"y0"}, {}};
+  if (trans_b) n.attrs["transB"] = int64_t{1};
+  g.nodes = {n};
+  if (bias) {
+    const int64_t cols = trans_b ? w[0] : w[1];
+    std::vector<float> b(static_cast<size_t>(cols));
+    for (float& v : b) v = dist(rng);
+    g.initializers.emplace("b", Tensor::from_vector<float>({cols}, b));
+    if (op == "Gemm") {
+      g.nodes[0].inputs.push_back("b");
+    } else {
+      g.nodes[0].outputs[0] = "m";
+      g.nodes.push_back({"add", "Add", {"m", "b"}, {"y0"}, {}});
+    }
+  }
+  if (relu) g.nodes.push_back({"relu", "Relu", {"y0"}, {"y"}, {}});
+  g.outputs = {relu ? "y" : "y0"};
+  g.infer();
+  return g;
+}
+
 inline void expect_close(const Graph& g, const std::vector<Tensor>& got,
                          const std::vector<Tensor>& want, const std::string& what) {
   ASSERT_EQ(got.size(), want.size());

@@ -143,7 +143,6 @@ TEST(QuantizedFc, QuantizedLinearLayersRunOnTheInt8Kernel) {
   if (!PreparedFullyConnectedQs8::available(active_isa()))
     GTEST_SKIP() << "no int8 FC kernel on this ISA path";
   std::mt19937 rng(3);
-  std::normal_distribution<float> dist(0.f, 1.f);
   struct Case {
     std::string what, op;
     Shape x, w;
@@ -155,26 +154,7 @@ TEST(QuantizedFc, QuantizedLinearLayersRunOnTheInt8Kernel) {
       {"batch-1 classifier", "Gemm", {1, 64}, {64, 10}, false, true, false},
   };
   for (const Case& c : cases) {
-    Graph g;
-    g.inputs.push_back({"x", DType::kF32, c.x});
-    std::vector<float> w(static_cast<size_t>(shape_numel(c.w)));
-    for (float& v : w) v = dist(rng);
-    g.initializers.emplace("w", Tensor::from_vector<float>(c.w, w));
-    const int64_t cols = c.trans_b ? c.w[0] : c.w[1];
-    std::vector<float> b(static_cast<size_t>(cols));
-    for (float& v : b) v = dist(rng);
-    g.initializers.emplace("b", Tensor::from_vector<float>({cols}, b));
-    Node n{"fc", c.op, {"x", "w"}, {"y0"}, {}};
-    if (c.trans_b) n.attrs["transB"] = int64_t{1};
-    g.nodes = {n};
-    if (c.bias && c.op == "Gemm") g.nodes[0].inputs.push_back("b");
-    if (c.bias && c.op == "MatMul") {
-      g.nodes[0].outputs[0] = "m";
-      g.nodes.push_back({"add", "Add", {"m", "b"}, {"y0"}, {}});
-    }
-    if (c.relu) g.nodes.push_back({"relu", "Relu", {"y0"}, {"y"}, {}});
-    g.outputs = {c.relu ? "y" : "y0"};
-    g.infer();
+    Graph g = linear_layer_graph(c.op, c.x, c.w, c.trans_b, c.bias, c.relu, rng);
     QuantSpec qs = parse_quant_spec("int8");
     qs.calib_samples = 2;
     quantize(g, qs);

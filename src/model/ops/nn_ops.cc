@@ -890,6 +890,19 @@ int64_t qlinear_matmul_macs(const Graph& g, const Node& nd) {
   return a.empty() ? 0 : shape_numel(g.value(nd.outputs[0]).shape) * a.back();
 }
 
+// The attributes an int8 layer (QFusedConv, QFc) shares: a none / relu / clip activation
+// with its parameters, and one weight scale or one per output channel.
+void check_int8_layer_attrs(const InferContext& ctx, int64_t channels) {
+  const std::string act = ctx.node().attr_string("activation", "none");
+  ctx.check(act == "none" || act == "relu" || act == "clip", "activation '", act,
+            "' is not none, relu or clip");
+  ctx.check(ctx.node().attr_floats("activation_params", {}).size() == (act == "clip" ? 2u : 0u),
+            "activation '", act, "' has the wrong number of activation_params");
+  const size_t ws = ctx.node().attr_floats("w_scale", {}).size();
+  ctx.check(ws == 1 || static_cast<int64_t>(ws) == channels, "w_scale has ", ws,
+            " values, expected 1 or ", channels);
+}
+
 // QFusedConv(x, w, [B], [R]): x u8/s8, w s8 [K][C/g][KH][KW] (symmetric), B s32 [K] at scale
 // x_scale * w_scale[k], R like Y (u8/s8). Attributes: Conv's, `activation` none / relu /
 // clip with `activation_params`, x_scale, x_zero_point, w_scale (floats, K or 1), y_scale,
@@ -900,14 +913,7 @@ void infer_qfused_conv(InferContext& ctx) {
   if (ctx.has_input(2))
     ctx.check(ctx.dtype(2) == DType::kS32, "B must be s32, got ", dtype_name(ctx.dtype(2)));
   const Shape y = conv_output_shape(ctx, 0, 1, 2);
-  const std::string act = ctx.node().attr_string("activation", "none");
-  ctx.check(act == "none" || act == "relu" || act == "clip", "activation '", act,
-            "' is not none, relu or clip");
-  ctx.check(ctx.node().attr_floats("activation_params", {}).size() == (act == "clip" ? 2u : 0u),
-            "activation '", act, "' has the wrong number of activation_params");
-  const size_t ws = ctx.node().attr_floats("w_scale", {}).size();
-  ctx.check(ws == 1 || static_cast<int64_t>(ws) == y[1], "w_scale has ", ws,
-            " values, expected 1 or ", y[1]);
+  check_int8_layer_attrs(ctx, y[1]);
   const auto yt = dtype_from_name(ctx.node().attr_string("y_type", "u8"));
   ctx.check(yt && is_8bit(*yt), "y_type must be u8 or s8");
   if (ctx.has_input(3)) {
@@ -939,14 +945,7 @@ void infer_qfc(InferContext& ctx) {
     ctx.check(shape_numel(ctx.shape(2)) == n, "B ", shape_str(ctx.shape(2)), " must have ", n,
               " elements");
   }
-  const std::string act = ctx.node().attr_string("activation", "none");
-  ctx.check(act == "none" || act == "relu" || act == "clip", "activation '", act,
-            "' is not none, relu or clip");
-  ctx.check(ctx.node().attr_floats("activation_params", {}).size() == (act == "clip" ? 2u : 0u),
-            "activation '", act, "' has the wrong number of activation_params");
-  const size_t ws = ctx.node().attr_floats("w_scale", {}).size();
-  ctx.check(ws == 1 || static_cast<int64_t>(ws) == n, "w_scale has ", ws, " values, expected 1 or ",
-            n);
+  check_int8_layer_attrs(ctx, n);
   Shape y = x;
   y.back() = n;
   ctx.set_output(0, DType::kF32, y);
