@@ -325,7 +325,8 @@ void range_errors(TappedModel& model, const Graph& folded, const QuantTargets& t
       params[i].push_back(quant_params_for_range(c.lo, c.hi, activations));
   }
 
-  // The layers graph: a copy of every Conv / Gemm reading a quantized tensor, its input a
+  // The layers graph: a copy of every Conv / Gemm / MatMul reading a quantized tensor (with
+  // constant weights: a layer quantize_int8 quantizes), its input a
   // graph input, its f32 weights as they are. Run once on the f32 values and once per
   // candidate on their fake-quantized values, it gives each tensor's output error.
   Graph layers;
@@ -334,7 +335,8 @@ void range_errors(TappedModel& model, const Graph& folded, const QuantTargets& t
   std::vector<size_t> output_tensor;      // layers.outputs[j] -> calibrated index
   std::set<std::string> have_input;
   for (const Node& n : folded.nodes) {
-    if ((n.op != "Conv" && n.op != "Gemm") || n.inputs.empty() || !index.count(n.inputs[0]))
+    if ((n.op != "Conv" && n.op != "Gemm" && n.op != "MatMul") || n.inputs.empty() ||
+        !index.count(n.inputs[0]))
       continue;
     bool constant_rest = true;
     for (size_t i = 1; i < n.inputs.size(); ++i)
@@ -467,6 +469,7 @@ QuantReport quantize(Graph& graph, const QuantSpec& spec, int threads,
     range_errors(model, graph, targets, inputs, candidates, spec.activations);
   }
   QuantReport r = quantize_int8(graph, spec, targets, stats, candidates);
+  eliminate_dead_code(graph);  // the f32 weights the quantized ones replaced
   r.samples = samples;
   return r;
 }

@@ -337,6 +337,15 @@ TEST(Quantize, WritesAQdqGraph) {
           found = g.constant(d.inputs[0]) && g.constant(d.inputs[0])->dtype() == DType::kS8;
       EXPECT_TRUE(found) << n.name;
     }
+  // No f32 copy of a quantized weight stays behind (a written model would carry both): the
+  // only f32 initializers left are the quantization scales.
+  int64_t f32_bytes = 0, s8_bytes = 0;
+  for (const auto& [name, t] : g.initializers) {
+    if (t.dtype() == DType::kF32) f32_bytes += static_cast<int64_t>(t.nbytes());
+    if (t.dtype() == DType::kS8) s8_bytes += static_cast<int64_t>(t.nbytes());
+  }
+  EXPECT_GT(s8_bytes, 0);
+  EXPECT_LT(f32_bytes, s8_bytes / 8);
 }
 
 // The rewrite takes calibration statistics as data: given ranges, it writes exactly the

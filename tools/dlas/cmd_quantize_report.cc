@@ -113,16 +113,17 @@ void print_quant_report(const QuantReport& r) {
     for (const QuantTensor& t : r.tensors) {
       const std::string feeds = t.feeds.empty() ? "-" : short_name(t.feeds[0], 28);
       if (!t.shares.empty()) {
-        std::printf("%-40s %-10s %10.4g %10.4g %8s %8s %-10s %-28s\n", short_name(t.name, 40).c_str(),
-                    "shared", t.lo, t.hi, "-", "-", "", feeds.c_str());
+        std::printf("%-40s %-10s %10.4g %10.4g %8s %8s %-10s %-28s\n",
+                    short_name(t.name, 40).c_str(), "shared", t.lo, t.hi, "-", "-", "",
+                    feeds.c_str());
         continue;
       }
       char err[16] = "-", best[16] = "-";
       if (t.error >= 0) std::snprintf(err, sizeof err, "%.2f%%", 100 * t.error);
       if (t.best_error() >= 0) std::snprintf(best, sizeof best, "%.2f%%", 100 * t.best_error());
       const auto it = rank.find(&t);
-      const char* mark = it == rank.end()                ? ""
-                         : t.error >= kHighQuantError    ? "  << high"
+      const char* mark = it == rank.end()                       ? ""
+                         : t.error >= kHighQuantError           ? "  << high"
                          : it->second == 0 && ranked.size() > 1 ? "  < worst"
                                                                 : "";
       std::printf("%-40s %-10s %10.4g %10.4g %8s %8s %-10s %-28s%s\n",
@@ -130,7 +131,7 @@ void print_quant_report(const QuantReport& r) {
                   best, best_calibrator(t), feeds.c_str(), mark);
     }
     std::printf(
-        "\n%s: %zu activations, %zu Conv/Gemm layers (s8 per-channel weights), "
+        "\n%s: %zu activations, %zu Conv/Gemm/MatMul layers (s8 per-channel weights), "
         "%d calibration samples\n",
         r.spec.str().c_str(), r.tensors.size(), r.layers.size(), r.samples);
     if (!ranked.empty()) {

@@ -29,7 +29,7 @@
 //               relay.quantize without a calibration set) used, hence the comparison point;
 //   auto        (the default) every one of minmax, percentile, entropy and mse, each tensor
 //               keeping the range whose measured output error (RangeCandidate::error: the
-//               relative error of the Conv/Gemm outputs it feeds, on the calibration set)
+//               relative error of the Conv/Gemm/MatMul outputs it feeds, on the calibration set)
 //               is the smallest.
 // The range is then [max(min, -T), min(max, T)] (0 always inside for u8). Model inputs keep
 // their observed range [min, max] under every calibrator (images are data, not heavy-tailed
@@ -57,7 +57,7 @@ struct RangeCandidate {
   Calibrator calibrator = Calibrator::kMinMax;
   float lo = 0, hi = 0;
   // Relative output error on the calibration set, sqrt(sum (f(qdq(x)) - f(x))^2 / sum f(x)^2)
-  // over the outputs f(x) of every Conv / Gemm the tensor feeds (through MaxPool too; with
+  // over the outputs f(x) of every Conv / Gemm / MatMul the tensor feeds (through MaxPool too; with
   // the layers' f32 weights, so only this tensor's rounding and clipping count), or of the
   // tensor itself when it feeds none. -1: not measured.
   double error = -1;
@@ -76,13 +76,13 @@ struct QuantTensor {
   Calibrator calibrator = Calibrator::kNone;  // whose range it got (auto: the one it chose)
   double error = -1;               // that range's RangeCandidate::error (-1: not measured)
   std::string shares;              // a MaxPool output: the tensor whose parameters it shares
-  std::vector<std::string> feeds;  // the Conv / Gemm nodes reading it
+  std::vector<std::string> feeds;  // the Conv / Gemm / MatMul nodes reading it
   std::vector<RangeCandidate> candidates;  // every data calibrator's range and error
   // The smallest candidate error (-1 when none was measured).
   double best_error() const;
 };
 
-// One quantized Conv / Gemm.
+// One quantized Conv / Gemm / MatMul.
 struct QuantLayer {
   std::string node, op;
   std::string input;                       // its activation (a QuantTensor name)
