@@ -47,12 +47,6 @@ bool row_tiles(const ConvProblem& p) {
          p.ow() <= ukernel::kNchwcMaxRowCols && ukernel::nchwc_row_cols(static_cast<int>(p.ow()));
 }
 
-// The narrowest conv group a blocked tile reduces several of at once: a block of b lanes
-// then issues b / group FMAs per useful one (4x on 16 lanes at 4 channels per group). Still
-// ahead of NCHW: regnet_y_400mf's 8-channel groups ran at 37% of the f32 peak in real FLOPs
-// on blocks against 12% on NCHW gemm (AMD EPYC Zen 4, 2 threads).
-constexpr int64_t kMinSubBlockGroup = 4;
-
 // Weights that stream: on a plane of at most kStreamPixels output pixels each weight vector
 // serves one to four tiles, so a layer whose packed weights pass the L2 reads them from
 // memory at every run (inside a model whose weights pass the last-level cache). The
@@ -82,8 +76,7 @@ class PreparedDirectNchwc final : public PreparedF32Conv {
     // two conv groups. Groups narrower than a block (supports(): several whole groups per
     // block, as many in as out) run as one group per block: output block j reads input
     // block j, whose lanes of other groups meet zero weights.
-    const bool sub_block = p.groups > 1 && p.c / p.groups < b_;
-    const int64_t cg = sub_block ? ocb_ : p.groups, ocb_g = ocb_ / cg, cbx_g = cbx_ / cg;
+    const int64_t cg = blocked_conv_groups(p, b_), ocb_g = ocb_ / cg, cbx_g = cbx_ / cg;
     nv_ = std::min<int64_t>(kn.at("nv"), ocb_g);
     const BlockedRowGeometry geo(p);
     oh_ = geo.oh, ow_ = geo.ow, rows_ = geo.rows, cols_ = geo.cols, hp_ = geo.hp, wp_ = geo.wp;
@@ -291,12 +284,9 @@ class DirectNchwcConv final : public ConvAlgorithm {
   // lanes), each block then reduced as one group with zeros between its groups; stride
   // along W of 1 or 2 (the kernels' constant pixel steps).
   bool supports(const ConvProblem& p) const override {
-    const int64_t b = layout_block(p.y_layout);
-    const int64_t cpg = p.groups > 1 ? p.c / p.groups : p.c;
-    const bool whole = p.groups > 1 && cpg % b == 0 && (p.k / p.groups) % b == 0;
-    const bool sub_block =
-        p.groups > 1 && p.c == p.k && cpg >= kMinSubBlockGroup && cpg < b && b % cpg == 0;
-    const bool grouped_ok = p.groups == 1 || (p.x_layout == p.y_layout && (whole || sub_block));
+    const bool grouped_ok =
+        p.groups == 1 ||
+        (p.x_layout == p.y_layout && blocked_groups_supported(p, layout_block(p.y_layout)));
     return p.types() == ConvTypes::kF32 && is_blocked(p.y_layout) && grouped_ok &&
            (p.x_layout == p.y_layout || p.x_layout == Layout::kNchw) &&
            (flat_1x1(p) || p.stride_w <= 2);

@@ -5,12 +5,14 @@
 // channel pair is one dword of its block, broadcast straight from the input.
 //
 //   prepare: weights packed per group of nv output blocks as [C blocks][KH][KW][8 pairs][nv]
-//            [16 lanes][2] (zero past C and K), bias padded to whole blocks.
+//            [16 lanes][2] (zero past C and K, and across conv groups), bias padded to whole
+//            blocks. Grouped convs (blocked_groups_supported: groups of whole blocks, or of
+//            4+ channels dividing a block) reduce over their conv group's input blocks only.
 //   run, per image: a padded input is copied into the workspace with the borders zeroed;
 //            threads split the (block group, output row, run of tiles) items. A 1x1
 //            stride-1 unpadded conv is a blocked GEMM: its rows are one run of H*W pixels.
-// Applies to bf16 convs with a blocked input and output, one group and stride along W of 1
-// or 2, on paths with AVX512-BF16; every other blocked bf16 conv runs the widened f32 twin
+// Applies to bf16 convs with a blocked input and output, the groups above and stride along
+// W of 1 or 2, on paths with AVX512-BF16; every other blocked bf16 conv runs the widened f32 twin
 // (widened_h16.cc). The clamp epilogues (none / relu / clip) are fused; any other activation
 // (SiLU, ...) runs over each run of tiles stored in f32 on the stack, rounded once after it. Knobs
 // are the twin's (nv, pw; a whole-row `ph` is the twin's only: the native tiles run along rows).
@@ -42,12 +44,16 @@ class PreparedDirectNchwcBf16 final : public PreparedH16Conv {
       : p_(p), isa_(isa), cvt_(&ukernel::h16_vcvt_for(DType::kBF16, isa)) {
     cbx_ = ceil_div(p.c, kB);
     ocb_ = ceil_div(p.k, kB);
+    const int64_t cg = blocked_conv_groups(p, kB), ocb_g = ocb_ / cg;
+    cbg_ = cbx_ / cg;
     nv_ =
-        std::clamp<int64_t>(kn.at("nv"), 1, std::min<int64_t>(ocb_, ukernel::kBf16NchwcMaxBlocks));
+        std::clamp<int64_t>(kn.at("nv"), 1, std::min<int64_t>(ocb_g, ukernel::kBf16NchwcMaxBlocks));
     const BlockedRowGeometry geo(p);
     oh_ = geo.oh, ow_ = geo.ow, rows_ = geo.rows, cols_ = geo.cols, hp_ = geo.hp, wp_ = geo.wp;
     flat_ = geo.flat, padded_ = geo.padded;
-    for (int64_t j = 0; j < ocb_; j += nv_) bgroups_.push_back({j, std::min(nv_, ocb_ - j), 0});
+    for (int64_t g = 0; g < cg; ++g)
+      for (int64_t j = 0; j < ocb_g; j += nv_)
+        bgroups_.push_back({g * ocb_g + j, std::min(nv_, ocb_g - j), g * cbg_, 0});
     groups_ = static_cast<int64_t>(bgroups_.size());
     const int stride = flat_ ? 1 : static_cast<int>(p.stride_w);
     pw_ = std::min<int64_t>({kn.at("pw"), set.max_pixels(static_cast<int>(nv_)), cols_});
@@ -60,24 +66,27 @@ class PreparedDirectNchwcBf16 final : public PreparedH16Conv {
       DLAS_CHECK(kernel(bg.blocks, pw_) && kernel(bg.blocks, last), ErrorKind::kInternal,
                  "direct (bf16 blocks): no kernel for ", bg.blocks, " blocks x ", pw_, " pixels");
     }
-    // Weights: per block group [cbx][kh][kw][8 pairs][blocks][16][2].
-    const int64_t taps = p.kh * p.kw;
+    // Weights: per block group [cbg][kh][kw][8 pairs][blocks][16][2] over its conv group's
+    // input blocks.
+    const int64_t taps = p.kh * p.kw, cpg = p.c / p.groups, kpg = p.k / p.groups;
     int64_t offset = 0;
     for (BlockGroup& bg : bgroups_)
-      bg.w_offset = offset, offset += cbx_ * taps * kB * bg.blocks * kB;
+      bg.w_offset = offset, offset += cbg_ * taps * kB * bg.blocks * kB;
     w_.assign(static_cast<size_t>(offset), 0);
     for (const BlockGroup& bg : bgroups_) {
       uint16_t* wg = w_.data() + bg.w_offset;
-      for (int64_t cb = 0; cb < cbx_; ++cb)
+      for (int64_t cb = 0; cb < cbg_; ++cb)
         for (int64_t t = 0; t < taps; ++t)
           for (int64_t q = 0; q < kB / 2; ++q)
             for (int64_t v = 0; v < bg.blocks; ++v)
               for (int64_t l = 0; l < kB; ++l)
                 for (int64_t e = 0; e < 2; ++e) {
-                  const int64_t oc = (bg.first_block + v) * kB + l, ic = cb * kB + 2 * q + e;
-                  if (oc < p.k && ic < p.c)
+                  const int64_t oc = (bg.first_block + v) * kB + l,
+                                ic = (bg.x_block + cb) * kB + 2 * q + e,
+                                local = ic - oc / kpg * cpg;  // within oc's conv group
+                  if (oc < p.k && ic < p.c && local >= 0 && local < cpg)
                     wg[((((cb * taps + t) * (kB / 2) + q) * bg.blocks + v) * kB + l) * 2 + e] =
-                        w[(oc * p.c + ic) * taps + t];
+                        w[(oc * cpg + local) * taps + t];
                 }
     }
     bias_.assign(static_cast<size_t>(ocb_ * kB), 0.f);
@@ -104,7 +113,7 @@ class PreparedDirectNchwcBf16 final : public PreparedH16Conv {
     const bool clamp = e.is_clamp();
     const Epilogue act{e.act, e.p0, e.p1, false};
     ukernel::Bf16NchwcArgs base;
-    base.cb = static_cast<size_t>(cbx_);
+    base.cb = static_cast<size_t>(cbg_);
     base.kh = static_cast<size_t>(p_.kh), base.kw = static_cast<size_t>(p_.kw);
     base.x_cbs = static_cast<size_t>(hp_ * wp_ * kB);
     base.x_khs = static_cast<size_t>(p_.dil_h * wp_ * kB);
@@ -139,7 +148,7 @@ class PreparedDirectNchwcBf16 final : public PreparedH16Conv {
               a.tiles = static_cast<size_t>(n);
               const int64_t len = n * px * kB;  // elements of one block the run writes
               if (!clamp) a.yf = scratch, a.yf_cbs = static_cast<size_t>(len);
-              const uint16_t* xt = x + ((row * sh) * wp_ + c0 * sw) * kB;
+              const uint16_t* xt = x + (bg.x_block * hp_ * wp_ + (row * sh) * wp_ + c0 * sw) * kB;
               kernel(bg.blocks, px)(a, xt, w_.data() + bg.w_offset, y + y_off);
               if (!clamp)
                 for (int64_t v = 0; v < bg.blocks; ++v) {
@@ -156,14 +165,14 @@ class PreparedDirectNchwcBf16 final : public PreparedH16Conv {
   ukernel::Bf16NchwcFn kernel(int64_t nv, int64_t px) const { return kernels_[nv - 1][px - 1]; }
 
   struct BlockGroup {
-    int64_t first_block, blocks, w_offset;
+    int64_t first_block, blocks, x_block, w_offset;  // x_block: its conv group's first input block
   };
   // Floats of one run of tiles stored for an activation the kernels do not fuse (8 KiB: L1).
   static constexpr int64_t kActivateFloats = 2048;
   ConvProblem p_;
   Isa isa_;
   const ukernel::H16Vcvt* cvt_;  // the bf16 narrowing (non-clamp activations)
-  int64_t cbx_ = 0, ocb_ = 0, nv_ = 1, pw_ = 1, oh_ = 0, ow_ = 0;
+  int64_t cbx_ = 0, cbg_ = 0, ocb_ = 0, nv_ = 1, pw_ = 1, oh_ = 0, ow_ = 0;
   int64_t rows_ = 0, cols_ = 0, hp_ = 0, wp_ = 0, groups_ = 0, tiles_ = 0;
   bool flat_ = false, padded_ = false, spatial_ = false;
   ukernel::Bf16NchwcFn kernels_[ukernel::kBf16NchwcMaxBlocks][ukernel::kBf16NchwcMaxPixels] = {};
@@ -178,8 +187,9 @@ namespace hconv_detail {
 
 bool native_blocked_direct_applies(const ConvProblem& p, Isa isa) {
   return p.w_type == DType::kBF16 && p.x_type == DType::kBF16 && p.y_type == DType::kBF16 &&
-         p.x_layout == Layout::kNchw16c && p.y_layout == Layout::kNchw16c && p.groups == 1 &&
-         (flat_1x1(p) || p.stride_w <= 2) && ukernel::bf16_nchwc_for(isa) != nullptr;
+         p.x_layout == Layout::kNchw16c && p.y_layout == Layout::kNchw16c &&
+         blocked_groups_supported(p, kB) && (flat_1x1(p) || p.stride_w <= 2) &&
+         ukernel::bf16_nchwc_for(isa) != nullptr;
 }
 
 Knobs native_blocked_direct_default_knobs(const ConvProblem& p, Isa isa) {
@@ -188,7 +198,7 @@ Knobs native_blocked_direct_default_knobs(const ConvProblem& p, Isa isa) {
   // As the f32 blocked default (most_fmas_per_load): per block count, the widest tile within
   // the registers spread evenly over a row's tiles, scored by dot products per load
   // (nv * pw / (nv + pw)) over the lanes the last block group really uses.
-  const int64_t ocb = ceil_div(p.k, kB);
+  const int64_t ocb = ceil_div(p.k, kB) / blocked_conv_groups(p, kB);  // per conv group
   const int64_t cols = flat_1x1(p) ? p.oh() * p.ow() : p.ow();
   const auto [best_nv, pw] = most_fmas_per_load(ocb, cols, ukernel::kBf16NchwcMaxBlocks,
                                                 [&](int nv) { return set->max_pixels(nv); });

@@ -44,27 +44,10 @@ int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 bool flat_1x1(const ConvProblem& p) { return blocked_flat_1x1(p); }
 
-// The narrowest conv group a block reduces several of at once (as the f32 blocked direct:
-// a block of b lanes then spends b / group dot products per useful one).
-constexpr int64_t kMinSubBlockGroup = 4;
-
-// Conv groups narrower than a block: as many channels in as out, several whole groups per
-// block. Output block j then reads input block j only.
-bool sub_block_groups(const ConvProblem& p) {
-  const int64_t b = layout_block(p.y_layout), cpg = p.c / p.groups;
-  return p.groups > 1 && p.c == p.k && cpg >= kMinSubBlockGroup && cpg < b && b % cpg == 0;
-}
-
-// One group, groups of whole blocks (in and out), or groups narrower than a block.
-bool supported_groups(const ConvProblem& p) {
-  const int64_t b = layout_block(p.y_layout);
-  return p.groups == 1 || ((p.c / p.groups) % b == 0 && (p.k / p.groups) % b == 0) ||
-         sub_block_groups(p);
-}
-
 bool blocked_direct_supports(const ConvProblem& p) {
   return p.is_int8() && is_blocked(p.x_layout) && p.y_layout == p.x_layout &&
-         p.quant.x.type == DType::kU8 && supported_groups(p) && (flat_1x1(p) || p.stride_w <= 2);
+         p.quant.x.type == DType::kU8 && blocked_groups_supported(p, layout_block(p.y_layout)) &&
+         (flat_1x1(p) || p.stride_w <= 2);
 }
 
 // The kernel set runs the problem's blocks.
@@ -103,7 +86,7 @@ class PreparedDirectNchwcQs8 final : public qconv_detail::PreparedInt8Conv {
     // A conv group's blocks: all of them with one group, else a block group never spans two
     // conv groups and reduces over its group's input blocks; groups narrower than a block
     // run as one group per block (its lanes of other conv groups meet zero weights).
-    const int64_t cg = sub_block_groups(p) ? ocb_ : p.groups, ocb_g = ocb_ / cg;
+    const int64_t cg = blocked_conv_groups(p, lanes_), ocb_g = ocb_ / cg;
     cbg_ = cbx_ / cg;
     nv_ =
         std::clamp<int64_t>(kn.at("nv"), 1, std::min<int64_t>(ocb_g, ukernel::kQS8NchwcMaxBlocks));
@@ -249,8 +232,7 @@ class PreparedDirectNchwcQs8 final : public qconv_detail::PreparedInt8Conv {
 // The untuned tile: as the f32 blocked default (most_fmas_per_load), the widest tile within
 // the registers spread evenly over a row's tiles, scored by dot products per load.
 Knobs default_tile(const ConvProblem& p, const ukernel::QS8NchwcUkernels& set) {
-  const int64_t ocb =
-      sub_block_groups(p) ? 1 : ceil_div(p.k, set.lanes) / p.groups;  // per conv group
+  const int64_t ocb = ceil_div(p.k, set.lanes) / blocked_conv_groups(p, set.lanes);  // per group
   const int64_t cols = flat_1x1(p) ? p.oh() * p.ow() : p.ow();
   const auto [nv, pw] = most_fmas_per_load(ocb, cols, ukernel::kQS8NchwcMaxBlocks,
                                            [&](int v) { return set.max_pixels(v); });
