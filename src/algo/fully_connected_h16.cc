@@ -33,8 +33,11 @@ const ukernel::H16GemmUkernel& uk_of(const void* p) {
 bool PreparedFullyConnectedBf16::available(Isa isa) { return bf16_fc_ukernel(isa) != nullptr; }
 
 PreparedFullyConnectedBf16::PreparedFullyConnectedBf16(int64_t k, int64_t n, const uint16_t* w,
-                                                       bool w_is_nk, const float* bias, Isa isa)
-    : k_(k), n_(n), isa_(isa), uk_(bf16_fc_ukernel(isa)) {
+                                                       bool w_is_nk, const float* bias,
+                                                       const Epilogue& epilogue, Isa isa)
+    : k_(k), n_(n), isa_(isa), epilogue_(epilogue), uk_(bf16_fc_ukernel(isa)) {
+  DLAS_CHECK(!epilogue.residual, ErrorKind::kInvalidInput,
+             "bf16 fully connected: no residual epilogue");
   DLAS_CHECK(uk_ != nullptr, ErrorKind::kUnsupported, "bf16 fully connected: the ", isa_name(isa),
              " path has no bf16 GEMM microkernel");
   DLAS_CHECK(k > 0 && n > 0, ErrorKind::kInvalidInput, "bf16 fully connected: empty weights");
@@ -97,6 +100,8 @@ void PreparedFullyConnectedBf16::run(int64_t m, const uint16_t* x, uint16_t* y,
     for (int64_t i = 0; i < rows; ++i) {
       float* c = crows.data() + i * width;
       for (int64_t j = 0; j < c_end - c_begin; ++j) c[j] += bias[j];
+      if (epilogue_.act != Activation::kNone)
+        apply_epilogue(isa_, epilogue_, static_cast<size_t>(c_end - c_begin), c, 0.f, nullptr);
       cvt.narrow(static_cast<size_t>(c_end - c_begin), c, y + (r0 + i) * n_ + c_begin);
     }
   });

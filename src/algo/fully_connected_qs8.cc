@@ -8,6 +8,7 @@
 // place where they already are u8 quads, else packed per row block into workspace slots.
 #include <algorithm>
 #include <cstring>
+#include <limits>
 
 #include "algo/microkernels/qs8-fc/qs8_fc.h"
 #include "dlas/algo/fully_connected.h"
@@ -63,9 +64,19 @@ bool PreparedFullyConnectedQs8::available(Isa isa) {
 PreparedFullyConnectedQs8::PreparedFullyConnectedQs8(int64_t k, int64_t n, const int8_t* w,
                                                      bool w_is_nk, const float* w_scale,
                                                      const float* bias, float x_scale,
-                                                     int32_t x_zero_point, bool x_signed, float lo,
-                                                     float hi, Isa isa)
-    : k_(k), n_(n), isa_(isa), uk_(nullptr), uk1_(nullptr), x_signed_(x_signed), lo_(lo), hi_(hi) {
+                                                     int32_t x_zero_point, bool x_signed,
+                                                     const Epilogue& epilogue, Isa isa)
+    : k_(k),
+      n_(n),
+      isa_(isa),
+      uk_(nullptr),
+      uk1_(nullptr),
+      x_signed_(x_signed),
+      epilogue_(epilogue),
+      lo_(epilogue.is_clamp() ? epilogue.clamp_min() : -std::numeric_limits<float>::infinity()),
+      hi_(epilogue.is_clamp() ? epilogue.clamp_max() : std::numeric_limits<float>::infinity()) {
+  DLAS_CHECK(!epilogue.residual, ErrorKind::kInvalidInput,
+             "int8 fully connected: no residual epilogue");
   DLAS_CHECK(k > 0 && n > 0, ErrorKind::kInvalidInput, "int8 fully connected: empty weights");
   DLAS_CHECK(x_signed ? x_zero_point >= -128 && x_zero_point <= 127
                       : x_zero_point >= 0 && x_zero_point <= 255,
@@ -149,6 +160,19 @@ void PreparedFullyConnectedQs8::run(int64_t m, const void* x_, float* y, void* w
          static_cast<size_t>(kq_), xb, ldx, wpack_.data() + p * panel_bytes, y + r0 * n_ + c0,
          static_cast<size_t>(n_), params);
   };
+  // An activation other than a clamp (GELU after a Linear layer) over columns [c0, c1) of
+  // rows [r0, r1), once they are done: whole rows where a row block's panels end together
+  // (one call per row block, its rows contiguous, not one per tile row of NR values).
+  const bool act = !epilogue_.is_clamp();
+  auto activate = [&](int64_t r0, int64_t r1, int64_t c0, int64_t c1) {
+    if (c0 == 0 && c1 == n_)
+      apply_epilogue(isa_, epilogue_, static_cast<size_t>((r1 - r0) * n_), y + r0 * n_, 0.f,
+                     nullptr);
+    else
+      for (int64_t r = r0; r < r1; ++r)
+        apply_epilogue(isa_, epilogue_, static_cast<size_t>(c1 - c0), y + r * n_ + c0, 0.f,
+                       nullptr);
+  };
   if (s.by_rows) {
     const int64_t chunk = std::max<int64_t>(1, kWChunkBytes / static_cast<int64_t>(panel_bytes));
     pool.parallel_for(static_cast<size_t>(threads), [&](size_t t) {
@@ -163,6 +187,7 @@ void PreparedFullyConnectedQs8::run(int64_t m, const void* x_, float* y, void* w
             xb = slot;
           }
           for (int64_t p = p0; p < std::min(p0 + chunk, npanels_); ++p) tile(mb, xb, p);
+          if (act && p0 + chunk >= npanels_) activate(mb * mr, std::min(m, (mb + 1) * mr), 0, n_);
         }
     });
   } else {
@@ -179,6 +204,7 @@ void PreparedFullyConnectedQs8::run(int64_t m, const void* x_, float* y, void* w
       for (int64_t p = p0; p < p1; ++p)
         for (int64_t mb = 0; mb < mblocks; ++mb)
           tile(mb, xs + static_cast<size_t>(mb * mr) * ldx, p);
+      if (act) activate(0, m, p0 * nr, std::min(p1 * nr, n_));
     });
   }
 }

@@ -20,9 +20,8 @@ ConvProblem conv_geometry(const Node& n, const Shape& x, const Shape& w) {
   p.dil_h = dil[0], p.dil_w = dil[1];
   p.pad_t = pads[0], p.pad_l = pads[1], p.pad_b = pads[2], p.pad_r = pads[3];
   p.groups = n.attr_int("group", 1);
-  p.epilogue.act = parse_activation(n.attr_string("activation", "none"));
-  const auto params = n.attr_floats("activation_params", {});
-  if (params.size() == 2) p.epilogue.p0 = params[0], p.epilogue.p1 = params[1];
+  p.epilogue = epilogue_from_attrs(n.attr_string("activation", "none"),
+                                   n.attr_floats("activation_params", {}));
   return p;
 }
 

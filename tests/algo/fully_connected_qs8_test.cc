@@ -6,11 +6,13 @@
 // s8 x, both weight layouts, bias or none, no clamp or Relu, one and two threads.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstring>
 #include <limits>
 #include <random>
 #include <vector>
 
+#include "algo/microkernels/f32-vepilogue/f32_vepilogue.h"
 #include "algo/microkernels/qs8-fc/qs8_fc.h"
 #include "dlas/algo/fully_connected.h"
 #include "dlas/hw/isa.h"
@@ -174,10 +176,10 @@ TEST(FullyConnectedQs8, EveryPathBitExact) {
               for (bool with_bias : {false, true})
                 for (bool relu : {false, true}) {
                   const float lo = relu ? 0.f : -kInf;
-                  PreparedFullyConnectedQs8 fc(k, n, nk ? l.w_nk.data() : l.w_kn.data(), nk,
-                                               l.w_scale.data(),
-                                               with_bias ? l.bias.data() : nullptr, l.x_scale,
-                                               xc.zp, xc.x_signed, lo, kInf, isa);
+                  PreparedFullyConnectedQs8 fc(
+                      k, n, nk ? l.w_nk.data() : l.w_kn.data(), nk, l.w_scale.data(),
+                      with_bias ? l.bias.data() : nullptr, l.x_scale, xc.zp, xc.x_signed,
+                      relu ? Epilogue{Activation::kRelu} : Epilogue{}, isa);
                   for (ThreadPool* pool : {&pool1, &pool2}) {
                     std::vector<uint8_t> ws(fc.workspace_bytes(m, pool->threads()) + 64);
                     void* wsp = ws.data() + (64 - reinterpret_cast<uintptr_t>(ws.data()) % 64) % 64;
@@ -191,6 +193,37 @@ TEST(FullyConnectedQs8, EveryPathBitExact) {
                   }
                 }
           }
+  }
+}
+
+// A GELU after the layer (ConvNeXt's first Linear layer of a block): the exact sums' f32
+// value through the path's vector GELU, against the scalar one within a few ulps.
+TEST(FullyConnectedQs8, GeluEpilogue) {
+  for (Isa isa : supported_isa_levels()) {
+    ThreadPool pool(2);
+    for (int64_t m : {1, 3, 37})
+      for (int64_t n : {10, 100}) {
+        const Layer l(m, 96, n, kXCases[1]);
+        PreparedFullyConnectedQs8 fc(96, n, l.w_kn.data(), false, l.w_scale.data(), l.bias.data(),
+                                     l.x_scale, l.xc.zp, l.xc.x_signed, Epilogue{Activation::kGelu},
+                                     isa);
+        std::vector<uint8_t> ws(fc.workspace_bytes(m, pool.threads()) + 64);
+        void* wsp = ws.data() + (64 - reinterpret_cast<uintptr_t>(ws.data()) % 64) % 64;
+        std::vector<float> y(m * n + 1, -1.f);
+        y[m * n] = 42.f;
+        fc.run(m, l.x.data(), y.data(), wsp, pool);
+        EXPECT_EQ(y[m * n], 42.f) << "wrote past y";
+        int bad = 0;
+        for (int64_t i = 0; i < m; ++i)
+          for (int64_t j = 0; j < n; ++j) {
+            float want = l.want(i, j, true, -kInf, kInf);
+            ukernel::f32_vepilogue__scalar(1, &want, 0.f, nullptr, Activation::kGelu, 0.f, 0.f);
+            const float got = y[i * n + j];
+            if (!(std::fabs(got - want) <= 1e-5f * (1.f + std::fabs(want))) && bad++ < 3)
+              ADD_FAILURE() << isa_name(isa) << " m=" << m << " n=" << n << ": y[" << i << "][" << j
+                            << "] = " << got << ", want " << want;
+          }
+      }
   }
 }
 

@@ -63,9 +63,10 @@ TEST(FullyConnected, ShapesLayoutsBias) {
 TEST(FullyConnected, EpiloguesAndThreads) {
   Epilogue relu{Activation::kRelu}, clip{Activation::kClip, -0.5f, 0.5f}, sig{Activation::kSigmoid};
   Epilogue res_relu{Activation::kRelu, 0, 0, true}, res_silu{Activation::kSilu, 0, 0, true};
+  Epilogue gelu{Activation::kGelu}, res_gelu{Activation::kGelu, 0, 0, true};
   for (Isa isa : supported_isas())
-    for (const Epilogue& e : {relu, clip, sig, res_relu, res_silu})
-      for (int64_t m : {1, 9})
+    for (const Epilogue& e : {relu, clip, sig, res_relu, res_silu, gelu, res_gelu})
+      for (int64_t m : {1, 9, 100})
         for (int64_t n : {150, 10})  // 10: the dot products at m = 1 (narrow outputs)
           for (int threads : {1, 2}) check_fc(isa, m, 200, n, true, true, e, threads);
 }

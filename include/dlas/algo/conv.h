@@ -68,6 +68,11 @@ struct Epilogue {
   }
 };
 
+// The epilogue a fused node's `activation` and `activation_params` attributes name (no
+// residual: that is the caller's): Clip's bounds and HardSigmoid's alpha / beta in p0 / p1,
+// and gelu's divisor sqrt 2 in p0. Throws kInvalidInput on an unknown activation.
+Epilogue epilogue_from_attrs(std::string_view activation, const std::vector<float>& params);
+
 // Applies y[i] = act(y[i] + bias + (residual ? residual[i] : 0)) for i < n with the
 // ISA's vector code (src/algo/microkernels/f32-vepilogue). The one epilogue path every
 // algorithm shares.

@@ -36,9 +36,10 @@ class PreparedFullyConnected {
   size_t packed_bytes() const { return (wpack_.size() + wnarrow_.size()) * sizeof(float); }
 
  private:
-  // The packed GEMV / GEMM kernels over y (bias and residual already in it).
-  void run_packed(int64_t m, const float* x, float* y, void* workspace, ThreadPool& pool,
-                  float cmin, float cmax) const;
+  // The packed GEMV / GEMM kernels, each tile started from bias (+ residual) and finished
+  // with the epilogue's activation.
+  void run_packed(int64_t m, const float* x, float* y, const float* residual, void* workspace,
+                  ThreadPool& pool, float cmin, float cmax) const;
   int64_t k_, n_, panel_, npanels_;
   Isa isa_;
   Epilogue epilogue_;
@@ -52,7 +53,7 @@ class PreparedFullyConnected {
 };
 
 // The same layer on bf16 values, natively where the path has bf16 dot products (AVX512-BF16
-// and above): y[M][N] = x[M][K] W (+ bias) with x and y bf16, W packed once into the bf16
+// and above): y[M][N] = act(x[M][K] W (+ bias)) with x and y bf16, W packed once into the bf16
 // GEMM microkernels' NR-column pair panels (kept bf16), the rows of x packed per MR-row block
 // at run time, each output rounded once from f32. For layers of many rows (a Linear layer
 // on channels-last activations); the caller keeps a batch-1 classifier on the f32 kernels.
@@ -60,9 +61,10 @@ class PreparedFullyConnectedBf16 {
  public:
   // Whether `isa` has a native bf16 GEMM microkernel for it.
   static bool available(Isa isa);
-  // w: bf16 bit patterns, [n][k] when w_is_nk else [k][n]; bias: [n] f32 or null.
+  // w: bf16 bit patterns, [n][k] when w_is_nk else [k][n]; bias: [n] f32 or null;
+  // epilogue: an activation applied to the f32 sums before rounding (no residual).
   PreparedFullyConnectedBf16(int64_t k, int64_t n, const uint16_t* w, bool w_is_nk,
-                             const float* bias, Isa isa);
+                             const float* bias, const Epilogue& epilogue, Isa isa);
   // Rows below which the caller should prefer the widened f32 kernels (one tile's rows).
   static int64_t min_rows(Isa isa);
   // x: [m][k], y: [m][n] (bf16). Scratch: thread-local.
@@ -73,13 +75,14 @@ class PreparedFullyConnectedBf16 {
  private:
   int64_t k_, kpad_, n_, npanels_;
   Isa isa_;
+  Epilogue epilogue_;
   const void* uk_;  // ukernel::H16GemmUkernel
   std::vector<uint16_t> wpack_;
   std::vector<float> bias_;
 };
 
 // The same layer on int8 values (a QDQ-quantized Linear / Gemm), f32 out:
-//   y[m][j] = fmaf((float)acc[m][j], x_scale * w_scale[j], bias[j]), clamped to [lo, hi]
+//   y[m][j] = act(fmaf((float)acc[m][j], x_scale * w_scale[j], bias[j]))
 //   acc[m][j] = sum_kk (x[m][kk] - x_zero_point) * w[kk][j]            (int32, exact)
 // with x u8 or s8 (per tensor) and w s8, symmetric per output column. The int8 GEMM tiles
 // run with x as the broadcast operand (MR rows, read in place where the path allows, else
@@ -91,10 +94,11 @@ class PreparedFullyConnectedQs8 {
   // Whether `isa` (or a path below it that this CPU runs) has an int8 FC microkernel.
   static bool available(Isa isa);
   // w: s8, [n][k] when w_is_nk else [k][n]; w_scale: [n] (> 0); bias: [n] f32 or null;
-  // lo/hi: the fused clamp (-inf/+inf for none, 0/+inf for Relu).
+  // epilogue: its activation (no residual); a clamp (Relu, Clip) runs in the microkernels'
+  // store, any other (GELU) on each tile while it is in L1.
   PreparedFullyConnectedQs8(int64_t k, int64_t n, const int8_t* w, bool w_is_nk,
                             const float* w_scale, const float* bias, float x_scale,
-                            int32_t x_zero_point, bool x_signed, float lo, float hi, Isa isa);
+                            int32_t x_zero_point, bool x_signed, const Epilogue& epilogue, Isa isa);
   int64_t k() const { return k_; }
   int64_t n() const { return n_; }
   // Scratch bytes run() needs for m rows on `threads` threads (64-byte aligned by the caller).
@@ -111,6 +115,7 @@ class PreparedFullyConnectedQs8 {
   const void* uk1_;  // its MR = 1 tile (same NR and layout) for a few rows, or null
   bool x_signed_;
   uint8_t x_zp_stored_;  // the padding byte of a packed row (the zero point, as stored)
+  Epilogue epilogue_;
   float lo_, hi_;
   std::vector<uint8_t> wpack_;
   std::vector<int32_t> init_;  // per column, padded to whole panels

@@ -47,6 +47,13 @@ int fuse_residual_add(Graph& graph);
 // Gelu node. Returns the number fused.
 int fuse_gelu(Graph& graph);
 
+// Linear layers with their epilogue: a MatMul of an activation [..., K] by constant float
+// weights [K, N], with what nothing else reads after it -- the bias Add of a constant of N
+// columns, then (f32) a residual Add shaped like the output, then a Relu / Clip / Sigmoid /
+// HardSigmoid / HardSwish / Gelu -- becomes one FusedMatMul: act(x W + B + R). Run after
+// fuse_gelu. Returns the number fused.
+int fuse_linear(Graph& graph);
+
 // Relu, Clip (constant bounds), Sigmoid, HardSigmoid, HardSwish and the exported SiLU and
 // HardSwish patterns Mul(y, Sigmoid(y)) and Mul(y, HardSigmoid(y)) (alpha 1/6, beta 1/2) after a
 // Conv/FusedConv without activation become its `activation`. Run after fuse_residual_add (the
@@ -101,6 +108,7 @@ int fold_dequantize(Graph& graph);
 struct PassReport {
   int batchnorms_folded = 0, residuals_fused = 0, activations_fused = 0;
   int qconvs_fused = 0, qfcs_fused = 0, lookups_fused = 0, affines_fused = 0;
+  int linears_fused = 0;
   int nodes_before = 0, nodes_after = 0;
 };
 
@@ -114,7 +122,8 @@ struct GraphPass {
 };
 
 // The pass list, in the order the passes run: 1 constant folding + dead-code elimination
-// (and memory reuse in the plan); 2 + BatchNorm folding; 3 + residual and activation fusion,
+// (and memory reuse in the plan); 2 + BatchNorm folding; 3 + residual, GELU, Linear-layer
+// epilogue (fuse_linear) and activation fusion,
 // the remaining BatchNorms as channel affines (fuse_channel_affine), then int8 conv fusion
 // (fuse_quantized_conv), int8 Linear fusion (fuse_quantized_fc), lookup fusion
 // (fuse_quantized_lookup) and gated quantization

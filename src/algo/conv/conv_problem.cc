@@ -44,6 +44,14 @@ Activation parse_activation(std::string_view name) {
   fail(ErrorKind::kInvalidInput, "unknown activation '", name, "'");
 }
 
+Epilogue epilogue_from_attrs(std::string_view activation, const std::vector<float>& params) {
+  Epilogue e;
+  e.act = parse_activation(activation);
+  if (params.size() == 2) e.p0 = params[0], e.p1 = params[1];
+  if (e.act == Activation::kGelu) e.p0 = static_cast<float>(std::sqrt(2.0));
+  return e;
+}
+
 float Epilogue::clamp_min() const {
   if (act == Activation::kRelu) return 0.f;
   if (act == Activation::kClip) return p0;

@@ -179,12 +179,12 @@ int64_t conv_macs(const Graph& g, const Node& n) {
 // ---------------------------------------------------------------------------
 
 // The `activation` and `activation_params` attributes of the fused ops (FusedConv,
-// ChannelAffine).
-void check_fused_activation(InferContext& ctx) {
+// ChannelAffine; FusedMatMul also takes gelu).
+void check_fused_activation(InferContext& ctx, bool gelu_ok = false) {
   static const char* kActs[] = {"none", "relu",        "clip",     "sigmoid",
                                 "silu", "hardsigmoid", "hardswish"};
   const std::string act = ctx.node().attr_string("activation", "none");
-  bool known = false;
+  bool known = gelu_ok && act == "gelu";
   for (const char* a : kActs) known |= act == a;
   ctx.check(known, "unknown activation '", act, "'");
   const size_t want_params = act == "clip" || act == "hardsigmoid" ? 2 : 0;
@@ -484,6 +484,35 @@ int64_t matmul_macs(const Graph& g, const Node& nd) {
   if (a.empty()) return 0;
   // numel(Y) counts batch * M * N; each output element takes K MACs.
   return shape_numel(g.value(nd.outputs[0]).shape) * a.back();
+}
+
+// FusedMatMul(X, W, [B], [R]) (dlas-internal, made by fuse_linear): a Linear layer with its
+// epilogue, Y = act(X W + B + R) in that order. X [..., K] float, W [K, N] and B [N] of X's
+// type, R shaped like Y [..., N]; `activation` and `activation_params` as FusedConv's, or
+// gelu.
+void infer_fused_matmul(InferContext& ctx) {
+  require_float(ctx, 0, "X");
+  require_same_dtype(ctx, 1, "W");
+  const Shape& x = ctx.shape(0);
+  const Shape& w = ctx.shape(1);
+  ctx.check(x.size() >= 2, "X ", shape_str(x), " must have rank >= 2");
+  ctx.check(w.size() == 2, "W ", shape_str(w), " must have rank 2");
+  ctx.check(x.back() == w[0], "X ", shape_str(x), " and W ", shape_str(w),
+            " disagree on the reduction length");
+  Shape y = x;
+  y.back() = w[1];
+  if (ctx.has_input(2)) {
+    require_same_dtype(ctx, 2, "B");
+    ctx.check(shape_numel(ctx.shape(2)) == w[1], "B ", shape_str(ctx.shape(2)), " must have ", w[1],
+              " elements");
+  }
+  if (ctx.has_input(3)) {
+    require_same_dtype(ctx, 3, "R");
+    ctx.check(ctx.shape(3) == y, "residual R ", shape_str(ctx.shape(3)),
+              " must have the output shape ", shape_str(y));
+  }
+  check_fused_activation(ctx, /*gelu_ok=*/true);
+  ctx.set_output(0, ctx.dtype(0), y);
 }
 
 // ---------------------------------------------------------------------------
@@ -891,11 +920,12 @@ int64_t qlinear_matmul_macs(const Graph& g, const Node& nd) {
 }
 
 // The attributes an int8 layer (QFusedConv, QFc) shares: a none / relu / clip activation
-// with its parameters, and one weight scale or one per output channel.
-void check_int8_layer_attrs(const InferContext& ctx, int64_t channels) {
+// (or gelu, on an f32 output) with its parameters, and one weight scale or one per output
+// channel.
+void check_int8_layer_attrs(const InferContext& ctx, int64_t channels, bool gelu_ok = false) {
   const std::string act = ctx.node().attr_string("activation", "none");
-  ctx.check(act == "none" || act == "relu" || act == "clip", "activation '", act,
-            "' is not none, relu or clip");
+  ctx.check(act == "none" || act == "relu" || act == "clip" || (gelu_ok && act == "gelu"),
+            "activation '", act, "' is not none, relu, clip", gelu_ok ? " or gelu" : "");
   ctx.check(ctx.node().attr_floats("activation_params", {}).size() == (act == "clip" ? 2u : 0u),
             "activation '", act, "' has the wrong number of activation_params");
   const size_t ws = ctx.node().attr_floats("w_scale", {}).size();
@@ -928,7 +958,7 @@ void infer_qfused_conv(InferContext& ctx) {
 // x u8/s8 [..., K] (per tensor: x_scale, x_zero_point), w s8 [K][N] ([N][K] with trans_b = 1),
 // symmetric with w_scale (floats, N or 1), B f32 [N]; Y f32 [..., N] =
 // act(fmaf(acc, x_scale * w_scale[n], B[n])), acc the exact int32 sum of
-// (x - x_zero_point) * w; `activation` none / relu / clip with `activation_params`.
+// (x - x_zero_point) * w; `activation` none / relu / clip (with `activation_params`) / gelu.
 void infer_qfc(InferContext& ctx) {
   require_8bit(ctx, 0, "x");
   ctx.check(ctx.dtype(1) == DType::kS8, "w must be s8, got ", dtype_name(ctx.dtype(1)));
@@ -945,7 +975,7 @@ void infer_qfc(InferContext& ctx) {
     ctx.check(shape_numel(ctx.shape(2)) == n, "B ", shape_str(ctx.shape(2)), " must have ", n,
               " elements");
   }
-  check_int8_layer_attrs(ctx, n);
+  check_int8_layer_attrs(ctx, n, /*gelu_ok=*/true);
   Shape y = x;
   y.back() = n;
   ctx.set_output(0, DType::kF32, y);
@@ -1033,6 +1063,7 @@ void append_nn_ops(std::vector<OpSchema>& table) {
   table.push_back({"MatMulInteger", 2, 4, 1, 1, infer_matmul_integer, matmul_macs});
   table.push_back({"QFusedConv", 2, 4, 1, 1, infer_qfused_conv, conv_macs});
   table.push_back({"QFc", 2, 3, 1, 1, infer_qfc, matmul_macs});
+  table.push_back({"FusedMatMul", 2, 4, 1, 1, infer_fused_matmul, matmul_macs});
   table.push_back({"QLookup", 2, 2, 1, 1, infer_qlookup});
   table.push_back({"QChannelScale", 3, 4, 1, 1, infer_qchannel_scale});
   table.push_back(

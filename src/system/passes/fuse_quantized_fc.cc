@@ -1,7 +1,7 @@
 // QDQ Linear layers -> QFc (dlas/system/passes.h): a MatMul or Gemm reading a per-tensor
 // DequantizeLinear'd 8-bit activation and constant s8 weights, symmetric per output column,
 // with its bias (Gemm's C, or the constant Add an exporter writes after a MatMul) and a
-// Relu / Clip after it, becomes one QFc: the int8 Linear layer with an f32 output.
+// Relu / Clip / Gelu after it, becomes one QFc: the int8 Linear layer with an f32 output.
 #include <cmath>
 #include <limits>
 
@@ -114,7 +114,8 @@ int fuse_quantized_fc(Graph& graph) {
     if (const Node* act = only_reader(out)) {
       std::string name;
       std::vector<float> params;
-      if (passes::activation_of(g, *act, name, params) && (name == "relu" || name == "clip")) {
+      if (passes::linear_activation_of(g, *act, name, params) &&
+          (name == "relu" || name == "clip" || name == "gelu")) {
         q.attrs["activation"] = name;
         if (!params.empty()) q.attrs["activation_params"] = params;
         absorbed.push_back(static_cast<size_t>(act - g.nodes.data()));

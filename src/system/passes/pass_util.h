@@ -88,4 +88,16 @@ inline bool activation_of(const Graph& g, const Node& act, std::string& name,
   return true;
 }
 
+// activation_of, plus an exact-form Gelu: the activations a Linear layer's epilogue takes
+// (FusedMatMul, QFc).
+inline bool linear_activation_of(const Graph& g, const Node& act, std::string& name,
+                                 std::vector<float>& params) {
+  if (act.op == "Gelu" && act.inputs.size() == 1) {
+    name = "gelu";
+    params.clear();
+    return true;
+  }
+  return activation_of(g, act, name, params);
+}
+
 }  // namespace dlas::passes

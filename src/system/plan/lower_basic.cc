@@ -348,10 +348,8 @@ std::unique_ptr<Step> lower_batchnorm(const LowerContext& ctx) {
       return nullptr;
     for (size_t k = 0; k < inputs; ++k)
       if (g.constant(n.inputs[k]) || !is_f32(g, n.inputs[k])) return nullptr;
-    Epilogue e;
-    e.act = parse_activation(n.attr_string("activation", "none"));
-    const auto params = n.attr_floats("activation_params", {});
-    if (params.size() == 2) e.p0 = params[0], e.p1 = params[1];
+    const Epilogue e = epilogue_from_attrs(n.attr_string("activation", "none"),
+                                           n.attr_floats("activation_params", {}));
     const float* sc = scale->data<float>();
     const float* sh = shift->data<float>();
     return std::make_unique<ChannelAffineStep>(

@@ -2,8 +2,10 @@
 // MatMul of a [..., M, K] input with a constant [K,N] matrix -> the packed FC kernel, the
 // input's leading dimensions folded into the rows (a Linear layer on channels-last
 // activations, as ConvNeXt's and the transformers' blocks apply it); in bf16 on the native
-// bf16 kernel where the path has one and the rows fill a tile. QFc (an int8 Linear layer,
-// made by fuse_quantized_fc) -> the int8 FC kernel, f32 out.
+// bf16 kernel where the path has one and the rows fill a tile. FusedMatMul (a MatMul with
+// its bias, residual and activation, made by fuse_linear) -> the same kernels with the
+// epilogue applied per output tile. QFc (an int8 Linear layer, made by fuse_quantized_fc)
+// -> the int8 FC kernel, f32 out.
 #include "dlas/algo/fully_connected.h"
 #include "system/plan/steps.h"
 #include "system/reference/quant_kernels.h"
@@ -14,22 +16,28 @@ namespace {
 class FcStep : public Step {
  public:
   FcStep(const Node& n, int64_t m, std::unique_ptr<PreparedFullyConnected> fc)
-      : x_name_(n.inputs[0]), y_name_(n.outputs[0]), m_(m), fc_(std::move(fc)) {}
+      : x_name_(n.inputs[0]),
+        r_name_(n.inputs.size() > 3 ? n.inputs[3] : std::string()),
+        y_name_(n.outputs[0]),
+        m_(m),
+        fc_(std::move(fc)) {}
   void bind(const Binder& b) override {
     x_ = static_cast<const float*>(b.value(x_name_));
+    r_ = r_name_.empty() ? nullptr : static_cast<const float*>(b.value(r_name_));
     y_ = static_cast<float*>(b.value(y_name_));
     ws_ = b.workspace;
   }
-  void run(ThreadPool& pool) override { fc_->run(m_, x_, y_, nullptr, ws_, pool); }
+  void run(ThreadPool& pool) override { fc_->run(m_, x_, y_, r_, ws_, pool); }
   size_t workspace_bytes(int threads) const override { return fc_->workspace_bytes(m_, threads); }
   size_t packed_bytes() const override { return fc_->packed_bytes(); }
   std::string kernel() const override { return "fc"; }
 
  private:
-  std::string x_name_, y_name_;
+  std::string x_name_, r_name_, y_name_;
   int64_t m_;
   std::unique_ptr<PreparedFullyConnected> fc_;
   const float* x_ = nullptr;
+  const float* r_ = nullptr;
   float* y_ = nullptr;
   void* ws_ = nullptr;
 };
@@ -96,7 +104,7 @@ std::unique_ptr<Step> lower_qfc(const LowerContext& ctx) {
       n, rows,
       std::make_unique<PreparedFullyConnectedQs8>(
           q.k, q.n, w->data<int8_t>(), q.trans_b, q.w_scale.data(), b ? b->data<float>() : nullptr,
-          q.x_scale, q.x_zero_point, x.dtype == DType::kS8, q.lo, q.hi, ctx.isa));
+          q.x_scale, q.x_zero_point, x.dtype == DType::kS8, q.epilogue, ctx.isa));
 }
 
 }  // namespace
@@ -105,12 +113,14 @@ std::unique_ptr<Step> lower_fc(const LowerContext& ctx) {
   const Node& n = ctx.node;
   const Graph& g = ctx.graph;
   if (n.op == "QFc") return lower_qfc(ctx);
-  if ((n.op != "Gemm" && n.op != "MatMul") || n.inputs.size() < 2 || n.outputs.size() != 1 ||
-      g.constant(n.inputs[0]) || !g.has_value(n.inputs[0]))
+  const bool fused = n.op == "FusedMatMul";
+  if ((n.op != "Gemm" && n.op != "MatMul" && !fused) || n.inputs.size() < 2 ||
+      n.outputs.size() != 1 || g.constant(n.inputs[0]) || !g.has_value(n.inputs[0]))
     return nullptr;
+  const bool residual = fused && n.inputs.size() > 3 && !n.inputs[3].empty();
   // f32, or bf16 throughout (x, W, y) where the path has bf16 dot products.
   const DType t = g.value(n.inputs[0]).dtype;
-  const bool bf16 = t == DType::kBF16 && g.value(n.outputs[0]).dtype == t &&
+  const bool bf16 = t == DType::kBF16 && g.value(n.outputs[0]).dtype == t && !residual &&
                     !is_blocked(ctx.y_layout) && PreparedFullyConnectedBf16::available(ctx.isa);
   if (t != DType::kF32 && !bf16) return nullptr;
   const Shape& x = g.value(n.inputs[0]).shape;
@@ -125,7 +135,22 @@ std::unique_ptr<Step> lower_fc(const LowerContext& ctx) {
   bool w_is_nk = false;
   const float* bias = nullptr;
   Tensor bias_f32;
-  if (n.op == "Gemm") {
+  Epilogue e;
+  if (fused) {
+    // FusedMatMul: act(x W + B + R), B a constant of the output's columns.
+    e = epilogue_from_attrs(n.attr_string("activation", "none"),
+                            n.attr_floats("activation_params", {}));
+    e.residual = residual;
+    if (residual && (g.constant(n.inputs[3]) || g.value(n.inputs[3]).dtype != DType::kF32 ||
+                     is_blocked(ctx.x_layout)))
+      return nullptr;
+    if (n.inputs.size() > 2 && !n.inputs[2].empty()) {
+      const Tensor* c = g.constant(n.inputs[2]);
+      if (!c || c->dtype() != t || c->numel() != w->dim(1)) return nullptr;
+      bias_f32 = c->cast(DType::kF32);
+      bias = bias_f32.data<float>();
+    }
+  } else if (n.op == "Gemm") {
     if (n.attr_int("transA", 0) != 0 || n.attr_float("alpha", 1.f) != 1.f) return nullptr;
     w_is_nk = n.attr_int("transB", 0) != 0;
     if (n.inputs.size() > 2 && !n.inputs[2].empty()) {
@@ -147,10 +172,10 @@ std::unique_ptr<Step> lower_fc(const LowerContext& ctx) {
     return std::make_unique<FcBf16Step>(
         n, rows,
         std::make_unique<PreparedFullyConnectedBf16>(
-            k, cols, static_cast<const uint16_t*>(w->raw()), w_is_nk, bias, ctx.isa));
+            k, cols, static_cast<const uint16_t*>(w->raw()), w_is_nk, bias, e, ctx.isa));
   }
-  auto fc = std::make_unique<PreparedFullyConnected>(k, cols, w->data<float>(), w_is_nk, bias,
-                                                     Epilogue{}, ctx.isa);
+  auto fc = std::make_unique<PreparedFullyConnected>(k, cols, w->data<float>(), w_is_nk, bias, e,
+                                                     ctx.isa);
   return std::make_unique<FcStep>(n, rows, std::move(fc));
 }
 

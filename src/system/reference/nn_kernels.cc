@@ -1163,14 +1163,31 @@ void reduce_f32(const Node& node, const Tensors& inputs, Tensors& outputs) {
 // FusedConv: the reference Conv, then the scalar epilogue per output plane.
 void fused_conv_f32(const Node& node, const Tensors& inputs, Tensors& outputs) {
   conv_f32(node, inputs, outputs);
-  Epilogue e;
-  e.act = parse_activation(node.attr_string("activation", "none"));
-  const auto params = node.attr_floats("activation_params", {});
-  if (params.size() == 2) e.p0 = params[0], e.p1 = params[1];
+  const Epilogue e = epilogue_from_attrs(node.attr_string("activation", "none"),
+                                         node.attr_floats("activation_params", {}));
   float* y = outputs[0].data<float>();
   const float* r = inputs.size() > 3 && inputs[3].defined() ? inputs[3].data<float>() : nullptr;
   const size_t n = static_cast<size_t>(outputs[0].numel());
   apply_epilogue(Isa::kScalar, e, n, y, 0.f, r);
+}
+
+// FusedMatMul: the reference MatMul, then per row + B + R and the scalar epilogue's
+// activation.
+void fused_matmul_f32(const Node& node, const Tensors& inputs, Tensors& outputs) {
+  matmul_f32(node, {inputs[0], inputs[1]}, outputs);
+  const Epilogue e = epilogue_from_attrs(node.attr_string("activation", "none"),
+                                         node.attr_floats("activation_params", {}));
+  const float* b = inputs.size() > 2 && inputs[2].defined() ? inputs[2].data<float>() : nullptr;
+  const float* r = inputs.size() > 3 && inputs[3].defined() ? inputs[3].data<float>() : nullptr;
+  float* y = outputs[0].data<float>();
+  const int64_t n = inputs[1].dim(1), rows = n ? outputs[0].numel() / n : 0;
+  for (int64_t i = 0; i < rows; ++i)
+    for (int64_t j = 0; j < n; ++j) {
+      float& v = y[i * n + j];
+      if (b) v += b[j];
+      if (r) v += r[i * n + j];
+    }
+  apply_epilogue(Isa::kScalar, e, static_cast<size_t>(outputs[0].numel()), y, 0.f, nullptr);
 }
 
 // ChannelAffine: the inputs concatenated along axis 1, y = x * scale[c] + shift[c], then the
@@ -1195,10 +1212,8 @@ void channel_affine_f32(const Node& node, const Tensors& inputs, Tensors& output
       c0 += ck;
     }
   }
-  Epilogue e;
-  e.act = parse_activation(node.attr_string("activation", "none"));
-  const auto params = node.attr_floats("activation_params", {});
-  if (params.size() == 2) e.p0 = params[0], e.p1 = params[1];
+  const Epilogue e = epilogue_from_attrs(node.attr_string("activation", "none"),
+                                         node.attr_floats("activation_params", {}));
   apply_epilogue(Isa::kScalar, e, static_cast<size_t>(y.numel()), yd, 0.f, nullptr);
 }
 
@@ -1222,6 +1237,7 @@ void append_nn_kernels(std::vector<KernelEntry>& table) {
   table.push_back({"LRN", in_f32<lrn_f32>});
   table.push_back({"Gemm", in_f32<gemm_f32>});
   table.push_back({"MatMul", in_f32<matmul_f32>});
+  table.push_back({"FusedMatMul", in_f32<fused_matmul_f32>});
   table.push_back({"Softmax", in_f32<softmax_f32<false>>});
   table.push_back({"LogSoftmax", in_f32<softmax_f32<true>>});
   table.push_back({"Pad", pad_kernel});

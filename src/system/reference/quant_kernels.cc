@@ -296,6 +296,8 @@ void qfc(const Node& node, const Tensors& in, Tensors& out) {
       y[r * q.n + j] = std::min(std::max(v, q.lo), q.hi);
     }
   }
+  if (!q.epilogue.is_clamp())
+    apply_epilogue(Isa::kScalar, q.epilogue, static_cast<size_t>(rows * q.n), y, 0.f, nullptr);
 }
 
 }  // namespace
@@ -352,6 +354,7 @@ QFcParams qfc_params(const Node& node, const Shape& w) {
   const std::vector<float> ap = node.attr_floats("activation_params", {});
   q.lo = act == "relu" ? 0.f : act == "clip" && ap.size() == 2 ? ap[0] : -kInf;
   q.hi = act == "clip" && ap.size() == 2 ? ap[1] : kInf;
+  q.epilogue = epilogue_from_attrs(act, ap);
   return q;
 }
 

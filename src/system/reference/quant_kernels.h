@@ -30,6 +30,7 @@ struct QFcParams {
   int32_t x_zero_point = 0;
   std::vector<float> w_scale;  // [n]
   float lo = 0, hi = 0;        // -inf / +inf where the activation does not bound
+  Epilogue epilogue;           // the activation (a clamp: lo / hi; else applied after)
 };
 QFcParams qfc_params(const Node& node, const Shape& w);
 

@@ -225,7 +225,8 @@ Outputs op_conv(const NodeCall& c) {
                           std::vector<int64_t>(n, 0), c.attr_int("group", 1))};
 }
 
-// The `activation` attribute of dlas's fused ops (FusedConv, ChannelAffine) applied to y.
+// The `activation` attribute of dlas's fused ops (FusedConv, FusedMatMul, ChannelAffine)
+// applied to y.
 Outputs fused_activation(const NodeCall& c, const at::Tensor& y) {
   const std::string act = c.attr_string("activation", "none");
   const std::vector<float> p = c.node().attr_floats("activation_params", {});
@@ -235,6 +236,7 @@ Outputs fused_activation(const NodeCall& c, const at::Tensor& y) {
   if (act == "silu") return {y * at::sigmoid(y)};
   if (act == "hardsigmoid") return {at::clamp(y * p.at(0) + p.at(1), 0.0, 1.0)};
   if (act == "hardswish") return {at::hardswish(y)};
+  if (act == "gelu") return {at::gelu(y, "none")};
   return {y};
 }
 
@@ -449,6 +451,14 @@ Outputs op_gemm(const NodeCall& c) {
 }
 
 Outputs op_matmul(const NodeCall& c) { return {at::matmul(c.in(0), c.in(1))}; }
+
+// dlas's FusedMatMul: act(x w + b + residual).
+Outputs op_fused_matmul(const NodeCall& c) {
+  at::Tensor y = at::matmul(c.in(0), c.in(1));
+  if (c.has(2)) y = y + c.in(2).reshape({-1});
+  if (c.has(3)) y = y + c.in(3);
+  return fused_activation(c, y);
+}
 
 Outputs op_softmax(const NodeCall& c) {
   return {at::softmax(c.in(0), c.axis(c.attr_int("axis", -1), c.in(0).dim()))};
@@ -1154,6 +1164,7 @@ const std::unordered_map<std::string_view, OpFn>& op_table() {
       {"LRN", op_lrn},
       {"Gemm", op_gemm},
       {"MatMul", op_matmul},
+      {"FusedMatMul", op_fused_matmul},
       {"Softmax", op_softmax},
       {"LogSoftmax", op_log_softmax},
       {"Hardmax", op_hardmax},

@@ -101,6 +101,28 @@ inline typename F32Vec<L>::type f32vec_erf(typename F32Vec<L>::type x) {
   return (V)((VI)y | sign);
 }
 
+// GELU, x (1 + erf(x / d)) / 2 with d = sqrt 2 (passed in), through the complement
+// q = erfc(|x| / d) of Abramowitz & Stegun 7.1.26 on a = |x| / d: q = t (a1 + t (... a5))
+// exp(-a^2), t = 1 / (1 + p a), absolute error under 1.5e-7. Then GELU is x (1 - q / 2) for
+// x >= 0 and x q / 2 below, so the negative tail keeps q's relative accuracy instead of
+// losing it to 1 + erf cancelling. One division, against f32vec_erf's two branches and a
+// second division for x / d: GELU follows the widest Linear layers of ConvNeXt-style blocks.
+template <int L>
+inline typename F32Vec<L>::type f32vec_gelu(typename F32Vec<L>::type x, float d) {
+  typedef typename F32Vec<L>::type V;
+  typedef typename I32Vec<L>::type VI;
+  V a = (V)((VI)x & ~(VI)f32vec_splat<L>(-0.f)) * f32vec_splat<L>(1.f / d);
+  a = a > f32vec_splat<L>(10.f) ? f32vec_splat<L>(10.f) : a;
+  const V t = f32vec_splat<L>(1.f) / (f32vec_splat<L>(1.f) + f32vec_splat<L>(0.3275911f) * a);
+  V p = f32vec_splat<L>(1.061405429f);
+  p = p * t + f32vec_splat<L>(-1.453152027f);
+  p = p * t + f32vec_splat<L>(1.421413741f);
+  p = p * t + f32vec_splat<L>(-0.284496736f);
+  p = p * t + f32vec_splat<L>(0.254829592f);
+  const V half_q = (p * t) * f32vec_exp_nonpositive<L>(-(a * a)) * f32vec_splat<L>(0.5f);
+  return x * (x >= f32vec_splat<L>(0.f) ? f32vec_splat<L>(1.f) - half_q : half_q);
+}
+
 template <int L, dlas::Activation A>
 inline typename F32Vec<L>::type f32vec_activate(typename F32Vec<L>::type v, float p0, float p1) {
   typedef typename F32Vec<L>::type V;
@@ -128,7 +150,7 @@ inline typename F32Vec<L>::type f32vec_activate(typename F32Vec<L>::type v, floa
   } else if constexpr (A == Activation::kErf) {
     v = f32vec_erf<L>(v);
   } else if constexpr (A == Activation::kGelu) {
-    v = (v * (f32vec_erf<L>(v / f32vec_splat<L>(p0)) + one)) * f32vec_splat<L>(0.5f);
+    v = f32vec_gelu<L>(v, p0);
   }
   return v;
 }

@@ -341,7 +341,7 @@ struct CudaExecutor::Impl {
     if (n.op == "MaxPool" || n.op == "AveragePool") return lower_pool(n);
     if (n.op == "GlobalAveragePool" || n.op == "GlobalMaxPool" || n.op == "ReduceMean")
       return lower_global_pool(n);
-    if (n.op == "Gemm" || n.op == "MatMul") return lower_gemm(n);
+    if (n.op == "Gemm" || n.op == "MatMul" || n.op == "FusedMatMul") return lower_gemm(n);
     if (n.op == "Concat") return lower_concat(n);
     if (n.op == "Softmax" || n.op == "LogSoftmax") return lower_softmax(n);
     unsupported(n, "no CUDA kernel for this op in dlas");
@@ -376,10 +376,10 @@ struct CudaExecutor::Impl {
   }
 
   cuda::Epilogue epilogue_of(const Node& n) const {
+    const Epilogue f = epilogue_from_attrs(n.attr_string("activation", "none"),
+                                           n.attr_floats("activation_params", {}));
     cuda::Epilogue e;
-    e.act = parse_activation(n.attr_string("activation", "none"));
-    const auto params = n.attr_floats("activation_params", {});
-    if (params.size() == 2) e.p0 = params[0], e.p1 = params[1];
+    e.act = f.act, e.p0 = f.p0, e.p1 = f.p1;
     return e;
   }
 
@@ -640,26 +640,40 @@ struct CudaExecutor::Impl {
     const int out = output_value(n);
     const int64_t m = as[0], k = as[1], cols = shapes[out][1];
     const float* bias = nullptr;
-    if (n.op == "Gemm" && n.inputs.size() > 2 && !n.inputs[2].empty()) {
+    const bool fused = n.op == "FusedMatMul";  // act(a b + bias), no residual on the GPU
+    if ((n.op == "Gemm" || fused) && n.inputs.size() > 2 && !n.inputs[2].empty()) {
       std::vector<float> c = constant_floats(n, n.inputs[2]);
       if (static_cast<int64_t>(c.size()) != cols) unsupported(n, "C must be one value per column");
       for (float& v : c) v *= beta;
       bias = upload("g:" + n.name, c);
     }
+    Activation act = Activation::kNone;
+    float p0 = 0, p1 = 0;
+    if (fused) {
+      if (n.inputs.size() > 3 && !n.inputs[3].empty()) unsupported(n, "a fused residual");
+      const Epilogue e = epilogue_from_attrs(n.attr_string("activation", "none"),
+                                             n.attr_floats("activation_params", {}));
+      act = e.act, p0 = e.p0, p1 = e.p1;
+    }
     std::vector<Operand> reads = {a, b};
     if (options.conv_algo == "cudnn") {
       if (!vendor) vendor = std::make_unique<cuda::VendorHandles>(stream);
-      add_step(n, "cublas-sgemm", reads, out,
-               [this, a, b, trans_b, bias, out, m, cols, k, alpha](cudaStream_t s) {
-                 cuda::cublas_gemm(*vendor, at(a), at(b), trans_b, bias, ptr[out], m, cols, k,
-                                   alpha, s);
-               });
+      add_step(
+          n, "cublas-sgemm", reads, out,
+          [this, a, b, trans_b, bias, out, m, cols, k, alpha, act, p0, p1](cudaStream_t s) {
+            cuda::cublas_gemm(*vendor, at(a), at(b), trans_b, bias, ptr[out], m, cols, k, alpha, s);
+            if (act != Activation::kNone)
+              cuda::activation(ptr[out], ptr[out], m * cols, act, p0, p1, s, cuda::Storage::kF32);
+          });
       return;
     }
     add_step(n, "gemm", reads, out,
-             [this, a, b, trans_b, bias, out, m, cols, k, alpha](cudaStream_t s) {
+             [this, a, b, trans_b, bias, out, m, cols, k, alpha, act, p0, p1](cudaStream_t s) {
                cuda::gemm(at(a), at(b), trans_b, bias, ptr[out], m, cols, k, alpha, 1.f,
                           Activation::kNone, s);
+               if (act != Activation::kNone)
+                 cuda::activation(ptr[out], ptr[out], m * cols, act, p0, p1, s,
+                                  cuda::Storage::kF32);
              });
   }
 
