@@ -39,6 +39,12 @@ void unary_activation(Isa isa, Activation act, float p0, float p1, size_t n, con
 void channel_affine(Isa isa, Activation act, float p0, float p1, size_t pixels, size_t lanes,
                     const float* x, const float* scale, const float* shift, float* y);
 
+// LayerNormalization over the last axis: each of `rows` rows of c values at x normalized by
+// its own mean and variance, y = (x - mean) / sqrt(var + eps) * gamma + beta (gamma, beta: c
+// values; y may equal x). Rows split between the pool's threads.
+void layer_norm(Isa isa, size_t rows, size_t c, const float* x, const float* gamma,
+                const float* beta, float eps, float* y, ThreadPool& pool);
+
 // 16-bit float rows (type kF16 or kBF16, as uint16_t bit patterns) to and from f32, split
 // over the pool in whole 16-element blocks: widening is exact, narrowing rounds to nearest
 // even (NaN stays NaN). The ISA's vector conversions (F16C on x86 for f16). y must not

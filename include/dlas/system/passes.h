@@ -47,6 +47,12 @@ int fuse_residual_add(Graph& graph);
 // Gelu node. Returns the number fused.
 int fuse_gelu(Graph& graph);
 
+// A LayerNorm as exporters decompose it below opset 17 -- ReduceMean over the last axis,
+// Sub, Pow 2, ReduceMean, Add eps, Sqrt, Div, then an optional Mul by gamma and Add of beta
+// (constant vectors of the last axis), every intermediate read only inside the pattern --
+// becomes one LayerNormalization (axis -1). Returns the number fused.
+int fuse_layer_norm(Graph& graph);
+
 // Linear layers with their epilogue: a MatMul of an activation [..., K] by constant float
 // weights [K, N], with what nothing else reads after it -- the bias Add of a constant of N
 // columns, then (f32) a residual Add shaped like the output, then a Relu / Clip / Sigmoid /
@@ -122,8 +128,8 @@ struct GraphPass {
 };
 
 // The pass list, in the order the passes run: 1 constant folding + dead-code elimination
-// (and memory reuse in the plan); 2 + BatchNorm folding; 3 + residual, GELU, Linear-layer
-// epilogue (fuse_linear) and activation fusion,
+// (and memory reuse in the plan); 2 + BatchNorm folding; 3 + residual, GELU, LayerNorm,
+// Linear-layer epilogue (fuse_linear) and activation fusion,
 // the remaining BatchNorms as channel affines (fuse_channel_affine), then int8 conv fusion
 // (fuse_quantized_conv), int8 Linear fusion (fuse_quantized_fc), lookup fusion
 // (fuse_quantized_lookup) and gated quantization

@@ -50,6 +50,7 @@ const std::vector<GraphPass>& graph_passes() {
       {"fold_batchnorm", 2, fold_batchnorm, &PassReport::batchnorms_folded},
       {"fuse_residual_add", 3, fuse_residual_add, &PassReport::residuals_fused},
       {"fuse_gelu", 3, fuse_gelu, nullptr},
+      {"fuse_layer_norm", 3, fuse_layer_norm, nullptr},
       {"fuse_linear", 3, fuse_linear, &PassReport::linears_fused},
       {"fuse_activation", 3, fuse_activation, &PassReport::activations_fused},
       {"fuse_channel_affine", 3, fuse_channel_affine, &PassReport::affines_fused},

@@ -1,6 +1,6 @@
 // Fast steps for the simple ops around convolutions: standalone BatchNorm and ChannelAffine
-// (per-channel affines), activations, Add/Sub/Mul/Div with CNN broadcasts, and the
-// view ops (copies).
+// (per-channel affines), LayerNormalization over the last axis, activations, Add/Sub/Mul/Div with
+// CNN broadcasts, and the view ops (copies).
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -333,9 +333,79 @@ class CopyStep : public Step {
 }  // namespace
 
 // BatchNormalization with constant statistics, and ChannelAffine(x0, ..., scale, shift).
+// LayerNormalization over the last axis of an f32 value (channels-last rows), Scale and B
+// constants of one value per column (or B absent), only Y used: the row kernel of
+// dlas/algo/eltwise.h.
+class LayerNormStep : public Step {
+ public:
+  LayerNormStep(const Node& n, int64_t rows, int64_t c, std::vector<float> gamma,
+                std::vector<float> beta, float eps, Isa isa)
+      : x_name_(n.inputs[0]),
+        y_name_(n.outputs[0]),
+        rows_(rows),
+        c_(c),
+        gamma_(std::move(gamma)),
+        beta_(std::move(beta)),
+        eps_(eps),
+        isa_(isa) {}
+  void bind(const Binder& b) override {
+    x_ = static_cast<const float*>(b.value(x_name_));
+    y_ = static_cast<float*>(b.value(y_name_));
+  }
+  void run(ThreadPool& pool) override {
+    layer_norm(isa_, static_cast<size_t>(rows_), static_cast<size_t>(c_), x_, gamma_.data(),
+               beta_.data(), eps_, y_, pool);
+  }
+  std::string kernel() const override { return "fast"; }
+
+ private:
+  std::string x_name_, y_name_;
+  int64_t rows_, c_;
+  std::vector<float> gamma_, beta_;
+  float eps_;
+  Isa isa_;
+  const float* x_ = nullptr;
+  float* y_ = nullptr;
+};
+
+std::unique_ptr<Step> lower_layer_norm(const LowerContext& ctx) {
+  const Node& n = ctx.node;
+  const Graph& g = ctx.graph;
+  if (n.inputs.size() < 2 || !is_f32(g, n.inputs[0]) || is_blocked(ctx.x_layout) ||
+      g.constant(n.inputs[0]))
+    return nullptr;
+  for (size_t o = 1; o < n.outputs.size(); ++o)
+    if (!n.outputs[o].empty()) return nullptr;  // the mean / inverse deviation outputs
+  const Shape& x = g.value(n.inputs[0]).shape;
+  const int64_t rank = static_cast<int64_t>(x.size());
+  int64_t axis = n.attr_int("axis", -1);
+  if (axis < 0) axis += rank;
+  if (rank < 1 || axis != rank - 1 || x.back() < 1) return nullptr;
+  const int64_t c = x.back(), rows = shape_numel(x) / c;
+  // One f32 value per column: a constant of c elements (any leading ones), or absent (B).
+  auto columns = [&](size_t i, float fallback, std::vector<float>& out) {
+    out.assign(static_cast<size_t>(c), fallback);
+    if (n.inputs.size() <= i || n.inputs[i].empty()) return true;
+    const Tensor* t = g.constant(n.inputs[i]);
+    if (!t || t->dtype() != DType::kF32) return false;
+    if (t->numel() == 1) {
+      std::fill(out.begin(), out.end(), t->data<float>()[0]);
+      return true;
+    }
+    if (t->numel() != c || t->shape().back() != c) return false;
+    std::copy(t->data<float>(), t->data<float>() + c, out.begin());
+    return true;
+  };
+  std::vector<float> gamma, beta;
+  if (!columns(1, 1.f, gamma) || !columns(2, 0.f, beta)) return nullptr;
+  return std::make_unique<LayerNormStep>(n, rows, c, std::move(gamma), std::move(beta),
+                                         n.attr_float("epsilon", 1e-5f), ctx.isa);
+}
+
 std::unique_ptr<Step> lower_batchnorm(const LowerContext& ctx) {
   const Node& n = ctx.node;
   const Graph& g = ctx.graph;
+  if (n.op == "LayerNormalization") return lower_layer_norm(ctx);
   if (n.outputs.size() != 1 || n.inputs.empty() || !is_f32(g, n.inputs[0])) return nullptr;
   const Shape& y = g.value(n.outputs[0]).shape;
   if (y.size() < 2 || y[0] == 0 || y[1] == 0) return nullptr;

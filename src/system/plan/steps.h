@@ -160,7 +160,7 @@ std::unique_ptr<Step> lower_quantize(const LowerContext& ctx);  // Q / DQ per te
 bool quantize_lowers_blocked(const Graph& g, const Node& n, const PlanOptions& o, Isa isa,
                              Layout l);
 std::unique_ptr<Step> lower_fc(const LowerContext& ctx);
-std::unique_ptr<Step> lower_batchnorm(const LowerContext& ctx);
+std::unique_ptr<Step> lower_batchnorm(const LowerContext& ctx);  // + LayerNormalization
 std::unique_ptr<Step> lower_activation(const LowerContext& ctx);
 // The Epilogue of activation node n (Relu, Sigmoid, HardSwish, Erf, HardSigmoid, Clip with
 // constant scalar bounds of any float type); false for any other node.
