@@ -248,6 +248,45 @@ TEST(LayoutPass, DepthwiseAndPoolsAfterABlockedConvStayBlocked) {
   }
 }
 
+// A channels-last Transpose of a blocked conv's output (a ConvNeXt block's Linear layers'
+// input) reads the blocks as they are: no reorder before it, in f32 on every blocked path
+// (channel counts off the block and a ragged last block) and in bf16 on 16-bit blocks.
+TEST(LayoutPass, ChannelsLastTransposeReadsTheBlocks) {
+  if (!is_blocked(native())) GTEST_SKIP() << "no blocked layout on this ISA path";
+  for (int64_t k : {16, 20})
+    for (bool bf16 : {false, true}) {
+      if (bf16 && native() != Layout::kNchw16c) continue;
+      const std::string what = std::to_string(k) + " channels" + (bf16 ? " bf16" : "");
+      Builder b;
+      b.input("x", {2, 24, 7, 5});
+      Node t{"t", "Transpose", {b.conv("a", "x", 24, k)}, {"t.y"}, {}};
+      t.attrs["perm"] = std::vector<int64_t>{0, 2, 3, 1};
+      b.g.nodes.push_back(t);
+      b.g.outputs = {b.op("relu", "Relu", {"t.y"})};
+      b.g.infer();
+      if (bf16) quantize(b.g, parse_quant_spec("bf16"));
+      const Plan plan(b.g, blocked_options(3));
+      const auto& steps = plan.steps();
+      for (size_t i = 0; i < steps.size(); ++i)
+        if (steps[i].op == "Transpose") {
+          ASSERT_GT(i, 0u);
+          EXPECT_NE(steps[i - 1].op, "Reorder") << what;
+          EXPECT_EQ(steps[i].kernel, "fast") << what;
+        }
+      EXPECT_EQ(reorders(plan), 1) << what;  // x in only
+      const auto in = seeded_inputs(b.g);
+      const auto want = ReferenceExecutor(b.g).run(in);
+      const auto got = const_cast<Plan&>(plan).run(in);
+      // A copy: equal to the reference's bytes but for the conv's own rounding.
+      double scale = 0, worst = 0;
+      for (int64_t i = 0; i < want[0].numel(); ++i) {
+        scale = std::max(scale, std::fabs(want[0].get_as_double(i)));
+        worst = std::max(worst, std::fabs(got[0].get_as_double(i) - want[0].get_as_double(i)));
+      }
+      EXPECT_LE(worst, (bf16 ? 2.0 / 128 : 1e-5) * std::max(1.0, scale)) << what;
+    }
+}
+
 // A bf16 residual block on 16-bit blocks: the convs, the standalone Relu and the Add stay
 // blocked (reorders only for the input and the output), and the plan agrees with the
 // reference runtime on the same bf16 graph within a few bf16 units.

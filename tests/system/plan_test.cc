@@ -480,8 +480,8 @@ void expect_elementwise_close(const std::vector<Tensor>& got, const std::vector<
 }
 
 // GELU as PyTorch exports it before opset 20: Mul(Mul(x, Add(Erf(Div(x, sqrt 2)), 1)), 0.5),
-// operands in either order, fuses into one Gelu node whose plan equals the unfused plan bit
-// for bit (the same f32 operations in the same order) and the reference; another divisor,
+// operands in either order, fuses into one Gelu node whose plan equals the unfused plan within
+// the erf approximation (1.5e-7 |x|) and the reference; another divisor,
 // or an intermediate read elsewhere, stays. An ONNX Gelu node runs the same kernel; its tanh
 // approximation is refused with one error.
 TEST(PlanPasses, DecomposedGeluFusesIntoOneGeluStep) {
@@ -531,7 +531,19 @@ TEST(PlanPasses, DecomposedGeluFusesIntoOneGeluStep) {
     Plan unfused(g, o);
     const auto in = seeded_inputs(g);
     const std::vector<Tensor> y = fused.run(in), y2 = unfused.run(in);
-    EXPECT_EQ(std::memcmp(y[0].raw(), y2[0].raw(), y[0].nbytes()), 0) << what;
+    if (!c.fuses) {
+      EXPECT_EQ(std::memcmp(y[0].raw(), y2[0].raw(), y[0].nbytes()), 0) << what;
+    } else {
+      // The fused GELU's erfc form against the decomposed graph's erf kernel: each within
+      // 1.5e-7 of erf, so the two within 1.5e-7 |x| (plus an ulp of the product).
+      int far = 0;
+      for (int64_t i = 0; i < y[0].numel(); ++i) {
+        const double xv = std::fabs(in[0].data<float>()[i]), a = y[0].data<float>()[i],
+                     b = y2[0].data<float>()[i];
+        far += std::fabs(a - b) > 1.5e-7 * xv + 2.4e-7 * std::fabs(b) + 1e-30;
+      }
+      EXPECT_EQ(far, 0) << what;
+    }
     for (const StepInfo& st : fused.steps()) EXPECT_NE(st.kernel, "reference") << what;
     expect_elementwise_close(y, ReferenceExecutor(g).run(in), what);
   }

@@ -1,8 +1,9 @@
 // A GELU as exporters decompose it -- Mul(Mul(x, Add(Erf(Div(x, sqrt 2)), 1)), 0.5), PyTorch's
 // export before opset 20, either operand order of the Add and Muls -- becomes one ONNX Gelu
 // node: one pass over the tensor instead of five (ConvNeXt's GELUs follow its widest Linear
-// layers). The fast kernel computes the same operations in the same order in f32, so an f32
-// model's values do not change; a 16-bit one is rounded once instead of after every step.
+// layers). The fast kernel computes GELU through erfc's Abramowitz & Stegun form, within
+// 1.5e-7 |x| of the decomposed graph's fast steps (whose Erf is itself that close to erf); a
+// 16-bit model is rounded once instead of after every step.
 #include <cmath>
 
 #include "dlas/core/dtype.h"

@@ -13,6 +13,8 @@
 //   - On 16-channel blocks, and on the 8-channel blocks of a path whose int8 convs run on
 //     them (AVX2), the 8-bit ops between int8 convs follow their inputs too: per-tensor
 //     QuantizeLinear / DequantizeLinear, QLookup and QChannelScale (its gate read blocked).
+//   - A channels-last Transpose (perm 0,2,3,1) reads a blocked input as it is and writes
+//     plain [N,H,W,C] rows.
 //   - Every other op, and the graph's outputs, read NCHW.
 // A value is reordered at most once per layout, just before its first consumer that needs
 // it so; later consumers read the same copy.
@@ -185,6 +187,19 @@ bool blockable_type(DType t, Layout L) {
   return t == DType::kF32 || ((t == DType::kF16 || t == DType::kBF16) && L == Layout::kNchw16c);
 }
 
+}  // namespace
+
+bool transpose_reads_blocked(const Graph& g, const Node& n, Layout l) {
+  if (n.op != "Transpose" || n.inputs.size() != 1 || n.outputs.size() != 1 ||
+      g.constant(n.inputs[0]) || !g.has_value(n.inputs[0]))
+    return false;
+  const ValueInfo& x = g.value(n.inputs[0]);
+  return x.shape.size() == 4 && blockable_type(x.dtype, l) &&
+         n.attr_ints("perm", {}) == std::vector<int64_t>{0, 2, 3, 1};
+}
+
+namespace {
+
 // Two non-constant 4-D activations of one type L can hold and one shape, or one of them
 // [N,C,1,1] against [N,C,H,W] (a squeeze-and-excitation scale).
 bool is_binary_neutral(const Graph& g, const Node& n, Layout L) {
@@ -300,6 +315,10 @@ LayoutPlan plan_layouts(Graph& g, const PlanOptions& o, Isa isa) {
         run = L;
         placed[0] = true;
         if (n.op == "QChannelScale") n.inputs[1] = need(i, n.inputs[1], L), placed[1] = true;
+      } else if (x_now == L && transpose_reads_blocked(g, n, L)) {
+        // Channels-last rows straight from the blocks (a ConvNeXt block's Linear layers'
+        // input); the output is a plain tensor.
+        placed[0] = true;
       } else if (x_now == L && pool_lowers_blocked(g, n, L)) {
         run = L;
         placed[0] = true;

@@ -5,6 +5,8 @@
 // contiguous on both sides, so a channel shuffle copies whole planes, a channel Slice one
 // block of bytes, and a Pad whole rows. A Transpose that moves the innermost axis runs the
 // tiled 2-D transpose where the permutation swaps two runs of axes, else an element loop.
+// The channels-last Transpose of a blocked value reads the blocks directly.
+#include <algorithm>
 #include <cstring>
 #include <optional>
 
@@ -188,6 +190,63 @@ class TransposeStep : public Step {
   void* y_ = nullptr;
 };
 
+// Transpose(perm 0,2,3,1) of a blocked value (nchw8c / nchw16c) into channels-last
+// [N][H][W][C]: the Linear layers of a ConvNeXt block read their input so. Per pixel, each
+// block's first channels are one contiguous run on both sides (B values in, at most B out),
+// so the step replaces the reorder to NCHW and a strided transpose with one pass. Work split
+// by pixels.
+class BlockedToChannelsLastStep : public Step {
+ public:
+  BlockedToChannelsLastStep(const Node& n, size_t elem, int64_t batch, int64_t c, int64_t hw,
+                            Layout l)
+      : x_name_(n.inputs[0]),
+        y_name_(n.outputs[0]),
+        elem_(elem),
+        batch_(batch),
+        c_(c),
+        hw_(hw),
+        block_(layout_block(l)),
+        blocks_(blocked_channels(c, l) / layout_block(l)) {}
+  void bind(const Binder& b) override {
+    x_ = static_cast<const uint8_t*>(b.value(x_name_));
+    y_ = static_cast<uint8_t*>(b.value(y_name_));
+  }
+  void run(ThreadPool& pool) override {
+    // Tasks of 8 to 64 pixels x every block, at least two per thread where the plane allows.
+    const int64_t per = std::clamp<int64_t>(hw_ / (2 * pool.threads()), 8, 64);
+    const int64_t chunks = (hw_ + per - 1) / per;
+    const size_t whole = static_cast<size_t>(block_) * elem_;
+    pool.parallel_for(static_cast<size_t>(batch_ * chunks), [&](size_t item) {
+      const int64_t img = static_cast<int64_t>(item) / chunks;
+      const int64_t p0 = (static_cast<int64_t>(item) % chunks) * per;
+      const int64_t p1 = std::min(hw_, p0 + per);
+      const uint8_t* xi = x_ + static_cast<size_t>(img * blocks_ * hw_ * block_) * elem_;
+      uint8_t* yi = y_ + static_cast<size_t>(img * hw_ * c_) * elem_;
+      for (int64_t b = 0; b < blocks_; ++b) {
+        const size_t run = static_cast<size_t>(std::min(block_, c_ - b * block_)) * elem_;
+        const uint8_t* xb = xi + static_cast<size_t>(b * hw_ * block_) * elem_;
+        uint8_t* yb = yi + static_cast<size_t>(b * block_) * elem_;
+        const size_t ys = static_cast<size_t>(c_) * elem_;
+        // Whole blocks of 64 or 32 bytes as fixed-size copies (one or two vector moves).
+        if (run == whole && whole == 64)
+          for (int64_t p = p0; p < p1; ++p) std::memcpy(yb + p * ys, xb + p * 64, 64);
+        else if (run == whole && whole == 32)
+          for (int64_t p = p0; p < p1; ++p) std::memcpy(yb + p * ys, xb + p * 32, 32);
+        else
+          for (int64_t p = p0; p < p1; ++p) std::memcpy(yb + p * ys, xb + p * whole, run);
+      }
+    });
+  }
+  std::string kernel() const override { return "fast"; }
+
+ private:
+  std::string x_name_, y_name_;
+  size_t elem_;
+  int64_t batch_, c_, hw_, block_, blocks_;
+  const uint8_t* x_ = nullptr;
+  uint8_t* y_ = nullptr;
+};
+
 // The node's single activation input and output, NCHW, of one type; nullptr otherwise.
 const ValueInfo* moved_value(const LowerContext& ctx) {
   const Node& n = ctx.node;
@@ -223,6 +282,15 @@ std::optional<std::vector<int64_t>> ints_of(const Graph& g, const Node& n, size_
 std::unique_ptr<Step> lower_transpose(const LowerContext& ctx) {
   const Node& n = ctx.node;
   if (n.op != "Transpose" || n.inputs.size() != 1) return nullptr;
+  if (is_blocked(ctx.x_layout)) {
+    // Only the channels-last transpose of a blocked value (the layout pass's
+    // transpose_reads_blocked).
+    const ValueInfo& x = ctx.graph.value(n.inputs[0]);
+    if (!transpose_reads_blocked(ctx.graph, n, ctx.x_layout) || is_blocked(ctx.y_layout))
+      return nullptr;
+    return std::make_unique<BlockedToChannelsLastStep>(
+        n, dtype_size(x.dtype), x.shape[0], x.shape[1], x.shape[2] * x.shape[3], ctx.x_layout);
+  }
   const ValueInfo* xp = moved_value(ctx);
   if (!xp) return nullptr;
   const ValueInfo& x = *xp;
