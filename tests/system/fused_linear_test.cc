@@ -1,10 +1,13 @@
 // fuse_linear: a MatMul by constant weights with its bias Add, a residual Add (f32) and an
 // activation (Gelu among them) becomes one FusedMatMul; the patterns it must leave alone
-// stay; the fused layer compiles to the FC kernels (f32, native bf16, int8 with a GELU) with
-// no reference step and equals the unfused graph within the plan tolerance.
+// stay; fold_linear_scale folds a layer scale after it (through a transpose) into its
+// weights, f32 and int8, and leaves the Mul where it cannot; the fused layer compiles to the FC
+// kernels (f32, native bf16, int8 with a GELU) with no reference step and equals the unfused graph
+// within the plan tolerance.
 //   build/dlas_tests --gtest_filter='FusedLinear*'
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <random>
 
 #include "dlas/algo/fully_connected.h"
@@ -111,6 +114,79 @@ TEST(FusedLinear, PatternsItCannotTakeStay) {
     g.infer();
     EXPECT_EQ(fuse_linear(g), 1);
     EXPECT_EQ(ops_of(g), (std::vector<std::string>{"FusedMatMul", "Relu", "Add", "Gelu"}));
+  }
+}
+
+// x [1, 24, 5, 7] -> Transpose(0,2,3,1) -> MatMul(W [24, 24]) -> Add(b) [-> act] ->
+// Transpose(0,3,1,2) -> Mul(gamma [24, 1, 1]) -> Add(x) -> y: a ConvNeXt block's tail with
+// its layer scale, channels-first around a channels-last Linear layer.
+Graph layer_scale_block(const std::string& act, const Shape& gamma_shape, float gamma_sign) {
+  std::mt19937 rng(9);
+  std::normal_distribution<float> dist(0.f, 1.f);
+  Graph g;
+  g.inputs.push_back({"x", DType::kF32, {1, 24, 5, 7}});
+  std::vector<float> w(24 * 24), b(24), gamma(static_cast<size_t>(shape_numel(gamma_shape)));
+  for (float& v : w) v = dist(rng) / 5.f;
+  for (float& v : b) v = dist(rng);
+  for (float& v : gamma) v = gamma_sign * (0.5f + std::fabs(dist(rng)));
+  g.initializers.emplace("w", Tensor::from_vector<float>({24, 24}, w));
+  g.initializers.emplace("b", Tensor::from_vector<float>({24}, b));
+  g.initializers.emplace("gamma", Tensor::from_vector<float>(gamma_shape, gamma));
+  Node t1{"t1", "Transpose", {"x"}, {"xt"}, {}};
+  t1.attrs["perm"] = std::vector<int64_t>{0, 2, 3, 1};
+  Node t2{"t2", "Transpose", {act.empty() ? "c" : "a"}, {"ct"}, {}};
+  t2.attrs["perm"] = std::vector<int64_t>{0, 3, 1, 2};
+  g.nodes = {t1, {"fc", "MatMul", {"xt", "w"}, {"m"}, {}}, {"bias", "Add", {"m", "b"}, {"c"}, {}}};
+  if (!act.empty()) g.nodes.push_back({"act", act, {"c"}, {"a"}, {}});
+  g.nodes.push_back(t2);
+  g.nodes.push_back({"scale", "Mul", {"ct", "gamma"}, {"s"}, {}});
+  g.nodes.push_back({"res", "Add", {"s", "x"}, {"y"}, {}});
+  g.outputs = {"y"};
+  g.infer();
+  return g;
+}
+
+TEST(FusedLinear, LayerScaleFoldsIntoTheLinearLayer) {
+  struct Case {
+    std::string what, compress, act;
+    Shape gamma;
+    float sign;
+    bool folds;
+  };
+  const Case cases[] = {
+      {"f32", "dense", "", {24, 1, 1}, 1.f, true},
+      {"f32 [1,C,1,1], negative", "dense", "", {1, 24, 1, 1}, -1.f, true},
+      {"int8", "int8", "", {24, 1, 1}, 1.f, true},
+      {"int8 negative: w_scale stays positive", "int8", "", {24, 1, 1}, -1.f, false},
+      {"after a GELU", "dense", "Gelu", {24, 1, 1}, 1.f, false},
+      {"per row, not per channel", "dense", "", {1, 5, 1}, 1.f, false},
+  };
+  for (const Case& c : cases) {
+    Graph g = layer_scale_block(c.act, c.gamma, c.sign);
+    if (c.compress == "int8") {
+      QuantSpec qs = parse_quant_spec("int8");
+      qs.calib_samples = 2;
+      quantize(g, qs);
+    }
+    Graph opt = g;
+    optimize_graph(opt, 3);
+    int muls = 0;
+    for (const Node& n : opt.nodes) muls += n.op == "Mul";
+    EXPECT_EQ(muls, c.folds ? 0 : 1) << c.what;
+    const auto in = seeded_inputs(g);
+    const Tensor want = ReferenceExecutor(g).run(in)[0];
+    PlanOptions o;
+    o.threads = 2;
+    Plan plan(g, o);
+    for (const Tensor& got : {ReferenceExecutor(opt).run(in)[0], plan.run(in)[0]}) {
+      ASSERT_EQ(got.shape(), want.shape()) << c.what;
+      double scale = 0, worst = 0;
+      for (int64_t i = 0; i < want.numel(); ++i) {
+        scale = std::max(scale, std::fabs(want.get_as_double(i)));
+        worst = std::max(worst, std::fabs(want.get_as_double(i) - got.get_as_double(i)));
+      }
+      EXPECT_LE(worst, 2e-5 * scale) << c.what;
+    }
   }
 }
 

@@ -287,6 +287,54 @@ TEST(LayoutPass, ChannelsLastTransposeReadsTheBlocks) {
     }
 }
 
+// A ConvNeXt-style block on blocks: depthwise conv -> channels-last Transpose -> Linear
+// layer -> Transpose back -> layer scale -> residual Add -> conv. The transposes read and
+// write the blocks and the layer scale folds into the Linear layer, so the only reorders
+// are the model's input and output; f32 on every blocked path, bf16 on 16-bit blocks.
+TEST(LayoutPass, ChannelsLastBlockStaysOnBlocksAroundItsLinearLayer) {
+  if (!is_blocked(native())) GTEST_SKIP() << "no blocked layout on this ISA path";
+  for (int64_t c : {24, 32})
+    for (bool bf16 : {false, true}) {
+      if (bf16 && native() != Layout::kNchw16c) continue;
+      const std::string what = std::to_string(c) + " channels" + (bf16 ? " bf16" : "");
+      Builder b;
+      b.input("x", {1, c, 7, 6});
+      const std::string r = b.conv("a", "x", c, c);
+      Node dw{"dw",
+              "Conv",
+              {r, b.constant("dw.w", {c, 1, 3, 3}), b.constant("dw.b", {c})},
+              {"dw.y"},
+              {}};
+      dw.attrs["group"] = c;
+      dw.attrs["pads"] = std::vector<int64_t>{1, 1, 1, 1};
+      b.g.nodes.push_back(dw);
+      Node t1{"t1", "Transpose", {"dw.y"}, {"t1.y"}, {}};
+      t1.attrs["perm"] = std::vector<int64_t>{0, 2, 3, 1};
+      b.g.nodes.push_back(t1);
+      const std::string m = b.op("fc", "MatMul", {"t1.y", b.constant("fc.w", {c, c})});
+      const std::string fb = b.op("fc_bias", "Add", {m, b.constant("fc.b", {c})});
+      Node t2{"t2", "Transpose", {fb}, {"t2.y"}, {}};
+      t2.attrs["perm"] = std::vector<int64_t>{0, 3, 1, 2};
+      b.g.nodes.push_back(t2);
+      const std::string s = b.op("scale", "Mul", {"t2.y", b.constant("gamma", {c, 1, 1})});
+      b.g.outputs = {b.conv("c", b.op("res", "Add", {s, r}), c, c)};
+      b.g.infer();
+      if (bf16) quantize(b.g, parse_quant_spec("bf16"));
+      const Plan plan(b.g, blocked_options(3));
+      EXPECT_EQ(reorders(plan), 2) << what;  // x in, the output out
+      for (const StepInfo& st : plan.steps()) EXPECT_NE(st.op, "Mul") << what;
+      const auto in = seeded_inputs(b.g);
+      const auto want = ReferenceExecutor(b.g).run(in);
+      const auto got = const_cast<Plan&>(plan).run(in);
+      double scale = 0, worst = 0;
+      for (int64_t i = 0; i < want[0].numel(); ++i) {
+        scale = std::max(scale, std::fabs(want[0].get_as_double(i)));
+        worst = std::max(worst, std::fabs(got[0].get_as_double(i) - want[0].get_as_double(i)));
+      }
+      EXPECT_LE(worst, (bf16 ? 8.0 / 128 : 1e-5) * std::max(1.0, scale)) << what;
+    }
+}
+
 // A bf16 residual block on 16-bit blocks: the convs, the standalone Relu and the Add stay
 // blocked (reorders only for the input and the output), and the plan agrees with the
 // reference runtime on the same bf16 graph within a few bf16 units.

@@ -46,7 +46,7 @@ TEST(PassTable, EveryRowIsNamedLevelledAndRunnable) {
     EXPECT_LE(p.opt_level, 3) << p.name;
     EXPECT_NE(p.run, nullptr) << p.name;
   }
-  EXPECT_EQ(names.size(), 17u);
+  EXPECT_EQ(names.size(), 18u);
 }
 
 TEST(PassDump, WritesTheGraphBeforeAndAfterEveryPassThatRuns) {
@@ -78,9 +78,10 @@ TEST(PassDump, WritesTheGraphBeforeAndAfterEveryPassThatRuns) {
                                           "12-fuse_channel_affine.txt",
                                           "13-fuse_quantized_conv.txt",
                                           "14-fuse_quantized_fc.txt",
-                                          "15-fuse_quantized_lookup.txt",
-                                          "16-fuse_channel_scale_quantize.txt",
-                                          "17-fold_dequantize.txt"};
+                                          "15-fold_linear_scale.txt",
+                                          "16-fuse_quantized_lookup.txt",
+                                          "17-fuse_channel_scale_quantize.txt",
+                                          "18-fold_dequantize.txt"};
   EXPECT_EQ(files_in(dir), expected);
   const std::string input = read_file(dir / "00-input.txt");
   const std::string folded = read_file(dir / "06-fold_batchnorm.txt");
@@ -100,7 +101,7 @@ TEST(PassDump, EnvironmentVariableLogsTheLevelsPasses) {
   ::unsetenv("DLAS_DUMP_PASSES");
   const std::set<std::string> expected = {"00-input.txt", "01-fold_constants.txt",
                                           "02-eliminate_dead_code.txt", "03-eliminate_identity.txt",
-                                          "17-fold_dequantize.txt"};
+                                          "18-fold_dequantize.txt"};
   EXPECT_EQ(files_in(dir), expected);
   fs::remove_all(dir);
 

@@ -85,6 +85,13 @@ int fuse_quantized_conv(Graph& graph);
 // after fuse_quantized_conv. Returns the number of QFcs made.
 int fuse_quantized_fc(Graph& graph);
 
+// A Mul by a constant vector of a Linear layer's output columns -- after a FusedMatMul, a
+// MatMul by constant weights or a QFc with no activation or residual, on its output or
+// behind a channels-first Transpose (perm 0,3,1,2) of it -- folds into the layer's weight
+// columns (a QFc's per-column weight scales, when the factors are positive) and bias; the
+// Mul disappears. ConvNeXt's layer scale. Run after fuse_quantized_fc. Returns the count.
+int fold_linear_scale(Graph& graph);
+
 // A per-tensor QuantizeLinear whose input is computed from one per-tensor DequantizeLinear'd
 // 8-bit activation by pointwise float ops (Sigmoid, Mul, Clip, HardSwish, ... with constant
 // scalar operands) that nothing else reads becomes one QLookup: a 256-entry table of the

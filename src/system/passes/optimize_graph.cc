@@ -56,6 +56,7 @@ const std::vector<GraphPass>& graph_passes() {
       {"fuse_channel_affine", 3, fuse_channel_affine, &PassReport::affines_fused},
       {"fuse_quantized_conv", 3, fuse_quantized_conv, &PassReport::qconvs_fused},
       {"fuse_quantized_fc", 3, fuse_quantized_fc, &PassReport::qfcs_fused},
+      {"fold_linear_scale", 3, fold_linear_scale, nullptr},
       {"fuse_quantized_lookup", 3, fuse_quantized_lookup, &PassReport::lookups_fused},
       {"fuse_channel_scale_quantize", 3, fuse_channel_scale_quantize, nullptr},
       // Last: weights left quantized by the passes above (no int8 op reads them).

@@ -14,7 +14,7 @@
 //     them (AVX2), the 8-bit ops between int8 convs follow their inputs too: per-tensor
 //     QuantizeLinear / DequantizeLinear, QLookup and QChannelScale (its gate read blocked).
 //   - A channels-last Transpose (perm 0,2,3,1) reads a blocked input as it is and writes
-//     plain [N,H,W,C] rows.
+//     plain [N,H,W,C] rows; the transpose back (perm 0,3,1,2) writes blocks.
 //   - Every other op, and the graph's outputs, read NCHW.
 // A value is reordered at most once per layout, just before its first consumer that needs
 // it so; later consumers read the same copy.
@@ -189,13 +189,23 @@ bool blockable_type(DType t, Layout L) {
 
 }  // namespace
 
-bool transpose_reads_blocked(const Graph& g, const Node& n, Layout l) {
+namespace {
+// A Transpose of one 4-D activation of a type l can hold, with permutation `perm`.
+bool is_transpose_4d(const Graph& g, const Node& n, Layout l, const std::vector<int64_t>& perm) {
   if (n.op != "Transpose" || n.inputs.size() != 1 || n.outputs.size() != 1 ||
       g.constant(n.inputs[0]) || !g.has_value(n.inputs[0]))
     return false;
   const ValueInfo& x = g.value(n.inputs[0]);
-  return x.shape.size() == 4 && blockable_type(x.dtype, l) &&
-         n.attr_ints("perm", {}) == std::vector<int64_t>{0, 2, 3, 1};
+  return x.shape.size() == 4 && blockable_type(x.dtype, l) && n.attr_ints("perm", {}) == perm;
+}
+}  // namespace
+
+bool transpose_reads_blocked(const Graph& g, const Node& n, Layout l) {
+  return is_transpose_4d(g, n, l, {0, 2, 3, 1});
+}
+
+bool transpose_writes_blocked(const Graph& g, const Node& n, Layout l) {
+  return is_transpose_4d(g, n, l, {0, 3, 1, 2});
 }
 
 namespace {
@@ -319,6 +329,10 @@ LayoutPlan plan_layouts(Graph& g, const PlanOptions& o, Isa isa) {
         // Channels-last rows straight from the blocks (a ConvNeXt block's Linear layers'
         // input); the output is a plain tensor.
         placed[0] = true;
+      } else if (transpose_writes_blocked(g, n, L)) {
+        // Channels-last rows back to blocks (after a ConvNeXt block's Linear layers, before
+        // its residual Add and the next depthwise conv); a consumer needing NCHW reorders.
+        run = L;
       } else if (x_now == L && pool_lowers_blocked(g, n, L)) {
         run = L;
         placed[0] = true;

@@ -247,6 +247,63 @@ class BlockedToChannelsLastStep : public Step {
   uint8_t* y_ = nullptr;
 };
 
+// Transpose(perm 0,3,1,2) of channels-last rows [N][H][W][C] into a blocked layout: per
+// pixel and block, one run of the block's channels (the last block's padding lanes zero),
+// so a ConvNeXt block's Linear layers hand their output to the blocked residual Add and
+// depthwise conv without a reorder. Work split by pixels.
+class ChannelsLastToBlockedStep : public Step {
+ public:
+  ChannelsLastToBlockedStep(const Node& n, size_t elem, int64_t batch, int64_t c, int64_t hw,
+                            Layout l)
+      : x_name_(n.inputs[0]),
+        y_name_(n.outputs[0]),
+        elem_(elem),
+        batch_(batch),
+        c_(c),
+        hw_(hw),
+        block_(layout_block(l)),
+        blocks_(blocked_channels(c, l) / layout_block(l)) {}
+  void bind(const Binder& b) override {
+    x_ = static_cast<const uint8_t*>(b.value(x_name_));
+    y_ = static_cast<uint8_t*>(b.value(y_name_));
+  }
+  void run(ThreadPool& pool) override {
+    const int64_t per = std::clamp<int64_t>(hw_ / (2 * pool.threads()), 8, 64);
+    const int64_t chunks = (hw_ + per - 1) / per;
+    const size_t whole = static_cast<size_t>(block_) * elem_;
+    pool.parallel_for(static_cast<size_t>(batch_ * chunks), [&](size_t item) {
+      const int64_t img = static_cast<int64_t>(item) / chunks;
+      const int64_t p0 = (static_cast<int64_t>(item) % chunks) * per;
+      const int64_t p1 = std::min(hw_, p0 + per);
+      const uint8_t* xi = x_ + static_cast<size_t>(img * hw_ * c_) * elem_;
+      uint8_t* yi = y_ + static_cast<size_t>(img * blocks_ * hw_ * block_) * elem_;
+      const size_t xs = static_cast<size_t>(c_) * elem_;
+      for (int64_t b = 0; b < blocks_; ++b) {
+        const size_t run = static_cast<size_t>(std::min(block_, c_ - b * block_)) * elem_;
+        const uint8_t* xb = xi + static_cast<size_t>(b * block_) * elem_;
+        uint8_t* yb = yi + static_cast<size_t>(b * hw_ * block_) * elem_;
+        if (run == whole && whole == 64)
+          for (int64_t p = p0; p < p1; ++p) std::memcpy(yb + p * 64, xb + p * xs, 64);
+        else if (run == whole && whole == 32)
+          for (int64_t p = p0; p < p1; ++p) std::memcpy(yb + p * 32, xb + p * xs, 32);
+        else
+          for (int64_t p = p0; p < p1; ++p) {
+            std::memcpy(yb + p * whole, xb + p * xs, run);
+            std::memset(yb + p * whole + run, 0, whole - run);
+          }
+      }
+    });
+  }
+  std::string kernel() const override { return "fast"; }
+
+ private:
+  std::string x_name_, y_name_;
+  size_t elem_;
+  int64_t batch_, c_, hw_, block_, blocks_;
+  const uint8_t* x_ = nullptr;
+  uint8_t* y_ = nullptr;
+};
+
 // The node's single activation input and output, NCHW, of one type; nullptr otherwise.
 const ValueInfo* moved_value(const LowerContext& ctx) {
   const Node& n = ctx.node;
@@ -290,6 +347,13 @@ std::unique_ptr<Step> lower_transpose(const LowerContext& ctx) {
       return nullptr;
     return std::make_unique<BlockedToChannelsLastStep>(
         n, dtype_size(x.dtype), x.shape[0], x.shape[1], x.shape[2] * x.shape[3], ctx.x_layout);
+  }
+  if (is_blocked(ctx.y_layout)) {
+    // Only channels-last rows into blocks (the layout pass's transpose_writes_blocked).
+    const ValueInfo& x = ctx.graph.value(n.inputs[0]);
+    if (!transpose_writes_blocked(ctx.graph, n, ctx.y_layout)) return nullptr;
+    return std::make_unique<ChannelsLastToBlockedStep>(
+        n, dtype_size(x.dtype), x.shape[0], x.shape[3], x.shape[1] * x.shape[2], ctx.y_layout);
   }
   const ValueInfo* xp = moved_value(ctx);
   if (!xp) return nullptr;

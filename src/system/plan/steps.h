@@ -184,6 +184,9 @@ std::unique_ptr<Step> lower_transpose(const LowerContext& ctx);
 // Whether Transpose node n (perm 0,2,3,1 of a 4-D value blocked layout l can hold) reads its
 // input in l and writes channels-last rows: the layout pass keeps its input blocked.
 bool transpose_reads_blocked(const Graph& g, const Node& n, Layout l);
+// Whether Transpose node n (perm 0,3,1,2 of a 4-D channels-last value of a type layout l can
+// hold) writes its output in l: the layout pass makes that output blocked.
+bool transpose_writes_blocked(const Graph& g, const Node& n, Layout l);
 std::unique_ptr<Step> lower_slice(const LowerContext& ctx);
 std::unique_ptr<Step> lower_pad(const LowerContext& ctx);
 // 16-bit floats (lower_h16.cc): Cast to and from f32; any other op on a 16-bit tensor run on
