@@ -16,14 +16,14 @@
 namespace dlas::test {
 namespace {
 
-void check_fc(Isa isa, int64_t m, int64_t k, int64_t n, bool nk, bool bias, Epilogue e,
-              int threads) {
+void check_fc(Isa isa, int64_t m, int64_t k, int64_t n, bool nk, bool bias, Epilogue e, int threads,
+              int64_t rows_hint = 0) {
   std::mt19937 rng(static_cast<uint32_t>(m * 131 + k * 7 + n));
   std::uniform_real_distribution<float> dist(-1.f, 1.f);
   std::vector<float> x(m * k), w(k * n), b(n), res(m * n);
   for (auto* v : {&x, &w, &b, &res})
     for (float& f : *v) f = dist(rng);
-  PreparedFullyConnected fc(k, n, w.data(), nk, bias ? b.data() : nullptr, e, isa);
+  PreparedFullyConnected fc(k, n, w.data(), nk, bias ? b.data() : nullptr, e, isa, rows_hint);
   ThreadPool pool(threads);
   std::vector<unsigned char> ws(fc.workspace_bytes(m, threads) + 64);
   void* wsp = ws.data() + (64 - reinterpret_cast<uintptr_t>(ws.data()) % 64) % 64;
@@ -58,6 +58,16 @@ TEST(FullyConnected, ShapesLayoutsBias) {
       for (int64_t k : {1, 5, 64, 300, 1100})
         for (int64_t n : {1, 10, 17, 64, 130})
           for (bool nk : {true, false}) check_fc(isa, m, k, n, nk, m % 2 == 1, Epilogue{}, 1);
+}
+
+// Packed for the MR-row kernel alone (the plan's hint of many rows): any row count still
+// runs, batch-1 rows included.
+TEST(FullyConnected, PackedForManyRowsRunsAnyRowCount) {
+  for (Isa isa : supported_isas())
+    for (int64_t m : {1, 2, 15, 60})
+      for (int64_t n : {10, 130})
+        for (bool nk : {true, false})
+          check_fc(isa, m, 300, n, nk, true, Epilogue{Activation::kGelu}, 2, /*rows_hint=*/60);
 }
 
 TEST(FullyConnected, EpiloguesAndThreads) {

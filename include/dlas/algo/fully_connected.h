@@ -22,9 +22,11 @@ struct F32GemmUkernel;
 class PreparedFullyConnected {
  public:
   // w: [n][k] when w_is_nk (ONNX Gemm transB=1, PyTorch Linear), else [k][n] (MatMul).
-  // bias: [n] or null. epilogue.residual: run() takes a residual shaped like y.
+  // bias: [n] or null. epilogue.residual: run() takes a residual shaped like y. rows: the
+  // rows run() will see, where known (0: any); beyond the GEMV's few, W is packed for the
+  // MR-row kernel alone (any row count still runs).
   PreparedFullyConnected(int64_t k, int64_t n, const float* w, bool w_is_nk, const float* bias,
-                         const Epilogue& epilogue, Isa isa);
+                         const Epilogue& epilogue, Isa isa, int64_t rows = 0);
 
   int64_t k() const { return k_; }
   int64_t n() const { return n_; }

@@ -175,7 +175,7 @@ std::unique_ptr<Step> lower_fc(const LowerContext& ctx) {
             k, cols, static_cast<const uint16_t*>(w->raw()), w_is_nk, bias, e, ctx.isa));
   }
   auto fc = std::make_unique<PreparedFullyConnected>(k, cols, w->data<float>(), w_is_nk, bias, e,
-                                                     ctx.isa);
+                                                     ctx.isa, rows);
   return std::make_unique<FcStep>(n, rows, std::move(fc));
 }
 
