@@ -31,20 +31,12 @@ bool mean_of_last_axis(const Graph& g, const Node& n) {
 
 int fuse_layer_norm(Graph& graph) {
   Graph& g = graph;
-  const auto uses = passes::use_counts(g);
-  std::unordered_map<std::string, std::vector<size_t>> consumers;
-  for (size_t i = 0; i < g.nodes.size(); ++i)
-    for (const std::string& in : g.nodes[i].inputs)
-      if (!in.empty()) consumers[in].push_back(i);
-  auto reads = [&](const std::string& value) {
-    auto u = uses.find(value);
-    return u == uses.end() ? 0 : u->second;
-  };
+  const passes::Readers readers(g);
+  auto reads = [&](const std::string& value) { return readers.count(value); };
   // The one node reading `value` (read once, by that node only), with op `op`; else npos.
   auto only = [&](const std::string& value, const char* op) -> size_t {
-    auto c = consumers.find(value);
-    if (reads(value) != 1 || c == consumers.end() || c->second.size() != 1) return g.nodes.size();
-    return g.nodes[c->second[0]].op == op ? c->second[0] : g.nodes.size();
+    const size_t k = readers.only(value, g.nodes.size());
+    return k < g.nodes.size() && g.nodes[k].op == op ? k : g.nodes.size();
   };
   // The other operand of binary node n, whose one operand is `value`.
   auto other = [](const Node& n, const std::string& value) -> const std::string& {
@@ -64,9 +56,11 @@ int fuse_layer_norm(Graph& graph) {
     const size_t si = only(mean.outputs[0], "Sub");
     if (si == none || g.nodes[si].inputs.size() != 2 || g.nodes[si].inputs[0] != x) continue;
     const std::string& d = g.nodes[si].outputs[0];
-    if (reads(d) != 2 || consumers[d].size() != 2) continue;
+    const auto dr = readers.nodes.find(d);
+    if (reads(d) != 2 || dr == readers.nodes.end() || dr->second.size() != 2) continue;
+    const std::vector<size_t>& d_readers = dr->second;
     size_t qi = none, di = none;
-    for (size_t k : consumers[d]) {
+    for (size_t k : d_readers) {
       const Node& n = g.nodes[k];
       float e = 0;
       if (n.op == "Div" && n.inputs.size() == 2 && n.inputs[0] == d)

@@ -24,19 +24,8 @@ bool columns_constant(const Graph& g, const std::string& value, int64_t n, DType
 
 int fuse_linear(Graph& graph) {
   Graph& g = graph;
-  const auto uses = passes::use_counts(g);
-  std::unordered_map<std::string, std::vector<size_t>> consumers;
-  for (size_t i = 0; i < g.nodes.size(); ++i)
-    for (const std::string& in : g.nodes[i].inputs)
-      if (!in.empty()) consumers[in].push_back(i);
-  // The one node reading `value`, when nothing else (no graph output) reads it.
-  auto only_reader = [&](const std::string& value) -> size_t {
-    auto u = uses.find(value);
-    auto c = consumers.find(value);
-    if (u == uses.end() || u->second != 1 || c == consumers.end() || c->second.size() != 1)
-      return g.nodes.size();
-    return c->second[0];
-  };
+  const passes::Readers readers(g);
+  auto only_reader = [&](const std::string& value) { return readers.only(value, g.nodes.size()); };
   std::vector<bool> dead(g.nodes.size(), false);
   int fused = 0;
   for (size_t i = 0; i < g.nodes.size(); ++i) {

@@ -28,6 +28,29 @@ inline std::unordered_map<std::string, size_t> producers(const Graph& g) {
   return p;
 }
 
+// Who reads each value: the node indices per value and the use counts (graph outputs
+// included), for the fusion passes' "read once, by this node" tests.
+struct Readers {
+  std::unordered_map<std::string, int> uses;
+  std::unordered_map<std::string, std::vector<size_t>> nodes;
+  explicit Readers(const Graph& g) : uses(use_counts(g)) {
+    for (size_t i = 0; i < g.nodes.size(); ++i)
+      for (const std::string& in : g.nodes[i].inputs)
+        if (!in.empty()) nodes[in].push_back(i);
+  }
+  int count(const std::string& value) const {
+    auto u = uses.find(value);
+    return u == uses.end() ? 0 : u->second;
+  }
+  // The index of the one node reading `value` when nothing else (no graph output) reads it;
+  // `none` otherwise.
+  size_t only(const std::string& value, size_t none) const {
+    auto c = nodes.find(value);
+    if (count(value) != 1 || c == nodes.end() || c->second.size() != 1) return none;
+    return c->second[0];
+  }
+};
+
 // Removes the nodes flagged in `dead` (same size as g.nodes).
 inline void erase_nodes(Graph& g, const std::vector<bool>& dead) {
   std::vector<Node> kept;

@@ -190,15 +190,15 @@ class TransposeStep : public Step {
   void* y_ = nullptr;
 };
 
-// Transpose(perm 0,2,3,1) of a blocked value (nchw8c / nchw16c) into channels-last
-// [N][H][W][C]: the Linear layers of a ConvNeXt block read their input so. Per pixel, each
-// block's first channels are one contiguous run on both sides (B values in, at most B out),
-// so the step replaces the reorder to NCHW and a strided transpose with one pass. Work split
-// by pixels.
-class BlockedToChannelsLastStep : public Step {
+// The transposes between a blocked value (nchw8c / nchw16c) and channels-last rows
+// [N][H][W][C] around a ConvNeXt block's Linear layers: perm 0,2,3,1 reads the blocks
+// (to_blocked false), perm 0,3,1,2 writes them (the last block's padding lanes zero). Per
+// pixel and block the block's channels are one contiguous run on both sides, so each step
+// replaces a reorder and a strided transpose with one pass. Work split by pixels.
+class ChannelsLastBlockStep : public Step {
  public:
-  BlockedToChannelsLastStep(const Node& n, size_t elem, int64_t batch, int64_t c, int64_t hw,
-                            Layout l)
+  ChannelsLastBlockStep(const Node& n, size_t elem, int64_t batch, int64_t c, int64_t hw, Layout l,
+                        bool to_blocked)
       : x_name_(n.inputs[0]),
         y_name_(n.outputs[0]),
         elem_(elem),
@@ -206,7 +206,8 @@ class BlockedToChannelsLastStep : public Step {
         c_(c),
         hw_(hw),
         block_(layout_block(l)),
-        blocks_(blocked_channels(c, l) / layout_block(l)) {}
+        blocks_(blocked_channels(c, l) / layout_block(l)),
+        to_blocked_(to_blocked) {}
   void bind(const Binder& b) override {
     x_ = static_cast<const uint8_t*>(b.value(x_name_));
     y_ = static_cast<uint8_t*>(b.value(y_name_));
@@ -215,81 +216,32 @@ class BlockedToChannelsLastStep : public Step {
     // Tasks of 8 to 64 pixels x every block, at least two per thread where the plane allows.
     const int64_t per = std::clamp<int64_t>(hw_ / (2 * pool.threads()), 8, 64);
     const int64_t chunks = (hw_ + per - 1) / per;
-    const size_t whole = static_cast<size_t>(block_) * elem_;
+    const size_t whole = static_cast<size_t>(block_) * elem_, row = static_cast<size_t>(c_) * elem_;
+    // Byte strides per pixel: a block run of `whole` bytes, a channels-last row of `row`.
+    const size_t xs = to_blocked_ ? row : whole, ys = to_blocked_ ? whole : row;
     pool.parallel_for(static_cast<size_t>(batch_ * chunks), [&](size_t item) {
       const int64_t img = static_cast<int64_t>(item) / chunks;
       const int64_t p0 = (static_cast<int64_t>(item) % chunks) * per;
       const int64_t p1 = std::min(hw_, p0 + per);
-      const uint8_t* xi = x_ + static_cast<size_t>(img * blocks_ * hw_ * block_) * elem_;
-      uint8_t* yi = y_ + static_cast<size_t>(img * hw_ * c_) * elem_;
+      const size_t blocked_image = static_cast<size_t>(img * blocks_ * hw_ * block_) * elem_;
+      const size_t rows_image = static_cast<size_t>(img * hw_ * c_) * elem_;
+      const uint8_t* xi = x_ + (to_blocked_ ? rows_image : blocked_image);
+      uint8_t* yi = y_ + (to_blocked_ ? blocked_image : rows_image);
       for (int64_t b = 0; b < blocks_; ++b) {
         const size_t run = static_cast<size_t>(std::min(block_, c_ - b * block_)) * elem_;
-        const uint8_t* xb = xi + static_cast<size_t>(b * hw_ * block_) * elem_;
-        uint8_t* yb = yi + static_cast<size_t>(b * block_) * elem_;
-        const size_t ys = static_cast<size_t>(c_) * elem_;
+        const size_t in_block = static_cast<size_t>(b * hw_ * block_) * elem_;
+        const size_t in_row = static_cast<size_t>(b * block_) * elem_;
+        const uint8_t* xb = xi + (to_blocked_ ? in_row : in_block);
+        uint8_t* yb = yi + (to_blocked_ ? in_block : in_row);
         // Whole blocks of 64 or 32 bytes as fixed-size copies (one or two vector moves).
         if (run == whole && whole == 64)
-          for (int64_t p = p0; p < p1; ++p) std::memcpy(yb + p * ys, xb + p * 64, 64);
+          for (int64_t p = p0; p < p1; ++p) std::memcpy(yb + p * ys, xb + p * xs, 64);
         else if (run == whole && whole == 32)
-          for (int64_t p = p0; p < p1; ++p) std::memcpy(yb + p * ys, xb + p * 32, 32);
-        else
-          for (int64_t p = p0; p < p1; ++p) std::memcpy(yb + p * ys, xb + p * whole, run);
-      }
-    });
-  }
-  std::string kernel() const override { return "fast"; }
-
- private:
-  std::string x_name_, y_name_;
-  size_t elem_;
-  int64_t batch_, c_, hw_, block_, blocks_;
-  const uint8_t* x_ = nullptr;
-  uint8_t* y_ = nullptr;
-};
-
-// Transpose(perm 0,3,1,2) of channels-last rows [N][H][W][C] into a blocked layout: per
-// pixel and block, one run of the block's channels (the last block's padding lanes zero),
-// so a ConvNeXt block's Linear layers hand their output to the blocked residual Add and
-// depthwise conv without a reorder. Work split by pixels.
-class ChannelsLastToBlockedStep : public Step {
- public:
-  ChannelsLastToBlockedStep(const Node& n, size_t elem, int64_t batch, int64_t c, int64_t hw,
-                            Layout l)
-      : x_name_(n.inputs[0]),
-        y_name_(n.outputs[0]),
-        elem_(elem),
-        batch_(batch),
-        c_(c),
-        hw_(hw),
-        block_(layout_block(l)),
-        blocks_(blocked_channels(c, l) / layout_block(l)) {}
-  void bind(const Binder& b) override {
-    x_ = static_cast<const uint8_t*>(b.value(x_name_));
-    y_ = static_cast<uint8_t*>(b.value(y_name_));
-  }
-  void run(ThreadPool& pool) override {
-    const int64_t per = std::clamp<int64_t>(hw_ / (2 * pool.threads()), 8, 64);
-    const int64_t chunks = (hw_ + per - 1) / per;
-    const size_t whole = static_cast<size_t>(block_) * elem_;
-    pool.parallel_for(static_cast<size_t>(batch_ * chunks), [&](size_t item) {
-      const int64_t img = static_cast<int64_t>(item) / chunks;
-      const int64_t p0 = (static_cast<int64_t>(item) % chunks) * per;
-      const int64_t p1 = std::min(hw_, p0 + per);
-      const uint8_t* xi = x_ + static_cast<size_t>(img * hw_ * c_) * elem_;
-      uint8_t* yi = y_ + static_cast<size_t>(img * blocks_ * hw_ * block_) * elem_;
-      const size_t xs = static_cast<size_t>(c_) * elem_;
-      for (int64_t b = 0; b < blocks_; ++b) {
-        const size_t run = static_cast<size_t>(std::min(block_, c_ - b * block_)) * elem_;
-        const uint8_t* xb = xi + static_cast<size_t>(b * block_) * elem_;
-        uint8_t* yb = yi + static_cast<size_t>(b * hw_ * block_) * elem_;
-        if (run == whole && whole == 64)
-          for (int64_t p = p0; p < p1; ++p) std::memcpy(yb + p * 64, xb + p * xs, 64);
-        else if (run == whole && whole == 32)
-          for (int64_t p = p0; p < p1; ++p) std::memcpy(yb + p * 32, xb + p * xs, 32);
+          for (int64_t p = p0; p < p1; ++p) std::memcpy(yb + p * ys, xb + p * xs, 32);
         else
           for (int64_t p = p0; p < p1; ++p) {
-            std::memcpy(yb + p * whole, xb + p * xs, run);
-            std::memset(yb + p * whole + run, 0, whole - run);
+            std::memcpy(yb + p * ys, xb + p * xs, run);
+            if (to_blocked_) std::memset(yb + p * ys + run, 0, whole - run);
           }
       }
     });
@@ -300,6 +252,7 @@ class ChannelsLastToBlockedStep : public Step {
   std::string x_name_, y_name_;
   size_t elem_;
   int64_t batch_, c_, hw_, block_, blocks_;
+  bool to_blocked_;
   const uint8_t* x_ = nullptr;
   uint8_t* y_ = nullptr;
 };
@@ -345,15 +298,15 @@ std::unique_ptr<Step> lower_transpose(const LowerContext& ctx) {
     const ValueInfo& x = ctx.graph.value(n.inputs[0]);
     if (!transpose_reads_blocked(ctx.graph, n, ctx.x_layout) || is_blocked(ctx.y_layout))
       return nullptr;
-    return std::make_unique<BlockedToChannelsLastStep>(
-        n, dtype_size(x.dtype), x.shape[0], x.shape[1], x.shape[2] * x.shape[3], ctx.x_layout);
+    return std::make_unique<ChannelsLastBlockStep>(n, dtype_size(x.dtype), x.shape[0], x.shape[1],
+                                                   x.shape[2] * x.shape[3], ctx.x_layout, false);
   }
   if (is_blocked(ctx.y_layout)) {
     // Only channels-last rows into blocks (the layout pass's transpose_writes_blocked).
     const ValueInfo& x = ctx.graph.value(n.inputs[0]);
     if (!transpose_writes_blocked(ctx.graph, n, ctx.y_layout)) return nullptr;
-    return std::make_unique<ChannelsLastToBlockedStep>(
-        n, dtype_size(x.dtype), x.shape[0], x.shape[3], x.shape[1] * x.shape[2], ctx.y_layout);
+    return std::make_unique<ChannelsLastBlockStep>(n, dtype_size(x.dtype), x.shape[0], x.shape[3],
+                                                   x.shape[1] * x.shape[2], ctx.y_layout, true);
   }
   const ValueInfo* xp = moved_value(ctx);
   if (!xp) return nullptr;
