@@ -19,12 +19,6 @@
 namespace dlas {
 namespace {
 
-std::vector<std::string> ops_of(const Graph& g) {
-  std::vector<std::string> ops;
-  for (const Node& n : g.nodes) ops.push_back(n.op);
-  return ops;
-}
-
 // x [1, 6, 5, C] -> decomposed LayerNorm over C (eps 1e-6) [-> Mul gamma -> Add beta] -> y,
 // then a Relu so the LayerNorm's output is an intermediate value.
 Graph decomposed_layer_norm(int64_t c, bool affine) {
@@ -67,15 +61,7 @@ Graph decomposed_layer_norm(int64_t c, bool affine) {
 void expect_near_values(const Tensor& got, const Tensor& want, double unit,
                         const std::string& what) {
   ASSERT_EQ(got.shape(), want.shape()) << what;
-  double scale = 0;
-  for (int64_t i = 0; i < want.numel(); ++i)
-    scale = std::max(scale, std::fabs(want.get_as_double(i)));
-  int64_t far = 0;
-  for (int64_t i = 0; i < want.numel(); ++i) {
-    const double w = want.get_as_double(i), g = got.get_as_double(i);
-    far += std::fabs(w - g) > unit * std::fabs(w) + 4e-6 * std::max(1.0, scale);
-  }
-  EXPECT_EQ(far, 0) << what << " (scale " << scale << ")";
+  EXPECT_EQ(count_far(want, got, unit, 4e-6), 0) << what;
 }
 
 TEST(FusedLayerNorm, DecomposedLayerNormBecomesOneNode) {

@@ -22,12 +22,6 @@
 namespace dlas {
 namespace {
 
-std::vector<std::string> ops_of(const Graph& g) {
-  std::vector<std::string> ops;
-  for (const Node& n : g.nodes) ops.push_back(n.op);
-  return ops;
-}
-
 // x [1, 5, 7, K] -> MatMul(W [K, N]) -> Add(b [N]) -> [Add(r)] -> act -> y: a ConvNeXt-style
 // Linear layer on channels-last activations, as exported. `act` is an ONNX op ("Gelu",
 // "Relu") or empty; with a residual, r = Relu(x2) of a second input, computed after the
@@ -180,11 +174,7 @@ TEST(FusedLinear, LayerScaleFoldsIntoTheLinearLayer) {
     Plan plan(g, o);
     for (const Tensor& got : {ReferenceExecutor(opt).run(in)[0], plan.run(in)[0]}) {
       ASSERT_EQ(got.shape(), want.shape()) << c.what;
-      double scale = 0, worst = 0;
-      for (int64_t i = 0; i < want.numel(); ++i) {
-        scale = std::max(scale, std::fabs(want.get_as_double(i)));
-        worst = std::max(worst, std::fabs(want.get_as_double(i) - got.get_as_double(i)));
-      }
+      const auto [worst, scale] = worst_difference(want, got);
       EXPECT_LE(worst, 2e-5 * scale) << c.what;
     }
   }
@@ -229,11 +219,7 @@ TEST(FusedLinear, CompilesToTheFcKernels) {
       // Against the QDQ graph: the int8 product's f32 rounding and the GELU's vector form.
       const Tensor want = ReferenceExecutor(g).run(in)[0], got = plan.run(in)[0];
       ASSERT_EQ(got.shape(), want.shape());
-      double scale = 0, worst = 0;
-      for (int64_t i = 0; i < want.numel(); ++i) {
-        scale = std::max(scale, std::fabs(want.get_as_double(i)));
-        worst = std::max(worst, std::fabs(want.get_as_double(i) - got.get_as_double(i)));
-      }
+      const auto [worst, scale] = worst_difference(want, got);
       EXPECT_LE(worst, 1e-4 * scale) << c.what;
       continue;
     }
@@ -252,15 +238,7 @@ TEST(FusedLinear, CompilesToTheFcKernels) {
     optimize_graph(fused, 3);
     const Tensor want = ReferenceExecutor(fused).run(in)[0], got = plan.run(in)[0];
     ASSERT_EQ(got.shape(), want.shape()) << c.what;
-    double scale = 0;
-    for (int64_t j = 0; j < want.numel(); ++j)
-      scale = std::max(scale, std::fabs(want.get_as_double(j)));
-    int64_t far = 0;
-    for (int64_t j = 0; j < want.numel(); ++j) {
-      const double wv = want.get_as_double(j), gv = got.get_as_double(j);
-      far += std::fabs(wv - gv) > std::fabs(wv) / 128 + 1e-5 * scale;
-    }
-    EXPECT_EQ(far, 0) << c.what;
+    EXPECT_EQ(count_far(want, got, 1.0 / 128, 1e-5), 0) << c.what;
   }
 }
 

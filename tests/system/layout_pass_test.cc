@@ -278,11 +278,7 @@ TEST(LayoutPass, ChannelsLastTransposeReadsTheBlocks) {
       const auto want = ReferenceExecutor(b.g).run(in);
       const auto got = const_cast<Plan&>(plan).run(in);
       // A copy: equal to the reference's bytes but for the conv's own rounding.
-      double scale = 0, worst = 0;
-      for (int64_t i = 0; i < want[0].numel(); ++i) {
-        scale = std::max(scale, std::fabs(want[0].get_as_double(i)));
-        worst = std::max(worst, std::fabs(got[0].get_as_double(i) - want[0].get_as_double(i)));
-      }
+      const auto [worst, scale] = worst_difference(want[0], got[0]);
       EXPECT_LE(worst, (bf16 ? 2.0 / 128 : 1e-5) * std::max(1.0, scale)) << what;
     }
 }
@@ -326,11 +322,7 @@ TEST(LayoutPass, ChannelsLastBlockStaysOnBlocksAroundItsLinearLayer) {
       const auto in = seeded_inputs(b.g);
       const auto want = ReferenceExecutor(b.g).run(in);
       const auto got = const_cast<Plan&>(plan).run(in);
-      double scale = 0, worst = 0;
-      for (int64_t i = 0; i < want[0].numel(); ++i) {
-        scale = std::max(scale, std::fabs(want[0].get_as_double(i)));
-        worst = std::max(worst, std::fabs(got[0].get_as_double(i) - want[0].get_as_double(i)));
-      }
+      const auto [worst, scale] = worst_difference(want[0], got[0]);
       EXPECT_LE(worst, (bf16 ? 8.0 / 128 : 1e-5) * std::max(1.0, scale)) << what;
     }
 }

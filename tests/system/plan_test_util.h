@@ -97,6 +97,37 @@ inline Graph linear_layer_graph(const std::string& op, const Shape& x, const Sha
   return g;
 }
 
+// The graph's node ops, in order.
+inline std::vector<std::string> ops_of(const Graph& g) {
+  std::vector<std::string> ops;
+  for (const Node& n : g.nodes) ops.push_back(n.op);
+  return ops;
+}
+
+// Largest |a - b| over the elements, and the largest |a|.
+inline std::pair<double, double> worst_difference(const Tensor& a, const Tensor& b) {
+  double worst = 0, scale = 0;
+  for (int64_t i = 0; i < a.numel(); ++i) {
+    worst = std::max(worst, std::fabs(a.get_as_double(i) - b.get_as_double(i)));
+    scale = std::max(scale, std::fabs(a.get_as_double(i)));
+  }
+  return {worst, scale};
+}
+
+// How many elements of got lie farther from want than `unit` of the value (a 16-bit
+// rounding: 1/128 for bf16) plus `of_scale` of the output's largest |want|.
+inline int64_t count_far(const Tensor& want, const Tensor& got, double unit, double of_scale) {
+  double scale = 0;
+  for (int64_t i = 0; i < want.numel(); ++i)
+    scale = std::max(scale, std::fabs(want.get_as_double(i)));
+  int64_t far = 0;
+  for (int64_t i = 0; i < want.numel(); ++i) {
+    const double w = want.get_as_double(i), g = got.get_as_double(i);
+    far += !(std::fabs(w - g) <= unit * std::fabs(w) + of_scale * scale);
+  }
+  return far;
+}
+
 inline void expect_close(const Graph& g, const std::vector<Tensor>& got,
                          const std::vector<Tensor>& want, const std::string& what) {
   ASSERT_EQ(got.size(), want.size());

@@ -22,12 +22,6 @@
 namespace dlas {
 namespace {
 
-std::vector<std::string> ops_of(const Graph& g) {
-  std::vector<std::string> ops;
-  for (const Node& n : g.nodes) ops.push_back(n.op);
-  return ops;
-}
-
 // x (u8 [1, 6, 6, 40], zero point 131) -> DQ -> MatMul(W: s8 [40, 50] per column, DQ) ->
 // Add(bias [50]) -> Relu -> y: a Linear layer on channels-last activations as exported.
 Graph qdq_linear() {
@@ -65,16 +59,6 @@ Tensor random_bytes(const Shape& s, uint32_t seed) {
   Tensor x(DType::kU8, s);
   for (int64_t i = 0; i < x.numel(); ++i) x.data<uint8_t>()[i] = static_cast<uint8_t>(rng());
   return x;
-}
-
-// Largest |a - b| over the elements, and the largest |a|.
-std::pair<double, double> worst_difference(const Tensor& a, const Tensor& b) {
-  double worst = 0, scale = 0;
-  for (int64_t i = 0; i < a.numel(); ++i) {
-    worst = std::max(worst, std::fabs(a.get_as_double(i) - b.get_as_double(i)));
-    scale = std::max(scale, std::fabs(a.get_as_double(i)));
-  }
-  return {worst, scale};
 }
 
 TEST(QuantizedFc, LinearWithBiasAndReluBecomesOneQFc) {

@@ -66,6 +66,20 @@ inline typename F32Vec<L>::type f32vec_sigmoid(typename F32Vec<L>::type x) {
   return (x > zero ? f32vec_splat<L>(1.f) : e) / d;
 }
 
+// erfc(a) for a >= 0 by Abramowitz & Stegun 7.1.26: t (a1 + t (a2 + ... a5)) exp(-a^2) with
+// t = 1 / (1 + p a); absolute error under 1.5e-7.
+template <int L>
+inline typename F32Vec<L>::type f32vec_erfc_as(typename F32Vec<L>::type a) {
+  typedef typename F32Vec<L>::type V;
+  const V t = f32vec_splat<L>(1.f) / (f32vec_splat<L>(1.f) + f32vec_splat<L>(0.3275911f) * a);
+  V p = f32vec_splat<L>(1.061405429f);
+  p = p * t + f32vec_splat<L>(-1.453152027f);
+  p = p * t + f32vec_splat<L>(1.421413741f);
+  p = p * t + f32vec_splat<L>(-0.284496736f);
+  p = p * t + f32vec_splat<L>(0.254829592f);
+  return p * t * f32vec_exp_nonpositive<L>(-(a * a));
+}
+
 // erf(x). Below |x| = 1 its odd Taylor series to x^19 (truncation under 2e-8); above,
 // Abramowitz & Stegun 7.1.26 on |x|, 1 - t (a1 + t (a2 + ... a5)) exp(-x^2) with
 // t = 1 / (1 + p |x|), absolute error under 1.5e-7 where erf >= 0.84; the sign restored, |x|
@@ -77,13 +91,7 @@ inline typename F32Vec<L>::type f32vec_erf(typename F32Vec<L>::type x) {
   const VI sign = (VI)x & (VI)f32vec_splat<L>(-0.f);
   V a = (V)((VI)x & ~(VI)f32vec_splat<L>(-0.f));
   a = a > f32vec_splat<L>(10.f) ? f32vec_splat<L>(10.f) : a;
-  const V t = f32vec_splat<L>(1.f) / (f32vec_splat<L>(1.f) + f32vec_splat<L>(0.3275911f) * a);
-  V p = f32vec_splat<L>(1.061405429f);
-  p = p * t + f32vec_splat<L>(-1.453152027f);
-  p = p * t + f32vec_splat<L>(1.421413741f);
-  p = p * t + f32vec_splat<L>(-0.284496736f);
-  p = p * t + f32vec_splat<L>(0.254829592f);
-  const V far = f32vec_splat<L>(1.f) - p * t * f32vec_exp_nonpositive<L>(-(a * a));
+  const V far = f32vec_splat<L>(1.f) - f32vec_erfc_as<L>(a);
   // 2/sqrt(pi) * sum_n (-1)^n x^(2n+1) / (n! (2n+1)), n = 0..9
   const V x2 = a * a;
   V q = f32vec_splat<L>(-1.450385222e-07f);
@@ -113,13 +121,7 @@ inline typename F32Vec<L>::type f32vec_gelu(typename F32Vec<L>::type x, float d)
   typedef typename I32Vec<L>::type VI;
   V a = (V)((VI)x & ~(VI)f32vec_splat<L>(-0.f)) * f32vec_splat<L>(1.f / d);
   a = a > f32vec_splat<L>(10.f) ? f32vec_splat<L>(10.f) : a;
-  const V t = f32vec_splat<L>(1.f) / (f32vec_splat<L>(1.f) + f32vec_splat<L>(0.3275911f) * a);
-  V p = f32vec_splat<L>(1.061405429f);
-  p = p * t + f32vec_splat<L>(-1.453152027f);
-  p = p * t + f32vec_splat<L>(1.421413741f);
-  p = p * t + f32vec_splat<L>(-0.284496736f);
-  p = p * t + f32vec_splat<L>(0.254829592f);
-  const V half_q = (p * t) * f32vec_exp_nonpositive<L>(-(a * a)) * f32vec_splat<L>(0.5f);
+  const V half_q = f32vec_erfc_as<L>(a) * f32vec_splat<L>(0.5f);
   return x * (x >= f32vec_splat<L>(0.f) ? f32vec_splat<L>(1.f) - half_q : half_q);
 }
 
