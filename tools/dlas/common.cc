@@ -162,7 +162,8 @@ void add_engine_args(CLI::App& cmd, EngineArgs& a) {
       "(default: the best detected, or DLAS_ISA; docs/engine.md \"ISA paths\")");
   cmd.add_option("--opt-level", a.opt_level,
                  "graph optimizations: 0 none, 1 const-fold+DCE+memory reuse, 2 +BN folding, "
-                 "3 +residual/activation fusion")
+                 "3 +fusion (residual, activation, GELU, LayerNorm, Linear-layer epilogue, "
+                 "int8 layers; docs/engine.md \"Graph passes\")")
       ->default_val(3)
       ->check(CLI::Range(0, 3));
   cmd.add_option("--compress", a.compress,
