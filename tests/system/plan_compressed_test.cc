@@ -287,15 +287,7 @@ TEST(HalfFc, LinearLayersRunOnTheNativeBf16Tiles) {
     ASSERT_EQ(got.shape(), want.shape()) << c.what;
     // One bf16 unit of the value, plus the f32 sums' rounding against the output's scale
     // (sums near zero cancel).
-    double scale = 0;
-    for (int64_t j = 0; j < want.numel(); ++j)
-      scale = std::max(scale, std::fabs(want.get_as_double(j)));
-    int64_t far = 0;
-    for (int64_t j = 0; j < want.numel(); ++j) {
-      const double wv = want.get_as_double(j), gv = got.get_as_double(j);
-      far += std::fabs(wv - gv) > std::fabs(wv) / 128 + 1e-5 * scale;
-    }
-    EXPECT_EQ(far, 0) << c.what;
+    EXPECT_EQ(count_far(want, got, 1.0 / 128, 1e-5), 0) << c.what;
   }
 }
 

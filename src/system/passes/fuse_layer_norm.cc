@@ -118,14 +118,7 @@ int fuse_layer_norm(Graph& graph) {
     ln.outputs = {out};
     ln.attrs["axis"] = int64_t{-1};
     ln.attrs["epsilon"] = eps;
-    size_t last = 0;
-    for (size_t k : absorbed) {
-      dead[k] = true;
-      last = std::max(last, k);
-    }
-    // At the place of the last node it absorbs: x, gamma and beta are all ready there.
-    dead[last] = false;
-    g.nodes[last] = std::move(ln);
+    passes::place_fused(g, dead, absorbed, std::move(ln));
     ++fused;
   }
   if (!fused) return 0;

@@ -83,12 +83,9 @@ int fuse_linear(Graph& graph) {
     if (absorbed.empty()) continue;
     while (!f.inputs.empty() && f.inputs.back().empty()) f.inputs.pop_back();
     f.outputs = {out};
-    // The fused node takes the place of the last node it absorbs: every input (a residual
-    // computed after the MatMul too) is ready there.
-    dead[i] = true;
-    for (size_t a : absorbed) dead[a] = true;
-    dead[absorbed.back()] = false;
-    g.nodes[absorbed.back()] = std::move(f);
+    // In the place of the last node it absorbs (a residual computed after the MatMul too).
+    absorbed.push_back(i);
+    passes::place_fused(g, dead, absorbed, std::move(f));
     ++fused;
   }
   if (!fused) return 0;

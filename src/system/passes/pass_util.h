@@ -1,6 +1,7 @@
 // Small helpers the fusion passes share.
 #pragma once
 
+#include <algorithm>
 #include <limits>
 #include <string>
 #include <unordered_map>
@@ -50,6 +51,20 @@ struct Readers {
     return c->second[0];
   }
 };
+
+// Replaces the nodes at `absorbed` (node indices) with `fused`, which takes the place of the
+// last of them in node order -- where every input of the pattern (one computed between its
+// first and last node too) is ready -- and flags the others in `dead`.
+inline void place_fused(Graph& g, std::vector<bool>& dead, const std::vector<size_t>& absorbed,
+                        Node fused) {
+  size_t last = 0;
+  for (size_t k : absorbed) {
+    dead[k] = true;
+    last = std::max(last, k);
+  }
+  dead[last] = false;
+  g.nodes[last] = std::move(fused);
+}
 
 // Removes the nodes flagged in `dead` (same size as g.nodes).
 inline void erase_nodes(Graph& g, const std::vector<bool>& dead) {
