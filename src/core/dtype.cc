@@ -18,6 +18,8 @@ size_t dtype_size(DType t) {
       return 4;
     case DType::kS64:
       return 8;
+    case DType::kBool:
+      return 1;
   }
   return 0;
 }
@@ -38,6 +40,8 @@ const char* dtype_name(DType t) {
       return "s32";
     case DType::kS64:
       return "s64";
+    case DType::kBool:
+      return "bool";
   }
   return "?";
 }
@@ -60,6 +64,8 @@ std::optional<DType> dtype_from_onnx(int code) {
       return DType::kS32;
     case 7:
       return DType::kS64;
+    case 9:
+      return DType::kBool;
     case 10:
       return DType::kF16;
     case 16:
@@ -81,6 +87,8 @@ int dtype_to_onnx(DType t) {
       return 6;
     case DType::kS64:
       return 7;
+    case DType::kBool:
+      return 9;
     case DType::kF16:
       return 10;
     case DType::kBF16:

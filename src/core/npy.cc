@@ -29,6 +29,8 @@ const char* npy_descr(DType t) {
       return "<i8";
     case DType::kBF16:
       return "<f4";
+    case DType::kBool:
+      return "|b1";
   }
   return "";
 }
@@ -165,8 +167,9 @@ Tensor parse_npy(std::string_view bytes, const std::string& source) {
              : src == Src::kF16 ? DType::kF16
              : src == Src::kS8  ? DType::kS8
              : src == Src::kS32 ? DType::kS32
-             : src == Src::kS64 ? DType::kS64
-                                : DType::kU8;
+             : src == Src::kS64  ? DType::kS64
+             : src == Src::kBool ? DType::kBool
+                                 : DType::kU8;
   Tensor t(dt, shape);
   std::memcpy(t.raw(), data, static_cast<size_t>(n) * esize);
   return t;

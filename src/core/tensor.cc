@@ -98,6 +98,8 @@ double Tensor::get_as_double(int64_t i) const {
       return static_cast<const int32_t*>(p)[i];
     case DType::kS64:
       return static_cast<double>(static_cast<const int64_t*>(p)[i]);
+    case DType::kBool:
+      return static_cast<const uint8_t*>(p)[i] != 0 ? 1.0 : 0.0;
   }
   return 0;
 }
@@ -123,6 +125,10 @@ Tensor Tensor::cast(DType to) const {
         static_cast<uint16_t*>(q)[i] = f32_to_f16(f);
       else
         static_cast<uint16_t*>(q)[i] = f32_to_bf16(f);
+      continue;
+    }
+    if (to == DType::kBool) {  // nonzero (NaN included) -> 1
+      static_cast<uint8_t*>(q)[i] = get_as_double(i) != 0.0 ? 1 : 0;
       continue;
     }
     // To an integer: floats truncate toward zero (NaN -> 0, clamped to int64), then

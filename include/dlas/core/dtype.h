@@ -8,18 +8,19 @@
 
 namespace dlas {
 
-enum class DType : uint8_t { kF32, kF16, kBF16, kS8, kU8, kS32, kS64 };
+// kBool: one byte per value, 0 or 1 (ONNX BOOL: comparisons, masks and Where's condition).
+enum class DType : uint8_t { kF32, kF16, kBF16, kS8, kU8, kS32, kS64, kBool };
 
 inline constexpr DType kAllDTypes[] = {DType::kF32, DType::kF16, DType::kBF16, DType::kS8,
-                                       DType::kU8,  DType::kS32, DType::kS64};
+                                       DType::kU8,  DType::kS32, DType::kS64, DType::kBool};
 
 size_t dtype_size(DType t);
-// Short lowercase name: "f32", "f16", "bf16", "s8", "u8", "s32", "s64".
+// Short lowercase name: "f32", "f16", "bf16", "s8", "u8", "s32", "s64", "bool".
 const char* dtype_name(DType t);
 std::optional<DType> dtype_from_name(std::string_view name);
 bool is_float(DType t);
 // ONNX TensorProto.DataType codes (FLOAT=1, UINT8=2, INT8=3, INT32=6, INT64=7,
-// FLOAT16=10, BFLOAT16=16). nullopt for codes dlas has no dtype for.
+// BOOL=9, FLOAT16=10, BFLOAT16=16). nullopt for codes dlas has no dtype for.
 std::optional<DType> dtype_from_onnx(int code);
 int dtype_to_onnx(DType t);
 

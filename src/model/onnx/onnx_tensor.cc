@@ -148,6 +148,9 @@ Tensor tensor_from_proto(const onnx::TensorProto& proto, const std::string& what
   if (numel == 0) return t;
   if (raw) {
     std::memcpy(t.raw(), proto.raw_data().data(), t.nbytes());
+    if (*dtype == DType::kBool)  // one byte per value; anything nonzero is true
+      for (uint8_t* p = static_cast<uint8_t*>(t.raw()), *e = p + numel; p != e; ++p)
+        *p = *p != 0 ? 1 : 0;
     return t;
   }
   switch (*dtype) {
@@ -174,6 +177,11 @@ Tensor tensor_from_proto(const onnx::TensorProto& proto, const std::string& what
     case DType::kU8: {
       uint8_t* p = t.data<uint8_t>();
       copy_typed(proto.int32_data(), t, [&](int i, int32_t v) { p[i] = static_cast<uint8_t>(v); });
+      break;
+    }
+    case DType::kBool: {
+      uint8_t* p = static_cast<uint8_t*>(t.raw());
+      copy_typed(proto.int32_data(), t, [&](int i, int32_t v) { p[i] = v != 0 ? 1 : 0; });
       break;
     }
     case DType::kF16:

@@ -1,5 +1,6 @@
 // Elementwise op schemas: activations and unary math (same shape out), binary and
-// variadic arithmetic with NumPy multidirectional broadcasting.
+// variadic arithmetic, comparisons, logic and Where, with NumPy multidirectional
+// broadcasting.
 #include <limits>
 
 #include "dlas/model/shape_math.h"
@@ -131,6 +132,33 @@ void infer_mod(InferContext& ctx) {
   ctx.set_output(0, t, broadcast_inputs(ctx));
 }
 
+// Comparisons (Equal, Less, Greater, LessOrEqual, GreaterOrEqual): operands of one dtype,
+// a bool result; Equal also compares bools.
+void infer_compare(InferContext& ctx) {
+  require_same_dtypes(ctx);
+  const bool is_equal = ctx.node().op == "Equal";
+  if (!is_arith_dtype(ctx.dtype(0)) && !(is_equal && ctx.dtype(0) == DType::kBool))
+    unsupported_dtype(ctx, 0,
+                      is_equal ? "f32, f16, bf16, s8, u8, s32, s64 and bool"
+                               : "f32, f16, bf16, s8, u8, s32 and s64");
+  ctx.set_output(0, DType::kBool, broadcast_inputs(ctx));
+}
+
+// Not, And, Or, Xor: bool in, bool out.
+void infer_logical(InferContext& ctx) {
+  for (int i = 0; i < ctx.num_inputs(); ++i)
+    if (ctx.dtype(i) != DType::kBool) unsupported_dtype(ctx, i, "bool");
+  ctx.set_output(0, DType::kBool, broadcast_inputs(ctx));
+}
+
+// Where(condition, X, Y): a bool condition, X and Y of one dtype, all three broadcast.
+void infer_where(InferContext& ctx) {
+  if (ctx.dtype(0) != DType::kBool) unsupported_dtype(ctx, 0, "a bool condition");
+  ctx.check(ctx.dtype(1) == ctx.dtype(2), "X has dtype ", dtype_name(ctx.dtype(1)), " but Y has ",
+            dtype_name(ctx.dtype(2)), "; they must have one dtype");
+  ctx.set_output(0, ctx.dtype(1), broadcast_inputs(ctx));
+}
+
 }  // namespace
 
 void append_elementwise_ops(std::vector<OpSchema>& t) {
@@ -157,6 +185,11 @@ void append_elementwise_ops(std::vector<OpSchema>& t) {
   t.push_back({"Min", 1, kVariadic, 1, 1, infer_broadcast_arith});
   t.push_back({"Sum", 1, kVariadic, 1, 1, infer_broadcast_f32});
   t.push_back({"Mean", 1, kVariadic, 1, 1, infer_broadcast_f32});
+  for (const char* op : {"Equal", "Less", "Greater", "LessOrEqual", "GreaterOrEqual"})
+    t.push_back({op, 2, 2, 1, 1, infer_compare});
+  t.push_back({"Not", 1, 1, 1, 1, infer_logical});
+  for (const char* op : {"And", "Or", "Xor"}) t.push_back({op, 2, 2, 1, 1, infer_logical});
+  t.push_back({"Where", 3, 3, 1, 1, infer_where});
 }
 
 }  // namespace dlas::ops

@@ -764,18 +764,22 @@ void infer_resize(InferContext& ctx) {
 // ---------------------------------------------------------------------------
 
 void infer_dropout(InferContext& ctx) {
-  if (ctx.num_outputs() > 1 && !ctx.node().outputs[1].empty())
-    unsupported(ctx, "the mask output is not supported (dlas has no bool dtype)");
   if (ctx.has_input(2)) {
+    // training_mode=true drops values unless the ratio is 0 (exporters emit that form for a
+    // dropout that runs with p = 0).
     const Tensor* t = ctx.constant(2);
     if (!t) unsupported(ctx, "training_mode must be a constant");
-    if (t->numel() > 0 && t->get_as_double(0) != 0)
+    const Tensor* ratio = ctx.has_input(1) ? ctx.constant(1) : nullptr;
+    const bool no_drop = ratio && ratio->numel() == 1 && ratio->get_as_double(0) == 0;
+    if (t->numel() > 0 && t->get_as_double(0) != 0 && !no_drop)
       unsupported(ctx, "training_mode=true is not supported (inference only)");
   }
   if (ctx.node().attr_int("is_test", 1) == 0)
     unsupported(ctx, "is_test=0 (training) is not supported");
   if (ctx.has_input(1)) ctx.check(is_float(ctx.dtype(1)), "ratio must be a float");
   ctx.set_output(0, ctx.dtype(0), ctx.shape(0));
+  // Inference keeps every value: the mask, where asked for, is all true.
+  if (ctx.num_outputs() > 1) ctx.set_output(1, DType::kBool, ctx.shape(0));
 }
 
 // ---------------------------------------------------------------------------

@@ -364,6 +364,31 @@ void infer_gather_elements(InferContext& ctx) {
   ctx.set_output(0, ctx.dtype(0), indices);
 }
 
+// ScatterND (reduction 'none'): data with the slices that indices [..., k] name replaced by
+// updates [indices.shape[:-1], data.shape[k:]].
+void infer_scatter_nd(InferContext& ctx) {
+  const Shape& data = ctx.shape(0);
+  const Shape& indices = ctx.shape(1);
+  const Shape& updates = ctx.shape(2);
+  const std::string reduction = ctx.node().attr_string("reduction", "none");
+  if (reduction != "none")
+    fail(ErrorKind::kUnsupported, ctx.node().label(), ": ScatterND reduction='", reduction,
+         "' is not supported (only 'none')");
+  ctx.check(is_index_dtype(ctx.dtype(1)), "indices must be s32 or s64, got ",
+            dtype_name(ctx.dtype(1)));
+  ctx.check(ctx.dtype(2) == ctx.dtype(0), "updates have dtype ", dtype_name(ctx.dtype(2)),
+            " but data has ", dtype_name(ctx.dtype(0)));
+  ctx.check(!indices.empty(), "indices must have rank >= 1");
+  const int64_t k = indices.back();
+  ctx.check(k >= 1 && k <= static_cast<int64_t>(data.size()), "indices ", shape_str(indices),
+            " index ", k, " dimensions of data ", shape_str(data));
+  Shape want(indices.begin(), indices.end() - 1);
+  want.insert(want.end(), data.begin() + k, data.end());
+  ctx.check(updates == want, "updates ", shape_str(updates), " must have shape ", shape_str(want),
+            " for indices ", shape_str(indices), " and data ", shape_str(data));
+  ctx.set_output(0, ctx.dtype(0), data);
+}
+
 int64_t required_blocksize(const InferContext& ctx) {
   ctx.check(ctx.node().has_attr("blocksize"), "attribute 'blocksize' is required");
   const int64_t b = ctx.node().attr_int("blocksize", 0);
@@ -421,6 +446,7 @@ void append_tensor_ops(std::vector<OpSchema>& t) {
   t.push_back({"Slice", 3, 5, 1, 1, infer_slice});
   t.push_back({"Gather", 2, 2, 1, 1, infer_gather});
   t.push_back({"GatherElements", 2, 2, 1, 1, infer_gather_elements});
+  t.push_back({"ScatterND", 3, 3, 1, 1, infer_scatter_nd});
   t.push_back({"DepthToSpace", 1, 1, 1, 1, infer_depth_to_space});
   t.push_back({"SpaceToDepth", 1, 1, 1, 1, infer_space_to_depth});
   t.push_back({"Shape", 1, 1, 1, 1, infer_shape});

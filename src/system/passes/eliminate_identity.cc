@@ -29,14 +29,15 @@ bool zero_pad(const Graph& g, const Node& n) {
   return all_zero(std::vector<int64_t>(p, p + pads->numel()));
 }
 
-bool passes_through(const Graph& g, const Node& n) {
+bool passes_through(const Graph& g, const Node& n, const std::unordered_set<std::string>& used) {
   if (n.inputs.empty() || n.inputs[0].empty() || n.outputs.empty() || n.outputs[0].empty())
     return false;
   if (n.op == "Identity") return n.outputs.size() == 1;
   if (n.op == "Dropout") {
     // Inference: the data passes through; a used mask output or training_mode keeps it.
-    const bool mask = n.outputs.size() > 1 && !n.outputs[1].empty();
-    const bool training = n.inputs.size() > 2 && !n.inputs[2].empty();
+    const bool mask = n.outputs.size() > 1 && !n.outputs[1].empty() && used.count(n.outputs[1]);
+    // (Shape inference has refused a training_mode that drops values.)
+    const bool training = n.inputs.size() > 2 && !n.inputs[2].empty() && !g.constant(n.inputs[2]);
     return !mask && !training;
   }
   if (n.op == "Pad") return n.outputs.size() == 1 && zero_pad(g, n);
@@ -52,12 +53,15 @@ int eliminate_identity(Graph& graph) {
     for (auto it = source.find(v); it != source.end(); it = source.find(v)) v = it->second;
     return v;
   };
+  std::unordered_set<std::string> used(outputs);  // values some node or the graph reads
+  for (const Node& n : graph.nodes)
+    for (const std::string& in : n.inputs) used.insert(in);
   std::vector<Node> kept;
   int removed = 0;
   for (Node& n : graph.nodes) {
     for (std::string& in : n.inputs)
       if (!in.empty()) in = resolve(in);
-    if (passes_through(graph, n) && !outputs.count(n.outputs[0]) && !graph.constant(n.inputs[0])) {
+    if (passes_through(graph, n, used) && !outputs.count(n.outputs[0]) && !graph.constant(n.inputs[0])) {
       source[n.outputs[0]] = n.inputs[0];
       ++removed;
       continue;

@@ -495,6 +495,107 @@ void clip_kernel(const Node& node, const std::vector<Tensor>& in, std::vector<Te
   }
 }
 
+// ------------------------------------------------------- comparisons and logic -----
+
+struct Equal {
+  template <class T>
+  uint8_t operator()(T a, T b) const { return a == b; }
+};
+struct Less {
+  template <class T>
+  uint8_t operator()(T a, T b) const { return a < b; }
+};
+struct Greater {
+  template <class T>
+  uint8_t operator()(T a, T b) const { return a > b; }
+};
+struct LessOrEqual {
+  template <class T>
+  uint8_t operator()(T a, T b) const { return a <= b; }
+};
+struct GreaterOrEqual {
+  template <class T>
+  uint8_t operator()(T a, T b) const { return a >= b; }
+};
+
+// Two operands of one dtype (f16 / bf16 arrive widened), a bool (0 / 1 byte) result.
+template <class Op>
+void compare_kernel(const Node& node, const std::vector<Tensor>& in, std::vector<Tensor>& out) {
+  const Tensor &a = in[0], &b = in[1];
+  if (a.dtype() != b.dtype())
+    fail(ErrorKind::kInvalidInput, node.label(), ": input dtypes differ (", dtype_name(a.dtype()),
+         " and ", dtype_name(b.dtype()), ")");
+  switch (a.dtype()) {
+    case DType::kF32:
+      return binary_broadcast<float, float, uint8_t>(a, b, out[0], Op{});
+    case DType::kS8:
+      return binary_broadcast<int8_t, int8_t, uint8_t>(a, b, out[0], Op{});
+    case DType::kU8:
+    case DType::kBool:
+      return binary_broadcast<uint8_t, uint8_t, uint8_t>(a, b, out[0], Op{});
+    case DType::kS32:
+      return binary_broadcast<int32_t, int32_t, uint8_t>(a, b, out[0], Op{});
+    case DType::kS64:
+      return binary_broadcast<int64_t, int64_t, uint8_t>(a, b, out[0], Op{});
+    default:
+      unsupported_dtype(node, a.dtype());
+  }
+}
+
+struct And {
+  uint8_t operator()(uint8_t a, uint8_t b) const { return a & b; }
+};
+struct Or {
+  uint8_t operator()(uint8_t a, uint8_t b) const { return a | b; }
+};
+struct Xor {
+  uint8_t operator()(uint8_t a, uint8_t b) const { return a ^ b; }
+};
+
+template <class Op>
+void logical_kernel(const Node&, const std::vector<Tensor>& in, std::vector<Tensor>& out) {
+  binary_broadcast<uint8_t, uint8_t, uint8_t>(in[0], in[1], out[0], Op{});
+}
+
+void not_kernel(const Node&, const std::vector<Tensor>& in, std::vector<Tensor>& out) {
+  const uint8_t* x = static_cast<const uint8_t*>(in[0].raw());
+  uint8_t* y = static_cast<uint8_t*>(out[0].raw());
+  for (int64_t i = 0, n = out[0].numel(); i < n; ++i) y[i] = x[i] ^ 1;
+}
+
+// Where(condition, X, Y) over elements of any size (the values are only copied).
+template <size_t N>
+void where_bytes(const Tensor& c, const Tensor& x, const Tensor& y, Tensor& out) {
+  struct E {
+    std::byte b[N];
+  };
+  const uint8_t* pc = static_cast<const uint8_t*>(c.raw());
+  const E* px = static_cast<const E*>(x.raw());
+  const E* py = static_cast<const E*>(y.raw());
+  E* po = static_cast<E*>(out.raw());
+  const BroadcastPlan plan = make_broadcast_plan(out.shape(), {c.shape(), x.shape(), y.shape()});
+  const int64_t sc = plan.inner_stride(0), sx = plan.inner_stride(1), sy = plan.inner_stride(2);
+  for_each_broadcast_row(plan, [&](int64_t o, const int64_t* off, int64_t len) {
+    for (int64_t i = 0; i < len; ++i)
+      po[o + i] = pc[off[0] + i * sc] ? px[off[1] + i * sx] : py[off[2] + i * sy];
+  });
+}
+
+void where_kernel(const Node& node, const std::vector<Tensor>& in, std::vector<Tensor>& out) {
+  switch (dtype_size(out[0].dtype())) {
+    case 1:
+      return where_bytes<1>(in[0], in[1], in[2], out[0]);
+    case 2:
+      return where_bytes<2>(in[0], in[1], in[2], out[0]);
+    case 4:
+      return where_bytes<4>(in[0], in[1], in[2], out[0]);
+    case 8:
+      return where_bytes<8>(in[0], in[1], in[2], out[0]);
+    default:
+      unsupported_dtype(node, out[0].dtype());
+  }
+}
+
 // f16 / bf16 tensors: the f32 kernel on widened copies, the outputs rounded back (to nearest
 // even). Integer tensors pass through untouched.
 template <KernelFn Fn>
@@ -572,6 +673,16 @@ void append_elementwise_kernels(std::vector<KernelEntry>& t) {
   t.push_back({"Min", half_as_f32<variadic<Min>>});
   t.push_back({"Sum", half_as_f32<sum_kernel>});
   t.push_back({"Mean", half_as_f32<mean_kernel>});
+  t.push_back({"Equal", half_as_f32<compare_kernel<Equal>>});
+  t.push_back({"Less", half_as_f32<compare_kernel<Less>>});
+  t.push_back({"Greater", half_as_f32<compare_kernel<Greater>>});
+  t.push_back({"LessOrEqual", half_as_f32<compare_kernel<LessOrEqual>>});
+  t.push_back({"GreaterOrEqual", half_as_f32<compare_kernel<GreaterOrEqual>>});
+  t.push_back({"Not", not_kernel});
+  t.push_back({"And", logical_kernel<And>});
+  t.push_back({"Or", logical_kernel<Or>});
+  t.push_back({"Xor", logical_kernel<Xor>});
+  t.push_back({"Where", where_kernel});  // copies 16-bit values as they are
 }
 
 }  // namespace dlas::reference

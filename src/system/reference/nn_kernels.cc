@@ -1220,6 +1220,8 @@ void channel_affine_f32(const Node& node, const Tensors& inputs, Tensors& output
 // Dropout in inference: a copy of the input.
 void dropout_kernel(const Node& node, const Tensors& inputs, Tensors& outputs) {
   std::memcpy(outputs[0].raw(), inputs[0].raw(), inputs[0].nbytes());
+  if (outputs.size() > 1 && outputs[1].defined() && outputs[1].nbytes() > 0)
+    std::memset(outputs[1].raw(), 1, outputs[1].nbytes());  // nothing dropped
 }
 
 }  // namespace

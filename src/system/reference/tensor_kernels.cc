@@ -239,6 +239,38 @@ void gather_elements_kernel(const Node& node, const std::vector<Tensor>& in,
   });
 }
 
+// ScatterND: a copy of data, then each index tuple's slice replaced by its updates, in order
+// (a later duplicate index wins).
+void scatter_nd_kernel(const Node& node, const std::vector<Tensor>& in, std::vector<Tensor>& out) {
+  const Tensor& x = in[0];
+  const Tensor& indices = in[1];
+  const Tensor& upd = in[2];
+  Tensor& y = out[0];
+  if (y.nbytes() > 0 && y.raw() != x.raw()) std::memcpy(y.raw(), x.raw(), y.nbytes());
+  const int64_t k = indices.shape().back();
+  const std::vector<int64_t> xst = strides_of(x.shape());
+  const int64_t slice = k < x.rank() ? xst[static_cast<size_t>(k - 1)] : 1;
+  const int64_t tuples = k > 0 ? indices.numel() / k : 0;
+  const std::vector<int64_t> idx = indices.to_int64_vector();
+  with_element(x.dtype(), [&](auto e) {
+    using T = decltype(e);
+    const T* src = static_cast<const T*>(upd.raw());
+    T* dst = static_cast<T*>(y.raw());
+    for (int64_t t = 0; t < tuples; ++t) {
+      int64_t off = 0;
+      for (int64_t d = 0; d < k; ++d) {
+        const int64_t dim = x.dim(static_cast<int>(d));
+        int64_t v = idx[static_cast<size_t>(t * k + d)];
+        DLAS_CHECK(v >= -dim && v < dim, ErrorKind::kInvalidInput, node.label(), ": index ", v,
+                   " is out of range for axis ", d, " of size ", dim);
+        if (v < 0) v += dim;
+        off += v * xst[static_cast<size_t>(d)];
+      }
+      std::copy(src + t * slice, src + (t + 1) * slice, dst + off);
+    }
+  });
+}
+
 // DepthToSpace and SpaceToDepth are one transpose of a 6-D view each (the reshape /
 // transpose / reshape formulas of the ONNX spec); the output is that view, contiguous.
 void gather_view(const Tensor& x, Tensor& y, const Shape& dims,
@@ -452,6 +484,9 @@ void store_float(Tensor& y, int64_t i, float v) {
     case DType::kS64:
       y.data<int64_t>()[i] = float_to_int<int64_t>(v);
       break;
+    case DType::kBool:  // nonzero (NaN included) is true
+      static_cast<uint8_t*>(y.raw())[i] = v != 0.f ? 1 : 0;
+      break;
   }
 }
 
@@ -477,6 +512,9 @@ void store_int(Tensor& y, int64_t i, int64_t v) {
       break;
     case DType::kS64:
       y.data<int64_t>()[i] = v;
+      break;
+    case DType::kBool:
+      static_cast<uint8_t*>(y.raw())[i] = v != 0 ? 1 : 0;
       break;
   }
 }
@@ -511,6 +549,7 @@ void append_tensor_kernels(std::vector<KernelEntry>& t) {
   t.push_back({"Slice", slice_kernel});
   t.push_back({"Gather", gather_kernel});
   t.push_back({"GatherElements", gather_elements_kernel});
+  t.push_back({"ScatterND", scatter_nd_kernel});
   t.push_back({"DepthToSpace", depth_to_space_kernel});
   t.push_back({"SpaceToDepth", space_to_depth_kernel});
   t.push_back({"EyeLike", eye_like_kernel});

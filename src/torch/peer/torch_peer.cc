@@ -43,12 +43,14 @@ at::ScalarType to_scalar_type(DType t) {
       return at::kInt;
     case DType::kS64:
       return at::kLong;
+    case DType::kBool:
+      return at::kBool;
   }
   fail(ErrorKind::kInternal, "torch peer: unknown dtype");
 }
 
-// The dlas dtype a torch result is stored as when the graph does not say (bool -> u8 and
-// f64 -> f32, as NumPy files are read).
+// The dlas dtype a torch result is stored as when the graph does not say (f64 -> f32, as
+// NumPy files are read).
 DType dtype_of(at::ScalarType t) {
   switch (t) {
     case at::kFloat:
@@ -64,7 +66,7 @@ DType dtype_of(at::ScalarType t) {
     case at::kByte:
       return DType::kU8;
     case at::kBool:
-      return DType::kU8;
+      return DType::kBool;
     case at::kInt:
       return DType::kS32;
     case at::kLong:

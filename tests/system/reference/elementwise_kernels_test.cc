@@ -342,6 +342,62 @@ TEST(ElementwiseKernels, ModIntegersTakeTheDivisorsSignUnlessFmod) {
                "modulus by zero");
 }
 
+// A bool tensor from 0 / 1 values.
+Tensor bools(Shape shape, const std::vector<int>& v) {
+  Tensor t(DType::kBool, std::move(shape));
+  for (size_t i = 0; i < v.size(); ++i) static_cast<uint8_t*>(t.raw())[i] = v[i] ? 1 : 0;
+  return t;
+}
+
+TEST(ElementwiseKernels, ComparisonsGiveBoolsWithBroadcasting) {
+  const Tensor a = f32({2, 2}, {1, 2, 3, std::nanf("")});
+  const Tensor b = f32({2}, {2, 2});
+  auto cmp = [&](const char* op, const Tensor& x, const Tensor& y) {
+    const Tensor r = run1(op, {rt(x), rt(y)});
+    EXPECT_EQ(r.dtype(), DType::kBool) << op;
+    return r.to_int64_vector();
+  };
+  EXPECT_EQ(cmp("Equal", a, b), (std::vector<int64_t>{0, 1, 0, 0}));  // NaN equals nothing
+  EXPECT_EQ(cmp("Less", a, b), (std::vector<int64_t>{1, 0, 0, 0}));
+  EXPECT_EQ(cmp("Greater", a, b), (std::vector<int64_t>{0, 0, 1, 0}));
+  EXPECT_EQ(cmp("LessOrEqual", a, b), (std::vector<int64_t>{1, 1, 0, 0}));
+  EXPECT_EQ(cmp("GreaterOrEqual", a, b), (std::vector<int64_t>{0, 1, 1, 0}));
+  // Integers (the exporters' shape arithmetic), bools for Equal, and 16-bit floats widened.
+  EXPECT_EQ(cmp("Equal", s64({3}, {1, -1, -1}), s64({}, {-1})), (std::vector<int64_t>{0, 1, 1}));
+  EXPECT_EQ(cmp("Equal", bools({2}, {1, 0}), bools({2}, {1, 1})), (std::vector<int64_t>{1, 0}));
+  EXPECT_EQ(cmp("Less", f32({2}, {0.5f, 2}).cast(DType::kBF16), f32({}, {1}).cast(DType::kBF16)),
+            (std::vector<int64_t>{1, 0}));
+  expect_infer_error("Less", {rt(bools({1}, {1})), rt(bools({1}, {0}))}, {},
+                     ErrorKind::kUnsupported, "bool");
+  expect_infer_error("Equal", {rt(f32({1}, {1})), rt(s64({1}, {1}))}, {}, ErrorKind::kInvalidInput,
+                     "one dtype");
+}
+
+TEST(ElementwiseKernels, LogicOnBoolsAndWhereSelects) {
+  const Tensor p = bools({4}, {0, 0, 1, 1}), q = bools({4}, {0, 1, 0, 1});
+  EXPECT_EQ(run1("And", {rt(p), rt(q)}).to_int64_vector(), (std::vector<int64_t>{0, 0, 0, 1}));
+  EXPECT_EQ(run1("Or", {rt(p), rt(q)}).to_int64_vector(), (std::vector<int64_t>{0, 1, 1, 1}));
+  EXPECT_EQ(run1("Xor", {rt(p), rt(q)}).to_int64_vector(), (std::vector<int64_t>{0, 1, 1, 0}));
+  EXPECT_EQ(run1("Not", {rt(p)}).to_int64_vector(), (std::vector<int64_t>{1, 1, 0, 0}));
+  expect_infer_error("Not", {rt(f32({1}, {1}))}, {}, ErrorKind::kUnsupported, "bool");
+  // Where broadcasts all three: a [2,1] condition, a [3] X and a scalar Y.
+  const Tensor w = run1("Where", {rt(bools({2, 1}, {1, 0})), rt(f32({3}, {1, 2, 3})),
+                                  rt(f32({}, {-1}))});
+  expect_f32(w, {2, 3}, {1, 2, 3, -1, -1, -1});
+  // The exporters' shape form: Where(Equal(shape, -1), ones, shape).
+  expect_s64(run1("Where", {rt(bools({3}, {0, 1, 1})), rt(s64({3}, {1, 1, 1})),
+                            rt(s64({3}, {4, -1, -1}))}),
+             {3}, {4, 1, 1});
+  const Tensor h = run1("Where", {rt(bools({2}, {1, 0})), rt(f32({2}, {1.5f, 2}).cast(DType::kF16)),
+                                  rt(f32({2}, {-3, -4}).cast(DType::kF16))});
+  ASSERT_EQ(h.dtype(), DType::kF16);
+  EXPECT_EQ(h.to_float_vector(), (std::vector<float>{1.5f, -4}));
+  expect_infer_error("Where", {rt(f32({1}, {1})), rt(f32({1}, {1})), rt(f32({1}, {2}))}, {},
+                     ErrorKind::kUnsupported, "bool");
+  expect_infer_error("Where", {rt(bools({1}, {1})), rt(f32({1}, {1})), rt(s64({1}, {2}))}, {},
+                     ErrorKind::kInvalidInput, "one dtype");
+}
+
 TEST(ElementwiseKernels, ModFloatsAreFmod) {
   const Tensor a = f32({5}, {5.5f, -5.5f, 5.5f, -5.5f, 1e10f});
   const Tensor b = f32({5}, {2, 2, -2, -2, 3});

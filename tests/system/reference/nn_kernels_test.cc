@@ -882,12 +882,19 @@ TEST(NnDropout, InferenceIsIdentity) {
   expect_close(run1("Dropout", {{x}, cst(f32({}, {0.5f}))}), x, 0);
   const Tensor xi = s64({2}, {7, 8});
   EXPECT_EQ(run1("Dropout", {{xi}}).to_int64_vector(), (Ints{7, 8}));
-  expect_infer_error("Dropout", {{x}}, {}, ErrorKind::kUnsupported, "mask", 2);
-  Tensor on(DType::kU8, {});
-  on.data<uint8_t>()[0] = 1;
+  // The mask output: bool, all true (nothing is dropped at inference).
+  const std::vector<Tensor> both = run("Dropout", {{x}}, {}, 2);
+  ASSERT_EQ(both.size(), 2u);
+  expect_close(both[0], x, 0);
+  EXPECT_EQ(both[1].dtype(), DType::kBool);
+  EXPECT_EQ(both[1].to_int64_vector(), (Ints{1, 1, 1, 1}));
+  Tensor on(DType::kBool, {});
+  static_cast<uint8_t*>(on.raw())[0] = 1;
   expect_infer_error("Dropout", {{x}, cst(f32({}, {0.5f})), cst(on)}, {}, ErrorKind::kUnsupported,
                      "training_mode");
-  Tensor off(DType::kU8, {});
+  // training_mode with a ratio of 0 drops nothing (how exporters write a p = 0 dropout).
+  expect_close(run1("Dropout", {{x}, cst(f32({}, {0.f})), cst(on)}), x, 0);
+  Tensor off(DType::kBool, {});
   expect_close(run1("Dropout", {{x}, cst(f32({}, {0.5f})), cst(off)}), x, 0);
 }
 

@@ -468,6 +468,34 @@ TEST(TensorKernels, CastLikeTakesTheSecondInputsDType) {
   EXPECT_EQ(g.param_count(), 0);
 }
 
+TEST(TensorKernels, CastToAndFromBool) {
+  const Tensor b = run1("Cast", {rt(f32({4}, {0, -0.f, 2.5f, std::nanf("")}))}, to(9));
+  ASSERT_EQ(b.dtype(), DType::kBool);
+  EXPECT_EQ(b.to_int64_vector(), (std::vector<int64_t>{0, 0, 1, 1}));  // nonzero, NaN included, is true
+  expect_f32(run1("Cast", {rt(b)}, to(1)), {4}, {0, 0, 1, 1});
+  expect_s64(run1("Cast", {rt(s64({3}, {0, 7, -1}))}, to(9)).cast(DType::kS64), {3},
+             {0, 1, 1});
+}
+
+TEST(TensorKernels, ScatterNdReplacesSlicesInOrder) {
+  // k = 1: whole rows of a [3, 2] matrix; the later of two equal indices wins.
+  expect_f32(run1("ScatterND", {rt(f32({3, 2}, {0, 0, 0, 0, 0, 0})), cst(s64({3, 1}, {2, 0, 2})),
+                                rt(f32({3, 2}, {1, 2, 3, 4, 5, 6}))}),
+             {3, 2}, {3, 4, 0, 0, 5, 6});
+  // k = rank: single elements, a negative index counted from the end.
+  expect_s64(run1("ScatterND", {rt(s64({2, 2}, {1, 2, 3, 4})), cst(s64({2, 2}, {0, 1, -1, 0})),
+                                rt(s64({2}, {9, 8}))}),
+             {2, 2}, {1, 9, 8, 4});
+  expect_infer_error("ScatterND",
+                     {rt(f32({2}, {0, 0})), cst(s64({1, 1}, {0})), rt(f32({2}, {1, 2}))}, {},
+                     ErrorKind::kInvalidInput, "updates");
+  expect_infer_error("ScatterND",
+                     {rt(f32({2}, {0, 0})), cst(s64({1, 1}, {0})), rt(f32({1}, {1}))},
+                     {{"reduction", std::string("add")}}, ErrorKind::kUnsupported, "reduction");
+  expect_error("ScatterND", {rt(f32({2}, {0, 0})), rt(s64({1, 1}, {2})), rt(f32({1}, {1}))}, {},
+               ErrorKind::kInvalidInput, "out of range");
+}
+
 // --- the exporter pattern constant folding collapses -----------------------------------------
 
 TEST(TensorKernels, ShapeGatherUnsqueezeConcatReshapeChain) {
