@@ -20,10 +20,12 @@ enum class BinaryOp : int { kAdd, kSub, kMul, kDiv };
 // Whether y = a op b (NumPy broadcasting) has a fast path: one operand has the full
 // output shape and the other, right-aligned to it, equals it on one contiguous run of
 // dimensions and is 1 elsewhere. That covers same shape, scalar, per-channel [1,C,1,1] or
-// [C,1,1] against [N,C,H,W], and [N,C,1,1] x [N,C,H,W] (squeeze-and-excitation).
+// [C,1,1] against [N,C,H,W], and [N,C,1,1] x [N,C,H,W] (squeeze-and-excitation). Any
+// other broadcast runs too where both operands have the last dimension in full (rows of the
+// trailing dimensions they share; a window-attention mask against its scores).
 bool binary_supported(const Shape& a, const Shape& b);
-// Computes y = a op b (y shaped like the full operand) and returns true, or returns false
-// without touching y when !binary_supported(a, b). y may alias the full operand.
+// Computes y = a op b (y shaped like the broadcast output) and returns true, or returns
+// false without touching y when !binary_supported(a, b). y may alias the full operand.
 bool binary(Isa isa, BinaryOp op, const float* a, const Shape& as, const float* b, const Shape& bs,
             float* y, ThreadPool& pool);
 
@@ -44,6 +46,10 @@ void channel_affine(Isa isa, Activation act, float p0, float p1, size_t pixels, 
 // values; y may equal x). Rows split between the pool's threads.
 void layer_norm(Isa isa, size_t rows, size_t c, const float* x, const float* gamma,
                 const float* beta, float eps, float* y, ThreadPool& pool);
+
+// Softmax over the last axis: each of `rows` rows of c values at x to exp(x - max) / sum
+// (y may equal x). Rows split between the pool's threads.
+void softmax(Isa isa, size_t rows, size_t c, const float* x, float* y, ThreadPool& pool);
 
 // 16-bit float rows (type kF16 or kBF16, as uint16_t bit patterns) to and from f32, split
 // over the pool in whole 16-element blocks: widening is exact, narrowing rounds to nearest

@@ -67,6 +67,51 @@ Pattern classify(const Shape& as, const Shape& bs) {
   return p;
 }
 
+// Any other broadcast whose last dimension both operands have in full (a window-attention
+// mask [1, W, 1, N, N] against its scores [1, W, H, N, N]): rows of `len` elements, each
+// operand's row found from the output row's index.
+struct RowPattern {
+  bool ok = false;
+  int64_t len = 1, rows = 0;
+  Shape outer;                      // the output's dimensions before the row
+  std::vector<int64_t> sa, sb;      // each operand's element stride per outer dimension
+};
+
+RowPattern classify_rows(const Shape& as, const Shape& bs) {
+  RowPattern p;
+  const size_t r = std::max(as.size(), bs.size());
+  if (r == 0) return p;
+  auto dim = [r](const Shape& s, size_t i) {
+    return i + s.size() >= r ? s[i + s.size() - r] : int64_t{1};
+  };
+  Shape out(r);
+  for (size_t i = 0; i < r; ++i) {
+    const int64_t a = dim(as, i), b = dim(bs, i);
+    if (a != b && a != 1 && b != 1) return p;
+    out[i] = std::max(a, b);
+  }
+  // The row: the trailing dimensions both operands have in full.
+  size_t first = r;
+  while (first > 0 && dim(as, first - 1) == out[first - 1] && dim(bs, first - 1) == out[first - 1])
+    --first;
+  if (first == r) return p;
+  for (size_t i = first; i < r; ++i) p.len *= out[i];
+  p.outer.assign(out.begin(), out.begin() + static_cast<std::ptrdiff_t>(first));
+  p.sa.assign(first, 0);
+  p.sb.assign(first, 0);
+  int64_t st_a = p.len, st_b = p.len;
+  for (size_t i = first; i-- > 0;) {
+    const int64_t a = dim(as, i), b = dim(bs, i);
+    p.sa[i] = a == 1 ? 0 : st_a;
+    p.sb[i] = b == 1 ? 0 : st_b;
+    st_a *= a;
+    st_b *= b;
+  }
+  p.rows = numel(p.outer);
+  p.ok = true;
+  return p;
+}
+
 // Chunks of the flat range: about 4 per thread, none smaller than 16K elements.
 template <class Fn>
 void for_chunks(ThreadPool& pool, int64_t total, Fn&& fn) {
@@ -80,14 +125,35 @@ void for_chunks(ThreadPool& pool, int64_t total, Fn&& fn) {
 
 }  // namespace
 
-bool binary_supported(const Shape& a, const Shape& b) { return classify(a, b).ok; }
+bool binary_supported(const Shape& a, const Shape& b) {
+  return classify(a, b).ok || classify_rows(a, b).ok;
+}
 
 bool binary(Isa isa, BinaryOp op, const float* a, const Shape& as, const float* b, const Shape& bs,
             float* y, ThreadPool& pool) {
   const Pattern pt = classify(as, bs);
-  if (!pt.ok) return false;
   const auto& k = ukernel::f32_vbinary_for(isa);
   const int o = static_cast<int>(op);
+  if (!pt.ok) {
+    const RowPattern rp = classify_rows(as, bs);
+    if (!rp.ok) return false;
+    // Rows in chunks of about 16K elements, each row's operands found by its index digits.
+    const int64_t per = std::max<int64_t>(1, 16384 / rp.len);
+    pool.parallel_for(static_cast<size_t>((rp.rows + per - 1) / per), [&](size_t c) {
+      const int64_t r0 = static_cast<int64_t>(c) * per, r1 = std::min(rp.rows, r0 + per);
+      for (int64_t row = r0; row < r1; ++row) {
+        int64_t oa = 0, ob = 0, rest = row;
+        for (size_t i = rp.outer.size(); i-- > 0;) {
+          const int64_t d = rest % rp.outer[i];
+          rest /= rp.outer[i];
+          oa += d * rp.sa[i];
+          ob += d * rp.sb[i];
+        }
+        k.vv[o](static_cast<size_t>(rp.len), a + oa, b + ob, y + row * rp.len);
+      }
+    });
+    return true;
+  }
   const float* full = pt.a_full ? a : b;
   const float* small = pt.a_full ? b : a;
   const int64_t q = pt.q, r = pt.r;

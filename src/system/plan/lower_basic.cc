@@ -1,5 +1,5 @@
 // Fast steps for the simple ops around convolutions: standalone BatchNorm and ChannelAffine
-// (per-channel affines), LayerNormalization over the last axis, activations, Add/Sub/Mul/Div with
+// (per-channel affines), LayerNormalization and Softmax over the last axis, activations, Add/Sub/Mul/Div with
 // CNN broadcasts, and the view ops (copies).
 #include <algorithm>
 #include <cmath>
@@ -402,10 +402,47 @@ std::unique_ptr<Step> lower_layer_norm(const LowerContext& ctx) {
                                          n.attr_float("epsilon", 1e-5f), ctx.isa);
 }
 
+// Softmax over the last axis of an f32 value: the row kernel of dlas/algo/eltwise.h.
+class SoftmaxStep : public Step {
+ public:
+  SoftmaxStep(const Node& n, int64_t rows, int64_t c, Isa isa)
+      : x_name_(n.inputs[0]), y_name_(n.outputs[0]), rows_(rows), c_(c), isa_(isa) {}
+  void bind(const Binder& b) override {
+    x_ = static_cast<const float*>(b.value(x_name_));
+    y_ = static_cast<float*>(b.value(y_name_));
+  }
+  void run(ThreadPool& pool) override {
+    softmax(isa_, static_cast<size_t>(rows_), static_cast<size_t>(c_), x_, y_, pool);
+  }
+  std::string kernel() const override { return "fast"; }
+
+ private:
+  std::string x_name_, y_name_;
+  int64_t rows_, c_;
+  Isa isa_;
+  const float* x_ = nullptr;
+  float* y_ = nullptr;
+};
+
+std::unique_ptr<Step> lower_softmax(const LowerContext& ctx) {
+  const Node& n = ctx.node;
+  const Graph& g = ctx.graph;
+  if (n.inputs.size() != 1 || n.outputs.size() != 1 || !is_f32(g, n.inputs[0]) ||
+      is_blocked(ctx.x_layout) || g.constant(n.inputs[0]))
+    return nullptr;
+  const Shape& x = g.value(n.inputs[0]).shape;
+  const int64_t rank = static_cast<int64_t>(x.size());
+  int64_t axis = n.attr_int("axis", -1);
+  if (axis < 0) axis += rank;
+  if (rank < 1 || axis != rank - 1 || x.back() < 1) return nullptr;
+  return std::make_unique<SoftmaxStep>(n, shape_numel(x) / x.back(), x.back(), ctx.isa);
+}
+
 std::unique_ptr<Step> lower_batchnorm(const LowerContext& ctx) {
   const Node& n = ctx.node;
   const Graph& g = ctx.graph;
   if (n.op == "LayerNormalization") return lower_layer_norm(ctx);
+  if (n.op == "Softmax") return lower_softmax(ctx);
   if (n.outputs.size() != 1 || n.inputs.empty() || !is_f32(g, n.inputs[0])) return nullptr;
   const Shape& y = g.value(n.outputs[0]).shape;
   if (y.size() < 2 || y[0] == 0 || y[1] == 0) return nullptr;
@@ -539,13 +576,29 @@ std::unique_ptr<Step> lower_concat(const LowerContext& ctx) {
   const ValueInfo& y = g.value(n.outputs[0]);
   int64_t axis = n.attr_int("axis", 0);
   if (axis < 0) axis += static_cast<int64_t>(y.shape.size());
-  if (y.shape.size() != 4 || axis != 1) return nullptr;
+  const int64_t rank = static_cast<int64_t>(y.shape.size());
+  if (axis < 0 || axis >= rank) return nullptr;
   std::vector<size_t> bytes;
-  for (const std::string& in : n.inputs) {
-    if (g.constant(in) || g.value(in).dtype != y.dtype) return nullptr;
-    bytes.push_back(value_bytes(g, in, ctx.y_layout) / static_cast<size_t>(y.shape[0]));
+  if (rank == 4 && axis == 1) {  // channels, NCHW or blocked: one run per input and image
+    for (const std::string& in : n.inputs) {
+      if (g.constant(in) || g.value(in).dtype != y.dtype) return nullptr;
+      bytes.push_back(value_bytes(g, in, ctx.y_layout) / static_cast<size_t>(y.shape[0]));
+    }
+    return std::make_unique<ConcatStep>(n, std::move(bytes), y.shape[0]);
   }
-  return std::make_unique<ConcatStep>(n, std::move(bytes), y.shape[0]);
+  // Any other axis of plain values (a class token before the patches, a rolled window):
+  // one run per input and index of the dimensions before the axis.
+  if (is_blocked(ctx.y_layout)) return nullptr;
+  int64_t outer = 1;
+  for (int64_t i = 0; i < axis; ++i) outer *= y.shape[static_cast<size_t>(i)];
+  for (const std::string& in : n.inputs) {
+    const Tensor* c = g.constant(in);
+    const DType t = c ? c->dtype() : g.value(in).dtype;
+    const Shape& s = c ? c->shape() : g.value(in).shape;
+    if (t != y.dtype || outer == 0) return nullptr;
+    bytes.push_back(static_cast<size_t>(shape_numel(s) / outer) * dtype_size(t));
+  }
+  return std::make_unique<ConcatStep>(n, std::move(bytes), outer);
 }
 
 bool is_view_op(const std::string& op) {

@@ -5,8 +5,10 @@
 // bf16 kernel where the path has one and the rows fill a tile. FusedMatMul (a MatMul with
 // its bias, residual and activation, made by fuse_linear) -> the same kernels with the
 // epilogue applied per output tile. QFc (an int8 Linear layer, made by fuse_quantized_fc)
-// -> the int8 FC kernel, f32 out.
+// -> the int8 FC kernel, f32 out. MatMul of two f32 activations (attention's Q·Kᵀ and
+// softmax·V) -> the batched GEMM, B packed at run time.
 #include "dlas/algo/fully_connected.h"
+#include "dlas/algo/matmul.h"
 #include "system/plan/steps.h"
 #include "system/reference/quant_kernels.h"
 
@@ -87,6 +89,42 @@ class QFcStep : public Step {
   void* ws_ = nullptr;
 };
 
+class BatchedMatMulStep : public Step {
+ public:
+  BatchedMatMulStep(const Node& n, std::unique_ptr<BatchedMatMul> mm)
+      : a_name_(n.inputs[0]), b_name_(n.inputs[1]), y_name_(n.outputs[0]), mm_(std::move(mm)) {}
+  void bind(const Binder& b) override {
+    a_ = static_cast<const float*>(b.value(a_name_));
+    b_ = static_cast<const float*>(b.value(b_name_));
+    y_ = static_cast<float*>(b.value(y_name_));
+    ws_ = b.workspace;
+  }
+  void run(ThreadPool& pool) override { mm_->run(a_, b_, y_, ws_, pool); }
+  size_t workspace_bytes(int threads) const override { return mm_->workspace_bytes(threads); }
+  std::string kernel() const override { return "matmul"; }
+
+ private:
+  std::string a_name_, b_name_, y_name_;
+  std::unique_ptr<BatchedMatMul> mm_;
+  const float* a_ = nullptr;
+  const float* b_ = nullptr;
+  float* y_ = nullptr;
+  void* ws_ = nullptr;
+};
+
+// MatMul of two f32 activations, both plain and at least 2-D.
+std::unique_ptr<Step> lower_batched_matmul(const LowerContext& ctx) {
+  const Node& n = ctx.node;
+  const Graph& g = ctx.graph;
+  if (is_blocked(ctx.x_layout) || is_blocked(ctx.y_layout)) return nullptr;
+  for (int i = 0; i < 2; ++i)
+    if (!g.has_value(n.inputs[i]) || g.value(n.inputs[i]).dtype != DType::kF32) return nullptr;
+  const Shape& a = g.value(n.inputs[0]).shape;
+  const Shape& b = g.value(n.inputs[1]).shape;
+  if (!BatchedMatMul::supports(a, b)) return nullptr;
+  return std::make_unique<BatchedMatMulStep>(n, std::make_unique<BatchedMatMul>(a, b, ctx.isa));
+}
+
 // QFc with constant weights (and bias) on plain rows.
 std::unique_ptr<Step> lower_qfc(const LowerContext& ctx) {
   const Node& n = ctx.node;
@@ -114,6 +152,9 @@ std::unique_ptr<Step> lower_fc(const LowerContext& ctx) {
   const Graph& g = ctx.graph;
   if (n.op == "QFc") return lower_qfc(ctx);
   const bool fused = n.op == "FusedMatMul";
+  if (n.op == "MatMul" && n.inputs.size() == 2 && n.outputs.size() == 1 &&
+      !g.constant(n.inputs[0]) && !g.constant(n.inputs[1]))
+    return lower_batched_matmul(ctx);
   if ((n.op != "Gemm" && n.op != "MatMul" && !fused) || n.inputs.size() < 2 ||
       n.outputs.size() != 1 || g.constant(n.inputs[0]) || !g.has_value(n.inputs[0]))
     return nullptr;

@@ -1,4 +1,5 @@
-// Fast steps for the ops that only move data: Transpose, Slice and constant Pad, on NCHW
+// Fast steps for the ops that only move data: Transpose, Slice, Gather by a progression of
+// constant indices and constant Pad, on NCHW
 // values of any element type (f32, 16-bit, 8-bit). Each is one box copy: runs of contiguous
 // bytes, one per index of the box's outer axes, read and written at strided offsets. Axes
 // that stay neighbours on both sides merge, and the innermost one becomes the run when it is
@@ -359,9 +360,12 @@ std::unique_ptr<Step> lower_transpose(const LowerContext& ctx) {
 
 // Slice (starts, ends, axes and steps as constant inputs, or as attributes before opset
 // 10), any steps: a box copy from the first selected element.
+std::unique_ptr<Step> lower_gather(const LowerContext& ctx);
+
 std::unique_ptr<Step> lower_slice(const LowerContext& ctx) {
   const Node& n = ctx.node;
   const Graph& g = ctx.graph;
+  if (n.op == "Gather") return lower_gather(ctx);
   if (n.op != "Slice") return nullptr;
   const ValueInfo* xp = moved_value(ctx);
   if (!xp) return nullptr;
@@ -384,6 +388,42 @@ std::unique_ptr<Step> lower_slice(const LowerContext& ctx) {
   }
   box.dims = y;
   box.dst = byte_strides(y, elem);
+  return std::make_unique<BoxCopyStep>(n, std::move(box));
+}
+
+// Gather by constant indices in arithmetic progression (one index: a qkv[0] picking the
+// queries; a run of them: a Slice): a box copy whose axis steps by the progression's stride.
+std::unique_ptr<Step> lower_gather(const LowerContext& ctx) {
+  const Node& n = ctx.node;
+  const Graph& g = ctx.graph;
+  const ValueInfo* xp = moved_value(ctx);
+  if (!xp || n.inputs.size() != 2) return nullptr;
+  const Tensor* ind = g.constant(n.inputs[1]);
+  if (!ind || ind->numel() < 1) return nullptr;
+  const Shape& x = xp->shape;
+  const int64_t rank = static_cast<int64_t>(x.size());
+  int64_t axis = n.attr_int("axis", 0);
+  if (axis < 0) axis += rank;
+  if (axis < 0 || axis >= rank) return nullptr;
+  const int64_t dim = x[static_cast<size_t>(axis)];
+  std::vector<int64_t> idx = ind->to_int64_vector();
+  for (int64_t& v : idx) {
+    if (v < -dim || v >= dim) return nullptr;  // the reference kernel reports it
+    if (v < 0) v += dim;
+  }
+  const int64_t step = idx.size() > 1 ? idx[1] - idx[0] : 1;
+  for (size_t i = 1; i < idx.size(); ++i)
+    if (idx[i] - idx[i - 1] != step) return nullptr;
+  const size_t elem = dtype_size(xp->dtype);
+  const std::vector<int64_t> xs = byte_strides(x, elem);
+  BoxCopy box;
+  box.run = elem;
+  box.dims = x;
+  box.dims[static_cast<size_t>(axis)] = static_cast<int64_t>(idx.size());
+  box.src = xs;
+  box.src[static_cast<size_t>(axis)] = xs[static_cast<size_t>(axis)] * step;
+  box.src_offset = xs[static_cast<size_t>(axis)] * idx[0];
+  box.dst = byte_strides(box.dims, elem);  // the output, its index dimensions flattened
   return std::make_unique<BoxCopyStep>(n, std::move(box));
 }
 

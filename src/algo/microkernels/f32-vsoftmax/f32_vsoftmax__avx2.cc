@@ -1,0 +1,11 @@
+// avx2 softmax: the vector template with 8 lanes.
+#include "algo/microkernels/f32-vsoftmax/f32_vsoftmax.h"
+#include "algo/microkernels/f32-vsoftmax/f32_vsoftmax_template.h"
+
+namespace dlas::ukernel {
+
+void f32_vsoftmax__avx2(size_t rows, size_t c, const float* x, float* y) {
+  f32_vsoftmax_vec<8>(rows, c, x, y);
+}
+
+}  // namespace dlas::ukernel
