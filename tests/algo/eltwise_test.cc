@@ -41,6 +41,11 @@ TEST(FastEltwise, BinaryMatchesReferenceBitForBit) {
       {{2, 4, 6, 3}, {}},                  // rank-0 scalar
       {{4, 10}, {10}},                     // FC bias along the last dim
       {{1, 40000}, {1, 1}},                // long scalar run split across chunks
+      // Rows of the trailing dimensions both operands have in full:
+      {{2, 4, 5, 5}, {2, 1, 5, 5}},        // matched, broadcast, matched
+      {{1, 4, 3, 49, 49}, {1, 4, 1, 49, 49}},  // a window-attention mask, several chunks
+      {{1, 4, 5, 6}, {1, 4, 1, 6}},
+      {{3, 1, 5}, {1, 4, 5}},              // an output larger than either operand
   };
   for (Isa isa : supported_isas())
     for (int threads : {1, 2})
@@ -52,7 +57,7 @@ TEST(FastEltwise, BinaryMatchesReferenceBitForBit) {
                                      b = random(count(bs), 5, 0.5f, 2.f);
             Tensor want = op_test::run1(
                 kOps[op], {op_test::rt(op_test::f32(as, a)), op_test::rt(op_test::f32(bs, b))});
-            std::vector<float> got(static_cast<size_t>(count(full)), 42.f);
+            std::vector<float> got(static_cast<size_t>(want.numel()), 42.f);
             ThreadPool pool(threads);
             ASSERT_TRUE(binary_supported(as, bs));
             ASSERT_TRUE(binary(isa, static_cast<BinaryOp>(op), a.data(), as, b.data(), bs,
@@ -79,9 +84,8 @@ TEST(FastEltwise, InPlaceOnTheFullOperand) {
 
 TEST(FastEltwise, RefusesOtherBroadcasts) {
   const std::pair<Shape, Shape> cases[] = {
-      {{2, 4, 5, 5}, {2, 1, 5, 5}},  // matched, broadcast, matched: not one run
-      {{1, 4, 5, 6}, {1, 4, 1, 6}},
-      {{2, 1, 5, 5}, {1, 4, 1, 1}},  // neither operand has the output shape
+      {{2, 1, 5, 5}, {1, 4, 1, 1}},  // neither has the output shape nor the last dim in full
+      {{2, 4, 5, 1}, {2, 1, 5, 6}},  // one has the last dimension, the other broadcasts it
       {{3, 4}, {5, 4}},              // not broadcastable at all
   };
   std::vector<float> a(1000), b(1000), y(1000, 7.f);
