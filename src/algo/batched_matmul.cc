@@ -62,7 +62,7 @@ bool BatchedMatMul::supports(const Shape& a, const Shape& b) {
 }
 
 BatchedMatMul::BatchedMatMul(const Shape& a, const Shape& b, Isa isa)
-    : m_(0), k_(0), n_(0), npanels_(0), u_(&ukernel::f32_gemm_default(isa)) {
+    : m_(0), k_(0), n_(0), npanels_(0), u_(nullptr) {
   Shape dims;
   DLAS_CHECK(supports(a, b), ErrorKind::kInvalidInput, "matmul: cannot multiply ", shape_str(a),
              " by ", shape_str(b));
@@ -70,6 +70,7 @@ BatchedMatMul::BatchedMatMul(const Shape& a, const Shape& b, Isa isa)
   m_ = a[a.size() - 2];
   k_ = a.back();
   n_ = b.back();
+  u_ = &ukernel::f32_gemm_for_output(isa, m_, n_);
   npanels_ = div_up(n_, u_->nr);
   a_off_ = batch_offsets(a, dims);
   b_off_ = batch_offsets(b, dims);

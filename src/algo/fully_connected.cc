@@ -27,6 +27,7 @@ PreparedFullyConnected::PreparedFullyConnected(int64_t k, int64_t n, const float
     : k_(k), n_(n), isa_(isa), epilogue_(epilogue) {
   DLAS_CHECK(k > 0 && n > 0, ErrorKind::kInvalidInput, "fully connected: k and n must be positive");
   gemm_ = &ukernel::f32_gemm_default(isa);
+  if (rows > kGemvRows) gemm_ = &ukernel::f32_gemm_for_output(isa, rows, n);
   gemv_ = gemm_;
   // Layers known to run more rows than the GEMV serves (a Linear layer on channels-last
   // activations) keep W in the GEMM kernel's own NR-wide panels: each column slice is then
@@ -63,6 +64,11 @@ PreparedFullyConnected::PreparedFullyConnected(int64_t k, int64_t n, const float
   if (bias)
     for (int64_t j = 0; j < n; ++j) bias_[j] = bias[j];
   for (int64_t kk = 0; kk < k; ++kk) row_off_.push_back(kk * panel_);
+}
+
+const char* PreparedFullyConnected::ukernel_name(int64_t m) const {
+  if (m <= kGemvRows && !wnarrow_.empty()) return "dot";
+  return (m <= kGemvRows && gemv_ != gemm_ ? gemv_ : gemm_)->name;
 }
 
 size_t PreparedFullyConnected::workspace_bytes(int64_t m, int) const {

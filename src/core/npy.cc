@@ -163,10 +163,10 @@ Tensor parse_npy(std::string_view bytes, const std::string& source) {
     }
     return t;
   }
-  DType dt = src == Src::kF32   ? DType::kF32
-             : src == Src::kF16 ? DType::kF16
-             : src == Src::kS8  ? DType::kS8
-             : src == Src::kS32 ? DType::kS32
+  DType dt = src == Src::kF32    ? DType::kF32
+             : src == Src::kF16  ? DType::kF16
+             : src == Src::kS8   ? DType::kS8
+             : src == Src::kS32  ? DType::kS32
              : src == Src::kS64  ? DType::kS64
              : src == Src::kBool ? DType::kBool
                                  : DType::kU8;

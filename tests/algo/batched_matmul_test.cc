@@ -87,8 +87,8 @@ void check_matmul(Isa isa, const Shape& as, const Shape& bs, int threads) {
 
 TEST(BatchedMatMul, AttentionShapesAndTails) {
   for (Isa isa : supported_isas()) {
-    check_matmul(isa, {12, 197, 64}, {12, 64, 197}, 2);  // ViT-B/16's Q·Kᵀ
-    check_matmul(isa, {12, 197, 197}, {12, 197, 64}, 2);  // and softmax·V
+    check_matmul(isa, {12, 197, 64}, {12, 64, 197}, 2);          // ViT-B/16's Q·Kᵀ
+    check_matmul(isa, {12, 197, 197}, {12, 197, 64}, 2);         // and softmax·V
     check_matmul(isa, {1, 4, 3, 49, 32}, {1, 4, 3, 32, 49}, 1);  // Swin's windows
     for (int64_t m : {1, 5, 15, 29})
       for (int64_t k : {1, 3, 17, 600})
@@ -98,10 +98,10 @@ TEST(BatchedMatMul, AttentionShapesAndTails) {
 
 TEST(BatchedMatMul, BroadcastLeadingDimensions) {
   for (Isa isa : supported_isas()) {
-    check_matmul(isa, {3, 9, 20}, {20, 11}, 2);             // a 2-D B for every batch
-    check_matmul(isa, {9, 20}, {2, 3, 20, 11}, 2);          // a 2-D A
-    check_matmul(isa, {2, 1, 9, 20}, {1, 3, 20, 11}, 2);    // both broadcast
-    check_matmul(isa, {5, 4}, {4, 6}, 1);                   // plain matrices
+    check_matmul(isa, {3, 9, 20}, {20, 11}, 2);           // a 2-D B for every batch
+    check_matmul(isa, {9, 20}, {2, 3, 20, 11}, 2);        // a 2-D A
+    check_matmul(isa, {2, 1, 9, 20}, {1, 3, 20, 11}, 2);  // both broadcast
+    check_matmul(isa, {5, 4}, {4, 6}, 1);                 // plain matrices
   }
   EXPECT_FALSE(BatchedMatMul::supports({2, 3, 4}, {3, 4, 5}));  // 2 against 3 batches
   EXPECT_FALSE(BatchedMatMul::supports({3, 4}, {5, 6}));        // K differs

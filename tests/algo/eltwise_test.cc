@@ -42,10 +42,10 @@ TEST(FastEltwise, BinaryMatchesReferenceBitForBit) {
       {{4, 10}, {10}},                     // FC bias along the last dim
       {{1, 40000}, {1, 1}},                // long scalar run split across chunks
       // Rows of the trailing dimensions both operands have in full:
-      {{2, 4, 5, 5}, {2, 1, 5, 5}},        // matched, broadcast, matched
+      {{2, 4, 5, 5}, {2, 1, 5, 5}},            // matched, broadcast, matched
       {{1, 4, 3, 49, 49}, {1, 4, 1, 49, 49}},  // a window-attention mask, several chunks
       {{1, 4, 5, 6}, {1, 4, 1, 6}},
-      {{3, 1, 5}, {1, 4, 5}},              // an output larger than either operand
+      {{3, 1, 5}, {1, 4, 5}},  // an output larger than either operand
   };
   for (Isa isa : supported_isas())
     for (int threads : {1, 2})

@@ -440,6 +440,16 @@ std::vector<OpCase> edge_cases() {
       "gather_elements_negative", make_node("GatherElements", {{"axis", int64_t{1}}}, {"i"}),
       {{2, 4, 3}},
       {{"i", Tensor::from_vector<int64_t>({2, 2, 3}, {0, -1, 3, 2, -4, 1, 3, 3, 0, -2, 1, 2})}}));
+  cs.push_back(op_case(
+      "scatter_nd_rows", make_node("ScatterND", {}, {"i", "u"}), {{4, 3, 2}},
+      {{"i", Tensor::from_vector<int64_t>({2, 1}, {3, -4})}, {"u", random_tensor({2, 3, 2}, 25)}}));
+  cs.push_back(op_case("less_to_bool", make_node("Less", {}, {"t"}), {{2, 5}},
+                       {{"t", random_tensor({5}, 26)}}));
+  Tensor cond(DType::kBool, {2, 1});
+  static_cast<uint8_t*>(cond.raw())[1] = 1;
+  cs.push_back(
+      op_case("where_broadcast", make_node("Where", {}, {"c", "a", "b"}), {},
+              {{"c", cond}, {"a", random_tensor({3}, 28)}, {"b", random_tensor({2, 3}, 27)}}));
   cs.push_back(op_case("eyelike_k1", make_node("EyeLike", {{"k", int64_t{1}}}), {{3, 5}}));
   cs.push_back(op_case("castlike_f16", make_node("CastLike", {}, {"like"}), {{2, 7}},
                        {{"like", Tensor(DType::kF16, {1})}}));

@@ -24,7 +24,8 @@ class PreparedFullyConnected {
   // w: [n][k] when w_is_nk (ONNX Gemm transB=1, PyTorch Linear), else [k][n] (MatMul).
   // bias: [n] or null. epilogue.residual: run() takes a residual shaped like y. rows: the
   // rows run() will see, where known (0: any); beyond the GEMV's few, W is packed for the
-  // MR-row kernel alone (any row count still runs).
+  // MR-row kernel alone (any row count still runs), the ISA's tile that pads the rows x n
+  // output least (ukernel::f32_gemm_for_output).
   PreparedFullyConnected(int64_t k, int64_t n, const float* w, bool w_is_nk, const float* bias,
                          const Epilogue& epilogue, Isa isa, int64_t rows = 0);
 
@@ -36,6 +37,8 @@ class PreparedFullyConnected {
   void run(int64_t m, const float* x, float* y, const float* residual, void* workspace,
            ThreadPool& pool) const;
   size_t packed_bytes() const { return (wpack_.size() + wnarrow_.size()) * sizeof(float); }
+  // The microkernel run() uses for m rows ("dot" for the narrow-output dot products).
+  const char* ukernel_name(int64_t m) const;
 
  private:
   // The packed GEMV / GEMM kernels, each tile started from bias (+ residual) and finished

@@ -12,7 +12,7 @@ namespace dlas {
 enum class DType : uint8_t { kF32, kF16, kBF16, kS8, kU8, kS32, kS64, kBool };
 
 inline constexpr DType kAllDTypes[] = {DType::kF32, DType::kF16, DType::kBF16, DType::kS8,
-                                       DType::kU8,  DType::kS32, DType::kS64, DType::kBool};
+                                       DType::kU8,  DType::kS32, DType::kS64,  DType::kBool};
 
 size_t dtype_size(DType t);
 // Short lowercase name: "f32", "f16", "bf16", "s8", "u8", "s32", "s64", "bool".

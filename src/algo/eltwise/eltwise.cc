@@ -73,8 +73,8 @@ Pattern classify(const Shape& as, const Shape& bs) {
 struct RowPattern {
   bool ok = false;
   int64_t len = 1, rows = 0;
-  Shape outer;                      // the output's dimensions before the row
-  std::vector<int64_t> sa, sb;      // each operand's element stride per outer dimension
+  Shape outer;                  // the output's dimensions before the row
+  std::vector<int64_t> sa, sb;  // each operand's element stride per outer dimension
 };
 
 RowPattern classify_rows(const Shape& as, const Shape& bs) {

@@ -66,8 +66,8 @@ std::string read_external_data(const onnx::TensorProto& proto, const std::string
              "' not found beside the model");
   DLAS_CHECK(inside(file, dir), ErrorKind::kInvalidInput, what, ": external data file '", location,
              "' resolves outside the model's folder (a symlink?)");
-  DLAS_CHECK(fs::is_regular_file(file, ec), ErrorKind::kInvalidInput, what,
-             ": external data '", location, "' is not a regular file");
+  DLAS_CHECK(fs::is_regular_file(file, ec), ErrorKind::kInvalidInput, what, ": external data '",
+             location, "' is not a regular file");
   DLAS_CHECK(offset >= 0 && (length < 0 || length == bytes), ErrorKind::kInvalidInput, what,
              ": external data has offset ", offset, " and length ", length, ", expected length ",
              bytes);
@@ -149,7 +149,7 @@ Tensor tensor_from_proto(const onnx::TensorProto& proto, const std::string& what
   if (raw) {
     std::memcpy(t.raw(), proto.raw_data().data(), t.nbytes());
     if (*dtype == DType::kBool)  // one byte per value; anything nonzero is true
-      for (uint8_t* p = static_cast<uint8_t*>(t.raw()), *e = p + numel; p != e; ++p)
+      for (uint8_t *p = static_cast<uint8_t*>(t.raw()), *e = p + numel; p != e; ++p)
         *p = *p != 0 ? 1 : 0;
     return t;
   }

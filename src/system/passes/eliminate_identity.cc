@@ -61,7 +61,8 @@ int eliminate_identity(Graph& graph) {
   for (Node& n : graph.nodes) {
     for (std::string& in : n.inputs)
       if (!in.empty()) in = resolve(in);
-    if (passes_through(graph, n, used) && !outputs.count(n.outputs[0]) && !graph.constant(n.inputs[0])) {
+    if (passes_through(graph, n, used) && !outputs.count(n.outputs[0]) &&
+        !graph.constant(n.inputs[0])) {
       source[n.outputs[0]] = n.inputs[0];
       ++removed;
       continue;

@@ -1,6 +1,6 @@
 // Fast steps for the simple ops around convolutions: standalone BatchNorm and ChannelAffine
-// (per-channel affines), LayerNormalization and Softmax over the last axis, activations, Add/Sub/Mul/Div with
-// CNN broadcasts, and the view ops (copies).
+// (per-channel affines), LayerNormalization and Softmax over the last axis, activations,
+// Add/Sub/Mul/Div with CNN broadcasts, and the view ops (copies).
 #include <algorithm>
 #include <cmath>
 #include <cstring>

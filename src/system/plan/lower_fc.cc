@@ -33,6 +33,7 @@ class FcStep : public Step {
   size_t workspace_bytes(int threads) const override { return fc_->workspace_bytes(m_, threads); }
   size_t packed_bytes() const override { return fc_->packed_bytes(); }
   std::string kernel() const override { return "fc"; }
+  std::string knobs() const override { return std::string("ukernel=") + fc_->ukernel_name(m_); }
 
  private:
   std::string x_name_, r_name_, y_name_;
@@ -102,6 +103,7 @@ class BatchedMatMulStep : public Step {
   void run(ThreadPool& pool) override { mm_->run(a_, b_, y_, ws_, pool); }
   size_t workspace_bytes(int threads) const override { return mm_->workspace_bytes(threads); }
   std::string kernel() const override { return "matmul"; }
+  std::string knobs() const override { return std::string("ukernel=") + mm_->ukernel_name(); }
 
  private:
   std::string a_name_, b_name_, y_name_;

@@ -499,23 +499,33 @@ void clip_kernel(const Node& node, const std::vector<Tensor>& in, std::vector<Te
 
 struct Equal {
   template <class T>
-  uint8_t operator()(T a, T b) const { return a == b; }
+  uint8_t operator()(T a, T b) const {
+    return a == b;
+  }
 };
 struct Less {
   template <class T>
-  uint8_t operator()(T a, T b) const { return a < b; }
+  uint8_t operator()(T a, T b) const {
+    return a < b;
+  }
 };
 struct Greater {
   template <class T>
-  uint8_t operator()(T a, T b) const { return a > b; }
+  uint8_t operator()(T a, T b) const {
+    return a > b;
+  }
 };
 struct LessOrEqual {
   template <class T>
-  uint8_t operator()(T a, T b) const { return a <= b; }
+  uint8_t operator()(T a, T b) const {
+    return a <= b;
+  }
 };
 struct GreaterOrEqual {
   template <class T>
-  uint8_t operator()(T a, T b) const { return a >= b; }
+  uint8_t operator()(T a, T b) const {
+    return a >= b;
+  }
 };
 
 // Two operands of one dtype (f16 / bf16 arrive widened), a bool (0 / 1 byte) result.

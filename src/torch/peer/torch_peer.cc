@@ -1049,6 +1049,24 @@ Outputs op_gather_elements(const NodeCall& c) {
   return {at::gather(x, axis, normalized_indices(c.in(1), x.size(axis)))};
 }
 
+// ScatterND (reduction 'none'): the first k dimensions flattened, each index tuple a row of
+// that view replaced by its updates.
+Outputs op_scatter_nd(const NodeCall& c) {
+  const at::Tensor& x = c.in(0);
+  const at::Tensor idx = c.in(1).to(at::kLong);
+  const int64_t k = idx.size(idx.dim() - 1);
+  at::Tensor lin = at::zeros({idx.numel() / k}, at::kLong);
+  const at::Tensor tuples = idx.reshape({-1, k});
+  int64_t rows = 1;
+  for (int64_t d = 0; d < k; ++d) {
+    lin = lin * x.size(d) + normalized_indices(tuples.select(1, d), x.size(d));
+    rows *= x.size(d);
+  }
+  at::Tensor out = x.clone().reshape({rows, -1});
+  out.index_copy_(0, lin, c.in(2).reshape({lin.numel(), -1}));
+  return {out.reshape(x.sizes())};
+}
+
 at::Tensor int64_tensor(const std::vector<int64_t>& v) {
   return at::tensor(at::ArrayRef<int64_t>(v), at::kLong);
 }
@@ -1259,6 +1277,7 @@ const std::unordered_map<std::string_view, OpFn>& op_table() {
       {"Unsqueeze", op_unsqueeze},
       {"Gather", op_gather},
       {"GatherElements", op_gather_elements},
+      {"ScatterND", op_scatter_nd},
       {"DepthToSpace", op_depth_to_space},
       {"SpaceToDepth", op_space_to_depth},
       {"Shape", op_shape},

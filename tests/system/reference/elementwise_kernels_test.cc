@@ -381,12 +381,12 @@ TEST(ElementwiseKernels, LogicOnBoolsAndWhereSelects) {
   EXPECT_EQ(run1("Not", {rt(p)}).to_int64_vector(), (std::vector<int64_t>{1, 1, 0, 0}));
   expect_infer_error("Not", {rt(f32({1}, {1}))}, {}, ErrorKind::kUnsupported, "bool");
   // Where broadcasts all three: a [2,1] condition, a [3] X and a scalar Y.
-  const Tensor w = run1("Where", {rt(bools({2, 1}, {1, 0})), rt(f32({3}, {1, 2, 3})),
-                                  rt(f32({}, {-1}))});
+  const Tensor w =
+      run1("Where", {rt(bools({2, 1}, {1, 0})), rt(f32({3}, {1, 2, 3})), rt(f32({}, {-1}))});
   expect_f32(w, {2, 3}, {1, 2, 3, -1, -1, -1});
   // The exporters' shape form: Where(Equal(shape, -1), ones, shape).
-  expect_s64(run1("Where", {rt(bools({3}, {0, 1, 1})), rt(s64({3}, {1, 1, 1})),
-                            rt(s64({3}, {4, -1, -1}))}),
+  expect_s64(run1("Where",
+                  {rt(bools({3}, {0, 1, 1})), rt(s64({3}, {1, 1, 1})), rt(s64({3}, {4, -1, -1}))}),
              {3}, {4, 1, 1});
   const Tensor h = run1("Where", {rt(bools({2}, {1, 0})), rt(f32({2}, {1.5f, 2}).cast(DType::kF16)),
                                   rt(f32({2}, {-3, -4}).cast(DType::kF16))});

@@ -471,10 +471,10 @@ TEST(TensorKernels, CastLikeTakesTheSecondInputsDType) {
 TEST(TensorKernels, CastToAndFromBool) {
   const Tensor b = run1("Cast", {rt(f32({4}, {0, -0.f, 2.5f, std::nanf("")}))}, to(9));
   ASSERT_EQ(b.dtype(), DType::kBool);
-  EXPECT_EQ(b.to_int64_vector(), (std::vector<int64_t>{0, 0, 1, 1}));  // nonzero, NaN included, is true
+  EXPECT_EQ(b.to_int64_vector(),
+            (std::vector<int64_t>{0, 0, 1, 1}));  // nonzero, NaN included, is true
   expect_f32(run1("Cast", {rt(b)}, to(1)), {4}, {0, 0, 1, 1});
-  expect_s64(run1("Cast", {rt(s64({3}, {0, 7, -1}))}, to(9)).cast(DType::kS64), {3},
-             {0, 1, 1});
+  expect_s64(run1("Cast", {rt(s64({3}, {0, 7, -1}))}, to(9)).cast(DType::kS64), {3}, {0, 1, 1});
 }
 
 TEST(TensorKernels, ScatterNdReplacesSlicesInOrder) {
@@ -489,8 +489,7 @@ TEST(TensorKernels, ScatterNdReplacesSlicesInOrder) {
   expect_infer_error("ScatterND",
                      {rt(f32({2}, {0, 0})), cst(s64({1, 1}, {0})), rt(f32({2}, {1, 2}))}, {},
                      ErrorKind::kInvalidInput, "updates");
-  expect_infer_error("ScatterND",
-                     {rt(f32({2}, {0, 0})), cst(s64({1, 1}, {0})), rt(f32({1}, {1}))},
+  expect_infer_error("ScatterND", {rt(f32({2}, {0, 0})), cst(s64({1, 1}, {0})), rt(f32({1}, {1}))},
                      {{"reduction", std::string("add")}}, ErrorKind::kUnsupported, "reduction");
   expect_error("ScatterND", {rt(f32({2}, {0, 0})), rt(s64({1, 1}, {2})), rt(f32({1}, {1}))}, {},
                ErrorKind::kInvalidInput, "out of range");

@@ -29,6 +29,19 @@ const F32GemmUkernel& f32_gemm_default(Isa isa) {
   return *all.front();
 }
 
+const F32GemmUkernel& f32_gemm_for_output(Isa isa, int64_t m, int64_t n) {
+  const F32GemmUkernel& def = f32_gemm_default(isa);
+  const F32GemmUkernel* best = &def;
+  auto padded = [&](const F32GemmUkernel& u) {
+    return (m + u.mr - 1) / u.mr * u.mr * ((n + u.nr - 1) / u.nr * u.nr);
+  };
+  for (const F32GemmUkernel* u : f32_gemm_ukernels_for(isa))
+    if (u->isa == def.isa && u->mr > 1 && 4 * u->mr * u->nr >= 3 * def.mr * def.nr &&
+        padded(*u) < padded(*best))
+      best = u;
+  return *best;
+}
+
 const F32GemmUkernel* find_f32_gemm(const char* name) {
   for (const F32GemmUkernel& u : f32_gemm_ukernels())
     if (std::strcmp(u.name, name) == 0) return &u;
