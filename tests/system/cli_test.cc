@@ -231,16 +231,16 @@ TEST_F(Cli, UnsupportedOpNamesOpAndNode) {
 // A step with no fast path is marked by profile and warned about once by bench; a model
 // whose every step is fast gets neither.
 TEST_F(Cli, ReferenceStepsAreMarkedAndWarnedAbout) {
-  write_one_op_model(path("s.onnx"), "Softmax", "the_softmax");
+  write_one_op_model(path("s.onnx"), "Hardmax", "the_hardmax");
   Result b = dlas("bench " + path("s.onnx") + " --repeat 2 --json");
   ASSERT_EQ(b.code, 0) << b.err;
   EXPECT_EQ(nlohmann::json::parse(b.out)["reference_steps"], 1);
   EXPECT_NE(b.err.find("1 step runs on a reference kernel"), std::string::npos) << b.err;
-  EXPECT_NE(b.err.find("the_softmax (Softmax)"), std::string::npos) << b.err;
+  EXPECT_NE(b.err.find("the_hardmax (Hardmax)"), std::string::npos) << b.err;
   Result p = dlas("profile " + path("s.onnx") + " --repeat 1");
   ASSERT_EQ(p.code, 0) << p.err;
   EXPECT_NE(p.out.find("! reference"), std::string::npos) << p.out;
-  EXPECT_NE(p.out.find("the_softmax (Softmax)"), std::string::npos) << p.out;
+  EXPECT_NE(p.out.find("the_hardmax (Hardmax)"), std::string::npos) << p.out;
   Result fast = dlas("bench mobilenetv1-cifar --compress fp16 --repeat 2 --json");
   ASSERT_EQ(fast.code, 0) << fast.err;
   EXPECT_EQ(nlohmann::json::parse(fast.out)["reference_steps"], 0);

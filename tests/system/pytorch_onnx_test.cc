@@ -55,6 +55,7 @@ const std::vector<std::string>& architectures() {
       "regnet_x_400mf",
       "regnet_y_400mf",
       "convnext_tiny",
+      "swin_t",
       "alexnet",
       "vgg11",
   };
