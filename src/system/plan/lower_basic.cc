@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <functional>
 #include <limits>
 
 #include "dlas/algo/conv.h"
@@ -330,58 +331,53 @@ class CopyStep : public Step {
   void* y_ = nullptr;
 };
 
-}  // namespace
-
-// BatchNormalization with constant statistics, and ChannelAffine(x0, ..., scale, shift).
-// LayerNormalization over the last axis of an f32 value (channels-last rows), Scale and B
-// constants of one value per column (or B absent), only Y used: the row kernel of
-// dlas/algo/eltwise.h.
-class LayerNormStep : public Step {
+// An f32 row kernel over the last axis of a plain value (LayerNormalization, Softmax):
+// fn(x, y, pool) runs every row.
+class RowStep : public Step {
  public:
-  LayerNormStep(const Node& n, int64_t rows, int64_t c, std::vector<float> gamma,
-                std::vector<float> beta, float eps, Isa isa)
-      : x_name_(n.inputs[0]),
-        y_name_(n.outputs[0]),
-        rows_(rows),
-        c_(c),
-        gamma_(std::move(gamma)),
-        beta_(std::move(beta)),
-        eps_(eps),
-        isa_(isa) {}
+  using Fn = std::function<void(const float* x, float* y, ThreadPool& pool)>;
+  RowStep(const Node& n, Fn fn) : x_name_(n.inputs[0]), y_name_(n.outputs[0]), fn_(std::move(fn)) {}
   void bind(const Binder& b) override {
     x_ = static_cast<const float*>(b.value(x_name_));
     y_ = static_cast<float*>(b.value(y_name_));
   }
-  void run(ThreadPool& pool) override {
-    layer_norm(isa_, static_cast<size_t>(rows_), static_cast<size_t>(c_), x_, gamma_.data(),
-               beta_.data(), eps_, y_, pool);
-  }
+  void run(ThreadPool& pool) override { fn_(x_, y_, pool); }
   std::string kernel() const override { return "fast"; }
 
  private:
   std::string x_name_, y_name_;
-  int64_t rows_, c_;
-  std::vector<float> gamma_, beta_;
-  float eps_;
-  Isa isa_;
+  Fn fn_;
   const float* x_ = nullptr;
   float* y_ = nullptr;
 };
 
-std::unique_ptr<Step> lower_layer_norm(const LowerContext& ctx) {
+// The node's input 0 as rows of its last axis ([rows][c]), where it is a plain f32
+// activation and the node's `axis` (default -1) is that last axis.
+bool last_axis_rows(const LowerContext& ctx, int64_t* rows, int64_t* c) {
   const Node& n = ctx.node;
   const Graph& g = ctx.graph;
-  if (n.inputs.size() < 2 || !is_f32(g, n.inputs[0]) || is_blocked(ctx.x_layout) ||
+  if (n.inputs.empty() || !is_f32(g, n.inputs[0]) || is_blocked(ctx.x_layout) ||
       g.constant(n.inputs[0]))
-    return nullptr;
-  for (size_t o = 1; o < n.outputs.size(); ++o)
-    if (!n.outputs[o].empty()) return nullptr;  // the mean / inverse deviation outputs
+    return false;
   const Shape& x = g.value(n.inputs[0]).shape;
   const int64_t rank = static_cast<int64_t>(x.size());
   int64_t axis = n.attr_int("axis", -1);
   if (axis < 0) axis += rank;
-  if (rank < 1 || axis != rank - 1 || x.back() < 1) return nullptr;
-  const int64_t c = x.back(), rows = shape_numel(x) / c;
+  if (rank < 1 || axis != rank - 1 || x.back() < 1) return false;
+  *c = x.back();
+  *rows = shape_numel(x) / *c;
+  return true;
+}
+
+// LayerNormalization over the last axis, Scale and B constants of one value per column (or
+// B absent), only Y used: the row kernel of dlas/algo/eltwise.h.
+std::unique_ptr<Step> lower_layer_norm(const LowerContext& ctx) {
+  const Node& n = ctx.node;
+  const Graph& g = ctx.graph;
+  int64_t rows = 0, c = 0;
+  if (n.inputs.size() < 2 || !last_axis_rows(ctx, &rows, &c)) return nullptr;
+  for (size_t o = 1; o < n.outputs.size(); ++o)
+    if (!n.outputs[o].empty()) return nullptr;  // the mean / inverse deviation outputs
   // One f32 value per column: a constant of c elements (any leading ones), or absent (B).
   auto columns = [&](size_t i, float fallback, std::vector<float>& out) {
     out.assign(static_cast<size_t>(c), fallback);
@@ -398,46 +394,30 @@ std::unique_ptr<Step> lower_layer_norm(const LowerContext& ctx) {
   };
   std::vector<float> gamma, beta;
   if (!columns(1, 1.f, gamma) || !columns(2, 0.f, beta)) return nullptr;
-  return std::make_unique<LayerNormStep>(n, rows, c, std::move(gamma), std::move(beta),
-                                         n.attr_float("epsilon", 1e-5f), ctx.isa);
+  const float eps = n.attr_float("epsilon", 1e-5f);
+  const Isa isa = ctx.isa;
+  return std::make_unique<RowStep>(n, [=, gamma = std::move(gamma), beta = std::move(beta)](
+                                          const float* x, float* y, ThreadPool& pool) {
+    layer_norm(isa, static_cast<size_t>(rows), static_cast<size_t>(c), x, gamma.data(), beta.data(),
+               eps, y, pool);
+  });
 }
 
-// Softmax over the last axis of an f32 value: the row kernel of dlas/algo/eltwise.h.
-class SoftmaxStep : public Step {
- public:
-  SoftmaxStep(const Node& n, int64_t rows, int64_t c, Isa isa)
-      : x_name_(n.inputs[0]), y_name_(n.outputs[0]), rows_(rows), c_(c), isa_(isa) {}
-  void bind(const Binder& b) override {
-    x_ = static_cast<const float*>(b.value(x_name_));
-    y_ = static_cast<float*>(b.value(y_name_));
-  }
-  void run(ThreadPool& pool) override {
-    softmax(isa_, static_cast<size_t>(rows_), static_cast<size_t>(c_), x_, y_, pool);
-  }
-  std::string kernel() const override { return "fast"; }
-
- private:
-  std::string x_name_, y_name_;
-  int64_t rows_, c_;
-  Isa isa_;
-  const float* x_ = nullptr;
-  float* y_ = nullptr;
-};
-
+// Softmax over the last axis: the row kernel of dlas/algo/eltwise.h.
 std::unique_ptr<Step> lower_softmax(const LowerContext& ctx) {
-  const Node& n = ctx.node;
-  const Graph& g = ctx.graph;
-  if (n.inputs.size() != 1 || n.outputs.size() != 1 || !is_f32(g, n.inputs[0]) ||
-      is_blocked(ctx.x_layout) || g.constant(n.inputs[0]))
+  int64_t rows = 0, c = 0;
+  if (ctx.node.inputs.size() != 1 || ctx.node.outputs.size() != 1 ||
+      !last_axis_rows(ctx, &rows, &c))
     return nullptr;
-  const Shape& x = g.value(n.inputs[0]).shape;
-  const int64_t rank = static_cast<int64_t>(x.size());
-  int64_t axis = n.attr_int("axis", -1);
-  if (axis < 0) axis += rank;
-  if (rank < 1 || axis != rank - 1 || x.back() < 1) return nullptr;
-  return std::make_unique<SoftmaxStep>(n, shape_numel(x) / x.back(), x.back(), ctx.isa);
+  const Isa isa = ctx.isa;
+  return std::make_unique<RowStep>(ctx.node, [=](const float* x, float* y, ThreadPool& pool) {
+    softmax(isa, static_cast<size_t>(rows), static_cast<size_t>(c), x, y, pool);
+  });
 }
 
+}  // namespace
+
+// BatchNormalization with constant statistics, and ChannelAffine(x0, ..., scale, shift).
 std::unique_ptr<Step> lower_batchnorm(const LowerContext& ctx) {
   const Node& n = ctx.node;
   const Graph& g = ctx.graph;
