@@ -133,5 +133,46 @@ TEST(Attention, EveryStepRunsFastAndMatchesTheReference) {
   }
 }
 
+// MaxViT's two Einsums become Transposes and MatMuls on the batched GEMM; a form that is no
+// matrix product stays an Einsum (on the reference kernel).
+TEST(Attention, EinsumBecomesABatchedMatMul) {
+  std::mt19937 rng(5);
+  Graph g;
+  g.inputs.push_back({"q", DType::kF32, {1, 2, 3, 7, 8}});
+  g.inputs.push_back({"k", DType::kF32, {1, 2, 3, 7, 8}});
+  g.inputs.push_back({"v", DType::kF32, {1, 2, 3, 7, 8}});
+  Node qk{"qk", "Einsum", {"q", "k"}, {"s"}, {}};
+  qk.attrs["equation"] = std::string("B G H I D, B G H J D -> B G H I J");
+  Node sm{"softmax", "Softmax", {"s"}, {"p"}, {}};
+  sm.attrs["axis"] = int64_t{-1};
+  Node pv{"pv", "Einsum", {"p", "v"}, {"o"}, {}};
+  pv.attrs["equation"] = std::string("B G H I J, B G H J D -> B G H I D");
+  Node dot{"dot", "Einsum", {"q", "k"}, {"d"}, {}};  // a per-row dot product: no MatMul
+  dot.attrs["equation"] = std::string("bghid,bghid->bghi");
+  g.nodes = {qk, sm, pv, dot};
+  g.outputs = {"o", "d"};
+  g.infer();
+  const Graph before = g;
+  EXPECT_EQ(einsum_to_matmul(g), 2);
+  int matmuls = 0, einsums = 0;
+  for (const Node& n : g.nodes) {
+    matmuls += n.op == "MatMul";
+    einsums += n.op == "Einsum";
+  }
+  EXPECT_EQ(matmuls, 2);
+  EXPECT_EQ(einsums, 1);
+  std::vector<Tensor> in;
+  for (const ValueInfo& v : before.inputs) in.push_back(random_f32(v.shape, rng, 1.f));
+  const auto want = ReferenceExecutor(before).run(in);
+  PlanOptions o;
+  o.threads = 2;
+  Plan plan(before, o);
+  int fast_products = 0;
+  for (const StepInfo& st : plan.steps()) fast_products += st.kernel == "matmul";
+  EXPECT_EQ(fast_products, 2);
+  const auto got = plan.run(in);
+  for (size_t i = 0; i < want.size(); ++i) EXPECT_EQ(count_far(want[i], got[i], 0, 1e-5), 0) << i;
+}
+
 }  // namespace
 }  // namespace dlas

@@ -67,28 +67,29 @@ TEST(PassDump, WritesTheGraphBeforeAndAfterEveryPassThatRuns) {
                                           "01-fold_constants.txt",
                                           "02-eliminate_dead_code.txt",
                                           "03-eliminate_identity.txt",
-                                          "04-fold_pad.txt",
-                                          "05-trim_conv_taps.txt",
-                                          "06-fold_batchnorm.txt",
-                                          "07-fuse_residual_add.txt",
-                                          "08-fuse_gelu.txt",
-                                          "09-fuse_layer_norm.txt",
-                                          "10-fuse_linear.txt",
-                                          "11-fuse_activation.txt",
-                                          "12-fuse_channel_affine.txt",
-                                          "13-fuse_quantized_conv.txt",
-                                          "14-fuse_quantized_fc.txt",
-                                          "15-fold_linear_scale.txt",
-                                          "16-fuse_quantized_lookup.txt",
-                                          "17-fuse_channel_scale_quantize.txt",
-                                          "18-fold_dequantize.txt"};
+                                          "04-einsum_to_matmul.txt",
+                                          "05-fold_pad.txt",
+                                          "06-trim_conv_taps.txt",
+                                          "07-fold_batchnorm.txt",
+                                          "08-fuse_residual_add.txt",
+                                          "09-fuse_gelu.txt",
+                                          "10-fuse_layer_norm.txt",
+                                          "11-fuse_linear.txt",
+                                          "12-fuse_activation.txt",
+                                          "13-fuse_channel_affine.txt",
+                                          "14-fuse_quantized_conv.txt",
+                                          "15-fuse_quantized_fc.txt",
+                                          "16-fold_linear_scale.txt",
+                                          "17-fuse_quantized_lookup.txt",
+                                          "18-fuse_channel_scale_quantize.txt",
+                                          "19-fold_dequantize.txt"};
   EXPECT_EQ(files_in(dir), expected);
   const std::string input = read_file(dir / "00-input.txt");
-  const std::string folded = read_file(dir / "06-fold_batchnorm.txt");
+  const std::string folded = read_file(dir / "07-fold_batchnorm.txt");
   EXPECT_NE(input.find("BatchNormalization"), std::string::npos);
   EXPECT_EQ(folded.find("BatchNormalization"), std::string::npos);  // every BN follows a conv
   EXPECT_NE(folded.find("# after fold_batchnorm: 20 rewrites"), std::string::npos) << folded;
-  EXPECT_NE(read_file(dir / "11-fuse_activation.txt").find("activation=\"relu\""),
+  EXPECT_NE(read_file(dir / "12-fuse_activation.txt").find("activation=\"relu\""),
             std::string::npos);
   fs::remove_all(dir);
 }
@@ -99,9 +100,12 @@ TEST(PassDump, EnvironmentVariableLogsTheLevelsPasses) {
   Graph g = build_zoo_model("mobilenetv1-cifar");
   optimize_graph(g, 1);
   ::unsetenv("DLAS_DUMP_PASSES");
-  const std::set<std::string> expected = {"00-input.txt", "01-fold_constants.txt",
-                                          "02-eliminate_dead_code.txt", "03-eliminate_identity.txt",
-                                          "18-fold_dequantize.txt"};
+  const std::set<std::string> expected = {"00-input.txt",
+                                          "01-fold_constants.txt",
+                                          "02-eliminate_dead_code.txt",
+                                          "03-eliminate_identity.txt",
+                                          "04-einsum_to_matmul.txt",
+                                          "19-fold_dequantize.txt"};
   EXPECT_EQ(files_in(dir), expected);
   fs::remove_all(dir);
 

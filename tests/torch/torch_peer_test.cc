@@ -443,6 +443,9 @@ std::vector<OpCase> edge_cases() {
   cs.push_back(op_case(
       "scatter_nd_rows", make_node("ScatterND", {}, {"i", "u"}), {{4, 3, 2}},
       {{"i", Tensor::from_vector<int64_t>({2, 1}, {3, -4})}, {"u", random_tensor({2, 3, 2}, 25)}}));
+  cs.push_back(op_case("einsum_qk",
+                       make_node("Einsum", {{"equation", std::string("bid, bjd -> bij")}}),
+                       {{2, 3, 4}, {2, 5, 4}}));
   cs.push_back(op_case("less_to_bool", make_node("Less", {}, {"t"}), {{2, 5}},
                        {{"t", random_tensor({5}, 26)}}));
   Tensor cond(DType::kBool, {2, 1});

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "dlas/core/tensor.h"
@@ -92,6 +93,90 @@ inline std::vector<SliceDim> resolve_slice(const Node& node, const Shape& data,
     dims[static_cast<size_t>(axis)] = {std::max<int64_t>(start, 0), step, size};
   }
   return dims;
+}
+
+// An Einsum equation ("bhid,bhjd->bhij"; spaces ignored, letters of either case): each
+// operand's subscripts and the output's. Without "->" the output is the letters that occur
+// once, in alphabetical order (ONNX's implicit mode). Ellipses and a letter repeated within
+// one operand (a diagonal) are refused: kUnsupported naming the node; a malformed equation,
+// an operand whose rank differs from its subscripts, or one letter of two sizes, kInvalidInput.
+struct EinsumSpec {
+  std::vector<std::string> inputs;
+  std::string output;
+  std::vector<std::pair<char, int64_t>> sizes;  // every letter and its size
+  int64_t size_of(char c) const {
+    for (const auto& [l, d] : sizes)
+      if (l == c) return d;
+    return 0;
+  }
+};
+
+inline EinsumSpec parse_einsum(const Node& node, const std::vector<Shape>& shapes) {
+  const std::string eq = node.attr_string("equation", "");
+  std::string clean;
+  for (char c : eq)
+    if (c != ' ') clean += c;
+  if (clean.find("...") != std::string::npos)
+    fail(ErrorKind::kUnsupported, node.label(), ": Einsum with an ellipsis ('", eq,
+         "') is not supported");
+  EinsumSpec s;
+  const size_t arrow = clean.find("->");
+  const std::string lhs = clean.substr(0, arrow);
+  size_t start = 0;
+  for (size_t i = 0; i <= lhs.size(); ++i)
+    if (i == lhs.size() || lhs[i] == ',') {
+      s.inputs.push_back(lhs.substr(start, i - start));
+      start = i + 1;
+    }
+  auto letters_ok = [](const std::string& t) {
+    for (char c : t)
+      if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'))) return false;
+    return true;
+  };
+  bool ok = !eq.empty() && s.inputs.size() == shapes.size();
+  for (const std::string& t : s.inputs) ok = ok && letters_ok(t);
+  if (arrow != std::string::npos) {
+    s.output = clean.substr(arrow + 2);
+    ok = ok && letters_ok(s.output);
+  }
+  if (!ok)
+    fail(ErrorKind::kInvalidInput, node.label(), ": Einsum equation '", eq, "' does not fit its ",
+         shapes.size(), " inputs");
+  for (size_t k = 0; k < s.inputs.size(); ++k) {
+    const std::string& t = s.inputs[k];
+    if (t.size() != shapes[k].size())
+      fail(ErrorKind::kInvalidInput, node.label(), ": Einsum operand ", k, " has subscripts '", t,
+           "' but rank ", shapes[k].size());
+    for (size_t i = 0; i < t.size(); ++i) {
+      if (t.find(t[i]) != i)
+        fail(ErrorKind::kUnsupported, node.label(), ": Einsum subscript '", t[i],
+             "' repeated within an operand (a diagonal) is not supported");
+      const int64_t d = shapes[k][i];
+      const int64_t known = s.size_of(t[i]);
+      if (known == 0) {
+        s.sizes.push_back({t[i], d});
+      } else if (known != d) {
+        fail(ErrorKind::kInvalidInput, node.label(), ": Einsum subscript '", t[i], "' has sizes ",
+             known, " and ", d);
+      }
+    }
+  }
+  if (arrow == std::string::npos) {
+    std::string once;
+    for (const auto& [c, d] : s.sizes) {
+      int count = 0;
+      for (const std::string& t : s.inputs)
+        count += static_cast<int>(std::count(t.begin(), t.end(), c));
+      if (count == 1) once += c;
+    }
+    std::sort(once.begin(), once.end());
+    s.output = once;
+  }
+  for (size_t i = 0; i < s.output.size(); ++i)
+    if (s.size_of(s.output[i]) == 0 || s.output.find(s.output[i]) != i)
+      fail(ErrorKind::kInvalidInput, node.label(), ": Einsum output subscript '", s.output[i],
+           "' is not an input's or is repeated");
+  return s;
 }
 
 }  // namespace dlas::shape_math

@@ -42,6 +42,11 @@ int fold_batchnorm(Graph& graph);
 // FusedConv with residual input r (the op computes act(conv + B + r)). Returns the count.
 int fuse_residual_add(Graph& graph);
 
+// An Einsum of two operands that is a batched matrix product (batch letters kept by both
+// operands and the output, one row, one column and one reduction letter) becomes Transposes,
+// a MatMul and a Transpose to the output's order where needed. Returns the number rewritten.
+int einsum_to_matmul(Graph& graph);
+
 // A decomposed GELU, Mul(Mul(x, Add(Erf(Div(x, sqrt 2)), 1)), 0.5) in any operand order of the
 // Add and Muls (sqrt 2 as stored in x's type), every intermediate read once, becomes one ONNX
 // Gelu node. Returns the number fused.

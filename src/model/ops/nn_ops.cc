@@ -486,6 +486,31 @@ int64_t matmul_macs(const Graph& g, const Node& nd) {
   return shape_numel(g.value(nd.outputs[0]).shape) * a.back();
 }
 
+// Einsum (opset 12): float operands of one type; the output's shape from the equation's
+// subscripts (dlas/model/shape_math.h). MACs: the product of every letter's size, per
+// operand beyond the first.
+void infer_einsum(InferContext& ctx) {
+  std::vector<Shape> shapes;
+  for (int i = 0; i < ctx.num_inputs(); ++i) {
+    require_float(ctx, i, "an operand");
+    if (i > 0) require_same_dtype(ctx, i, "an operand");
+    shapes.push_back(ctx.shape(i));
+  }
+  const shape_math::EinsumSpec s = shape_math::parse_einsum(ctx.node(), shapes);
+  Shape y;
+  for (char c : s.output) y.push_back(s.size_of(c));
+  ctx.set_output(0, ctx.dtype(0), y);
+}
+
+int64_t einsum_macs(const Graph& g, const Node& nd) {
+  std::vector<Shape> shapes;
+  for (const std::string& in : nd.inputs) shapes.push_back(g.value(in).shape);
+  const shape_math::EinsumSpec s = shape_math::parse_einsum(nd, shapes);
+  int64_t all = 1;
+  for (const auto& [c, d] : s.sizes) all *= d;
+  return shapes.size() > 1 ? all * static_cast<int64_t>(shapes.size() - 1) : 0;
+}
+
 // FusedMatMul(X, W, [B], [R]) (dlas-internal, made by fuse_linear): a Linear layer with its
 // epilogue, Y = act(X W + B + R) in that order. X [..., K] float, W [K, N] and B [N] of X's
 // type, R shaped like Y [..., N]; `activation` and `activation_params` as FusedConv's, or
@@ -1084,6 +1109,7 @@ void append_nn_ops(std::vector<OpSchema>& table) {
   table.push_back({"LRN", 1, 1, 1, 1, infer_lrn});
   table.push_back({"Gemm", 2, 3, 1, 1, infer_gemm, gemm_macs});
   table.push_back({"MatMul", 2, 2, 1, 1, infer_matmul, matmul_macs});
+  table.push_back({"Einsum", 1, std::numeric_limits<int>::max(), 1, 1, infer_einsum, einsum_macs});
   table.push_back({"Softmax", 1, 1, 1, 1, infer_softmax});
   table.push_back({"LogSoftmax", 1, 1, 1, 1, infer_softmax});
   table.push_back({"Hardmax", 1, 1, 1, 1, infer_softmax});

@@ -45,6 +45,7 @@ const std::vector<GraphPass>& graph_passes() {
        },
        nullptr},
       {"eliminate_identity", 1, eliminate_identity, nullptr},
+      {"einsum_to_matmul", 1, einsum_to_matmul, nullptr},
       {"fold_pad", 2, fold_pad, nullptr},
       {"trim_conv_taps", 2, trim_conv_taps, nullptr},
       {"fold_batchnorm", 2, fold_batchnorm, &PassReport::batchnorms_folded},

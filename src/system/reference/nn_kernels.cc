@@ -12,6 +12,7 @@
 #include <type_traits>
 
 #include "dlas/algo/conv.h"
+#include "dlas/model/shape_math.h"
 #include "system/reference/broadcast.h"
 #include "system/reference/kernels_internal.h"
 
@@ -470,6 +471,58 @@ void gemm_f32(const Node& node, const Tensors& inputs, Tensors& outputs) {
     for (int64_t i = 0; i < m; ++i)
       for (int64_t j = 0; j < n; ++j)
         yd[i * n + j] += beta * cd[(cr == 1 ? 0 : i) * cc + (cc == 1 ? 0 : j)];
+  }
+}
+
+// Einsum: every output element the sum, in double, over the letters it does not keep, of
+// the product of the operands' elements those subscripts name.
+void einsum_f32(const Node& node, const Tensors& inputs, Tensors& outputs) {
+  std::vector<Shape> shapes;
+  for (const Tensor& t : inputs) shapes.push_back(t.shape());
+  const shape_math::EinsumSpec s = shape_math::parse_einsum(node, shapes);
+  std::string letters = s.output;  // kept first, summed after
+  for (const auto& [c, d] : s.sizes)
+    if (letters.find(c) == std::string::npos) letters += c;
+  const size_t nl = letters.size(), kept = s.output.size();
+  std::vector<int64_t> dims(nl);
+  for (size_t i = 0; i < nl; ++i) dims[i] = s.size_of(letters[i]);
+  // Each operand's element stride per letter (0 where it lacks the letter).
+  std::vector<std::vector<int64_t>> strides(inputs.size(), std::vector<int64_t>(nl, 0));
+  for (size_t k = 0; k < inputs.size(); ++k) {
+    const std::string& t = s.inputs[k];
+    int64_t st = 1;
+    for (size_t j = t.size(); j-- > 0;) {
+      strides[k][letters.find(t[j])] = st;
+      st *= shapes[k][j];
+    }
+  }
+  int64_t inner = 1;
+  for (size_t i = kept; i < nl; ++i) inner *= dims[i];
+  float* y = outputs[0].data<float>();
+  std::vector<int64_t> idx(nl, 0);
+  for (int64_t o = 0, n = outputs[0].numel(); o < n; ++o) {
+    // idx[0..kept) is output element o's index (row-major); the rest run over the sums.
+    int64_t rest = o;
+    for (size_t i = kept; i-- > 0;) {
+      idx[i] = rest % dims[i];
+      rest /= dims[i];
+    }
+    double sum = 0;
+    for (int64_t r = 0; r < inner; ++r) {
+      int64_t q = r;
+      for (size_t i = nl; i-- > kept;) {
+        idx[i] = q % dims[i];
+        q /= dims[i];
+      }
+      double p = 1;
+      for (size_t k = 0; k < inputs.size(); ++k) {
+        int64_t off = 0;
+        for (size_t i = 0; i < nl; ++i) off += idx[i] * strides[k][i];
+        p *= inputs[k].data<float>()[off];
+      }
+      sum += p;
+    }
+    y[o] = static_cast<float>(sum);
   }
 }
 
@@ -1239,6 +1292,7 @@ void append_nn_kernels(std::vector<KernelEntry>& table) {
   table.push_back({"LRN", in_f32<lrn_f32>});
   table.push_back({"Gemm", in_f32<gemm_f32>});
   table.push_back({"MatMul", in_f32<matmul_f32>});
+  table.push_back({"Einsum", in_f32<einsum_f32>});
   table.push_back({"FusedMatMul", in_f32<fused_matmul_f32>});
   table.push_back({"Softmax", in_f32<softmax_f32<false>>});
   table.push_back({"LogSoftmax", in_f32<softmax_f32<true>>});

@@ -454,6 +454,15 @@ Outputs op_gemm(const NodeCall& c) {
 
 Outputs op_matmul(const NodeCall& c) { return {at::matmul(c.in(0), c.in(1))}; }
 
+Outputs op_einsum(const NodeCall& c) {
+  std::string eq;
+  for (char ch : c.attr_string("equation", ""))
+    if (ch != ' ') eq += ch;
+  std::vector<at::Tensor> ops;
+  for (int i = 0; i < c.num_inputs(); ++i) ops.push_back(c.in(i));
+  return {at::einsum(eq, ops)};
+}
+
 // dlas's FusedMatMul: act(x w + b + residual).
 Outputs op_fused_matmul(const NodeCall& c) {
   at::Tensor y = at::matmul(c.in(0), c.in(1));
@@ -1184,6 +1193,7 @@ const std::unordered_map<std::string_view, OpFn>& op_table() {
       {"LRN", op_lrn},
       {"Gemm", op_gemm},
       {"MatMul", op_matmul},
+      {"Einsum", op_einsum},
       {"FusedMatMul", op_fused_matmul},
       {"Softmax", op_softmax},
       {"LogSoftmax", op_log_softmax},

@@ -485,6 +485,47 @@ TEST(NnMatMul, ErrorsAndMacs) {
 }
 
 // ---------------------------------------------------------------------------
+// Einsum
+// ---------------------------------------------------------------------------
+
+Attrs equation(const std::string& e) { return {{"equation", e}}; }
+
+TEST(NnEinsum, ProductsReductionsAndImplicitOutput) {
+  std::mt19937 rng(23);
+  const Tensor a = random_tensor({2, 3, 4}, rng), b = random_tensor({2, 5, 4}, rng);
+  // MaxViT's Q.Kt form (spaces, capitals) against MatMul with b transposed by hand.
+  Tensor bt(DType::kF32, {2, 4, 5});
+  for (int64_t g = 0; g < 2; ++g)
+    for (int64_t j = 0; j < 5; ++j)
+      for (int64_t d = 0; d < 4; ++d)
+        bt.data<float>()[(g * 4 + d) * 5 + j] = b.data<float>()[(g * 5 + j) * 4 + d];
+  const Tensor want = run1("MatMul", {{a}, {bt}});
+  const Tensor got = run1("Einsum", {{a}, {b}}, equation("G I D, G J D -> G I J"));
+  EXPECT_EQ(got.shape(), (Shape{2, 3, 5}));
+  expect_close(got, want, sum_tolerance(4));
+  // Implicit output: the letters that occur once, alphabetically ("ij,jk" -> "ik").
+  const Tensor x = f32({2, 2}, {1, 2, 3, 4}), y = f32({2, 2}, {5, 6, 7, 8});
+  expect_close(run1("Einsum", {{x}, {y}}, equation("ij,jk")), {19, 22, 43, 50}, 0);
+  // One operand: a transpose and a row sum.
+  expect_close(run1("Einsum", {{x}}, equation("ij->ji")), {1, 3, 2, 4}, 0);
+  expect_close(run1("Einsum", {{x}}, equation("ij->i")), {3, 7}, 0);
+}
+
+TEST(NnEinsum, ErrorsNameTheEquation) {
+  const Tensor x(DType::kF32, {2, 3});
+  expect_infer_error("Einsum", {{x}, {x}}, equation("...i,...i->..."), ErrorKind::kUnsupported,
+                     "ellipsis");
+  expect_infer_error("Einsum", {{Tensor(DType::kF32, {2, 2})}}, equation("ii->i"),
+                     ErrorKind::kUnsupported, "diagonal");
+  expect_infer_error("Einsum", {{x}, {x}}, equation("ij,jk->ik"), ErrorKind::kInvalidInput,
+                     "sizes 3 and 2");
+  expect_infer_error("Einsum", {{x}}, equation("ijk->i"), ErrorKind::kInvalidInput, "rank 2");
+  expect_infer_error("Einsum", {{x}, {x}}, equation("ij->i"), ErrorKind::kInvalidInput,
+                     "does not fit");
+  expect_infer_error("Einsum", {{x}}, equation("ij->iz"), ErrorKind::kInvalidInput, "'z'");
+}
+
+// ---------------------------------------------------------------------------
 // Softmax, LogSoftmax
 // ---------------------------------------------------------------------------
 
