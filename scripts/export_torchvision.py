@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Exports torchvision CNNs (and the Swin transformer) to ONNX with PyTorch's own exporter, plus a seeded input and
+"""Exports torchvision CNNs (and the Swin and MaxViT transformers) to ONNX with PyTorch's own exporter, plus a seeded input and
 PyTorch's output, so dlas can check that it imports and runs them with matching outputs.
 
 For every selected architecture it writes into OUT:
@@ -53,6 +53,7 @@ ARCHITECTURES = {
     "regnet_y_400mf": ("regnet_y_400mf", 64, 13, {}),
     "convnext_tiny": ("convnext_tiny", 64, 13, {}),
     "swin_t": ("swin_t", 64, 13, {}),
+    "maxvit_t": ("maxvit_t", 224, 13, {}),
     "alexnet": ("alexnet", 224, 13, {}),
     "vgg11": ("vgg11", 224, 13, {}),
 }

@@ -56,6 +56,7 @@ const std::vector<std::string>& architectures() {
       "regnet_y_400mf",
       "convnext_tiny",
       "swin_t",
+      "maxvit_t",
       "alexnet",
       "vgg11",
   };

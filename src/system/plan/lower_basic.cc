@@ -53,13 +53,16 @@ class EltwiseStep : public Step {
   float* y_ = nullptr;
 };
 
-// y = sqrt(x) (a decomposed LayerNorm's standard deviation), elementwise in parallel chunks.
-class SqrtStep : public Step {
+// y = fn(x) by the C library, elementwise in parallel chunks: Sqrt (a decomposed LayerNorm's
+// standard deviation) and Tanh (MaxViT's classifier), ops too rare in CNNs for a vector
+// epilogue of their own.
+class MathStep : public Step {
  public:
-  SqrtStep(const Graph& g, const Node& n, Layout layout)
+  MathStep(const Graph& g, const Node& n, Layout layout, float (*fn)(float))
       : x_name_(n.inputs[0]),
         y_name_(n.outputs[0]),
-        n_(value_bytes(g, n.outputs[0], layout) / sizeof(float)) {}
+        n_(value_bytes(g, n.outputs[0], layout) / sizeof(float)),
+        fn_(fn) {}
   void bind(const Binder& b) override {
     x_ = static_cast<const float*>(b.value(x_name_));
     y_ = static_cast<float*>(b.value(y_name_));
@@ -67,7 +70,7 @@ class SqrtStep : public Step {
   void run(ThreadPool& pool) override {
     pool.parallel_for((n_ + kChunk - 1) / kChunk, [&](size_t t) {
       const size_t lo = t * kChunk, hi = std::min(n_, lo + kChunk);
-      for (size_t i = lo; i < hi; ++i) y_[i] = std::sqrt(x_[i]);
+      for (size_t i = lo; i < hi; ++i) y_[i] = fn_(x_[i]);
     });
   }
   std::string kernel() const override { return "fast"; }
@@ -75,6 +78,7 @@ class SqrtStep : public Step {
  private:
   std::string x_name_, y_name_;
   size_t n_;
+  float (*fn_)(float);
   const float* x_ = nullptr;
   float* y_ = nullptr;
 };
@@ -495,7 +499,10 @@ std::unique_ptr<Step> lower_activation(const LowerContext& ctx) {
   const Node& n = ctx.node;
   const Graph& g = ctx.graph;
   if (n.inputs.empty() || n.outputs.size() != 1 || !is_f32(g, n.inputs[0])) return nullptr;
-  if (n.op == "Sqrt") return std::make_unique<SqrtStep>(g, n, ctx.y_layout);
+  if (n.op == "Sqrt")
+    return std::make_unique<MathStep>(g, n, ctx.y_layout, [](float v) { return std::sqrt(v); });
+  if (n.op == "Tanh")
+    return std::make_unique<MathStep>(g, n, ctx.y_layout, [](float v) { return std::tanh(v); });
   Epilogue e;
   if (!activation_epilogue(g, n, e)) return nullptr;
   return std::make_unique<EltwiseStep>(g, n, e, ctx.isa, ctx.y_layout);
