@@ -46,7 +46,7 @@ TEST(PassTable, EveryRowIsNamedLevelledAndRunnable) {
     EXPECT_LE(p.opt_level, 3) << p.name;
     EXPECT_NE(p.run, nullptr) << p.name;
   }
-  EXPECT_EQ(names.size(), 18u);
+  EXPECT_EQ(names.size(), 19u);
 }
 
 TEST(PassDump, WritesTheGraphBeforeAndAfterEveryPassThatRuns) {
